@@ -1,0 +1,256 @@
+"""Plain, validated records: documents, chunks, questions, and their containers.
+
+The exchange shapes follow BEIR (DESIGN.md §4):
+
+* corpus  ``{doc_id: {"title": ..., "text": ..., ...}}``
+* queries ``{qid: text}``
+* qrels   ``{qid: {doc_id: grade}}``
+* run     ``{qid: {doc_id: score}}``
+
+Records are frozen pydantic models; containers are small classes that hold them
+and convert to and from the BEIR dicts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+#: Question types of the synthetic world (DESIGN.md §4). HotpotQA uses ``bridge`` and
+#: ``comparison``; data without a type label gets ``unlabeled``.
+WORLD_QUESTION_TYPES: tuple[str, ...] = (
+    "single",
+    "bridge",
+    "comparison",
+    "mismatch",
+    "alias",
+    "vague",
+    "unanswerable",
+    "stale",
+)
+UNLABELED = "unlabeled"
+
+Qrels = dict[str, dict[str, int]]
+Run = dict[str, dict[str, float]]
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Document(_Record):
+    """One source document. ``metadata`` holds free-form fields such as ``source``
+    (the source type used by source contracts), ``date`` or ``entity``."""
+
+    doc_id: str = Field(min_length=1)
+    title: str = ""
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def to_beir(self) -> dict[str, Any]:
+        return {"title": self.title, "text": self.text, **self.metadata}
+
+
+class Chunk(_Record):
+    """A contiguous piece of a document. ``chunk_id`` is ``"{doc_id}#{position}"`` and
+    stays stable as long as the document text and the chunking parameters do."""
+
+    chunk_id: str = Field(min_length=1)
+    doc_id: str = Field(min_length=1)
+    position: int = Field(ge=0)
+    title: str = ""
+    text: str
+    start: int = Field(ge=0, description="character offset of the chunk in the document text")
+    end: int = Field(ge=0)
+
+
+class Question(_Record):
+    """An evaluation question.
+
+    ``answer`` is the canonical gold answer (``None`` for unanswerable questions);
+    ``answer_aliases`` are other strings that count as the same answer.
+    ``gold_doc_ids`` are the documents that hold the evidence; ``min_hops`` is the
+    least number of retrieval hops a careful system needs.
+    """
+
+    qid: str = Field(min_length=1)
+    text: str = Field(min_length=1)
+    type: str = UNLABELED
+    answer: str | None = None
+    answer_aliases: tuple[str, ...] = ()
+    gold_doc_ids: tuple[str, ...] = ()
+    min_hops: int = Field(default=1, ge=0)
+    split: str = "test"
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("answer_aliases", "gold_doc_ids", mode="before")
+    @classmethod
+    def _tuple(cls, value: Any) -> Any:
+        return tuple(value) if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _aliases_need_answer(self) -> Question:
+        if self.answer is None and self.answer_aliases:
+            raise ValueError("answer_aliases given without an answer")
+        return self
+
+    @property
+    def answerable(self) -> bool:
+        return self.answer is not None
+
+    @property
+    def gold_answers(self) -> tuple[str, ...]:
+        """The canonical answer followed by its aliases (empty if unanswerable)."""
+        return () if self.answer is None else (self.answer, *self.answer_aliases)
+
+
+class Corpus:
+    """An ordered collection of documents keyed by ``doc_id``."""
+
+    def __init__(self, documents: Iterable[Document], name: str = "corpus") -> None:
+        self.name = name
+        self._docs: dict[str, Document] = {}
+        for doc in documents:
+            if doc.doc_id in self._docs:
+                raise ValueError(f"duplicate doc_id {doc.doc_id!r} in corpus {name!r}")
+            self._docs[doc.doc_id] = doc
+
+    def __len__(self) -> int:
+        return len(self._docs)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self._docs.values())
+
+    def __contains__(self, doc_id: object) -> bool:
+        return doc_id in self._docs
+
+    def __getitem__(self, doc_id: str) -> Document:
+        return self._docs[doc_id]
+
+    @property
+    def doc_ids(self) -> list[str]:
+        return list(self._docs)
+
+    def to_beir(self) -> dict[str, dict[str, Any]]:
+        return {doc.doc_id: doc.to_beir() for doc in self}
+
+    @classmethod
+    def from_beir(cls, corpus: Mapping[str, Mapping[str, Any]], name: str = "corpus") -> Corpus:
+        docs = []
+        for doc_id, fields in corpus.items():
+            fields = dict(fields)
+            title = fields.pop("title", "") or ""
+            text = fields.pop("text")
+            docs.append(Document(doc_id=doc_id, title=title, text=text, metadata=fields))
+        return cls(docs, name=name)
+
+    def __repr__(self) -> str:
+        return f"Corpus(name={self.name!r}, documents={len(self)})"
+
+
+class EvalSet:
+    """An ordered list of questions with unique ids."""
+
+    def __init__(self, questions: Iterable[Question], name: str = "eval") -> None:
+        self.name = name
+        self.questions: list[Question] = list(questions)
+        seen: set[str] = set()
+        for q in self.questions:
+            if q.qid in seen:
+                raise ValueError(f"duplicate qid {q.qid!r} in evaluation set {name!r}")
+            seen.add(q.qid)
+        self._by_id = {q.qid: q for q in self.questions}
+
+    def __len__(self) -> int:
+        return len(self.questions)
+
+    def __iter__(self) -> Iterator[Question]:
+        return iter(self.questions)
+
+    def __getitem__(self, qid: str) -> Question:
+        return self._by_id[qid]
+
+    @property
+    def splits(self) -> list[str]:
+        return sorted({q.split for q in self.questions})
+
+    def type_counts(self) -> dict[str, int]:
+        return dict(sorted(Counter(q.type for q in self.questions).items()))
+
+    def select(
+        self,
+        split: str | None = None,
+        types: Iterable[str] | None = None,
+        limit: int | None = None,
+    ) -> EvalSet:
+        """A new evaluation set restricted to one split and some types, in order,
+        keeping at most ``limit`` questions. An unknown split is an error."""
+        questions = self.questions
+        if split is not None:
+            if split not in self.splits:
+                raise ValueError(
+                    f"split {split!r} not in evaluation set {self.name!r}; available: {self.splits}"
+                )
+            questions = [q for q in questions if q.split == split]
+        if types is not None:
+            wanted = set(types)
+            questions = [q for q in questions if q.type in wanted]
+        if limit is not None:
+            if limit < 0:
+                raise ValueError(f"limit must be >= 0, got {limit}")
+            questions = questions[:limit]
+        return EvalSet(questions, name=self.name)
+
+    def queries(self) -> dict[str, str]:
+        return {q.qid: q.text for q in self.questions}
+
+    def qrels(self) -> Qrels:
+        """Gold documents as BEIR qrels (grade 1). Questions without gold docs are omitted."""
+        return {q.qid: {d: 1 for d in q.gold_doc_ids} for q in self.questions if q.gold_doc_ids}
+
+    @classmethod
+    def from_beir(
+        cls,
+        queries: Mapping[str, str],
+        qrels: Mapping[str, Mapping[str, int]],
+        name: str = "eval",
+        split: str = "test",
+    ) -> EvalSet:
+        """Questions from BEIR queries + qrels; documents with grade > 0 are gold."""
+        questions = [
+            Question(
+                qid=qid,
+                text=text,
+                gold_doc_ids=tuple(d for d, g in qrels.get(qid, {}).items() if g > 0),
+                split=split,
+            )
+            for qid, text in queries.items()
+        ]
+        return cls(questions, name=name)
+
+    def __repr__(self) -> str:
+        return f"EvalSet(name={self.name!r}, questions={len(self)})"
+
+
+class Dataset:
+    """A corpus together with its evaluation set."""
+
+    def __init__(self, corpus: Corpus, evalset: EvalSet, name: str, source: str = "") -> None:
+        unknown = sorted(
+            {d for q in evalset for d in q.gold_doc_ids if d not in corpus}
+        )
+        if unknown:
+            shown = ", ".join(repr(d) for d in unknown[:5])
+            raise ValueError(
+                f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}"
+            )
+        self.corpus = corpus
+        self.evalset = evalset
+        self.name = name
+        self.source = source
+
+    def __repr__(self) -> str:
+        return f"Dataset(name={self.name!r}, documents={len(self.corpus)}, questions={len(self.evalset)})"
