@@ -1,0 +1,71 @@
+"""Retrieval metrics over BEIR-shaped qrels and runs.
+
+* qrels ``{qid: {doc_id: grade}}`` — grade > 0 is relevant;
+* run   ``{qid: {doc_id: score}}`` — higher is better; ties are broken by ``doc_id``
+  (ascending) so results never depend on dict order.
+
+Per-query functions return one number; :func:`retrieval_scores` returns per-query values for
+every query that has at least one relevant document (queries the run misses score 0).
+Gains for nDCG are the grades, discounted by ``log2(rank + 1)`` (as in trec_eval's ``ndcg_cut``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from rag_lab.records import Qrels, Run
+
+
+def rank_docs(scores: Mapping[str, float], k: int | None = None) -> list[str]:
+    """Doc ids by descending score, ties by id; the first ``k`` if given."""
+    ranked = sorted(scores, key=lambda d: (-scores[d], d))
+    return ranked if k is None else ranked[:k]
+
+
+def _relevant(judged: Mapping[str, int]) -> set[str]:
+    return {d for d, g in judged.items() if g > 0}
+
+
+def recall_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) -> float:
+    relevant = _relevant(judged)
+    if not relevant:
+        raise ValueError("recall is undefined for a query without relevant documents")
+    return len(relevant.intersection(rank_docs(scores, k))) / len(relevant)
+
+
+def mrr_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) -> float:
+    relevant = _relevant(judged)
+    for rank, doc in enumerate(rank_docs(scores, k), start=1):
+        if doc in relevant:
+            return 1.0 / rank
+    return 0.0
+
+
+def ndcg_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) -> float:
+    dcg = sum(
+        max(judged.get(doc, 0), 0) / math.log2(rank + 1)
+        for rank, doc in enumerate(rank_docs(scores, k), start=1)
+    )
+    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
+    idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
+    if idcg == 0:
+        raise ValueError("nDCG is undefined for a query without relevant documents")
+    return dcg / idcg
+
+
+def retrieval_scores(qrels: Qrels, run: Run, k: int) -> dict[str, dict[str, float]]:
+    """``{qid: {"recall": ..., "mrr": ..., "ndcg": ...}}`` at cut-off ``k``."""
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    out: dict[str, dict[str, float]] = {}
+    for qid, judged in qrels.items():
+        if not _relevant(judged):
+            continue
+        scores = run.get(qid, {})
+        out[qid] = {
+            "recall": recall_at_k(judged, scores, k),
+            "mrr": mrr_at_k(judged, scores, k),
+            "ndcg": ndcg_at_k(judged, scores, k),
+        }
+    return out
