@@ -1,0 +1,138 @@
+"""The ``rag-lab`` command line. Every command prints a human summary, or JSON with ``--json``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rag_lab.errors import RagLabError
+
+
+def _add_dataset(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH",
+                   help="a shipped dataset name (world), a BEIR or world folder, or a HotpotQA .json/.jsonl file")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rag-lab", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    data = sub.add_parser("data", help="inspect datasets").add_subparsers(dest="data_command", required=True)
+    info = data.add_parser("info", help="documents, chunks and questions by type and split")
+    _add_dataset(info)
+    info.add_argument("--json", action="store_true")
+
+    world = sub.add_parser("world", help="the synthetic world").add_subparsers(dest="world_command", required=True)
+    gen = world.add_parser("generate", help="generate a synthetic world into a folder")
+    gen.add_argument("--out", required=True, type=Path)
+    gen.add_argument("--seed", type=int, default=7)
+    gen.add_argument("--scale", type=float, default=1.0, help="multiplies every entity count (150 ≈ 107k docs)")
+    gen.add_argument("--questions-per-type", type=int, default=50)
+    gen.add_argument("--dev-per-type", type=int, default=20)
+    gen.add_argument("--json", action="store_true")
+
+    ev = sub.add_parser("retrieval-eval", help="Recall@k, MRR@k, nDCG@k of gold documents, by question type")
+    _add_dataset(ev)
+    ev.add_argument("--retriever", nargs="+", default=["dense"], metavar="KIND",
+                    help="one or more of dense, exact, bm25, hybrid, or all")
+    ev.add_argument("--k", type=int, default=10)
+    ev.add_argument("--split", default=None)
+    ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
+                    help="index parameter, e.g. M=32, ef_search=128, k1=1.2, k_rrf=60 (repeatable)")
+    ev.add_argument("--out", type=Path, default=None,
+                    help="folder to write retrieval_report.json and retrieval_report.txt into")
+    ev.add_argument("--per-question", action="store_true", help="include per-question scores in --json output")
+    ev.add_argument("--json", action="store_true")
+    return parser
+
+
+def _parse_params(items: list[str]) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key:
+            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
+        try:
+            params[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            params[key] = raw
+    return params
+
+
+def _data_info(args: argparse.Namespace) -> dict[str, Any]:
+    from rag_lab.chunking import chunk_corpus
+    from rag_lab.loaders import load_dataset
+
+    ds = load_dataset(args.dataset)
+    return {
+        "dataset": ds.name,
+        "source": ds.source,
+        "documents": len(ds.corpus),
+        "chunks": len(chunk_corpus(ds.corpus)),
+        "questions": len(ds.evalset),
+        "questions_by_type": ds.evalset.type_counts(),
+        "questions_by_split": {s: len(ds.evalset.select(split=s)) for s in ds.evalset.splits},
+    }
+
+
+def _world_generate(args: argparse.Namespace) -> dict[str, Any]:
+    from rag_lab.world import WorldConfig, generate_world, write_world
+
+    config = WorldConfig(seed=args.seed, scale=args.scale, questions_per_type=args.questions_per_type,
+                         dev_per_type=args.dev_per_type)
+    ds = generate_world(config)
+    folder = write_world(ds, config, args.out)
+    return {"folder": str(folder), "documents": len(ds.corpus), "questions": len(ds.evalset)}
+
+
+def _retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.loaders import load_dataset
+    from rag_lab.retrieval_eval import RETRIEVERS, evaluate_retrieval, format_report
+
+    kinds = list(RETRIEVERS) if args.retriever == ["all"] else args.retriever
+    unknown = [k for k in kinds if k not in RETRIEVERS]
+    if unknown:
+        raise ValueError(f"unknown retriever(s) {unknown}; choose from {list(RETRIEVERS)} or all")
+    params = _parse_params(args.param)
+    ds = load_dataset(args.dataset)
+    reports = [
+        evaluate_retrieval(ds, kind, k=args.k, split=args.split, limit=args.limit, index_params=params)
+        for kind in kinds
+    ]
+    text = format_report(reports)
+    full = {"reports": [r.model_dump() for r in reports]}
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        (args.out / "retrieval_report.json").write_text(json.dumps(full, indent=2) + "\n", encoding="utf-8")
+        (args.out / "retrieval_report.txt").write_text(text, encoding="utf-8")
+        text += f"\nwrote {args.out / 'retrieval_report.json'} and {args.out / 'retrieval_report.txt'}\n"
+    if not args.per_question:
+        for r in full["reports"]:
+            r.pop("per_question")
+    return full, text
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        if args.command == "data":
+            result: Any = _data_info(args)
+            text = json.dumps(result, indent=2)
+        elif args.command == "world":
+            result = _world_generate(args)
+            text = f"wrote {result['documents']} documents and {result['questions']} questions to {result['folder']}"
+        else:
+            result, text = _retrieval_eval(args)
+    except (RagLabError, ValueError, FileNotFoundError) as exc:
+        print(f"rag-lab: error: {exc}", file=sys.stderr)
+        return 2
+    print(json.dumps(result, indent=2) if args.json else text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

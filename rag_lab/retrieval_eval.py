@@ -1,0 +1,179 @@
+"""Retrieval evaluation: chunk a dataset, build an index, search every question, score the run.
+
+The report gives Recall@k, MRR@k and nDCG@k of gold documents overall and by question type,
+recall of each gold document by its hop position (for multi-hop questions: did the first hop
+come back? the second?), index build and query timings, and for the HNSW index its recall
+against exact search on the same chunks.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import defaultdict
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel
+
+from rag_lab.chunking import ChunkingConfig, chunk_corpus
+from rag_lab.embedding import Embedder, default_embedder
+from rag_lab.index import ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
+from rag_lab.metrics import rank_docs, retrieval_scores
+from rag_lab.records import Dataset, EvalSet
+
+RETRIEVERS = ("dense", "exact", "bm25", "hybrid")
+METRICS = ("recall", "mrr", "ndcg")
+
+
+class MetricSummary(BaseModel):
+    """Mean metrics over ``n`` judged questions (None when no question has gold documents)."""
+
+    n: int
+    recall: float | None
+    mrr: float | None
+    ndcg: float | None
+
+
+class RetrievalReport(BaseModel):
+    dataset: str
+    retriever: str
+    k: int
+    split: str | None
+    questions: int
+    judged: int
+    overall: MetricSummary
+    by_type: dict[str, MetricSummary]
+    #: For questions with at least two gold documents: recall@k of the i-th gold document.
+    by_hop: dict[str, MetricSummary]
+    index_params: dict[str, Any]
+    chunks: int
+    timings: dict[str, float]
+    #: HNSW only: share of exact top-k chunk ids that the approximate search also returns.
+    ann_recall_vs_exact: float | None = None
+    per_question: dict[str, dict[str, float]]
+
+
+def _summary(values: list[dict[str, float]]) -> MetricSummary:
+    if not values:
+        return MetricSummary(n=0, recall=None, mrr=None, ndcg=None)
+    return MetricSummary(n=len(values), **{m: float(np.mean([v[m] for v in values])) for m in METRICS})
+
+
+def _hop_recall(evalset: EvalSet, run: dict[str, dict[str, float]], k: int) -> dict[str, MetricSummary]:
+    found: dict[int, list[float]] = defaultdict(list)
+    for q in evalset:
+        if len(q.gold_doc_ids) < 2:
+            continue
+        top = set(rank_docs(run.get(q.qid, {}), k))
+        for hop, doc_id in enumerate(q.gold_doc_ids, start=1):
+            found[hop].append(1.0 if doc_id in top else 0.0)
+    return {
+        f"hop{hop}": MetricSummary(n=len(v), recall=float(np.mean(v)), mrr=None, ndcg=None)
+        for hop, v in sorted(found.items())
+    }
+
+
+def ann_recall(approx: SearchIndex, exact: SearchIndex, queries: Sequence[str], k: int) -> float:
+    """Share of the exact top-``k`` chunk ids that ``approx`` also returns, over ``queries``."""
+    truth = exact.search(queries, k)
+    got = approx.search(queries, k)
+    hits = sum(len({c for c, _ in t} & {c for c, _ in g}) for t, g in zip(truth, got, strict=True))
+    total = sum(len(t) for t in truth)
+    return hits / total if total else 1.0
+
+
+def evaluate_retrieval(
+    dataset: Dataset,
+    retriever: str = "dense",
+    k: int = 10,
+    split: str | None = None,
+    limit: int | None = None,
+    chunking: ChunkingConfig | None = None,
+    index_params: dict[str, Any] | None = None,
+    embedder: Embedder | None = None,
+    search_depth: int | None = None,
+) -> RetrievalReport:
+    """Evaluate one retriever on ``dataset`` (optionally one split, the first ``limit`` questions).
+
+    ``search_depth`` chunks are fetched per question (default ``max(100, 3k)``) and folded
+    into documents by their best chunk before the top ``k`` documents are scored.
+    """
+    if retriever not in RETRIEVERS:
+        raise ValueError(f"unknown retriever {retriever!r}; choose one of {list(RETRIEVERS)}")
+    if k < 1:
+        raise ValueError(f"k must be >= 1, got {k}")
+    evalset = dataset.evalset.select(split=split, limit=limit)
+    if not len(evalset):
+        raise ValueError(f"no questions to evaluate in {dataset.name!r} (split={split!r}, limit={limit})")
+    index_params = dict(index_params or {})
+    needs_embedder = retriever != "bm25"
+    embedder = embedder if embedder is not None or not needs_embedder else default_embedder()
+
+    start = time.perf_counter()
+    chunks = chunk_corpus(dataset.corpus, chunking)
+    chunk_seconds = time.perf_counter() - start
+    index = make_index(retriever, embedder, **index_params)
+    index.build(chunks)
+
+    queries = evalset.queries()
+    depth = search_depth or max(100, 3 * k)
+    start = time.perf_counter()
+    hits = index.search(list(queries.values()), depth)
+    query_seconds = time.perf_counter() - start
+    chunk_to_doc = {c.chunk_id: c.doc_id for c in chunks}
+    run = doc_run(dict(zip(queries, hits, strict=True)), chunk_to_doc, k)
+
+    per_question = retrieval_scores(evalset.qrels(), run, k)
+    by_type: dict[str, list[dict[str, float]]] = defaultdict(list)
+    for q in evalset:
+        if q.qid in per_question:
+            by_type[q.type].append(per_question[q.qid])
+
+    ann = None
+    if isinstance(index, HNSWIndex):
+        exact = ExactIndex(index.embedder)
+        exact.build(chunks)
+        ann = ann_recall(index, exact, list(queries.values()), k)
+
+    return RetrievalReport(
+        dataset=dataset.name,
+        retriever=retriever,
+        k=k,
+        split=split,
+        questions=len(evalset),
+        judged=len(per_question),
+        overall=_summary(list(per_question.values())),
+        by_type={t: _summary(v) for t, v in sorted(by_type.items())},
+        by_hop=_hop_recall(evalset, run, k),
+        index_params=index_params,
+        chunks=len(chunks),
+        timings={
+            "chunk_seconds": chunk_seconds,
+            "build_seconds": index.build_seconds,
+            "query_seconds": query_seconds,
+            "queries_per_second": len(queries) / query_seconds if query_seconds > 0 else float("inf"),
+        },
+        ann_recall_vs_exact=ann,
+        per_question=per_question,
+    )
+
+
+def format_report(reports: Sequence[RetrievalReport]) -> str:
+    """A plain-text table: one block per retriever, rows overall / by type / by hop."""
+    lines: list[str] = []
+    for r in reports:
+        lines.append(
+            f"{r.retriever} on {r.dataset} (split={r.split or 'all'}, k={r.k}): {r.questions} questions, "
+            f"{r.judged} with gold docs, {r.chunks} chunks; build {r.timings['build_seconds']:.2f}s, "
+            f"query {r.timings['query_seconds']:.2f}s ({r.timings['queries_per_second']:.0f} q/s)"
+            + (f", HNSW recall vs exact {r.ann_recall_vs_exact:.3f}" if r.ann_recall_vs_exact is not None else "")
+        )
+        lines.append(f"  {'':14s} {'n':>4s} {'Recall@k':>9s} {'MRR@k':>7s} {'nDCG@k':>7s}")
+        rows = [("overall", r.overall), *r.by_type.items(), *((f"multi-hop {h}", s) for h, s in r.by_hop.items())]
+        for label, s in rows:
+            def cell(v: float | None, width: int) -> str:
+                return f"{v:{width}.3f}" if v is not None else f"{'-':>{width}s}"
+            lines.append(f"  {label:14s} {s.n:4d} {cell(s.recall, 9)} {cell(s.mrr, 7)} {cell(s.ndcg, 7)}")
+        lines.append("")
+    return "\n".join(lines)
