@@ -34,6 +34,14 @@ def _parser() -> argparse.ArgumentParser:
     gen.add_argument("--dev-per-type", type=int, default=20)
     gen.add_argument("--json", action="store_true")
 
+    exp = world.add_parser("export-hotpotqa", help="world bridge/comparison questions as a HotpotQA distractor file")
+    exp.add_argument("--out", required=True, type=Path)
+    exp.add_argument("--seed", type=int, default=7)
+    exp.add_argument("--questions-per-type", type=int, default=150,
+                     help="questions drawn per type (the corpus is the same as the shipped world's for seed 7)")
+    exp.add_argument("--distractors", type=int, default=8)
+    exp.add_argument("--json", action="store_true")
+
     ev = sub.add_parser("retrieval-eval", help="Recall@k, MRR@k, nDCG@k of gold documents, by question type")
     _add_dataset(ev)
     ev.add_argument("--retriever", nargs="+", default=["dense"], metavar="KIND",
@@ -89,6 +97,18 @@ def _world_generate(args: argparse.Namespace) -> dict[str, Any]:
     return {"folder": str(folder), "documents": len(ds.corpus), "questions": len(ds.evalset)}
 
 
+def _world_export_hotpotqa(args: argparse.Namespace) -> dict[str, Any]:
+    from rag_lab.world import WorldConfig, generate_world
+    from rag_lab.world.hotpotqa_export import export_hotpotqa
+
+    config = WorldConfig(seed=args.seed, questions_per_type=args.questions_per_type, dev_per_type=0,
+                         question_types=("bridge", "comparison"))
+    examples = export_hotpotqa(generate_world(config), n_distractors=args.distractors)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(examples, indent=1) + "\n", encoding="utf-8")
+    return {"file": str(args.out), "questions": len(examples)}
+
+
 def _retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.loaders import load_dataset
     from rag_lab.retrieval_eval import RETRIEVERS, evaluate_retrieval, format_report
@@ -122,9 +142,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "data":
             result: Any = _data_info(args)
             text = json.dumps(result, indent=2)
-        elif args.command == "world":
+        elif args.command == "world" and args.world_command == "generate":
             result = _world_generate(args)
             text = f"wrote {result['documents']} documents and {result['questions']} questions to {result['folder']}"
+        elif args.command == "world":
+            result = _world_export_hotpotqa(args)
+            text = f"wrote {result['questions']} HotpotQA-format questions to {result['file']}"
         else:
             result, text = _retrieval_eval(args)
     except (RagLabError, ValueError, FileNotFoundError) as exc:

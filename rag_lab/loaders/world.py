@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 from pydantic import ValidationError
 
 from rag_lab.errors import DataFormatError
+from rag_lab.loaders.jsonl import read_jsonl
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 
 WORLD_FILES = ("corpus.jsonl", "questions.jsonl", "world.json")
@@ -17,23 +15,6 @@ WORLD_FILES = ("corpus.jsonl", "questions.jsonl", "world.json")
 
 def is_world_folder(path: Path) -> bool:
     return path.is_dir() and all((path / name).is_file() for name in WORLD_FILES)
-
-
-def _json_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    try:
-        with path.open(encoding="utf-8") as fh:
-            for line_no, line in enumerate(fh, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise DataFormatError(path, f"invalid JSON: {exc.msg}", line=line_no) from None
-                if not isinstance(row, dict):
-                    raise DataFormatError(path, f"expected a JSON object, got {type(row).__name__}", line=line_no)
-                yield line_no, row
-    except UnicodeDecodeError as exc:
-        raise DataFormatError(path, f"not UTF-8 text ({exc.reason})") from None
 
 
 def _validation_error(path: Path, line: int, exc: ValidationError) -> DataFormatError:
@@ -50,7 +31,7 @@ def load_world(folder: str | Path, name: str = "world") -> Dataset:
         raise DataFormatError(folder, f"not a synthetic-world folder; missing {', '.join(missing)}")
     docs = []
     corpus_path = folder / "corpus.jsonl"
-    for line, row in _json_lines(corpus_path):
+    for line, row in read_jsonl(corpus_path):
         try:
             docs.append(Document(doc_id=row.get("_id", ""), title=row.get("title", ""),
                                  text=row.get("text"), metadata=row.get("metadata", {})))
@@ -58,7 +39,7 @@ def load_world(folder: str | Path, name: str = "world") -> Dataset:
             raise _validation_error(corpus_path, line, exc) from None
     questions = []
     questions_path = folder / "questions.jsonl"
-    for line, row in _json_lines(questions_path):
+    for line, row in read_jsonl(questions_path):
         try:
             questions.append(Question.model_validate(row))
         except ValidationError as exc:

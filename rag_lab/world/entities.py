@@ -215,7 +215,7 @@ def _draw_teams(rng: random.Random, n: int) -> list[Team]:
 
 
 def _draw_people(rng: random.Random, n: int, teams: list[Team]) -> list[Person]:
-    full = [f"{f} {l}" for f, l in product(vocab.FIRST_NAMES, vocab.LAST_NAMES)]
+    full = [f"{first} {last}" for first, last in product(vocab.FIRST_NAMES, vocab.LAST_NAMES)]
     rng.shuffle(full)
     if n > len(full):  # very large worlds: add middle initials
         initials = "ABCDEFGHJKLMNPRSTW"

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from rag_lab.records import Corpus, Dataset, EvalSet
+from rag_lab.records import WORLD_QUESTION_TYPES, Corpus, Dataset, EvalSet
 from rag_lab.world.documents import render_corpus
 from rag_lab.world.entities import draw_world
 from rag_lab.world.questions import build_questions
@@ -37,7 +37,7 @@ BASE_COUNTS = {
 
 class WorldConfig(BaseModel):
     """Parameters of a synthetic world. ``scale`` multiplies every entity count
-    (``scale=100`` gives about 100k documents at scale 140); the question counts do not scale."""
+    (``scale=150`` gives about 107k documents); the question counts do not scale."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -46,11 +46,15 @@ class WorldConfig(BaseModel):
     questions_per_type: int = Field(default=50, ge=1, le=2000)
     dev_per_type: int = Field(default=20, ge=0)
     injection_rate: float = Field(default=0.1, ge=0.0, le=1.0)
+    question_types: tuple[str, ...] = Field(default=WORLD_QUESTION_TYPES, min_length=1)
 
     @model_validator(mode="after")
     def _dev_fits(self) -> WorldConfig:
         if self.dev_per_type > self.questions_per_type:
             raise ValueError("dev_per_type cannot exceed questions_per_type")
+        unknown = sorted(set(self.question_types) - set(WORLD_QUESTION_TYPES))
+        if unknown:
+            raise ValueError(f"unknown question types {unknown}; the world asks {list(WORLD_QUESTION_TYPES)}")
         return self
 
     def counts(self) -> dict[str, int]:
@@ -66,7 +70,7 @@ def generate_world(config: WorldConfig | None = None) -> Dataset:
     counts = config.counts()
     world = draw_world(rng, counts)
     docs = render_corpus(rng, world, counts["meetings"], counts["noise"], config.injection_rate)
-    questions = build_questions(world, rng, config.questions_per_type, config.dev_per_type)
+    questions = build_questions(world, rng, config.question_types, config.questions_per_type, config.dev_per_type)
     return Dataset(Corpus(docs, name="world"), EvalSet(questions, name="world"), name="world")
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 import random
 from collections import Counter
+from collections.abc import Sequence
 
 from rag_lab.records import Question
 from rag_lab.world.entities import World
@@ -129,10 +130,14 @@ def comparison(w: World, rng: random.Random) -> list[dict]:
 def mismatch(w: World, rng: random.Random) -> list[dict]:
     out: list[dict] = []
     day_count = Counter(i.date for i in w.incidents)
+    day_service_count = Counter((i.date, i.service) for i in w.incidents)
     for i in w.incidents:
-        if day_count[i.date] > 1:
-            continue  # the lay question names only the day; it must point at one incident
+        # the lay question names the day, and the service too where the day alone is ambiguous
         when = _long_date(i.date)
+        if day_count[i.date] > 1:
+            if day_service_count[(i.date, i.service)] > 1:
+                continue
+            when = f"{when} in {w.service[i.service].name}"
         if rng.random() < 0.5:
             text = rng.choice((f"Why was it that {i.lay} on {when}?", f"What caused it when {i.lay} on {when}?"))
             out.append(_q(text, "mismatch", i.cause, [i.iid], 1, "incident_lay_cause"))
@@ -245,11 +250,12 @@ BUILDERS = {
 }
 
 
-def build_questions(w: World, rng: random.Random, per_type: int, dev_per_type: int) -> list[Question]:
-    """``per_type`` questions of every type, the first ``dev_per_type`` of each in ``dev``."""
+def build_questions(w: World, rng: random.Random, types: Sequence[str], per_type: int,
+                    dev_per_type: int) -> list[Question]:
+    """``per_type`` questions of each of ``types``, the first ``dev_per_type`` of each in ``dev``."""
     questions: list[Question] = []
-    for qtype, builder in BUILDERS.items():
-        pool = builder(w, rng)
+    for qtype in types:
+        pool = BUILDERS[qtype](w, rng)
         rng.shuffle(pool)
         seen: set[str] = set()
         picked = []

@@ -1,0 +1,99 @@
+"""Approximate dense search with an HNSW graph (hnswlib)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import ClassVar, Self
+
+import hnswlib
+import numpy as np
+
+from rag_lab.embedding import Embedder
+from rag_lab.index.base import DenseIndex, Hits, read_meta, require_files
+
+_GRAPH = "hnsw.bin"
+
+
+class HNSWIndex(DenseIndex):
+    """Chunk embeddings in an hnswlib graph over inner product (cosine for unit vectors).
+
+    ``M`` is the graph degree, ``ef_construction`` the candidate list size while
+    building, ``ef_search`` the one while searching (raised to ``k`` when smaller),
+    ``seed`` the graph's random seed. hnswlib builds with several threads are not
+    reproducible, so the build uses ``num_threads`` = 1 unless told otherwise
+    (``-1`` = all cores); searching always uses all cores and is reproducible.
+    """
+
+    name: ClassVar[str] = "dense"
+
+    def __init__(
+        self,
+        embedder: Embedder | None = None,
+        M: int = 16,
+        ef_construction: int = 200,
+        ef_search: int = 64,
+        seed: int = 100,
+        num_threads: int = 1,
+    ) -> None:
+        if not 2 <= M <= 128:
+            raise ValueError(f"M must be in 2..128, got {M}")
+        if ef_construction < 1:
+            raise ValueError(f"ef_construction must be >= 1, got {ef_construction}")
+        if ef_search < 1:
+            raise ValueError(f"ef_search must be >= 1, got {ef_search}")
+        if seed < 0:
+            raise ValueError(f"seed must be >= 0, got {seed}")
+        if num_threads < 1 and num_threads != -1:
+            raise ValueError(f"num_threads must be >= 1 or -1 (all cores), got {num_threads}")
+        super().__init__(embedder)
+        self.M = M
+        self.ef_construction = ef_construction
+        self.ef_search = ef_search
+        self.seed = seed
+        self.num_threads = num_threads
+        self._graph: hnswlib.Index | None = None
+
+    @property
+    def params(self) -> dict[str, int]:
+        """The construction parameters, as saved with the index."""
+        return {
+            "M": self.M,
+            "ef_construction": self.ef_construction,
+            "ef_search": self.ef_search,
+            "seed": self.seed,
+            "num_threads": self.num_threads,
+        }
+
+    def _build_vectors(self, vectors: np.ndarray) -> None:
+        graph = hnswlib.Index(space="ip", dim=vectors.shape[1])
+        graph.init_index(
+            max_elements=len(vectors), M=self.M, ef_construction=self.ef_construction, random_seed=self.seed
+        )
+        graph.add_items(vectors, np.arange(len(vectors)), num_threads=self.num_threads)
+        self._graph = graph
+
+    def _search_vectors(self, vectors: np.ndarray, k: int) -> list[Hits]:
+        assert self._graph is not None
+        self._graph.set_ef(max(self.ef_search, k))
+        labels, distances = self._graph.knn_query(vectors, k=k)
+        # hnswlib's "ip" distance is 1 - <a, b>.
+        return [self._hits(row, 1.0 - dist) for row, dist in zip(labels, distances, strict=True)]
+
+    def save(self, folder: str | Path) -> Path:
+        self._require_built()
+        assert self._graph is not None
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        self._graph.save_index(str(folder / _GRAPH))
+        return self._write_meta(folder, params=self.params)
+
+    @classmethod
+    def load(cls, folder: str | Path, embedder: Embedder | None = None) -> Self:
+        meta = read_meta(folder, cls.name)
+        require_files(folder, _GRAPH)
+        index = cls(embedder, **meta["params"])
+        index._restore(meta)
+        graph = hnswlib.Index(space="ip", dim=index.dim)
+        graph.load_index(str(Path(folder) / _GRAPH), max_elements=len(index))
+        index._graph = graph
+        return index
