@@ -2,7 +2,7 @@
 (all hits from the SQLite cache) and warm through a fresh cache object (a new process
 would see the same).
 
-    HF_HUB_OFFLINE=1 python benchmarks/bench_embedding_cache.py --texts 2000
+    HF_HUB_OFFLINE=1 python benchmarks/bench_embedding_cache.py --texts 500
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from pathlib import Path
 
 import numpy as np
 
-from rag_lab.embedding import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder
+from rag_lab.embedding import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder, packaged_model_path
 
 
 def synthetic_texts(n: int, words: int, seed: int) -> list[str]:
-    """``n`` distinct texts of ``words`` pseudo-words each."""
+    """``n`` distinct texts of ``words`` random whole words from the model's vocabulary."""
+    vocab = (packaged_model_path() / "vocab.txt").read_text(encoding="utf-8").split()
+    whole_words = [w for w in vocab if w.isalpha() and w.islower() and len(w) > 3]
     rng = np.random.default_rng(seed)
-    return [f"{i} " + " ".join(f"w{w}" for w in rng.integers(0, 5000, size=words)) for i in range(n)]
+    return [f"{i} " + " ".join(rng.choice(whole_words, size=words)) for i in range(n)]
 
 
 def timed(embedder: CachedEmbedder, texts: list[str]) -> float:
@@ -30,8 +32,10 @@ def timed(embedder: CachedEmbedder, texts: list[str]) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--texts", type=int, default=1000, help="number of texts (default 1000)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--texts", type=int, default=500, help="number of texts (default 500)")
     parser.add_argument("--words", type=int, default=60, help="words per text (default 60)")
     args = parser.parse_args()
 

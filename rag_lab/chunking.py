@@ -18,8 +18,8 @@ class ChunkingConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    max_words: int = Field(default=200, ge=16, le=2048)
-    overlap_words: int = Field(default=40, ge=0)
+    max_words: int = Field(default=150, ge=16, le=2048)
+    overlap_words: int = Field(default=30, ge=0)
 
     @model_validator(mode="after")
     def _overlap_below_window(self) -> ChunkingConfig:

@@ -173,7 +173,7 @@ def test_chunking_config_rejects_bad_values(kwargs: dict) -> None:
 
 def test_chunking_config_defaults_and_frozen() -> None:
     config = ChunkingConfig()
-    assert (config.max_words, config.overlap_words) == (200, 40)
+    assert (config.max_words, config.overlap_words) == (150, 30)  # 150 words + title stay within MiniLM's 256 word pieces
     with pytest.raises(ValidationError):
         config.max_words = 300  # type: ignore[misc]
 
@@ -292,12 +292,26 @@ def test_hnsw_rejects_bad_params(hash_embedder: HashEmbedder, kwargs: dict) -> N
         HNSWIndex(hash_embedder, **kwargs)
 
 
-def test_dense_search_finds_the_matching_topic(hash_embedder: HashEmbedder, topic_chunks: list[Chunk]) -> None:
+def test_dense_search_finds_the_matching_topic(
+    hash_embedder: HashEmbedder, topic_chunks: list[Chunk]
+) -> None:
     for kind in ("dense", "exact"):
         index = build_index(kind, topic_chunks, hash_embedder)
         [hits] = index.search(["chocolate cake recipe"], k=3)
         assert hits[0][0] == "d3#0"
         assert index.build_seconds > 0 and len(index) == len(topic_chunks)
+
+
+def test_search_vectors_normalizes_a_mean_of_embeddings(
+    hash_embedder: HashEmbedder, topic_chunks: list[Chunk]
+) -> None:
+    index = build_index("exact", topic_chunks, hash_embedder)
+    mean = hash_embedder.embed(["chocolate cake", "butter sugar eggs"]).mean(axis=0, keepdims=True)
+    [hits] = index.search_vectors(mean, 2)
+    [scaled] = index.search_vectors(mean * 7, 2)
+    assert hits[0][0] == "d3#0" and -1 <= hits[0][1] <= 1
+    assert [c for c, _ in scaled] == [c for c, _ in hits]
+    assert [s for _, s in scaled] == pytest.approx([s for _, s in hits], abs=1e-6)
 
 
 def test_dense_query_vectors_must_match_dim(hash_embedder: HashEmbedder, topic_chunks: list[Chunk]) -> None:
@@ -374,7 +388,8 @@ def test_factory_validates_kind_and_params(hash_embedder: HashEmbedder, topic_ch
         make_index("hybrid", hash_embedder, k_rrf=0)
     hybrid = make_index("hybrid", hash_embedder, M=8, ef_search=32, k1=1.2, b=0.5, depth=20)
     assert isinstance(hybrid, HybridIndex) and isinstance(hybrid.dense, HNSWIndex)
-    assert (hybrid.dense.M, hybrid.dense.ef_search, hybrid.bm25.k1, hybrid.bm25.b, hybrid.depth) == (8, 32, 1.2, 0.5, 20)
+    assert (hybrid.dense.M, hybrid.dense.ef_search, hybrid.depth) == (8, 32, 20)
+    assert (hybrid.bm25.k1, hybrid.bm25.b) == (1.2, 0.5)
 
 
 def test_index_misuse_is_reported(hash_embedder: HashEmbedder, topic_chunks: list[Chunk]) -> None:
@@ -404,14 +419,17 @@ def test_save_load_round_trip(kind: str, tmp_path, hash_embedder: HashEmbedder) 
     queries = ["password reset", "zyxqorp uplinks", "t1 t2 t3", "nothing matches here xyzzy"]
     before = index.search(queries, k=10)
     index.save(tmp_path / kind)
-    for loaded in (type(index).load(tmp_path / kind, hash_embedder), load_index(tmp_path / kind, hash_embedder)):
+    reloaded = (type(index).load(tmp_path / kind, hash_embedder), load_index(tmp_path / kind, hash_embedder))
+    for loaded in reloaded:
         assert type(loaded) is type(index)
         assert loaded.search(queries, k=10) == before
         assert loaded.chunk_ids == index.chunk_ids
         assert loaded.build_seconds == index.build_seconds
 
 
-def test_loading_the_wrong_or_a_broken_folder_fails_clearly(tmp_path, hash_embedder: HashEmbedder, topic_chunks: list[Chunk]) -> None:
+def test_loading_the_wrong_or_a_broken_folder_fails_clearly(
+    tmp_path, hash_embedder: HashEmbedder, topic_chunks: list[Chunk]
+) -> None:
     build_index("bm25", topic_chunks).save(tmp_path / "bm25")
     build_index("exact", topic_chunks, hash_embedder).save(tmp_path / "exact")
     with pytest.raises(DataFormatError, match="holds a 'bm25' index, expected 'dense'"):
@@ -482,7 +500,8 @@ def test_cache_takes_concurrent_writers_from_several_processes(tmp_path) -> None
     EmbeddingCache(path)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     writers = [
-        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), name], env=env) for name in ("p1", "p2", "p3")
+        subprocess.Popen([sys.executable, "-c", _WRITER, str(path), name], env=env)
+        for name in ("p1", "p2", "p3")
     ]
     assert [w.wait(timeout=60) for w in writers] == [0, 0, 0]
     assert len(EmbeddingCache(path)) == 3 * 20 * 25
@@ -490,7 +509,9 @@ def test_cache_takes_concurrent_writers_from_several_processes(tmp_path) -> None
     assert vector is not None and vector.tolist() == [1.0] * 8
 
 
-def test_second_index_build_embeds_nothing(tmp_path, hash_embedder: HashEmbedder, topic_chunks: list[Chunk]) -> None:
+def test_second_index_build_embeds_nothing(
+    tmp_path, hash_embedder: HashEmbedder, topic_chunks: list[Chunk]
+) -> None:
     cached = CachedEmbedder(hash_embedder, EmbeddingCache(tmp_path / "emb.sqlite"))
     build_index("dense", topic_chunks, cached)
     embedded = hash_embedder.texts_embedded
@@ -509,7 +530,8 @@ def minilm() -> SentenceTransformerEmbedder:
 @pytest.mark.slow
 def test_packaged_minilm_embeds_offline(minilm: SentenceTransformerEmbedder) -> None:
     assert minilm.model_id == DEFAULT_MODEL_ID
-    vectors = minilm.embed(["How do I reset my password?", "password reset instructions", "quarterly revenue report"])
+    texts = ["How do I reset my password?", "password reset instructions", "quarterly revenue report"]
+    vectors = minilm.embed(texts)
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32 and minilm.dim == 384
     np.testing.assert_allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     query, close, far = vectors
@@ -518,7 +540,9 @@ def test_packaged_minilm_embeds_offline(minilm: SentenceTransformerEmbedder) -> 
 
 
 @pytest.mark.slow
-def test_minilm_hybrid_index_end_to_end(minilm: SentenceTransformerEmbedder, tmp_path, topic_chunks: list[Chunk]) -> None:
+def test_minilm_hybrid_index_end_to_end(
+    minilm: SentenceTransformerEmbedder, tmp_path, topic_chunks: list[Chunk]
+) -> None:
     cached = CachedEmbedder(minilm, EmbeddingCache(tmp_path / "emb.sqlite"))
     index = build_index("hybrid", topic_chunks, cached)
     [hits] = index.search(["I forgot my login credentials"], k=3)

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from rag_lab.chunking import chunk_text_for_embedding
-from rag_lab.embedding import Embedder, default_embedder
+from rag_lab.embedding import Embedder, default_embedder, normalize_rows
 from rag_lab.errors import DataFormatError
 from rag_lab.records import Chunk, Run
 
@@ -128,15 +128,16 @@ class DenseIndex(SearchIndex):
         return self.search_vectors(self.embedder.embed(queries), k)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[Hits]:
-        """For each row of ``vectors`` (unit length, shape ``(n, dim)``), at most ``k``
-        ``(chunk_id, cosine)`` pairs, best first."""
+        """For each row of ``vectors`` (shape ``(n, dim)``), at most ``k``
+        ``(chunk_id, cosine)`` pairs, best first. Rows are normalized first, so a mean
+        of embeddings can be passed as is."""
         self._check_search(k)
-        vectors = np.ascontiguousarray(vectors, dtype=np.float32)
+        vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
             raise ValueError(f"query vectors must have shape (n, {self.dim}), got {vectors.shape}")
         if len(vectors) == 0:
             return []
-        return self._search_vectors(vectors, min(k, len(self)))
+        return self._search_vectors(np.ascontiguousarray(normalize_rows(vectors)), min(k, len(self)))
 
     @abstractmethod
     def _build_vectors(self, vectors: np.ndarray) -> None: ...

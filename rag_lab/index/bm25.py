@@ -37,7 +37,9 @@ class BM25Index(SearchIndex):
 
     name: ClassVar[str] = "bm25"
 
-    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en") -> None:
+    def __init__(
+        self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"
+    ) -> None:
         if k1 < 0:
             raise ValueError(f"k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:
@@ -48,7 +50,9 @@ class BM25Index(SearchIndex):
             try:
                 bm25s.tokenize("", stopwords=stopwords, show_progress=False)
             except ValueError:
-                raise ValueError(f"unknown stop-word language {stopwords!r} (bm25s knows e.g. 'en', 'de', 'fr')") from None
+                raise ValueError(
+                    f"unknown stop-word language {stopwords!r} (bm25s knows e.g. 'en', 'de', 'fr')"
+                ) from None
         super().__init__()
         self.k1 = k1
         self.b = b

@@ -1,0 +1,70 @@
+"""Response schemas of the LLM roles. Every structured role output is validated against one of these."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ROLES = ("route", "rewrite", "hyde", "controller", "answer", "judge", "grade")
+ControllerAction = Literal["answer", "rerank", "retrieve_again", "insufficient"]
+CONTROLLER_ACTIONS: tuple[str, ...] = ("answer", "rerank", "retrieve_again", "insufficient")
+
+
+class _Schema(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class RouteDecision(_Schema):
+    """``SIMPLE`` questions take one-shot retrieval; ``COMPLEX`` ones enter the controller loop."""
+
+    route: Literal["SIMPLE", "COMPLEX"]
+    reason: str = ""
+
+
+class Rewrites(_Schema):
+    """Alternative phrasings of the user's question for retrieval."""
+
+    queries: list[str] = Field(min_length=1)
+
+    @field_validator("queries")
+    @classmethod
+    def _non_empty(cls, queries: list[str]) -> list[str]:
+        cleaned = [q.strip() for q in queries if q.strip()]
+        if not cleaned:
+            raise ValueError("at least one non-empty query is required")
+        return cleaned
+
+
+class HydePassages(_Schema):
+    """Hypothetical passages that would answer the question (HyDE)."""
+
+    passages: list[str] = Field(min_length=1)
+
+
+class ControllerDecision(_Schema):
+    """Exactly one of four actions. ``retrieve_again`` must carry at least one non-empty refined query."""
+
+    action: ControllerAction
+    queries: list[str] = Field(default_factory=list)
+    reason: str = ""
+
+    @model_validator(mode="after")
+    def _queries_match_action(self) -> ControllerDecision:
+        if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):
+            raise ValueError("retrieve_again needs at least one non-empty refined query")
+        return self
+
+
+class JudgeVerdict(_Schema):
+    """Whether the draft answer is supported (with evidence) or useful (draft only)."""
+
+    verdict: Literal["supported", "unsupported"]
+    score: float = Field(ge=0.0, le=1.0)
+    reason: str = ""
+
+
+class RelevanceGrade(_Schema):
+    """CRAG-style relevance of one chunk to the question, on [-1, 1]."""
+
+    score: float = Field(ge=-1.0, le=1.0)
