@@ -55,6 +55,14 @@ def _parser() -> argparse.ArgumentParser:
                     help="folder to write retrieval_report.json and retrieval_report.txt into")
     ev.add_argument("--per-question", action="store_true", help="include per-question scores in --json output")
     ev.add_argument("--json", action="store_true")
+
+    serve = sub.add_parser("serve", help="an OpenAI-compatible endpoint on 127.0.0.1 in front of a lab backend")
+    serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
+    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--backend", choices=["sim"], default="sim", help="the lab backend to serve")
+    serve.add_argument("--profile", default="typical", help="the simulator's behaviour profile (ideal, typical, sloppy)")
+    serve.add_argument("--max-concurrency", type=int, default=1, help="concurrent requests before answering 429")
+    serve.add_argument("--model", default=None, help="the model name clients must ask for (default: the backend's)")
     return parser
 
 
@@ -136,6 +144,26 @@ def _retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     return full, text
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from rag_lab.llm.server import LabServer, check_loopback
+
+    check_loopback(args.host)  # refuse before building a backend
+    from rag_lab.llm.simulator import SimulatedBackend
+
+    backend = SimulatedBackend(profile=args.profile)
+    models = [args.model] if args.model else None
+    server = LabServer(backend, args.host, args.port, models=models, max_concurrency=args.max_concurrency)
+    print(f"rag-lab serve: {backend.name} backend as model {server.models[0]!r} at {server.url} "
+          f"(max {args.max_concurrency} concurrent; Ctrl-C stops)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("rag-lab serve: stopped", flush=True)
+    finally:
+        server.shutdown()
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
@@ -148,9 +176,11 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "world":
             result = _world_export_hotpotqa(args)
             text = f"wrote {result['questions']} HotpotQA-format questions to {result['file']}"
+        elif args.command == "serve":
+            return _serve(args)
         else:
             result, text = _retrieval_eval(args)
-    except (RagLabError, ValueError, FileNotFoundError) as exc:
+    except (RagLabError, ValueError, OSError) as exc:
         print(f"rag-lab: error: {exc}", file=sys.stderr)
         return 2
     print(json.dumps(result, indent=2) if args.json else text)

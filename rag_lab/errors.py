@@ -30,3 +30,18 @@ class DataFormatError(RagLabError, ValueError):
 
 class ConfigError(RagLabError, ValueError):
     """A configuration value or file is invalid."""
+
+
+class LLMBackendError(RagLabError, RuntimeError):
+    """An LLM server could not produce a response: it refused the request, kept failing after
+    bounded retries, or answered with something that is not a chat completion. The message names
+    the server, the last HTTP status (if any) and the number of attempts; never a credential."""
+
+    def __init__(self, server: str, message: str, status: int | None = None, attempts: int = 1) -> None:
+        self.server = server
+        self.status = status
+        self.attempts = attempts
+        self.reason = message
+        status_part = f"HTTP {status}" if status is not None else "no HTTP status"
+        plural = "attempt" if attempts == 1 else "attempts"
+        super().__init__(f"LLM server {server}: {message} ({status_part}, {attempts} {plural})")

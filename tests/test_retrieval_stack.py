@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fakes import HashEmbedder
 from pydantic import ValidationError
 
 from rag_lab.chunking import ChunkingConfig, chunk_corpus, chunk_document, chunk_text_for_embedding
@@ -36,34 +36,6 @@ from rag_lab.index import (
     top_k,
 )
 from rag_lab.records import Chunk, Corpus, Document
-
-
-class HashEmbedder:
-    """A deterministic bag-of-words embedder: each word maps to a fixed random unit-ish
-    vector (seeded by its hash); a text is the normalized sum of its words' vectors."""
-
-    def __init__(self, dim: int = 64, model_id: str = "test/hash-bow") -> None:
-        self.dim = dim
-        self.model_id = model_id
-        self.calls = 0
-        self.texts_embedded = 0
-        self._words: dict[str, np.ndarray] = {}
-
-    def _word(self, word: str) -> np.ndarray:
-        if word not in self._words:
-            seed = int.from_bytes(hashlib.sha256(f"{self.model_id}|{word}".encode()).digest()[:8], "little")
-            self._words[word] = np.random.default_rng(seed).standard_normal(self.dim).astype(np.float32)
-        return self._words[word]
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls += 1
-        self.texts_embedded += len(texts)
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for row, text in enumerate(texts):
-            for word in text.lower().replace(".", " ").replace("?", " ").split():
-                out[row] += self._word(word)
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.where(norms > 0, norms, 1.0)
 
 
 def make_chunks(texts: Sequence[str], title: str = "") -> list[Chunk]:

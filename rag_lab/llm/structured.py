@@ -50,7 +50,7 @@ def _candidates(text: str) -> Iterator[tuple[str, str]]:
     for start in (m.start() for m in re.finditer(r"\{", text)):
         try:
             obj, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # the json module recurses on deep nesting
             continue
         if isinstance(obj, dict):
             yield "embedded object", text[start:end]

@@ -1,0 +1,139 @@
+"""A response cache on sqlite, and a backend wrapper that consults it.
+
+:class:`ResponseCache` maps :meth:`LLMRequest.cache_key` — a digest of the backend name, model,
+messages, response schema and sampling parameters, and nothing else (no API key, no base URL, no
+role) — to the :class:`Generation` the backend produced: text, token usage and modelled latency.
+The file is in WAL mode with a busy timeout, so several processes (parallel sweeps, notebooks)
+can share it.
+
+:class:`CachedBackend` wraps any backend. On a hit it returns the stored generation marked
+``cached=True``, with the usage and modelled latency of the call that produced it, so the ledger
+counts the cost as the policy incurred it while ``spent`` leaves it out
+(:mod:`rag_lab.llm.ledger`). On a miss it calls the inner backend and stores the result. Only
+generations are stored — an output that later fails validation is stored too, since it is what
+the model said; a call that raised stores nothing.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
+from rag_lab.paths import cache_dir
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key        TEXT PRIMARY KEY,
+    backend    TEXT NOT NULL,
+    model      TEXT NOT NULL,
+    generation TEXT NOT NULL,
+    created_at REAL NOT NULL
+)
+"""
+
+
+def default_cache_path() -> Path:
+    """``cache_dir()/llm_responses.sqlite``."""
+    return cache_dir() / "llm_responses.sqlite"
+
+
+class ResponseCache:
+    """Stored generations keyed by request digest, in one sqlite file.
+
+    ``hits`` and ``misses`` count this instance's lookups (not other processes')."""
+
+    def __init__(self, path: str | Path | None = None, timeout_s: float = 30.0) -> None:
+        if timeout_s <= 0:
+            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+        self.path = Path(path) if path is not None else default_cache_path()
+        if self.path.is_dir():
+            raise IsADirectoryError(f"response cache path {self.path} is a directory; give a file path")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
+        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.execute(_SCHEMA)
+
+    def __repr__(self) -> str:
+        return f"ResponseCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})"
+
+    def get(self, key: str) -> Generation | None:
+        """The stored generation for ``key`` (marked ``cached=True``), or None. An entry that no
+        longer parses is dropped and counts as a miss."""
+        with self._lock:
+            row = self._conn.execute("SELECT generation FROM responses WHERE key = ?", (key,)).fetchone()
+            if row is not None:
+                try:
+                    gen = Generation.model_validate_json(row[0]).model_copy(update={"cached": True})
+                except ValidationError:
+                    self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+                else:
+                    self.hits += 1
+                    return gen
+            self.misses += 1
+            return None
+
+    def put(self, key: str, backend: str, model: str, generation: Generation) -> None:
+        """Store ``generation`` under ``key`` (replacing any earlier entry)."""
+        blob = generation.model_dump_json(exclude={"cached"})
+        with self._lock:
+            self._conn.execute(
+                "INSERT OR REPLACE INTO responses (key, backend, model, generation, created_at) VALUES (?, ?, ?, ?, ?)",
+                (key, backend, model, blob, time.time()),
+            )
+
+    def __len__(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+
+    def clear(self) -> None:
+        """Delete every entry and reset the counters."""
+        with self._lock:
+            self._conn.execute("DELETE FROM responses")
+            self.hits = 0
+            self.misses = 0
+
+    def close(self) -> None:
+        """Close the database connection."""
+        with self._lock:
+            self._conn.close()
+
+
+class CachedBackend(LLMBackend):
+    """``inner`` behind a :class:`ResponseCache`. It reports the inner backend's ``name``, ``model``
+    and cache identity, so ledgers and cache keys show the real backend."""
+
+    def __init__(self, inner: LLMBackend, cache: ResponseCache | None = None) -> None:
+        if not isinstance(inner, LLMBackend):
+            raise TypeError(f"inner must be an LLMBackend, not {type(inner).__name__}")
+        if cache is not None and not isinstance(cache, ResponseCache):
+            raise TypeError(f"cache must be a ResponseCache, not {type(cache).__name__}")
+        super().__init__(inner.model)
+        self.inner = inner
+        self.name = inner.name
+        self.cache = cache if cache is not None else ResponseCache()
+
+    def __repr__(self) -> str:
+        return f"CachedBackend({self.inner!r}, {self.cache!r})"
+
+    def cache_identity(self) -> tuple[str, str]:
+        return self.inner.cache_identity()
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        backend, model = self.inner.cache_identity()
+        key = request.cache_key(backend, model)
+        hit = self.cache.get(key)
+        if hit is not None:
+            return hit
+        gen = self.inner._generate(request)
+        self.cache.put(key, backend, model, gen)
+        return gen

@@ -1,0 +1,307 @@
+"""The cost ledger: every LLM call the policy made, what it cost, and what was actually spent.
+
+Usage is collected by a context manager rather than threaded through every function (as in DSPy)::
+
+    with usage() as ledger:
+        run_pipeline(...)            # every backend.complete(...) inside is recorded
+    ledger.incurred().cost_usd       # every call the policy made, cached or not
+    ledger.spent().cost_usd          # only calls the cache did not answer
+
+Two totals, because a response cache makes sweeps cheap without changing what the policy did:
+
+* **incurred** counts every call, cache hits included, with the usage (tokens, modelled latency)
+  of the call that originally produced the response — the cost of the policy as it would run
+  without a cache;
+* **spent** counts only cache misses — the money and compute actually used in this run.
+
+Contexts nest: inside ``with usage() as outer: ... with usage() as inner:`` a call is recorded in
+both. The active ledgers live in a :mod:`contextvars` variable, so asyncio tasks see them, but
+**threads do not inherit context variables**: a call made in a ``threading.Thread`` or a
+``ThreadPoolExecutor`` worker is not recorded unless the work runs in a copy of the submitting
+context. Wrap it with :func:`bind_context` (``pool.map(bind_context(fn), items)``) or submit
+``contextvars.copy_context().run`` (``pool.submit(copy_context().run, fn, x)``). Appends are
+thread-safe.
+
+Money comes from a :class:`PriceTable` — a table *the user sets*. The default table prices every
+model at an **illustrative** small-model rate ($0.15 per 1M input tokens, $0.60 per 1M output
+tokens); it is not a quote for any vendor. Pass your own table to :func:`usage` for real prices.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import math
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any, NamedTuple, ParamSpec, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from rag_lab.llm.base import LLMResponse
+from rag_lab.llm.structured import Outcome
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+class Price(BaseModel):
+    """USD per one million input (prompt) and output (completion) tokens."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    input_per_m: float = Field(ge=0.0, allow_inf_nan=False)
+    output_per_m: float = Field(ge=0.0, allow_inf_nan=False)
+
+    def cost(self, prompt_tokens: int, completion_tokens: int) -> float:
+        """USD for a call with these token counts."""
+        return (prompt_tokens * self.input_per_m + completion_tokens * self.output_per_m) / 1_000_000
+
+
+#: The illustrative small-model rate used for simulated, scripted and local models.
+ILLUSTRATIVE_SMALL_MODEL = Price(input_per_m=0.15, output_per_m=0.60)
+
+
+class PriceTable(BaseModel):
+    """Prices the user sets. A call is priced by its exact model name (``models``), else by its
+    backend name (``backends``), else by ``default``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    models: dict[str, Price] = Field(default_factory=dict)
+    backends: dict[str, Price] = Field(default_factory=dict)
+    default: Price = ILLUSTRATIVE_SMALL_MODEL
+
+    @field_validator("models", "backends")
+    @classmethod
+    def _named(cls, prices: dict[str, Price]) -> dict[str, Price]:
+        if any(not name.strip() for name in prices):
+            raise ValueError("price table entries need a non-empty model or backend name")
+        return prices
+
+    def price_for(self, backend: str, model: str) -> Price:
+        """The price of ``model`` served by ``backend``: by model name, then backend, then default."""
+        if model in self.models:
+            return self.models[model]
+        return self.backends.get(backend, self.default)
+
+    def cost(self, backend: str, model: str, prompt_tokens: int, completion_tokens: int) -> float:
+        """USD for one call."""
+        return self.price_for(backend, model).cost(prompt_tokens, completion_tokens)
+
+    def with_prices(self, models: Mapping[str, Price] | None = None, backends: Mapping[str, Price] | None = None) -> PriceTable:
+        """A copy of this table with entries added or replaced."""
+        return PriceTable(
+            models={**self.models, **(models or {})},
+            backends={**self.backends, **(backends or {})},
+            default=self.default,
+        )
+
+
+#: The default table: everything at the illustrative small-model rate (see the module doc).
+DEFAULT_PRICES = PriceTable()
+
+
+class CallRecord(BaseModel):
+    """One call as the ledger saw it. ``latency_s`` is wall time as served (a cache hit is fast);
+    ``modelled_latency_s`` is the backend's speed model (None when it has none); ``cost_usd``
+    comes from the ledger's price table and the call's token usage."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: str
+    backend: str
+    model: str
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    latency_s: float = Field(ge=0.0)
+    modelled_latency_s: float | None = Field(default=None, ge=0.0)
+    cached: bool
+    outcome: Outcome
+    reason: str = ""
+    cost_usd: float = Field(ge=0.0)
+
+    @classmethod
+    def from_response(cls, response: LLMResponse, prices: PriceTable = DEFAULT_PRICES) -> CallRecord:
+        """The record of ``response``, priced with ``prices``."""
+        usage = response.usage
+        return cls(
+            role=response.role,
+            backend=response.backend,
+            model=response.model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            latency_s=response.latency_s,
+            modelled_latency_s=response.modelled_latency_s,
+            cached=response.cached,
+            outcome=response.outcome,
+            reason=response.reason,
+            cost_usd=prices.cost(response.backend, response.model, usage.prompt_tokens, usage.completion_tokens),
+        )
+
+
+class CostSummary(BaseModel):
+    """Totals over a set of calls. ``modelled_latency_s`` sums the calls that have a speed model."""
+
+    model_config = ConfigDict(frozen=True)
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    modelled_latency_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    @classmethod
+    def of(cls, records: Iterable[CallRecord]) -> CostSummary:
+        """The totals of ``records``."""
+        rows = list(records)
+        return cls(
+            calls=len(rows),
+            prompt_tokens=sum(r.prompt_tokens for r in rows),
+            completion_tokens=sum(r.completion_tokens for r in rows),
+            cost_usd=math.fsum(r.cost_usd for r in rows),
+            latency_s=math.fsum(r.latency_s for r in rows),
+            modelled_latency_s=math.fsum(r.modelled_latency_s or 0.0 for r in rows),
+        )
+
+
+class RoleCost(NamedTuple):
+    """Incurred and spent totals of one role."""
+
+    incurred: CostSummary
+    spent: CostSummary
+
+
+class Ledger:
+    """A thread-safe list of :class:`CallRecord` priced with one :class:`PriceTable`.
+
+    Ledgers add up (``a + b``, ``sum(ledgers)``, ``a.extend(b)``) so per-question ledgers can be
+    combined; records keep the cost they were priced at."""
+
+    def __init__(self, prices: PriceTable | None = None, records: Iterable[CallRecord] = ()) -> None:
+        if prices is not None and not isinstance(prices, PriceTable):
+            raise TypeError(f"prices must be a PriceTable, not {type(prices).__name__}")
+        self.prices = prices if prices is not None else DEFAULT_PRICES
+        self._lock = threading.Lock()
+        self._records: list[CallRecord] = []
+        self.extend(records)
+
+    @property
+    def records(self) -> list[CallRecord]:
+        """A snapshot of the records, in the order they were added."""
+        with self._lock:
+            return list(self._records)
+
+    def record(self, response: LLMResponse) -> CallRecord:
+        """Price ``response`` with this ledger's table and append it."""
+        rec = CallRecord.from_response(response, self.prices)
+        with self._lock:
+            self._records.append(rec)
+        return rec
+
+    def extend(self, other: Ledger | Iterable[CallRecord]) -> None:
+        """Append the records of another ledger (or any records)."""
+        rows = other.records if isinstance(other, Ledger) else list(other)
+        bad = [type(r).__name__ for r in rows if not isinstance(r, CallRecord)]
+        if bad:
+            raise TypeError(f"a ledger holds CallRecord objects, got {bad[0]}")
+        with self._lock:
+            self._records.extend(rows)
+
+    def __add__(self, other: Ledger) -> Ledger:
+        if not isinstance(other, Ledger):
+            return NotImplemented
+        return Ledger(self.prices, [*self.records, *other.records])
+
+    def __radd__(self, other: Ledger | int) -> Ledger:
+        if other == 0:  # sum(ledgers) starts from 0
+            return Ledger(self.prices, self.records)
+        return NotImplemented
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._records)
+
+    def __repr__(self) -> str:
+        inc, sp = self.incurred(), self.spent()
+        return f"Ledger(calls={inc.calls}, incurred=${inc.cost_usd:.6f}, spent=${sp.cost_usd:.6f})"
+
+    def incurred(self) -> CostSummary:
+        """Totals over every call the policy made, whether or not the cache answered it."""
+        return CostSummary.of(self.records)
+
+    def spent(self) -> CostSummary:
+        """Totals over the calls the cache did not answer: what this run actually used."""
+        return CostSummary.of(r for r in self.records if not r.cached)
+
+    def by_role(self) -> dict[str, RoleCost]:
+        """``{role: (incurred, spent)}`` in order of first appearance."""
+        groups: dict[str, list[CallRecord]] = {}
+        for r in self.records:
+            groups.setdefault(r.role, []).append(r)
+        return {
+            role: RoleCost(CostSummary.of(rows), CostSummary.of(r for r in rows if not r.cached)) for role, rows in groups.items()
+        }
+
+    def outcomes(self) -> dict[str, int]:
+        """How many calls ended in each validation outcome (valid, repaired, fallback, invalid, text)."""
+        return dict(Counter(r.outcome for r in self.records))
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Fraction of calls the cache answered (0.0 for an empty ledger)."""
+        rows = self.records
+        return sum(r.cached for r in rows) / len(rows) if rows else 0.0
+
+    def to_dicts(self) -> list[dict[str, Any]]:
+        """One plain dict per call (``pandas.DataFrame(ledger.to_dicts())``)."""
+        return [r.model_dump() for r in self.records]
+
+    def to_frame(self) -> Any:
+        """The records as a :class:`pandas.DataFrame`, one row per call."""
+        import pandas as pd
+
+        return pd.DataFrame(self.to_dicts(), columns=list(CallRecord.model_fields))
+
+
+_ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar("rag_lab_active_ledgers", default=())
+
+
+def active_ledgers() -> tuple[Ledger, ...]:
+    """The ledgers recording in the current context, outermost first."""
+    return _ACTIVE.get()
+
+
+def record_call(response: LLMResponse) -> None:
+    """Append ``response`` to every active ledger (a no-op outside :func:`usage`)."""
+    for ledger in _ACTIVE.get():
+        ledger.record(response)
+
+
+@contextmanager
+def usage(prices: PriceTable | None = None) -> Iterator[Ledger]:
+    """Record every LLM call made in this context (and in nested contexts) into a new ledger."""
+    ledger = Ledger(prices)
+    token = _ACTIVE.set((*_ACTIVE.get(), ledger))
+    try:
+        yield ledger
+    finally:
+        _ACTIVE.reset(token)
+
+
+def bind_context(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """``fn`` bound to a snapshot of the caller's context, so calls made in worker threads land in
+    the caller's active ledgers. Each call runs in its own copy of the snapshot, so the wrapper
+    may run in several threads at once: ``pool.map(bind_context(fn), items)``."""
+    snapshot = contextvars.copy_context()
+
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return snapshot.copy().run(fn, *args, **kwargs)
+
+    return run

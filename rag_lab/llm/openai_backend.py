@@ -1,0 +1,357 @@
+"""The OpenAI-compatible backend: the official ``openai`` client against any base URL.
+
+OpenAI, vLLM, Ollama, llama-cpp-python's server and the lab server (:mod:`rag_lab.llm.server`)
+all speak ``/v1/chat/completions``; they differ in structured output. ``structured_mode`` says how
+a response schema is asked for:
+
+* ``json_schema``        ``{"type": "json_schema", "json_schema": {"name", "schema", "strict": false}}``
+  (OpenAI, vLLM, recent llama.cpp);
+* ``json_object_schema`` ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server,
+  which turns the schema into a grammar);
+* ``text``               no ``response_format``: the schema is only described in the prompt;
+* ``auto``               tries them in that order; a 400/422 rejection moves on to the next
+  mode, and the mode that worked is remembered per (base URL, model) for the whole process.
+
+Whatever the mode, the text is validated by :meth:`LLMBackend.complete` (valid / repaired /
+fallback with its reason), because servers that accept a schema do not all enforce it.
+
+Failures: 429, 5xx, timeouts, connection errors and unreadable response bodies are retried with
+exponential backoff and jitter (``backoff_base_s · 2^k``, capped at ``backoff_max_s``, half of it
+random from a seedable generator; a ``Retry-After`` header is honoured up to the cap), at most
+``max_retries`` times. The ``openai`` client's own retries are off, so every attempt is counted
+in :attr:`OpenAIBackend.stats`. Then — or at once for other 4xx — :class:`~rag_lab.errors.LLMBackendError`
+names the server, the status and the attempts.
+
+Secrets: the API key (argument or ``OPENAI_API_KEY``) lives only inside the ``openai`` client.
+It is not in :func:`repr`, the cache identity, log lines or error messages (server messages are
+scrubbed of it and of ``sk-…`` tokens), and errors are raised ``from None`` so tracebacks do not
+carry the client's exception (whose request holds the Authorization header).
+
+Thread-safety: one instance may be shared by many threads. A ``threading.BoundedSemaphore``
+admits at most ``max_concurrency`` calls at a time (a call holds its slot through its retries and
+backoff sleeps); the ``openai`` client is thread-safe; the stats, the jitter generator and the
+negotiation memory are guarded by locks. :meth:`OpenAIBackend.complete_many` runs requests on a
+thread pool, in order, each in a copy of the caller's context so active cost ledgers record them.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import json
+import logging
+import os
+import random
+import re
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlsplit, urlunsplit
+
+import openai
+
+from rag_lab.errors import ConfigError, LLMBackendError
+from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Usage
+from rag_lab.llm.server import ROLE_HEADER
+from rag_lab.llm.structured import Fallback
+
+log = logging.getLogger(__name__)
+
+StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
+_NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
+#: What is sent as the key to servers that need none (llama-cpp-python, the lab server).
+NO_KEY = "no-key"
+_SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_\-\*\.]{2,}")
+_MAX_SERVER_MESSAGE = 300
+
+
+def display_url(url: str) -> str:
+    """``url`` without user info, query or fragment: safe to print and to put in cache keys."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
+
+
+@dataclass
+class BackendStats:
+    """Counters of one backend instance: calls made, HTTP attempts, retries, calls that ended in
+    an error, and structured-mode fallbacks (a server rejected a mode and the next was tried)."""
+
+    calls: int = 0
+    attempts: int = 0
+    retries: int = 0
+    errors: int = 0
+    mode_fallbacks: int = 0
+
+
+class _ModeRejected(Exception):
+    """The server refused the structured-output mode (400/422); the next mode may be tried."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class OpenAIBackend(LLMBackend):
+    """Chat completions from an OpenAI-compatible server (see the module doc).
+
+    ``model``, ``base_url`` and ``api_key`` default to ``RAG_LAB_MODEL``, ``OPENAI_BASE_URL`` and
+    ``OPENAI_API_KEY`` (a server that needs no key gets :data:`NO_KEY`). ``timeout_s`` bounds each
+    HTTP attempt. ``jitter_seed`` makes the backoff jitter reproducible. ``cache_label`` names the
+    server in cache keys (default: the base URL without credentials); give servers on changing
+    ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so a lab server
+    knows which role to play (other servers ignore it).
+    """
+
+    name = "openai"
+    #: (base URL, model) → the structured mode that worked; shared by every instance in the process.
+    _negotiated: ClassVar[dict[tuple[str, str], str]] = {}
+    _negotiated_lock: ClassVar[threading.Lock] = threading.Lock()
+
+    def __init__(
+        self,
+        model: str | None = None,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        structured_mode: StructuredMode = "auto",
+        timeout_s: float = 60.0,
+        max_retries: int = 3,
+        backoff_base_s: float = 0.5,
+        backoff_max_s: float = 8.0,
+        jitter_seed: int | None = None,
+        max_concurrency: int = 4,
+        cache_label: str | None = None,
+        send_role_header: bool = True,
+    ) -> None:
+        model = model or os.environ.get("RAG_LAB_MODEL")
+        if not model or not model.strip():
+            raise ConfigError("OpenAIBackend needs a model: pass model=... or set RAG_LAB_MODEL")
+        if structured_mode not in ("auto", *_NEGOTIATION_ORDER):
+            raise ConfigError(f"structured_mode must be one of auto, {', '.join(_NEGOTIATION_ORDER)}; got {structured_mode!r}")
+        if timeout_s <= 0 or backoff_base_s < 0 or backoff_max_s < backoff_base_s:
+            raise ConfigError("need timeout_s > 0 and 0 <= backoff_base_s <= backoff_max_s")
+        if max_retries < 0 or max_concurrency < 1:
+            raise ConfigError(f"need max_retries >= 0 and max_concurrency >= 1, got {max_retries}, {max_concurrency}")
+        super().__init__(model)
+        self._key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
+        self._client = openai.OpenAI(
+            api_key=self._key,
+            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+            timeout=timeout_s,
+            max_retries=0,
+        )
+        self.base_url = display_url(str(self._client.base_url))
+        self.structured_mode: StructuredMode = structured_mode
+        self.timeout_s = timeout_s
+        self.max_retries = max_retries
+        self.backoff_base_s = backoff_base_s
+        self.backoff_max_s = backoff_max_s
+        self.max_concurrency = max_concurrency
+        self.cache_label = cache_label or self.base_url
+        self.send_role_header = send_role_header
+        self.stats = BackendStats()
+        self._stats_lock = threading.Lock()
+        self._rng = random.Random(jitter_seed)
+        self._rng_lock = threading.Lock()
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+
+    def __repr__(self) -> str:
+        return (f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, "
+                f"structured_mode={self.structured_mode!r}, max_concurrency={self.max_concurrency})")
+
+    def cache_identity(self) -> tuple[str, str]:
+        """("openai", "model@server label"): the same model name on two servers is two models."""
+        return self.name, f"{self.model}@{self.cache_label}"
+
+    @classmethod
+    def forget_negotiated(cls) -> None:
+        """Forget every remembered structured mode (e.g. after a server was upgraded)."""
+        with cls._negotiated_lock:
+            cls._negotiated.clear()
+
+    def negotiated_mode(self) -> str | None:
+        """The structured mode remembered for this (base URL, model), if any."""
+        with self._negotiated_lock:
+            return self._negotiated.get((self.base_url, self.model))
+
+    def stats_dict(self) -> dict[str, int]:
+        """A snapshot of :attr:`stats`."""
+        with self._stats_lock:
+            return asdict(self.stats)
+
+    # --- calls ---------------------------------------------------------------------------------
+
+    def complete_many(
+        self,
+        requests: Sequence[LLMRequest],
+        fallbacks: Sequence[Fallback] | None = None,
+        max_workers: int | None = None,
+    ) -> list[LLMResponse]:
+        """:meth:`complete` every request on a thread pool (``max_workers`` defaults to
+        ``max_concurrency``) and return the responses in the order of ``requests``. Each call runs
+        in a copy of the caller's context, so the caller's active cost ledgers record it. The first
+        error (in request order) is raised after every call has finished."""
+        if fallbacks is not None and len(fallbacks) != len(requests):
+            raise ValueError(f"got {len(fallbacks)} fallbacks for {len(requests)} requests")
+        if not requests:
+            return []
+        fbs = list(fallbacks) if fallbacks is not None else [None] * len(requests)
+        workers = max(1, min(max_workers or self.max_concurrency, len(requests)))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
+            futures = [
+                pool.submit(contextvars.copy_context().run, self.complete, request, fallback)
+                for request, fallback in zip(requests, fbs, strict=True)
+            ]
+        return [f.result() for f in futures]
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        with self._stats_lock:
+            self.stats.calls += 1
+        with self._slots:
+            modes = self._modes_for(request)
+            for i, mode in enumerate(modes):
+                try:
+                    completion = self._call_with_retries(request, mode)
+                except _ModeRejected as exc:
+                    if i + 1 == len(modes):
+                        self._count_error()
+                        raise LLMBackendError(self.base_url, f"rejected the request: {exc}", exc.status) from None
+                    with self._stats_lock:
+                        self.stats.mode_fallbacks += 1
+                    log.info("server %s rejected structured mode %s (HTTP %s); trying %s",
+                             self.base_url, mode, exc.status, modes[i + 1])
+                    continue
+                if request.response_schema is not None and self.structured_mode == "auto":
+                    with self._negotiated_lock:
+                        self._negotiated[(self.base_url, self.model)] = mode
+                return self._generation(completion)
+        raise AssertionError("unreachable: the mode list is never empty")
+
+    def _modes_for(self, request: LLMRequest) -> list[str]:
+        if request.response_schema is None:
+            return ["text"]
+        if self.structured_mode != "auto":
+            return [self.structured_mode]
+        remembered = self.negotiated_mode()
+        if remembered is not None:
+            return list(_NEGOTIATION_ORDER[_NEGOTIATION_ORDER.index(remembered):])
+        return list(_NEGOTIATION_ORDER)
+
+    def _call_kwargs(self, request: LLMRequest, mode: str) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "messages": [m.model_dump() for m in request.messages],
+            "temperature": request.params.temperature,
+            "max_tokens": request.params.max_tokens,
+        }
+        if request.params.seed is not None:
+            kwargs["seed"] = request.params.seed
+        if self.send_role_header:
+            kwargs["extra_headers"] = {ROLE_HEADER: request.role}
+        schema = request.schema_json()
+        if schema is not None and mode == "json_schema":
+            kwargs["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": request.response_schema.__name__, "schema": schema, "strict": False},  # type: ignore[union-attr]
+            }
+        elif schema is not None and mode == "json_object_schema":
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        return kwargs
+
+    def _call_with_retries(self, request: LLMRequest, mode: str) -> Any:
+        """One chat completion with bounded retries; raises LLMBackendError or _ModeRejected."""
+        kwargs = self._call_kwargs(request, mode)
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            with self._stats_lock:
+                self.stats.attempts += 1
+            retry_after: float | None = None
+            try:
+                return self._client.chat.completions.create(**kwargs)
+            except openai.APIStatusError as exc:
+                status = exc.status_code
+                what = f"HTTP {status}: {self._server_message(exc)}"
+                if status in (400, 422) and "response_format" in kwargs:
+                    raise _ModeRejected(status, what) from None
+                if status != 429 and status < 500:
+                    self._count_error()
+                    raise LLMBackendError(self.base_url, f"refused the request: {self._server_message(exc)}",
+                                          status, attempt) from None
+                retry_after = _retry_after(exc)
+                last_status: int | None = status
+            except openai.APITimeoutError:
+                what, last_status = f"no answer within {self.timeout_s:g} s", None
+            except openai.APIConnectionError as exc:
+                what, last_status = f"connection failed: {self._scrub(str(exc))}", None
+            except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+                what, last_status = f"unreadable response body ({type(exc).__name__})", None
+            if attempt == attempts:
+                self._count_error()
+                raise LLMBackendError(self.base_url, f"gave up after retries; last failure: {what}",
+                                      last_status, attempt) from None
+            delay = self._backoff(attempt, retry_after)
+            with self._stats_lock:
+                self.stats.retries += 1
+            log.warning("LLM server %s: attempt %d/%d failed (%s); retrying in %.2f s",
+                        self.base_url, attempt, attempts, what, delay)
+            time.sleep(delay)
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
+        with self._rng_lock:
+            delay = ceiling / 2 + self._rng.random() * ceiling / 2
+        if retry_after is not None:
+            delay = max(delay, min(retry_after, self.backoff_max_s))
+        return delay
+
+    def _generation(self, completion: Any) -> Generation:
+        """Text and usage of a chat completion (an empty text when the server sent no content)."""
+        choices = getattr(completion, "choices", None)
+        if not choices:
+            self._count_error()
+            raise LLMBackendError(self.base_url, "answered a chat completion without choices", 200)
+        text = choices[0].message.content or ""
+        usage = getattr(completion, "usage", None)
+        return Generation(
+            text=text,
+            usage=Usage(
+                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+            ),
+        )
+
+    def _count_error(self) -> None:
+        with self._stats_lock:
+            self.stats.errors += 1
+
+    def _scrub(self, text: str) -> str:
+        """``text`` without the API key or anything that looks like one, shortened."""
+        if self._key and self._key != NO_KEY:
+            text = text.replace(self._key, "[redacted]")
+        text = _SK_TOKEN.sub("sk-[redacted]", text)
+        return text if len(text) <= _MAX_SERVER_MESSAGE else text[:_MAX_SERVER_MESSAGE] + "…"
+
+    def _server_message(self, exc: openai.APIStatusError) -> str:
+        body = exc.body
+        if isinstance(body, dict):
+            inner = body.get("error", body)
+            message = inner.get("message") if isinstance(inner, dict) else None
+            if message:
+                return self._scrub(str(message))
+        return self._scrub(exc.message)
+
+
+def _retry_after(exc: openai.APIStatusError) -> float | None:
+    value = exc.response.headers.get("retry-after")
+    try:
+        return max(0.0, float(value)) if value is not None else None
+    except ValueError:
+        return None

@@ -1,0 +1,497 @@
+"""The lab server: an OpenAI-compatible endpoint in front of any lab :class:`LLMBackend`.
+
+``POST /v1/chat/completions`` and ``GET /v1/models``, served by the standard library's
+:class:`http.server.ThreadingHTTPServer` (no extra dependency; one thread per connection,
+HTTP/1.0, a connection closes after each response). It exists so the OpenAI-compatible backend
+can be tested through a real socket with the real ``openai`` client, and so notebooks can point
+any OpenAI client at the simulator (``rag-lab serve``).
+
+Least privilege:
+
+* it binds only loopback addresses (127.0.0.0/8, ``::1``, ``localhost``) — anything else is a
+  :class:`~rag_lab.errors.ConfigError`;
+* at most ``max_concurrency`` chat completions run at once (default 1); a request beyond that
+  gets ``429`` with ``Retry-After``;
+* a request body must declare its ``Content-Length`` (``411`` otherwise, ``400`` if invalid) and
+  be at most ``max_body_bytes`` (1 MiB, ``413``; checked before the body is read);
+* only whitelisted model names (``404``) and message roles ``system``/``user``/``assistant``
+  (``400``) are accepted; malformed JSON is a ``400``; errors have OpenAI's
+  ``{"error": {"message", "type", "param", "code"}}`` shape.
+
+``response_format`` (``json_schema``, ``json_object`` with or without ``schema``, ``text``) is
+accepted when its type is in ``response_formats`` (``400`` otherwise — that is how a test server
+imitates one that lacks a format) and otherwise ignored: the server asks the backend for plain
+text and returns it raw. Validating it is the client's job. The pipeline role comes from the
+``X-Rag-Lab-Role`` header (default ``chat``) so the simulator knows which role to play.
+
+:class:`FaultPlan` injects failures for tests: 429 storms, 500s, slow answers, a truncated
+response body, truncated or non-JSON message content, and schema-violating decisions.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import logging
+import re
+import socket
+import threading
+import time
+from collections import Counter
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from rag_lab.errors import ConfigError
+from rag_lab.llm.base import LLMBackend, LLMRequest, Message, SamplingParams
+
+log = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1 << 20
+ROLE_HEADER = "X-Rag-Lab-Role"
+DEFAULT_ROLE = "chat"
+_ROLE_LABEL = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+ResponseFormatType = Literal["json_schema", "json_object", "text"]
+ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_object", "text")
+
+#: How many requests a fault applies to: a count of requests, or ``"always"``.
+Times = int | Literal["always"]
+ContentFault = Literal["truncated_json", "invalid_json", "schema_violation"]
+
+#: The content a ``schema_violation`` fault answers with: a hallucinated controller action.
+SCHEMA_VIOLATION_TEXT = '{"action": "search_web", "queries": ["latest news"]}'
+INVALID_JSON_TEXT = "Sure! I think the best action is to answer, because the evidence looks fine."
+
+
+def check_loopback(host: str) -> str:
+    """Return the address to bind for ``host`` if it is a loopback host; raise ConfigError otherwise."""
+    if host == "localhost":
+        return "127.0.0.1"
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        raise ConfigError(
+            f"refusing to bind {host!r}: the lab server binds only loopback addresses "
+            "(127.0.0.0/8, ::1 or localhost)"
+        ) from None
+    if not address.is_loopback:
+        raise ConfigError(
+            f"refusing to bind {host!r}: it is not a loopback address; the lab server binds only "
+            "127.0.0.0/8, ::1 or localhost"
+        )
+    return str(address)
+
+
+class FaultPlan(BaseModel):
+    """Failures the server injects, applied in this order to each well-formed request:
+
+    ``rate_limit`` requests get ``429`` (with ``Retry-After: retry_after_s``), then
+    ``server_error`` requests get ``500``; ``delay`` requests wait ``delay_s`` before answering
+    (while holding their concurrency slot); ``malformed_body`` requests get a ``200`` whose JSON
+    body is cut in half; ``content_fault`` replaces the model's text on ``content_times``
+    requests: ``truncated_json`` (the first half of it, ``finish_reason: length``),
+    ``invalid_json`` (prose) or ``schema_violation`` (:data:`SCHEMA_VIOLATION_TEXT`).
+
+    Each count is spent as the fault fires, so ``FaultPlan(rate_limit=2, server_error=1)`` answers
+    429, 429, 500 and then normally. ``"always"`` never runs out.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rate_limit: Times = 0
+    retry_after_s: float = Field(default=0.0, ge=0.0)
+    server_error: Times = 0
+    delay: Times = 0
+    delay_s: float = Field(default=0.0, ge=0.0, le=600.0)
+    malformed_body: Times = 0
+    content_fault: ContentFault | None = None
+    content_times: Times = "always"
+
+    @field_validator("rate_limit", "server_error", "delay", "malformed_body", "content_times")
+    @classmethod
+    def _count(cls, value: Times) -> Times:
+        if isinstance(value, int) and value < 0:
+            raise ValueError(f"a fault count must be >= 0 or 'always', got {value}")
+        return value
+
+
+class _FaultState:
+    """The counters of a :class:`FaultPlan` as faults fire (thread-safe)."""
+
+    def __init__(self, plan: FaultPlan) -> None:
+        self.plan = plan
+        self._left: dict[str, Times] = {
+            "rate_limit": plan.rate_limit,
+            "server_error": plan.server_error,
+            "delay": plan.delay,
+            "malformed_body": plan.malformed_body,
+            "content": plan.content_times if plan.content_fault else 0,
+        }
+        self._lock = threading.Lock()
+
+    def fires(self, fault: str) -> bool:
+        """Whether ``fault`` applies to this request (spending one of its count)."""
+        with self._lock:
+            left = self._left[fault]
+            if left == "always":
+                return True
+            if left > 0:
+                self._left[fault] = left - 1
+                return True
+            return False
+
+
+class _ChatMessage(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    role: str
+    content: str | list[dict[str, Any]] | None = None
+
+    def text(self) -> str:
+        """The message text (text parts of a multi-part content joined)."""
+        if self.content is None:
+            return ""
+        if isinstance(self.content, str):
+            return self.content
+        return "".join(str(part.get("text", "")) for part in self.content if part.get("type") == "text")
+
+
+class _ChatRequest(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    model: str
+    messages: list[_ChatMessage] = Field(min_length=1)
+    temperature: float | None = None
+    max_tokens: int | None = None
+    max_completion_tokens: int | None = None
+    seed: int | None = None
+    stream: bool | None = False
+    n: int | None = 1
+    response_format: dict[str, Any] | None = None
+
+
+class _HTTPError(Exception):
+    """An error answer: status, OpenAI-style error body, extra headers."""
+
+    def __init__(
+        self, status: int, message: str, err_type: str = "invalid_request_error",
+        param: str | None = None, code: str | None = None, headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = {"error": {"message": message, "type": err_type, "param": param, "code": code}}
+        self.headers = headers or {}
+
+
+class LabServer:
+    """An OpenAI-compatible server fronting ``backend`` on a loopback address.
+
+    Use it as a context manager to serve from a background thread (``with LabServer(b) as s:
+    s.url``), or call :meth:`serve_forever` in the foreground. ``port=0`` picks a free port.
+    ``models`` is the model-name whitelist (default: ``backend.model``). ``faults`` may be replaced
+    at any time with :meth:`set_faults`. ``status_counts`` counts answers by HTTP status.
+    """
+
+    def __init__(
+        self,
+        backend: LLMBackend,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        models: Sequence[str] | None = None,
+        max_concurrency: int = 1,
+        max_body_bytes: int = MAX_BODY_BYTES,
+        response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS,
+        faults: FaultPlan | None = None,
+        socket_timeout_s: float = 30.0,
+    ) -> None:
+        bind = check_loopback(host)
+        if max_concurrency < 1:
+            raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if max_body_bytes < 1:
+            raise ConfigError(f"max_body_bytes must be >= 1, got {max_body_bytes}")
+        unknown = set(response_formats) - set(ALL_RESPONSE_FORMATS)
+        if unknown:
+            raise ConfigError(f"unknown response formats {sorted(unknown)}; choose from {list(ALL_RESPONSE_FORMATS)}")
+        self.backend = backend
+        self.models: tuple[str, ...] = tuple(models) if models else (backend.model,)
+        self.max_concurrency = max_concurrency
+        self.max_body_bytes = max_body_bytes
+        self.response_formats = frozenset(response_formats)
+        self.status_counts: Counter[int] = Counter()
+        self._faults = _FaultState(faults or FaultPlan())
+        self._slots = threading.BoundedSemaphore(max_concurrency)
+        self._stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._ids = 0
+        self._thread: threading.Thread | None = None
+        self._httpd = _make_httpd(self, bind, port, socket_timeout_s)
+
+    @property
+    def address(self) -> tuple[str, int]:
+        """The bound (host, port)."""
+        host, port = self._httpd.server_address[:2]
+        return str(host), int(port)
+
+    @property
+    def url(self) -> str:
+        """The OpenAI base URL, e.g. ``http://127.0.0.1:8765/v1``."""
+        host, port = self.address
+        return f"http://{'[' + host + ']' if ':' in host else host}:{port}/v1"
+
+    @property
+    def faults(self) -> FaultPlan:
+        return self._faults.plan
+
+    def set_faults(self, plan: FaultPlan | None) -> None:
+        """Replace the fault plan (its counters start afresh)."""
+        self._faults = _FaultState(plan or FaultPlan())
+
+    def __repr__(self) -> str:
+        return f"LabServer(url={self.url!r}, backend={self.backend.name!r}, models={list(self.models)})"
+
+    def serve_forever(self) -> None:
+        """Serve until :meth:`shutdown` (or KeyboardInterrupt in the foreground)."""
+        self._httpd.serve_forever(poll_interval=0.1)
+
+    def shutdown(self) -> None:
+        """Stop serving, wake delayed requests, and close the socket."""
+        self._stopping.set()
+        if self._thread is not None:
+            self._httpd.shutdown()
+            self._thread.join(timeout=10)
+            self._thread = None
+        self._httpd.server_close()
+
+    def __enter__(self) -> LabServer:
+        self._thread = threading.Thread(target=self.serve_forever, name=f"lab-server-{self.address[1]}", daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.shutdown()
+
+    # --- request handling (called from handler threads) -------------------------------------
+
+    def _count(self, status: int) -> None:
+        with self._lock:
+            self.status_counts[status] += 1
+
+    def _next_id(self) -> str:
+        with self._lock:
+            self._ids += 1
+            return f"chatcmpl-lab-{self._ids}"
+
+    def models_body(self) -> dict[str, Any]:
+        return {
+            "object": "list",
+            "data": [{"id": m, "object": "model", "created": 0, "owned_by": "rag_lab"} for m in self.models],
+        }
+
+    def parse_chat(self, raw: bytes, role_header: str | None) -> tuple[LLMRequest, str]:
+        """Validate a chat-completion body into an LLMRequest and the model name (raises _HTTPError)."""
+        try:
+            data = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise _HTTPError(400, f"request body is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise _HTTPError(400, "request body must be a JSON object")
+        try:
+            req = _ChatRequest.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            where = ".".join(str(p) for p in err["loc"])
+            raise _HTTPError(400, f"invalid request at {where}: {err['msg']}", param=where) from None
+        if req.model not in self.models:
+            raise _HTTPError(404, f"The model {req.model!r} does not exist on this server; served: {list(self.models)}",
+                             param="model", code="model_not_found")
+        if req.stream:
+            raise _HTTPError(400, "streaming is not supported by the lab server", param="stream")
+        if req.n not in (None, 1):
+            raise _HTTPError(400, "only n=1 is supported", param="n")
+        bad = [m.role for m in req.messages if m.role not in ("system", "user", "assistant")]
+        if bad:
+            raise _HTTPError(400, f"unsupported message role {bad[0]!r}; allowed: system, user, assistant",
+                             param="messages")
+        if req.response_format is not None:
+            kind = req.response_format.get("type")
+            if kind not in ALL_RESPONSE_FORMATS:
+                raise _HTTPError(400, f"unknown response_format type {kind!r}", param="response_format")
+            if kind not in self.response_formats:
+                raise _HTTPError(400, f"response_format type {kind!r} is not supported by this server",
+                                 param="response_format")
+        role = role_header if role_header and _ROLE_LABEL.match(role_header) else DEFAULT_ROLE
+        try:
+            params = SamplingParams(
+                temperature=req.temperature if req.temperature is not None else 0.0,
+                max_tokens=req.max_completion_tokens or req.max_tokens or 512,
+                seed=req.seed,
+            )
+            messages = tuple(Message(role=m.role, content=m.text()) for m in req.messages)  # type: ignore[arg-type]
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            raise _HTTPError(400, f"invalid sampling parameter {err['loc'][0]}: {err['msg']}",
+                             param=str(err["loc"][0])) from None
+        return LLMRequest(role=role, messages=messages, params=params), req.model
+
+    def complete(self, request: LLMRequest, model: str) -> bytes:
+        """Run the faults and the backend for a validated request; the JSON body to send."""
+        faults = self._faults
+        if faults.fires("rate_limit"):
+            retry = faults.plan.retry_after_s
+            raise _HTTPError(429, "injected fault: rate limit", "rate_limit_error",
+                             headers={"Retry-After": f"{retry:g}"})
+        if faults.fires("server_error"):
+            raise _HTTPError(500, "injected fault: internal server error", "server_error")
+        if faults.fires("delay") and self._stopping.wait(faults.plan.delay_s):
+            raise _HTTPError(503, "server is shutting down", "server_error")
+        try:
+            response = self.backend.complete(request)
+        except Exception as exc:  # the backend's failure becomes the client's 500
+            log.exception("lab server backend %s failed", self.backend.name)
+            raise _HTTPError(500, f"backend error: {type(exc).__name__}: {exc}", "server_error") from None
+        text, finish = response.text, "stop"
+        if faults.fires("content"):
+            kind = faults.plan.content_fault
+            if kind == "truncated_json":
+                text, finish = text[: len(text) // 2], "length"
+            elif kind == "invalid_json":
+                text = INVALID_JSON_TEXT
+            else:
+                text = SCHEMA_VIOLATION_TEXT
+        body = json.dumps({
+            "id": self._next_id(),
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": finish}],
+            "usage": {
+                "prompt_tokens": response.usage.prompt_tokens,
+                "completion_tokens": response.usage.completion_tokens,
+                "total_tokens": response.usage.total_tokens,
+            },
+        }).encode("utf-8")
+        if faults.fires("malformed_body"):
+            body = body[: len(body) // 2]
+        return body
+
+
+def _make_httpd(lab: LabServer, bind: str, port: int, socket_timeout_s: float) -> ThreadingHTTPServer:
+    class Handler(_Handler):
+        server_ref = lab
+        timeout = socket_timeout_s
+
+    class Server(ThreadingHTTPServer):
+        daemon_threads = True
+        allow_reuse_address = True
+        address_family = socket.AF_INET6 if ":" in bind else socket.AF_INET
+
+    return Server((bind, port), Handler)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    """One HTTP request. Every answer is JSON; a connection closes after each answer."""
+
+    server_ref: LabServer
+    server_version = "rag-lab-server"
+    sys_version = ""
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+        log.debug("lab server %s - %s", self.address_string(), format % args)
+
+    def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:
+        self.server_ref._count(status)
+        try:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            for key, value in (headers or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError, TimeoutError):
+            log.debug("lab server: client went away before the answer was sent")
+        self.close_connection = True
+
+    def _send_error(self, err: _HTTPError) -> None:
+        self._send(err.status, json.dumps(err.body).encode("utf-8"), err.headers)
+
+    def _discard_unread_body(self, limit: int) -> None:
+        """Read (and drop) up to ``limit`` bytes of a body we refused, so the client sees our
+        answer instead of a connection reset."""
+        try:
+            self.connection.settimeout(0.5)
+            left = limit
+            while left > 0:
+                chunk = self.rfile.read1(min(left, 65536))
+                if not chunk:
+                    break
+                left -= len(chunk)
+        except (OSError, ValueError):
+            pass
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            self._send(200, json.dumps(self.server_ref.models_body()).encode("utf-8"))
+        else:
+            self._send_error(_HTTPError(404, f"no route GET {self.path}", code="not_found"))
+
+    def do_POST(self) -> None:
+        lab = self.server_ref
+        if self.path.rstrip("/") != "/v1/chat/completions":
+            self._send_error(_HTTPError(404, f"no route POST {self.path}", code="not_found"))
+            return
+        length_header = self.headers.get("Content-Length")
+        if self.headers.get("Transfer-Encoding") or length_header is None:
+            self._send_error(_HTTPError(411, "a Content-Length header is required (chunked bodies are refused)"))
+            return
+        try:
+            length = int(length_header)
+            if length < 0:
+                raise ValueError
+        except ValueError:
+            self._send_error(_HTTPError(400, f"invalid Content-Length {length_header[:40]!r}"))
+            return
+        if length > lab.max_body_bytes:
+            self._send_error(_HTTPError(413, f"request body of {length} bytes exceeds the limit of "
+                                             f"{lab.max_body_bytes} bytes", code="request_too_large"))
+            self._discard_unread_body(min(length, 4 * lab.max_body_bytes))
+            return
+        try:
+            raw = self.rfile.read(length)
+        except TimeoutError:
+            self._send_error(_HTTPError(408, "timed out reading the request body"))
+            return
+        if len(raw) < length:
+            self._send_error(_HTTPError(400, f"request body ended after {len(raw)} of {length} bytes"))
+            return
+        try:
+            request, model = lab.parse_chat(raw, self.headers.get(ROLE_HEADER))
+        except _HTTPError as err:
+            self._send_error(err)
+            return
+        if not lab._slots.acquire(blocking=False):
+            self._send_error(_HTTPError(429, f"server busy: at most {lab.max_concurrency} concurrent request(s)",
+                                        "rate_limit_error", code="busy", headers={"Retry-After": "1"}))
+            return
+        try:
+            body = lab.complete(request, model)
+        except _HTTPError as err:
+            self._send_error(err)
+            return
+        finally:
+            lab._slots.release()
+        self._send(200, body)
+
+
+@contextmanager
+def serve_in_thread(backend: LLMBackend, host: str = "127.0.0.1", port: int = 0, **kwargs: Any) -> Iterator[str]:
+    """Serve ``backend`` from a background thread; yields the base URL (``http://127.0.0.1:P/v1``).
+    Keyword arguments go to :class:`LabServer`."""
+    with LabServer(backend, host, port, **kwargs) as server:
+        yield server.url

@@ -1,0 +1,32 @@
+"""The bounded pipeline, its policies, per-question state and traces."""
+
+from rag_lab.pipeline.config import PipelineConfig
+from rag_lab.pipeline.pipeline import REFUSAL, ContextItem, Pipeline, Result
+from rag_lab.pipeline.policies import (
+    CRAG,
+    POLICY_CLASSES,
+    BudgetDisclosure,
+    CitationGuard,
+    Finalize,
+    HyDE,
+    JudgeInput,
+    Policy,
+    QueryRewrite,
+    Retrieval,
+    RoundCap,
+    Router,
+    SearchBudget,
+    SourceContract,
+    Truncation,
+    ZeroYieldStop,
+)
+from rag_lab.pipeline.resources import CorpusResources
+from rag_lab.pipeline.state import QuestionState
+from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
+
+__all__ = [
+    "CRAG", "POLICY_CLASSES", "BudgetDisclosure", "CitationGuard", "ContextItem", "CorpusResources", "Finalize",
+    "HyDE", "JudgeInput", "Pipeline", "PipelineConfig", "Policy", "QueryRewrite", "QuestionState", "REFUSAL",
+    "Result", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "StopReason", "Trace",
+    "TraceStep", "Truncation", "ZeroYieldStop",
+]

@@ -1,0 +1,130 @@
+"""Finalize helpers: CRAG grading, MMR ordering and the three truncation strategies.
+
+All relevance scores share one scale: the cosine similarity of the question and the text under
+the packaged embedding model (``CorpusResources.relevance``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from rag_lab.chunking import chunk_text_for_embedding
+from rag_lab.pipeline.resources import CorpusResources
+from rag_lab.records import Chunk
+
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A chunk on its way to the context: its relevance ``score`` and where it arrived
+    (``round``, ``rank`` within the round)."""
+
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+    round: int
+    rank: int
+
+
+def estimate_tokens(text: str) -> int:
+    """Context-budget tokens, estimated as 4/3 tokens per whitespace-separated word."""
+    return (4 * len(text.split()) + 2) // 3
+
+
+def crag_grade(scores: list[float], upper: float, lower: float) -> Literal["correct", "ambiguous", "incorrect"]:
+    """**Correct** if any score ≥ ``upper``, **Incorrect** if all < ``lower``, else **Ambiguous**."""
+    if any(s >= upper for s in scores):
+        return "correct"
+    if all(s < lower for s in scores):
+        return "incorrect"
+    return "ambiguous"
+
+
+def mmr_order(candidates: list[Candidate], res: CorpusResources, question: str, lam: float) -> list[Candidate]:
+    """Greedy Maximal Marginal Relevance: ``λ·sim(d,q) − (1−λ)·max sim(d,d')`` over picked d'."""
+    vectors = res.embed([_embed_text(c) for c in candidates])
+    sims = vectors @ vectors.T
+    picked: list[int] = []
+    left = list(range(len(candidates)))
+    while left:
+        def value(i: int) -> float:
+            redundancy = max((float(sims[i, j]) for j in picked), default=0.0)
+            return lam * candidates[i].score - (1 - lam) * redundancy
+        best = max(left, key=lambda i: (value(i), -i))
+        picked.append(best)
+        left.remove(best)
+    return [candidates[i] for i in picked]
+
+
+def _embed_text(c: Candidate) -> str:
+    return chunk_text_for_embedding(Chunk(chunk_id=c.chunk_id, doc_id=c.doc_id, position=0, title=c.title,
+                                          text=c.text, start=0, end=len(c.text)))
+
+
+def _fit(candidates: list[Candidate], max_snippets: int, max_tokens: int) -> list[Candidate]:
+    """The leading candidates that fit ``max_snippets`` and ``max_tokens`` (the first always fits,
+    cut to the token budget if it alone is longer)."""
+    kept: list[Candidate] = []
+    used = 0
+    for c in candidates:
+        if len(kept) == max_snippets:
+            break
+        cost = estimate_tokens(c.text)
+        if used + cost > max_tokens:
+            if not kept:
+                words = c.text.split()[: max(1, (3 * max_tokens) // 4)]
+                kept.append(replace(c, text=" ".join(words)))
+            break
+        kept.append(c)
+        used += cost
+    return kept
+
+
+def truncate(
+    candidates: list[Candidate],
+    strategy: str,
+    max_snippets: int,
+    max_tokens: int,
+    res: CorpusResources,
+    question: str,
+) -> list[Candidate]:
+    """Cut the evidence bundle to the context budget by ``strategy``:
+
+    * ``append_then_truncate``: arrival order (round, then rank within the round), keep the first;
+    * ``rank_then_truncate``: relevance order, keep the best;
+    * ``refine``: split every candidate into sentence strips, keep the most relevant strips
+      (each chunk's kept strips stay together, in document order, and keep the chunk's score).
+    """
+    if strategy == "append_then_truncate":
+        return _fit(sorted(candidates, key=lambda c: (c.round, c.rank)), max_snippets, max_tokens)
+    if strategy == "rank_then_truncate":
+        return _fit(sorted(candidates, key=lambda c: (-c.score, c.round, c.rank)), max_snippets, max_tokens)
+    if strategy == "refine":
+        return _refine(candidates, max_snippets, max_tokens, res, question)
+    raise ValueError(f"unknown truncation strategy {strategy!r}")
+
+
+def _refine(candidates: list[Candidate], max_snippets: int, max_tokens: int, res: CorpusResources,
+            question: str) -> list[Candidate]:
+    strips = [(ci, si, s) for ci, c in enumerate(candidates) for si, s in enumerate(_SENTENCE.split(c.text)) if s]
+    if not strips:
+        return []
+    scores = res.relevance(question, [f"{candidates[ci].title}. {s}" for ci, _, s in strips])
+    order = sorted(range(len(strips)), key=lambda i: (-scores[i], i))
+    chosen: dict[int, list[int]] = {}  # candidate -> kept strips; insertion order = best strip first
+    used = 0
+    for i in order:
+        ci, si, text = strips[i]
+        cost = estimate_tokens(text)
+        if used + cost > max_tokens or (ci not in chosen and len(chosen) == max_snippets):
+            continue
+        chosen.setdefault(ci, []).append(si)
+        used += cost
+    ranked = list(chosen)
+    pieces = {(ci, si): s for ci, si, s in strips}
+    return [replace(candidates[ci], text=" ".join(pieces[(ci, si)] for si in sorted(chosen[ci]))) for ci in ranked]

@@ -1,0 +1,463 @@
+"""The bounded pipeline for one question (DESIGN.md §1):
+
+route → expand query → retrieve round 1 → controller loop → finalize → generate → guard.
+
+The LLM proposes; code disposes. Every round cap, budget, zero-yield stop, CRAG grade,
+truncation, citation check and refusal is decided here, deterministically, and recorded in the
+:class:`~rag_lab.pipeline.trace.Trace`.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from typing import Literal
+
+import numpy as np
+from pydantic import BaseModel, Field
+
+from rag_lab.index import reciprocal_rank_fusion
+from rag_lab.llm import prompts
+from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, SamplingParams
+from rag_lab.llm.ledger import CostSummary, usage
+from rag_lab.llm.schemas import (
+    ControllerDecision,
+    HydePassages,
+    JudgeVerdict,
+    RelevanceGrade,
+    Rewrites,
+    RouteDecision,
+)
+from rag_lab.pipeline.config import PipelineConfig
+from rag_lab.pipeline.finalize import Candidate, crag_grade, mmr_order, truncate
+from rag_lab.pipeline.resources import CorpusResources, lexical_relevance
+from rag_lab.pipeline.state import QuestionState
+from rag_lab.pipeline.trace import LLMCall, StopReason, Trace, TraceStep
+from rag_lab.records import Question
+
+REFUSAL = "I could not find enough evidence to answer this question."
+_CITATION = re.compile(r"\[(\d+)\]")
+
+
+class ContextItem(BaseModel):
+    """One numbered snippet of the final context, as the generation prompt shows it."""
+
+    n: int
+    chunk_id: str
+    doc_id: str
+    title: str
+    text: str
+    score: float
+    round: int
+
+
+class Result(BaseModel):
+    qid: str
+    question: str
+    answer: str
+    status: Literal["answered", "refused"]
+    stop_reason: StopReason
+    route: str
+    rounds_used: int
+    draft: str = Field(description="the generator's text before the guard")
+    citations: list[int] = Field(default_factory=list, description="context numbers cited after the guard")
+    cited_chunk_ids: list[str] = Field(default_factory=list)
+    invalid_citations: int = 0
+    context: list[ContextItem] = Field(default_factory=list)
+    crag_grade: Literal["correct", "ambiguous", "incorrect", "disabled", "empty"]
+    fallback_used: bool = False
+    llm_cost: CostSummary = CostSummary()
+    llm_spent: CostSummary = CostSummary()
+    llm_calls_by_role: dict[str, int] = Field(default_factory=dict)
+    retrieval_calls: int = 0
+    embedding_calls: int = 0
+
+
+class Pipeline:
+    """A configured pipeline over shared corpus resources and one LLM backend.
+
+    ``config`` is never mutated; :meth:`with_params` returns a pipeline on a changed copy.
+    """
+
+    def __init__(self, config: PipelineConfig, resources: CorpusResources, backend: LLMBackend) -> None:
+        self.config = config
+        self.resources = resources
+        self.backend = backend
+
+    def with_params(self, values: dict) -> Pipeline:
+        return Pipeline(self.config.set(values), self.resources, self.backend)
+
+    def run(self, question: Question | str, qid: str | None = None) -> tuple[Result, Trace]:
+        """Run the full pipeline for one question."""
+        text = question.text if isinstance(question, Question) else question
+        qid = qid or (question.qid if isinstance(question, Question) else "q")
+        with usage() as ledger:
+            result, trace = _QuestionRun(self, qid, text).execute()
+        by_role = ledger.by_role()
+        result = result.model_copy(update={
+            "llm_cost": ledger.incurred(),
+            "llm_spent": ledger.spent(),
+            "llm_calls_by_role": {role: cost.incurred.calls for role, cost in by_role.items()},
+        })
+        return result, trace
+
+
+class _Stop(Exception):
+    """Leaves the controller loop with a stop reason."""
+
+    def __init__(self, reason: StopReason, refuse: bool = False) -> None:
+        self.reason = reason
+        self.refuse = refuse
+
+
+class _QuestionRun:
+    """One question's run: the state object, the trace, and the steps that fill them."""
+
+    def __init__(self, pipeline: Pipeline, qid: str, question: str) -> None:
+        self.cfg = pipeline.config
+        self.res = pipeline.resources
+        self.backend = pipeline.backend
+        self.question = question
+        self.state = QuestionState(question=question)
+        self.trace = Trace(qid=qid, question=question)
+        self.qid = qid
+        self.started = time.perf_counter()
+        self.fallback_used = False
+        self.embedding_calls = 0
+
+    # --- LLM calls ---------------------------------------------------------------------------
+
+    def _call(self, role: str, messages, schema=None, fallback=None, max_tokens: int = 512) -> tuple[LLMResponse, LLMCall]:
+        request = LLMRequest(role=role, messages=messages, response_schema=schema,
+                             params=SamplingParams(max_tokens=max_tokens))
+        response = self.backend.complete(request, fallback=fallback)
+        self.state.charge(response)
+        call = LLMCall(
+            role=role, messages=[m.model_dump() for m in messages], raw_output=response.text,
+            outcome=response.outcome, reason=response.reason, prompt_tokens=response.usage.prompt_tokens,
+            completion_tokens=response.usage.completion_tokens, latency_s=response.latency_s,
+            modelled_latency_s=response.modelled_latency_s, cached=response.cached,
+        )
+        return response, call
+
+    # --- the run -----------------------------------------------------------------------------
+
+    def execute(self) -> tuple[Result, Trace]:
+        self._route()
+        queries, hyde_passages = self._expand()
+        try:
+            self._retrieve(1, queries, hyde_passages)
+            if self.state.route == "SIMPLE":
+                raise _Stop(StopReason.ANSWERED)
+            self._controller_loop()
+        except _Stop as stop:
+            reason, refuse = stop.reason, stop.refuse
+        else:  # the loop only ends by _Stop
+            raise AssertionError("controller loop ended without a stop reason")
+        self.trace.stop_reason = reason
+        self.trace.rounds_used = self.state.rounds_used
+        context, grade = self._finalize(refuse)
+        return self._generate_and_guard(context, grade, reason), self.trace
+
+    def _route(self) -> None:
+        router = self.cfg.router
+        if not router.enabled:
+            self.state.route = "COMPLEX"
+            self.trace.add(TraceStep(kind="route", decision={"route": "COMPLEX"},
+                                     interventions=["router disabled: every question enters the loop"]))
+        else:
+            fallback = RouteDecision(route="COMPLEX", reason="fallback: invalid router output")
+            response, call = self._call("route", prompts.route_prompt(self.question), RouteDecision, fallback)
+            route = response.parsed.route  # type: ignore[union-attr]
+            step = self.trace.add(TraceStep(kind="route", llm=call, decision={"route": route},
+                                            tokens=response.usage.total_tokens))
+            lowered = f" {self.question.lower()} "
+            if route == "SIMPLE" and router.comparison_upgrade and any(
+                re.search(rf"\b{re.escape(w)}\b", lowered) for w in router.comparison_words
+            ):
+                route = "COMPLEX"
+                step.interventions.append("comparison wording: route upgraded SIMPLE → COMPLEX")
+            step.decision = {"route": route}
+            self.state.route = route
+        self.trace.route = self.state.route
+
+    def _expand(self) -> tuple[list[str], list[str] | None]:
+        """Round-1 queries, and the HyDE passages when HyDE is on (retrieval then uses the mean
+        embedding of the passages, and of the question with ``include_query``)."""
+        if self.cfg.rewrite.enabled:
+            n = self.cfg.rewrite.n_rewrites
+            response, call = self._call("rewrite", prompts.rewrite_prompt(self.question, n), Rewrites,
+                                        Rewrites(queries=[self.question]))
+            rewrites = [q for q in response.parsed.queries if q != self.question][:n]  # type: ignore[union-attr]
+            queries = [self.question, *rewrites]
+            self.trace.add(TraceStep(kind="expand", llm=call, queries=queries, tokens=response.usage.total_tokens,
+                                     detail={"method": "rewrite"}))
+            return queries, None
+        if self.cfg.hyde.enabled:
+            n = self.cfg.hyde.n_docs
+            response, call = self._call("hyde", prompts.hyde_prompt(self.question, n), HydePassages,
+                                        HydePassages(passages=[self.question]), max_tokens=200 * n)
+            passages = response.parsed.passages[:n]  # type: ignore[union-attr]
+            self.trace.add(TraceStep(kind="expand", llm=call, queries=passages, tokens=response.usage.total_tokens,
+                                     detail={"method": "hyde", "include_query": self.cfg.hyde.include_query}))
+            return [self.question], passages
+        return [self.question], None
+
+    def _search(self, queries: list[str], hyde_passages: list[str] | None) -> list[str]:
+        kind, k = self.cfg.retrieval.retriever, self.cfg.retrieval.top_k
+        self.state.retrieval_calls += len(queries)
+        if hyde_passages is not None:
+            texts = [*hyde_passages, self.question] if self.cfg.hyde.include_query else hyde_passages
+            return [c for c, _ in self.res.search_vector(kind, self._mean_vector(texts), " ".join(texts), k)]
+        rankings = [[c for c, _ in self.res.search(kind, q, k)] for q in queries]
+        if len(rankings) == 1:
+            return rankings[0]
+        return [c for c, _ in reciprocal_rank_fusion(rankings, k=self.cfg.rewrite.k_rrf)][:k]
+
+    def _mean_vector(self, texts: list[str]) -> np.ndarray:
+        """The normalised mean of the texts' embeddings (HyDE)."""
+        self.embedding_calls += 1
+        mean = self.res.embed(texts).mean(axis=0)
+        return mean / (np.linalg.norm(mean) or 1.0)
+
+    def _retrieve(self, round_no: int, queries: list[str], hyde_passages: list[str] | None = None) -> None:
+        start = time.perf_counter()
+        hits = self._search(queries, hyde_passages)
+        interventions: list[str] = []
+        hits = self._apply_source_contract(hits, interventions)
+        new = self.state.add_round(round_no, queries, hits)
+        self.state.time_ms += 1000.0 * (time.perf_counter() - start)
+        self.trace.add(TraceStep(kind="retrieve", round=round_no, queries=queries, retrieved=hits, new=new,
+                                 round_yield=len(new), interventions=interventions,
+                                 latency_s=time.perf_counter() - start))
+
+    def _apply_source_contract(self, hits: list[str], interventions: list[str]) -> list[str]:
+        allowed = self.cfg.sources.allowed(self.state.route)  # type: ignore[arg-type]
+        if not allowed:
+            return hits
+        kept = [c for c in hits if self.res.source_of(c) in allowed]
+        if len(kept) < len(hits):
+            interventions.append(f"source contract removed {len(hits) - len(kept)} chunk(s) outside {list(allowed)}")
+        if not kept and hits and self.cfg.sources.mode == "fail_open":
+            interventions.append("source contract fail_open: nothing allowed was left, so the unfiltered "
+                                 "results were used (the fail-open bug)")
+            return hits
+        return kept
+
+    # --- the controller loop -----------------------------------------------------------------
+
+    def _usable(self) -> bool:
+        """Whether any gathered chunk clears the refusal threshold."""
+        if not self.state.seen:
+            return False
+        scores = self.res.chunk_relevance(self.question, list(self.state.seen))
+        return max(scores) >= self.cfg.citations.refusal_threshold
+
+    def _fallback_decision(self, reason: str) -> ControllerDecision:
+        action = "answer" if self._usable() else "insufficient"
+        return ControllerDecision(action=action, reason=f"deterministic fallback ({reason})")
+
+    def _controller_loop(self) -> None:
+        cap = self.cfg.max_rounds
+        while True:
+            shown = self._controller_evidence()
+            messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
+                                                 self.cfg.disclosure.disclosed)
+            response, call = self._call("controller", messages, ControllerDecision, self._fallback_decision)
+            decision: ControllerDecision = response.parsed  # type: ignore[assignment]
+            step = self.trace.add(TraceStep(kind="controller", round=self.state.rounds_used, llm=call,
+                                            decision=decision.model_dump(), tokens=response.usage.total_tokens,
+                                            detail={"evidence_shown": [e.n for e in shown]}))
+            if response.outcome == "fallback":
+                step.interventions.append(f"invalid controller output replaced by fallback: {response.reason}")
+            self._act(decision, step, cap)
+
+    def _act(self, decision: ControllerDecision, step: TraceStep, cap: int) -> None:
+        if decision.action == "insufficient":
+            raise _Stop(StopReason.INSUFFICIENT, refuse=True)
+        if decision.action in ("answer", "rerank"):
+            if not self._usable():
+                step.interventions.append(f"policy rejection: {decision.action} with no usable evidence")
+                raise _Stop(StopReason.POLICY_REJECTED, refuse=not self.state.seen)
+            self.state.rerank_requested = decision.action == "rerank"
+            raise _Stop(StopReason.ANSWERED)
+        queries = [q.strip() for q in decision.queries if q.strip()]
+        budget = self.cfg.budget
+        if self.state.rounds_used >= cap:
+            step.interventions.append(f"policy rejection: retrieval round {self.state.rounds_used + 1} "
+                                      f"requested past the cap of {cap}")
+            self._cap_or_empty_fallback()
+            raise _Stop(StopReason.CAP_REACHED)
+        if budget.max_tokens is not None and self.state.tokens_used >= budget.max_tokens:
+            step.interventions.append(f"policy rejection: token budget {budget.max_tokens} exhausted "
+                                      f"({self.state.tokens_used} used)")
+            raise _Stop(StopReason.BUDGET_TOKENS)
+        if budget.max_time_ms is not None and self.state.time_ms >= budget.max_time_ms:
+            step.interventions.append(f"policy rejection: time budget {budget.max_time_ms} ms exhausted "
+                                      f"({self.state.time_ms:.0f} ms used)")
+            raise _Stop(StopReason.BUDGET_TIME)
+        seen_before = self.state.chunks_seen
+        self._retrieve(self.state.rounds_used + 1, queries)
+        round_step = self.trace.steps[-1]
+        if self.cfg.zero_yield.enabled and round_step.round_yield == 0 and seen_before > 0:
+            round_step.interventions.append("zero-yield stop: the round brought no new chunk")
+            raise _Stop(StopReason.EMPTY_ROUND)
+
+    def _cap_or_empty_fallback(self) -> None:
+        """At the cap with nothing ever found: one-shot retrieval with the original question."""
+        if self.state.chunks_seen:
+            return
+        self.fallback_used = True
+        self.trace.add(TraceStep(kind="fallback", interventions=[
+            "nothing was found in any round: one-shot retrieval with the original question"]))
+        self._retrieve(self.state.rounds_used + 1, [self.question])
+        raise _Stop(StopReason.FALLBACK)
+
+    def _controller_evidence(self) -> list[prompts.EvidenceItem]:
+        candidates = self._candidates(list(self.state.seen))
+        shown = truncate(candidates, self.cfg.truncation.strategy, self.cfg.retrieval.controller_evidence,
+                         self.cfg.truncation.max_tokens, self.res, self.question)
+        return [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(shown, start=1)]
+
+    def _candidates(self, chunk_ids: list[str]) -> list[Candidate]:
+        scores = self.res.chunk_relevance(self.question, chunk_ids) if chunk_ids else []
+        return [
+            Candidate(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
+                      text=self.res.chunk[c].text, score=s, round=self.state.seen[c].round,
+                      rank=self.state.seen[c].rank)
+            for c, s in zip(chunk_ids, scores, strict=True)
+        ]
+
+    # --- finalize, generate, guard -----------------------------------------------------------
+
+    def _finalize(self, refuse: bool) -> tuple[list[Candidate], str]:
+        """Union → dedup → score on one scale → optional MMR → CRAG → truncation."""
+        step = self.trace.add(TraceStep(kind="finalize"))
+        if refuse:
+            step.interventions.append("no context: the run ends in a refusal")
+            return [], "empty"
+        candidates = self._candidates(list(self.state.seen))  # seen is already unique by chunk id
+        if self.cfg.finalize.mmr and candidates:
+            candidates = mmr_order(candidates, self.res, self.question, self.cfg.finalize.mmr_lambda)
+        grade = "disabled"
+        if self.cfg.crag.enabled and candidates:
+            candidates, grade = self._crag(candidates, step)
+        strategy = self.cfg.truncation.strategy
+        if self.state.rerank_requested and strategy == "append_then_truncate":
+            strategy = "rank_then_truncate"
+            step.interventions.append("controller asked to rerank: evidence ordered by relevance before truncation")
+        context = truncate(candidates, strategy, self.cfg.truncation.max_snippets, self.cfg.truncation.max_tokens,
+                           self.res, self.question)
+        step.retrieved = [c.chunk_id for c in context]
+        step.detail.update({"candidates": len(candidates), "crag_grade": grade, "strategy": strategy})
+        if not context and grade != "incorrect":
+            grade = "empty"
+        return context, grade
+
+    def _crag(self, candidates: list[Candidate], step: TraceStep) -> tuple[list[Candidate], str]:
+        crag = self.cfg.crag
+        if crag.evaluator == "embedding":
+            scores = [c.score for c in candidates]
+        elif crag.evaluator == "lexical":
+            scores = [lexical_relevance(self.question, f"{c.title} {c.text}") for c in candidates]
+        else:
+            scores = []
+            for c in candidates[: 2 * self.cfg.truncation.max_snippets]:
+                item = prompts.EvidenceItem(1, c.title, c.text)
+                response, call = self._call("grade", prompts.grade_prompt(self.question, item), RelevanceGrade,
+                                            RelevanceGrade(score=max(-1.0, min(1.0, c.score))))
+                self.trace.add(TraceStep(kind="grade", llm=call, retrieved=[c.chunk_id],
+                                         tokens=response.usage.total_tokens,
+                                         decision={"score": response.parsed.score}))  # type: ignore[union-attr]
+                scores.append(response.parsed.score)  # type: ignore[union-attr]
+            candidates = candidates[: len(scores)]
+        grade = crag_grade(scores, crag.upper, crag.lower)
+        step.detail["crag_scores"] = {c.chunk_id: round(s, 4) for c, s in zip(candidates, scores, strict=True)}
+        if grade == "incorrect":
+            step.interventions.append(f"CRAG: every score below lower={crag.lower}: evidence discarded")
+            return [], grade
+        kept = [c for c, s in zip(candidates, scores, strict=True) if s >= crag.lower]
+        if len(kept) < len(candidates):
+            step.interventions.append(f"CRAG: dropped {len(candidates) - len(kept)} chunk(s) below lower={crag.lower}")
+        return kept, grade
+
+    def _generate_and_guard(self, context: list[Candidate], grade: str, reason: StopReason) -> Result:
+        items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
+        template = {"correct": "correct", "disabled": "correct", "ambiguous": "ambiguous"}.get(grade, "fallback")
+        draft = prompts.INSUFFICIENT
+        if items:
+            response, call = self._call("answer", prompts.answer_prompt(self.question, items, template))
+            draft = response.text.strip()
+            self.trace.add(TraceStep(kind="generate", llm=call, retrieved=[c.chunk_id for c in context],
+                                     tokens=response.usage.total_tokens, detail={"template": template}))
+        answer, cited, invalid, refusal = self._guard(draft, context)
+        if refusal is None and self.cfg.judge.enabled:
+            refusal = self._judge(answer, items)
+        status: Literal["answered", "refused"] = "answered" if refusal is None else "refused"
+        if status == "refused":
+            answer = REFUSAL
+            cited = []
+            if reason == StopReason.ANSWERED:
+                reason = StopReason.INSUFFICIENT
+                self.trace.stop_reason = reason
+        return Result(
+            qid=self.qid, question=self.question, answer=answer, status=status, stop_reason=reason,
+            route=self.state.route, rounds_used=self.state.rounds_used, draft=draft, citations=cited,
+            cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
+            context=[ContextItem(n=i, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, text=c.text,
+                                 score=c.score, round=c.round) for i, c in enumerate(context, start=1)],
+            crag_grade=grade, fallback_used=self.fallback_used, retrieval_calls=self.state.retrieval_calls,
+            embedding_calls=self.embedding_calls,
+        )
+
+    def _guard(self, draft: str, context: list[Candidate]) -> tuple[str, list[int], int, str | None]:
+        """Citation whitelist and cap, and refusal rules. Returns (answer, citations, removed, refusal reason)."""
+        guard = self.cfg.citations
+        step = self.trace.add(TraceStep(kind="guard"))
+        if not context:
+            step.interventions.append("refused: the final context is empty")
+            return draft, [], 0, "empty context"
+        if draft.strip().upper().startswith(prompts.INSUFFICIENT):
+            step.interventions.append("refused: the generator reported insufficient evidence")
+            return draft, [], 0, "insufficient"
+        best = max(c.score for c in context)
+        if best < guard.refusal_threshold:
+            step.interventions.append(f"refused: best relevance {best:.3f} below refusal_threshold "
+                                      f"{guard.refusal_threshold}")
+            return draft, [], 0, "below threshold"
+        kept: list[int] = []
+        removed = 0
+
+        def keep(match: re.Match[str]) -> str:
+            nonlocal removed
+            n = int(match.group(1))
+            if 1 <= n <= len(context) and (n in kept or len(kept) < guard.max_citations):
+                if n not in kept:
+                    kept.append(n)
+                return match.group(0)
+            removed += 1
+            return ""
+
+        answer = _CITATION.sub(keep, draft)
+        answer = re.sub(r"\s{2,}", " ", answer).strip()
+        if removed:
+            step.interventions.append(f"removed {removed} citation(s) outside the context or past "
+                                      f"max_citations={guard.max_citations}")
+        if not kept:
+            step.interventions.append("refused: no valid citation to the context remains")
+            return answer, [], removed, "uncited"
+        step.detail["citations"] = kept
+        return answer, kept, removed, None
+
+    def _judge(self, answer: str, items: list[prompts.EvidenceItem]) -> str | None:
+        evidence = items if self.cfg.judge.mode == "with_evidence" else None
+        fallback = JudgeVerdict(verdict="supported", score=0.5, reason="fallback: invalid judge output")
+        response, call = self._call("judge", prompts.judge_prompt(self.question, answer, evidence), JudgeVerdict,
+                                    fallback)
+        verdict = response.parsed.verdict  # type: ignore[union-attr]
+        step = self.trace.add(TraceStep(kind="judge", llm=call, decision=response.parsed.model_dump(),  # type: ignore[union-attr]
+                                        tokens=response.usage.total_tokens, detail={"mode": self.cfg.judge.mode}))
+        if verdict == "unsupported":
+            step.interventions.append(f"refused: the {self.cfg.judge.mode} judge found the answer unsupported")
+            return "judge"
+        return None

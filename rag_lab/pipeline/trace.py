@@ -1,0 +1,81 @@
+"""What happened to one question, step by step: the trace a user reads to diagnose spinning,
+drift, premature stops or a lost bridge entity. Serializable to JSON."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+
+class StopReason(StrEnum):
+    """Why the retrieval loop ended (DESIGN.md §2). A cap being reached is not evidence of sufficiency."""
+
+    ANSWERED = "answered"
+    CAP_REACHED = "cap_reached"
+    BUDGET_TIME = "budget_time"
+    BUDGET_TOKENS = "budget_tokens"
+    EMPTY_ROUND = "empty_round"
+    INSUFFICIENT = "insufficient"
+    POLICY_REJECTED = "policy_rejected"
+    FALLBACK = "fallback"
+
+
+StepKind = Literal[
+    "route", "expand", "retrieve", "controller", "finalize", "grade", "generate", "judge", "guard", "fallback"
+]
+
+
+class LLMCall(BaseModel):
+    """One LLM call as the trace keeps it: the prompt sent, the raw output and its validation."""
+
+    role: str
+    messages: list[dict[str, str]]
+    raw_output: str
+    outcome: str
+    reason: str = ""
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    modelled_latency_s: float | None = None
+    cached: bool = False
+
+
+class TraceStep(BaseModel):
+    kind: StepKind
+    round: int = 0
+    queries: list[str] = Field(default_factory=list)
+    retrieved: list[str] = Field(default_factory=list, description="chunk ids, in rank order")
+    new: list[str] = Field(default_factory=list, description="retrieved chunk ids not seen before")
+    round_yield: int | None = None
+    llm: LLMCall | None = None
+    decision: dict[str, Any] | None = None
+    interventions: list[str] = Field(default_factory=list, description="policy interventions, in plain words")
+    detail: dict[str, Any] = Field(default_factory=dict)
+    tokens: int = 0
+    latency_s: float = 0.0
+
+
+class Trace(BaseModel):
+    qid: str
+    question: str
+    route: str = ""
+    steps: list[TraceStep] = Field(default_factory=list)
+    stop_reason: StopReason | None = None
+    rounds_used: int = 0
+
+    def add(self, step: TraceStep) -> TraceStep:
+        self.steps.append(step)
+        return step
+
+    @property
+    def interventions(self) -> list[str]:
+        return [i for s in self.steps for i in s.interventions]
+
+    def llm_calls(self) -> list[LLMCall]:
+        return [s.llm for s in self.steps if s.llm is not None]
+
+    def yields(self) -> list[int]:
+        """New unique chunks per retrieval round, in order."""
+        return [s.round_yield for s in self.steps if s.kind == "retrieve" and s.round_yield is not None]

@@ -1,0 +1,276 @@
+"""Behaviour of the bounded pipeline and each policy, on scripted retrieval and a scripted LLM."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from fakes import ScriptedResources, corpus_of
+from rag_lab.llm.scripted import ScriptedBackend
+from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig, StopReason
+from rag_lab.pipeline.finalize import crag_grade
+
+Q = "What is the falcon passphrase?"
+FILLERS = {f"f{i}": f"Falcon launch notes, item {i}: the rocket launch was rescheduled." for i in range(6)}
+MARKED = {"m": "The falcon passphrase is ZEBRA-MARKER-42."}
+COMPLEX = '{"route": "COMPLEX"}'
+AGAIN = '{{"action": "retrieve_again", "queries": ["{q}"]}}'
+ANSWER = '{"action": "answer"}'
+
+
+def backend(controller: list[str], answer: str = "ZEBRA-MARKER-42 [1]", route: str = COMPLEX) -> ScriptedBackend:
+    return ScriptedBackend({"route": [route], "controller": controller, "answer": [answer]})
+
+
+def run(resources, be, **params):
+    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
+    return Pipeline(config, resources, be).run(Q, qid="q1")
+
+
+def answer_prompt(be: ScriptedBackend) -> str:
+    return be.requests_for("answer")[-1].messages[-1].content
+
+
+def round_steps(trace):
+    return [s for s in trace.steps if s.kind == "retrieve"]
+
+
+# --- truncation (DESIGN.md §2): later evidence must reach the prompt unless appended-then-cut --------
+
+@pytest.mark.parametrize("strategy, reaches", [
+    ("append_then_truncate", False), ("rank_then_truncate", True), ("refine", True),
+])
+def test_later_round_evidence_reaches_the_prompt(strategy, reaches):
+    res = ScriptedResources(corpus_of({**FILLERS, **MARKED}), {Q: list(FILLERS)[:5], "falcon passphrase": ["m"]})
+    be = backend([AGAIN.format(q="falcon passphrase"), ANSWER])
+    result, trace = run(res, be, **{"truncation.strategy": strategy, "truncation.max_snippets": 5})
+    assert [s.new for s in round_steps(trace)][1] == ["m#0"]  # round 2 brought the marked chunk
+    assert ("ZEBRA-MARKER-42" in answer_prompt(be)) is reaches
+    assert ("m" in [c.doc_id for c in result.context]) is reaches
+
+
+# --- zero-yield stop ------------------------------------------------------------------------------
+
+def test_paraphrase_returning_the_same_chunks_stops_with_empty_round():
+    hits = {Q: ["f0", "f1"], "falcon pass phrase": ["f1", "f0"]}
+    res = ScriptedResources(corpus_of(FILLERS), hits)
+    be = backend([AGAIN.format(q="falcon pass phrase")] * 3, answer="rescheduled [1]")
+    result, trace = run(res, be, **{"round_cap.max_rounds": 4})
+    assert result.stop_reason == StopReason.EMPTY_ROUND
+    assert trace.yields() == [2, 0]
+    assert len(be.requests_for("controller")) == 1  # no second controller call after the empty round
+    assert "zero-yield" in " ".join(trace.interventions)
+
+
+def test_zero_yield_disabled_keeps_spinning_until_the_cap():
+    hits = {Q: ["f0", "f1"], "falcon pass phrase": ["f1", "f0"]}
+    be = backend([AGAIN.format(q="falcon pass phrase")] * 3, answer="rescheduled [1]")
+    result, trace = run(ScriptedResources(corpus_of(FILLERS), hits), be,
+                        **{"round_cap.max_rounds": 3, "zero_yield.enabled": False})
+    assert result.stop_reason == StopReason.CAP_REACHED
+    assert trace.yields() == [2, 0, 0]
+
+
+def test_all_empty_search_runs_to_the_cap_then_falls_back_to_one_shot():
+    res = ScriptedResources(corpus_of(FILLERS), {})  # every search returns nothing
+    be = backend([AGAIN.format(q=f"try {i}") for i in range(5)])
+    result, trace = run(res, be, **{"round_cap.max_rounds": 3})
+    kinds = [s.kind for s in trace.steps]
+    assert kinds.count("retrieve") == 4 and "fallback" in kinds
+    assert round_steps(trace)[-1].queries == [Q]  # the one-shot retrieval uses the original question
+    assert result.stop_reason == StopReason.FALLBACK and result.fallback_used
+    assert result.status == "refused" and result.answer == REFUSAL
+
+
+# --- round cap ---------------------------------------------------------------------------------------
+
+def test_a_third_retrieval_under_max_rounds_2_is_rejected_never_executed():
+    hits = {Q: ["f0"], "q2": ["f1"], "q3": ["f2"]}
+    res = ScriptedResources(corpus_of(FILLERS), hits)
+    be = backend([AGAIN.format(q="q2"), AGAIN.format(q="q3"), ANSWER], answer="rescheduled [1]")
+    result, trace = run(res, be, **{"round_cap.max_rounds": 2})
+    assert "q3" not in res.searched
+    assert len(round_steps(trace)) == 2 and result.rounds_used == 2
+    assert result.stop_reason == StopReason.CAP_REACHED
+    assert any("past the cap of 2" in i for i in trace.interventions)
+    assert result.status == "answered"  # the deterministic fallback answers from what was gathered
+
+
+def test_budget_disclosure_changes_only_the_prompt():
+    prompts = {}
+    for disclosed in (True, False):
+        res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"], "q2": ["f1"], "q3": ["f2"]})
+        be = backend([AGAIN.format(q="q2"), AGAIN.format(q="q3")], answer="rescheduled [1]")
+        result, trace = run(res, be, **{"round_cap.max_rounds": 2, "disclosure.disclosed": disclosed})
+        prompts[disclosed] = be.requests_for("controller")[0].messages[0].content
+        assert result.rounds_used == 2 and result.stop_reason == StopReason.CAP_REACHED
+    assert "at most 2 searches" in prompts[True] and "at most" not in prompts[False]
+    assert "as few searches as possible" in prompts[False]
+
+
+def test_token_budget_stops_retrieval():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"], "q2": ["f1"]})
+    be = backend([AGAIN.format(q="q2")], answer="rescheduled [1]")
+    result, trace = run(res, be, **{"budget.max_tokens": 10})
+    assert result.stop_reason == StopReason.BUDGET_TOKENS and "q2" not in res.searched
+
+
+# --- controller validation and policy rejections ---------------------------------------------------------
+
+@pytest.mark.parametrize("raw", ['{"action": "search_web"}', "not json", '{"action": "retrieve_again", "queries": []}'])
+def test_invalid_controller_output_gets_the_deterministic_fallback(raw):
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"]})
+    be = backend([raw], answer="rescheduled [1]")
+    result, trace = run(res, be)
+    step = next(s for s in trace.steps if s.kind == "controller")
+    assert step.llm.outcome == "fallback" and step.llm.reason
+    assert step.decision["action"] == "answer" and "deterministic fallback" in step.decision["reason"]
+    assert result.status == "answered"
+
+
+def test_answer_without_usable_evidence_is_a_policy_rejection():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"]})
+    result, trace = run(res, backend([ANSWER]), **{"citations.refusal_threshold": 0.99})
+    assert result.stop_reason == StopReason.POLICY_REJECTED and result.status == "refused"
+
+
+def test_insufficient_is_a_refusal_with_no_made_up_answer():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"]})
+    be = backend(['{"action": "insufficient"}'])
+    result, _ = run(res, be)
+    assert result.stop_reason == StopReason.INSUFFICIENT and result.answer == REFUSAL
+    assert not be.requests_for("answer")
+
+
+# --- router ------------------------------------------------------------------------------------------
+
+def test_comparison_wording_upgrades_a_simple_route():
+    res = ScriptedResources(corpus_of(FILLERS), {"Compare f0 and f1": ["f0", "f1"]})
+    be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "controller": [ANSWER], "answer": ["f0 [1]"]})
+    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0})
+    result, trace = Pipeline(config, res, be).run("Compare f0 and f1")
+    assert result.route == "COMPLEX" and "upgraded" in trace.steps[0].interventions[0]
+    assert be.requests_for("controller")
+
+
+def test_simple_route_takes_one_shot_retrieval_without_the_controller():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"]})
+    be = backend([], route='{"route": "SIMPLE"}', answer="rescheduled [1]")
+    result, trace = run(res, be)
+    assert result.route == "SIMPLE" and not be.requests_for("controller") and result.rounds_used == 1
+
+
+# --- CRAG ---------------------------------------------------------------------------------------------
+
+def test_crag_grades_by_thresholds():
+    assert crag_grade([0.7, 0.1], upper=0.6, lower=0.2) == "correct"
+    assert crag_grade([0.4, 0.1], upper=0.6, lower=0.2) == "ambiguous"
+    assert crag_grade([0.1, 0.15], upper=0.6, lower=0.2) == "incorrect"
+    assert crag_grade([0.6], upper=0.6, lower=0.2) == "correct"  # boundaries: ≥ upper is correct
+
+
+@pytest.mark.parametrize("doc, grade, template_words", [
+    ("falcon passphrase ZEBRA", "correct", "Answer the question using only the evidence"),
+    ("falcon rocket", "ambiguous", "may be only partly relevant"),
+    ("unrelated text", "incorrect", None),
+])
+def test_crag_grade_picks_the_template(doc, grade, template_words):
+    res = ScriptedResources(corpus_of({"d": doc}), {Q: ["d"]})
+    be = backend([ANSWER], answer="ZEBRA [1]", route='{"route": "SIMPLE"}')
+    config = PipelineConfig().set({"crag.evaluator": "lexical", "crag.upper": 0.5, "crag.lower": -0.5,
+                                   "citations.refusal_threshold": -1.0})
+    result, trace = Pipeline(config, res, be).run(Q)
+    assert result.crag_grade == grade
+    if template_words is None:  # incorrect: evidence discarded, no generation with a fallback template
+        assert not be.requests_for("answer") and result.status == "refused" and not result.context
+    else:
+        assert template_words in be.requests_for("answer")[0].messages[0].content
+        assert result.context
+
+
+def test_fallback_template_only_with_empty_context():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: list(FILLERS)})
+    be = backend([ANSWER], answer="rescheduled [1]")
+    result, _ = run(res, be)
+    assert result.context and "No usable evidence" not in be.requests_for("answer")[0].messages[0].content
+
+
+# --- citation guard -------------------------------------------------------------------------------------
+
+def test_citations_outside_the_context_are_removed_and_capped():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0", "f1", "f2"]})
+    be = backend([ANSWER], answer="It moved [1][7] and again [2] and [3] [0].")
+    result, trace = run(res, be, **{"citations.max_citations": 2})
+    assert result.citations == [1, 2]
+    assert "[7]" not in result.answer and "[3]" not in result.answer and "[0]" not in result.answer
+    assert result.invalid_citations == 3
+    assert result.cited_chunk_ids == [result.context[0].chunk_id, result.context[1].chunk_id]
+
+
+def test_an_answer_with_no_valid_citation_is_refused():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0"]})
+    result, _ = run(res, backend([ANSWER], answer="It moved [9]."))
+    assert result.status == "refused" and result.answer == REFUSAL
+
+
+# --- source contract -------------------------------------------------------------------------------------
+
+def test_source_contract_fail_closed_returns_nothing():
+    res = ScriptedResources(corpus_of(FILLERS, source="wiki"), {Q: ["f0", "f1"]})
+    be = backend([AGAIN.format(q="x")] * 3, answer="rescheduled [1]", route='{"route": "SIMPLE"}')
+    result, trace = run(res, be, **{"sources.simple": ("runbook",)})
+    assert not result.context and result.status == "refused" and not result.cited_chunk_ids
+    assert "source contract removed 2" in " ".join(trace.interventions)
+
+
+def test_source_contract_fail_open_shows_the_bug():
+    res = ScriptedResources(corpus_of(FILLERS, source="wiki"), {Q: ["f0", "f1"]})
+    be = backend([], answer="rescheduled [1]", route='{"route": "SIMPLE"}')
+    result, trace = run(res, be, **{"sources.simple": ("runbook",), "sources.mode": "fail_open"})
+    assert result.status == "answered" and result.context
+    assert "fail-open bug" in " ".join(trace.interventions)
+
+
+# --- expansion ---------------------------------------------------------------------------------------------
+
+def test_rewrites_are_retrieved_separately_and_fused():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0", "f1"], "r1": ["f2", "f1"], "r2": ["f3"]})
+    be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "rewrite": ['{"queries": ["r1", "r2"]}'],
+                          "answer": ["rescheduled [1]"]})
+    config = PipelineConfig().set({"rewrite.enabled": True, "rewrite.n_rewrites": 2, "crag.enabled": False,
+                                   "citations.refusal_threshold": -1.0})
+    result, trace = Pipeline(config, res, be).run(Q)
+    assert res.searched == [Q, "r1", "r2"]
+    assert round_steps(trace)[0].retrieved[0] == "f1#0"  # f1 is in two rankings: RRF puts it first
+
+
+def test_hyde_retrieves_with_the_mean_embedding():
+    res = ScriptedResources(corpus_of(FILLERS), {})
+    be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "hyde": ['{"passages": ["p one", "p two"]}']},
+                         default="INSUFFICIENT")
+    config = PipelineConfig().set({"hyde.enabled": True, "hyde.n_docs": 2})
+    Pipeline(config, res, be).run(Q)
+    assert res.searched == [f"<vector>p one p two {Q}"]
+
+
+def test_rewrite_and_hyde_together_are_rejected():
+    with pytest.raises(ValueError, match="not both"):
+        PipelineConfig().set({"rewrite.enabled": True, "hyde.enabled": True})
+
+
+# --- the trace -------------------------------------------------------------------------------------------------
+
+def test_trace_is_json_and_records_each_step():
+    res = ScriptedResources(corpus_of({**FILLERS, **MARKED}), {Q: ["f0"], "falcon passphrase": ["m", "f0"]})
+    be = backend([AGAIN.format(q="falcon passphrase"), ANSWER])
+    result, trace = run(res, be)
+    data = json.loads(trace.model_dump_json())
+    assert data["stop_reason"] == "answered" and data["rounds_used"] == 2
+    rounds = [s for s in data["steps"] if s["kind"] == "retrieve"]
+    assert rounds[1]["queries"] == ["falcon passphrase"] and rounds[1]["new"] == ["m#0"] and rounds[1]["round_yield"] == 1
+    controller = [s for s in data["steps"] if s["kind"] == "controller"][0]
+    assert controller["llm"]["raw_output"] and controller["llm"]["outcome"] == "valid"
+    assert controller["decision"]["action"] == "retrieve_again"
+    assert result.llm_calls_by_role == {"route": 1, "controller": 2, "answer": 1}
+    assert result.llm_cost.calls == 4

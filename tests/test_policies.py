@@ -1,0 +1,112 @@
+"""The contract every policy passes, and PipelineConfig's dotted keys and files."""
+
+from __future__ import annotations
+
+import annotated_types
+import pytest
+from pydantic import ValidationError
+
+from fakes import ScriptedResources, corpus_of
+from rag_lab.errors import ConfigError
+from rag_lab.llm.scripted import ScriptedBackend
+from rag_lab.pipeline import POLICY_CLASSES, Pipeline, PipelineConfig
+
+
+def _bounds(cls):
+    """(field, lower, upper) of every bounded numeric field."""
+    for name, info in cls.model_fields.items():
+        lo = hi = None
+        for meta in info.metadata:
+            if isinstance(meta, annotated_types.Ge):
+                lo = meta.ge
+            if isinstance(meta, annotated_types.Le):
+                hi = meta.le
+        if lo is not None or hi is not None:
+            yield name, lo, hi
+
+
+@pytest.mark.parametrize("cls", POLICY_CLASSES, ids=lambda c: c.__name__)
+def test_policy_contract(cls):
+    policy = cls()
+    field = next(iter(cls.model_fields))
+    with pytest.raises(ValidationError):  # frozen
+        setattr(policy, field, getattr(policy, field))
+    assert cls.model_validate(policy.model_dump()) == policy  # round trip
+    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
+        cls(not_a_field=1)
+    bounded = list(_bounds(cls))
+    for name, lo, hi in bounded:
+        if lo is not None:
+            with pytest.raises(ValidationError):
+                cls(**{name: lo - 1})
+        if hi is not None:
+            with pytest.raises(ValidationError):
+                cls(**{name: hi + 1})
+    assert cls.__doc__ and len(cls.__doc__) > 40, "every policy says what it does"
+
+
+def test_every_numeric_policy_field_is_bounded():
+    for cls in POLICY_CLASSES:
+        bounded = {name for name, _, _ in _bounds(cls)}
+        for name, info in cls.model_fields.items():
+            if info.annotation in (int, float) or str(info.annotation) in ("int | None", "float | None"):
+                assert name in bounded, f"{cls.__name__}.{name} has no bounds"
+
+
+def test_policies_are_unchanged_after_a_run():
+    config = PipelineConfig().set({"round_cap.max_rounds": 3, "crag.enabled": False})
+    before = config.model_dump()
+    res = ScriptedResources(corpus_of({"a": "alpha text"}), {"q": ["a"], "again": ["a"]})
+    backend = ScriptedBackend({"route": ['{"route": "COMPLEX"}'],
+                               "controller": ['{"action": "retrieve_again", "queries": ["again"]}'],
+                               "answer": ["alpha [1]"]})
+    Pipeline(config, res, backend).run("q")
+    assert config.model_dump() == before
+
+
+def test_dotted_keys_get_and_copy_on_set():
+    config = PipelineConfig()
+    changed = config.set({"crag.upper": 0.7, "truncation.strategy": "refine"})
+    assert config.get("crag.upper") == 0.5 and changed.get("crag.upper") == 0.7
+    assert changed.get("truncation.strategy") == "refine"
+    assert config.set(crag__upper=0.6).get("crag.upper") == 0.6
+    flat = config.flat()
+    assert flat["round_cap.max_rounds"] == 2 and flat["disclosure.disclosed"] is False
+    assert all(config.get(k) == v for k, v in flat.items())
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"crag.uper": 0.5}, "unknown field 'uper'"),
+    ({"crg.upper": 0.5}, "unknown policy 'crg'"),
+    ({"upper": 0.5}, "not a dotted key"),
+    ({"crag.upper": 2.0}, "crag.upper"),
+    ({"crag.lower": 0.9}, "must not exceed"),
+    ({"round_cap.max_rounds": 0}, "round_cap.max_rounds"),
+    ({"truncation.strategy": "chop"}, "truncation.strategy"),
+])
+def test_bad_settings_fail_with_a_clear_message(values, message):
+    with pytest.raises(ConfigError, match=message):
+        PipelineConfig().set(values)
+
+
+def test_effective_cap_is_the_smaller_of_cap_and_budget():
+    assert PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_rounds": 3}).max_rounds == 3
+
+
+def test_config_files_yaml_json_and_errors(tmp_path):
+    (tmp_path / "c.yaml").write_text("crag:\n  upper: 0.6\nround_cap.max_rounds: 3\n")
+    config = PipelineConfig.from_file(tmp_path / "c.yaml")
+    assert config.get("crag.upper") == 0.6 and config.max_rounds == 3
+    (tmp_path / "c.json").write_text('{"truncation": {"max_snippets": 7}}')
+    assert PipelineConfig.from_file(tmp_path / "c.json").get("truncation.max_snippets") == 7
+    (tmp_path / "bad.yaml").write_text("crag: [1, 2\n")
+    with pytest.raises(ConfigError, match="bad.yaml: not valid YAML"):
+        PipelineConfig.from_file(tmp_path / "bad.yaml")
+    (tmp_path / "list.yaml").write_text("- 1\n")
+    with pytest.raises(ConfigError, match="must hold a mapping"):
+        PipelineConfig.from_file(tmp_path / "list.yaml")
+    (tmp_path / "typo.yaml").write_text("crag:\n  uper: 0.6\n")
+    with pytest.raises(ConfigError, match="typo.yaml.*uper"):
+        PipelineConfig.from_file(tmp_path / "typo.yaml")
+    with pytest.raises(ConfigError, match="cannot read"):
+        PipelineConfig.from_file(tmp_path / "missing.yaml")
