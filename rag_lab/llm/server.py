@@ -40,7 +40,6 @@ import time
 from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
-from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
@@ -400,7 +399,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_version = "rag-lab-server"
     sys_version = ""
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (stdlib signature)
+    def log_message(self, format: str, *args: Any) -> None:
         log.debug("lab server %s - %s", self.address_string(), format % args)
 
     def _send(self, status: int, body: bytes, headers: dict[str, str] | None = None) -> None:

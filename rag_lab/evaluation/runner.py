@@ -1,0 +1,55 @@
+"""Run the full pipeline over an evaluation set and summarise quality and cost."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from rag_lab.evaluation.question_metrics import question_metrics
+from rag_lab.pipeline import Pipeline, Result, Trace
+from rag_lab.records import EvalSet
+
+
+@dataclass
+class EvalRun:
+    """Per-question rows (metrics), results and traces of one pipeline over one evaluation set."""
+
+    rows: list[dict[str, Any]]
+    results: dict[str, Result]
+    traces: dict[str, Trace]
+
+    def frame(self) -> pd.DataFrame:
+        return pd.DataFrame(self.rows)
+
+
+def evaluate_pipeline(pipeline: Pipeline, evalset: EvalSet) -> EvalRun:
+    """Run ``pipeline`` on every question of ``evalset`` (in order)."""
+    rows, results, traces = [], {}, {}
+    for question in evalset:
+        result, trace = pipeline.run(question)
+        rows.append(question_metrics(question, result, trace))
+        results[question.qid] = result
+        traces[question.qid] = trace
+    return EvalRun(rows, results, traces)
+
+
+def summarize(rows: list[dict[str, Any]] | pd.DataFrame) -> dict[str, Any]:
+    """Means of every ``quality_*`` and ``cost_*`` column, overall and by question type
+    (undefined values, e.g. answer containment of unanswerable questions, are left out)."""
+    frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    cols = [c for c in frame.columns if c.startswith(("quality_", "cost_"))]
+
+    def means(part: pd.DataFrame) -> dict[str, Any]:
+        out: dict[str, Any] = {"n": len(part)}
+        for c in cols:
+            values = pd.to_numeric(part[c], errors="coerce").dropna()
+            out[c] = float(values.mean()) if len(values) else None
+        return out
+
+    return {
+        "overall": means(frame),
+        "by_type": {t: means(part) for t, part in frame.groupby("type", sort=True)},
+        "stop_reasons": frame["stop_reason"].value_counts().sort_index().to_dict(),
+    }
