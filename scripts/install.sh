@@ -18,6 +18,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # torch first and pinned: 2.13.0 is the CPU build on local disk. An unpinned torch (pulled in by
   # sentence-transformers) would download a multi-GB CUDA build.
   .venv/bin/pip install --quiet torch==2.13.0
-  .venv/bin/pip install --quiet -e '.[dev]'
+  # The local extra compiles llama-cpp-python from source the first time (about 7 minutes on two
+  # cores, for this machine's CPU: -march=native); pip caches the wheel for later installs.
+  if ! .venv/bin/python -c 'import llama_cpp' 2>/dev/null; then
+    echo "install: building llama-cpp-python from source (several minutes)" >&2
+  fi
+  .venv/bin/pip install --quiet -e '.[dev,local]'
   echo "$want" > "$stamp"
 fi

@@ -302,3 +302,20 @@ def test_connection_refused_is_retried_then_reported() -> None:
     with pytest.raises(LLMBackendError, match="connection failed") as info:
         llm.complete(controller_request())
     assert info.value.attempts == 2 and SECRET not in str(info.value)
+
+
+@pytest.mark.slow
+def test_lab_server_fronts_the_simulator() -> None:
+    """The default lab backend behind the server: the role header makes it play the controller."""
+    from rag_lab.llm.prompts import EvidenceItem, controller_prompt
+    from rag_lab.llm.simulator import SimulatedBackend
+
+    question = "In which city was Ada Lovelace born?"
+    evidence = [EvidenceItem(1, "Ada Lovelace", "Ada Lovelace was born in London in 1815.")]
+    sim = SimulatedBackend(profile="ideal")
+    request = LLMRequest(role="controller", messages=controller_prompt(question, evidence, [question], 3, False),
+                         response_schema=ControllerDecision)
+    with serve_in_thread(sim) as url:
+        resp = OpenAIBackend(sim.model, base_url=url).complete(request, fallback=FALLBACK)
+    assert resp.outcome == "valid", resp.reason
+    assert resp.parsed == sim.complete(request).parsed

@@ -15,7 +15,7 @@ a response schema is asked for:
 Whatever the mode, the text is validated by :meth:`LLMBackend.complete` (valid / repaired /
 fallback with its reason), because servers that accept a schema do not all enforce it.
 
-Failures: 429, 5xx, timeouts, connection errors and unreadable response bodies are retried with
+Failures: 429, 408, 5xx, timeouts, connection errors and unreadable response bodies are retried with
 exponential backoff and jitter (``backoff_base_s · 2^k``, capped at ``backoff_max_s``, half of it
 random from a seedable generator; a ``Retry-After`` header is honoured up to the cap), at most
 ``max_retries`` times. The ``openai`` client's own retries are off, so every attempt is counted
@@ -65,6 +65,8 @@ _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "tex
 NO_KEY = "no-key"
 _SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_\-\*\.]{2,}")
 _MAX_SERVER_MESSAGE = 300
+#: Statuses below 500 that are retried: request timeout and rate limiting.
+_RETRY_STATUSES = frozenset({408, 429})
 
 
 def display_url(url: str) -> str:
@@ -279,7 +281,7 @@ class OpenAIBackend(LLMBackend):
                 what = f"HTTP {status}: {self._server_message(exc)}"
                 if status in (400, 422) and "response_format" in kwargs:
                     raise _ModeRejected(status, what) from None
-                if status != 429 and status < 500:
+                if status not in _RETRY_STATUSES and status < 500:
                     self._count_error()
                     raise LLMBackendError(self.base_url, f"refused the request: {self._server_message(exc)}",
                                           status, attempt) from None
@@ -293,7 +295,7 @@ class OpenAIBackend(LLMBackend):
                 what, last_status = f"unreadable response body ({type(exc).__name__})", None
             if attempt == attempts:
                 self._count_error()
-                raise LLMBackendError(self.base_url, f"gave up after retries; last failure: {what}",
+                raise LLMBackendError(self.base_url, f"gave up; last failure: {what}",
                                       last_status, attempt) from None
             delay = self._backoff(attempt, retry_after)
             with self._stats_lock:

@@ -1,0 +1,53 @@
+"""Open an LLM backend by kind: ``sim`` (the embedded default), ``openai`` or ``local``.
+
+:func:`open_backend` is a context manager because the local model is a server process that must
+be stopped; every backend is wrapped in the response cache unless ``cache=False``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from rag_lab.errors import ConfigError
+from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.cache import CachedBackend, ResponseCache
+
+BACKEND_KINDS = ("sim", "openai", "local")
+
+
+@contextmanager
+def open_backend(
+    kind: str = "sim",
+    *,
+    profile: str = "typical",
+    seed: int = 0,
+    model: str | None = None,
+    base_url: str | None = None,
+    cache: bool | str | Path = True,
+) -> Iterator[LLMBackend]:
+    """Yield a ready backend. ``cache``: True for the default response cache, a path for another
+    file, False for none. API keys come from the environment and never enter cache keys."""
+    if kind not in BACKEND_KINDS:
+        raise ConfigError(f"unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}")
+    if kind == "local":
+        from rag_lab.llm.local import LocalModelServer
+
+        with LocalModelServer() as server:
+            yield _cached(server.backend(), cache)
+        return
+    if kind == "openai":
+        from rag_lab.llm.openai_backend import OpenAIBackend
+
+        yield _cached(OpenAIBackend(model, base_url=base_url), cache)
+        return
+    from rag_lab.llm.simulator import SimulatedBackend
+
+    yield _cached(SimulatedBackend(profile=profile, seed=seed), cache)
+
+
+def _cached(backend: LLMBackend, cache: bool | str | Path) -> LLMBackend:
+    if cache is False:
+        return backend
+    return CachedBackend(backend, ResponseCache(None if cache is True else cache))

@@ -1,0 +1,176 @@
+"""The answer role: a short extractive answer with ``[n]`` citations, or ``INSUFFICIENT``.
+
+The simulator writes only what it can copy from the evidence: the sentence(s) that state the
+asked fact, each followed by the number of the item it came from. Sentences that read as
+instructions to the model (prompt injection) are never used. Archived pages lose to current
+ones, and later-dated pages win when the question asks about the present.
+
+* single question → the best sentence of an item that covers the question (plus that item's
+  opening sentence when the best one does not name the focus);
+* relation chain → the sentence naming the bridge entity and the sentence stating its attribute;
+* comparison → both facts; the winner by the compared number or year (more/fewer, earlier/later…),
+  ``Yes``/``No`` for "are both …" and "the same …" questions;
+* the evidence lacks a needed fact, or the prompt is the fallback template → ``INSUFFICIENT``.
+
+It never guesses: an answer with only one side of a comparison, or only the first hop of a
+chain, is ``INSUFFICIENT``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rag_lab.llm.prompts import INSUFFICIENT
+from rag_lab.llm.sim.entities import extract
+from rag_lab.llm.sim.evidence import ATTR_COVER, Evidence, Fact, Focus
+from rag_lab.llm.sim.lexicon import meanings
+from rag_lab.llm.sim.question import QuestionAnalysis
+from rag_lab.llm.sim.text import numbers, percents, stem, words, years
+
+#: How many top items get sentence-level embeddings (the rest are read lexically).
+SENTENCE_EMBED_ITEMS = 4
+
+
+def template_of(system_text: str) -> str:
+    """Which answer template the prompt uses: ``fallback``, ``ambiguous`` or ``correct``."""
+    if "No usable evidence was found" in system_text:
+        return "fallback"
+    if "may be only partly relevant" in system_text or "confidence is low" in system_text:
+        return "ambiguous"
+    return "correct"
+
+
+def answer(qa: QuestionAnalysis, ev: Evidence, template: str) -> str:
+    """The answer text for ``qa`` from ``ev`` under the given template."""
+    if template == "fallback" or not ev.items:
+        return INSUFFICIENT
+    ranked = sorted(range(len(ev.items)), key=lambda i: -ev.item_sim[i])
+    ev.embed_sentences(ranked[:SENTENCE_EMBED_ITEMS])
+    if qa.comparison and len(ev.foci) >= 2:
+        text = _comparison(qa, ev)
+    elif qa.chain is not None and ev.foci:
+        text = _chain(qa, ev)
+        if text is None and ev.bridge() is None:
+            text = _single(qa, ev)
+    else:
+        text = _single(qa, ev)
+    if text is None:
+        return INSUFFICIENT
+    return f"Low confidence: {text}" if template == "ambiguous" else text
+
+
+def _cite(fact: Fact) -> str:
+    return f"{fact.sentence.text.rstrip()} [{fact.n}]"
+
+
+def _single(qa: QuestionAnalysis, ev: Evidence) -> str | None:
+    covering = [i for i in range(len(ev.items)) if ev.covers(i)]
+    if not covering:
+        alias_items = []
+        for f in ev.foci:
+            for alias in f.aliases:
+                alias_focus = Focus(alias, keywords=(alias,))
+                alias_items += [i for i in range(len(ev.items)) if ev.mentions(i, alias_focus)
+                                and ev.covers(i, [alias_focus])]
+        covering = sorted(set(alias_items))
+        if not covering:
+            return None
+    focus = ev.foci[0] if ev.foci else None
+    best = ev.fact(focus, items=covering) or ev.fact(None, items=covering)
+    if best is None:
+        return None
+    text = _cite(best)
+    opening = best.item.sentences[0] if best.item.sentences else None
+    names_focus = focus is None or focus.mentioned_in(best.sentence.text, best.sentence.stems)
+    if (not names_focus and opening is not None and opening.index != best.sentence.index
+            and not opening.instruction and len(opening.text.split()) <= 30):
+        text = f"{opening.text.rstrip()} {text}"
+    return text
+
+
+def _chain(qa: QuestionAnalysis, ev: Evidence) -> str | None:
+    found = ev.bridge()
+    if found is None:
+        return None
+    bridge, first_hop = found
+    target = Focus(bridge.text, entity=bridge)
+    second_items = [i for i in range(len(ev.items)) if not any(ev.about(i, f) for f in ev.foci)]
+    final = ev.fact(target, exclude=ev.foci, items=second_items)
+    if final is None or final.attr < ATTR_COVER:
+        return None
+    if final.n == first_hop.n and final.sentence.index == first_hop.sentence.index:
+        return _cite(final)
+    return f"{_cite(first_hop)} {_cite(final)}"
+
+
+def _value(fact: Fact, qa: QuestionAnalysis) -> float | None:
+    """The number a comparison compares, read from a fact sentence: a year for year questions,
+    a percentage for share questions, else the number closest to an attribute word."""
+    text = fact.sentence.text
+    if qa.answer_type == "year":
+        found = years(text)
+        return float(found[0]) if found else None
+    if qa.answer_type == "percent":
+        found = percents(text)
+        return found[0] if found else None
+    found = [(v, pos) for v, pos in numbers(text) if not (1500 <= v <= 2099 and float(v).is_integer()
+                                                           and qa.answer_type != "number")]
+    if not found:
+        found = numbers(text)
+    if not found:
+        return None
+    anchors = [m.start() for m in re.finditer(r"[A-Za-z]+", text)
+               if any(meanings(stem(m.group(0).lower())) & meanings(a) for a in qa.attribute)]
+    if not anchors:
+        return found[0][0]
+    return min(found, key=lambda vp: min(abs(vp[1] - a) for a in anchors))[0]
+
+
+def _fmt(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else f"{v:g}"
+
+
+def _comparison(qa: QuestionAnalysis, ev: Evidence) -> str | None:
+    a, b = ev.foci[:2]
+    fa = ev.fact(a, exclude=[b])
+    fb = ev.fact(b, exclude=[a])
+    if fa is None or fb is None:
+        return None
+    # "the same nationality" rarely repeats the attribute word: compare what each page says
+    if qa.comparison_kind != "same" and (fa.attr < ATTR_COVER or fb.attr < ATTR_COVER):
+        return None
+    cites = f"[{fa.n}]" if fa.n == fb.n else f"[{fa.n}] [{fb.n}]"
+    if qa.comparison_kind == "both":
+        value = qa.values[0] if qa.values else None
+        if value is None:
+            return f"{_cite(fa)} {_cite(fb)}"
+        holds = [value.lower() in f.sentence.text.lower() for f in (fa, fb)]
+        return f"Yes: both are {value} {cites}" if all(holds) else f"No: not both are {value} {cites}"
+    if qa.comparison_kind == "same":
+        va, vb = _descriptors(fa, ev, a), _descriptors(fb, ev, b)
+        shared = sorted(va & vb)
+        return f"Yes: both {shared[0]} {cites}" if shared else f"No: they differ {cites}"
+    if qa.comparison_kind == "select":
+        xa, xb = _value(fa, qa), _value(fb, qa)
+        if xa is None or xb is None:
+            return f"{_cite(fa)} {_cite(fb)}"
+        if xa == xb:
+            return f"Neither: both have {_fmt(xa)} {cites}"
+        pick_a = (xa > xb) if qa.direction == "max" else (xa < xb)
+        winner, wv, lv = (a, xa, xb) if pick_a else (b, xb, xa)
+        return f"{winner.label} ({_fmt(wv)} vs {_fmt(lv)}) {cites}"
+    return f"{_cite(fa)} {_cite(fb)}"
+
+
+def _descriptors(fact: Fact, ev: Evidence, focus: Focus) -> set[str]:
+    """Capitalised words and numbers describing ``focus`` in its fact and its page's opening."""
+    texts = [fact.sentence.text]
+    if fact.item.sentences:
+        texts.append(fact.item.sentences[0].text)
+    out: set[str] = set()
+    focus_words = set(words(focus.label))
+    for t in texts:
+        for e in extract(t):
+            if e.kind in ("word", "name") and not set(words(e.text)) & focus_words:
+                out.add(e.text)
+    return out

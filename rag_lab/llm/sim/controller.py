@@ -1,0 +1,227 @@
+"""The controller role: decide answer / rerank / retrieve_again / insufficient from the evidence.
+
+:func:`ideal_decision` is the policy with every knob off:
+
+* no evidence at all → ``retrieve_again`` with a rephrasing of the question (until every
+  rephrasing has been searched, then ``insufficient``);
+* **comparison** → each of the two foci must have a sentence stating the asked attribute; a
+  missing one → ``retrieve_again`` "<entity> <attribute words>";
+* **relation chain** → find the bridge entity in the evidence about the question's entity
+  (e.g. "owned by Team Aurora"); if no item states the asked attribute of the bridge →
+  ``retrieve_again`` "<bridge> <attribute words>" (e.g. "Team Aurora lead"); an alias found in the
+  evidence ("walrus is now asset-keeper") is carried the same way;
+* **single** → an item that mentions every focus and states the attribute (or is very similar to
+  the question, see :mod:`~rag_lab.llm.sim.evidence`) → ``answer``, or ``rerank`` when the best such
+  item is not among the first two shown; a focus that is mentioned but whose attribute is missing
+  → one targeted ``retrieve_again``; nothing related → ``insufficient``.
+
+A refined query already listed under SEARCHES is never sent again verbatim; when every option has
+been searched the decision is ``insufficient``. :func:`decide` then applies the behaviour knobs
+(see :class:`~rag_lab.llm.sim.profile.SimulatorProfile`) in this order: synonym spinning,
+premature stop, bridge drop, budget anchoring.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from rag_lab.llm.sim.entities import Entity
+from rag_lab.llm.sim.evidence import ATTR_COVER, SIM_RELATED, Evidence, Fact, Focus
+from rag_lab.llm.sim.knobs import CallRandom
+from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
+from rag_lab.llm.sim.question import QuestionAnalysis
+from rag_lab.llm.sim.text import normalise
+
+#: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
+_BUDGET = re.compile(
+    r"\b(?:at most|no more than|up to|maximum of|max(?:imum)?)\s+(\d+)\s+(?:searches|search(?:es)? rounds?|"
+    r"retrieval rounds?|rounds?|retrievals?|queries|tool calls)\b",
+    re.IGNORECASE,
+)
+_RUN = re.compile(r"\b(\d+)\s+(?:have|has)\s+been\s+run\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A controller decision with what the knobs need to know about how it was reached."""
+
+    action: str
+    queries: tuple[str, ...] = ()
+    reason: str = ""
+    partial: bool = False  # a multi-focus question with some focus covered and some missing
+    bridge: str | None = None  # the bridge entity carried by the refined query
+    knob: str | None = None  # the behaviour knob that changed the ideal decision
+
+    def as_json(self) -> dict[str, object]:
+        return {"action": self.action, "queries": list(self.queries), "reason": self.reason}
+
+
+def stated_budget(system_text: str) -> int | None:
+    """The search budget the prompt states ("at most N searches"), or None."""
+    m = _BUDGET.search(system_text)
+    return int(m.group(1)) if m else None
+
+
+def searches_run(system_text: str, searches: list[str]) -> int:
+    m = _RUN.search(system_text)
+    return int(m.group(1)) if m else len(searches)
+
+
+def parse_searches(block: str) -> list[str]:
+    """The queries listed in a SEARCHES section ("1. …" lines; "(none)" is empty)."""
+    out = []
+    for line in block.splitlines():
+        line = line.strip()
+        if not line or line == "(none)":
+            continue
+        out.append(re.sub(r"^\d+\.\s*", "", line))
+    return out
+
+
+def _fresh(candidates: list[str], searches: list[str]) -> str | None:
+    used = {normalise(s) for s in searches}
+    for c in candidates:
+        c = " ".join(c.split())
+        if c and normalise(c) not in used:
+            return c
+    return None
+
+
+def _targeted(label: str, qa: QuestionAnalysis, extra: tuple[str, ...] = ()) -> list[str]:
+    """Refined queries for ``label`` (an entity or bridge) and the asked attribute, most specific first."""
+    words = [w for w in qa.attribute_words if w.lower() not in label.lower().split()]
+    base = " ".join([label, *extra, *words]).strip()
+    out = [base, f"{label} {' '.join(words[:1])}".strip(), label]
+    if qa.attribute_words:
+        out.append(keyword_query(f"{label} {' '.join(qa.attribute_words)}", synonyms=1))
+    return list(dict.fromkeys(out))
+
+
+def _covered_facts(ev: Evidence, foci: list[Focus]) -> list[Fact | None]:
+    out = []
+    for f in foci:
+        others = [g for g in ev.foci if g is not f]
+        fact = ev.fact(f, exclude=others)
+        out.append(fact if fact is not None and fact.attr >= ATTR_COVER else None)
+    return out
+
+
+def _bridge_label(entity: Entity, qa: QuestionAnalysis) -> str:
+    """The bridge as it should appear in a query: a bare capitalised word gets the chain's noun
+    ("Meridian" → "Meridian team")."""
+    if entity.kind == "word" and qa.chain is not None:
+        noun = next((w for w in re.findall(r"[A-Za-z]+", qa.chain.cue) if w.lower().startswith(qa.chain.noun)),
+                    qa.chain.noun)
+        return f"{entity.text} {noun.lower()}"
+    return entity.text
+
+
+def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
+    """The controller's decision with every behaviour knob off (see the module doc)."""
+    if not ev.items:
+        q = _fresh([paraphrase(qa.text, searches, start=k) for k in range(4)], searches)
+        if q is None:
+            return Decision("insufficient", reason="no evidence after every rephrasing was searched")
+        return Decision("retrieve_again", (q,), reason="no evidence yet: searching again with a rephrased question")
+    if qa.comparison and len(ev.foci) >= 2:
+        return _comparison(qa, ev, searches)
+    if qa.chain is not None and ev.foci:
+        chained = _chain(qa, ev, searches)
+        if chained is not None:
+            return chained
+    return _single(qa, ev, searches)
+
+
+def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
+    foci = ev.foci[:2]
+    facts = _covered_facts(ev, foci)
+    if all(facts):
+        cites = ", ".join(f"[{f.n}]" for f in facts if f)
+        return Decision("answer", reason=f"both compared facts are in the evidence ({cites})")
+    missing = [f for f, fact in zip(foci, facts, strict=True) if fact is None]
+    partial = len(missing) < len(foci)
+    queries: list[str] = []
+    for f in missing:
+        q = _fresh(_targeted(f.label, qa), [*searches, *queries])
+        if q:
+            queries.append(q)
+    if not queries:
+        return Decision("insufficient", reason=f"no fact about {', '.join(f.label for f in missing)} after "
+                                               "targeted searches", partial=partial)
+    return Decision("retrieve_again", tuple(queries), partial=partial,
+                    reason=f"comparison: nothing yet on {', '.join(f.label for f in missing)}")
+
+
+def _chain(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision | None:
+    found = ev.bridge()
+    if found is None:
+        return None
+    bridge, first_hop = found
+    target = Focus(bridge.text, entity=bridge)
+    second_items = [i for i in range(len(ev.items)) if not any(ev.about(i, f) for f in ev.foci)]
+    final = ev.fact(target, exclude=ev.foci, items=second_items)
+    if final is not None and final.attr >= ATTR_COVER:
+        return Decision("answer", reason=f"chain resolved: {bridge.text} [{first_hop.n}], its fact in [{final.n}]")
+    label = _bridge_label(bridge, qa)
+    q = _fresh(_targeted(label, qa), searches)
+    if q is None:
+        return Decision("insufficient", partial=True, bridge=bridge.text,
+                        reason=f"found {bridge.text} [{first_hop.n}] but nothing on it after targeted searches")
+    return Decision("retrieve_again", (q,), partial=True, bridge=bridge.text,
+                    reason=f"next hop: the evidence names {bridge.text} [{first_hop.n}]; its fact is missing")
+
+
+def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
+    covering = [i for i in range(len(ev.items)) if ev.covers(i)]
+    if covering:
+        focus = ev.foci[0] if ev.foci else None
+        best = ev.fact(focus, items=covering)
+        n = best.n if best else ev.numbers[covering[0]]
+        position = ev.numbers.index(n)
+        if position >= 2 and len(ev.items) > 3:
+            return Decision("rerank", reason=f"sufficient evidence, but the best item [{n}] is shown at position "
+                                             f"{position + 1}")
+        return Decision("answer", reason=f"the evidence states the asked fact [{n}]")
+    alias = ev.alias_bridge()
+    if alias:
+        q = _fresh(_targeted(alias, qa), searches)
+        if q:
+            return Decision("retrieve_again", (q,), bridge=alias,
+                            reason=f"the evidence gives another name, {alias}; searching for it")
+    names = " ".join(e.text for e in qa.foci) or " ".join(qa.keywords)
+    mentioned = ev.any_mention()
+    # one targeted search when the entity is there but not the fact, or when the evidence is on
+    # the topic but names nothing the question names
+    if mentioned or (ev.best_sim() >= SIM_RELATED and len(searches) <= 1):
+        q = _fresh(_targeted(names, qa) if names else [keyword_query(qa.text, synonyms=1)], searches)
+        if q:
+            return Decision("retrieve_again", (q,), reason="the entity is found but not the asked fact")
+        return Decision("insufficient", reason="the asked fact is not in the evidence after a targeted search")
+    return Decision("insufficient", reason="nothing in the evidence is about the question")
+
+
+def decide(qa: QuestionAnalysis, ev: Evidence, searches: list[str], system_text: str,
+           draws: CallRandom) -> Decision:
+    """The ideal decision, then the behaviour knobs in order: synonym spinning (evidence
+    suffices, yet re-search with a paraphrase), premature stop (multi-focus, one focus covered:
+    answer), bridge drop (the next-hop query loses its bridge entity), budget anchoring (a
+    stated budget not yet used up: keep searching instead of stopping)."""
+    d = ideal_decision(qa, ev, searches)
+    if d.action in ("answer", "rerank") and draws.fires("synonym_spinning"):
+        q = paraphrase(qa.text, searches, start=draws.rng.randrange(2))
+        d = Decision("retrieve_again", (q,), reason="searching again to confirm", knob="synonym_spinning")
+    elif d.action in ("retrieve_again", "insufficient") and d.partial and draws.fires("premature_stop"):
+        d = Decision("answer", reason="the evidence seems sufficient", knob="premature_stop")
+    elif d.action == "retrieve_again" and d.bridge and draws.fires("bridge_drop"):
+        words = [w for w in keyword_query(qa.text).split() if w.lower() not in d.bridge.lower().split()]
+        q = _fresh([" ".join(words), keyword_query(qa.text, synonyms=1), paraphrase(qa.text, searches)], searches) \
+            or " ".join(words)
+        d = replace(d, queries=(q,), bridge=None, knob="bridge_drop", reason="searching for the missing fact")
+    budget = stated_budget(system_text)
+    if (d.action in ("answer", "rerank", "insufficient") and budget is not None
+            and searches_run(system_text, searches) < budget and draws.fires("budget_anchoring")):
+        q = paraphrase(qa.text, searches, start=draws.rng.randrange(3))
+        d = Decision("retrieve_again", (q,), knob="budget_anchoring",
+                     reason=f"{budget - searches_run(system_text, searches)} searches left; searching more")
+    return d

@@ -1,0 +1,189 @@
+"""Plain-text helpers of the simulator: words, a light stemmer, stop words, sentences, dates,
+numbers, and the markers of archived pages and of instruction-like text.
+
+Everything here is general English (and general IT writing): nothing is specific to a corpus.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+#: Function words, question words and auxiliaries: never content, never an attribute.
+STOPWORDS = frozenset(
+    """a an the of to in on for and or nor but is are was were be been being by with at from as
+    what which who whom whose when where why how does do did done can could should would will
+    shall may might must it its it's this that these those there their them they we our ours us
+    you your yours i me my mine he him his she her hers has have had having not no yes than then
+    so if about into onto over under again any all both each more most other some such only own
+    same too very just also out up down off per via s t one ones whether either neither let lets
+    get got make made tell give show find name list describe explain say said know please
+    currently many much go goes went gone""".split()
+)
+
+#: Verbs that carry no attribute of their own ("why did it happen", "which datastore does X use").
+LIGHT_VERBS = frozenset("happen happens happened occur occurs occurred use uses used get gets got take takes took "
+                        "make makes made do does did be".split())
+
+#: Words that make a question vague when they stand in for a name ("the index stuff").
+VAGUE_WORDS = frozenset("stuff thing things something someone somebody whatever whoever folks guys again "
+                        "thingy whatsit somewhere".split())
+
+#: Generic nouns that name a kind of thing rather than the thing itself.
+GENERIC_NOUNS = frozenset(
+    """service services system systems team teams thing app application tool product company person
+    people project page doc document feature component module part group one way""".split()
+)
+
+#: Words saying the question is about the present state (prefer current, dated-later pages).
+CURRENT_WORDS = ("now", "today", "current", "currently", "these days", "right now", "at the moment",
+                 "at present", "presently", "latest", "still", "nowadays", "as of today")
+_CURRENT = re.compile(r"\b(" + "|".join(re.escape(w) for w in CURRENT_WORDS) + r")\b", re.IGNORECASE)
+
+#: Markers of a superseded page, in general wiki/document English.
+_ARCHIVED = re.compile(
+    r"\b(archived|outdated|deprecated|superseded|obsolete|no longer (?:valid|maintained|accurate|current)|"
+    r"historical (?:page|copy|snapshot)|legacy page|out of date)\b",
+    re.IGNORECASE,
+)
+
+#: Prompt-injection phrasing: text in a document that addresses the model instead of informing
+#: the reader. General patterns, not tied to any corpus.
+_INSTRUCTION = re.compile(
+    r"(\b(ignore|disregard|forget|override|overrule)\b[^.]{0,40}\b(instructions?|context|above|previous|prior|"
+    r"rules|prompt|everything)\b|\bsystem (override|prompt|message|instruction)\b|\b(reply|respond|answer|say|"
+    r"state|output) (only )?(with|that)\b|\byou (must|should|are to) (now )?(reply|answer|respond|say|ignore)\b|"
+    r"\bas an ai\b|\bnew instructions?\b)",
+    re.IGNORECASE,
+)
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_\-./%]*[A-Za-z0-9%]|[A-Za-z0-9]")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\sa-z])|(?<=[.!?][\"'”’)])\s+(?=[^\sa-z])")
+_CITATION = re.compile(r"\s*\[\d+\]")
+
+_MONTHS = {m: i for i, m in enumerate(
+    "january february march april may june july august september october november december".split(), start=1)}
+_MONTH_ABBR = {m[:3]: i for m, i in _MONTHS.items()}
+_ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(0[1-9]|1[0-2])-([0-2]\d|3[01])\b")
+_LONG_DATE = re.compile(
+    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+([0-3]?\d)(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_DAY_FIRST_DATE = re.compile(
+    r"\b([0-3]?\d)(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b",
+    re.IGNORECASE,
+)
+_YEAR = re.compile(r"(?<![\d.\-])((?:1[5-9]|20)\d\d)(?![\d.\-]\d)")
+_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|percent\b)", re.IGNORECASE)
+_NUMBER = re.compile(r"(?<![\w.\-@#])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.\-]*[A-Za-z_])")
+
+
+def words(text: str) -> list[str]:
+    """Lower-cased word tokens; identifiers such as ``ledger-sync``, ``INC-12`` or ``3.1.0`` stay whole."""
+    return [w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text)]
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    """A light suffix-stripping stemmer (``listens``/``listened``/``listening`` → ``listen``;
+    ``services``/``service`` → ``servic``; ``sits`` → ``sit`` but ``site`` stays ``site``)."""
+    w = word.lower()
+    if len(w) > 4 and w.endswith("ies"):
+        return w[:-3] + "y"
+    if w.endswith("es") and w[:-2].endswith(("s", "x", "z", "ch", "sh")) and len(w) > 4:
+        w = w[:-2]
+    elif w.endswith(("ing", "ed")) and len(w) - (3 if w.endswith("ing") else 2) >= 3:
+        w = w[:-3] if w.endswith("ing") else w[:-2]
+        if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "aeiouls":
+            w = w[:-1]
+    elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+        w = w[:-1]
+    if len(w) > 4 and w.endswith("e"):
+        w = w[:-1]
+    return w
+
+
+def parts(word: str) -> list[str]:
+    """A hyphenated or snake-case identifier's parts (``search-dispatcher`` → search, dispatcher)."""
+    return [p for p in re.split(r"[-_./]", word.lower()) if p]
+
+
+def content_words(text: str) -> list[str]:
+    """Words of ``text`` that carry meaning (no stop words, no bare punctuation), in order."""
+    return [w for w in words(text) if w not in STOPWORDS and not w.isdigit() or _YEAR.fullmatch(w)]
+
+
+def content_stems(text: str) -> set[str]:
+    """Stems of the content words of ``text``, with identifiers also split into their parts."""
+    out: set[str] = set()
+    for w in content_words(text):
+        out.add(stem(w))
+        for p in parts(w):
+            if p not in STOPWORDS and len(p) > 1:
+                out.add(stem(p))
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of ``text`` (a split after . ! ? followed by a non-lower-case start)."""
+    out = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s and s.strip()]
+    return out or ([text.strip()] if text.strip() else [])
+
+
+def strip_citations(text: str) -> str:
+    """``text`` without ``[n]`` markers."""
+    return _CITATION.sub("", text)
+
+
+def is_instruction(sentence: str) -> bool:
+    """Whether a sentence in a document reads as an instruction aimed at the model (injection)."""
+    return bool(_INSTRUCTION.search(sentence))
+
+
+def is_archived(text: str) -> bool:
+    """Whether a page says of itself that it is archived, outdated or superseded."""
+    return bool(_ARCHIVED.search(text))
+
+
+def asks_current(question: str) -> bool:
+    """Whether the question asks about the present state (now, today, current…)."""
+    return bool(_CURRENT.search(question))
+
+
+def dates(text: str) -> list[str]:
+    """ISO dates (``YYYY-MM-DD``) written in ``text`` as ISO or as ``October 16, 2024`` / ``16 Oct 2024``."""
+    found = [f"{y}-{m}-{d}" for y, m, d in _ISO_DATE.findall(text)]
+    for mon, day, year in _LONG_DATE.findall(text):
+        found.append(f"{year}-{_MONTH_ABBR[mon[:3].lower()]:02d}-{int(day):02d}")
+    for day, mon, year in _DAY_FIRST_DATE.findall(text):
+        found.append(f"{year}-{_MONTH_ABBR[mon[:3].lower()]:02d}-{int(day):02d}")
+    return [d for d in found if 1 <= int(d[8:]) <= 31]
+
+
+def years(text: str) -> list[int]:
+    """Four-digit years (1500–2099) in ``text``, ISO dates included, in order of appearance."""
+    return [int(y) for y in _YEAR.findall(text)]
+
+
+def percents(text: str) -> list[float]:
+    """Percentages in ``text`` (``75%``, ``75 percent``)."""
+    return [float(n) for n, _ in _PERCENT.findall(text)]
+
+
+def numbers(text: str) -> list[tuple[float, int]]:
+    """Stand-alone numbers in ``text`` as ``(value, character offset)``; parts of identifiers,
+    versions and dates are not numbers."""
+    masked = _ISO_DATE.sub(lambda m: " " * len(m.group(0)), text)
+    out = []
+    for m in _NUMBER.finditer(masked):
+        raw = m.group(1).replace(",", "")
+        try:
+            out.append((float(raw), m.start()))
+        except ValueError:
+            continue
+    return out
+
+
+def normalise(text: str) -> str:
+    """Lower case, single spaces, no surrounding punctuation: for comparing queries."""
+    return " ".join(re.sub(r"[^\w\s@#%.\-]", " ", text.lower()).split()).strip(" .")
