@@ -7,6 +7,7 @@ the packaged embedding model (``CorpusResources.relevance``).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -45,7 +46,7 @@ def crag_grade(scores: list[float], upper: float, lower: float) -> Literal["corr
     return "ambiguous"
 
 
-def mmr_order(candidates: list[Candidate], res: CorpusResources, question: str, lam: float) -> list[Candidate]:
+def mmr_order(candidates: list[Candidate], res: CorpusResources, lam: float) -> list[Candidate]:
     """Greedy Maximal Marginal Relevance: ``λ·sim(d,q) − (1−λ)·max sim(d,d')`` over picked d'."""
     vectors = res.embed([_embed_text(c) for c in candidates])
     sims = vectors @ vectors.T
@@ -91,13 +92,14 @@ def truncate(
     max_snippets: int,
     max_tokens: int,
     res: CorpusResources,
-    question: str,
+    queries: Sequence[str],
 ) -> list[Candidate]:
     """Cut the evidence bundle to the context budget by ``strategy``:
 
     * ``append_then_truncate``: arrival order (round, then rank within the round), keep the first;
     * ``rank_then_truncate``: relevance order, keep the best;
-    * ``refine``: split every candidate into sentence strips, keep the most relevant strips
+    * ``refine``: split every candidate into sentence strips, keep the strips most relevant to
+      ``queries``
       (each chunk's kept strips stay together, in document order, and keep the chunk's score).
     """
     if strategy == "append_then_truncate":
@@ -105,16 +107,16 @@ def truncate(
     if strategy == "rank_then_truncate":
         return _fit(sorted(candidates, key=lambda c: (-c.score, c.round, c.rank)), max_snippets, max_tokens)
     if strategy == "refine":
-        return _refine(candidates, max_snippets, max_tokens, res, question)
+        return _refine(candidates, max_snippets, max_tokens, res, queries)
     raise ValueError(f"unknown truncation strategy {strategy!r}")
 
 
 def _refine(candidates: list[Candidate], max_snippets: int, max_tokens: int, res: CorpusResources,
-            question: str) -> list[Candidate]:
+            queries: Sequence[str]) -> list[Candidate]:
     strips = [(ci, si, s) for ci, c in enumerate(candidates) for si, s in enumerate(_SENTENCE.split(c.text)) if s]
     if not strips:
         return []
-    scores = res.relevance(question, [f"{candidates[ci].title}. {s}" for ci, _, s in strips])
+    scores = res.relevance(queries, [f"{candidates[ci].title}. {s}" for ci, _, s in strips])
     order = sorted(range(len(strips)), key=lambda i: (-scores[i], i))
     chosen: dict[int, list[int]] = {}  # candidate -> kept strips; insertion order = best strip first
     used = 0

@@ -250,7 +250,7 @@ class _QuestionRun:
         """Whether any gathered chunk clears the refusal threshold."""
         if not self.state.seen:
             return False
-        scores = self.res.chunk_relevance(self.question, list(self.state.seen))
+        scores = self.res.chunk_relevance(self._relevance_queries(), list(self.state.seen))
         return max(scores) >= self.cfg.citations.refusal_threshold
 
     def _fallback_decision(self, reason: str) -> ControllerDecision:
@@ -316,11 +316,15 @@ class _QuestionRun:
     def _controller_evidence(self) -> list[prompts.EvidenceItem]:
         candidates = self._candidates(list(self.state.seen))
         shown = truncate(candidates, self.cfg.truncation.strategy, self.cfg.retrieval.controller_evidence,
-                         self.cfg.truncation.max_tokens, self.res, self.question)
+                         self.cfg.truncation.max_tokens, self.res, self._relevance_queries())
         return [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(shown, start=1)]
 
+    def _relevance_queries(self) -> list[str]:
+        """What relevance is measured against: the question and every query searched so far."""
+        return [self.question, *self.state.searches]
+
     def _candidates(self, chunk_ids: list[str]) -> list[Candidate]:
-        scores = self.res.chunk_relevance(self.question, chunk_ids) if chunk_ids else []
+        scores = self.res.chunk_relevance(self._relevance_queries(), chunk_ids)
         return [
             Candidate(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
                       text=self.res.chunk[c].text, score=s, round=self.state.seen[c].round,
@@ -338,7 +342,7 @@ class _QuestionRun:
             return [], "empty"
         candidates = self._candidates(list(self.state.seen))  # seen is already unique by chunk id
         if self.cfg.finalize.mmr and candidates:
-            candidates = mmr_order(candidates, self.res, self.question, self.cfg.finalize.mmr_lambda)
+            candidates = mmr_order(candidates, self.res, self.cfg.finalize.mmr_lambda)
         grade = "disabled"
         if self.cfg.crag.enabled and candidates:
             candidates, grade = self._crag(candidates, step)
@@ -347,7 +351,7 @@ class _QuestionRun:
             strategy = "rank_then_truncate"
             step.interventions.append("controller asked to rerank: evidence ordered by relevance before truncation")
         context = truncate(candidates, strategy, self.cfg.truncation.max_snippets, self.cfg.truncation.max_tokens,
-                           self.res, self.question)
+                           self.res, self._relevance_queries())
         step.retrieved = [c.chunk_id for c in context]
         step.detail.update({"candidates": len(candidates), "crag_grade": grade, "strategy": strategy})
         if not context and grade != "incorrect":

@@ -75,7 +75,8 @@ class CRAG(Policy):
     """Corrective-RAG grading of the final candidates. Each chunk gets a relevance score on
     [-1, 1]; **Correct** if any ≥ ``upper``, **Incorrect** if all < ``lower``, else **Ambiguous**.
     Correct → standard template; Ambiguous → low-confidence template; Incorrect → discard and
-    refuse. ``evaluator``: ``embedding`` (cosine of question and chunk), ``llm`` (the grade role),
+    refuse. ``evaluator``: ``embedding`` (best cosine of the chunk with the question or a refined
+    query of a later hop), ``llm`` (the grade role),
     or ``lexical`` (share of question content words found in the chunk, mapped to [-1, 1])."""
 
     enabled: bool = True

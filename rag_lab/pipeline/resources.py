@@ -97,15 +97,16 @@ class CorpusResources:
                     self._vectors[text] = vec
             return np.stack([self._vectors[t] for t in texts]) if texts else np.zeros((0, self.embedder.dim))
 
-    def relevance(self, question: str, texts: Sequence[str]) -> list[float]:
-        """Cosine similarity of ``question`` and each text, on [-1, 1]."""
+    def relevance(self, queries: str | Sequence[str], texts: Sequence[str]) -> list[float]:
+        """Relevance of each text: its best cosine similarity over ``queries`` (the question, and
+        the refined queries of later hops, whose targets need not resemble the question)."""
+        queries = [queries] if isinstance(queries, str) else list(dict.fromkeys(queries))
         if not texts:
             return []
-        vectors = self.embed([question, *texts])
-        return [float(s) for s in vectors[1:] @ vectors[0]]
+        return [float(s) for s in (self.embed(texts) @ self.embed(queries).T).max(axis=1)]
 
-    def chunk_relevance(self, question: str, chunk_ids: Sequence[str]) -> list[float]:
-        return self.relevance(question, [chunk_text_for_embedding(self.chunk[c]) for c in chunk_ids])
+    def chunk_relevance(self, queries: str | Sequence[str], chunk_ids: Sequence[str]) -> list[float]:
+        return self.relevance(queries, [chunk_text_for_embedding(self.chunk[c]) for c in chunk_ids])
 
 
 def lexical_relevance(question: str, text: str) -> float:

@@ -136,6 +136,13 @@ def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> D
 def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
     foci = ev.foci[:2]
     facts = _covered_facts(ev, foci)
+    stale = [f for f, fact in zip(foci, facts, strict=True) if fact is not None and fact.item.archived]
+    if all(facts) and stale:
+        # a page that calls itself archived may be out of date: look once for the current one
+        queries = [q for q in (_fresh(_targeted(f.label, qa), searches) for f in stale) if q]
+        if queries:
+            return Decision("retrieve_again", tuple(queries), reason="only an archived page states the fact for "
+                            + ", ".join(f.label for f in stale) + "; looking for the current one")
     if all(facts):
         cites = ", ".join(f"[{f.n}]" for f in facts if f)
         return Decision("answer", reason=f"both compared facts are in the evidence ({cites})")
@@ -174,6 +181,12 @@ def _chain(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision 
 
 def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
     covering = [i for i in range(len(ev.items)) if ev.covers(i)]
+    names = " ".join(e.text for e in qa.foci) or " ".join(qa.keywords)
+    if covering and all(ev.items[i].archived for i in covering) and names:
+        q = _fresh(_targeted(names, qa), searches)
+        if q:
+            return Decision("retrieve_again", (q,), reason="only archived pages state the fact; looking for the "
+                                                          "current one")
     if covering:
         focus = ev.foci[0] if ev.foci else None
         best = ev.fact(focus, items=covering)
@@ -189,7 +202,6 @@ def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
         if q:
             return Decision("retrieve_again", (q,), bridge=alias,
                             reason=f"the evidence gives another name, {alias}; searching for it")
-    names = " ".join(e.text for e in qa.foci) or " ".join(qa.keywords)
     mentioned = ev.any_mention()
     # one targeted search when the entity is there but not the fact, or when the evidence is on
     # the topic but names nothing the question names

@@ -113,8 +113,11 @@ def parse_item(title: str, text: str) -> ParsedItem:
         stems = frozenset(content_stems(s))
         m, has_year, has_number, has_percent = _sentence_meanings(stems, s)
         sents.append(Sentence(s, i, stems, m, extract(s), is_instruction(s), has_year, has_number, has_percent))
-    title_entities = [e for e in extract(title, question=True) if e.kind != "date"]
-    text_entities = [e for e in extract(text) if e.kind != "date"]
+    # the subject: an identifier or multi-word name in the title; a single capitalised word only
+    # when it is the whole title ("Feature flag X" is about X, "Kestrel" about Kestrel)
+    title_entities = [e for e in extract(title, question=True)
+                      if e.kind not in ("date", "word", "version") or e.text.strip() == title.strip()]
+    text_entities = [e for e in extract(text) if e.kind not in ("date", "version")]
     subject = title_entities[0] if title_entities else (text_entities[0] if text_entities else None)
     found_dates = dates(f"{title} {text}")
     return ParsedItem(
@@ -225,6 +228,8 @@ class Evidence:
         head = self.qa.head
         weight = {a: 2.0 if a in head else 1.0 for a in attribute}
         matched = sum(weight[a] for a in attribute if meanings(a) & sent.meanings)
+        if self.qa.values and any(v.lower() in sent.text.lower() for v in self.qa.values):
+            matched += 1.0  # "written in Kotlin?": a sentence naming Kotlin speaks to the attribute
         total = sum(weight.values())
         if typed and self.qa.answer_type is not None:
             matched += self.type_hit(sent, subject)

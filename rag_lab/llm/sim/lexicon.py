@@ -23,10 +23,10 @@ from rag_lab.llm.sim.text import stem
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "port": ("port", "ports", "listen", "listens", "bind", "binds", "tcp", "udp", "socket", "endpoint"),
     "storage": ("datastore", "database", "db", "store", "stores", "storage", "state", "persist", "kept", "keep",
-                "keeps"),
+                "keeps", "data"),
     "language": ("language", "written", "write", "implemented", "implementation", "programming", "coded"),
     "launch": ("launch", "launched", "live", "started", "start", "began", "begin", "debut", "debuted", "introduced",
-               "founded", "established", "inception", "opened", "created"),
+               "founded", "established", "inception", "opened", "created", "deployed"),
     "own": ("own", "owns", "owned", "owner", "owners", "ownership", "maintain", "maintained", "maintains",
             "maintainer", "responsible", "operate", "operated", "runs"),
     "team": ("team", "teams", "group", "squad", "folks", "department", "unit", "crew"),
@@ -38,7 +38,7 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
                 "servers", "pod", "pods", "copies", "deployed", "capacity"),
     "channel": ("channel", "chat", "slack", "room", "talk", "reach", "contact", "escalation", "escalations", "page",
                 "pages", "paged", "pager", "oncall", "on-call", "alert", "alerts", "rotation"),
-    "location": ("office", "based", "sit", "sits", "located", "location", "city", "site", "headquarters",
+    "location": ("office", "based", "sit", "sits", "located", "location", "city", "headquarters",
                  "headquartered", "country", "town", "where"),
     "handle": ("handle", "username", "nickname", "alias", "nick"),
     "cause": ("cause", "caused", "causes", "root", "reason", "why", "because", "due", "trigger", "triggered"),
@@ -73,6 +73,11 @@ CONCEPTS: dict[str, tuple[str, ...]] = {
                      "enterprises", "organization", "organisation", "conglomerate", "chain"),
     "search": ("search", "searching", "index", "indexing", "query", "lookup", "find"),
 }
+
+#: Groups that say what a text is *about* (a topic) rather than which attribute it states; a
+#: question word in one of these can still single out the thing asked about ("the index service").
+TOPIC_CONCEPTS = frozenset({"team", "slow", "session", "failure", "flag", "upload", "image", "payment", "notify",
+                            "search", "organisation", "size", "age"})
 
 #: Surface paraphrases: ``(pattern, alternatives)``; the pattern is a regex on lower-cased text.
 PHRASES: tuple[tuple[str, tuple[str, ...]], ...] = (

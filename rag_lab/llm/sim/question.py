@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from rag_lab.llm.sim.entities import Entity, extract, primary
-from rag_lab.llm.sim.lexicon import concepts_of
+from rag_lab.llm.sim.lexicon import TOPIC_CONCEPTS, concepts_of
 from rag_lab.llm.sim.text import (
     GENERIC_NOUNS,
     LIGHT_VERBS,
@@ -245,6 +245,8 @@ def analyse(question: str) -> QuestionAnalysis:
     ordered: list[str] = []
     if re.match(r"^\s*why\b", low) or re.search(r"\bwhy\s+(did|does|do|was|is|were)\b", low):
         ordered.append(stem("cause"))
+    if re.search(r"\bwhat\s+(?:does|do|did)\b.*\bdo\b(?!\s+to\b)", low):
+        ordered.append(stem("role"))  # "what does X do?" asks for a job or a function
     for w in content_words(text):
         s = stem(w)
         if s in removable or w in STOPWORDS:
@@ -263,7 +265,7 @@ def analyse(question: str) -> QuestionAnalysis:
     keywords: tuple[str, ...] = ()
     if not foci:
         keywords = tuple(w for w in dict.fromkeys(content_words(text))
-                         if not concepts_of(stem(w)) and w not in GENERIC_NOUNS and w not in VAGUE_WORDS
+                         if concepts_of(stem(w)) <= TOPIC_CONCEPTS and w not in GENERIC_NOUNS and w not in VAGUE_WORDS
                          and stem(w) not in removable and len(w) > 2 and not w.isdigit())
         attribute = [a for a in attribute if a not in {stem(k) for k in keywords}] or attribute
 
@@ -288,8 +290,14 @@ def analyse(question: str) -> QuestionAnalysis:
         if answer_type is None and wh.group(1).lower() in ENTITY_NOUNS:
             answer_type = "entity"
 
+    # a comparison in time ("older", "launched first") compares years
+    temporal = {"earlier", "earliest", "first", "older", "oldest", "later", "latest", "newer", "newest", "younger",
+                "youngest", "before", "sooner", "recent", "recently"}
+    if comparison and answer_type is None and any(w in temporal for w in tokens):
+        answer_type = "year"
     # words that only name the kind of value asked are satisfied by a value of that kind
-    type_words = {"year": {"year", "date"}, "percent": {"percentag", "percent"}, "number": {"number", "count"}}
+    type_words = {"year": {"year", "date", "age"}, "percent": {"percentag", "percent"},
+                  "number": {"number", "count"}}
     if answer_type in type_words:
         attribute = [a for a in attribute if a not in type_words[answer_type]] or attribute
         head = head & set(attribute)

@@ -58,7 +58,9 @@ _INSTRUCTION = re.compile(
 )
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_\-./%]*[A-Za-z0-9%]|[A-Za-z0-9]")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\sa-z])|(?<=[.!?][\"'”’)])\s+(?=[^\sa-z])")
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])\s+(?=[^\sa-z]|[a-z][a-z0-9]*[-_][a-z0-9])|(?<=[.!?][\"'”’)])\s+(?=[^\sa-z])"
+)
 _CITATION = re.compile(r"\s*\[\d+\]")
 
 _MONTHS = {m: i for i, m in enumerate(
@@ -125,7 +127,8 @@ def content_stems(text: str) -> set[str]:
 
 
 def sentences(text: str) -> list[str]:
-    """Sentences of ``text`` (a split after . ! ? followed by a non-lower-case start)."""
+    """Sentences of ``text``: a split after . ! ? followed by a non-lower-case start or by an
+    identifier (``ledger-sync stores …``)."""
     out = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s and s.strip()]
     return out or ([text.strip()] if text.strip() else [])
 
