@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, run_command
 from rag_lab.errors import RagLabError
 
 
@@ -55,6 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                     help="folder to write retrieval_report.json and retrieval_report.txt into")
     ev.add_argument("--per-question", action="store_true", help="include per-question scores in --json output")
     ev.add_argument("--json", action="store_true")
+
+    add_pipeline_parsers(sub, _add_dataset)
 
     serve = sub.add_parser("serve", help="an OpenAI-compatible endpoint on 127.0.0.1 in front of a lab backend")
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
@@ -178,6 +181,10 @@ def main(argv: list[str] | None = None) -> int:
             text = f"wrote {result['questions']} HotpotQA-format questions to {result['file']}"
         elif args.command == "serve":
             return _serve(args)
+        elif args.command == "run":
+            result, text = run_command(args)
+        elif args.command == "eval":
+            result, text = eval_command(args)
         else:
             result, text = _retrieval_eval(args)
     except (RagLabError, ValueError, OSError) as exc:

@@ -24,6 +24,9 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
     cited_texts = [result.context[n - 1].text for n in result.citations]
     total_citations = len(result.citations) + result.invalid_citations
     outcomes = [c.outcome for c in trace.llm_calls()]
+    later_gold = {
+        c.rsplit("#", 1)[0] for step in trace.steps if step.kind == "retrieve" and step.round >= 2 for c in step.new
+    } & gold_docs
 
     def rate(ok: bool) -> float:
         return 1.0 if ok else 0.0
@@ -46,6 +49,9 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "quality_evidence_recall": (len(gold_docs & set(context_docs)) / len(gold_docs)) if gold_docs else None,
         "quality_evidence_precision": (
             len(gold_docs & set(context_docs)) / len(context_docs) if gold_docs and context_docs else None
+        ),
+        "quality_later_gold_retained": (
+            len(later_gold & set(context_docs)) / len(later_gold) if later_gold else None
         ),
         "quality_citation_precision": (
             sum(1 for d, t in zip(cited_docs, cited_texts, strict=True) if d in gold_docs or contains(t, gold))

@@ -38,10 +38,15 @@ _COMMON_CAPITALISED = frozenset(
 
 #: Hyphenated compounds of everyday English, never names.
 _COMMON_HYPHEN_PARTS = frozenset(
-    """well long short high low self so non re co pre post multi in on off up down built read write real
-    full part first second third one two three four five six seven eight nine ten day week month year
-    hour minute time end state left right open close half all any ever never top mid cross sub semi
-    anti over under out by up-to e x""".split()
+    """well long short high low self so non re co pre post per multi inter intra in on off up down built
+    read write real full part first second third one two three four five six seven eight nine ten day
+    week month year hour minute time end state left right open close half all any ever never top mid
+    cross sub semi anti over under out by e x""".split()
+)
+#: Second halves of everyday compounds ("TLS-only", "long-running", "cloud-based").
+_COMMON_HYPHEN_TAILS = frozenset(
+    """only based wide free like aware level time day days term running related specific friendly ready
+    side facing owned driven oriented safe proof scale style""".split()
 )
 
 _TICKET = re.compile(r"(?<![\w-])[A-Z][A-Z0-9]{1,9}-\d+(?![\w-])")
@@ -75,9 +80,11 @@ class Entity:
 
 def _slug_ok(slug: str) -> bool:
     pieces = slug.split("-")
-    return not all(p in _COMMON_HYPHEN_PARTS or p.isdigit() for p in pieces) and not (
-        pieces[0] in _COMMON_HYPHEN_PARTS and len(pieces) == 2
-    )
+    if all(p in _COMMON_HYPHEN_PARTS or p.isdigit() for p in pieces):
+        return False
+    if len(pieces) == 2 and (pieces[0] in _COMMON_HYPHEN_PARTS or pieces[1] in _COMMON_HYPHEN_TAILS):
+        return False
+    return True
 
 
 def _at_sentence_start(text: str, start: int) -> bool:

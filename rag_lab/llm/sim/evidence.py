@@ -24,7 +24,7 @@ from functools import lru_cache
 
 from rag_lab.llm.prompts import EvidenceItem
 from rag_lab.llm.sim.entities import BRIDGE_KINDS, Entity, extract, mentions, same
-from rag_lab.llm.sim.lexicon import meanings
+from rag_lab.llm.sim.lexicon import concepts_of, meanings
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import (
     GENERIC_NOUNS,
@@ -225,12 +225,13 @@ class Evidence:
         """Share of the attribute words ``sent`` matches; a value of the expected kind counts as
         one more word (half a word for a bare name or place, which is weaker evidence)."""
         attribute = self.qa.attribute if attribute is None else attribute
-        head = self.qa.head
-        weight = {a: 2.0 if a in head else 1.0 for a in attribute}
-        matched = sum(weight[a] for a in attribute if meanings(a) & sent.meanings)
+        matched, total = 0.0, 0.0
+        for unit, weight in _units(attribute, self.qa.head):
+            total += weight
+            if any(meanings(a) & sent.meanings for a in unit):
+                matched += weight
         if self.qa.values and any(v.lower() in sent.text.lower() for v in self.qa.values):
             matched += 1.0  # "written in Kotlin?": a sentence naming Kotlin speaks to the attribute
-        total = sum(weight.values())
         if typed and self.qa.answer_type is not None:
             matched += self.type_hit(sent, subject)
             total += 1.0
@@ -387,6 +388,19 @@ class Evidence:
 
     def any_mention(self) -> bool:
         return any(self.mentions(i, f) for i in range(len(self.items)) for f in self.foci)
+
+
+@lru_cache(maxsize=8192)
+def _units(attribute: frozenset[str], head: frozenset[str]) -> tuple[tuple[tuple[str, ...], float], ...]:
+    """The attribute words grouped into units of meaning: words that share a synonym group count
+    once ("chat channel", "rollout percentage"); a unit holding a head word weighs 2."""
+    units: list[set[str]] = []
+    for a in sorted(attribute):
+        groups = concepts_of(a)
+        merged = [u for u in units if any(concepts_of(b) & groups for b in u)] if groups else []
+        unit = {a}.union(*merged) if merged else {a}
+        units = [u for u in units if u not in merged] + [unit]
+    return tuple((tuple(sorted(u)), 2.0 if u & head else 1.0) for u in units)
 
 
 def _alias_ok(word: str) -> bool:

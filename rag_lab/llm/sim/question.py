@@ -65,7 +65,8 @@ _ANAPHORA = re.compile(r"\b(?:that|this|the\s+same|said)\s+([a-z]+)\b", re.IGNOR
 #: "X hit one of our services. Which team owns it?"
 _ONE_OF = re.compile(r"\bone\s+of\s+(?:our|the|its|their|his|her|your)\s+([a-z]+?)s?\b", re.IGNORECASE)
 #: "the spouse of the director of Jaws"
-_OF_THE = re.compile(rf"\bthe\s+([a-z]+)\s+of\s+the\s+{_NOUN}\s+(?:of|for|in|at|behind|from)\b", re.IGNORECASE)
+_OF_THE = re.compile(rf"\bthe\s+(?:[a-z]+\s+)?([a-z]+)\s+of\s+the\s+{_NOUN}\s+(?:of|for|in|at|behind|from)\b",
+                     re.IGNORECASE)
 _CLAUSE_SPLIT = re.compile(r"[.;?!]\s+")
 
 #: Expected kind of answer, from the question word or the concept asked about.
@@ -144,26 +145,38 @@ def _entity_stems(entities: tuple[Entity, ...]) -> set[str]:
     return out
 
 
+def _noun(word: str) -> str:
+    """A noun in the singular, as listed in :data:`ENTITY_NOUNS` ("owners" → "owner")."""
+    w = word.lower()
+    if w in ENTITY_NOUNS:
+        return w
+    if w.endswith("ies") and w[:-3] + "y" in ENTITY_NOUNS:
+        return w[:-3] + "y"
+    if w.endswith("s") and w[:-1] in ENTITY_NOUNS:
+        return w[:-1]
+    return w
+
+
 def _find_chain(text: str, foci: tuple[Entity, ...]) -> Chain | None:
     """The first relation-chain cue in ``text``, with the stems of its first hop."""
     clauses = [c for c in _CLAUSE_SPLIT.split(text.strip()) if c.strip()]
     focus_keys = [e.key for e in foci]
 
     m = _BELONGS.search(text)
-    if m and m.group(1).lower() in ENTITY_NOUNS:
-        return Chain(stem(m.group(1).lower()), m.group(0), frozenset(_stems(m.group(0))))
+    if m and _noun(m.group(1)) in ENTITY_NOUNS:
+        return Chain(stem(_noun(m.group(1))), m.group(0), frozenset(_stems(m.group(0))))
     m = _PARTICIPLE.search(text)
-    if m and m.group(1).lower() in ENTITY_NOUNS:
+    if m and _noun(m.group(1)) in ENTITY_NOUNS:
         link = text[m.start():]
-        return Chain(stem(m.group(1).lower()), m.group(0), frozenset(_stems(link)))
+        return Chain(stem(_noun(m.group(1))), m.group(0), frozenset(_stems(link)))
     m = _RELATIVE.search(text)
-    if m and m.group(1).lower() in ENTITY_NOUNS:
+    if m and _noun(m.group(1)) in ENTITY_NOUNS:
         after = text[m.end():]
         ends = [after.lower().find(k) + len(k) for k in focus_keys if k in after.lower()]
         # the relative clause holds the first hop when it names the focus ("the service that
         # evaluates X"); otherwise it asks the last hop ("a company that has a head office in …")
         link_text = m.group(0) + after[: max(ends)] if ends else text[: m.end(1)]
-        return Chain(stem(m.group(1).lower()), m.group(0), frozenset(_stems(link_text)))
+        return Chain(stem(_noun(m.group(1))), m.group(0), frozenset(_stems(link_text)))
     if len(clauses) > 1:
         last = clauses[-1]
         for pattern in (_ANAPHORA, _ONE_OF):
@@ -174,8 +187,8 @@ def _find_chain(text: str, foci: tuple[Entity, ...]) -> Chain | None:
                     earlier = " ".join(clauses[:-1])
                     return Chain(stem(noun), m.group(0), frozenset(_stems(earlier) | {stem(noun)}))
     m = _OF_THE.search(text)
-    if m and m.group(2).lower() in ENTITY_NOUNS:
-        return Chain(stem(m.group(2).lower()), m.group(0), frozenset(_stems(text[m.start(2):])))
+    if m and _noun(m.group(2)) in ENTITY_NOUNS:
+        return Chain(stem(_noun(m.group(2))), m.group(0), frozenset(_stems(text[m.start(2):])))
     return None
 
 

@@ -1,0 +1,143 @@
+"""The pipeline commands of ``rag-lab``: ``run`` (one question, with its trace) and ``eval``
+(the full pipeline over an evaluation set, quality and cost)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rag_lab.errors import ConfigError
+
+
+def add_pipeline_parsers(sub: argparse._SubParsersAction, add_dataset) -> None:
+    run = sub.add_parser("run", help="run the full pipeline on one question and print the result and trace")
+    add_dataset(run)
+    run.add_argument("--question", required=True, metavar="QID")
+    _add_pipeline_options(run)
+
+    ev = sub.add_parser("eval", help="run the full pipeline over an evaluation set: quality and cost summaries")
+    add_dataset(ev)
+    ev.add_argument("--split", default=None)
+    ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--types", nargs="+", default=None, metavar="TYPE", help="only these question types")
+    ev.add_argument("--out", type=Path, default=None, help="folder for per-question rows (JSONL) and the summary")
+    _add_pipeline_options(ev)
+
+
+def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--config", type=Path, default=None, help="a YAML or JSON pipeline config")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                   help="set one policy parameter by dotted key, e.g. --set crag.upper=0.6 (repeatable)")
+    p.add_argument("--backend", choices=["sim", "openai", "local"], default="sim")
+    p.add_argument("--profile", default="typical", help="simulator profile: ideal, typical or sloppy")
+    p.add_argument("--seed", type=int, default=0, help="simulator seed")
+    p.add_argument("--model", default=None, help="model name for --backend openai (else RAG_LAB_MODEL)")
+    p.add_argument("--base-url", default=None, help="server URL for --backend openai (else OPENAI_BASE_URL)")
+    p.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
+    p.add_argument("--json", action="store_true")
+
+
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``["crag.upper=0.6", "truncation.strategy=refine"]`` → typed values (YAML scalars)."""
+    values: dict[str, Any] = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+        try:
+            values[key.strip()] = yaml.safe_load(raw) if raw.strip() else raw
+        except yaml.YAMLError:
+            values[key.strip()] = raw
+    return values
+
+
+def _config(args: argparse.Namespace):
+    from rag_lab.pipeline import PipelineConfig
+
+    config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
+    settings = parse_settings(args.settings)
+    return config.set(settings) if settings else config
+
+
+def _backend(args: argparse.Namespace):
+    from rag_lab.llm.factory import open_backend
+
+    return open_backend(args.backend, profile=args.profile, seed=args.seed, model=args.model,
+                        base_url=args.base_url, cache=not args.no_cache)
+
+
+def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.loaders import load_dataset
+    from rag_lab.pipeline import CorpusResources, Pipeline
+
+    config = _config(args)
+    dataset = load_dataset(args.dataset)
+    try:
+        question = dataset.evalset[args.question]
+    except KeyError:
+        raise ConfigError(f"no question {args.question!r} in {dataset.name!r}") from None
+    with _backend(args) as backend:
+        result, trace = Pipeline(config, CorpusResources(dataset.corpus), backend).run(question)
+    out = {"result": result.model_dump(mode="json"), "trace": trace.model_dump(mode="json")}
+    lines = [f"Q [{question.qid}, {question.type}]: {question.text}", f"route: {trace.route}"]
+    for step in trace.steps:
+        what = step.decision or (f"queries={step.queries} yield={step.round_yield}" if step.kind == "retrieve" else "")
+        lines.append(f"  {step.kind:10s} round={step.round} {what} {'; '.join(step.interventions)}".rstrip())
+    lines += [f"stop: {result.stop_reason}  status: {result.status}  rounds: {result.rounds_used}",
+              f"answer: {result.answer}", f"gold: {question.answer}"]
+    return out, "\n".join(lines)
+
+
+def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.evaluation import evaluate_pipeline, summarize
+    from rag_lab.loaders import load_dataset
+    from rag_lab.pipeline import CorpusResources, Pipeline
+
+    config = _config(args)
+    dataset = load_dataset(args.dataset)
+    evalset = dataset.evalset.select(split=args.split, types=args.types, limit=args.limit)
+    if not len(evalset):
+        raise ConfigError(f"no questions selected from {dataset.name!r}")
+    start = time.perf_counter()
+    with _backend(args) as backend:
+        run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset)
+    summary = summarize(run.rows)
+    out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
+           "profile": args.profile if args.backend == "sim" else None, "config": config.flat(),
+           "wall_seconds": time.perf_counter() - start, **summary}
+    if args.out:
+        args.out.mkdir(parents=True, exist_ok=True)
+        with (args.out / "questions.jsonl").open("w", encoding="utf-8") as fh:
+            for row in run.rows:
+                fh.write(json.dumps(row) + "\n")
+        (args.out / "summary.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    return out, format_summary(out)
+
+
+SUMMARY_COLUMNS = (
+    ("containment", "quality_answer_containment"), ("ctx_has_ans", "quality_has_answer_in_context"),
+    ("ev_recall", "quality_evidence_recall"), ("abstain_acc", "quality_abstention_accuracy"),
+    ("refused", "quality_refused"), ("fallback", "quality_fallback"), ("rounds", "cost_rounds"),
+    ("llm_calls", "cost_llm_calls"), ("tokens", "cost_tokens"), ("model_lat_s", "cost_modelled_latency_s"),
+)
+
+
+def format_summary(out: dict[str, Any]) -> str:
+    head = f"{'':14s} {'n':>4s} " + " ".join(f"{name:>11s}" for name, _ in SUMMARY_COLUMNS)
+    lines = [f"{out['dataset']} split={out['split'] or 'all'} backend={out['backend']}"
+             + (f" profile={out['profile']}" if out["profile"] else "")
+             + f": {out['questions']} questions in {out['wall_seconds']:.1f}s", head]
+
+    def row(label: str, values: dict[str, Any]) -> str:
+        cells = " ".join(f"{values[c]:11.3f}" if values.get(c) is not None else f"{'-':>11s}" for _, c in SUMMARY_COLUMNS)
+        return f"{label:14s} {values['n']:4d} {cells}"
+
+    lines.append(row("overall", out["overall"]))
+    lines += [row(t, v) for t, v in out["by_type"].items()]
+    lines.append("stop reasons: " + ", ".join(f"{k}={v}" for k, v in out["stop_reasons"].items()))
+    return "\n".join(lines)
