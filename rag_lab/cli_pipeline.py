@@ -36,6 +36,8 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=["sim", "openai", "local"], default="sim")
     p.add_argument("--profile", default="typical", help="simulator profile: ideal, typical or sloppy")
     p.add_argument("--seed", type=int, default=0, help="simulator seed")
+    p.add_argument("--sim", action="append", default=[], metavar="KNOB=RATE", dest="sim_knobs",
+                   help="override one simulator knob of the profile, e.g. --sim synonym_spinning=0.4 (repeatable)")
     p.add_argument("--model", default=None, help="model name for --backend openai (else RAG_LAB_MODEL)")
     p.add_argument("--base-url", default=None, help="server URL for --backend openai (else OPENAI_BASE_URL)")
     p.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
@@ -65,9 +67,10 @@ def _config(args: argparse.Namespace):
 
 
 def _backend(args: argparse.Namespace):
-    from rag_lab.llm.factory import open_backend
+    from rag_lab.llm.factory import open_backend, simulator_profile
 
-    return open_backend(args.backend, profile=args.profile, seed=args.seed, model=args.model,
+    profile = simulator_profile(args.profile, parse_settings(args.sim_knobs))
+    return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
                         base_url=args.base_url, cache=not args.no_cache)
 
 
@@ -107,8 +110,9 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     with _backend(args) as backend:
         run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset)
     summary = summarize(run.rows)
+    profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
-           "profile": args.profile if args.backend == "sim" else None, "config": config.flat(),
+           "profile": profile if args.backend == "sim" else None, "config": config.flat(),
            "wall_seconds": time.perf_counter() - start, **summary}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -121,7 +125,8 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 SUMMARY_COLUMNS = (
     ("containment", "quality_answer_containment"), ("ctx_has_ans", "quality_has_answer_in_context"),
-    ("ev_recall", "quality_evidence_recall"), ("abstain_acc", "quality_abstention_accuracy"),
+    ("ev_recall", "quality_evidence_recall"), ("late_gold", "quality_later_gold_retained"),
+    ("abstain_acc", "quality_abstention_accuracy"),
     ("refused", "quality_refused"), ("fallback", "quality_fallback"), ("rounds", "cost_rounds"),
     ("llm_calls", "cost_llm_calls"), ("tokens", "cost_tokens"), ("model_lat_s", "cost_modelled_latency_s"),
 )

@@ -6,13 +6,19 @@ be stopped; every backend is wrapped in the response cache unless ``cache=False`
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.cache import CachedBackend, ResponseCache
+
+if TYPE_CHECKING:
+    from rag_lab.llm.sim.profile import SimulatorProfile
 
 BACKEND_KINDS = ("sim", "openai", "local")
 
@@ -21,7 +27,7 @@ BACKEND_KINDS = ("sim", "openai", "local")
 def open_backend(
     kind: str = "sim",
     *,
-    profile: str = "typical",
+    profile: str | SimulatorProfile = "typical",
     seed: int = 0,
     model: str | None = None,
     base_url: str | None = None,
@@ -45,6 +51,20 @@ def open_backend(
     from rag_lab.llm.simulator import SimulatedBackend
 
     yield _cached(SimulatedBackend(profile=profile, seed=seed), cache)
+
+
+def simulator_profile(name: str, overrides: Mapping[str, float] | None = None) -> SimulatorProfile:
+    """The named simulator profile with some knobs changed (``{"synonym_spinning": 0.4}``)."""
+    from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
+
+    base = get_profile(name)
+    if not overrides:
+        return base
+    try:
+        return SimulatorProfile.model_validate({**base.model_dump(), **overrides, "name": f"{base.name}-custom"})
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        raise ConfigError(f"bad simulator knob {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
 
 
 def _cached(backend: LLMBackend, cache: bool | str | Path) -> LLMBackend:

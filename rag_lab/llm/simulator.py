@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
 from rag_lab.embedding import Embedder
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
@@ -49,6 +50,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
 SIM_VERSION = "sim-1"
+_TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
 
 
 class SimulatedBackend(LLMBackend):
@@ -57,7 +59,9 @@ class SimulatedBackend(LLMBackend):
     ``profile``: a profile name (``ideal``, ``typical``, ``sloppy``) or a
     :class:`SimulatorProfile`; ``seed`` overrides the profile's seed; ``latency`` is the stated
     speed model behind ``modelled_latency_s``; ``embedder`` replaces the packaged MiniLM (for
-    similarity only). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a
+    similarity only); ``sentence_items`` is how many of the most similar evidence items the answer
+    role also reads sentence by sentence with embeddings (0: lexical sentence choice only, no
+    sentence embeddings, a faster cold start). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a
     digest of every knob and the latency model, so caches never mix profiles.
     """
 
@@ -71,16 +75,21 @@ class SimulatedBackend(LLMBackend):
         embedder: Embedder | None = None,
         similarity: Similarity | None = None,
         tokens: TokenCounter | None = None,
+        sentence_items: int = 4,
     ) -> None:
         self.profile = get_profile(profile, seed)
         self.latency = latency if latency is not None else LatencyModel()
         super().__init__(f"sim-{self.profile.name}-s{self.profile.seed}")
         self.similarity = similarity if similarity is not None else Similarity(embedder)
         self.tokens = tokens if tokens is not None else TokenCounter()
+        if sentence_items < 0:
+            raise ValueError(f"sentence_items must be >= 0, got {sentence_items}")
+        self.sentence_items = sentence_items
 
     def cache_identity(self) -> tuple[str, str]:
         blob = json.dumps(
             {"profile": self.profile.model_dump(), "latency": self.latency.model_dump(), "version": SIM_VERSION,
+             "sentence_items": self.sentence_items,
              "embedder": self.similarity.model_id if self.similarity._embedder is not None else "default"},
             sort_keys=True,
         )
@@ -109,9 +118,8 @@ class SimulatedBackend(LLMBackend):
     def explain(self, role: str, messages: tuple[Message, ...] | list[Message]) -> tuple[str, str | None]:
         """The raw output text and the behaviour knob or format failure that shaped it (``None``
         when the output is the ideal one)."""
-        if role not in ROLES:
-            raise ValueError(f"the simulated backend has no role {role!r}; roles: {', '.join(ROLES)}")
         system = "\n".join(m.content for m in messages if m.role == "system")
+        role = self._resolve_role(role, system)
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         sections = parse_sections(user)
         question = sections.get("QUESTION", user).strip()
@@ -147,8 +155,23 @@ class SimulatedBackend(LLMBackend):
             text = json.dumps(grade(qa, self._evidence(qa, sections)))
         return (text if text else INSUFFICIENT), knob
 
+    @staticmethod
+    def _resolve_role(role: str, system: str) -> str:
+        """The role to play: ``role`` when it is a pipeline role; for a generic ``chat`` request
+        (e.g. through ``rag-lab serve`` without a role header) the role named by the prompt's
+        version tag (``[controller-v1] …``), else ``answer`` (extractive, or INSUFFICIENT)."""
+        if role in ROLES:
+            return role
+        tag = _TAG.match(system)
+        if tag and tag.group(1) in ROLES:
+            return tag.group(1)
+        if role == "chat":
+            return "answer"
+        raise ValueError(f"the simulated backend has no role {role!r}; roles: {', '.join(ROLES)} (or chat)")
+
     def _evidence(self, qa, sections: dict[str, str]) -> Evidence:  # noqa: ANN001
-        return Evidence(qa, parse_evidence(sections.get("EVIDENCE", "")), self.similarity)
+        return Evidence(qa, parse_evidence(sections.get("EVIDENCE", "")), self.similarity,
+                        sentence_items=self.sentence_items)
 
     def __repr__(self) -> str:
         return f"SimulatedBackend(model={self.model!r}, profile={self.profile.name!r})"

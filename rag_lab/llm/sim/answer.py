@@ -21,14 +21,12 @@ from __future__ import annotations
 import re
 
 from rag_lab.llm.prompts import INSUFFICIENT
+from rag_lab.llm.sim.controller import covered_facts, second_hop
 from rag_lab.llm.sim.entities import extract
-from rag_lab.llm.sim.evidence import ATTR_COVER, Evidence, Fact, Focus
+from rag_lab.llm.sim.evidence import Evidence, Fact, Focus
 from rag_lab.llm.sim.lexicon import meanings
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import numbers, percents, stem, words, years
-
-#: How many top items get sentence-level embeddings (the rest are read lexically).
-SENTENCE_EMBED_ITEMS = 4
 
 
 def template_of(system_text: str) -> str:
@@ -45,7 +43,7 @@ def answer(qa: QuestionAnalysis, ev: Evidence, template: str) -> str:
     if template == "fallback" or not ev.items:
         return INSUFFICIENT
     ranked = sorted(range(len(ev.items)), key=lambda i: -ev.item_sim[i])
-    ev.embed_sentences(ranked[:SENTENCE_EMBED_ITEMS])
+    ev.embed_sentences(ranked[: ev.sentence_items])
     if qa.comparison and len(ev.foci) >= 2:
         text = _comparison(qa, ev)
     elif qa.chain is not None and ev.foci:
@@ -93,10 +91,8 @@ def _chain(qa: QuestionAnalysis, ev: Evidence) -> str | None:
     if found is None:
         return None
     bridge, first_hop = found
-    target = Focus(bridge.text, entity=bridge)
-    second_items = [i for i in range(len(ev.items)) if not any(ev.about(i, f) for f in ev.foci)]
-    final = ev.fact(target, exclude=ev.foci, items=second_items)
-    if final is None or final.attr < ATTR_COVER:
+    final = second_hop(ev, bridge)
+    if final is None:
         return None
     if final.n == first_hop.n and final.sentence.index == first_hop.sentence.index:
         return _cite(final)
@@ -132,12 +128,8 @@ def _fmt(v: float) -> str:
 
 def _comparison(qa: QuestionAnalysis, ev: Evidence) -> str | None:
     a, b = ev.foci[:2]
-    fa = ev.fact(a, exclude=[b])
-    fb = ev.fact(b, exclude=[a])
+    fa, fb = covered_facts(ev, [a, b])
     if fa is None or fb is None:
-        return None
-    # "the same nationality" rarely repeats the attribute word: compare what each page says
-    if qa.comparison_kind != "same" and (fa.attr < ATTR_COVER or fb.attr < ATTR_COVER):
         return None
     cites = f"[{fa.n}]" if fa.n == fb.n else f"[{fa.n}] [{fb.n}]"
     if qa.comparison_kind == "both":
@@ -163,10 +155,8 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence) -> str | None:
 
 
 def _descriptors(fact: Fact, ev: Evidence, focus: Focus) -> set[str]:
-    """Capitalised words and numbers describing ``focus`` in its fact and its page's opening."""
-    texts = [fact.sentence.text]
-    if fact.item.sentences:
-        texts.append(fact.item.sentences[0].text)
+    """Capitalised words describing ``focus`` on its page (its fact's page, all usable sentences)."""
+    texts = [s.text for s in fact.item.sentences if not s.instruction]
     out: set[str] = set()
     focus_words = set(words(focus.label))
     for t in texts:

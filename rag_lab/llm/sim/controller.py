@@ -13,10 +13,13 @@
 * **single** → an item that mentions every focus and states the attribute (or is very similar to
   the question, see :mod:`~rag_lab.llm.sim.evidence`) → ``answer``, or ``rerank`` when the best such
   item is not among the first two shown; a focus that is mentioned but whose attribute is missing
-  → one targeted ``retrieve_again``; nothing related → ``insufficient``.
+  → one targeted ``retrieve_again``; a named focus found nowhere, or evidence on the topic that names
+  nothing the question names, also gets one targeted search (the entity and the attribute words)
+  when only the question itself has been searched; otherwise nothing related → ``insufficient``.
 
-A refined query already listed under SEARCHES is never sent again verbatim; when every option has
-been searched the decision is ``insufficient``. :func:`decide` then applies the behaviour knobs
+A refined query already listed under SEARCHES is never sent again verbatim, and each missing
+entity gets one targeted search (a later search that already names it counts); when that is spent
+the decision is ``insufficient``. :func:`decide` then applies the behaviour knobs
 (see :class:`~rag_lab.llm.sim.profile.SimulatorProfile`) in this order: synonym spinning,
 premature stop, bridge drop, budget anchoring.
 """
@@ -80,12 +83,19 @@ def parse_searches(block: str) -> list[str]:
 
 
 def _fresh(candidates: list[str], searches: list[str]) -> str | None:
+    """The first candidate query not already searched (compared normalised)."""
     used = {normalise(s) for s in searches}
     for c in candidates:
         c = " ".join(c.split())
         if c and normalise(c) not in used:
             return c
     return None
+
+
+def _searched_for(label: str, searches: list[str]) -> bool:
+    """Whether a search after the first one already named ``label`` (one targeted search each)."""
+    key = normalise(label)
+    return any(key and key in normalise(s) for s in searches[1:])
 
 
 def _targeted(label: str, qa: QuestionAnalysis, extra: tuple[str, ...] = ()) -> list[str]:
@@ -98,13 +108,24 @@ def _targeted(label: str, qa: QuestionAnalysis, extra: tuple[str, ...] = ()) -> 
     return list(dict.fromkeys(out))
 
 
-def _covered_facts(ev: Evidence, foci: list[Focus]) -> list[Fact | None]:
+def covered_facts(ev: Evidence, foci: list[Focus]) -> list[Fact | None]:
+    """For each compared focus, its best sentence that states the attribute (None if none).
+    "The same …" comparisons rarely repeat the attribute word, so any sentence about the focus
+    counts there."""
+    lenient = ev.qa.comparison_kind == "same"
     out = []
     for f in foci:
         others = [g for g in ev.foci if g is not f]
-        fact = ev.fact(f, exclude=others)
-        out.append(fact if fact is not None and fact.attr >= ATTR_COVER else None)
+        out.append(ev.fact(f, exclude=others, strict=True, min_attr=0.0 if lenient else ATTR_COVER))
     return out
+
+
+def second_hop(ev: Evidence, bridge: Entity) -> Fact | None:
+    """The sentence stating the asked attribute of the bridge entity, from pages not about the
+    question's own focus."""
+    target = Focus(bridge.text, entity=bridge)
+    items = [i for i in range(len(ev.items)) if not any(ev.about(i, f) for f in ev.foci)]
+    return ev.fact(target, exclude=ev.foci, items=items, strict=True, min_attr=ATTR_COVER)
 
 
 def _bridge_label(entity: Entity, qa: QuestionAnalysis) -> str:
@@ -135,11 +156,12 @@ def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> D
 
 def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
     foci = ev.foci[:2]
-    facts = _covered_facts(ev, foci)
+    facts = covered_facts(ev, foci)
     stale = [f for f, fact in zip(foci, facts, strict=True) if fact is not None and fact.item.archived]
     if all(facts) and stale:
         # a page that calls itself archived may be out of date: look once for the current one
-        queries = [q for q in (_fresh(_targeted(f.label, qa), searches) for f in stale) if q]
+        queries = [q for q in (_fresh(_targeted(f.label, qa), searches) for f in stale
+                               if not _searched_for(f.label, searches)) if q]
         if queries:
             return Decision("retrieve_again", tuple(queries), reason="only an archived page states the fact for "
                             + ", ".join(f.label for f in stale) + "; looking for the current one")
@@ -150,6 +172,8 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Deci
     partial = len(missing) < len(foci)
     queries: list[str] = []
     for f in missing:
+        if _searched_for(f.label, searches):
+            continue
         q = _fresh(_targeted(f.label, qa), [*searches, *queries])
         if q:
             queries.append(q)
@@ -165,13 +189,11 @@ def _chain(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision 
     if found is None:
         return None
     bridge, first_hop = found
-    target = Focus(bridge.text, entity=bridge)
-    second_items = [i for i in range(len(ev.items)) if not any(ev.about(i, f) for f in ev.foci)]
-    final = ev.fact(target, exclude=ev.foci, items=second_items)
-    if final is not None and final.attr >= ATTR_COVER:
+    final = second_hop(ev, bridge)
+    if final is not None:
         return Decision("answer", reason=f"chain resolved: {bridge.text} [{first_hop.n}], its fact in [{final.n}]")
     label = _bridge_label(bridge, qa)
-    q = _fresh(_targeted(label, qa), searches)
+    q = None if _searched_for(bridge.text, searches) else _fresh(_targeted(label, qa), searches)
     if q is None:
         return Decision("insufficient", partial=True, bridge=bridge.text,
                         reason=f"found {bridge.text} [{first_hop.n}] but nothing on it after targeted searches")
@@ -182,7 +204,7 @@ def _chain(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision 
 def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
     covering = [i for i in range(len(ev.items)) if ev.covers(i)]
     names = " ".join(e.text for e in qa.foci) or " ".join(qa.keywords)
-    if covering and all(ev.items[i].archived for i in covering) and names:
+    if covering and all(ev.items[i].archived for i in covering) and names and not _searched_for(names, searches):
         q = _fresh(_targeted(names, qa), searches)
         if q:
             return Decision("retrieve_again", (q,), reason="only archived pages state the fact; looking for the "
@@ -197,7 +219,7 @@ def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
                                              f"{position + 1}")
         return Decision("answer", reason=f"the evidence states the asked fact [{n}]")
     alias = ev.alias_bridge()
-    if alias:
+    if alias and not _searched_for(alias, searches):
         q = _fresh(_targeted(alias, qa), searches)
         if q:
             return Decision("retrieve_again", (q,), bridge=alias,
@@ -205,10 +227,14 @@ def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
     mentioned = ev.any_mention()
     # one targeted search when the entity is there but not the fact, or when the evidence is on
     # the topic but names nothing the question names
-    if mentioned or (ev.best_sim() >= SIM_RELATED and len(searches) <= 1):
+    if (mentioned and not (names and _searched_for(names, searches))) or (
+            (ev.best_sim() >= SIM_RELATED or qa.foci) and len(searches) <= 1):
         q = _fresh(_targeted(names, qa) if names else [keyword_query(qa.text, synonyms=1)], searches)
         if q:
-            return Decision("retrieve_again", (q,), reason="the entity is found but not the asked fact")
+            reason = ("the entity is found but not the asked fact" if mentioned else
+                      f"nothing names {names} yet; searching for it directly" if names else
+                      "the evidence is on the topic but lacks the fact")
+            return Decision("retrieve_again", (q,), reason=reason)
         return Decision("insufficient", reason="the asked fact is not in the evidence after a targeted search")
     return Decision("insufficient", reason="nothing in the evidence is about the question")
 

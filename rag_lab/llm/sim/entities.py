@@ -91,7 +91,7 @@ def _at_sentence_start(text: str, start: int) -> bool:
     return bool(_SENTENCE_START.search(text[max(0, start - 3) : start])) or start == 0
 
 
-def _trim_name(name: str, sentence_start: bool) -> tuple[str, int]:
+def _trim_name(name: str) -> tuple[str, int]:
     """Drop leading common words (``The``, ``Which``…) and a trailing possessive; returns the
     name and how many characters were dropped at the front."""
     tokens = name.split()
@@ -99,7 +99,6 @@ def _trim_name(name: str, sentence_start: bool) -> tuple[str, int]:
     while tokens and (tokens[0].lower().strip("'’") in _COMMON_CAPITALISED or tokens[0].lower() in STOPWORDS):
         dropped += len(tokens[0]) + 1
         tokens = tokens[1:]
-        sentence_start = False
     while tokens and tokens[-1].lower() in {"of", "for", "the", "de", "da", "del", "der", "van", "von", "la",
                                              "le", "du", "&"}:
         tokens = tokens[:-1]
@@ -134,7 +133,7 @@ def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
     for m in _NAME.finditer(text):
         start = m.start()
         sentence_start = _at_sentence_start(text, start)
-        name, dropped = _trim_name(m.group(0), sentence_start)
+        name, dropped = _trim_name(m.group(0))
         if len(name) < 2 or name.lower() in _COMMON_CAPITALISED:
             continue
         start += dropped

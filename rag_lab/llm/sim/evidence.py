@@ -5,12 +5,19 @@ whether each focus is covered.
 Signals, all taken from the prompt: entity mentions (:mod:`~rag_lab.llm.sim.entities`), attribute
 words matched through the general synonym groups (:mod:`~rag_lab.llm.sim.lexicon`), the presence
 of a value of the expected kind (a year for "when", a number for "how many"…), embedding
-similarity of question and item, and a page's own "archived"/date markers.
+similarity of question and item (and, for the few items the answer role reads closely, of
+question and sentence), and a page's own "archived"/date markers. Sentences that read as
+instructions to the model (prompt injection) never count as evidence.
+
+A sentence's attribute match (:meth:`Evidence.attr_score`) is the weighted share of the
+question's attribute units it matches: words sharing a synonym group form one unit, the head of
+the question ("which *port*") weighs 2, and an expected-kind value counts as one more unit.
 
 Thresholds (cosine similarity of the packaged MiniLM, question vs ``"{title}. {text}"``):
 
-* :data:`SIM_COVER` (0.62): an item that mentions every focus and is this similar counts as
-  covering the question even when no attribute word matched;
+* :data:`SIM_COVER` (0.62): when the question asks no particular attribute ("tell me about X"), an
+  item that mentions every focus and is this similar covers it (names inflate similarity, so a
+  question that does ask an attribute needs the attribute words or an expected-kind value);
 * :data:`SIM_RELATED` (0.30): below this, an item that mentions no focus is unrelated;
 * :data:`ATTR_COVER` (0.5): share of the question's attribute words (an expected-kind value
   counts as one word) a sentence must match to state the asked fact.
@@ -87,6 +94,20 @@ class ParsedItem:
     subject: Entity | None
     archived: bool
     date: str | None
+    stems: frozenset[str]
+    renames: tuple[tuple[str, str], ...]
+
+
+def _renames(title: str, sents: list[Sentence]) -> tuple[tuple[str, str], ...]:
+    """``(old name, new name)`` pairs the item states ("X is now Y", "Y, formerly X", "X → Y")."""
+    out: list[tuple[str, str]] = []
+    for text in (title, *(s.text for s in sents if not s.instruction)):
+        for pattern in _ALIAS_PATTERNS:
+            for m in pattern.finditer(text):
+                a, b = m.group("a").strip(".,").lower(), m.group("b").strip(".,").lower()
+                if _alias_ok(a) and _alias_ok(b) and a != b and (a, b) not in out:
+                    out.append((a, b))
+    return tuple(out)
 
 
 def _sentence_meanings(stems: frozenset[str], text: str) -> tuple[frozenset[str], bool, bool, bool]:
@@ -120,6 +141,9 @@ def parse_item(title: str, text: str) -> ParsedItem:
     text_entities = [e for e in extract(text) if e.kind not in ("date", "version")]
     subject = title_entities[0] if title_entities else (text_entities[0] if text_entities else None)
     found_dates = dates(f"{title} {text}")
+    all_stems: set[str] = set(content_stems(title))
+    for sent in sents:
+        all_stems |= sent.stems
     return ParsedItem(
         title=title,
         text=text,
@@ -129,6 +153,8 @@ def parse_item(title: str, text: str) -> ParsedItem:
         subject=subject,
         archived=is_archived(f"{title} {text}"),
         date=max(found_dates) if found_dates else None,
+        stems=frozenset(all_stems),
+        renames=_renames(title, sents),
     )
 
 
@@ -168,9 +194,11 @@ class Fact:
 
 class Evidence:
     """Numbered evidence read against one question. ``similarity`` (optional) adds the
-    question–item cosine; without it the reading is lexical only."""
+    question–item cosine (without it the reading is lexical only); ``sentence_items`` is how many
+    items :meth:`embed_sentences` may be asked to read sentence by sentence."""
 
-    def __init__(self, qa: QuestionAnalysis, items: list[EvidenceItem], similarity: Similarity | None) -> None:
+    def __init__(self, qa: QuestionAnalysis, items: list[EvidenceItem], similarity: Similarity | None,
+                 sentence_items: int = 4) -> None:
         self.qa = qa
         self.numbers = [it.n for it in items]
         self.items = [parse_item(it.title, it.text) for it in items]
@@ -190,6 +218,7 @@ class Evidence:
         else:
             self.item_sim = [0.0] * len(items)
         self.sentence_sim: dict[tuple[int, int], float] = {}
+        self.sentence_items = sentence_items
 
     def embed_sentences(self, indices: list[int]) -> None:
         """Add question–sentence similarities for the sentences of items ``indices`` (one batch)."""
@@ -204,15 +233,15 @@ class Evidence:
     # --- aliases -----------------------------------------------------------------------------
 
     def _aliases(self) -> dict[str, set[str]]:
+        """Names the evidence says are the same thing, both ways; :attr:`renamed` keeps the
+        direction (old name → new name)."""
         pairs: dict[str, set[str]] = {}
+        self.renamed: dict[str, set[str]] = {}
         for item in self.items:
-            for text in (item.title, *(s.text for s in item.sentences if not s.instruction)):
-                for pattern in _ALIAS_PATTERNS:
-                    for m in pattern.finditer(text):
-                        a, b = m.group("a").strip(".,").lower(), m.group("b").strip(".,").lower()
-                        if _alias_ok(a) and _alias_ok(b) and a != b:
-                            pairs.setdefault(a, set()).add(b)
-                            pairs.setdefault(b, set()).add(a)
+            for a, b in item.renames:
+                pairs.setdefault(a, set()).add(b)
+                pairs.setdefault(b, set()).add(a)
+                self.renamed.setdefault(a, set()).add(b)
         return pairs
 
     def _alias_keys(self, key: str) -> set[str]:
@@ -277,14 +306,18 @@ class Evidence:
 
     def mentions(self, i: int, focus: Focus) -> bool:
         item = self.items[i]
-        return focus.mentioned_in(item.full, _item_stems(item))
+        return focus.mentioned_in(item.full, item.stems)
 
     def about(self, i: int, focus: Focus) -> bool:
-        """Whether item ``i``'s subject is ``focus``."""
+        """Whether item ``i``'s subject is ``focus`` itself (not merely a name containing it:
+        a page about "Oberoi Group" is not about "Oberoi")."""
         subject = self.items[i].subject
         if subject is None:
             return False
-        return focus.mentioned_in(subject.text) or (focus.entity is not None and same(subject, focus.entity))
+        if focus.entity is not None:
+            return subject.key == focus.entity.key or same(subject, focus.entity) or subject.key in focus.aliases
+        keys = {k.lower() for k in focus.keywords} | focus.aliases
+        return subject.key in keys
 
     def usable(self, i: int) -> list[Sentence]:
         return [s for s in self.items[i].sentences if not s.instruction]
@@ -298,7 +331,9 @@ class Evidence:
         attr = max((self.attr_score(s, subject=subject) for s in self.usable(i)), default=0.0)
         if not foci:
             return (attr >= ATTR_COVER and self.item_sim[i] >= SIM_RELATED) or self.item_sim[i] >= SIM_COVER
-        return attr >= ATTR_COVER or self.item_sim[i] >= SIM_COVER
+        if not self.qa.attribute and self.qa.answer_type is None:
+            return self.item_sim[i] >= SIM_COVER or attr >= ATTR_COVER
+        return attr >= ATTR_COVER
 
     def related(self, i: int) -> bool:
         """Item ``i`` has anything to do with the question (mentions a focus, or is similar)."""
@@ -317,16 +352,18 @@ class Evidence:
         return score
 
     def fact(self, focus: Focus | None, exclude: list[Focus] = (), attribute: frozenset[str] | None = None,
-             items: list[int] | None = None) -> Fact | None:
+             items: list[int] | None = None, strict: bool = False, min_attr: float = 0.0) -> Fact | None:
         """The best sentence stating the attribute about ``focus`` (any item when None), from items
-        that mention it. In an item that also mentions one of ``exclude``, only sentences naming
-        ``focus`` (or any sentence, when the item's subject is ``focus``) and none of ``exclude`` count."""
+        that mention it and with an attribute match of at least ``min_attr``. With ``strict`` (or in
+        an item that also mentions one of ``exclude``) a sentence must name ``focus`` itself or sit
+        in a page whose subject is ``focus``; sentences naming one of ``exclude`` never count
+        unless they also name ``focus``."""
         best: Fact | None = None
         for i in items if items is not None else range(len(self.items)):
             if focus is not None and not self.mentions(i, focus):
                 continue
             item_about = focus is not None and self.about(i, focus)
-            shared = any(self.mentions(i, f) for f in exclude)
+            shared = strict or any(self.mentions(i, f) for f in exclude)
             for sent in self.usable(i):
                 in_sentence = focus is not None and focus.mentioned_in(sent.text, sent.stems)
                 if focus is not None and shared and not (in_sentence or item_about):
@@ -334,6 +371,8 @@ class Evidence:
                 if any(f.mentioned_in(sent.text, sent.stems) for f in exclude) and not in_sentence:
                     continue
                 attr = self.attr_score(sent, attribute, self.items[i].subject)
+                if attr < min_attr:
+                    continue
                 score = (attr + 0.3 * self.item_sim[i] + 0.3 * self.sentence_sim.get((i, sent.index), 0.0)
                          + 0.25 * in_sentence + 0.2 * item_about + 0.15 * self.informative(sent, i)
                          + self.freshness(i) - 0.02 * sent.index)
@@ -377,10 +416,12 @@ class Evidence:
         return best[1], best[2]
 
     def alias_bridge(self) -> str | None:
-        """An alias of the focus found in the evidence ("walrus is now asset-keeper")."""
+        """The new name of a focus the question calls by an old one ("walrus is now asset-keeper")."""
         for f in self.foci:
-            for alias in sorted(f.aliases):
-                return alias
+            keys = [f.entity.key] if f.entity is not None else [k.lower() for k in f.keywords]
+            for key in keys:
+                for new in sorted(self.renamed.get(key, ())):
+                    return new
         return None
 
     def best_sim(self) -> float:
@@ -406,13 +447,6 @@ def _units(attribute: frozenset[str], head: frozenset[str]) -> tuple[tuple[tuple
 def _alias_ok(word: str) -> bool:
     """An alias must look like a name: not a function word or a generic noun."""
     return len(word) >= 3 and word not in STOPWORDS and word not in GENERIC_NOUNS and not word.isdigit()
-
-
-def _item_stems(item: ParsedItem) -> frozenset[str]:
-    out: set[str] = set()
-    for s in item.sentences:
-        out |= s.stems
-    return frozenset(out | content_stems(item.title))
 
 
 def _affinity(ent: Entity, sentence: str, noun: str, noun_meanings: frozenset[str]) -> float:

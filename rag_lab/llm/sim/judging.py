@@ -5,7 +5,8 @@
 * *with evidence* (an EVIDENCE section, IsSup-style): the draft is ``supported`` iff every number
   and name it states appears in the evidence it cites (all evidence when it cites nothing), every
   citation points at an existing item, and at least :data:`SUPPORT_OVERLAP` of its content words
-  appear there. The score is that word overlap, halved when a citation is invalid.
+  appear there. The score is that word overlap, halved when a citation is invalid and halved when a
+  number or name is missing from the evidence.
 * *draft only* (IsUse-style): it cannot check support, so it rates usefulness: a non-empty,
   non-INSUFFICIENT draft that names the question's focus (or gives a value of the expected kind)
   is ``supported``, whatever the evidence would have said.
@@ -63,7 +64,7 @@ def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[
     pool_numbers = {v for v, _ in numbers(pool_text)}
     missing_numbers = [v for v, _ in numbers(claim) if v not in pool_numbers]
     missing_names = [e.text for e in extract(claim) if e.kind != "date" and not mentions(pool_text, e)]
-    score = overlap * (0.5 if invalid else 1.0)
+    score = overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0)
     if _own_style(text):
         score = min(1.0, score + SELF_PREFERENCE)
     supported = overlap >= SUPPORT_OVERLAP and not missing_numbers and not missing_names and not invalid

@@ -84,8 +84,10 @@ class SimulatorProfile(BaseModel):
 
 
 #: Named profiles. ``ideal``: every knob off. ``typical``: a capable small instruction-tuned
-#: model — each failure now and then (rates 0.1–0.2). ``sloppy``: a weak model that fails
-#: often (rates 0.3–0.5). The numbers are settings of the simulator, chosen to make effects
+#: model — each behavioural failure now and then (rates 0.15–0.2) and each format failure at
+#: 0.05 (the three together break about one structured output in seven; at 0.1 each they broke
+#: over a quarter, and fallbacks then drowned every policy effect). ``sloppy``: a weak model that
+#: fails often (rates 0.3–0.5). The numbers are settings of the simulator, chosen to make effects
 #: visible, not measurements of any model.
 PROFILES: dict[str, SimulatorProfile] = {
     "ideal": SimulatorProfile(name="ideal"),
@@ -95,9 +97,9 @@ PROFILES: dict[str, SimulatorProfile] = {
         budget_anchoring=0.2,
         premature_stop=0.15,
         bridge_drop=0.15,
-        invalid_json=0.1,
-        hallucinated_action=0.1,
-        wrong_types=0.1,
+        invalid_json=0.05,
+        hallucinated_action=0.05,
+        wrong_types=0.05,
         comparison_underrate=0.2,
     ),
     "sloppy": SimulatorProfile(

@@ -124,6 +124,7 @@ class QuestionAnalysis:
     yes_no: bool
     values: tuple[str, ...] = field(default=())
     head: frozenset[str] = field(default=frozenset())
+    context: frozenset[str] = field(default=frozenset())
 
     @property
     def multi_focus(self) -> bool:
@@ -255,6 +256,12 @@ def analyse(question: str) -> QuestionAnalysis:
             w = (m.group(1) or m.group(2) or "").lower()
             if w in ENTITY_NOUNS or w in GENERIC_NOUNS:
                 removable.add(stem(w))
+    # "What caused it when <clause>?": the clause describes the event, it is not what is asked
+    context: set[str] = set()
+    m = re.search(r"\b(?:when|while|after|during)\b\s+(.+)$", text, re.IGNORECASE)
+    if m and not re.match(r"^\s*(?:when|while|after|during|as)\b", low) and m.start() > 0:
+        context = _stems(m.group(1)) - {stem(w) for w in ("caus", "fix")}
+    removable |= context
     ordered: list[str] = []
     if re.match(r"^\s*why\b", low) or re.search(r"\bwhy\s+(did|does|do|was|is|were)\b", low):
         ordered.append(stem("cause"))
@@ -287,19 +294,23 @@ def analyse(question: str) -> QuestionAnalysis:
         if pattern.search(text):
             answer_type = kind_name
             break
-    if answer_type is None or answer_type == "year":
+    # the kind of value, from the concept asked about: only when that concept is the head of the
+    # question ("which office") or the only thing asked ("where do pages go")
+    wh = _WH_NOUN.search(text)
+    head_stems = {stem(w.lower()) for w in wh.groups() if w} if wh else set()
+    single_unit = len({frozenset(concepts_of(a)) or frozenset({a}) for a in attribute}) == 1
+    if answer_type is None:
         for s in attribute:
-            for concept in sorted(concepts_of(s)):
-                if concept in _TYPE_BY_CONCEPT and (answer_type is None or concept == "launch"):
-                    answer_type = _TYPE_BY_CONCEPT[concept]
-                    break
-            if answer_type is not None:
+            if not (s in head_stems or single_unit):
+                continue
+            concept = next((c for c in sorted(concepts_of(s)) if c in _TYPE_BY_CONCEPT), None)
+            if concept is not None:
+                answer_type = _TYPE_BY_CONCEPT[concept]
                 break
 
     head: set[str] = set()
-    wh = _WH_NOUN.search(text)
     if wh:
-        head = {stem(w.lower()) for w in wh.groups() if w} & set(attribute)
+        head = head_stems & set(attribute)
         if answer_type is None and wh.group(1).lower() in ENTITY_NOUNS:
             answer_type = "entity"
 
@@ -333,4 +344,5 @@ def analyse(question: str) -> QuestionAnalysis:
         yes_no=yes_no,
         values=values,
         head=frozenset(head),
+        context=frozenset(context),
     )

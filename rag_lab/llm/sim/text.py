@@ -23,7 +23,7 @@ STOPWORDS = frozenset(
 
 #: Verbs that carry no attribute of their own ("why did it happen", "which datastore does X use").
 LIGHT_VERBS = frozenset("happen happens happened occur occurs occurred use uses used get gets got take takes took "
-                        "make makes made do does did be".split())
+                        "make makes made do does did be run runs ran see saw seen".split())
 
 #: Words that make a question vague when they stand in for a name ("the index stuff").
 VAGUE_WORDS = frozenset("stuff thing things something someone somebody whatever whoever folks guys again "

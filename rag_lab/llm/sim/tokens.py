@@ -28,10 +28,13 @@ class TokenCounter:
         self._file = Path(tokenizer_file) if tokenizer_file else None
         self._tokenizer = None
         self._lock = threading.Lock()
+        self._load_lock = threading.Lock()
+        self._lines: dict[str, int] = {}
+        self.capacity = 500_000
 
     @property
     def tokenizer(self):  # noqa: ANN201 - tokenizers.Tokenizer
-        with self._lock:
+        with self._load_lock:
             if self._tokenizer is None:
                 from tokenizers import Tokenizer
 
@@ -43,18 +46,31 @@ class TokenCounter:
             return self._tokenizer
 
     def count(self, text: str) -> int:
-        """Tokens of ``text`` (no special tokens)."""
-        return len(self.tokenizer.encode(text, add_special_tokens=False).ids) if text else 0
+        """Tokens of ``text`` (no special tokens). WordPiece splits on whitespace first, so a
+        text's count is the sum of its lines' counts; lines (an evidence item is one line) are
+        counted once and remembered."""
+        if not text:
+            return 0
+        lines = text.split("\n")
+        with self._lock:
+            missing = [line for line in dict.fromkeys(lines) if line not in self._lines]
+        if missing:
+            encoded = self.tokenizer.encode_batch(missing, add_special_tokens=False)
+            with self._lock:
+                for line, enc in zip(missing, encoded, strict=True):
+                    self._lines[line] = len(enc.ids)
+                if len(self._lines) > self.capacity:
+                    self._lines.clear()
+                    self._lines.update({line: len(enc.ids) for line, enc in zip(missing, encoded, strict=True)})
+        with self._lock:
+            return sum(self._lines[line] for line in lines)
 
     def count_many(self, texts: Sequence[str]) -> list[int]:
-        if not texts:
-            return []
-        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        return [self.count(t) for t in texts]
 
     def prompt_tokens(self, messages: Sequence[Message]) -> int:
         """Tokens of a chat prompt under the accounting stated in the module doc."""
-        counts = self.count_many([m.content for m in messages])
-        return sum(counts) + PER_MESSAGE_OVERHEAD * len(messages) + REPLY_PRIMING
+        return sum(self.count_many([m.content for m in messages])) + PER_MESSAGE_OVERHEAD * len(messages) + REPLY_PRIMING
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """``text`` cut after ``max_tokens`` tokens (as a model stops at its token limit)."""
