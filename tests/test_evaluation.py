@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from fakes import ScriptedResources, corpus_of
+
 from rag_lab.evaluation import contains, evaluate_pipeline, exact_match, f1, normalize_answer, summarize
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from fakes import ScriptedResources, corpus_of
+
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.finalize import crag_grade

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import annotated_types
 import pytest
+from fakes import ScriptedResources, corpus_of
 from pydantic import ValidationError
 
-from fakes import ScriptedResources, corpus_of
 from rag_lab.errors import ConfigError
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import POLICY_CLASSES, Pipeline, PipelineConfig
