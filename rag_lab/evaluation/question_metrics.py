@@ -63,7 +63,8 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "quality_rounds_minus_hops": result.rounds_used - question.min_hops,
         "quality_rounds_at_least_hops": rate(result.rounds_used >= question.min_hops),
         "quality_fallback": rate(result.fallback_used or "fallback" in outcomes),
-        # cost (incurred = as the policy ran it, cached or not; spent = cache misses)
+        # cost_* as the policy incurred it, cached or not (deterministic); spent_* only the cache misses and
+        # run_* wall-clock time (both depend on the cache and the machine, not on the policy)
         "cost_rounds": result.rounds_used,
         "cost_llm_calls": result.llm_cost.calls,
         "cost_prompt_tokens": result.llm_cost.prompt_tokens,
@@ -71,9 +72,9 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "cost_tokens": result.llm_cost.total_tokens,
         "cost_usd": result.llm_cost.cost_usd,
         "cost_modelled_latency_s": result.llm_cost.modelled_latency_s,
-        "cost_wall_latency_s": result.llm_cost.latency_s,
-        "cost_spent_llm_calls": result.llm_spent.calls,
-        "cost_spent_usd": result.llm_spent.cost_usd,
+        "run_wall_latency_s": result.llm_cost.latency_s,
+        "spent_llm_calls": result.llm_spent.calls,
+        "spent_usd": result.llm_spent.cost_usd,
         "cost_retrieval_calls": result.retrieval_calls,
         "cost_embedding_calls": result.embedding_calls,
     }

@@ -36,10 +36,10 @@ def evaluate_pipeline(pipeline: Pipeline, evalset: EvalSet) -> EvalRun:
 
 
 def summarize(rows: list[dict[str, Any]] | pd.DataFrame) -> dict[str, Any]:
-    """Means of every ``quality_*`` and ``cost_*`` column, overall and by question type
+    """Means of every ``quality_*``, ``cost_*``, ``spent_*`` and ``run_*`` column, overall and by question type
     (undefined values, e.g. answer containment of unanswerable questions, are left out)."""
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    cols = [c for c in frame.columns if c.startswith(("quality_", "cost_"))]
+    cols = [c for c in frame.columns if c.startswith(("quality_", "cost_", "spent_", "run_"))]
 
     def means(part: pd.DataFrame) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(part)}
