@@ -2,6 +2,8 @@
 
 import math
 import re
+import sys
+import types
 
 import numpy as np
 import pandas as pd
@@ -285,6 +287,25 @@ def test_write_report_is_self_contained(tmp_path):
 def _plotly_js(text: str) -> str:
     """The inlined plotly.js bundle (the largest script of the page)."""
     return max(re.findall(r"<script[^>]*>(.*?)</script>", text, flags=re.S), key=len)
+
+
+def test_write_report_reads_a_run_directory_through_load_sweep(tmp_path, monkeypatch):
+    """The run-directory branch asks ``rag_lab.experiments.runner.load_sweep(run_dir).table`` (a stand-in here)."""
+    calls = []
+
+    def load_sweep(run_dir):
+        calls.append(run_dir)
+        return types.SimpleNamespace(table=TABLE)
+
+    monkeypatch.setitem(sys.modules, "rag_lab.experiments.runner", types.SimpleNamespace(load_sweep=load_sweep))
+    run_dir = tmp_path / "quickstart-run"
+    run_dir.mkdir()
+    text = write_report(run_dir, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert calls == [run_dir]
+    assert "<h1>rag_lab sweep report: quickstart-run</h1>" in text
+    assert "<td>0.6 [0.5, 0.7]</td>" in text
+    named = write_report(TABLE, tmp_path / "n.html", name="a & b").read_text(encoding="utf-8")
+    assert "<h1>rag_lab sweep report: a &amp; b</h1>" in named
 
 
 def test_write_report_rejects_bad_input(tmp_path):

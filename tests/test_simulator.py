@@ -232,6 +232,15 @@ def test_cache_identity_separates_profiles_seeds_and_latency(make):
     assert make("typical").cache_identity()[1].startswith("sim-typical-s0-")
 
 
+def test_cache_identity_is_stable_across_the_lazy_model_load():
+    """Regression: the identity once changed when the default embedder loaded on first use, so a
+    second identical evaluation missed the cache for every call made before that point."""
+    backend = SimulatedBackend("typical")
+    before = backend.cache_identity()
+    backend.similarity.to("port of ledger-sync", ["ledger-sync listens on port 1"])  # loads the embedder
+    assert backend.cache_identity() == before
+
+
 # --- behaviour knobs: on at 1.0, off in ideal ---------------------------------------------------
 
 

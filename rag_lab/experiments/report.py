@@ -21,6 +21,8 @@ from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto,
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
 
+_PLOT_HEIGHT = 520
+_PLOT_CONFIG = {"displaylogo": False}
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
 h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
@@ -121,11 +123,14 @@ def write_report(
     out_html: str | os.PathLike[str],
     cost_col: str = "cost_llm_calls",
     quality_col: str = "quality_answer_containment",
+    name: str | None = None,
 ) -> Path:
     """Write the HTML report of ``source`` — a results table, or a run directory read with
     :func:`rag_lab.experiments.runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
-    The Pareto flags are recomputed for ``cost_col`` × ``quality_col``. Returns the written path."""
-    table, name = _load_table(source)
+    ``name`` titles the report (default: the run directory's name). The Pareto flags are recomputed for
+    ``cost_col`` × ``quality_col``. Returns the written path."""
+    table, default_name = _load_table(source)
+    name = name or default_name
     if table.empty:
         raise ValueError(f"{name}: the results table has no rows")
     for col in (cost_col, quality_col):
@@ -135,12 +140,13 @@ def write_report(
 
     main = cost_quality_figure(cost_quality_info(table, cost_col, quality_col))
     main.update_layout(title_text=f"{cost_col} vs {quality_col}")
-    plots = [main.to_html(full_html=False, include_plotlyjs=True, config={"displaylogo": False})]
+    plots = [main.to_html(full_html=False, include_plotlyjs=True, default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
     if second_col is not None:
         second = cost_quality_figure(cost_quality_info(table, second_col, quality_col))
         second.update_layout(title_text=f"{second_col} vs {quality_col}")
-        plots.append(second.to_html(full_html=False, include_plotlyjs=False, config={"displaylogo": False}))
+        plots.append(second.to_html(full_html=False, include_plotlyjs=False, default_height=_PLOT_HEIGHT,
+                                    config=_PLOT_CONFIG))
 
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     n_front = int(table["is_pareto"].sum())

@@ -90,7 +90,7 @@ class SimulatedBackend(LLMBackend):
         blob = json.dumps(
             {"profile": self.profile.model_dump(), "latency": self.latency.model_dump(), "version": SIM_VERSION,
              "sentence_items": self.sentence_items,
-             "embedder": self.similarity.model_id if self.similarity._embedder is not None else "default"},
+             "embedder": self.similarity.label},
             sort_keys=True,
         )
         return self.name, f"{self.model}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"

@@ -24,6 +24,9 @@ class Similarity:
 
     def __init__(self, embedder: Embedder | None = None, capacity: int = 200_000) -> None:
         self._embedder = embedder
+        #: Names the embedder in cache identities; fixed at construction (the default embedder loads
+        #: lazily, and a label that changed on first use would split the response cache).
+        self.label = embedder.model_id if embedder is not None else "default"
         self.capacity = capacity
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()

@@ -1,0 +1,80 @@
+"""A :class:`SweepPlan`: a sweep spec resolved into the exact runs and questions it stands for.
+
+A *run* is one distinct candidate config with one seed; its ``candidate_id`` hashes the resolved
+config, the backend and the seed, so re-planning the same spec gives the same ids and a resumed
+sweep matches its stored rows exactly. The plan's ``fingerprint`` hashes everything that decides
+the results (resolved base config, grid, backend, seeds, question ids); a run directory belongs to
+one fingerprint.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lab.experiments.sweep import SweepSpec, candidate_id, short_hash
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.records import EvalSet
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One candidate config with one seed: a row of the results table."""
+
+    candidate_id: str
+    config_id: str
+    position: int
+    seed: int
+    params: dict[str, Any]
+    config: PipelineConfig
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The runs (candidate-major, then seed) and question ids of a sweep, and its fingerprint."""
+
+    spec: SweepSpec
+    base: PipelineConfig
+    runs: tuple[PlannedRun, ...]
+    qids: tuple[str, ...]
+    swept_keys: tuple[str, ...]
+
+    @classmethod
+    def build(cls, spec: SweepSpec, evalset: EvalSet) -> SweepPlan:
+        """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here."""
+        base = spec.base_config()
+        grid = spec.parameter_grid()
+        candidates = grid.resolve(base)
+        runs = []
+        for candidate in candidates:
+            for seed in spec.seeds:
+                runs.append(PlannedRun(
+                    candidate_id=candidate_id(candidate.config, spec.backend, seed), config_id=candidate.config_id,
+                    position=len(runs), seed=seed, params=candidate.params, config=candidate.config,
+                ))
+        qids = tuple(q.qid for q in spec.select_questions(evalset))
+        return cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(grid.keys))
+
+    def describe(self) -> dict[str, Any]:
+        """Everything that decides the results, as plain JSON data (stored in the run's meta table)."""
+        return {
+            "spec": self.spec.model_dump(mode="json"),
+            "base_config": self.base.flat(),
+            "backend": self.spec.backend.identity(),
+            "swept_keys": list(self.swept_keys),
+            "qids": list(self.qids),
+            "candidate_ids": [r.candidate_id for r in self.runs],
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of :meth:`describe`, where the base config counts by its resolved values (not a
+        file path) and the backend by what determines its outputs (not whether the cache is on)."""
+        described = self.describe()
+        described["spec"] = {k: v for k, v in described["spec"].items() if k not in {"base", "backend"}}
+        return short_hash(described, length=16)
+
+    @property
+    def n_pairs(self) -> int:
+        """(run, question) pairs in the whole sweep."""
+        return len(self.runs) * len(self.qids)

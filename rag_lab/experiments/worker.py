@@ -1,0 +1,133 @@
+"""The unit of sweep work and the process-wide state that runs it.
+
+A :class:`WorkUnit` is one run (candidate config + seed) over a chunk of questions. :func:`run_unit`
+is a top-level function, so it pickles for a spawned process pool and for Dask workers; it looks up
+a :class:`WorkerState` cached per process (dataset, :class:`CorpusResources`, one backend per
+seed), built once on first use — or ahead of time by :func:`init_worker`, the process pool's
+initializer. Each question runs on a fresh :class:`Pipeline` over the shared resources, so nothing
+a candidate changes can leak into another. Workers return :class:`QuestionOutcome` objects with the
+trace and result already compressed; only the parent process writes to the run store.
+"""
+
+from __future__ import annotations
+
+import threading
+import zlib
+from contextlib import ExitStack
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lab.evaluation import question_metrics
+from rag_lab.experiments.sweep import BackendSpec, short_hash
+from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.factory import open_backend, simulator_profile
+from rag_lab.loaders import load_dataset
+from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+from rag_lab.records import Dataset
+
+#: zlib level for stored traces and results (JSON compresses about 5-10×; level 6 is zlib's default trade-off).
+COMPRESSION_LEVEL = 6
+
+
+@dataclass(frozen=True)
+class WorkContext:
+    """What every worker needs to build its state: the dataset and the backend."""
+
+    dataset: str
+    backend: BackendSpec
+
+    @property
+    def key(self) -> str:
+        return short_hash({"dataset": self.dataset, "backend": self.backend.model_dump(mode="json")})
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One run over a chunk of its questions."""
+
+    candidate_id: str
+    config: PipelineConfig
+    seed: int
+    qids: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One finished (run, question): the metrics row and the zlib-compressed trace and result JSON."""
+
+    candidate_id: str
+    qid: str
+    row: dict[str, Any]
+    trace_z: bytes
+    result_z: bytes
+
+
+def compress(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8"), COMPRESSION_LEVEL)
+
+
+def decompress(blob: bytes) -> str:
+    return zlib.decompress(blob).decode("utf-8")
+
+
+class WorkerState:
+    """A process's (or the parent's) dataset, shared corpus resources and backends by seed."""
+
+    def __init__(self, context: WorkContext, dataset: Dataset | None = None) -> None:
+        self.context = context
+        self.dataset = dataset if dataset is not None else load_dataset(context.dataset)
+        self.resources = CorpusResources(self.dataset.corpus)
+        self._backends: dict[int, LLMBackend] = {}
+        self._stack = ExitStack()
+        self._lock = threading.Lock()
+
+    def backend(self, seed: int) -> LLMBackend:
+        """The backend for ``seed``, opened on first use and kept open until :meth:`close`."""
+        with self._lock:
+            if seed not in self._backends:
+                spec = self.context.backend
+                profile = simulator_profile(spec.profile, spec.knobs) if spec.kind == "sim" else spec.profile
+                self._backends[seed] = self._stack.enter_context(open_backend(
+                    spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache))
+            return self._backends[seed]
+
+    def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
+        """Run ``unit``'s questions in order on a fresh pipeline for the unit's config."""
+        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed))
+        outcomes = []
+        for qid in unit.qids:
+            question = self.dataset.evalset[qid]
+            result, trace = pipeline.run(question)
+            outcomes.append(QuestionOutcome(
+                candidate_id=unit.candidate_id, qid=qid, row=question_metrics(question, result, trace),
+                trace_z=compress(trace.model_dump_json()), result_z=compress(result.model_dump_json()),
+            ))
+        return outcomes
+
+    def close(self) -> None:
+        """Close the backends (a local model server stops here)."""
+        with self._lock:
+            self._stack.close()
+            self._backends.clear()
+
+
+_STATES: dict[str, WorkerState] = {}
+_STATES_LOCK = threading.Lock()
+
+
+def worker_state(context: WorkContext) -> WorkerState:
+    """This process's state for ``context``, built on first use."""
+    with _STATES_LOCK:
+        if context.key not in _STATES:
+            _STATES[context.key] = WorkerState(context)
+        return _STATES[context.key]
+
+
+def init_worker(context: WorkContext) -> None:
+    """Process-pool initializer: load the dataset and resources before the first unit arrives."""
+    worker_state(context)
+
+
+def run_unit(context: WorkContext, unit: WorkUnit) -> list[QuestionOutcome]:
+    """Run one unit in this process's cached state (the task function of process pools and Dask)."""
+    return worker_state(context).run(unit)
