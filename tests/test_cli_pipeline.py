@@ -45,3 +45,21 @@ def test_bad_settings_and_questions_exit_2(capsys):
     assert "unknown field 'uper'" in capsys.readouterr().err
     assert main(["run", "--dataset", "world", "--question", "nope"]) == 2
     assert "no question 'nope'" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_second_identical_evaluation_spends_nothing_and_incurs_the_same(tmp_path):
+    from rag_lab.evaluation import evaluate_pipeline
+    from rag_lab.llm.factory import open_backend
+    from rag_lab.loaders import load_dataset
+    from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+
+    world = load_dataset("world")
+    questions = world.evalset.select(split="dev", limit=16)
+    totals = []
+    for _ in range(2):  # a fresh backend (and in-process state) each time, one cache file
+        with open_backend("sim", profile="typical", cache=tmp_path / "llm.sqlite") as backend:
+            run = evaluate_pipeline(Pipeline(PipelineConfig(), CorpusResources(world.corpus), backend), questions)
+        totals.append({k: sum(r[k] for r in run.rows) for k in ("cost_llm_calls", "cost_tokens", "spent_llm_calls")})
+    assert totals[0]["spent_llm_calls"] > 0 and totals[1]["spent_llm_calls"] == 0
+    assert totals[0]["cost_llm_calls"] == totals[1]["cost_llm_calls"] and totals[0]["cost_tokens"] == totals[1]["cost_tokens"]

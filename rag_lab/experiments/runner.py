@@ -23,7 +23,7 @@ from rag_lab.experiments.plan import SweepPlan
 from rag_lab.experiments.progress import SweepProgress
 from rag_lab.experiments.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.store import RunStore
-from rag_lab.experiments.sweep import SweepSpec, load_sweep
+from rag_lab.experiments.sweep import SweepSpec, load_sweep_spec
 from rag_lab.experiments.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.loaders import load_dataset
 
@@ -53,7 +53,7 @@ def run_sweep(
     ``overwrite`` replaces a run directory that holds a different sweep (else that is an error).
     ``pareto``: the (cost, quality) columns of the table's ``is_pareto``.
     """
-    spec = load_sweep(spec)
+    spec = load_sweep_spec(spec)
     check_executor(executor, workers, dask_address)
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
@@ -87,3 +87,8 @@ def run_sweep(
         if local is not None:
             local.close()
     return SweepResult(store, computed=computed, reused=plan.n_pairs - n_pending, pareto=pareto)
+
+
+def load_sweep(run_dir: str | Path, pareto: tuple[str, str] = DEFAULT_PARETO) -> SweepResult:
+    """The results stored in ``run_dir`` by :func:`run_sweep` (complete or not), without running anything."""
+    return SweepResult.load(run_dir, pareto=pareto)

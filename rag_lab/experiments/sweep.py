@@ -336,7 +336,7 @@ def _explain(exc: ValidationError) -> str:
     return "invalid sweep: " + "; ".join(parts)
 
 
-def load_sweep(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
+def load_sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
     """A :class:`SweepSpec` from a spec, a dict, or a YAML/JSON file path."""
     if isinstance(source, SweepSpec):
         return source
