@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, run_command
+from rag_lab.cli_sweep import add_sweep_parsers, report_command, sweep_command
 from rag_lab.errors import RagLabError
 
 
@@ -58,6 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     ev.add_argument("--json", action="store_true")
 
     add_pipeline_parsers(sub, _add_dataset)
+    add_sweep_parsers(sub)
 
     serve = sub.add_parser("serve", help="an OpenAI-compatible endpoint on 127.0.0.1 in front of a lab backend")
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
@@ -185,6 +187,10 @@ def main(argv: list[str] | None = None) -> int:
             result, text = run_command(args)
         elif args.command == "eval":
             result, text = eval_command(args)
+        elif args.command == "sweep":
+            result, text = sweep_command(args)
+        elif args.command == "report":
+            result, text = report_command(args)
         else:
             result, text = _retrieval_eval(args)
     except (RagLabError, ValueError, OSError) as exc:

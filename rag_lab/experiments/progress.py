@@ -1,5 +1,6 @@
 """Progress of a sweep: a tqdm bar (``tqdm.auto``: a widget in Jupyter, text in a terminal) over
-(run, question) pairs, with runs done, the cache hit rate and the elapsed time; ``quiet`` shows nothing.
+(candidate, question) pairs, with candidates done (one per config and seed), the cache hit rate and
+the elapsed time; ``quiet`` shows nothing.
 
 The cache hit rate is read from the finished rows — one minus the LLM calls spent (cache misses)
 over the calls incurred — so it counts the calls of every worker process, not just this one's.
@@ -54,7 +55,7 @@ class SweepProgress:
 
     def _show(self) -> None:
         rate = self.cache_hit_rate
-        self._bar.set_postfix_str(f"runs {self.runs_done}/{self.total_runs}, cache hits "
+        self._bar.set_postfix_str(f"candidates {self.runs_done}/{self.total_runs}, cache hits "
                                   + ("-" if rate is None else f"{rate:.0%}"), refresh=False)
 
     def close(self) -> None:

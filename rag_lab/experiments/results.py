@@ -89,8 +89,8 @@ class SweepResult:
         # a role a candidate never called is a cost it did not incur: 0, not missing
         costs = [c for c in table.columns if c.startswith(COST_PREFIXES)]
         table[costs] = table[costs].fillna(0.0)
-        for col in self.param_columns:
-            table[col] = table[col].astype(object).where(table[col].notna(), None)
+        for key in self.swept_keys:  # as given (1 stays an int, unset stays None), not coerced to float
+            table[PARAM_PREFIX + key] = pd.Series([c["params"].get(key) for c in self._candidates], dtype=object)
         return self._with_pareto(table, *self.pareto_columns)
 
     @staticmethod

@@ -51,7 +51,8 @@ def run_sweep(
     ``LocalCluster`` of ``workers`` processes). ``chunk_size``: questions per unit for processes and
     Dask (default: about :data:`UNITS_PER_WORKER` units per worker). ``progress``: ``auto`` or ``quiet``.
     ``overwrite`` replaces a run directory that holds a different sweep (else that is an error).
-    ``pareto``: the (cost, quality) columns of the table's ``is_pareto``.
+    ``pareto``: the (cost, quality) columns of the table's ``is_pareto``. A ``local`` backend starts one
+    model server per process: run it serially or with threads.
     """
     spec = load_sweep_spec(spec)
     check_executor(executor, workers, dask_address)

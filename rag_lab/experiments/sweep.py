@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
@@ -252,18 +252,15 @@ class SweepSpec(BaseModel):
 
     @field_validator("seeds")
     @classmethod
-    def _distinct_seeds(cls, seeds: list[int]) -> list[int]:
+    def _distinct_seeds(cls, seeds: list[int], info: ValidationInfo) -> list[int]:
         if len(set(seeds)) != len(seeds):
             raise ValueError(f"seeds must be distinct, got {seeds}")
         if any(s < 0 for s in seeds):
             raise ValueError(f"seeds must be >= 0, got {seeds}")
+        backend = info.data.get("backend")
+        if backend is not None and backend.kind != "sim" and len(seeds) > 1:
+            raise ValueError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
         return seeds
-
-    @model_validator(mode="after")
-    def _seeds_need_simulator(self) -> SweepSpec:
-        if self.backend.kind != "sim" and len(self.seeds) > 1:
-            raise ValueError(f"several seeds need the simulator; backend {self.backend.kind!r} takes one seed")
-        return self
 
     # --- resolution ----------------------------------------------------------------------------
 
@@ -332,7 +329,7 @@ def _explain(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or "sweep"
-        parts.append(f"{where}: {err['msg']}")
+        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
     return "invalid sweep: " + "; ".join(parts)
 
 

@@ -1,0 +1,89 @@
+"""The experiment commands of ``rag-lab``: ``sweep`` (run or resume a sweep file into a run
+directory and print its results table) and ``report`` (a self-contained HTML report of a run)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+#: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
+KEY_COLUMNS = (
+    ("containment", "quality_answer_containment"), ("abstain_acc", "quality_abstention_accuracy"),
+    ("ctx_has_ans", "quality_has_answer_in_context"), ("rounds", "cost_rounds"), ("llm_calls", "cost_llm_calls"),
+    ("spent_calls", "spent_llm_calls"), ("tokens", "cost_tokens"),
+)
+
+
+def add_sweep_parsers(sub: argparse._SubParsersAction) -> None:
+    sweep = sub.add_parser("sweep", help="run (or resume) a parameter sweep into a run directory")
+    sweep.add_argument("sweep_file", type=Path, metavar="SWEEP_FILE", help="a YAML or JSON sweep file")
+    sweep.add_argument("--out", required=True, type=Path, metavar="RUN_DIR",
+                       help="run directory (run.sqlite); re-running the same sweep into it skips finished work")
+    sweep.add_argument("--workers", type=int, default=1, help="parallel workers (threads, processes or Dask workers)")
+    sweep.add_argument("--executor", default=None,
+                       help="serial (default), threads, processes, or dask (default with --dask)")
+    sweep.add_argument("--dask", default=None, metavar="ADDRESS",
+                       help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (implies --executor dask)")
+    sweep.add_argument("--force", action="store_true", help="overwrite a run directory that holds a different sweep")
+    sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument("--json", action="store_true")
+
+    report = sub.add_parser("report", help="write a self-contained HTML report of a sweep's run directory")
+    report.add_argument("run_dir", type=Path, metavar="RUN_DIR")
+    report.add_argument("--out", required=True, type=Path, metavar="REPORT_HTML")
+    report.add_argument("--json", action="store_true")
+
+
+def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.experiments.runner import run_sweep
+
+    executor = args.executor or ("dask" if args.dask else "serial")
+    start = time.perf_counter()
+    result = run_sweep(args.sweep_file, args.out, workers=args.workers, executor=executor, dask_address=args.dask,
+                       progress="quiet" if args.quiet else "auto", overwrite=args.force)
+    seconds = time.perf_counter() - start
+    table = result.table
+    out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
+           "computed": result.computed, "reused": result.reused, "complete": result.complete,
+           "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
+    return out, format_table(result, seconds)
+
+
+def format_table(result: Any, seconds: float) -> str:
+    """The key columns of a sweep's table, one line per run, and where the run is."""
+    table = result.table
+    params = result.param_columns
+    keys = [(name, col) for name, col in KEY_COLUMNS if col in table.columns]
+    names = [p.removeprefix("param_") for p in params]
+    widths = [max(len(n), *(len(_fmt(v)) for v in table[p])) for n, p in zip(names, params, strict=True)]
+    head = (f"{'candidate':12s} {'seed':>4s} " + " ".join(f"{n:>{w}s}" for n, w in zip(names, widths, strict=True))
+            + " " + " ".join(f"{name:>11s}" for name, _ in keys) + "  pareto")
+    lines = [head]
+    for _, row in table.iterrows():
+        cells = " ".join(f"{_fmt(row[p]):>{w}s}" for p, w in zip(params, widths, strict=True))
+        values = " ".join(f"{_fmt(row[c]):>11s}" for _, c in keys)
+        lines.append(f"{row['candidate_id']:12s} {row['seed']:>4d} {cells} {values}  {'*' if row['is_pareto'] else ''}")
+    cost, quality = result.pareto_columns
+    lines.append(f"* Pareto front of {cost} (minimised) vs {quality} (maximised); '-': the base config's value")
+    lines.append(f"run: {result.run_dir} ({result.computed} question runs computed, {result.reused} reused, "
+                 f"{seconds:.1f}s); report: rag-lab report {result.run_dir} --out {result.run_dir / 'report.html'}")
+    return "\n".join(lines)
+
+
+def _fmt(value: Any) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    return str(value)
+
+
+def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.experiments.report import write_report
+
+    path = write_report(args.run_dir, args.out)
+    return {"report": str(path)}, f"wrote {path}"
