@@ -314,9 +314,11 @@ class _QuestionRun:
         raise _Stop(StopReason.FALLBACK)
 
     def _controller_evidence(self) -> list[prompts.EvidenceItem]:
-        candidates = self._candidates(list(self.state.seen))
-        shown = truncate(candidates, self.cfg.truncation.strategy, self.cfg.retrieval.controller_evidence,
-                         self.cfg.truncation.max_tokens, self.res, self._relevance_queries())
+        """The ``retrieval.controller_evidence`` most relevant chunks gathered so far. Deliberately
+        independent of the truncation policy, which only assembles the generation context: the
+        controller may see evidence that ``append_then_truncate`` later drops (the classic bug)."""
+        ranked = sorted(self._candidates(list(self.state.seen)), key=lambda c: (-c.score, c.round, c.rank))
+        shown = ranked[: self.cfg.retrieval.controller_evidence]
         return [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(shown, start=1)]
 
     def _relevance_queries(self) -> list[str]:
