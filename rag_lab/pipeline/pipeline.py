@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 import time
-from typing import Literal
+from typing import Literal, NoReturn
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.llm import prompts
-from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, SamplingParams
+from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, Message, SamplingParams
 from rag_lab.llm.ledger import CostSummary, usage
 from rag_lab.llm.schemas import (
     ControllerDecision,
@@ -28,6 +28,7 @@ from rag_lab.llm.schemas import (
     Rewrites,
     RouteDecision,
 )
+from rag_lab.llm.structured import Fallback
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.finalize import Candidate, crag_grade, mmr_order, truncate
 from rag_lab.pipeline.resources import CorpusResources, lexical_relevance
@@ -121,13 +122,12 @@ class _QuestionRun:
         self.state = QuestionState(question=question)
         self.trace = Trace(qid=qid, question=question)
         self.qid = qid
-        self.started = time.perf_counter()
-        self.fallback_used = False
-        self.embedding_calls = 0
 
     # --- LLM calls ---------------------------------------------------------------------------
 
-    def _call(self, role: str, messages, schema=None, fallback=None, max_tokens: int = 512) -> tuple[LLMResponse, LLMCall]:
+    def _call(self, role: str, messages: tuple[Message, ...], schema: type[BaseModel] | None = None,
+              fallback: Fallback = None, max_tokens: int = 512) -> tuple[LLMResponse, LLMCall]:
+        """One LLM call: charged to the question's budgets and kept for the trace."""
         request = LLMRequest(role=role, messages=messages, response_schema=schema,
                              params=SamplingParams(max_tokens=max_tokens))
         response = self.backend.complete(request, fallback=fallback)
@@ -152,8 +152,6 @@ class _QuestionRun:
             self._controller_loop()
         except _Stop as stop:
             reason, refuse = stop.reason, stop.refuse
-        else:  # the loop only ends by _Stop
-            raise AssertionError("controller loop ended without a stop reason")
         self.trace.stop_reason = reason
         self.trace.rounds_used = self.state.rounds_used
         context, grade = self._finalize(refuse)
@@ -216,7 +214,7 @@ class _QuestionRun:
 
     def _mean_vector(self, texts: list[str]) -> np.ndarray:
         """The normalised mean of the texts' embeddings (HyDE)."""
-        self.embedding_calls += 1
+        self.state.embedding_calls += 1
         mean = self.res.embed(texts).mean(axis=0)
         return mean / (np.linalg.norm(mean) or 1.0)
 
@@ -257,7 +255,8 @@ class _QuestionRun:
         action = "answer" if self._usable() else "insufficient"
         return ControllerDecision(action=action, reason=f"deterministic fallback ({reason})")
 
-    def _controller_loop(self) -> None:
+    def _controller_loop(self) -> NoReturn:
+        """Ask the controller and act on its decision until a policy or the decision stops the loop."""
         cap = self.cfg.max_rounds
         while True:
             shown = self._controller_evidence()
@@ -307,7 +306,7 @@ class _QuestionRun:
         """At the cap with nothing ever found: one-shot retrieval with the original question."""
         if self.state.chunks_seen:
             return
-        self.fallback_used = True
+        self.state.fallback_used = True
         self.trace.add(TraceStep(kind="fallback", interventions=[
             "nothing was found in any round: one-shot retrieval with the original question"]))
         self._retrieve(self.state.rounds_used + 1, [self.question])
@@ -412,8 +411,8 @@ class _QuestionRun:
             cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
             context=[ContextItem(n=i, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, text=c.text,
                                  score=c.score, round=c.round) for i, c in enumerate(context, start=1)],
-            crag_grade=grade, fallback_used=self.fallback_used, retrieval_calls=self.state.retrieval_calls,
-            embedding_calls=self.embedding_calls,
+            crag_grade=grade, fallback_used=self.state.fallback_used, retrieval_calls=self.state.retrieval_calls,
+            embedding_calls=self.state.embedding_calls,
         )
 
     def _guard(self, draft: str, context: list[Candidate]) -> tuple[str, list[int], int, str | None]:

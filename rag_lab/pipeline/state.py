@@ -29,7 +29,9 @@ class QuestionState:
     tokens_used: int = 0
     time_ms: float = 0.0
     retrieval_calls: int = 0
+    embedding_calls: int = 0
     rerank_requested: bool = False
+    fallback_used: bool = False  # the one-shot fallback retrieval ran
 
     @property
     def chunks_seen(self) -> int:
