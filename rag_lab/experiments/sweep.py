@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
 from rag_lab.pipeline import PipelineConfig
@@ -298,17 +298,7 @@ class SweepSpec(BaseModel):
     def from_file(cls, path: str | Path) -> SweepSpec:
         """Read a YAML or JSON sweep file. A relative ``base`` path is read relative to the file."""
         path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read sweep file ({exc.strerror})") from None
-        kind = "JSON" if path.suffix == ".json" else "YAML"
-        try:
-            data = json.loads(text) if kind == "JSON" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: not valid {kind}: {exc}") from None
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: a sweep file holds a mapping, got {type(data).__name__}")
+        data = read_mapping(path, "sweep")
         if isinstance(data.get("base"), str) and not Path(data["base"]).is_absolute():
             data["base"] = str(path.parent / data["base"])
         try:
@@ -322,15 +312,9 @@ class SweepSpec(BaseModel):
         try:
             return cls.model_validate(dict(data))
         except ValidationError as exc:
-            raise ConfigError(_explain(exc)) from None
+            raise ConfigError(explain_validation(exc, "sweep")) from None
 
 
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "sweep"
-        parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}")
-    return "invalid sweep: " + "; ".join(parts)
 
 
 def load_sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:

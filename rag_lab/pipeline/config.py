@@ -10,14 +10,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
+from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.pipeline.policies import (
     CRAG,
@@ -96,7 +95,7 @@ class PipelineConfig(BaseModel):
         try:
             return PipelineConfig.model_validate(data)
         except ValidationError as exc:
-            raise ConfigError(_explain(exc)) from None
+            raise ConfigError(explain_validation(exc, "pipeline config")) from None
 
     # --- files -------------------------------------------------------------------------------
 
@@ -108,25 +107,13 @@ class PipelineConfig(BaseModel):
         try:
             base = cls.model_validate(nested)
         except ValidationError as exc:
-            raise ConfigError(_explain(exc)) from None
+            raise ConfigError(explain_validation(exc, "pipeline config")) from None
         return base.set(dotted) if dotted else base
 
     @classmethod
     def from_file(cls, path: str | Path) -> PipelineConfig:
         """Read a YAML or JSON config file (nested or dotted keys)."""
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ConfigError(f"{path}: cannot read config file ({exc.strerror})") from None
-        try:
-            data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-        except (json.JSONDecodeError, yaml.YAMLError) as exc:
-            raise ConfigError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'}: {exc}") from None
-        if data is None:
-            data = {}
-        if not isinstance(data, dict):
-            raise ConfigError(f"{path}: a config file must hold a mapping, got {type(data).__name__}")
+        data = read_mapping(path, "config")
         try:
             return cls.from_dict(data)
         except ConfigError as exc:
@@ -144,12 +131,3 @@ def _split(key: str) -> tuple[str, str]:
     if field not in fields:
         raise ConfigError(f"unknown field {field!r} of policy {policy!r}; fields: {', '.join(fields)}")
     return policy, field
-
-
-def _explain(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"])
-        parts.append(f"{where}: {err['msg']}" + (f" (got {err['input']!r})" if "input" in err else ""))
-    return "invalid pipeline config: " + "; ".join(parts)
-
