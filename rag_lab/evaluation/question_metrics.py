@@ -80,4 +80,5 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
     }
     for role, calls in result.llm_calls_by_role.items():
         row[f"cost_calls_{role}"] = calls
+        row[f"spent_calls_{role}"] = result.llm_spent_by_role.get(role, 0)
     return row

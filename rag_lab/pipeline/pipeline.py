@@ -70,6 +70,7 @@ class Result(BaseModel):
     llm_cost: CostSummary = CostSummary()
     llm_spent: CostSummary = CostSummary()
     llm_calls_by_role: dict[str, int] = Field(default_factory=dict)
+    llm_spent_by_role: dict[str, int] = Field(default_factory=dict, description="cache misses by role")
     retrieval_calls: int = 0
     embedding_calls: int = 0
 
@@ -99,6 +100,7 @@ class Pipeline:
             "llm_cost": ledger.incurred(),
             "llm_spent": ledger.spent(),
             "llm_calls_by_role": {role: cost.incurred.calls for role, cost in by_role.items()},
+            "llm_spent_by_role": {role: cost.spent.calls for role, cost in by_role.items()},
         })
         return result, trace
 
