@@ -10,7 +10,6 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from rag_lab.experiments.figures import UNSET, cost_quality_figure, cost_quality_info
 from rag_lab.experiments.report import write_report
 from rag_lab.experiments.stats import (
     add_pareto,
@@ -20,6 +19,8 @@ from rag_lab.experiments.stats import (
     mean_std_over_seeds,
     pareto_mask,
 )
+from rag_lab.figures import cost_quality_figure, cost_quality_info
+from rag_lab.figures.common import UNSET
 
 # ---------------------------------------------------------------- bootstrap
 

@@ -1,7 +1,7 @@
 """Experiments: sweeps over policy parameters that persist, resume and scale out, their statistics
-(bootstrap CIs, mean ± std over seeds, Pareto fronts), figures and HTML reports (DESIGN.md §5–6)."""
+(bootstrap CIs, mean ± std over seeds, Pareto fronts) and HTML reports (DESIGN.md §5–6); the figures
+are in :mod:`rag_lab.figures`."""
 
-from rag_lab.experiments.figures import cost_quality_figure, cost_quality_info
 from rag_lab.experiments.report import write_report
 from rag_lab.experiments.results import CandidateTraces, SweepResult
 from rag_lab.experiments.runner import load_sweep, run_sweep
@@ -11,7 +11,7 @@ from rag_lab.experiments.sweep import BackendSpec, Grid, GridCandidate, SweepSpe
 
 __all__ = [
     "BackendSpec", "CandidateTraces", "Grid", "GridCandidate", "RunStore", "SweepResult", "SweepSpec",
-    "aggregate_by_type", "aggregate_rows", "bootstrap_ci", "candidate_id", "config_id", "cost_quality_figure",
-    "cost_quality_info", "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "pareto_mask", "run_sweep",
+    "aggregate_by_type", "aggregate_rows", "bootstrap_ci", "candidate_id", "config_id",
+    "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "pareto_mask", "run_sweep",
     "write_report",
 ]

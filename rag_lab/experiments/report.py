@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rag_lab.experiments.figures import PARAM_PREFIX, cost_quality_figure, cost_quality_info, format_value
 from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
+from rag_lab.figures import cost_quality  # the module, not its names: rag_lab.figures imports this package too
+from rag_lab.figures.common import PARAM_PREFIX, format_value
 
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
@@ -138,12 +139,12 @@ def write_report(
             raise ValueError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
     table = add_pareto(table, cost_col, quality_col)
 
-    main = cost_quality_figure(cost_quality_info(table, cost_col, quality_col))
+    main = cost_quality.cost_quality_figure(cost_quality.cost_quality_info(table, cost_col, quality_col))
     main.update_layout(title_text=f"{cost_col} vs {quality_col}")
     plots = [main.to_html(full_html=False, include_plotlyjs=True, default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
     if second_col is not None:
-        second = cost_quality_figure(cost_quality_info(table, second_col, quality_col))
+        second = cost_quality.cost_quality_figure(cost_quality.cost_quality_info(table, second_col, quality_col))
         second.update_layout(title_text=f"{second_col} vs {quality_col}")
         plots.append(second.to_html(full_html=False, include_plotlyjs=False, default_height=_PLOT_HEIGHT,
                                     config=_PLOT_CONFIG))

@@ -1,0 +1,221 @@
+"""The cost-vs-quality scatter of a results table, split Optuna-style into plain data and a plotly figure.
+
+:func:`cost_quality_info` reads the table into a :class:`CostQualityInfo` (what tests compare);
+:func:`cost_quality_figure` draws it: one marker trace per colour group with the quality column's
+confidence interval as error bars, and the Pareto front (minimum cost, maximum quality) as a staircase;
+with ``facet_by``, one panel per value of that column, each with its own front.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rag_lab.experiments.stats import pareto_mask
+from rag_lab.figures.common import (
+    PARAM_PREFIX,
+    as_frame,
+    format_value,
+    group_label,
+    group_names,
+    hover,
+    is_missing,
+    numeric,
+    require_columns,
+    short,
+)
+
+
+@dataclass(frozen=True)
+class CostQualityInfo:
+    """Everything the cost-vs-quality scatter shows, one entry per plotted candidate.
+
+    Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi``
+    are the quality column's confidence bounds (``<quality>_lo``/``_hi``), None when the table has none.
+    ``groups`` is each point's colour-group label (None without ``color_by``), ``group_names`` the groups in
+    legend order; ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``labels`` are the hover
+    texts, one ``name=value`` per line. The Pareto front is computed for this pair of columns (the table's own
+    ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet,
+    cost, then quality (``front_facets`` None without ``facet_by``).
+    """
+
+    cost_col: str
+    quality_col: str
+    ids: tuple[str, ...]
+    x: tuple[float, ...]
+    y: tuple[float, ...]
+    y_lo: tuple[float, ...] | None
+    y_hi: tuple[float, ...] | None
+    color_by: str | None
+    groups: tuple[str, ...] | None
+    group_names: tuple[str, ...]
+    facet_by: str | None
+    facets: tuple[str, ...] | None
+    facet_names: tuple[str, ...]
+    labels: tuple[str, ...]
+    is_pareto: tuple[bool, ...]
+    front_ids: tuple[str, ...]
+    front_x: tuple[float, ...]
+    front_y: tuple[float, ...]
+    front_facets: tuple[str, ...] | None
+    n_undefined: int
+
+
+def _grouping(rows: pd.DataFrame, col: str | None) -> tuple[tuple[str, ...] | None, tuple[str, ...]]:
+    """Each row's group label and the group names in order, for an optional grouping column."""
+    if not col:
+        return None, ()
+    values = rows[col].tolist()
+    return tuple(group_label(v) for v in values), group_names(values)
+
+
+def cost_quality_info(
+    table: pd.DataFrame,
+    cost_col: str,
+    quality_col: str,
+    color_by: str | None = None,
+    label_cols: Sequence[str] | None = None,
+    facet_by: str | None = None,
+) -> CostQualityInfo:
+    """The data of the cost-vs-quality scatter of ``table`` (one row per candidate).
+
+    ``color_by`` names a column (typically a ``param_*``) whose values colour the points, ``facet_by`` one
+    whose values split them into panels; ``label_cols`` the columns shown on hover (default: every
+    ``param_*`` column, shown without the prefix). Point ids are the ``candidate_id`` column when present,
+    else the table's index.
+    """
+    table = as_frame(table, "results table")
+    label_cols = [c for c in table.columns if c.startswith(PARAM_PREFIX)] if label_cols is None else list(label_cols)
+    wanted = [cost_col, quality_col, *(c for c in (color_by, facet_by) if c), *label_cols]
+    require_columns(table, wanted, "results table")
+
+    x_all, y_all = numeric(table, cost_col), numeric(table, quality_col)
+    keep = ~(np.isnan(x_all) | np.isnan(y_all))
+    rows = table[keep]
+    x, y = x_all[keep], y_all[keep]
+    raw_ids = rows["candidate_id"] if "candidate_id" in rows.columns else rows.index
+    ids = tuple(str(i) for i in raw_ids)
+
+    has_ci = f"{quality_col}_lo" in table.columns and f"{quality_col}_hi" in table.columns
+    y_lo = tuple(numeric(rows, f"{quality_col}_lo").tolist()) if has_ci else None
+    y_hi = tuple(numeric(rows, f"{quality_col}_hi").tolist()) if has_ci else None
+    groups, names = _grouping(rows, color_by)
+    facets, facet_names = _grouping(rows, facet_by)
+
+    def label(row: pd.Series, point_id: str) -> str:
+        lines = [point_id] + [
+            f"{c.removeprefix(PARAM_PREFIX)}={format_value(row[c])}" for c in label_cols if not is_missing(row[c])
+        ]
+        return "\n".join(lines)
+
+    labels = tuple(label(row, i) for (_, row), i in zip(rows.iterrows(), ids, strict=True))
+    panel = np.array(facets if facets is not None else [""] * len(x), dtype=object)
+    mask = np.zeros(len(x), dtype=bool)
+    for facet in set(panel.tolist()):
+        members = panel == facet
+        mask[members] = pareto_mask(x[members], y[members])
+    facet_rank = {f: k for k, f in enumerate(facet_names)}
+    front = sorted(np.flatnonzero(mask).tolist(), key=lambda i: (facet_rank.get(panel[i], 0), x[i], y[i]))
+    return CostQualityInfo(
+        cost_col=cost_col,
+        quality_col=quality_col,
+        ids=ids,
+        x=tuple(x.tolist()),
+        y=tuple(y.tolist()),
+        y_lo=y_lo,
+        y_hi=y_hi,
+        color_by=color_by,
+        groups=groups,
+        group_names=names,
+        facet_by=facet_by,
+        facets=facets,
+        facet_names=facet_names,
+        labels=labels,
+        is_pareto=tuple(mask.tolist()),
+        front_ids=tuple(ids[i] for i in front),
+        front_x=tuple(float(x[i]) for i in front),
+        front_y=tuple(float(y[i]) for i in front),
+        front_facets=tuple(facets[i] for i in front) if facets else None,
+        n_undefined=int((~keep).sum()),
+    )
+
+
+def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool) -> go.Scatter:
+    """The marker trace of the points ``idx`` (one colour group within one panel)."""
+    error_y = None
+    if info.y_lo is not None and info.y_hi is not None:
+        error_y = dict(
+            type="data",
+            symmetric=False,
+            array=[info.y_hi[i] - info.y[i] for i in idx],
+            arrayminus=[info.y[i] - info.y_lo[i] for i in idx],
+            thickness=1,
+            width=3,
+        )
+    label = html.escape(f"{short(info.color_by)}={name}" if info.color_by else name)
+    return go.Scatter(
+        x=[info.x[i] for i in idx],
+        y=[info.y[i] for i in idx],
+        mode="markers",
+        name=label,
+        legendgroup=label,
+        showlegend=show_legend,
+        marker=dict(size=9, line=dict(width=1, color="white")),
+        error_y=error_y,
+        customdata=[info.ids[i] for i in idx],
+        hovertext=[hover(info.labels[i]) for i in idx],
+        hovertemplate="%{hovertext}<br>" + f"{html.escape(info.cost_col)}=%{{x:.4g}}<br>"
+        + f"{html.escape(info.quality_col)}=%{{y:.4g}}<extra></extra>",
+    )
+
+
+def _front(info: CostQualityInfo, idx: list[int], show_legend: bool) -> go.Scatter:
+    """The Pareto-front staircase through the front points ``idx`` of one panel."""
+    return go.Scatter(
+        x=[info.front_x[i] for i in idx],
+        y=[info.front_y[i] for i in idx],
+        mode="lines+markers",
+        line=dict(shape="hv", color="black", width=1.5, dash="dot"),
+        marker=dict(size=14, symbol="circle-open", color="black"),
+        name="Pareto front",
+        legendgroup="Pareto front",
+        showlegend=show_legend,
+        customdata=[info.front_ids[i] for i in idx],
+        hoverinfo="skip",
+    )
+
+
+def cost_quality_figure(info: CostQualityInfo) -> go.Figure:
+    """The scatter of ``info``: markers per colour group with CI error bars, and the Pareto front as a
+    staircase (from each front point, the best quality reachable until the next one's cost); one panel
+    per facet, sharing the y axis, when ``info`` is faceted."""
+    panels = info.facet_names if info.facets is not None else (None,)
+    titles = [html.escape(f"{short(info.facet_by)}={p}") for p in panels] if info.facet_by else None
+    fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, subplot_titles=titles,
+                        horizontal_spacing=0.04 if len(panels) > 1 else 0.0)
+    names = info.group_names if info.groups is not None else ("candidates",)
+    shown: set[str] = set()
+    for col, panel in enumerate(panels, start=1):
+        in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == panel]
+        for name in names:
+            idx = [i for i in in_panel if info.groups is None or info.groups[i] == name]
+            if idx or info.facets is None:
+                fig.add_trace(_points(info, idx, name, name not in shown), row=1, col=col)
+                shown.add(name)
+        front = [k for k in range(len(info.front_ids)) if info.front_facets is None or info.front_facets[k] == panel]
+        fig.add_trace(_front(info, front, col == 1), row=1, col=col)
+        fig.update_xaxes(title_text=html.escape(info.cost_col), row=1, col=col)
+    fig.update_yaxes(title_text=html.escape(info.quality_col), row=1, col=1)
+    fig.update_layout(
+        template="plotly_white",
+        title=html.escape(f"{info.quality_col} vs {info.cost_col}"),
+        legend_title_text="",
+        margin=dict(l=60, r=20, t=60, b=50),
+    )
+    return fig

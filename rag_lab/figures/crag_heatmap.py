@@ -1,0 +1,87 @@
+"""CRAG thresholds against quality and refusals: the upper × lower grid of a sweep, as two heat-maps.
+
+:func:`crag_heatmap_info` averages a results table (one row per candidate, e.g. ``SweepResult.table``) over
+each (upper, lower) pair, so other swept parameters and seeds are pooled; :func:`crag_heatmap_figure` draws
+the quality and the refusal rate side by side. Pairs the sweep did not run (e.g. lower > upper) stay NaN.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+from rag_lab.figures.common import as_frame, format_value, numeric, require_columns, short
+from rag_lab.figures.grid import axis_values, grid_mean
+
+
+@dataclass(frozen=True)
+class CragHeatmapInfo:
+    """Mean quality and refusal rate per (upper, lower) threshold pair.
+
+    ``quality[i, j]``/``refusal[i, j]`` are the means over the table rows with ``upper == uppers[i]`` and
+    ``lower == lowers[j]`` (NaN where none has a defined value); ``n[i, j]`` counts the rows with a defined
+    quality.
+    """
+
+    upper_col: str
+    lower_col: str
+    value_col: str
+    refusal_col: str
+    uppers: tuple[float, ...]
+    lowers: tuple[float, ...]
+    quality: np.ndarray
+    refusal: np.ndarray
+    n: np.ndarray
+
+
+def crag_heatmap_info(
+    table: pd.DataFrame,
+    upper_col: str = "param_crag.upper",
+    lower_col: str = "param_crag.lower",
+    value_col: str = "quality_answer_containment",
+    refusal_col: str = "quality_refused",
+) -> CragHeatmapInfo:
+    """The upper × lower grid of ``table``'s ``value_col`` and ``refusal_col`` means."""
+    table = as_frame(table, "results table")
+    require_columns(table, [upper_col, lower_col, value_col, refusal_col], "results table")
+    upper, lower = numeric(table, upper_col).tolist(), numeric(table, lower_col).tolist()
+    uppers, lowers = axis_values(upper), axis_values(lower)
+    quality, n = grid_mean(upper, lower, numeric(table, value_col), uppers, lowers)
+    refusal, _ = grid_mean(upper, lower, numeric(table, refusal_col), uppers, lowers)
+    return CragHeatmapInfo(
+        upper_col=upper_col, lower_col=lower_col, value_col=value_col, refusal_col=refusal_col,
+        uppers=uppers, lowers=lowers,
+        quality=quality, refusal=refusal, n=n,
+    )
+
+
+def _cells(values: np.ndarray) -> list[list[str]]:
+    return [[format_value(v) for v in row] for row in values.tolist()]
+
+
+def crag_heatmap_figure(info: CragHeatmapInfo) -> go.Figure:
+    """Two heat-maps of ``info`` side by side (x = lower, y = upper): quality, and refusal rate."""
+    value, refusal = html.escape(short(info.value_col)), html.escape(short(info.refusal_col))
+    fig = make_subplots(rows=1, cols=2, subplot_titles=(value, refusal), horizontal_spacing=0.14)
+    x = [format_value(v) for v in info.lowers]
+    y = [format_value(v) for v in info.uppers]
+    for col, (grid, name, scale, zrange, bar_x) in enumerate(
+        [(info.quality, value, "Viridis", (None, None), 0.43), (info.refusal, refusal, "Reds", (0.0, 1.0), 1.0)],
+        start=1,
+    ):
+        fig.add_trace(go.Heatmap(
+            z=[[None if np.isnan(v) else v for v in row] for row in grid.tolist()],
+            x=x, y=y, name=name, colorscale=scale, zmin=zrange[0], zmax=zrange[1], colorbar=dict(x=bar_x, len=0.9),
+            text=_cells(grid), texttemplate="%{text}",
+            customdata=info.n.tolist(),
+            hovertemplate=f"upper=%{{y}}<br>lower=%{{x}}<br>{name}=%{{text}}<br>runs=%{{customdata}}<extra></extra>",
+        ), row=1, col=col)
+        fig.update_xaxes(title_text=html.escape(short(info.lower_col)), type="category", row=1, col=col)
+        fig.update_yaxes(title_text=html.escape(short(info.upper_col)), type="category", row=1, col=col)
+    fig.update_layout(template="plotly_white", title="CRAG thresholds: quality and refusal rate")
+    return fig
