@@ -1,0 +1,38 @@
+"""Process-wide state the widgets share: one loaded dataset and one :class:`CorpusResources` per
+dataset (indexes, memoised searches and embeddings), and one long-lived cached simulator backend
+per profile, so every widget and every run after the first is fast."""
+
+from __future__ import annotations
+
+import threading
+
+from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.cache import CachedBackend, ResponseCache
+from rag_lab.llm.simulator import SimulatedBackend
+from rag_lab.loaders import load_dataset
+from rag_lab.pipeline import CorpusResources
+from rag_lab.records import Dataset
+
+#: The simulator seed of the default backend: the one sweeps use for seed 0, so both share cache entries.
+DEFAULT_SEED = 0
+
+_LOCK = threading.Lock()
+_DATA: dict[str, tuple[Dataset, CorpusResources]] = {}
+_BACKENDS: dict[str, LLMBackend] = {}
+
+
+def shared_data(dataset: str) -> tuple[Dataset, CorpusResources]:
+    """The dataset ``dataset`` (a shipped name or a path) and its corpus resources, built once per process."""
+    with _LOCK:
+        if dataset not in _DATA:
+            loaded = load_dataset(dataset)
+            _DATA[dataset] = (loaded, CorpusResources(loaded.corpus))
+        return _DATA[dataset]
+
+
+def simulator_backend(profile: str = "typical") -> LLMBackend:
+    """The simulator with ``profile`` behind the default response cache, kept open for the process."""
+    with _LOCK:
+        if profile not in _BACKENDS:
+            _BACKENDS[profile] = CachedBackend(SimulatedBackend(profile, seed=DEFAULT_SEED), ResponseCache())
+        return _BACKENDS[profile]

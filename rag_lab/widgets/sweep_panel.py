@@ -1,0 +1,216 @@
+"""``SweepPanel``: pick parameters and comma-separated values, run the sweep into a run directory with a
+progress bar, read the results table and the Pareto plot, export the run directory.
+
+>>> panel = SweepPanel(limit=4)                                                       # doctest: +SKIP
+>>> panel.choose({"round_cap.max_rounds": [1, 3]})                                    # doctest: +SKIP
+>>> result = panel.run()              # a SweepResult, as run_sweep returns it          # doctest: +SKIP
+>>> panel.export()                    # the run directory (load it with load_sweep)     # doctest: +SKIP
+
+The sweep runs in a background thread through :func:`rag_lab.experiments.run_sweep`; the progress bar
+counts the (candidate, question) rows committed to the run directory, polled from its store.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as widgets
+import plotly.graph_objects as go
+
+from rag_lab.errors import ConfigError
+from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
+from rag_lab.experiments.plan import SweepPlan
+from rag_lab.figures import cost_quality_figure, cost_quality_info
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.widgets.controls import controllable_keys, parse_value
+from rag_lab.widgets.session import shared_data
+
+CSS_CLASS = "rag-lab-sweep-panel"
+POLL_S = 0.2
+
+
+def _as_text(value: Any) -> str:
+    return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
+
+
+class SweepPanel:
+    """A sweep builder over ``dataset``'s ``split`` (``types``, at most ``limit`` questions) from ``base``,
+    on the cached simulator with ``profile``. Results go to ``run_dir`` (resumed if it holds the same
+    sweep) or, when None, to a new temporary directory per run."""
+
+    def __init__(
+        self,
+        dataset: str = "world",
+        split: str | None = "test",
+        limit: int | None = None,
+        types: Sequence[str] | None = None,
+        base: PipelineConfig | None = None,
+        run_dir: str | Path | None = None,
+        profile: str = "typical",
+        cost_col: str = "cost_llm_calls",
+        quality_col: str = "quality_answer_containment",
+        name: str = "panel",
+    ) -> None:
+        self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
+        self.base = base if base is not None else PipelineConfig()
+        self.run_dir = Path(run_dir) if run_dir is not None else None
+        self.profile, self.cost_col, self.quality_col, self.name = profile, cost_col, quality_col, name
+        self.result: SweepResult | None = None
+        self._last_dir: Path | None = None
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+        self._keys = widgets.SelectMultiple(options=controllable_keys(include_tuples=False), rows=8,
+                                            description="parameters", style={"description_width": "initial"})
+        self._texts: dict[str, widgets.Text] = {}
+        self._values = widgets.VBox()
+        self._keys.observe(lambda _change: self._sync_texts(), names="value")
+        run_button = widgets.Button(description="run sweep", button_style="primary", icon="play")
+        run_button.on_click(lambda _b: self._run_clicked())
+        export_button = widgets.Button(description="export", icon="folder-open")
+        export_button.on_click(lambda _b: self.export())
+        self._progress = widgets.IntProgress(value=0, min=0, max=1, description="questions")
+        self._state = widgets.Label(value="choose parameters and values")
+        self._state.add_class("rag-lab-state")
+        self._path = widgets.Label(value="")
+        self._table = widgets.HTML(value="")
+        self.figure = go.FigureWidget(layout=go.Layout(height=420, template="plotly_white",
+                                                       xaxis_title=cost_col, yaxis_title=quality_col))
+        self.widget = widgets.VBox([
+            widgets.HBox([self._keys, self._values]),
+            widgets.HBox([run_button, self._progress, self._state]),
+            self._table,
+            self.figure,
+            widgets.HBox([export_button, self._path]),
+        ])
+        self.widget.add_class(CSS_CLASS)
+
+    # --- actions ------------------------------------------------------------------------------
+
+    def choose(self, params: Mapping[str, Sequence[Any]]) -> None:
+        """Choose the swept keys and their values: ``{"round_cap.max_rounds": [1, 2, 3]}``."""
+        unknown = [k for k in params if k not in self._keys.options]
+        if unknown:
+            raise ConfigError(f"cannot sweep {unknown} from this panel; choose among {list(self._keys.options)}")
+        self._keys.value = tuple(params)
+        for key, values in params.items():
+            self._texts[key].value = ", ".join(_as_text(v) for v in values)
+
+    def grid(self) -> dict[str, list[Any]]:
+        """The grid the panel shows: each chosen key with its parsed comma-separated values."""
+        grid = {key: [parse_value(key, part) for part in text.value.split(",") if part.strip()]
+                for key, text in self._texts.items()}
+        empty = [k for k, v in grid.items() if not v]
+        if empty:
+            raise ConfigError(f"no values for {empty}")
+        return grid
+
+    def spec(self) -> SweepSpec:
+        """The :class:`SweepSpec` of the current choice (only the base's non-default values are stored)."""
+        defaults = PipelineConfig().flat()
+        base = {k: v for k, v in self.base.flat().items() if v != defaults[k]}
+        return SweepSpec.from_dict({"name": self.name, "dataset": self.dataset, "split": self.split,
+                                    "types": self.types, "limit": self.limit, "base": base, "grid": self.grid(),
+                                    "backend": {"kind": "sim", "profile": self.profile}})
+
+    def run(self, wait: bool = True) -> SweepResult | None:
+        """Run the chosen sweep in the background; with ``wait``, block and return its :class:`SweepResult`."""
+        if self._thread is not None and self._thread.is_alive():
+            raise RuntimeError("a sweep is already running; wait() for it first")
+        spec = self.spec()
+        run_dir = self.run_dir if self.run_dir is not None else Path(tempfile.mkdtemp(prefix="rag_lab_sweep_"))
+        dataset, _ = shared_data(self.dataset)
+        total = SweepPlan.build(spec, dataset.evalset).n_pairs
+        self._progress.max, self._progress.value, self._progress.bar_style = total, 0, "info"
+        self._state.value = f"running {total} (candidate, question) pairs…"
+        self._error = None
+        self._thread = threading.Thread(target=self._work, args=(spec, run_dir), daemon=True, name="sweep-panel")
+        self._thread.start()
+        return self.wait() if wait else None
+
+    def wait(self) -> SweepResult | None:
+        """Block until the running sweep ends; return the latest result, re-raising a run's error."""
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self.result
+
+    def export(self) -> Path:
+        """The run directory of the latest sweep (``load_sweep(path)`` reads it back), shown on the panel."""
+        if self._last_dir is None:
+            raise RuntimeError("no sweep has run yet")
+        self._path.value = f"run directory: {self._last_dir}"
+        return self._last_dir
+
+    # --- running ------------------------------------------------------------------------------
+
+    def _run_clicked(self) -> None:
+        try:
+            self.run(wait=False)
+        except (ConfigError, RuntimeError) as exc:
+            self._state.value = f"invalid: {exc}"
+
+    def _work(self, spec: SweepSpec, run_dir: Path) -> None:
+        done = threading.Event()
+        poller = threading.Thread(target=self._poll, args=(run_dir, done), daemon=True, name="sweep-panel-progress")
+        poller.start()
+        start = time.perf_counter()
+        try:
+            result = run_sweep(spec, run_dir, progress="quiet", pareto=(self.cost_col, self.quality_col))
+        except Exception as exc:  # shown on the panel, re-raised by wait()
+            self._error = exc
+            self._state.value = f"error: {type(exc).__name__}: {exc}"
+            self._progress.bar_style = "danger"
+            return
+        finally:
+            done.set()
+            poller.join()
+        self.result, self._last_dir = result, Path(result.run_dir)
+        self._progress.value, self._progress.bar_style = self._progress.max, "success"
+        self._state.value = (f"{len(result.table)} candidates · computed {result.computed}, reused {result.reused} "
+                             f"· {time.perf_counter() - start:.1f} s")
+        self._show(result)
+
+    def _poll(self, run_dir: Path, done: threading.Event) -> None:
+        """Count the rows committed to ``run_dir`` until ``done``."""
+        store: RunStore | None = None
+        try:
+            while not done.wait(POLL_S):
+                if store is None:
+                    try:
+                        store = RunStore.read(run_dir)
+                    except ConfigError:  # not created yet
+                        continue
+                self._progress.value = min(store.count_rows(), self._progress.max)
+        finally:
+            if store is not None:
+                store.close()
+
+    def _sync_texts(self) -> None:
+        """One value box per chosen key, keeping the values already typed."""
+        self._texts = {key: self._texts.get(key) or widgets.Text(
+            value=_as_text(self.base.get(key)), description=key, continuous_update=False,
+            placeholder="comma-separated values", style={"description_width": "initial"})
+            for key in self._keys.value}
+        self._values.children = tuple(self._texts.values())
+
+    def _show(self, result: SweepResult) -> None:
+        table = result.table
+        cols = ["candidate_id", *result.param_columns, "n_questions", self.quality_col,
+                f"{self.quality_col}_lo", f"{self.quality_col}_hi", self.cost_col, "is_pareto"]
+        self._table.value = table[[c for c in cols if c in table.columns]].to_html(
+            index=False, escape=True, float_format=lambda v: f"{v:.3f}", classes="rag-lab-sweep-table")
+        figure = cost_quality_figure(cost_quality_info(table, self.cost_col, self.quality_col))
+        with self.figure.batch_update():
+            self.figure.data = ()
+            self.figure.add_traces(list(figure.data))
+            self.figure.update_layout(figure.layout)
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
+        return self.widget._repr_mimebundle_(**kwargs)
