@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# The tests: install, then run the whole suite (unit tests and notebooks).
+# The tests: install, then run the whole suite (unit tests, notebooks and the browser test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh
+bash scripts/ensure_chromium.sh
 source scripts/env.sh
 python -m pytest "$@"
