@@ -10,7 +10,19 @@ from pydantic import BaseModel, Field
 
 
 class StopReason(StrEnum):
-    """Why the retrieval loop ended (DESIGN.md §2). A cap being reached is not evidence of sufficiency."""
+    """Why the retrieval loop ended (DESIGN.md §2). A cap being reached is not evidence of sufficiency.
+
+    * ``answered`` — the controller chose answer/rerank with usable evidence, or a SIMPLE route's
+      one-shot retrieval went straight to generation;
+    * ``cap_reached`` — the controller asked for a round past the cap: the request is a policy
+      rejection (recorded as an intervention) and the answer is made from what was gathered;
+    * ``budget_time`` / ``budget_tokens`` — a search-budget dimension was exhausted;
+    * ``empty_round`` — the zero-yield stop fired;
+    * ``insufficient`` — the controller said so, or the guard or judge refused the draft;
+    * ``policy_rejected`` — the controller chose answer/rerank although no gathered chunk clears the
+      refusal threshold;
+    * ``fallback`` — nothing was found in any round up to the cap: one-shot retrieval with the question.
+    """
 
     ANSWERED = "answered"
     CAP_REACHED = "cap_reached"
