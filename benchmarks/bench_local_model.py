@@ -2,7 +2,7 @@
 """Seconds per call of the local model (the ``local`` extra): 4 controller decisions and 4 answers
 on distinct questions, through LocalModelServer and the OpenAI-compatible backend.
 
-    source scripts/env.sh && python scripts/bench_local_model.py
+    source scripts/env.sh && python benchmarks/bench_local_model.py
 """
 
 import statistics
