@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -61,10 +62,8 @@ def group_names(values: Sequence[Any]) -> tuple[str, ...]:
     """Distinct formatted values in natural order (numbers numerically; first appearance if unorderable),
     :data:`UNSET` last when any value is missing."""
     present = list(dict.fromkeys(v for v in values if not is_missing(v)))
-    try:
+    with contextlib.suppress(TypeError):  # unorderable values keep their first-appearance order
         present = sorted(present)
-    except TypeError:
-        pass
     names = list(dict.fromkeys(format_value(v) for v in present))
     return (*names, UNSET) if any(is_missing(v) for v in values) else tuple(names)
 

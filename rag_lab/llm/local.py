@@ -20,6 +20,7 @@ output.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import socket
@@ -154,12 +155,10 @@ class LocalModelServer:
             if code is not None:
                 raise LLMBackendError(self.base_url, f"the llama.cpp server exited with code {code} while starting; "
                                                      f"log {self.log_path}:\n{self.log_tail()}", None)
-            try:
+            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError):  # not up yet: poll again
                 with urllib.request.urlopen(url, timeout=2) as resp:
                     if resp.status == 200:
                         return
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                pass
             if time.monotonic() > deadline:
                 raise LLMBackendError(self.base_url, f"the llama.cpp server did not answer /v1/models within "
                                                      f"{self.startup_timeout_s:g} s; log {self.log_path}:\n"

@@ -432,7 +432,7 @@ class _Handler(BaseHTTPRequestHandler):
                     break
                 left -= len(chunk)
         except (OSError, ValueError):
-            pass
+            return  # the client went away while we drained its body; nothing left to answer
 
     def do_GET(self) -> None:
         if self.path.rstrip("/") == "/v1/models":

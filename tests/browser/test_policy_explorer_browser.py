@@ -8,6 +8,7 @@ RAG_LAB_REQUIRE_BROWSER is unset (.ci/run sets it, and scripts/test.sh installs 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
@@ -126,10 +127,8 @@ def drive_explorer(page, lab, notebook: str, screenshot: Path) -> dict:
         }
     except Exception as exc:
         failure.parent.mkdir(parents=True, exist_ok=True)
-        try:
+        with contextlib.suppress(Exception):  # the page may be gone; the log below still says what happened
             page.screenshot(path=str(failure))
-        except Exception:  # the page may be gone; the log below still says what happened
-            pass
         raise AssertionError(
             f"{exc}\n\nscreenshot: {failure}\nbrowser console errors:\n"
             + "\n".join(console[-20:])
