@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, run_command
+from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, parse_settings, run_command
 from rag_lab.cli_sweep import add_sweep_parsers, report_command, sweep_command
 from rag_lab.errors import RagLabError
 
@@ -71,19 +71,6 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _parse_params(items: list[str]) -> dict[str, Any]:
-    params: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key:
-            raise ValueError(f"--param expects KEY=VALUE, got {item!r}")
-        try:
-            params[key] = json.loads(raw)
-        except json.JSONDecodeError:
-            params[key] = raw
-    return params
-
-
 def _data_info(args: argparse.Namespace) -> dict[str, Any]:
     from rag_lab.chunking import chunk_corpus
     from rag_lab.loaders import load_dataset
@@ -130,7 +117,7 @@ def _retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     unknown = [k for k in kinds if k not in RETRIEVERS]
     if unknown:
         raise ValueError(f"unknown retriever(s) {unknown}; choose from {list(RETRIEVERS)} or all")
-    params = _parse_params(args.param)
+    params = parse_settings(args.param, option="--param")
     ds = load_dataset(args.dataset)
     reports = [
         evaluate_retrieval(ds, kind, k=args.k, split=args.split, limit=args.limit, index_params=params)

@@ -44,13 +44,14 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--json", action="store_true")
 
 
-def parse_settings(items: list[str]) -> dict[str, Any]:
-    """``["crag.upper=0.6", "truncation.strategy=refine"]`` → typed values (YAML scalars)."""
+def parse_settings(items: list[str], option: str = "--set") -> dict[str, Any]:
+    """``["crag.upper=0.6", "truncation.strategy=refine"]`` → typed values (YAML scalars);
+    ``option`` names the command-line option in errors."""
     values: dict[str, Any] = {}
     for item in items:
         key, sep, raw = item.partition("=")
         if not sep or not key.strip():
-            raise ConfigError(f"--set expects KEY=VALUE, got {item!r}")
+            raise ConfigError(f"{option} expects KEY=VALUE, got {item!r}")
         try:
             values[key.strip()] = yaml.safe_load(raw) if raw.strip() else raw
         except yaml.YAMLError:
@@ -69,7 +70,7 @@ def _config(args: argparse.Namespace):
 def _backend(args: argparse.Namespace):
     from rag_lab.llm.factory import open_backend, simulator_profile
 
-    profile = simulator_profile(args.profile, parse_settings(args.sim_knobs))
+    profile = simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
                         base_url=args.base_url, cache=not args.no_cache)
 

@@ -2,7 +2,7 @@
 
 from rag_lab.evaluation.answers import contains, exact_match, f1, normalize_answer
 from rag_lab.evaluation.question_metrics import question_metrics
-from rag_lab.evaluation.runner import EvalRun, evaluate_pipeline, summarize
+from rag_lab.evaluation.runner import EvalRun, EvaluationCancelled, evaluate_pipeline, summarize
 
-__all__ = ["EvalRun", "contains", "evaluate_pipeline", "exact_match", "f1", "normalize_answer",
+__all__ = ["EvalRun", "EvaluationCancelled", "contains", "evaluate_pipeline", "exact_match", "f1", "normalize_answer",
            "question_metrics", "summarize"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +25,30 @@ class EvalRun:
         return pd.DataFrame(self.rows)
 
 
-def evaluate_pipeline(pipeline: Pipeline, evalset: EvalSet) -> EvalRun:
-    """Run ``pipeline`` on every question of ``evalset`` (in order)."""
+class EvaluationCancelled(Exception):
+    """Raised by :func:`evaluate_pipeline` when its ``cancelled`` check turns true."""
+
+
+def evaluate_pipeline(
+    pipeline: Pipeline,
+    evalset: EvalSet,
+    progress: Callable[[int, int], None] | None = None,
+    cancelled: Callable[[], bool] | None = None,
+) -> EvalRun:
+    """Run ``pipeline`` on every question of ``evalset`` (in order). ``progress(done, total)`` is
+    called after each question; ``cancelled()`` is checked before each one and stops the run with
+    :class:`EvaluationCancelled` (used by widgets whose run a newer change supersedes)."""
     rows, results, traces = [], {}, {}
-    for question in evalset:
+    total = len(evalset)
+    for done, question in enumerate(evalset, start=1):
+        if cancelled is not None and cancelled():
+            raise EvaluationCancelled(f"stopped after {done - 1} of {total} questions")
         result, trace = pipeline.run(question)
         rows.append(question_metrics(question, result, trace))
         results[question.qid] = result
         traces[question.qid] = trace
+        if progress is not None:
+            progress(done, total)
     return EvalRun(rows, results, traces)
 
 

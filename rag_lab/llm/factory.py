@@ -43,14 +43,29 @@ def open_backend(
         with LocalModelServer() as server:
             yield _cached(server.backend(), cache)
         return
+    yield make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache)
+
+
+def make_backend(
+    kind: str = "sim",
+    *,
+    profile: str | SimulatorProfile = "typical",
+    seed: int = 0,
+    model: str | None = None,
+    base_url: str | None = None,
+    cache: bool | str | Path = True,
+) -> LLMBackend:
+    """A backend that needs no process of its own (``sim`` or ``openai``), to keep as long as wanted;
+    the local model needs :func:`open_backend`, which stops its server."""
     if kind == "openai":
         from rag_lab.llm.openai_backend import OpenAIBackend
 
-        yield _cached(OpenAIBackend(model, base_url=base_url), cache)
-        return
-    from rag_lab.llm.simulator import SimulatedBackend
+        return _cached(OpenAIBackend(model, base_url=base_url), cache)
+    if kind == "sim":
+        from rag_lab.llm.simulator import SimulatedBackend
 
-    yield _cached(SimulatedBackend(profile=profile, seed=seed), cache)
+        return _cached(SimulatedBackend(profile=profile, seed=seed), cache)
+    raise ConfigError(f"make_backend builds sim or openai backends; {kind!r} needs open_backend(...)")
 
 
 def simulator_profile(name: str, overrides: Mapping[str, float] | None = None) -> SimulatorProfile:

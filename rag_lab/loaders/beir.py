@@ -61,9 +61,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
             raise DataFormatError(path, f"file not found; {_LAYOUT}")
     split, qrels_path = _qrels_file(folder, split)
 
-    documents = _read_records(corpus_path, _document)
-    if not documents:
-        raise DataFormatError(corpus_path, "no documents; the corpus is empty")
+    documents = read_corpus(corpus_path)
     questions = _read_records(
         queries_path, lambda row, qid, path, line: _question(row, qid, split, path, line)
     )
@@ -126,6 +124,14 @@ def _qrels_file(folder: Path, split: str | None) -> tuple[str, Path]:
     elif split not in available:
         raise DataFormatError(qrels_dir, f"no qrels for split {split!r}; available: {available}")
     return split, qrels_dir / f"{split}.tsv"
+
+
+def read_corpus(path: Path) -> dict[str, Document]:
+    """The documents of a BEIR ``corpus.jsonl`` by ``_id``, in file order (an empty corpus is an error)."""
+    documents = _read_records(path, _document)
+    if not documents:
+        raise DataFormatError(path, "no documents; the corpus is empty")
+    return documents
 
 
 def _read_records(

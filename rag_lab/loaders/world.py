@@ -7,8 +7,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rag_lab.errors import DataFormatError
+from rag_lab.loaders.beir import read_corpus
 from rag_lab.loaders.jsonl import read_jsonl
-from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
+from rag_lab.records import Corpus, Dataset, EvalSet, Question
 
 WORLD_FILES = ("corpus.jsonl", "questions.jsonl", "world.json")
 
@@ -29,14 +30,7 @@ def load_world(folder: str | Path, name: str = "world") -> Dataset:
     if not is_world_folder(folder):
         missing = [n for n in WORLD_FILES if not (folder / n).is_file()]
         raise DataFormatError(folder, f"not a synthetic-world folder; missing {', '.join(missing)}")
-    docs = []
-    corpus_path = folder / "corpus.jsonl"
-    for line, row in read_jsonl(corpus_path):
-        try:
-            docs.append(Document(doc_id=row.get("_id", ""), title=row.get("title", ""),
-                                 text=row.get("text"), metadata=row.get("metadata", {})))
-        except ValidationError as exc:
-            raise _validation_error(corpus_path, line, exc) from None
+    docs = read_corpus(folder / "corpus.jsonl").values()  # the world's corpus is in BEIR shape
     questions = []
     questions_path = folder / "questions.jsonl"
     for line, row in read_jsonl(questions_path):

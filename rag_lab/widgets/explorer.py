@@ -27,7 +27,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation import EvalRun, question_metrics
+from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.experiments.stats import aggregate_rows, pareto_mask
 from rag_lab.experiments.sweep import config_id
 from rag_lab.llm.base import LLMBackend
@@ -249,17 +249,17 @@ class PolicyExplorer:
         self._progress.bar_style = "info"
         self._progress.value = 0
         self._state.value = f"running {total} questions…"
+
+        def progress(done: int, total: int) -> None:
+            if done % every == 0 or done == total:
+                self._progress.value = done
+
         pipeline = Pipeline(config, self.resources, self.backend)
-        rows, results, traces = [], {}, {}
-        for i, question in enumerate(self.questions, 1):
-            if self._superseded(generation):
-                return None
-            result, trace = pipeline.run(question)
-            rows.append(question_metrics(question, result, trace))
-            results[question.qid], traces[question.qid] = result, trace
-            if i % every == 0 or i == total:
-                self._progress.value = i
-        return EvalRun(rows, results, traces), time.perf_counter() - start
+        try:
+            run = evaluate_pipeline(pipeline, self.questions, progress, lambda: self._superseded(generation))
+        except EvaluationCancelled:
+            return None
+        return run, time.perf_counter() - start
 
     def _record(self, config: PipelineConfig, run: EvalRun, seconds: float) -> None:
         """Write the finished run's point and redraw (called with the lock held)."""

@@ -7,8 +7,7 @@ from __future__ import annotations
 import threading
 
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.cache import CachedBackend, ResponseCache
-from rag_lab.llm.simulator import SimulatedBackend
+from rag_lab.llm.factory import make_backend
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import CorpusResources
 from rag_lab.records import Dataset
@@ -34,5 +33,5 @@ def simulator_backend(profile: str = "typical") -> LLMBackend:
     """The simulator with ``profile`` behind the default response cache, kept open for the process."""
     with _LOCK:
         if profile not in _BACKENDS:
-            _BACKENDS[profile] = CachedBackend(SimulatedBackend(profile, seed=DEFAULT_SEED), ResponseCache())
+            _BACKENDS[profile] = make_backend("sim", profile=profile, seed=DEFAULT_SEED)
         return _BACKENDS[profile]
