@@ -6,6 +6,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import ClassVar, Self
 
+import numpy as np
+
 from rag_lab.embedding import Embedder
 from rag_lab.errors import DataFormatError
 from rag_lab.index.base import META_FILE, DenseIndex, Hits, SearchIndex, read_meta, reciprocal_rank_fusion
@@ -45,10 +47,18 @@ class HybridIndex(SearchIndex):
         depth = max(k, self.depth)
         dense_hits = self.dense.search(queries, depth)
         bm25_hits = self.bm25.search(queries, depth)
-        return [
-            reciprocal_rank_fusion([[c for c, _ in d], [c for c, _ in b]], k=self.k_rrf)[:k]
-            for d, b in zip(dense_hits, bm25_hits, strict=True)
-        ]
+        return [self.fuse(d, b, k) for d, b in zip(dense_hits, bm25_hits, strict=True)]
+
+    def search_vector(self, vector: np.ndarray, text: str, k: int) -> Hits:
+        """Fuse the dense ranking of a ready unit ``vector`` (e.g. HyDE's mean embedding) with the
+        BM25 ranking of ``text``."""
+        self._check_search(k)
+        depth = max(k, self.depth)
+        return self.fuse(self.dense.search_vectors(vector[None, :], depth)[0], self.bm25.search([text], depth)[0], k)
+
+    def fuse(self, dense_hits: Hits, bm25_hits: Hits, k: int) -> Hits:
+        """The ``k`` best chunks of two rankings by Reciprocal Rank Fusion (constant ``k_rrf``)."""
+        return reciprocal_rank_fusion([[c for c, _ in dense_hits], [c for c, _ in bm25_hits]], k=self.k_rrf)[:k]
 
     def save(self, folder: str | Path) -> Path:
         self._require_built()

@@ -15,7 +15,7 @@ import numpy as np
 
 from rag_lab.chunking import ChunkingConfig, chunk_corpus, chunk_text_for_embedding
 from rag_lab.embedding import Embedder, default_embedder
-from rag_lab.index import DenseIndex, HybridIndex, SearchIndex, make_index, reciprocal_rank_fusion
+from rag_lab.index import DenseIndex, HybridIndex, SearchIndex, make_index
 from rag_lab.index.base import Hits
 from rag_lab.records import Chunk, Corpus
 
@@ -80,10 +80,7 @@ class CorpusResources:
         if isinstance(index, DenseIndex):
             return index.search_vectors(vector[None, :], k)[0]
         if isinstance(index, HybridIndex):
-            depth = max(k, index.depth)
-            dense = index.dense.search_vectors(vector[None, :], depth)[0]
-            bm25 = index.bm25.search([text], depth)[0]
-            return reciprocal_rank_fusion([[c for c, _ in dense], [c for c, _ in bm25]], k=index.k_rrf)[:k]
+            return index.search_vector(vector, text, k)
         return self.search(kind, text, k)
 
     # --- relevance on one common scale --------------------------------------------------------
