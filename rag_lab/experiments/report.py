@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 from rag_lab.figures import cost_quality  # the module, not its names: rag_lab.figures imports this package too
 from rag_lab.figures.common import PARAM_PREFIX, format_value
@@ -122,8 +123,8 @@ def _how_to_read(cost_col: str, quality_col: str) -> str:
 def write_report(
     source: pd.DataFrame | str | os.PathLike[str],
     out_html: str | os.PathLike[str],
-    cost_col: str = "cost_llm_calls",
-    quality_col: str = "quality_answer_containment",
+    cost_col: str = DEFAULT_COST,
+    quality_col: str = DEFAULT_QUALITY,
     name: str | None = None,
 ) -> Path:
     """Write the HTML report of ``source`` — a results table, or a run directory read with

@@ -18,13 +18,14 @@ from typing import Any
 
 import pandas as pd
 
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.stats import COST_PREFIXES, add_pareto, aggregate_rows, mean_std_over_seeds
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
 from rag_lab.pipeline import Result, Trace
 
 PARAM_PREFIX = "param_"
-DEFAULT_PARETO = ("cost_llm_calls", "quality_answer_containment")
+DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
 
 
 class CandidateTraces(Mapping[str, Trace]):

@@ -15,6 +15,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rag_lab.evaluation.catalog import DEFAULT_QUALITY
 from rag_lab.figures.common import as_frame, format_value, numeric, require_columns, short
 from rag_lab.figures.grid import axis_values, grid_mean
 
@@ -43,7 +44,7 @@ def crag_heatmap_info(
     table: pd.DataFrame,
     upper_col: str = "param_crag.upper",
     lower_col: str = "param_crag.lower",
-    value_col: str = "quality_answer_containment",
+    value_col: str = DEFAULT_QUALITY,
     refusal_col: str = "quality_refused",
 ) -> CragHeatmapInfo:
     """The upper × lower grid of ``table``'s ``value_col`` and ``refusal_col`` means."""

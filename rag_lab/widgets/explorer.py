@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.experiments.stats import aggregate_rows, pareto_mask
@@ -64,8 +65,8 @@ class PolicyExplorer:
         types: Sequence[str] | None = None,
         backend: LLMBackend | None = None,
         base: PipelineConfig | None = None,
-        cost_col: str = "cost_llm_calls",
-        quality_col: str = "quality_answer_containment",
+        cost_col: str = DEFAULT_COST,
+        quality_col: str = DEFAULT_QUALITY,
     ) -> None:
         if not params:
             raise ConfigError("PolicyExplorer needs at least one parameter to control")

@@ -22,6 +22,7 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.plan import SweepPlan
@@ -52,8 +53,8 @@ class SweepPanel:
         base: PipelineConfig | None = None,
         run_dir: str | Path | None = None,
         profile: str = "typical",
-        cost_col: str = "cost_llm_calls",
-        quality_col: str = "quality_answer_containment",
+        cost_col: str = DEFAULT_COST,
+        quality_col: str = DEFAULT_QUALITY,
         name: str = "panel",
     ) -> None:
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None

@@ -1,0 +1,49 @@
+"""One place for the names of metric columns: the default axes of every table, figure, report and
+widget, and the human-readable label of each ``quality_*`` / ``cost_*`` column.
+
+Figures, reports and widgets take their defaults from here, so changing the headline metric is a
+one-line change."""
+
+from __future__ import annotations
+
+#: The headline quality column (y axis by default everywhere).
+DEFAULT_QUALITY = "quality_answer_containment"
+#: The headline cost column (x axis by default everywhere).
+DEFAULT_COST = "cost_llm_calls"
+
+#: Readable axis titles; :func:`label` falls back to a tidied column name for anything not listed.
+LABELS: dict[str, str] = {
+    "quality_answer_containment": "answer containment",
+    "quality_exact_match": "exact match",
+    "quality_f1": "answer token F1",
+    "quality_has_answer_in_context": "gold answer in final context",
+    "quality_evidence_recall": "gold evidence recall (final context)",
+    "quality_evidence_precision": "gold evidence precision (final context)",
+    "quality_later_gold_retained": "later-round gold evidence kept",
+    "quality_citation_precision": "citation precision",
+    "quality_citation_validity": "citation validity",
+    "quality_abstention_accuracy": "abstention accuracy",
+    "quality_refused": "refusal rate",
+    "quality_rounds_minus_hops": "rounds used − minimum hops",
+    "quality_rounds_at_least_hops": "rounds ≥ minimum hops",
+    "quality_fallback": "fallback rate",
+    "cost_rounds": "retrieval rounds / question",
+    "cost_llm_calls": "LLM calls / question",
+    "cost_prompt_tokens": "prompt tokens / question",
+    "cost_completion_tokens": "completion tokens / question",
+    "cost_tokens": "tokens / question",
+    "cost_usd": "cost (USD) / question",
+    "cost_modelled_latency_s": "modelled LLM latency (s) / question",
+    "cost_retrieval_calls": "retrieval calls / question",
+    "cost_embedding_calls": "embedding calls / question",
+}
+
+
+def label(column: str) -> str:
+    """A readable title for a metric column (``cost_tokens`` → ``tokens / question``)."""
+    if column in LABELS:
+        return LABELS[column]
+    for prefix in ("quality_", "cost_", "spent_", "run_", "param_"):
+        if column.startswith(prefix):
+            return column[len(prefix):].replace("_", " ")
+    return column.replace("_", " ")
