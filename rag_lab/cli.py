@@ -15,7 +15,9 @@ from rag_lab.errors import RagLabError
 
 def _add_dataset(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH",
-                   help="a shipped dataset name (world), a BEIR or world folder, or a HotpotQA .json/.jsonl file")
+                   help="a shipped dataset name (world, hotpotqa_sample, musique_sample, scifact_sample), a BEIR or "
+                        "world folder, or a HotpotQA / 2WikiMultihopQA / MuSiQue file (JSON, JSON Lines or Parquet; "
+                        "original or Hugging Face layout, told from the content)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -72,19 +74,46 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _data_info(args: argparse.Namespace) -> dict[str, Any]:
+    from collections import Counter
+
     from rag_lab.chunking import chunk_corpus
     from rag_lab.loaders import load_dataset
 
     ds = load_dataset(args.dataset)
+    questions = list(ds.evalset)
+    formats = Counter(
+        "/".join(str(q.metadata[k]) for k in ("source_format", "layout") if k in q.metadata) or "-" for q in questions
+    )
     return {
         "dataset": ds.name,
         "source": ds.source,
+        "formats": dict(sorted(formats.items())),
         "documents": len(ds.corpus),
         "chunks": len(chunk_corpus(ds.corpus)),
         "questions": len(ds.evalset),
         "questions_by_type": ds.evalset.type_counts(),
         "questions_by_split": {s: len(ds.evalset.select(split=s)) for s in ds.evalset.splits},
+        "answerable": sum(q.answerable for q in questions),
+        "with_answer_aliases": sum(bool(q.answer_aliases) for q in questions),
+        "with_hop_order": sum(len(q.hop_doc_ids) >= 2 for q in questions),
+        "gold_coverage": ds.coverage.model_dump(),
+        "notes": list(ds.notes),
     }
+
+
+def _data_info_text(info: dict[str, Any]) -> str:
+    """The human summary of ``data info``: one line per fact, coverage and notes spelled out."""
+    from rag_lab.records import GoldCoverage
+
+    lines = [f"{info['dataset']} ({info['source'] or 'shipped'})"]
+    for key in ("formats", "documents", "chunks", "questions", "questions_by_type", "questions_by_split",
+                "answerable", "with_answer_aliases", "with_hop_order"):
+        value = info[key]
+        shown = ", ".join(f"{k} {v}" for k, v in value.items()) if isinstance(value, dict) else value
+        lines.append(f"  {key.replace('_', ' ')}: {shown}")
+    lines.append(f"  {GoldCoverage(**info['gold_coverage']).describe()}")
+    lines += [f"  note: {note}" for note in info["notes"]]
+    return "\n".join(lines)
 
 
 def _world_generate(args: argparse.Namespace) -> dict[str, Any]:
@@ -161,7 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "data":
             result: Any = _data_info(args)
-            text = json.dumps(result, indent=2)
+            text = _data_info_text(result)
         elif args.command == "world" and args.world_command == "generate":
             result = _world_generate(args)
             text = f"wrote {result['documents']} documents and {result['questions']} questions to {result['folder']}"

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from rag_lab.errors import ConfigError
+from rag_lab.records import UNLABELED, GoldCoverage, gold_coverage
 
 
 def add_pipeline_parsers(sub: argparse._SubParsersAction, add_dataset) -> None:
@@ -114,6 +115,7 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
            "profile": profile if args.backend == "sim" else None, "config": config.flat(),
+           "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
            "wall_seconds": time.perf_counter() - start, **summary}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -143,7 +145,10 @@ def format_summary(out: dict[str, Any]) -> str:
         cells = " ".join(f"{values[c]:11.3f}" if values.get(c) is not None else f"{'-':>11s}" for _, c in SUMMARY_COLUMNS)
         return f"{label:14s} {values['n']:4d} {cells}"
 
+    coverage = GoldCoverage(**out["gold_coverage"]) if "gold_coverage" in out else None
+    if coverage is not None and not coverage.complete:
+        lines.append(coverage.describe())
     lines.append(row("overall", out["overall"]))
-    lines += [row(t, v) for t, v in out["by_type"].items()]
+    lines += [row(t, v) for t, v in out["by_type"].items() if set(out["by_type"]) != {UNLABELED}]
     lines.append("stop reasons: " + ", ".join(f"{k}={v}" for k, v in out["stop_reasons"].items()))
     return "\n".join(lines)

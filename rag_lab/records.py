@@ -73,7 +73,11 @@ class Question(_Record):
     ``answer`` is the canonical gold answer (``None`` for unanswerable questions);
     ``answer_aliases`` are other strings that count as the same answer.
     ``gold_doc_ids`` are the documents that hold the evidence; ``min_hops`` is the
-    least number of retrieval hops a careful system needs.
+    least number of retrieval hops a careful system needs. ``hop_doc_ids`` lists gold
+    documents in the order a reasoning chain visits them, only where the data says so
+    (the world's bridge questions, MuSiQue's decomposition, 2WikiMultihopQA's evidence
+    chain); it stays empty when the order is unknown (HotpotQA's supporting facts, BEIR
+    qrels and comparison questions have no hop order).
     """
 
     qid: str = Field(min_length=1)
@@ -82,11 +86,12 @@ class Question(_Record):
     answer: str | None = None
     answer_aliases: tuple[str, ...] = ()
     gold_doc_ids: tuple[str, ...] = ()
+    hop_doc_ids: tuple[str, ...] = ()
     min_hops: int = Field(default=1, ge=0)
     split: str = "test"
     metadata: dict[str, Any] = Field(default_factory=dict)
 
-    @field_validator("answer_aliases", "gold_doc_ids", mode="before")
+    @field_validator("answer_aliases", "gold_doc_ids", "hop_doc_ids", mode="before")
     @classmethod
     def _tuple(cls, value: Any) -> Any:
         return tuple(value) if isinstance(value, list) else value
@@ -95,6 +100,9 @@ class Question(_Record):
     def _aliases_need_answer(self) -> Question:
         if self.answer is None and self.answer_aliases:
             raise ValueError("answer_aliases given without an answer")
+        stray = [d for d in self.hop_doc_ids if d not in self.gold_doc_ids]
+        if stray:
+            raise ValueError(f"hop_doc_ids {stray} are not among gold_doc_ids")
         return self
 
     @property
@@ -235,14 +243,69 @@ class EvalSet:
         return f"EvalSet(name={self.name!r}, questions={len(self)})"
 
 
-class Dataset:
-    """A corpus together with its evaluation set."""
+class GoldCoverage(_Record):
+    """How many questions have all, some or none of their gold documents in the corpus.
 
-    def __init__(self, corpus: Corpus, evalset: EvalSet, name: str, source: str = "") -> None:
-        unknown = sorted(
-            {d for q in evalset for d in q.gold_doc_ids if d not in corpus}
+    ``recall_ceiling`` is the mean, over questions with gold documents, of the share of
+    their gold documents that the corpus holds: no retriever's Recall@k can exceed it.
+    """
+
+    questions_with_gold: int
+    all_in_corpus: int
+    some_in_corpus: int
+    none_in_corpus: int
+    recall_ceiling: float | None
+
+    @property
+    def complete(self) -> bool:
+        return self.all_in_corpus == self.questions_with_gold
+
+    def describe(self) -> str:
+        """One line for reports."""
+        if self.recall_ceiling is None:
+            return "no question has gold documents"
+        return (
+            f"gold documents in the corpus: all for {self.all_in_corpus}, some for {self.some_in_corpus}, "
+            f"none for {self.none_in_corpus} of {self.questions_with_gold} questions "
+            f"(recall ceiling {self.recall_ceiling:.3f})"
         )
-        if unknown:
+
+
+def gold_coverage(corpus: Corpus, questions: Iterable[Question]) -> GoldCoverage:
+    """The :class:`GoldCoverage` of ``questions`` against ``corpus``."""
+    shares = [
+        sum(d in corpus for d in q.gold_doc_ids) / len(q.gold_doc_ids) for q in questions if q.gold_doc_ids
+    ]
+    return GoldCoverage(
+        questions_with_gold=len(shares),
+        all_in_corpus=sum(s == 1.0 for s in shares),
+        some_in_corpus=sum(0.0 < s < 1.0 for s in shares),
+        none_in_corpus=sum(s == 0.0 for s in shares),
+        recall_ceiling=sum(shares) / len(shares) if shares else None,
+    )
+
+
+class Dataset:
+    """A corpus together with its evaluation set.
+
+    Every gold document must be in the corpus unless ``allow_missing_gold`` is set, as
+    for retrieved paragraph pools (HotpotQA fullwiki, any file a retriever made): those
+    questions are kept and :attr:`coverage` says how many lack gold documents.
+    ``notes`` are one-line remarks from the loader (e.g. ids it had to derive).
+    """
+
+    def __init__(
+        self,
+        corpus: Corpus,
+        evalset: EvalSet,
+        name: str,
+        source: str = "",
+        allow_missing_gold: bool = False,
+        notes: Iterable[str] = (),
+    ) -> None:
+        self.coverage = gold_coverage(corpus, evalset)
+        if not allow_missing_gold and not self.coverage.complete:
+            unknown = sorted({d for q in evalset for d in q.gold_doc_ids if d not in corpus})
             shown = ", ".join(repr(d) for d in unknown[:5])
             raise ValueError(
                 f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}"
@@ -251,6 +314,7 @@ class Dataset:
         self.evalset = evalset
         self.name = name
         self.source = source
+        self.notes: tuple[str, ...] = tuple(notes)
 
     def __repr__(self) -> str:
         return f"Dataset(name={self.name!r}, documents={len(self.corpus)}, questions={len(self.evalset)})"

@@ -1,9 +1,10 @@
 """Retrieval evaluation: chunk a dataset, build an index, search every question, score the run.
 
 The report gives Recall@k, MRR@k and nDCG@k of gold documents overall and by question type,
-recall of each gold document by its hop position (for multi-hop questions: did the first hop
-come back? the second?), index build and query timings, and for the HNSW index its recall
-against exact search on the same chunks.
+recall of each gold document by its hop position (only for questions whose hop order the data
+gives: did the first hop come back? the second?), how many questions have all / some / none of
+their gold documents in the corpus and the recall ceiling that implies, index build and query
+timings, and for the HNSW index its recall against exact search on the same chunks.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from rag_lab.chunking import ChunkingConfig, chunk_corpus
 from rag_lab.embedding import Embedder, default_embedder
 from rag_lab.index import ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
 from rag_lab.metrics import rank_docs, retrieval_scores
-from rag_lab.records import Dataset, EvalSet
+from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
 
 RETRIEVERS = ("dense", "exact", "bm25", "hybrid")
 METRICS = ("recall", "mrr", "ndcg")
@@ -43,9 +44,14 @@ class RetrievalReport(BaseModel):
     questions: int
     judged: int
     overall: MetricSummary
+    #: One row per question type; no row when every question is unlabeled (it would repeat ``overall``).
     by_type: dict[str, MetricSummary]
-    #: For questions with at least two gold documents: recall@k of the i-th gold document.
+    #: For questions whose hop order is known (``Question.hop_doc_ids``, at least two hops):
+    #: recall@k of the document of the i-th hop.
     by_hop: dict[str, MetricSummary]
+    gold_coverage: GoldCoverage
+    #: Overall metrics at the extra cut-offs asked for (``cutoffs=``), from the same run.
+    overall_at: dict[int, MetricSummary] = {}
     index_params: dict[str, Any]
     chunks: int
     timings: dict[str, float]
@@ -63,10 +69,10 @@ def _summary(values: list[dict[str, float]]) -> MetricSummary:
 def _hop_recall(evalset: EvalSet, run: dict[str, dict[str, float]], k: int) -> dict[str, MetricSummary]:
     found: dict[int, list[float]] = defaultdict(list)
     for q in evalset:
-        if len(q.gold_doc_ids) < 2:
+        if len(q.hop_doc_ids) < 2:
             continue
         top = set(rank_docs(run.get(q.qid, {}), k))
-        for hop, doc_id in enumerate(q.gold_doc_ids, start=1):
+        for hop, doc_id in enumerate(q.hop_doc_ids, start=1):
             found[hop].append(1.0 if doc_id in top else 0.0)
     return {
         f"hop{hop}": MetricSummary(n=len(v), recall=float(np.mean(v)), mrr=None, ndcg=None)
@@ -93,16 +99,20 @@ def evaluate_retrieval(
     index_params: dict[str, Any] | None = None,
     embedder: Embedder | None = None,
     search_depth: int | None = None,
+    cutoffs: Sequence[int] = (),
 ) -> RetrievalReport:
     """Evaluate one retriever on ``dataset`` (optionally one split, the first ``limit`` questions).
 
-    ``search_depth`` chunks are fetched per question (default ``max(100, 3k)``) and folded
-    into documents by their best chunk before the top ``k`` documents are scored.
+    ``search_depth`` chunks are fetched per question (default ``max(100, 3k)`` with ``k`` the
+    largest cut-off) and folded into documents by their best chunk before the top ``k``
+    documents are scored. ``cutoffs`` adds overall scores at other cut-offs from the same run
+    (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
     """
     if retriever not in RETRIEVERS:
         raise ValueError(f"unknown retriever {retriever!r}; choose one of {list(RETRIEVERS)}")
-    if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+    if min((k, *cutoffs)) < 1:
+        raise ValueError(f"k and cutoffs must be >= 1, got {k} and {list(cutoffs)}")
+    deepest = max((k, *cutoffs))
     evalset = dataset.evalset.select(split=split, limit=limit)
     if not len(evalset):
         raise ValueError(f"no questions to evaluate in {dataset.name!r} (split={split!r}, limit={limit})")
@@ -117,18 +127,20 @@ def evaluate_retrieval(
     index.build(chunks)
 
     queries = evalset.queries()
-    depth = search_depth or max(100, 3 * k)
+    depth = search_depth or max(100, 3 * deepest)
     start = time.perf_counter()
     hits = index.search(list(queries.values()), depth)
     query_seconds = time.perf_counter() - start
     chunk_to_doc = {c.chunk_id: c.doc_id for c in chunks}
-    run = doc_run(dict(zip(queries, hits, strict=True)), chunk_to_doc, k)
+    run = doc_run(dict(zip(queries, hits, strict=True)), chunk_to_doc, deepest)
 
     per_question = retrieval_scores(evalset.qrels(), run, k)
     by_type: dict[str, list[dict[str, float]]] = defaultdict(list)
     for q in evalset:
         if q.qid in per_question:
             by_type[q.type].append(per_question[q.qid])
+    if set(by_type) == {UNLABELED}:
+        by_type.clear()
 
     ann = None
     if isinstance(index, HNSWIndex):
@@ -146,6 +158,8 @@ def evaluate_retrieval(
         overall=_summary(list(per_question.values())),
         by_type={t: _summary(v) for t, v in sorted(by_type.items())},
         by_hop=_hop_recall(evalset, run, k),
+        gold_coverage=gold_coverage(dataset.corpus, evalset),
+        overall_at={c: _summary(list(retrieval_scores(evalset.qrels(), run, c).values())) for c in cutoffs},
         index_params=index_params,
         chunks=len(chunks),
         timings={
@@ -169,8 +183,11 @@ def format_report(reports: Sequence[RetrievalReport]) -> str:
             f"query {r.timings['query_seconds']:.2f}s ({r.timings['queries_per_second']:.0f} q/s)"
             + (f", HNSW recall vs exact {r.ann_recall_vs_exact:.3f}" if r.ann_recall_vs_exact is not None else "")
         )
+        if not r.gold_coverage.complete:
+            lines.append(f"  {r.gold_coverage.describe()}")
         lines.append(f"  {'':14s} {'n':>4s} {'Recall@k':>9s} {'MRR@k':>7s} {'nDCG@k':>7s}")
-        rows = [("overall", r.overall), *r.by_type.items(), *((f"multi-hop {h}", s) for h, s in r.by_hop.items())]
+        rows = [("overall", r.overall), *((f"overall @{c}", s) for c, s in r.overall_at.items()), *r.by_type.items(),
+                *((f"multi-hop {h}", s) for h, s in r.by_hop.items())]
         for label, s in rows:
             def cell(v: float | None, width: int) -> str:
                 return f"{v:{width}.3f}" if v is not None else f"{'-':>{width}s}"

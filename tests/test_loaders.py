@@ -290,7 +290,7 @@ def test_hotpotqa_load_valid(tmp_path: Path, fmt: str) -> None:
     assert (h1.qid, h1.type, h1.answer, h1.min_hops) == ("h1", "bridge", "Beta", 2)
     assert h1.gold_doc_ids == ("Alpha", "Beta")  # deduplicated, in order
     assert (h2.type, h2.answer, h2.gold_doc_ids) == ("comparison", "yes", ("Delta", "Alpha"))
-    assert h1.metadata == {"level": "medium", "source_format": "hotpotqa"}
+    assert h1.metadata == {"level": "medium", "source_format": "hotpotqa", "layout": "original"}
     assert {q.split for q in dataset.evalset} == {"dev"}
 
 
@@ -301,7 +301,7 @@ def test_hotpotqa_defaults_and_split(tmp_path: Path) -> None:
     dataset = load_hotpotqa(path, name="hp", split="train")
     (question,) = dataset.evalset
     assert (dataset.name, question.type, question.split) == ("hp", "unlabeled", "train")
-    assert question.metadata == {"source_format": "hotpotqa"}
+    assert question.metadata == {"source_format": "hotpotqa", "layout": "original"}
 
 
 def test_hotpotqa_title_conflict_keeps_first_and_warns_once(tmp_path: Path) -> None:
@@ -336,18 +336,17 @@ def _mutate(change: Callable[[dict[str, Any]], Any]) -> Callable[[list[dict[str,
 HOTPOT_BAD_EXAMPLES = [
     # (corruption of the two examples, message pattern, field); the second example is the bad one
     (lambda ex: [ex[0], 1], "expected a JSON object, got number", None),
-    (_mutate(lambda e: e.pop("_id")), r"missing \(in example 1\)", "_id"),
-    (_mutate(lambda e: e.update(_id=["h2"])), "must be a string, got array", "_id"),
-    (lambda ex: [ex[0], ex[0]], "duplicate _id 'h1', already in example 0", "_id"),
+    (_mutate(lambda e: e.update(_id=["h2"])), "must be a non-empty string or an integer, got array", "_id"),
+    (lambda ex: [ex[0], ex[0]], "duplicate id 'h1', already in example 0", "_id"),
     (_mutate(lambda e: e.update(question=3)), "must be a string, got number", "question"),
     (_mutate(lambda e: e.update(question="")), "must not be empty", "question"),
     (_mutate(lambda e: e.pop("answer")), "missing", "answer"),
-    (_mutate(lambda e: e.update(type=None)), "must be a string, got null", "type"),
-    (_mutate(lambda e: e.update(context={"Alpha": []})), "must be a list, got object", "context"),
+    (_mutate(lambda e: e.update(type=3)), "must be a string, got number", "type"),
+    (_mutate(lambda e: e.update(context="Alpha")), "must be a list, got string", "context"),
+    (_mutate(lambda e: e.update(context={"Alpha": []})), r"missing \(in example 1\)", "context.title"),
     (_mutate(lambda e: e["context"].append(["Zeta", "a sentence"])), r"\[title, \[sentence", "context[2]"),
     (_mutate(lambda e: e.pop("supporting_facts")), "missing", "supporting_facts"),
     (_mutate(lambda e: e["supporting_facts"].insert(0, ["Delta", "0"])), "index", "supporting_facts[0]"),
-    (_mutate(lambda e: e["supporting_facts"].append(["Beta", 1])), "'Beta' is not in the", "supporting_facts"),
 ]
 
 
@@ -368,7 +367,7 @@ HOTPOT_BAD_FILES = [
     (b"", "empty file", None),
     (b" \n\t\n", "empty file", None),
     (b"[]", "no examples", None),
-    (b'"examples"', "expected a JSON array of examples or JSON Lines", None),
+    (b'"examples"', "expected a JSON array of examples, JSON Lines of objects or a Parquet file", None),
     (b'[\n{"_id": "h1",\n "question": }\n]', "invalid JSON: Expecting value", 3),
     (VALID_LINE + b'{"_id": \n', "invalid JSON", 2),
     (VALID_LINE + b"\n[1]\n", "expected a JSON object, got array", 3),

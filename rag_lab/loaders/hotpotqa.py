@@ -1,87 +1,98 @@
-"""Load HotpotQA files (distractor setting) as a :class:`Dataset`.
+"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in every layout people download.
 
-A HotpotQA file is a JSON array of examples or JSON Lines with one example per
-line (told apart by the first non-blank character). An example is an object with
-``_id``, ``question``, ``answer``, optional ``type`` and ``level``,
-``supporting_facts`` (``[[title, sentence index], ...]``) and ``context``
-(``[[title, [sentence, ...]], ...]``).
+Containers (told from the content, see :mod:`rag_lab.loaders.rows`): a JSON array, JSON Lines
+or Parquet. Each example is either
 
-Every context paragraph becomes a :class:`Document` whose ``doc_id`` is its
-(Wikipedia) title, deduplicated across the whole file; the supporting titles of an
-example are its question's gold documents. Problems raise :class:`DataFormatError`
-naming the file, the line (JSON Lines, or the JSON error's line) and the field;
-messages also give the 0-based example index.
+* the **original** layout: ``_id``, ``question``, ``answer``, optional ``type`` and ``level``,
+  ``supporting_facts`` ``[[title, sentence index], ...]`` and ``context``
+  ``[[title, [sentence, ...]], ...]``; or
+* the **Hugging Face** ``datasets`` layout: ``id`` (or ``_id``, or no id at all),
+  ``supporting_facts`` ``{"title": [...], "sent_id": [...]}`` and ``context``
+  ``{"title": [...], "sentences": [[...], ...]}``.
+
+2WikiMultihopQA examples are HotpotQA-like with ``evidences`` ``[[subject, relation, object], ...]``
+and types ``compositional``, ``inference``, ``comparison``, ``bridge_comparison``.
+
+Every context paragraph becomes a :class:`Document` whose ``doc_id`` is its (Wikipedia) title,
+deduplicated across the file; the supporting titles of an example are its question's gold
+documents. A supporting title that no context holds (the fullwiki setting, any file made by a
+retriever) keeps its question: the dataset's :attr:`~rag_lab.records.Dataset.coverage` counts
+how many questions have all, some or none of their gold documents in the corpus. Hop order is
+set only where the data gives it: 2WikiMultihopQA's evidence chain for compositional and
+inference questions; HotpotQA's supporting facts carry no hop order.
+
+Problems raise :class:`DataFormatError` naming the file, the line (JSON Lines, or the JSON
+error's line), the example's 0-based index and the field, before anything is returned.
 """
 
 from __future__ import annotations
 
-import codecs
-import json
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders.jsonl import json_type, read_jsonl
+from rag_lab.loaders.fields import derived_id, derived_id_note, is_int, listing, record_id, string
+from rag_lab.loaders.jsonl import json_type
+from rag_lab.loaders.rows import Where, read_records
 from rag_lab.records import UNLABELED, Corpus, Dataset, Document, EvalSet, Question
 
-_CHUNK = 1 << 16
+HOTPOTQA = "hotpotqa"
+TWOWIKI = "2wikimultihopqa"
+#: 2WikiMultihopQA question types whose evidence chain is a sequence of hops.
+CHAIN_TYPES = frozenset({"compositional", "inference"})
 
 
 class HotpotQAConflictWarning(UserWarning):
     """Paragraphs with the same title but different text; the first one was kept."""
 
 
-class _Where(NamedTuple):
-    """Where an example sits: its file, its line (JSON Lines only) and its 0-based index."""
-
-    path: Path
-    line: int | None
-    index: int
-
-    def error(self, message: str, field: str | None = None) -> DataFormatError:
-        """The error for a problem with this example."""
-        message = f"{message} (in example {self.index})"
-        return DataFormatError(self.path, message, line=self.line, field=field)
-
-
-def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev") -> Dataset:
-    """Read a HotpotQA file into a :class:`Dataset` named ``name`` (default: the file stem),
-    every question in ``split``.
+def load_hotpotqa(
+    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None
+) -> Dataset:
+    """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default:
+    the file stem), every question in ``split``. A file whose first example has ``evidences``
+    is read as 2WikiMultihopQA (every example must then have them).
 
     Paragraphs that repeat a title with different text keep the first text; a single
-    :class:`HotpotQAConflictWarning` reports how many there were.
+    :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's
+    already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them).
     """
     path = Path(path)
-    if not path.is_file():
-        raise DataFormatError(path, "file not found")
+    records = list(read_records(path)) if records is None else records
+    if not records:
+        raise DataFormatError(path, "no examples")
+    first = records[0][1]
+    source = TWOWIKI if isinstance(first, dict) and "evidences" in first else HOTPOTQA
     documents: dict[str, Document] = {}
     questions: list[Question] = []
-    first_seen: dict[str, _Where] = {}
+    first_seen: dict[str, Where] = {}
     conflicts: list[str] = []
-    for where, example in _examples(path):
-        question, paragraphs = _parse_example(example, where, split)
-        if question.qid in first_seen:
-            first = _describe(first_seen[question.qid])
-            raise where.error(f"duplicate _id {question.qid!r}, already in {first}", "_id")
-        first_seen[question.qid] = where
-        questions.append(question)
+    derived = 0
+    for where, example in records:
+        qid, question, paragraphs = _parse_example(example, where, split, source)
+        if qid is None:
+            qid, derived = derived_id(question.text, set(first_seen)), derived + 1
+        elif qid in first_seen:
+            raise where.error(f"duplicate id {qid!r}, already in {first_seen[qid].describe()}", _id_key(example))
+        first_seen[qid] = where
+        questions.append(question.model_copy(update={"qid": qid}))
         for doc in paragraphs:
             if documents.setdefault(doc.doc_id, doc).text != doc.text:
                 conflicts.append(doc.doc_id)
-    if not questions:
-        raise DataFormatError(path, "no examples")
     if conflicts:
         _warn_conflicts(path, conflicts)
+    notes = [derived_id_note(derived, len(questions))] if derived else []
+    for note in notes:
+        warnings.warn(f"{path}: {note}", stacklevel=2)
     name = name or path.stem
     corpus = Corpus(documents.values(), name=name)
-    return Dataset(corpus, EvalSet(questions, name=name), name=name, source=str(path))
+    evalset = EvalSet(questions, name=name)
+    return Dataset(corpus, evalset, name=name, source=str(path), allow_missing_gold=True, notes=notes)
 
 
-def _describe(where: _Where) -> str:
-    """``example 3`` or ``example 3, line 4``."""
-    return f"example {where.index}" + ("" if where.line is None else f", line {where.line}")
+def _id_key(example: dict[str, Any]) -> str:
+    return "_id" if "_id" in example else "id"
 
 
 def _warn_conflicts(path: Path, titles: list[str]) -> None:
@@ -96,132 +107,116 @@ def _warn_conflicts(path: Path, titles: list[str]) -> None:
     )
 
 
-def _examples(path: Path) -> Iterator[tuple[_Where, Any]]:
-    """Yield each example with its location, from a JSON array or a JSON Lines file."""
-    first = _first_char(path)
-    if not first:
-        raise DataFormatError(path, "empty file")
-    if first == "[":
-        for index, example in enumerate(_read_array(path)):
-            yield _Where(path, None, index), example
-    elif first == "{":
-        for index, (line, example) in enumerate(read_jsonl(path)):
-            yield _Where(path, line, index), example
-    else:
-        message = f"expected a JSON array of examples or JSON Lines of objects, file starts with {first!r}"
-        raise DataFormatError(path, message)
-
-
-def _first_char(path: Path) -> str:
-    """The first non-whitespace character of the file after a UTF-8 BOM ('' if there is none)."""
-    with path.open("rb") as handle:
-        chunk = handle.read(_CHUNK).removeprefix(codecs.BOM_UTF8)
-        while chunk:
-            stripped = chunk.lstrip()
-            if stripped:
-                return chr(stripped[0])
-            chunk = handle.read(_CHUNK)
-    return ""
-
-
-def _read_array(path: Path) -> list[Any]:
-    """Parse a whole file holding a JSON array."""
-    raw = path.read_bytes().removeprefix(codecs.BOM_UTF8)
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataFormatError(path, f"not valid UTF-8 ({exc.reason})", line=line) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        message = f"invalid JSON: {exc.msg} (column {exc.colno})"
-        raise DataFormatError(path, message, line=exc.lineno) from None
-
-
-def _parse_example(example: Any, where: _Where, split: str) -> tuple[Question, list[Document]]:
-    """The question of one example and its context paragraphs as documents."""
+def _parse_example(
+    example: Any, where: Where, split: str, source: str
+) -> tuple[str | None, Question, list[Document]]:
+    """The id (``None`` if absent), question and context paragraphs of one example."""
     if not isinstance(example, dict):
         raise where.error(f"expected a JSON object, got {json_type(example)}")
-    qid = _string(example, "_id", where, non_empty=True)
-    text = _string(example, "question", where, non_empty=True)
-    answer = _string(example, "answer", where)
-    qtype = _string(example, "type", where, non_empty=True) if "type" in example else UNLABELED
+    qid = record_id(example, where)
+    text = string(example, "question", where, non_empty=True)
+    answer = string(example, "answer", where)
+    qtype = string(example, "type", where, non_empty=True) if example.get("type") is not None else UNLABELED
+    hf_layout = isinstance(example.get("context"), dict)
     paragraphs = _context(example, where)
     gold = _supporting_titles(example, where)
-    titles = {doc.doc_id for doc in paragraphs}
-    for title in gold:
-        if title not in titles:
-            message = f"supporting title {title!r} is not in the example's context"
-            raise where.error(message, "supporting_facts")
-    level = {"level": example["level"]} if "level" in example else {}
-    metadata = level | {"source_format": "hotpotqa"}
+    hops: tuple[str, ...] = ()
+    if source == TWOWIKI:
+        chain = _evidence_chain(example, where, gold)
+        hops = chain if qtype in CHAIN_TYPES else ()
+    level = {"level": example["level"]} if example.get("level") is not None else {}
+    metadata = level | {"source_format": source, "layout": "huggingface" if hf_layout else "original"}
     question = Question(
-        qid=qid,
+        qid=qid or "pending",
         text=text,
         type=qtype,
         answer=answer,
         gold_doc_ids=gold,
+        hop_doc_ids=hops,
         min_hops=len(gold),
         split=split,
         metadata=metadata,
     )
-    return question, paragraphs
+    return qid, question, paragraphs
 
 
-def _string(example: dict[str, Any], key: str, where: _Where, non_empty: bool = False) -> str:
-    """The example's required string field ``key``."""
-    if key not in example:
-        raise where.error("missing", key)
-    value = example[key]
-    if not isinstance(value, str):
-        raise where.error(f"must be a string, got {json_type(value)}", key)
-    if non_empty and not value:
-        raise where.error("must not be empty", key)
-    return value
-
-
-def _list(example: dict[str, Any], key: str, where: _Where) -> list[Any]:
-    """The example's required list field ``key``."""
-    if key not in example:
-        raise where.error("missing", key)
-    if not isinstance(example[key], list):
-        raise where.error(f"must be a list, got {json_type(example[key])}", key)
-    return example[key]
-
-
-def _context(example: dict[str, Any], where: _Where) -> list[Document]:
+def _context(example: dict[str, Any], where: Where) -> list[Document]:
     """The example's ``context`` paragraphs as documents (sentences joined, then stripped)."""
     documents = []
-    for i, entry in enumerate(_list(example, "context", where)):
-        if not (
-            isinstance(entry, list)
-            and len(entry) == 2
-            and isinstance(entry[0], str)
-            and entry[0]
-            and isinstance(entry[1], list)
-            and all(isinstance(s, str) for s in entry[1])
-        ):
-            message = f"must be [title, [sentence, ...]] with a non-empty title, got {entry!r:.100}"
+    for i, (title, sentences) in enumerate(_context_pairs(example, where)):
+        if not (isinstance(title, str) and title and isinstance(sentences, list) and all(isinstance(s, str) for s in sentences)):
+            message = f"must be [title, [sentence, ...]] with a non-empty title, got {[title, sentences]!r:.100}"
             raise where.error(message, f"context[{i}]")
-        title, sentences = entry
         text = "".join(sentences).strip()
         documents.append(Document(doc_id=title, title=title, text=text, metadata={"source": "wikipedia"}))
     return documents
 
 
-def _supporting_titles(example: dict[str, Any], where: _Where) -> tuple[str, ...]:
-    """The distinct titles of the example's ``supporting_facts``, in order."""
+def _context_pairs(example: dict[str, Any], where: Where) -> list[tuple[Any, Any]]:
+    """``(title, sentences)`` pairs from either layout of ``context``."""
+    context = example.get("context")
+    if isinstance(context, dict):
+        sentences_key = "sentences" if "sentences" in context else "content"
+        titles, sentences = _columns(context, "context", ("title", sentences_key), where)
+        return list(zip(titles, sentences, strict=True))
+    pairs = []
+    for i, entry in enumerate(listing(example, "context", where)):
+        if not (isinstance(entry, list) and len(entry) == 2):
+            message = f"must be [title, [sentence, ...]] with a non-empty title, got {entry!r:.100}"
+            raise where.error(message, f"context[{i}]")
+        pairs.append((entry[0], entry[1]))
+    return pairs
+
+
+def _columns(value: dict[str, Any], field: str, keys: tuple[str, str], where: Where) -> tuple[list[Any], list[Any]]:
+    """Two equally long lists from a Hugging Face dict-of-lists field."""
+    for key in keys:
+        if key not in value:
+            raise where.error("missing", f"{field}.{key}")
+        if not isinstance(value[key], list):
+            raise where.error(f"must be a list, got {json_type(value[key])}", f"{field}.{key}")
+    first, second = value[keys[0]], value[keys[1]]
+    if len(first) != len(second):
+        message = f"{keys[0]} has {len(first)} entries but {keys[1]} has {len(second)}"
+        raise where.error(message, field)
+    return first, second
+
+
+def _supporting_titles(example: dict[str, Any], where: Where) -> tuple[str, ...]:
+    """The distinct titles of the example's ``supporting_facts`` (either layout), in order."""
+    facts = example.get("supporting_facts")
+    if isinstance(facts, dict):
+        pairs = list(zip(*_columns(facts, "supporting_facts", ("title", "sent_id"), where), strict=True))
+    else:
+        pairs = [tuple(f) if isinstance(f, list) and len(f) == 2 else (f,) for f in listing(example, "supporting_facts", where)]
     titles: dict[str, None] = {}
-    for i, fact in enumerate(_list(example, "supporting_facts", where)):
-        if not (
-            isinstance(fact, list)
-            and len(fact) == 2
-            and isinstance(fact[0], str)
-            and isinstance(fact[1], int)
-            and not isinstance(fact[1], bool)
-        ):
-            message = f"must be [title, sentence index], got {fact!r:.100}"
+    for i, fact in enumerate(pairs):
+        if not (len(fact) == 2 and isinstance(fact[0], str) and fact[0] and is_int(fact[1])):
+            message = f"must be [title, sentence index], got {list(fact)!r:.100}"
             raise where.error(message, f"supporting_facts[{i}]")
         titles[fact[0]] = None
     return tuple(titles)
+
+
+def _evidence_chain(example: dict[str, Any], where: Where, gold: tuple[str, ...]) -> tuple[str, ...]:
+    """The supporting titles in the order 2WikiMultihopQA's ``evidences`` visit them (each title
+    placed at the first triple whose subject it is); ``()`` when a title is no triple's subject."""
+    evidences = example.get("evidences")
+    if isinstance(evidences, dict):  # some Hugging Face exports: {"fact": [...], "relation": [...], "entity": [...]}
+        subjects, _ = _columns(evidences, "evidences", ("fact", "relation"), where)
+    else:
+        subjects = []
+        for i, triple in enumerate(listing(example, "evidences", where)):
+            if not (isinstance(triple, list) and len(triple) == 3 and all(isinstance(t, str) for t in triple)):
+                raise where.error(f"must be [subject, relation, object], got {triple!r:.100}", f"evidences[{i}]")
+            subjects.append(triple[0])
+    first_at: dict[str, int] = {}
+    for i, subject in enumerate(subjects):
+        first_at.setdefault(_fold(subject), i)
+    if not gold or any(_fold(t) not in first_at for t in gold):
+        return ()
+    return tuple(sorted(gold, key=lambda t: first_at[_fold(t)]))
+
+
+def _fold(text: Any) -> str:
+    return " ".join(str(text).split()).casefold()

@@ -24,6 +24,14 @@ def _validation_error(path: Path, line: int, exc: ValidationError) -> DataFormat
     return DataFormatError(path, err["msg"], line=line, field=field)
 
 
+def _with_hop_order(question: Question) -> Question:
+    """World questions that name a ``bridge_entity`` list their gold documents hop by hop
+    (the generator writes them in that order); other questions have no hop order."""
+    if question.hop_doc_ids or "bridge_entity" not in question.metadata or len(question.gold_doc_ids) < 2:
+        return question
+    return question.model_copy(update={"hop_doc_ids": question.gold_doc_ids})
+
+
 def load_world(folder: str | Path, name: str = "world") -> Dataset:
     """Read ``corpus.jsonl`` and ``questions.jsonl`` of a world folder into a :class:`Dataset`."""
     folder = Path(folder)
@@ -35,7 +43,7 @@ def load_world(folder: str | Path, name: str = "world") -> Dataset:
     questions_path = folder / "questions.jsonl"
     for line, row in read_jsonl(questions_path):
         try:
-            questions.append(Question.model_validate(row))
+            questions.append(_with_hop_order(Question.model_validate(row)))
         except ValidationError as exc:
             raise _validation_error(questions_path, line, exc) from None
     try:

@@ -1,0 +1,70 @@
+"""Field readers shared by the multi-hop QA loaders: typed fields with errors that say where,
+and the stable ids given to records that have none."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from rag_lab.loaders.jsonl import json_type
+from rag_lab.loaders.rows import Where
+
+#: Record keys that may hold the example id, in order of preference.
+ID_KEYS = ("_id", "id")
+
+
+def string(record: dict[str, Any], key: str, where: Where, non_empty: bool = False) -> str:
+    """The record's required string field ``key``."""
+    if key not in record:
+        raise where.error("missing", key)
+    value = record[key]
+    if not isinstance(value, str):
+        raise where.error(f"must be a string, got {json_type(value)}", key)
+    if non_empty and not value.strip():
+        raise where.error("must not be empty", key)
+    return value
+
+
+def listing(record: dict[str, Any], key: str, where: Where) -> list[Any]:
+    """The record's required list field ``key``."""
+    if key not in record:
+        raise where.error("missing", key)
+    if not isinstance(record[key], list):
+        raise where.error(f"must be a list, got {json_type(record[key])}", key)
+    return record[key]
+
+
+def is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def record_id(record: dict[str, Any], where: Where) -> str | None:
+    """The record's id from ``_id`` or ``id`` (integers become strings); ``None`` when it has neither."""
+    for key in ID_KEYS:
+        if key in record and record[key] is not None:
+            value = record[key]
+            if is_int(value):
+                return str(value)
+            if not isinstance(value, str) or not value.strip():
+                raise where.error(f"must be a non-empty string or an integer, got {json_type(value)} {value!r:.60}", key)
+            return value
+    return None
+
+
+def derived_id(question: str, taken: set[str]) -> str:
+    """A stable id for a record without one: ``q-`` and 16 hex digits of the SHA-1 of the question
+    text, with ``-2``, ``-3``... appended when the same question text occurs again."""
+    base = "q-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:16]
+    qid, n = base, 1
+    while qid in taken:
+        n += 1
+        qid = f"{base}-{n}"
+    return qid
+
+
+def derived_id_note(count: int, total: int) -> str:
+    """The one-line note a loader attaches when it derived ids."""
+    return (
+        f"{count} of {total} question(s) had no '_id' or 'id'; each got the stable id "
+        "'q-' + the first 16 hex digits of the SHA-1 of its question text"
+    )
