@@ -28,7 +28,7 @@ def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> dict:
 def test_data_info_and_retrieval_eval_on_each_layout(layout: str, capsys: pytest.CaptureFixture[str]) -> None:
     path = str(LAYOUT_FILES[layout])
     info = run_json(capsys, "data", "info", "--dataset", path)
-    assert info["questions"] >= 3 and info["gold_coverage"]["questions_with_gold"] >= 3
+    assert info["questions"] >= 3 and info["gold_coverage"]["questions_with_gold"] >= 2  # MuSiQue: one unanswerable
     reports = run_json(capsys, "retrieval-eval", "--dataset", path, "--retriever", "bm25", "--k", "3")["reports"]
     (report,) = reports
     assert report["gold_coverage"] == info["gold_coverage"]
