@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +83,8 @@ def _data_info(args: argparse.Namespace) -> dict[str, Any]:
     ds = load_dataset(args.dataset)
     questions = list(ds.evalset)
     formats = Counter(
-        "/".join(str(q.metadata[k]) for k in ("source_format", "layout") if k in q.metadata) or "-" for q in questions
+        "/".join(str(q.metadata[k]) for k in ("source_format", "layout") if k in q.metadata) or "beir or world"
+        for q in questions
     )
     return {
         "dataset": ds.name,
@@ -185,7 +187,13 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
+    """Warnings on the command line are one line each (loader notes, not a traceback-like source line)."""
+    return f"rag-lab: {category.__name__}: {message}\n"
+
+
 def main(argv: list[str] | None = None) -> int:
+    warnings.formatwarning = _one_line_warning
     args = _parser().parse_args(argv)
     try:
         if args.command == "data":
