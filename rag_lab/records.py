@@ -17,7 +17,15 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 #: Question types of the synthetic world (DESIGN.md §4). HotpotQA uses ``bridge`` and
 #: ``comparison``; data without a type label gets ``unlabeled``.
@@ -104,6 +112,15 @@ class Question(_Record):
         if stray:
             raise ValueError(f"hop_doc_ids {stray} are not among gold_doc_ids")
         return self
+
+    @model_serializer(mode="wrap")
+    def _without_unknown_hops(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        """Dumps leave out an empty ``hop_doc_ids`` (the default), so files written before the
+        field existed (the shipped world) are written byte for byte as before."""
+        data = handler(self)
+        if not self.hop_doc_ids:
+            data.pop("hop_doc_ids", None)
+        return data
 
     @property
     def answerable(self) -> bool:
