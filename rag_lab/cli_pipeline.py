@@ -147,7 +147,7 @@ def format_summary(out: dict[str, Any]) -> str:
 
     coverage = GoldCoverage(**out["gold_coverage"]) if "gold_coverage" in out else None
     if coverage is not None and not coverage.complete:
-        lines.append(coverage.describe())
+        lines.insert(1, coverage.describe())
     lines.append(row("overall", out["overall"]))
     lines += [row(t, v) for t, v in out["by_type"].items() if set(out["by_type"]) != {UNLABELED}]
     lines.append("stop reasons: " + ", ".join(f"{k}={v}" for k, v in out["stop_reasons"].items()))
