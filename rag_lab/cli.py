@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", default="typical", help="the simulator's behaviour profile (ideal, typical, sloppy)")
     serve.add_argument("--max-concurrency", type=int, default=1, help="concurrent requests before answering 429")
     serve.add_argument("--model", default=None, help="the model name clients must ask for (default: the backend's)")
+    serve.add_argument("--latency", default=None, metavar="SECONDS",
+                       help="added time per chat completion, to stand in for a remote API: 0.5, uniform:0.3,0.7 "
+                            "or lognormal:MEDIAN,SIGMA (seconds)")
     return parser
 
 
@@ -137,16 +140,19 @@ def _retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from rag_lab.llm.server import LabServer, check_loopback
+    from rag_lab.llm.server import LabServer, Latency, check_loopback
 
     check_loopback(args.host)  # refuse before building a backend
+    latency = Latency.parse(args.latency) if args.latency is not None else None
     from rag_lab.llm.simulator import SimulatedBackend
 
     backend = SimulatedBackend(profile=args.profile)
     models = [args.model] if args.model else None
-    server = LabServer(backend, args.host, args.port, models=models, max_concurrency=args.max_concurrency)
+    server = LabServer(backend, args.host, args.port, models=models, max_concurrency=args.max_concurrency,
+                       latency=latency)
+    delay = f", latency {latency.describe()}" if latency else ""
     print(f"rag-lab serve: {backend.name} backend as model {server.models[0]!r} at {server.url} "
-          f"(max {args.max_concurrency} concurrent; Ctrl-C stops)", flush=True)
+          f"(max {args.max_concurrency} concurrent{delay}; Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
