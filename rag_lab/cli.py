@@ -20,6 +20,9 @@ def _add_dataset(p: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rag-lab", description=__doc__)
+    parser.add_argument("--embedder", default=None, choices=["torch", "onnx", "onnx-int8"],
+                        help="runtime of the packaged MiniLM for every index and relevance score of this command "
+                             "(default: $RAG_LAB_EMBEDDER or torch; onnx needs the onnx extra)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     data = sub.add_parser("data", help="inspect datasets").add_subparsers(dest="data_command", required=True)
@@ -164,6 +167,12 @@ def _serve(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.embedder:
+        import os
+
+        from rag_lab.embedding import EMBEDDER_ENV
+
+        os.environ[EMBEDDER_ENV] = args.embedder  # spawned sweep workers inherit it
     try:
         if args.command == "data":
             result: Any = _data_info(args)
