@@ -151,10 +151,12 @@ def run(quick: bool, work: Path) -> Section:
     for name in list(found)[1:]:
         section.ratios.append(Ratio(f"100k-world embedding throughput, {name} vs torch", "torch", name, rate["torch"],
                                     rate[name], "chunks/s", target=1.5))
-    fastest = max(rate, key=rate.get)
+    # The full pass uses int8 ONNX when there is one (the fastest backend on this kind of CPU; its accuracy
+    # against PyTorch is measured by the embedding section), so the cached vectors stay valid between runs.
+    fastest = "onnx-int8" if "onnx-int8" in found else max(rate, key=rate.get)
     cache_path = work / f"embeddings_scale{scale:g}.sqlite"
     vectors, seconds, computed = embed_all(found[fastest], texts, cache_path)
-    section.notes.append(f"full corpus embedded with {fastest} (the fastest on the sample): {computed:,} chunks "
+    section.notes.append(f"full corpus embedded with {fastest}: {computed:,} chunks "
                          f"computed in this run, {seconds / 60:.1f} min (0 computed = all from the cache "
                          f"{cache_path.name})")
     if computed == len(texts):

@@ -4,10 +4,12 @@
 (truncation at the model's ``max_seq_length``) → transformer → mean pooling over the attention
 mask → L2 normalization — with the transformer run by ONNX Runtime instead of PyTorch. The ONNX
 graph is exported from the folder's own weights by ``torch.onnx.export`` the first time it is
-needed and kept in ``$RAG_LAB_CACHE/onnx/<digest>/``; the digest covers the model files, the
-export settings and torch's version, so a changed model never reuses a stale graph. With
+needed and kept in ``$RAG_LAB_CACHE/onnx/<digest>/model.onnx`` (``model_int8.onnx`` beside it); the
+digest covers the model files, the export settings and torch's version, so a changed model never
+reuses a stale graph. With
 ``quantize=True`` the weights of that graph are quantized to int8 once more (ONNX Runtime's
-dynamic quantization: int8 weights, activations quantized on the fly).
+dynamic quantization: int8 weights per output channel, activations quantized on the fly; per-tensor
+weights cost too much accuracy on MiniLM: cosine to fp32 down to 0.93 against 0.98 per channel).
 
 Why not sentence-transformers' own ``backend="onnx"``: it goes through ``optimum-onnx``, whose
 only release pins ``optimum~=2.1`` and ``transformers<4.58`` — installing it would downgrade the
@@ -36,10 +38,10 @@ from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir
 
 #: Bumped when the export below changes (it is part of the cache digest).
-EXPORT_VERSION = 1
+EXPORT_VERSION = 2
 OPSET = 17
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-_EXPORT_LOCK = threading.Lock()
+_EXPORT_LOCK = threading.RLock()  # re-entered: the int8 export first makes the fp32 one
 
 
 def _require_onnxruntime() -> Any:
@@ -50,12 +52,12 @@ def _require_onnxruntime() -> Any:
     return onnxruntime
 
 
-def model_digest(model_path: Path, quantize: bool) -> str:
+def model_digest(model_path: Path) -> str:
     """A short digest of the model folder's files (names, sizes, and the content of small ones),
-    the export settings and torch's version: the name of the export's cache folder."""
+    the export settings and torch's version: the name of the exports' cache folder."""
     import torch
 
-    h = hashlib.sha256(f"v{EXPORT_VERSION} opset{OPSET} torch{torch.__version__} int8={quantize}".encode())
+    h = hashlib.sha256(f"v{EXPORT_VERSION} opset{OPSET} torch{torch.__version__}".encode())
     for file in sorted(p for p in model_path.rglob("*") if p.is_file()):
         h.update(f"{file.relative_to(model_path)}:{file.stat().st_size}".encode())
         if file.stat().st_size < 1 << 20:
@@ -101,13 +103,13 @@ def _quantize(source: Path, target: Path) -> None:
         raise ConfigError("int8 quantization needs the onnx package: pip install -e '.[onnx]'") from None
     with tempfile.TemporaryDirectory(dir=target.parent) as tmp:
         path = Path(tmp) / target.name
-        quantize_dynamic(str(source), str(path), weight_type=QuantType.QInt8)
+        quantize_dynamic(str(source), str(path), weight_type=QuantType.QInt8, per_channel=True)
         os.replace(path, target)
 
 
 def exported_model(model_path: Path, quantize: bool = False, root: Path | None = None) -> Path:
     """The cached ONNX file of ``model_path`` (exported, and quantized, on first use)."""
-    folder = (root or cache_dir() / "onnx") / model_digest(model_path, quantize)
+    folder = (root or cache_dir() / "onnx") / model_digest(model_path)
     target = folder / ("model_int8.onnx" if quantize else "model.onnx")
     with _EXPORT_LOCK:
         if not target.is_file():

@@ -37,7 +37,8 @@ def spec_for(server: LabServer, **backend: object) -> dict:
 
 
 def deterministic(table: pd.DataFrame) -> pd.DataFrame:
-    cols = ["candidate_id", "seed", *[c for c in table.columns if c.startswith(("param_", "quality_", "cost_"))]]
+    """The param_/quality_/cost_ columns (candidate ids name the server's URL, whose port differs per test)."""
+    cols = ["seed", *[c for c in table.columns if c.startswith(("param_", "quality_", "cost_"))]]
     return table[cols].reset_index(drop=True)
 
 

@@ -78,7 +78,7 @@ def test_int8_is_a_separate_export_close_to_fp32(onnx, onnx_root):
     int8 = OnnxEmbedder(quantize=True, cache_root=onnx_root)
     assert int8.model_id == f"{DEFAULT_MODEL_ID}#onnx-int8" != onnx.model_id
     cosines = np.sum(int8.embed(TEXTS[:3]) * onnx.embed(TEXTS[:3]), axis=1)
-    assert cosines.min() > 0.95
+    assert cosines.min() > 0.97
     assert int8.onnx_path.name == "model_int8.onnx" and int8.onnx_path.parent == onnx.onnx_path.parent
 
 
