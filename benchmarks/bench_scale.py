@@ -4,7 +4,7 @@
 several ``ef_search`` values, single-query latency p50/p99 (HNSW vs exact), BM25 build and query
 time, and the full pipeline on 100 questions over that corpus.
 
-    nice -n 10 python -m benchmarks --sections scale            # --quick: scale 10 (~7k documents)
+    nice -n 10 python -m benchmarks --sections scale            # --quick: scale 2 (~1.4k documents)
 
 Expensive parts are cached under ``--work`` (default ``$RAG_LAB_CACHE/bench``): the generated world
 and every chunk's vector (an embedding cache filled in slices, so an interrupted run resumes). The
@@ -16,6 +16,7 @@ hour, so its time is extrapolated from the sample; the note says so.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -35,14 +36,15 @@ SLICE = 2048
 
 
 def world(work: Path, scale: float) -> tuple[Path, float]:
-    """The cached world folder at ``scale`` (1,000 questions: 125 per type); seconds to generate (0 if cached)."""
+    """The cached world folder at ``scale`` (1,000 questions, 125 per type, from scale 10 up; 50 per type below, as
+    a small world has too few distinct ones); seconds to generate (0 if cached)."""
     from rag_lab.world import WorldConfig, generate_world, write_world
 
     folder = work / f"world_scale{scale:g}"
     if (folder / "world.json").is_file():
         return folder, 0.0
     start = time.perf_counter()
-    config = WorldConfig(scale=scale, questions_per_type=125, dev_per_type=20)
+    config = WorldConfig(scale=scale, questions_per_type=125 if scale >= 10 else 50, dev_per_type=20)
     write_world(generate_world(config), config, folder)
     return folder, time.perf_counter() - start
 
@@ -76,19 +78,23 @@ def percentiles(seconds: list[float]) -> tuple[float, float]:
     return float(np.percentile(ms, 50)), float(np.percentile(ms, 99))
 
 
-def hnsw_child(vectors_path: str, queries_path: str, out_path: str) -> None:
+def hnsw_child(vectors_path: str, queries_path: str, ids_path: str, model_id: str, out_path: str,
+               index_dir: str) -> None:
     """In a child process: build HNSW over the saved vectors, search the queries at every ef_search;
-    write build seconds, peak RSS and the hits to ``out_path``."""
+    write build seconds, peak RSS and the hits (row numbers) to ``out_path``, and save the index
+    (for the full-pipeline run, which then need not build it again) to ``index_dir``."""
     from rag_lab.index import HNSWIndex
 
     vectors = np.load(vectors_path)
     queries = np.load(queries_path)
-    index = HNSWIndex(embedder=_NoEmbedder(vectors.shape[1]))
-    index.chunk_ids = [str(i) for i in range(len(vectors))]
+    index = HNSWIndex(embedder=_NoEmbedder(vectors.shape[1], model_id))
     index.dim = vectors.shape[1]
     start = time.perf_counter()
     index._build_vectors(np.ascontiguousarray(vectors, dtype=np.float32))
     build = time.perf_counter() - start
+    index.chunk_ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
+    index.build_seconds = build
+    row = {chunk_id: i for i, chunk_id in enumerate(index.chunk_ids)}
     rss_after_build = peak_rss_mb()
     result: dict = {"build_seconds": build, "peak_rss_mb_build": rss_after_build, "ef": {}}
     for ef in EF_SEARCH:
@@ -97,21 +103,22 @@ def hnsw_child(vectors_path: str, queries_path: str, out_path: str) -> None:
         hits, seconds = [], []
         for q in queries:
             start = time.perf_counter()
-            row = index.search_vectors(q[None, :], K)[0]
+            found = index.search_vectors(q[None, :], K)[0]
             seconds.append(time.perf_counter() - start)
-            hits.append([int(c) for c, _ in row])
+            hits.append([row[c] for c, _ in found])
         result["ef"][str(ef)] = {"hits": hits, "seconds": seconds}
     result["peak_rss_mb"] = peak_rss_mb()
+    index.ef_search = DEFAULT_EF
+    index.save(index_dir)
     Path(out_path).write_text(json.dumps(result), encoding="utf-8")
 
 
 class _NoEmbedder:
     """The child searches with ready vectors only."""
 
-    model_id = "precomputed"
-
-    def __init__(self, dim: int) -> None:
+    def __init__(self, dim: int, model_id: str) -> None:
         self.dim = dim
+        self.model_id = model_id
 
     def embed(self, texts: object) -> np.ndarray:
         raise RuntimeError("the HNSW child process searches with precomputed vectors only")
@@ -122,7 +129,8 @@ def run(quick: bool, work: Path) -> Section:
     from rag_lab.loaders import load_dataset
 
     section = Section("scale")
-    scale = 10 if quick else 150
+    # $RAG_LAB_BENCH_SCALE overrides the world's scale (e.g. a smaller world on a busy machine); the notes say which.
+    scale = float(os.environ.get("RAG_LAB_BENCH_SCALE") or (2 if quick else 150))
     folder, gen_seconds = world(work, scale)
     start = time.perf_counter()
     dataset = load_dataset(str(folder))
@@ -177,13 +185,17 @@ def run(quick: bool, work: Path) -> Section:
 
     # HNSW in a child process (its own peak RSS).
     vec_path, q_path, out_path = work / "_vectors.npy", work / "_queries.npy", work / "_hnsw.json"
+    ids_path, index_dir = work / "_chunk_ids.json", work / f"hnsw_scale{scale:g}"
     np.save(vec_path, vectors)
     np.save(q_path, query_vectors)
+    ids_path.write_text(json.dumps([c.chunk_id for c in chunks]), encoding="utf-8")
+    model_id = CachedEmbedder(found[fastest], EmbeddingCache(cache_path)).model_id
     del vectors
     subprocess.run([sys.executable, "-c", "import sys; from benchmarks.bench_scale import hnsw_child; "
-                    "hnsw_child(*sys.argv[1:])", str(vec_path), str(q_path), str(out_path)], check=True)
+                    "hnsw_child(*sys.argv[1:])", str(vec_path), str(q_path), str(ids_path), model_id, str(out_path),
+                    str(index_dir)], check=True)
     child = json.loads(out_path.read_text(encoding="utf-8"))
-    for path in (vec_path, q_path, out_path):
+    for path in (vec_path, q_path, out_path, ids_path):
         path.unlink()
     section.measures.append(Measure("HNSW build (M=16, ef_construction=200, 1 thread)", child["build_seconds"], "s"))
     section.measures.append(Measure("HNSW peak RSS (child: vectors + graph + searches)", child["peak_rss_mb"], "MB",
@@ -215,32 +227,40 @@ def run(quick: bool, work: Path) -> Section:
         bm_seconds.append(time.perf_counter() - start)
     p50, p99 = percentiles(bm_seconds)
     section.measures.append(Measure("BM25 query p50", p50, "ms", note=f"p99 {p99:.1f} ms"))
-    del bm25
 
-    # The full pipeline on 100 questions (default config: hybrid retrieval, simulated LLM).
-    section.measures.append(_full_pipeline(dataset, found[fastest], cache_path, 20 if quick else 100, section))
+    # The full pipeline on 100 questions (default config: hybrid retrieval over the HNSW index built above
+    # and this BM25 index, simulated LLM).
+    section.measures.append(_full_pipeline(dataset, found[fastest], cache_path, index_dir, bm25,
+                                           20 if quick else 100, section))
     section.measures.append(Measure("peak RSS of the benchmark process", peak_rss_mb(), "MB",
                                     note="world + chunks + vectors + BM25 + pipeline"))
     return section
 
 
-def _full_pipeline(dataset: object, model: object, cache_path: Path, n: int, section: Section) -> Measure:
+def _full_pipeline(dataset: object, model: object, cache_path: Path, index_dir: Path, bm25: object, n: int,
+                   section: Section) -> Measure:
     from rag_lab.evaluation import evaluate_pipeline, summarize
+    from rag_lab.index import HNSWIndex, HybridIndex
     from rag_lab.llm.factory import make_backend
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
     evalset = dataset.evalset.select(split="test", limit=n)
     start = time.perf_counter()
-    resources = CorpusResources(dataset.corpus, embedder=CachedEmbedder(model, EmbeddingCache(cache_path)))
+    embedder = CachedEmbedder(model, EmbeddingCache(cache_path))
+    resources = CorpusResources(dataset.corpus, embedder=embedder)
+    # The pipeline's hybrid index, made of the indexes measured above instead of building them again.
+    hybrid = HybridIndex(HNSWIndex.load(index_dir, embedder), bm25)
+    hybrid.chunk_ids = list(bm25.chunk_ids)
+    resources._indexes["hybrid"] = hybrid
     pipeline = Pipeline(PipelineConfig(), resources, make_backend("sim", cache=False))
-    pipeline.run(evalset.questions[0])  # builds the hybrid index (vectors from the cache)
+    pipeline.run(evalset.questions[0])  # warm: loads the models
     setup = time.perf_counter() - start
     start = time.perf_counter()
     run = evaluate_pipeline(pipeline, evalset)
     seconds = time.perf_counter() - start
     overall = summarize(run.rows)["overall"]
-    section.notes.append(f"full pipeline on {len(evalset)} test questions: index set-up {setup:.0f} s (hybrid: HNSW "
-                         f"+ BM25, vectors from the cache), then {seconds:.0f} s; answer containment "
+    section.notes.append(f"full pipeline on {len(evalset)} test questions: set-up {setup:.0f} s (hybrid over the HNSW "
+                         f"and BM25 indexes measured above), then {seconds:.0f} s; answer containment "
                          f"{overall.get('quality_answer_containment', float('nan')):.3f}, has-answer in context "
                          f"{overall.get('quality_has_answer_in_context', float('nan')):.3f}, "
                          f"LLM calls/question {overall.get('cost_llm_calls', float('nan')):.2f}")
