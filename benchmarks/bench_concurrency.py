@@ -36,17 +36,18 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def start_server(latency: str, limit: int) -> tuple[subprocess.Popen, str, str]:
-    """``rag-lab serve`` in a child process; (process, base URL, model name) once it answers."""
+def start_server(latency: str, limit: int, log: Path) -> tuple[subprocess.Popen, str, str]:
+    """``rag-lab serve`` in a child process, its output in ``log``; (process, base URL, model name) once it answers."""
     port = _free_port()
-    proc = subprocess.Popen([sys.executable, "-m", "rag_lab.cli", "serve", "--port", str(port), "--latency", latency,
-                             "--max-concurrency", str(limit)], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            env={**os.environ})
+    with log.open("wb") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "rag_lab.cli", "serve", "--port", str(port), "--latency",
+                                 latency, "--max-concurrency", str(limit)], stdout=out, stderr=subprocess.STDOUT,
+                                env={**os.environ})
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"rag-lab serve exited: {proc.stdout.read().decode() if proc.stdout else ''}")
+            raise RuntimeError(f"rag-lab serve exited with {proc.returncode}: {log.read_text(errors='replace')[-2000:]}")
         try:
             with urllib.request.urlopen(f"{url}/models", timeout=2) as resp:
                 return proc, url, json.load(resp)["data"][0]["id"]
@@ -63,7 +64,8 @@ def deterministic(table: pd.DataFrame) -> pd.DataFrame:
 
 def run(quick: bool, work: Path) -> Section:
     section = Section("concurrency")
-    proc, url, model = start_server(LATENCY, LIMIT)
+    log = work / "concurrency_server.log"
+    proc, url, model = start_server(LATENCY, LIMIT, log)
     spec = {"name": "bench-concurrency", "dataset": "world", "split": "test",
             "types": ["single", "bridge", "comparison", "unanswerable"], "per_type": 1 if quick else 4,
             "grid": {"round_cap.max_rounds": [1, 2]},
@@ -75,6 +77,8 @@ def run(quick: bool, work: Path) -> Section:
                 start = time.perf_counter()
                 result = run_sweep(spec, tmp, workers=workers, executor="threads", progress="quiet")
                 seconds[workers] = time.perf_counter() - start
+                if proc.poll() is not None:
+                    raise RuntimeError(f"rag-lab serve died during the sweep: {log.read_text(errors='replace')[-2000:]}")
                 tables[workers] = deterministic(result.table)
                 pairs = result.computed
     finally:
