@@ -109,7 +109,14 @@ def stopwatch() -> Iterator[list[float]]:
 
 
 def peak_rss_mb() -> float:
-    """This process's peak resident set size so far, in MB (Linux reports KiB)."""
+    """This process's peak resident set size so far, in MB: ``VmHWM`` of ``/proc/self/status`` (its own
+    address space; ``ru_maxrss`` would carry the parent's peak into a child across fork and exec)."""
+    try:
+        for line in open("/proc/self/status", encoding="ascii"):
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
@@ -119,10 +126,11 @@ def machine() -> dict[str, Any]:
 
     info: dict[str, Any] = {"cores": os.cpu_count(), "load_avg_1_5_15": [round(x, 2) for x in os.getloadavg()],
                             "python": platform.python_version(), "platform": platform.platform()}
+    from importlib.metadata import PackageNotFoundError, version
+
     for name in ("torch", "onnxruntime", "hnswlib", "bm25s", "numpy"):
         try:
-            module = __import__(name)
-            info[name] = getattr(module, "__version__", "?")
-        except ImportError:
+            info[name] = version(name)
+        except PackageNotFoundError:
             info[name] = None
     return info
