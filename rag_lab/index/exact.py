@@ -9,7 +9,7 @@ import numpy as np
 
 from rag_lab.embedding import Embedder
 from rag_lab.errors import DataFormatError
-from rag_lab.index.base import DenseIndex, Hits, read_meta, require_files, top_k
+from rag_lab.index.base import DenseIndex, Hits, read_meta, require_files, saved_embedder, top_k
 
 _VECTORS = "vectors.npy"
 #: Queries scored per matrix product, bounding memory to block x chunks floats.
@@ -22,7 +22,7 @@ class ExactIndex(DenseIndex):
 
     name: ClassVar[str] = "exact"
 
-    def __init__(self, embedder: Embedder | None = None) -> None:
+    def __init__(self, embedder: Embedder | str | None = None) -> None:
         super().__init__(embedder)
         self.vectors = np.zeros((0, 0), dtype=np.float32)
 
@@ -45,10 +45,10 @@ class ExactIndex(DenseIndex):
         return self._write_meta(folder)
 
     @classmethod
-    def load(cls, folder: str | Path, embedder: Embedder | None = None) -> Self:
+    def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
         meta = read_meta(folder, cls.name)
         require_files(folder, _VECTORS)
-        index = cls(embedder)
+        index = cls(saved_embedder(meta, embedder))
         index._restore(meta)
         path = Path(folder) / _VECTORS
         index.vectors = np.load(path, allow_pickle=False)

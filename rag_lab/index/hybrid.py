@@ -68,7 +68,7 @@ class HybridIndex(SearchIndex):
         return self._write_meta(folder, k_rrf=self.k_rrf, depth=self.depth, dense_kind=self.dense.name)
 
     @classmethod
-    def load(cls, folder: str | Path, embedder: Embedder | None = None) -> Self:
+    def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
         meta = read_meta(folder, cls.name)
         if meta.get("dense_kind") not in DENSE_KINDS:
             raise DataFormatError(

@@ -32,9 +32,12 @@ def open_backend(
     model: str | None = None,
     base_url: str | None = None,
     cache: bool | str | Path = True,
+    max_concurrency: int | None = None,
 ) -> Iterator[LLMBackend]:
     """Yield a ready backend. ``cache``: True for the default response cache, a path for another
-    file, False for none. API keys come from the environment and never enter cache keys."""
+    file, False for none. ``max_concurrency``: calls in flight at once to a network backend
+    (``openai``; its own default when None). API keys come from the environment and never enter
+    cache keys."""
     if kind not in BACKEND_KINDS:
         raise ConfigError(f"unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}")
     if kind == "local":
@@ -43,7 +46,8 @@ def open_backend(
         with LocalModelServer() as server:
             yield _cached(server.backend(), cache)
         return
-    yield make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache)
+    yield make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
+                       max_concurrency=max_concurrency)
 
 
 def make_backend(
@@ -54,13 +58,15 @@ def make_backend(
     model: str | None = None,
     base_url: str | None = None,
     cache: bool | str | Path = True,
+    max_concurrency: int | None = None,
 ) -> LLMBackend:
     """A backend that needs no process of its own (``sim`` or ``openai``), to keep as long as wanted;
     the local model needs :func:`open_backend`, which stops its server."""
     if kind == "openai":
         from rag_lab.llm.openai_backend import OpenAIBackend
 
-        return _cached(OpenAIBackend(model, base_url=base_url), cache)
+        limit = {} if max_concurrency is None else {"max_concurrency": max_concurrency}
+        return _cached(OpenAIBackend(model, base_url=base_url, **limit), cache)
     if kind == "sim":
         from rag_lab.llm.simulator import SimulatedBackend
 

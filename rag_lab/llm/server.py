@@ -26,6 +26,10 @@ text and returns it raw. Validating it is the client's job. The pipeline role co
 
 :class:`FaultPlan` injects failures for tests: 429 storms, 500s, slow answers, a truncated
 response body, truncated or non-JSON message content, and schema-violating decisions.
+
+:class:`Latency` makes the server stand in for a remote API: every chat completion waits a fixed
+or random time (``0.5``, ``uniform:0.3,0.7``, ``lognormal:0.5,0.4``) while holding its concurrency
+slot, as a remote server's queue and generation would (``rag-lab serve --latency``).
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ from __future__ import annotations
 import ipaddress
 import json
 import logging
+import math
+import random
 import re
 import socket
 import threading
@@ -118,6 +124,68 @@ class FaultPlan(BaseModel):
         return value
 
 
+class Latency(BaseModel):
+    """How long the server takes per chat completion, on top of the backend's own time.
+
+    ``fixed`` waits ``a`` seconds; ``uniform`` a uniform draw in [``a``, ``b``]; ``lognormal`` a
+    log-normal draw with median ``a`` seconds and shape ``b`` (σ of the log), capped at
+    :data:`MAX_LATENCY_S`. Draws come from one generator seeded by ``seed``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    a: float = Field(default=0.0, ge=0.0, le=600.0)
+    b: float = Field(default=0.0, ge=0.0, le=600.0)
+    seed: int = Field(default=0, ge=0)
+
+    @field_validator("b")
+    @classmethod
+    def _ordered(cls, b: float, info: Any) -> float:
+        if info.data.get("kind") == "uniform" and b < info.data.get("a", 0.0):
+            raise ValueError(f"uniform latency needs a <= b, got a={info.data.get('a')}, b={b}")
+        return b
+
+    @classmethod
+    def parse(cls, text: str, seed: int = 0) -> Latency:
+        """``"0.5"`` (fixed), ``"uniform:LOW,HIGH"`` or ``"lognormal:MEDIAN,SIGMA"``, in seconds;
+        a :class:`~rag_lab.errors.ConfigError` naming the problem otherwise."""
+        kind, _, rest = text.strip().partition(":")
+        if not rest:
+            kind, rest = "fixed", kind
+        parts = rest.split(",")
+        expected = 1 if kind == "fixed" else 2
+        try:
+            if kind not in ("fixed", "uniform", "lognormal"):
+                raise ValueError(f"unknown distribution {kind!r} (fixed, uniform or lognormal)")
+            if len(parts) != expected:
+                raise ValueError(f"{kind} takes {expected} number(s), got {len(parts)}")
+            values = [float(p) for p in parts]
+            if not all(math.isfinite(v) for v in values):
+                raise ValueError("latencies must be finite")
+            return cls(kind=kind, a=values[0], b=values[1] if expected == 2 else 0.0, seed=seed)
+        except (ValueError, ValidationError) as exc:
+            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
+            raise ConfigError(f"bad latency {text!r}: {message}; use e.g. 0.5, uniform:0.3,0.7 or "
+                              "lognormal:0.5,0.4 (seconds)") from None
+
+    def sample(self, rng: random.Random) -> float:
+        if self.kind == "fixed":
+            return self.a
+        if self.kind == "uniform":
+            return rng.uniform(self.a, self.b)
+        return min(MAX_LATENCY_S, self.a * math.exp(self.b * rng.gauss(0.0, 1.0)))
+
+    def describe(self) -> str:
+        if self.kind == "fixed":
+            return f"{self.a:g} s"
+        return f"{self.kind}({self.a:g}, {self.b:g}) s"
+
+
+#: Upper bound of one latency draw.
+MAX_LATENCY_S = 600.0
+
+
 class _FaultState:
     """The counters of a :class:`FaultPlan` as faults fire (thread-safe)."""
 
@@ -193,6 +261,8 @@ class LabServer:
     s.url``), or call :meth:`serve_forever` in the foreground. ``port=0`` picks a free port.
     ``models`` is the model-name whitelist (default: ``backend.model``). ``faults`` may be replaced
     at any time with :meth:`set_faults`. ``status_counts`` counts answers by HTTP status.
+    ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat completion.
+    ``peak_concurrency`` is the most chat completions that ran at once.
     """
 
     def __init__(
@@ -207,6 +277,7 @@ class LabServer:
         response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS,
         faults: FaultPlan | None = None,
         socket_timeout_s: float = 30.0,
+        latency: Latency | str | float | None = None,
     ) -> None:
         bind = check_loopback(host)
         if max_concurrency < 1:
@@ -223,10 +294,18 @@ class LabServer:
         self.response_formats = frozenset(response_formats)
         self.status_counts: Counter[int] = Counter()
         self._faults = _FaultState(faults or FaultPlan())
+        if isinstance(latency, str):
+            latency = Latency.parse(latency)
+        elif isinstance(latency, (int, float)):
+            latency = Latency(kind="fixed", a=float(latency))
+        self.latency: Latency | None = latency
+        self._latency_rng = random.Random(latency.seed if latency else 0)
         self._slots = threading.BoundedSemaphore(max_concurrency)
         self._stopping = threading.Event()
         self._lock = threading.Lock()
         self._ids = 0
+        self._running = 0
+        self.peak_concurrency = 0
         self._thread: threading.Thread | None = None
         self._httpd = _make_httpd(self, bind, port, socket_timeout_s)
 
@@ -279,6 +358,15 @@ class LabServer:
     def _count(self, status: int) -> None:
         with self._lock:
             self.status_counts[status] += 1
+
+    def _enter(self) -> None:
+        with self._lock:
+            self._running += 1
+            self.peak_concurrency = max(self.peak_concurrency, self._running)
+
+    def _leave(self) -> None:
+        with self._lock:
+            self._running -= 1
 
     def _next_id(self) -> str:
         with self._lock:
@@ -348,6 +436,11 @@ class LabServer:
             raise _HTTPError(500, "injected fault: internal server error", "server_error")
         if faults.fires("delay") and self._stopping.wait(faults.plan.delay_s):
             raise _HTTPError(503, "server is shutting down", "server_error")
+        if self.latency is not None:
+            with self._lock:
+                wait_s = self.latency.sample(self._latency_rng)
+            if self._stopping.wait(wait_s):
+                raise _HTTPError(503, "server is shutting down", "server_error")
         try:
             response = self.backend.complete(request)
         except Exception as exc:  # the backend's failure becomes the client's 500
@@ -478,12 +571,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_error(_HTTPError(429, f"server busy: at most {lab.max_concurrency} concurrent request(s)",
                                         "rate_limit_error", code="busy", headers={"Retry-After": "1"}))
             return
+        lab._enter()
         try:
             body = lab.complete(request, model)
         except _HTTPError as err:
             self._send_error(err)
             return
         finally:
+            lab._leave()
             lab._slots.release()
         self._send(200, body)
 

@@ -1,0 +1,51 @@
+"""The benchmark runner (``python -m benchmarks``): discovery of ``bench_*.py`` sections, ratios that
+always read "above 1 = the candidate is better", and the markdown table's header and rows. No
+benchmark is run here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import Measure, Ratio, Section
+from benchmarks.__main__ import discover, main, markdown
+
+
+def test_sections_are_discovered_and_scripts_listed():
+    sections, scripts = discover()
+    assert list(sections)[:3] == ["embedding", "concurrency", "scale"]
+    assert all(callable(m.run) for m in sections.values())
+    assert "simulator" in scripts and "embedding_cache" in scripts
+
+
+def test_ratio_direction_and_targets():
+    faster = Ratio("throughput", "a", "b", 10.0, 65.0, "runs/s", target=6.0)
+    assert faster.ratio == 6.5 and faster.met is True
+    quicker = Ratio("latency", "exact", "hnsw", 12.0, 0.5, "ms", higher_is_better=False)
+    assert quicker.ratio == 24.0 and quicker.met is None
+    assert Ratio("x", "a", "b", 10.0, 50.0, "runs/s", target=6.0).met is False
+    assert Measure("rss", 1600, "MB", at_most=1536).met is False
+    assert Measure("recall", 0.98, "", at_least=0.97).met is True
+
+
+def test_markdown_has_the_cores_the_command_and_one_row_per_ratio():
+    section = Section("demo", ratios=[Ratio("throughput, 8 vs 1", "1 worker", "8 workers", 1.0, 7.0, "runs/s",
+                                            target=6.0)],
+                      measures=[Measure("peak RSS", 900.0, "MB", at_most=1536)], notes=["a note"])
+    report = {"command": "python -m benchmarks --quick", "started": "2026-12-01 04:00", "commit": "abc", "quick": True,
+              "seconds": 3.0, "machine": {"cores": 2, "load_avg_1_5_15": [1.0, 1.0, 1.0], "python": "3.11",
+                                          "torch": "2.13.0", "onnxruntime": None, "hnswlib": "0.8.0"},
+              "sections": [json.loads(json.dumps(section.to_dict()))], "script_only": ["simulator"]}
+    text = markdown(report)
+    assert "**2 cores**" in text and "`python -m benchmarks --quick`" in text
+    assert "| demo | throughput, 8 vs 1 | 1 worker: 1.00 runs/s | 8 workers: 7.00 runs/s | **7.00×** | ≥ 6× | yes |" in text
+    assert "| demo | peak RSS | 900 MB | ≤ 1536 | yes |" in text
+    assert "- a note" in text and "simulator" in text
+
+
+def test_unknown_sections_are_refused(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--sections", "nope", "--out", "/tmp/unused"])
+    assert exc.value.code == 2
+    assert "unknown section(s) ['nope']" in capsys.readouterr().err

@@ -1,0 +1,80 @@
+"""scripts/install.sh: extras are additive and recorded, so the main job (notebook) and the tests
+(dev local onnx) install in either order without reinstalling or removing each other's extras.
+pip is replaced by a recorder; nothing is installed."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def clone(tmp_path: Path) -> Path:
+    (tmp_path / "scripts").mkdir()
+    shutil.copy(REPO / "scripts" / "install.sh", tmp_path / "scripts" / "install.sh")
+    shutil.copy(REPO / "pyproject.toml", tmp_path / "pyproject.toml")
+    bin_dir = tmp_path / ".venv" / "bin"
+    bin_dir.mkdir(parents=True)
+    (bin_dir / "python").symlink_to(sys.executable)
+    pip = bin_dir / "pip"
+    pip.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/../pip.log"\n')
+    pip.chmod(0o755)
+    return tmp_path
+
+
+def install(clone: Path, *extras: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHON": shutil.which("python3.11") or sys.executable}
+    return subprocess.run(["bash", "scripts/install.sh", *extras], cwd=clone, capture_output=True, text=True, env=env)
+
+
+def pip_calls(clone: Path) -> list[str]:
+    log = clone / ".venv" / "pip.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def stamp(clone: Path) -> list[str]:
+    return (clone / ".venv" / ".rag_lab-installed").read_text().splitlines()
+
+
+def test_main_job_first_then_tests_add_their_extras_and_keep_notebook(clone):
+    assert install(clone, "notebook").returncode == 0
+    assert pip_calls(clone) == ["install --quiet torch==2.13.0 -e .[notebook]"]
+    assert install(clone, "notebook").returncode == 0
+    assert len(pip_calls(clone)) == 1  # nothing to do
+    assert install(clone, "dev", "local", "onnx").returncode == 0
+    assert pip_calls(clone)[-1] == "install --quiet torch==2.13.0 -e .[dev,local,notebook,onnx]"
+    assert stamp(clone)[1] == "dev local notebook onnx"
+    assert install(clone, "notebook").returncode == 0 and install(clone, "dev", "local", "onnx").returncode == 0
+    assert len(pip_calls(clone)) == 2
+
+
+def test_tests_first_then_main_job_adds_notebook_only_once(clone):
+    assert install(clone, "dev", "local", "onnx").returncode == 0
+    assert pip_calls(clone) == ["install --quiet torch==2.13.0 -e .[dev,local,onnx]"]
+    assert install(clone, "notebook").returncode == 0
+    assert pip_calls(clone)[-1] == "install --quiet torch==2.13.0 -e .[dev,local,notebook,onnx]"
+    assert install(clone, "notebook").returncode == 0 and len(pip_calls(clone)) == 2
+
+
+def test_a_changed_pyproject_reinstalls_what_was_there_and_an_old_stamp_means_dev_local(clone):
+    assert install(clone, "notebook").returncode == 0
+    with (clone / "pyproject.toml").open("a") as f:
+        f.write("\n# changed\n")
+    assert install(clone).returncode == 0
+    assert pip_calls(clone)[-1] == "install --quiet torch==2.13.0 -e .[notebook]"
+    (clone / ".venv" / ".rag_lab-installed").write_text(stamp(clone)[0] + "\n")  # the one-line stamp of old installers
+    assert install(clone, "dev").returncode == 0
+    assert len(pip_calls(clone)) == 2  # dev (and local) were what the old installer always installed
+
+
+def test_an_unknown_extra_is_refused_before_pip_runs(clone):
+    result = install(clone, "notebok")
+    assert result.returncode == 2 and "unknown extra 'notebok'" in result.stderr
+    assert pip_calls(clone) == []
