@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.stats import aggregate_rows, pareto_mask
 from rag_lab.experiments.sweep import config_id
 from rag_lab.llm.base import LLMBackend

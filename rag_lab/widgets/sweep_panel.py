@@ -22,8 +22,8 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.plan import SweepPlan
 from rag_lab.figures import cost_quality_figure, cost_quality_info
