@@ -78,9 +78,10 @@ def write_gold_only(source: Path, n: int, out: Path) -> Path:
     return path
 
 
-def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool) -> None:
+def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeout_s: float) -> None:
     from rag_lab.evaluation import evaluate_pipeline, summarize
-    from rag_lab.llm.factory import open_backend
+    from rag_lab.llm.cache import CachedBackend, ResponseCache
+    from rag_lab.llm.local import LocalModelServer
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
@@ -90,8 +91,14 @@ def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool) -> Non
     lines = [f"{'model':14s} " + " ".join(f"{name:>8s}" for name, _ in COLUMNS) + "  answered  seconds  stop reasons"]
     for model in models:
         start = time.perf_counter()
-        with open_backend("local", model=model, cache=cache) as backend:
-            run = evaluate_pipeline(Pipeline(PipelineConfig(), resources, backend), dataset.evalset)
+        # what open_backend("local", model=...) builds, with a per-call timeout for a loaded machine
+        with LocalModelServer(model) as server:
+            backend = server.backend(timeout_s=timeout_s)
+            backend = CachedBackend(backend, ResponseCache()) if cache else backend
+            print(f"[{model}] {server.model_path.name}: {server.chat.why}", flush=True)
+            run = evaluate_pipeline(Pipeline(PipelineConfig(), resources, backend), dataset.evalset,
+                                    progress=lambda done, total: print(f"[{model}] {done}/{total} "
+                                                                       f"{time.perf_counter() - start:.0f} s", flush=True))
         seconds = time.perf_counter() - start
         summary = summarize(run.rows)["overall"]
         with (out / f"{model}.jsonl").open("w", encoding="utf-8") as fh:
@@ -121,11 +128,12 @@ def main() -> None:
     h.add_argument("--models", nargs="+", default=["smollm2-135m", "gemma3-270m"])
     h.add_argument("--out", type=Path, required=True)
     h.add_argument("--no-cache", action="store_true")
+    h.add_argument("--timeout", type=float, default=1800.0, help="seconds per call before it is retried")
     args = parser.parse_args()
     if args.what == "calls":
         calls(args.model)
     else:
-        hotpot(args.data, args.n, args.models, args.out, cache=not args.no_cache)
+        hotpot(args.data, args.n, args.models, args.out, cache=not args.no_cache, timeout_s=args.timeout)
 
 
 if __name__ == "__main__":

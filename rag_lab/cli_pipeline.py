@@ -81,6 +81,16 @@ def _backend(args: argparse.Namespace):
                         base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format)
 
 
+def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
+    """The model a real backend ran: the local GGUF named or defaulted, or the OpenAI-compatible
+    server's model (given, from the environment, or the server's only one)."""
+    if args.backend == "local":
+        from rag_lab.llm.local import DEFAULT_MODEL
+
+        return args.model or DEFAULT_MODEL
+    return backend.model if args.backend == "openai" else None
+
+
 def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline
@@ -119,7 +129,8 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     summary = summarize(run.rows)
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
-           "profile": profile if args.backend == "sim" else None, "config": config.flat(),
+           "profile": profile if args.backend == "sim" else None,
+           "model": _model_name(args, backend), "config": config.flat(),
            "wall_seconds": time.perf_counter() - start, **summary}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
@@ -144,6 +155,7 @@ def format_summary(out: dict[str, Any]) -> str:
     head = f"{'':14s} {'n':>4s} " + " ".join(f"{name:>11s}" for name, _ in SUMMARY_COLUMNS)
     lines = [f"{out['dataset']} split={out['split'] or 'all'} backend={out['backend']}"
              + (f" profile={out['profile']}" if out["profile"] else "")
+             + (f" model={out['model']}" if out.get("model") else "")
              + f": {out['questions']} questions in {out['wall_seconds']:.1f}s", head]
 
     def row(label: str, values: dict[str, Any]) -> str:

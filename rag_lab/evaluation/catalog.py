@@ -43,6 +43,18 @@ LABELS: dict[str, str] = {
 }
 
 
+#: Columns shown beside a quality column wherever a view shows one (sweep panel table, explorer
+#: status): the strict containment is read next to its lenient form and token F1.
+BESIDE: dict[str, tuple[str, ...]] = {
+    "quality_answer_containment_strict": ("quality_answer_containment", "quality_f1"),
+}
+
+
+def beside(column: str) -> tuple[str, ...]:
+    """The columns to show next to ``column`` (:data:`BESIDE`; none for most)."""
+    return BESIDE.get(column, ())
+
+
 def label(column: str) -> str:
     """A readable title for a metric column (``cost_tokens`` → ``tokens / question``)."""
     if column in LABELS:
