@@ -25,7 +25,7 @@ import statistics
 import time
 from pathlib import Path
 
-from rag_lab.llm.base import LLMRequest, SamplingParams
+from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, SamplingParams
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt
 from rag_lab.llm.schemas import ControllerDecision
 
@@ -78,7 +78,29 @@ def write_gold_only(source: Path, n: int, out: Path) -> Path:
     return path
 
 
-def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeout_s: float) -> None:
+class TokenCap(LLMBackend):
+    """``inner`` with every call's ``max_tokens`` capped at ``cap`` (the pipeline asks up to 512 for an
+    answer; on a loaded two-core machine a 512-token ramble takes many minutes). Cached under the
+    capped request, so capped and uncapped answers never mix."""
+
+    def __init__(self, inner: LLMBackend, cap: int) -> None:
+        super().__init__(inner.model)
+        self.inner, self.cap, self.name = inner, cap, inner.name
+
+    def cache_identity(self) -> tuple[str, str]:
+        return self.inner.cache_identity()
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        params = request.params.model_copy(update={"max_tokens": min(request.params.max_tokens, self.cap)})
+        return self.inner._generate(request.model_copy(update={"params": params}))
+
+
+def _progress(model: str, start: float):
+    return lambda done, total: print(f"[{model}] {done}/{total} {time.perf_counter() - start:.0f} s", flush=True)
+
+
+def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeout_s: float, max_tokens: int,
+           threads: int) -> None:
     from rag_lab.evaluation import evaluate_pipeline, summarize
     from rag_lab.llm.cache import CachedBackend, ResponseCache
     from rag_lab.llm.local import LocalModelServer
@@ -88,17 +110,18 @@ def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeou
     dataset = load_dataset(write_gold_only(data, n, out))
     resources = CorpusResources(dataset.corpus)
     print(f"{dataset.name}: {len(dataset.evalset)} questions, {len(dataset.corpus)} gold paragraphs")
+    print(f"completion tokens per call capped at {max_tokens}" if max_tokens < 512 else "pipeline token limits")
     lines = [f"{'model':14s} " + " ".join(f"{name:>8s}" for name, _ in COLUMNS) + "  answered  seconds  stop reasons"]
     for model in models:
         start = time.perf_counter()
         # what open_backend("local", model=...) builds, with a per-call timeout for a loaded machine
-        with LocalModelServer(model) as server:
+        with LocalModelServer(model, n_threads=threads) as server:
             backend = server.backend(timeout_s=timeout_s)
             backend = CachedBackend(backend, ResponseCache()) if cache else backend
+            backend = TokenCap(backend, max_tokens) if max_tokens < 512 else backend
             print(f"[{model}] {server.model_path.name}: {server.chat.why}", flush=True)
             run = evaluate_pipeline(Pipeline(PipelineConfig(), resources, backend), dataset.evalset,
-                                    progress=lambda done, total: print(f"[{model}] {done}/{total} "
-                                                                       f"{time.perf_counter() - start:.0f} s", flush=True))
+                                    progress=_progress(model, start))
         seconds = time.perf_counter() - start
         summary = summarize(run.rows)["overall"]
         with (out / f"{model}.jsonl").open("w", encoding="utf-8") as fh:
@@ -129,11 +152,16 @@ def main() -> None:
     h.add_argument("--out", type=Path, required=True)
     h.add_argument("--no-cache", action="store_true")
     h.add_argument("--timeout", type=float, default=1800.0, help="seconds per call before it is retried")
+    h.add_argument("--max-tokens", type=int, default=512,
+                   help="cap every call's completion tokens (default 512: the pipeline's own limits)")
+    h.add_argument("--threads", type=int, default=2,
+                   help="llama.cpp threads (1 is far faster when other jobs compete for the cores)")
     args = parser.parse_args()
     if args.what == "calls":
         calls(args.model)
     else:
-        hotpot(args.data, args.n, args.models, args.out, cache=not args.no_cache, timeout_s=args.timeout)
+        hotpot(args.data, args.n, args.models, args.out, cache=not args.no_cache, timeout_s=args.timeout,
+               max_tokens=args.max_tokens, threads=args.threads)
 
 
 if __name__ == "__main__":

@@ -155,3 +155,18 @@ def test_models_resolve_by_name_or_path(tmp_path) -> None:
     cut.write_bytes(smol.read_bytes()[:4096])
     with pytest.raises(ConfigError, match="cut short"):
         read_metadata(cut)
+
+
+def test_backend_options_are_checked_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_lab.cli import main as cli_main
+    from rag_lab.llm.factory import open_backend
+
+    with pytest.raises(ConfigError, match="chat_format is a setting of the local backend"):
+        with open_backend("sim", chat_format="chatml"):
+            pass
+    with pytest.raises(ConfigError, match="base_url is for --backend openai"):
+        with open_backend("local", base_url="http://127.0.0.1:9/v1"):
+            pass
+    assert cli_main(["run", "--dataset", "world", "--question", "single-000", "--backend", "local",
+                     "--model", "gpt-5"]) == 2
+    assert "unknown local model 'gpt-5'" in capsys.readouterr().err
