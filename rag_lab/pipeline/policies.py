@@ -133,10 +133,10 @@ class EchoGuard(Policy):
     enabled: bool = True
     instruction_run: int = Field(default=8, ge=3, le=64)
     copy_run: int = Field(default=8, ge=3, le=64)
-    evidence_share: float = Field(default=0.5, gt=0.0, le=1.0)
+    evidence_share: float = Field(default=0.5, ge=0.05, le=1.0)
     short_answer_tokens: int = Field(default=SHORT_ANSWER_TOKENS, ge=1, le=1000)
     question_run: int = Field(default=3, ge=2, le=16)
-    question_share: float = Field(default=0.8, gt=0.0, le=1.0)
+    question_share: float = Field(default=0.8, ge=0.05, le=1.0)
 
 
 COMPARISON_WORDS = ("vs", "versus", "compare", "comparison", "difference between", "respectively", "both")
