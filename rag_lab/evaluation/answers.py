@@ -1,20 +1,35 @@
 """Answer normalization and matching as in the usual QA evaluation (SQuAD/HotpotQA style):
-lower-case, drop punctuation and the articles a/an/the, collapse whitespace."""
+lower-case, drop punctuation and the articles a/an/the, collapse whitespace
+(:func:`rag_lab.text_overlap.normalize_answer`).
+
+Two forms of containment:
+
+* **lenient** (:func:`contains`) — a normalized gold answer appears anywhere in the answer. It is the
+  usual match metric for long answers, and a parrot beats it: an answer that echoes the prompt, or
+  copies the evidence block, contains the gold whenever the evidence does.
+* **strict** (:func:`contains_strict`) — the same match, but only within a *short* answer
+  (at most :data:`STRICT_MAX_TOKENS` normalized tokens, citation markers removed), and only in the
+  answer's own words: tokens inside runs of :data:`QUESTION_RUN` or more tokens copied from the
+  question do not count (so echoing "Which is older, A or B?" does not earn "A"). An echoed
+  prompt, a copied evidence block and a long ramble all score 0; "Paris [1]" scores 1.
+
+Token F1 (:func:`f1`) sits beside them: it rewards a short exact answer and shrinks with every
+extra token.
+"""
 
 from __future__ import annotations
 
-import re
-import string
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCT = str.maketrans("", "", string.punctuation)
+from rag_lab.text_overlap import SHORT_ANSWER_TOKENS, answer_tokens, normalize_answer, tokens, without_runs
 
-
-def normalize_answer(text: str) -> str:
-    text = text.lower().translate(_PUNCT)
-    return " ".join(_ARTICLES.sub(" ", text).split())
+#: A strict answer has at most this many normalized tokens (citations removed): two ordinary
+#: sentences. An extractive answer quoting the sentence that states the fact fits; an echoed
+#: prompt, an evidence block or a ramble does not.
+STRICT_MAX_TOKENS = SHORT_ANSWER_TOKENS
+#: Runs of at least this many tokens copied verbatim from the question are not the answer's own words.
+QUESTION_RUN = 3
 
 
 def contains(answer: str, gold: Iterable[str]) -> bool:
@@ -39,3 +54,20 @@ def f1(answer: str, gold: Iterable[str]) -> float:
             p, r = common / len(pred), common / len(ref)
             best = max(best, 2 * p * r / (p + r))
     return best
+
+
+def _has_sequence(toks: Sequence[str | None], gold: Sequence[str]) -> bool:
+    """Whether ``gold`` occurs as consecutive tokens of ``toks`` (``None`` is a gap nothing matches)."""
+    n = len(gold)
+    return n > 0 and any(list(toks[i:i + n]) == list(gold) for i in range(len(toks) - n + 1))
+
+
+def contains_strict(answer: str, gold: Iterable[str], question: str = "", max_tokens: int = STRICT_MAX_TOKENS) -> bool:
+    """Strict containment (see the module doc): ``answer`` has at most ``max_tokens`` normalized
+    tokens (citation markers removed), and a normalized gold answer occurs in it outside the runs of
+    :data:`QUESTION_RUN` or more tokens copied from ``question``."""
+    toks = answer_tokens(answer)
+    if not toks or len(toks) > max_tokens:
+        return False
+    own: Sequence[str | None] = without_runs(toks, tokens(question), QUESTION_RUN) if question else toks
+    return any(_has_sequence(own, tokens(g)) for g in gold)

@@ -6,14 +6,17 @@ one-line change."""
 
 from __future__ import annotations
 
-#: The headline quality column (y axis by default everywhere).
-DEFAULT_QUALITY = "quality_answer_containment"
+#: The headline quality column (y axis by default everywhere): strict answer containment — the gold
+#: answer within a short answer, in its own words (rag_lab.evaluation.answers), so an answer that
+#: parrots its prompt or the evidence scores 0. The lenient form is ``quality_answer_containment``.
+DEFAULT_QUALITY = "quality_answer_containment_strict"
 #: The headline cost column (x axis by default everywhere).
 DEFAULT_COST = "cost_llm_calls"
 
 #: Readable axis titles; :func:`label` falls back to a tidied column name for anything not listed.
 LABELS: dict[str, str] = {
-    "quality_answer_containment": "answer containment",
+    "quality_answer_containment": "answer containment (lenient)",
+    "quality_answer_containment_strict": "answer containment (strict: short answer)",
     "quality_exact_match": "exact match",
     "quality_f1": "answer token F1",
     "quality_has_answer_in_context": "gold answer in final context",
@@ -24,6 +27,7 @@ LABELS: dict[str, str] = {
     "quality_citation_validity": "citation validity",
     "quality_abstention_accuracy": "abstention accuracy",
     "quality_refused": "refusal rate",
+    "quality_echo": "echo rate (draft parroted its prompt)",
     "quality_rounds_minus_hops": "rounds used − minimum hops",
     "quality_rounds_at_least_hops": "rounds ≥ minimum hops",
     "quality_fallback": "fallback rate",
@@ -37,6 +41,18 @@ LABELS: dict[str, str] = {
     "cost_retrieval_calls": "retrieval calls / question",
     "cost_embedding_calls": "embedding calls / question",
 }
+
+
+#: Columns shown beside a quality column wherever a view shows one (sweep panel table, explorer
+#: status): the strict containment is read next to its lenient form and token F1.
+BESIDE: dict[str, tuple[str, ...]] = {
+    "quality_answer_containment_strict": ("quality_answer_containment", "quality_f1"),
+}
+
+
+def beside(column: str) -> tuple[str, ...]:
+    """The columns to show next to ``column`` (:data:`BESIDE`; none for most)."""
+    return BESIDE.get(column, ())
 
 
 def label(column: str) -> str:

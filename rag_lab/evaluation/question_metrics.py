@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from rag_lab.evaluation.answers import contains, exact_match, f1, normalize_answer
+from rag_lab.evaluation.answers import contains, contains_strict, exact_match, f1, normalize_answer
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
 
@@ -13,7 +13,12 @@ _CITATION = re.compile(r"\[\d+\]")
 
 
 def question_metrics(question: Question, result: Result, trace: Trace) -> dict[str, Any]:
-    """One flat row: ``quality_*`` in [0, 1] (or None where undefined), ``cost_*`` counts, and labels."""
+    """One flat row: ``quality_*`` in [0, 1] (or None where undefined), ``cost_*`` counts, and labels.
+
+    Answer containment comes in two forms (:mod:`rag_lab.evaluation.answers`): lenient (the gold
+    anywhere in the answer) and strict (only within a short answer, in its own words — a parrot
+    scores 0). ``quality_echo`` is 1 when the echo guard rejected the draft (status ``echo``); such
+    a question counts as not answered everywhere (``quality_refused`` included)."""
     gold = question.gold_answers
     answered = result.status == "answered"
     answer_text = _CITATION.sub("", result.answer)
@@ -41,6 +46,9 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "crag_grade": result.crag_grade,
         # quality
         "quality_answer_containment": rate(answered and contains(answer_text, gold)) if gold else None,
+        "quality_answer_containment_strict": (
+            rate(answered and contains_strict(answer_text, gold, question.text)) if gold else None
+        ),
         "quality_exact_match": rate(answered and exact_match(answer_text, gold)) if gold else None,
         "quality_f1": (f1(answer_text, gold) if answered else 0.0) if gold else None,
         "quality_has_answer_in_context": (
@@ -60,6 +68,7 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "quality_citation_validity": len(result.citations) / total_citations if total_citations else None,
         "quality_abstention_accuracy": rate(answered == question.answerable),
         "quality_refused": rate(not answered),
+        "quality_echo": rate(result.status == "echo"),
         "quality_rounds_minus_hops": result.rounds_used - question.min_hops,
         "quality_rounds_at_least_hops": rate(result.rounds_used >= question.min_hops),
         "quality_fallback": rate(result.fallback_used or "fallback" in outcomes),

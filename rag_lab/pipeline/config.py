@@ -22,6 +22,7 @@ from rag_lab.pipeline.policies import (
     CRAG,
     BudgetDisclosure,
     CitationGuard,
+    EchoGuard,
     Finalize,
     HyDE,
     JudgeInput,
@@ -54,6 +55,7 @@ class PipelineConfig(BaseModel):
     truncation: Truncation = Truncation()
     judge: JudgeInput = JudgeInput()
     citations: CitationGuard = CitationGuard()
+    echo: EchoGuard = EchoGuard()
     sources: SourceContract = SourceContract()
 
     @model_validator(mode="after")

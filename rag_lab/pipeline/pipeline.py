@@ -30,6 +30,7 @@ from rag_lab.llm.schemas import (
 )
 from rag_lab.llm.structured import Fallback
 from rag_lab.pipeline.config import PipelineConfig
+from rag_lab.pipeline.echo_guard import check_echo
 from rag_lab.pipeline.finalize import Candidate, crag_grade, mmr_order, truncate
 from rag_lab.pipeline.resources import CorpusResources, lexical_relevance
 from rag_lab.pipeline.state import QuestionState
@@ -56,7 +57,8 @@ class Result(BaseModel):
     qid: str
     question: str
     answer: str
-    status: Literal["answered", "refused"]
+    status: Literal["answered", "refused", "echo"] = Field(
+        description="answered; refused (no defensible answer); echo (the guard found the draft parroting its prompt)")
     stop_reason: StopReason
     route: str
     rounds_used: int
@@ -392,16 +394,21 @@ class _QuestionRun:
         items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
         template = {"correct": "correct", "disabled": "correct", "ambiguous": "ambiguous"}.get(grade, "fallback")
         draft = prompts.INSUFFICIENT
+        instructions = ""
         if items:
-            response, call = self._call("answer", prompts.answer_prompt(self.question, items, template))
+            messages = prompts.answer_prompt(self.question, items, template)
+            instructions = messages[0].content
+            response, call = self._call("answer", messages)
             draft = response.text.strip()
             self.trace.add(TraceStep(kind="generate", llm=call, retrieved=[c.chunk_id for c in context],
                                      tokens=response.usage.total_tokens, detail={"template": template}))
-        answer, cited, invalid, refusal = self._guard(draft, context)
+        answer, cited, invalid, refusal = self._guard(draft, context, instructions, items)
         if refusal is None and self.cfg.judge.enabled:
             refusal = self._judge(answer, items)
-        status: Literal["answered", "refused"] = "answered" if refusal is None else "refused"
-        if status == "refused":
+        status: Literal["answered", "refused", "echo"] = (
+            "answered" if refusal is None else "echo" if refusal == "echo" else "refused"
+        )
+        if status != "answered":
             answer = REFUSAL
             cited = []
             if reason == StopReason.ANSWERED:
@@ -417,8 +424,10 @@ class _QuestionRun:
             embedding_calls=self.state.embedding_calls,
         )
 
-    def _guard(self, draft: str, context: list[Candidate]) -> tuple[str, list[int], int, str | None]:
-        """Citation whitelist and cap, and refusal rules. Returns (answer, citations, removed, refusal reason)."""
+    def _guard(self, draft: str, context: list[Candidate], instructions: str = "",
+               items: list[prompts.EvidenceItem] | None = None) -> tuple[str, list[int], int, str | None]:
+        """Refusal rules, the echo guard, and the citation whitelist and cap.
+        Returns (answer, citations, removed, refusal reason)."""
         guard = self.cfg.citations
         step = self.trace.add(TraceStep(kind="guard"))
         if not context:
@@ -432,6 +441,13 @@ class _QuestionRun:
             step.interventions.append(f"refused: best relevance {best:.3f} below refusal_threshold "
                                       f"{guard.refusal_threshold}")
             return draft, [], 0, "below threshold"
+        if self.cfg.echo.enabled:
+            echo = check_echo(draft, instructions, [f"{e.title} {e.text}" for e in items or []], self.question,
+                              self.cfg.echo)
+            step.detail["echo"] = echo.as_detail()
+            if echo.flagged:
+                step.interventions.append("not an answer (echo): " + "; ".join(echo.reasons))
+                return draft, [], 0, "echo"
         kept: list[int] = []
         removed = 0
 

@@ -11,6 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
+
 SourceType = str
 Route = Literal["SIMPLE", "COMPLEX"]
 
@@ -120,6 +122,23 @@ class CitationGuard(Policy):
     refusal_threshold: float = Field(default=0.1, ge=-1.0, le=1.0)
 
 
+class EchoGuard(Policy):
+    """Deterministic echo guard (:mod:`rag_lab.pipeline.echo_guard`): a draft that reproduces the
+    instructions (a run of ``instruction_run`` tokens or more), copies ``evidence_share`` or more of
+    the evidence in runs of ``copy_run`` tokens while being longer than ``short_answer_tokens``, or is
+    ``question_share`` or more a copy of the question (runs of ``question_run`` tokens) is not an
+    answer: the status is ``echo`` and the refusal text is returned. ``enabled=False`` lets every
+    draft through (to show what a parrot scores)."""
+
+    enabled: bool = True
+    instruction_run: int = Field(default=8, ge=3, le=64)
+    copy_run: int = Field(default=8, ge=3, le=64)
+    evidence_share: float = Field(default=0.5, ge=0.05, le=1.0)
+    short_answer_tokens: int = Field(default=SHORT_ANSWER_TOKENS, ge=1, le=1000)
+    question_run: int = Field(default=3, ge=2, le=16)
+    question_share: float = Field(default=0.8, ge=0.05, le=1.0)
+
+
 COMPARISON_WORDS = ("vs", "versus", "compare", "comparison", "difference between", "respectively", "both")
 
 
@@ -164,5 +183,5 @@ class Finalize(Policy):
 
 POLICY_CLASSES: tuple[type[Policy], ...] = (
     RoundCap, SearchBudget, BudgetDisclosure, ZeroYieldStop, HyDE, QueryRewrite, CRAG, Truncation,
-    JudgeInput, CitationGuard, Router, SourceContract, Retrieval, Finalize,
+    JudgeInput, CitationGuard, EchoGuard, Router, SourceContract, Retrieval, Finalize,
 )

@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside
 from rag_lab.experiments.stats import aggregate_rows, pareto_mask
 from rag_lab.experiments.sweep import config_id
 from rag_lab.llm.base import LLMBackend
@@ -283,7 +283,8 @@ class PolicyExplorer:
         text = f"runs: {self.runs_completed}"
         if self._last is not None:
             text += (f" · last: {short_name(self.quality_col)}={self._last.get(self.quality_col, math.nan):.3f}"
-                     f" {short_name(self.cost_col)}={self._last.get(self.cost_col, math.nan):.2f}")
+                     + "".join(f" {short_name(c)}={self._last.get(c, math.nan):.3f}" for c in beside(self.quality_col))
+                     + f" {short_name(self.cost_col)}={self._last.get(self.cost_col, math.nan):.2f}")
         return text
 
     def _empty_figure(self) -> go.FigureWidget:

@@ -22,8 +22,8 @@ from typing import Any
 import ipywidgets as widgets
 import plotly.graph_objects as go
 
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.plan import SweepPlan
 from rag_lab.figures import cost_quality_figure, cost_quality_info
@@ -204,7 +204,7 @@ class SweepPanel:
     def _show(self, result: SweepResult) -> None:
         table = result.table
         cols = ["candidate_id", *result.param_columns, "n_questions", self.quality_col,
-                f"{self.quality_col}_lo", f"{self.quality_col}_hi", self.cost_col, "is_pareto"]
+                f"{self.quality_col}_lo", f"{self.quality_col}_hi", *beside(self.quality_col), self.cost_col, "is_pareto"]
         self._table.value = table[[c for c in cols if c in table.columns]].to_html(
             index=False, escape=True, float_format=lambda v: f"{v:.3f}", classes="rag-lab-sweep-table")
         figure = cost_quality_figure(cost_quality_info(table, self.cost_col, self.quality_col))

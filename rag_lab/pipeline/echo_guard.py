@@ -1,0 +1,84 @@
+"""The echo guard: a draft that parrots its prompt is not an answer.
+
+Small models often reproduce their prompt instead of answering it — the system instructions, the
+question, or the evidence block (Gemma 3 270M and SmolLM2-135M both do, under some chat templates
+and at their token limit). Such a draft contains the gold answer whenever the evidence does, so a
+lenient match metric rewards it. The guard measures, on normalized tokens
+(:func:`rag_lab.text_overlap.answer_tokens`: lower case, no punctuation, articles or ``[n]``):
+
+* **instruction echo** — ``instruction_run``: the longest run of consecutive draft tokens found
+  verbatim in the system instructions; flagged at :attr:`EchoGuard.instruction_run` tokens or more
+  (default 8 — "the evidence does not contain the answer" is 6). A draft that contains the prompt's
+  section markers (``<<<EVIDENCE>>>``, ``<<<Question>>`` …) is flagged too: they are prompt syntax,
+  never an answer.
+* **evidence copy** — ``evidence_copied``: the share of the evidence's tokens (titles and texts
+  of the numbered items) that the draft reproduces in runs of :attr:`EchoGuard.copy_run` tokens or
+  more; flagged when it reaches :attr:`EchoGuard.evidence_share` *and* the draft is longer than
+  :attr:`EchoGuard.short_answer_tokens` — quoting the one sentence that states the fact is an
+  extractive answer, reproducing most of the evidence is not.
+* **question echo** — ``question_copied``: the share of the draft's tokens inside runs of
+  :attr:`EchoGuard.question_run` tokens or more copied from the question; flagged at
+  :attr:`EchoGuard.question_share` or more (with at least ``question_run + 1`` tokens).
+
+The measurements are kept in the trace (the guard step's ``detail["echo"]``) whether or not they
+flag; a flagged draft gets the status ``echo`` and the refusal text, and the intervention says
+which measurement fired.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from rag_lab.pipeline.policies import EchoGuard
+from rag_lab.text_overlap import answer_tokens, covered, covered_share, longest_run, tokens
+
+#: The prompt's section delimiters (:mod:`rag_lab.llm.prompts`), in any case and however many closing
+#: brackets: a draft that contains one is echoing the prompt (SmolLM2 writes "<<<Question>>").
+PROMPT_MARKER = re.compile(r"<<<\s*(?:END\s+)?(?:QUESTION|EVIDENCE|SEARCHES|DRAFT)\b>*", re.IGNORECASE)
+
+
+class EchoCheck(NamedTuple):
+    """What the guard measured on one draft, and why it flagged it (``reasons`` empty: not an echo)."""
+
+    draft_tokens: int
+    instruction_run: int
+    evidence_copied: float
+    question_copied: float
+    markers: tuple[str, ...]
+    reasons: tuple[str, ...]
+
+    @property
+    def flagged(self) -> bool:
+        return bool(self.reasons)
+
+    def as_detail(self) -> dict[str, object]:
+        """A JSON-ready record for the trace."""
+        return {
+            "draft_tokens": self.draft_tokens, "instruction_run": self.instruction_run,
+            "evidence_copied": round(self.evidence_copied, 4), "question_copied": round(self.question_copied, 4),
+            "markers": list(self.markers), "flagged": self.flagged, "reasons": list(self.reasons),
+        }
+
+
+def check_echo(draft: str, instructions: str, evidence: list[str], question: str, policy: EchoGuard) -> EchoCheck:
+    """Measure ``draft`` against the prompt it answered: the system ``instructions``, the
+    ``evidence`` texts and the ``question`` (see the module doc)."""
+    toks = answer_tokens(draft)
+    run = longest_run(toks, tokens(instructions))
+    evidence_toks = tokens(" ".join(evidence))
+    copied = covered(evidence_toks, toks, policy.copy_run)
+    evidence_share = sum(copied) / len(copied) if copied else 0.0
+    question_share = covered_share(toks, tokens(question), policy.question_run) if len(toks) > policy.question_run else 0.0
+    markers = tuple(dict.fromkeys(m.group(0) for m in PROMPT_MARKER.finditer(draft)))
+    reasons: list[str] = []
+    if markers:
+        reasons.append(f"the draft contains the prompt's section markers ({', '.join(markers)})")
+    if run >= policy.instruction_run:
+        reasons.append(f"the draft reproduces the instructions (a run of {run} tokens ≥ {policy.instruction_run})")
+    if evidence_share >= policy.evidence_share and len(toks) > policy.short_answer_tokens:
+        reasons.append(f"the draft copies {evidence_share:.0%} of the evidence (≥ {policy.evidence_share:.0%}) "
+                       f"in {len(toks)} tokens (> {policy.short_answer_tokens})")
+    if question_share >= policy.question_share:
+        reasons.append(f"{question_share:.0%} of the draft is copied from the question (≥ {policy.question_share:.0%})")
+    return EchoCheck(len(toks), run, evidence_share, question_share, markers, tuple(reasons))

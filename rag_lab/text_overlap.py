@@ -1,0 +1,97 @@
+"""Answer normalization and verbatim token overlap between two texts.
+
+One normalization for every answer comparison in the lab (SQuAD/HotpotQA style): lower-case, drop
+punctuation and the articles a/an/the, collapse whitespace. Citation markers ``[n]`` are removed by
+:func:`answer_tokens` before normalizing, so "Paris [1]" is the one token ``paris``.
+
+Overlap is measured in *runs*: maximal stretches of consecutive normalized tokens that occur, in the
+same order, in both texts. A run of ``n`` tokens is found through the other text's ``n``-grams
+(hashing, linear in the lengths), so a few words in common ("the evidence") do not count, a copied
+sentence does. The echo guard (:mod:`rag_lab.pipeline.echo_guard`) and the strict answer metric
+(:mod:`rag_lab.evaluation.answers`) are built on these functions.
+
+This module imports nothing from the rest of the package, so both the pipeline and the evaluation
+can use it.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections.abc import Sequence
+
+#: What counts as a short answer, in normalized tokens (citations removed): two ordinary sentences.
+#: The strict answer metric credits only answers this short; the echo guard never calls one this
+#: short a copy of the evidence.
+SHORT_ANSWER_TOKENS = 48
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation)
+_CITATION = re.compile(r"\[\d+\]")
+
+
+def normalize_answer(text: str) -> str:
+    """Lower-case, no punctuation, no articles, single spaces."""
+    text = text.lower().translate(_PUNCT)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def tokens(text: str) -> list[str]:
+    """The normalized tokens of ``text``."""
+    return normalize_answer(text).split()
+
+
+def answer_tokens(text: str) -> list[str]:
+    """The normalized tokens of an answer, citation markers ``[n]`` removed first."""
+    return tokens(_CITATION.sub(" ", text))
+
+
+def _ngrams(toks: Sequence[str], n: int) -> set[tuple[str, ...]]:
+    return {tuple(toks[i:i + n]) for i in range(len(toks) - n + 1)}
+
+
+def covered(toks: Sequence[str], source: Sequence[str], min_run: int) -> list[bool]:
+    """For each token of ``toks``: whether it lies inside a run of at least ``min_run`` consecutive
+    tokens that also occurs verbatim in ``source``."""
+    if min_run < 1:
+        raise ValueError(f"min_run must be >= 1, got {min_run}")
+    mask = [False] * len(toks)
+    grams = _ngrams(source, min_run)
+    if not grams:
+        return mask
+    for i in range(len(toks) - min_run + 1):
+        if tuple(toks[i:i + min_run]) in grams:
+            for j in range(i, i + min_run):
+                mask[j] = True
+    return mask
+
+
+def covered_share(toks: Sequence[str], source: Sequence[str], min_run: int) -> float:
+    """The share of ``toks`` inside runs of at least ``min_run`` tokens copied from ``source`` (0 for no tokens)."""
+    mask = covered(toks, source, min_run)
+    return sum(mask) / len(mask) if mask else 0.0
+
+
+def longest_run(toks: Sequence[str], source: Sequence[str]) -> int:
+    """The length of the longest run of consecutive tokens of ``toks`` that occurs verbatim in ``source``
+    (longest common substring in tokens; dynamic programming, O(len(toks)·len(source)))."""
+    best = 0
+    positions: dict[str, list[int]] = {}
+    for j, tok in enumerate(source):
+        positions.setdefault(tok, []).append(j)
+    previous: dict[int, int] = {}
+    for tok in toks:
+        current: dict[int, int] = {}
+        for j in positions.get(tok, ()):
+            length = previous.get(j - 1, 0) + 1
+            current[j] = length
+            best = max(best, length)
+        previous = current
+    return best
+
+
+def without_runs(toks: Sequence[str], source: Sequence[str], min_run: int) -> list[str | None]:
+    """``toks`` with every token inside a run of at least ``min_run`` tokens copied from ``source``
+    replaced by ``None`` (a gap that no token sequence matches across)."""
+    mask = covered(toks, source, min_run)
+    return [None if m else t for t, m in zip(toks, mask, strict=True)]
