@@ -157,7 +157,7 @@ def run(quick: bool, work: Path) -> Section:
         section.measures.append(Measure(f"embedding {name}, extrapolated to all chunks", len(texts) / rate[name] / 60,
                                         "min", note=f"{rate[name]:.0f} chunks/s on a {len(sample)}-chunk sample"))
     for name in list(found)[1:]:
-        section.ratios.append(Ratio(f"100k-world embedding throughput, {name} vs torch", "torch", name, rate["torch"],
+        section.ratios.append(Ratio(f"world scale {scale:g} embedding throughput, {name} vs torch", "torch", name, rate["torch"],
                                     rate[name], "chunks/s", target=1.5))
     # The full pass uses int8 ONNX when there is one (the fastest backend on this kind of CPU; its accuracy
     # against PyTorch is measured by the embedding section), so the cached vectors stay valid between runs.
