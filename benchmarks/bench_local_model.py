@@ -100,7 +100,7 @@ def _progress(model: str, start: float):
 
 
 def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeout_s: float, max_tokens: int,
-           threads: int) -> None:
+           threads: int, limit: int | None = None) -> None:
     from rag_lab.evaluation import evaluate_pipeline, summarize
     from rag_lab.llm.cache import CachedBackend, ResponseCache
     from rag_lab.llm.local import LocalModelServer
@@ -109,7 +109,8 @@ def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeou
 
     dataset = load_dataset(write_gold_only(data, n, out))
     resources = CorpusResources(dataset.corpus)
-    print(f"{dataset.name}: {len(dataset.evalset)} questions, {len(dataset.corpus)} gold paragraphs")
+    evalset = dataset.evalset.select(limit=limit)  # the corpus stays that of all n questions
+    print(f"{dataset.name}: {len(evalset)} of {len(dataset.evalset)} questions, {len(dataset.corpus)} gold paragraphs")
     print(f"completion tokens per call capped at {max_tokens}" if max_tokens < 512 else "pipeline token limits")
     lines = [f"{'model':14s} " + " ".join(f"{name:>8s}" for name, _ in COLUMNS) + "  answered  seconds  stop reasons"]
     for model in models:
@@ -120,7 +121,7 @@ def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeou
             backend = CachedBackend(backend, ResponseCache()) if cache else backend
             backend = TokenCap(backend, max_tokens) if max_tokens < 512 else backend
             print(f"[{model}] {server.model_path.name}: {server.chat.why}", flush=True)
-            run = evaluate_pipeline(Pipeline(PipelineConfig(), resources, backend), dataset.evalset,
+            run = evaluate_pipeline(Pipeline(PipelineConfig(), resources, backend), evalset,
                                     progress=_progress(model, start))
         seconds = time.perf_counter() - start
         summary = summarize(run.rows)["overall"]
@@ -148,6 +149,7 @@ def main() -> None:
     h = sub.add_parser("hotpot")
     h.add_argument("--data", type=Path, required=True, help="a HotpotQA distractor file (JSON array)")
     h.add_argument("--n", type=int, default=12)
+    h.add_argument("--limit", type=int, default=None, help="run only the first LIMIT of the n questions (same corpus)")
     h.add_argument("--models", nargs="+", default=["smollm2-135m", "gemma3-270m"])
     h.add_argument("--out", type=Path, required=True)
     h.add_argument("--no-cache", action="store_true")
@@ -161,7 +163,7 @@ def main() -> None:
         calls(args.model)
     else:
         hotpot(args.data, args.n, args.models, args.out, cache=not args.no_cache, timeout_s=args.timeout,
-               max_tokens=args.max_tokens, threads=args.threads)
+               max_tokens=args.max_tokens, threads=args.threads, limit=args.limit)
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
+from rag_lab.evaluation.catalog import DEFAULT_QUALITY
 from rag_lab.experiments.report import write_report
 from rag_lab.experiments.stats import (
     add_pareto,
@@ -199,9 +200,9 @@ TABLE = pd.DataFrame({
     "seed": [0] * 5,
     "param_round_cap.max_rounds": [1, 2, 3, 4, 2],
     "param_hyde.enabled": [False, False, True, True, True],
-    "quality_answer_containment": [0.40, 0.60, 0.55, 0.80, np.nan],
-    "quality_answer_containment_lo": [0.30, 0.50, 0.45, 0.70, np.nan],
-    "quality_answer_containment_hi": [0.50, 0.70, 0.65, 0.90, np.nan],
+    DEFAULT_QUALITY: [0.40, 0.60, 0.55, 0.80, np.nan],
+    f"{DEFAULT_QUALITY}_lo": [0.30, 0.50, 0.45, 0.70, np.nan],
+    f"{DEFAULT_QUALITY}_hi": [0.50, 0.70, 0.65, 0.90, np.nan],
     "quality_f1": [0.31, 0.52, 0.50, 0.71, 0.2],
     "cost_llm_calls": [2.0, 3.0, 4.0, 6.0, 3.0],
     "cost_tokens": [900.0, 1400.0, 2000.0, 3100.0, 1500.0],
@@ -213,7 +214,7 @@ TABLE = pd.DataFrame({
 
 
 def test_cost_quality_info():
-    info = cost_quality_info(TABLE, "cost_llm_calls", "quality_answer_containment",
+    info = cost_quality_info(TABLE, "cost_llm_calls", DEFAULT_QUALITY,
                              color_by="param_hyde.enabled")
     assert info.ids == ("c0", "c1", "c2", "c3")  # c4 has no quality
     assert info.n_undefined == 1
@@ -244,7 +245,7 @@ def test_cost_quality_info_without_ci_groups_and_unset():
 
 
 def test_cost_quality_figure_from_info():
-    info = cost_quality_info(TABLE, "cost_llm_calls", "quality_answer_containment",
+    info = cost_quality_info(TABLE, "cost_llm_calls", DEFAULT_QUALITY,
                              color_by="param_hyde.enabled")
     fig = cost_quality_figure(info)
     assert isinstance(fig, go.Figure)
@@ -271,7 +272,7 @@ def test_write_report_is_self_contained(tmp_path):
     assert not re.search(r"<script[^>]*\bsrc=", text)  # nothing loaded from a CDN or anywhere else
     assert "https://cdn" not in text.replace(_plotly_js(text), "")  # (plotly.js itself mentions CDNs)
     assert "How to read this" in text and "spent_*" in text
-    assert "cost_tokens vs quality_answer_containment" in text  # the second scatter
+    assert f"cost_tokens vs {DEFAULT_QUALITY}" in text  # the second scatter
     # the table: values, CI folded into the quality cell, Pareto rows, escaped text
     assert "<td>0.6 [0.5, 0.7]</td>" in text
     assert "<td>3100</td>" in text
@@ -280,8 +281,8 @@ def test_write_report_is_self_contained(tmp_path):
     header = re.search(r"<thead><tr>(.*?)</tr></thead>", text).group(1)
     heads = re.findall(r"<th[^>]*>(.*?)</th>", header)
     assert heads[:4] == ["candidate_id", "round_cap.max_rounds", "hyde.enabled", "note"]
-    assert heads.index("quality_answer_containment") < heads.index("cost_llm_calls") < heads.index("is_pareto")
-    assert "quality_answer_containment_lo" not in heads
+    assert heads.index(DEFAULT_QUALITY) < heads.index("cost_llm_calls") < heads.index("is_pareto")
+    assert f"{DEFAULT_QUALITY}_lo" not in heads
     assert "LLM calls spent / incurred: 33.3%" in text  # 6 of 18 calls per question missed the cache
 
 
