@@ -75,7 +75,7 @@ class LeakByOpen(SimulatedBackend):
 
 kind = {"honest": SimulatedBackend, "leak_import": LeakByImport, "leak_open": LeakByOpen}[payload["backend"]]
 backend = kind(payload["profile"])
-backend.respond("route", [Message(role="user", content="warm up: load the packaged model before auditing")])
+SimulatedBackend.respond(backend, "route", [Message(role="user", content="warm up: load the model first")])
 backend.similarity.to("warm up", ["load the packaged embedding model"])
 backend.tokens.count("load the tokenizer")
 sys.addaudithook(hook)
@@ -228,7 +228,10 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
 
     from rag_lab.loaders import load_dataset
 
-    questions = [q.text.lower() for q in load_dataset("world").evalset]
+    question_grams = set()
+    for q in load_dataset("world").evalset:
+        qw = re.findall(r"[a-z]+", q.text.lower())
+        question_grams |= {" ".join(qw[i:i + 5]) for i in range(len(qw) - 4)}
     files = [ROOT / "rag_lab/llm/simulator.py",
              *(p for p in sorted((ROOT / "rag_lab/llm/sim").rglob("*.py")) if "adapters" not in p.parts)]
     assert len(files) > 10
@@ -244,10 +247,7 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
         # a template phrase: five consecutive words of a world question
         words = re.findall(r"[a-z]+", text.lower())
         grams = {" ".join(words[i:i + 5]) for i in range(len(words) - 4)}
-        for q in questions:
-            qw = re.findall(r"[a-z]+", q)
-            hits = [" ".join(qw[i:i + 5]) for i in range(len(qw) - 4) if " ".join(qw[i:i + 5]) in grams]
-            found += [f"{path.name}: template {h!r}" for h in hits]
+        found += [f"{path.name}: template {h!r}" for h in sorted(grams & question_grams)]
     assert not found, sorted(set(found))[:40]
     # the adapter is where the world's reading lives, and the test would see it there
     adapter = (ROOT / "rag_lab/llm/sim/adapters/world/lexicon.py").read_text(encoding="utf-8")

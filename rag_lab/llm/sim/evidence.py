@@ -148,8 +148,14 @@ class Evidence:
             return any(str(y) not in self.qa.text for y in years(text))
         if t == "number":
             return any(not (v.is_integer() and str(int(v)) in self.qa.text) for v in number_values(text))
-        if t in ("person", "place") or (t is None and self.qa.head is not None):
-            return any(not mentions(self.qa.text, e) for e in extract(text) if e.kind in ("name", "quoted"))
+        fresh = [e for e in extract(text) if e.kind in ("name", "quoted") and not mentions(self.qa.text, e)]
+        if t == "person":  # a full name: two capitalised words or more
+            return any(len(e.tokens) >= 2 for e in fresh)
+        if t == "place":  # a name after a preposition of place ("in Tulsa", "at Schofield Barracks")
+            return any(re.search(r"\b(?:in|at|from|near|of|to|outside|across)\s+(?:the\s+)?" + re.escape(e.text), text)
+                       for e in fresh)
+        if t is None and self.qa.head is not None:
+            return bool(fresh)
         return False
 
     def term_share(self, stems: frozenset[str] | set[str]) -> float:
@@ -196,10 +202,10 @@ class Evidence:
                     continue
                 if re.fullmatch(r"[\d\s]+", e.key):
                     continue
-                score = c.support + 0.05 * len(e.tokens)
+                # a full name or a title is a better next hop than a lone capitalised word
+                score = c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
                 if best is None or score > best[0]:
                     best = (score, e.text, c.i)
-                break
         return (best[1], best[2]) if best else None
 
     def values(self, i: int) -> list[tuple[str, float]]:
