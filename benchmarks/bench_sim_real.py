@@ -77,7 +77,7 @@ def gold_corpus(ds: Dataset) -> Corpus:
 def second_hops(ds: Dataset, res: CorpusResources) -> dict[str, str]:
     """qid → the second-hop gold document of each two-document bridge question (module doc)."""
     out = {}
-    order = {d: i for i, d in enumerate(ds.corpus.doc_ids())}
+    order = {d: i for i, d in enumerate(ds.corpus.doc_ids)}
     for q in ds.evalset:
         gold = list(dict.fromkeys(q.gold_doc_ids))
         if q.type != "bridge" or len(gold) != 2:
@@ -224,6 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         ds = load(name, args.limit)
         rows_a, _ = run(ds, gold_corpus(ds), "ideal", 2)
         entry: dict[str, Any] = {"a": summarise_a(rows_a)}
+        print(f"{name} (a): {json.dumps(entry['a'])}", file=sys.stderr, flush=True)
         if not args.skip_b:
             res = CorpusResources(ds.corpus)
             hops = second_hops(ds, res)
@@ -232,6 +233,8 @@ def main(argv: list[str] | None = None) -> int:
             for k in ROUNDS:
                 rows_b, res = run(ds, ds.corpus, "typical", k, res=res, backend=backend)
                 per_round[k] = per_question_b(rows_b, hops)
+                print(f"{name} (b) max_rounds={k}: " + json.dumps({m: mean([v[m] for v in per_round[k].values()])
+                                                                 for m in B_METRICS}), file=sys.stderr, flush=True)
             entry["b"] = summarise_b(per_round)
             entry["second_hops"] = hops
         else:

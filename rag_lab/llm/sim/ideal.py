@@ -6,7 +6,9 @@
   one targeted search per side; when spent → ``insufficient`` (``partial`` if one side is there);
 * **lookup** → a sentence whose support (:mod:`~rag_lab.llm.sim.evidence`) reaches
   :data:`~rag_lab.llm.sim.evidence.SUFFICIENT` and that holds a value of the expected kind →
-  ``answer`` (``rerank`` when its item is shown third or later among more than three); otherwise
+  ``answer`` (``rerank`` when its item is shown third or later among more than three) — unless that
+  sentence holds less than :data:`OPEN_HOP` of the question's terms and the evidence points to a
+  bridge, which is searched first; otherwise
   a name the focus's evidence points to but no item is about (a bridge) → ``retrieve_again``
   "<bridge> <terms>" (``partial``); a named focus found nowhere → one search for it; else one
   keyword search; when those are spent → ``answer`` if the best support is at least
@@ -23,6 +25,9 @@ from rag_lab.llm.sim.question import QuestionAnalysis
 
 #: Support at which, with nothing left to search, the controller answers rather than give up.
 SETTLE = 0.45
+#: Below this share of the question's terms in the answering sentence (and its title), a bridge the
+#: evidence points to is searched before answering.
+OPEN_HOP = 0.5
 
 
 def targeted(label: str, qa: QuestionAnalysis) -> list[str]:
@@ -82,12 +87,16 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
     found = ev.candidates(related)
     typed = [c for c in found if c.typed] if expected else found
     best = typed[0] if typed else (found[0] if found else None)
-    if best is not None and best.support >= SUFFICIENT and (best.typed or not expected):
+    bridge = ev.bridge()
+    # the answering sentence covers less than half of what the question says, and the evidence about
+    # the question's names points to a name no item is about: that hop comes first
+    open_hop = (bridge is not None and best is not None and best.terms < OPEN_HOP and bool(ev.names[best.i])
+                and not searched_for(bridge[0], searches))
+    if best is not None and best.support >= SUFFICIENT and (best.typed or not expected) and not open_hop:
         if best.i >= 2 and len(ev.items) > 3:
             return Decision("rerank", reason=f"sufficient evidence, but the best item [{ev.items[best.i].n}] is "
                                              f"shown at position {best.i + 1}")
         return Decision("answer", reason=f"the evidence states the asked fact [{ev.items[best.i].n}]")
-    bridge = ev.bridge()
     if bridge is not None and not searched_for(bridge[0], searches):
         name, source = bridge
         q = fresh(targeted(name, qa), searches)
