@@ -50,7 +50,7 @@ from rag_lab.evaluation.question_metrics import question_metrics  # noqa: E402
 from rag_lab.llm.simulator import SimulatedBackend  # noqa: E402
 from rag_lab.loaders import load_dataset  # noqa: E402
 from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig  # noqa: E402
-from rag_lab.records import Corpus, Dataset  # noqa: E402
+from rag_lab.records import Corpus, Dataset, EvalSet  # noqa: E402
 
 DATA = Path(os.environ.get("RAG_LAB_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
 FILES = {"tune": "hotpotqa/tune.json", "check": "hotpotqa/check.json"}
@@ -66,6 +66,19 @@ def load(name: str, limit: int | None) -> Dataset:
         path = Path("/work/shared/data") / FILES[name]
     ds = load_dataset(path)
     return Dataset(ds.corpus, ds.evalset.select(limit=limit), name=name)
+
+
+def subset(ds: Dataset, n: int | None) -> Dataset:
+    """``ds`` with ``n`` questions: the first ``n``, or for a set ordered by type an equal share of each type."""
+    if n is None or n >= len(ds.evalset):
+        return ds
+    questions = list(ds.evalset)
+    types = sorted({q.type for q in questions})
+    if len(types) > 2:
+        share = -(-n // len(types))
+        questions = [q for t in types for q in [q for q in questions if q.type == t][:share]]
+    return Dataset(ds.corpus, EvalSet(questions[:n] if len(types) <= 2 else questions, name=ds.evalset.name),
+                   name=ds.name)
 
 
 def gold_corpus(ds: Dataset) -> Corpus:
@@ -215,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--files", nargs="+", default=["tune"], choices=["tune", "check", "world"])
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each file")
+    parser.add_argument("--limit-b", type=int, default=None,
+                        help="experiment (b) on N questions of each file only (HotpotQA: the first N; world: an "
+                             "equal share of each type, in order)")
     parser.add_argument("--skip-b", action="store_true", help="only experiment (a)")
     parser.add_argument("--out", type=Path, default=None, help="folder for bench_sim_real.md / .json")
     args = parser.parse_args(argv)
@@ -226,6 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         entry: dict[str, Any] = {"a": summarise_a(rows_a)}
         print(f"{name} (a): {json.dumps(entry['a'])}", file=sys.stderr, flush=True)
         if not args.skip_b:
+            ds = subset(ds, args.limit_b)
             res = CorpusResources(ds.corpus)
             hops = second_hops(ds, res)
             backend = SimulatedBackend("typical")
