@@ -133,7 +133,8 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
            "profile": profile if args.backend == "sim" else None,
            "model": _model_name(args, backend), "config": config.flat(),
            "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
-           "wall_seconds": time.perf_counter() - start, **summary}
+           "wall_seconds": time.perf_counter() - start, **summary,
+           "knob_rates": run.knob_rates().to_dict(orient="records")}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
         with (args.out / "questions.jsonl").open("w", encoding="utf-8") as fh:
@@ -170,4 +171,8 @@ def format_summary(out: dict[str, Any]) -> str:
     lines.append(row("overall", out["overall"]))
     lines += [row(t, v) for t, v in out["by_type"].items() if set(out["by_type"]) != {UNLABELED}]
     lines.append("stop reasons: " + ", ".join(f"{k}={v}" for k, v in out["stop_reasons"].items()))
+    if out.get("knob_rates"):
+        lines.append("simulator knobs (role knob: fired/opportunities = observed vs configured; per call of the role):")
+        lines += [f"  {r['role']:10s} {r['knob']:20s} {r['fired']:4d}/{r['opportunities']:<4d} = {r['observed']:.3f} "
+                  f"vs {r['configured']:.3f}; {r['per_call']:.3f} of {r['calls']} calls" for r in out["knob_rates"]]
     return "\n".join(lines)

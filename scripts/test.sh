@@ -3,7 +3,7 @@
 # (unit tests, notebooks and the browser test).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/install.sh dev local onnx
+bash scripts/install.sh dev local onnx parquet
 bash scripts/ensure_chromium.sh
 source scripts/env.sh
 python -m pytest "$@"

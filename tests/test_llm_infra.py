@@ -251,7 +251,9 @@ def test_cache_stores_only_the_generation(tmp_path):
         key, name, model, blob = conn.execute("SELECT key, backend, model, generation FROM responses").fetchone()
     assert key == request(text="secret question").cache_key("modelled", "m1")
     assert (name, model) == ("modelled", "m1")
-    assert set(json.loads(blob)) == {"text", "usage", "modelled_latency_s"}
+    stored = json.loads(blob)
+    assert set(stored) == {"text", "usage", "modelled_latency_s", "knobs"}  # knobs: the simulator's draws
+    assert stored["knobs"] == []  # a backend without behaviour knobs stores none
 
 
 def test_failed_calls_are_not_cached(tmp_path):

@@ -1,5 +1,8 @@
 """The simulated LLM backend: honesty (reads only the prompt), determinism, every behaviour knob on
-and off, each role on world-like and encyclopedia-like text, token counts and modelled latency."""
+and off, each role on world-like text (through the opt-in world reader) and on encyclopedia-like
+text (through the default generic reader), token counts and modelled latency. The audited honesty
+test and the counterfactuals are in ``test_sim_honesty.py``; common random numbers and knob rates
+in ``test_sim_knobs.py``."""
 
 from __future__ import annotations
 
@@ -25,7 +28,7 @@ from rag_lab.llm.structured import validate_output
 from rag_lab.paths import DATA_DIR
 
 ROOT = Path(__file__).resolve().parent.parent
-SIM_FILES = [ROOT / "rag_lab/llm/simulator.py", *sorted((ROOT / "rag_lab/llm/sim").glob("*.py"))]
+SIM_FILES = [ROOT / "rag_lab/llm/simulator.py", *sorted((ROOT / "rag_lab/llm/sim").rglob("*.py"))]
 E = EvidenceItem
 
 # --- world-like and encyclopedia-like evidence written for these tests ------------------------
@@ -81,9 +84,14 @@ def shared() -> tuple[Similarity, TokenCounter]:
 def make(shared):
     similarity, tokens = shared
 
-    def build(profile: str | SimulatorProfile = "ideal", seed: int | None = None, **knobs: float) -> SimulatedBackend:
+    def build(profile: str | SimulatorProfile = "ideal", seed: int | None = None, reader: str = "world",
+              **knobs: float) -> SimulatedBackend:
+        """A backend reading with the world adapter (these tests use world-like text) unless
+        ``reader="generic"``."""
         if knobs:
-            profile = SimulatorProfile(name="test", **knobs)
+            profile = SimulatorProfile(name="test", reader=reader, **knobs)
+        else:
+            profile = PROFILES[profile].model_copy(update={"reader": reader}) if isinstance(profile, str) else profile
         return SimulatedBackend(profile, seed=seed, similarity=similarity, tokens=tokens)
 
     return build
@@ -92,6 +100,11 @@ def make(shared):
 @pytest.fixture(scope="module")
 def ideal(make) -> SimulatedBackend:
     return make("ideal")
+
+
+@pytest.fixture(scope="module")
+def generic(make) -> SimulatedBackend:
+    return make("ideal", reader="generic")
 
 
 def decision(backend: SimulatedBackend, question: str, evidence, searches, max_rounds=3, disclose=False) -> dict:
@@ -211,7 +224,10 @@ def test_profiles_and_knobs_are_documented_and_bounded():
     assert set(PROFILES) == {"ideal", "typical", "sloppy"}
     assert all(v == 0.0 for v in PROFILES["ideal"].knobs().values())
     assert all(0.05 <= v <= 0.2 for v in PROFILES["typical"].knobs().values())
-    assert all(0.3 <= v <= 0.5 for v in PROFILES["sloppy"].knobs().values())
+    formats = ("invalid_json", "hallucinated_action", "wrong_types")
+    assert all(0.3 <= v <= 0.5 for k, v in PROFILES["sloppy"].knobs().items() if k not in formats)
+    assert all(PROFILES["sloppy"].knobs()[k] == 0.1 for k in formats)  # 27% of structured outputs broken
+    assert all(p.reader == "generic" for p in PROFILES.values())  # the world adapter is opt-in
     doc = SimulatorProfile.__doc__ or ""
     for knob in KNOBS:
         assert f"``{knob}``" in doc
@@ -225,9 +241,10 @@ def test_cache_identity_separates_profiles_seeds_and_latency(make):
         make("sloppy").cache_identity(),
         make("typical", seed=1).cache_identity(),
         make(synonym_spinning=0.5).cache_identity(),
+        make("typical", reader="generic").cache_identity(),
         SimulatedBackend("typical", latency=LatencyModel(decode_tokens_per_s=10)).cache_identity(),
     }
-    assert len(ids) == 5
+    assert len(ids) == 6
     assert make("typical").model == "sim-typical-s0"
     assert make("typical").cache_identity()[1].startswith("sim-typical-s0-")
 
@@ -340,7 +357,7 @@ def test_ideal_profile_never_reports_a_knob(ideal, world_prompts):
     for q in questions:
         for role, messages in (("route", prompts.route_prompt(q.text)),
                                ("controller", prompts.controller_prompt(q.text, evidence[q.qid], [q.text], 3, True))):
-            assert ideal.explain(role, messages)[1] is None
+            assert not [k for k in ideal.explain(role, messages)[1] if k["fired"]]
 
 
 # --- roles on world-like text -------------------------------------------------------------------
@@ -452,7 +469,8 @@ def test_unknown_role_is_refused(ideal):
 # --- another corpus: encyclopedia paragraphs in the HotpotQA style ------------------------------
 
 
-def test_works_on_wikipedia_style_paragraphs(ideal):
+def test_works_on_wikipedia_style_paragraphs(generic):
+    ideal = generic
     compare = "Which magazine was started first, Arthur's Magazine or First for Women?"
     ev = wiki("First for Women", "Arthur's Magazine", "Laleli Mosque")
     assert json.loads(ideal.respond("route", prompts.route_prompt(compare)))["route"] == "COMPLEX"

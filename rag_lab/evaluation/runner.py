@@ -10,6 +10,7 @@ import pandas as pd
 
 from rag_lab.evaluation.question_metrics import question_metrics
 from rag_lab.pipeline import Pipeline, Result, Trace
+from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.records import EvalSet
 
 
@@ -23,6 +24,10 @@ class EvalRun:
 
     def frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.rows)
+
+    def knob_rates(self) -> pd.DataFrame:
+        """Observed vs configured rate of every simulator knob per role (empty for a real model)."""
+        return pd.DataFrame(knob_rates(self.traces.values()), columns=KNOB_RATE_COLUMNS)
 
 
 class EvaluationCancelled(Exception):

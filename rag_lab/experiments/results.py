@@ -23,6 +23,7 @@ from rag_lab.experiments.stats import COST_PREFIXES, add_pareto, aggregate_rows,
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
 from rag_lab.pipeline import Result, Trace
+from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 
 PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
@@ -139,6 +140,12 @@ class SweepResult:
                 incurred_spent[1] += 0 if call.cached else 1
         return pd.DataFrame([{"role": r, "incurred": i, "spent": s} for r, (i, s) in counts.items()],
                             columns=["role", "incurred", "spent"])
+
+    def knob_rates(self, candidate_id: str) -> pd.DataFrame:
+        """Simulator knobs of one run, from its traces: per role and knob, ``opportunities``,
+        ``fired``, ``configured`` and ``observed`` rate (fired / opportunities) and ``per_call``
+        (fired / calls of the role); empty for a real model (see :func:`rag_lab.pipeline.trace.knob_rates`)."""
+        return pd.DataFrame(knob_rates(self.traces(candidate_id).values()), columns=KNOB_RATE_COLUMNS)
 
     def _known(self, candidate_id: str) -> str:
         if candidate_id not in {c["candidate_id"] for c in self._candidates}:

@@ -73,12 +73,15 @@ class Usage(BaseModel):
 
 
 class Generation(BaseModel):
-    """What a backend produced for one request, before validation."""
+    """What a backend produced for one request, before validation. ``knobs``: for a simulated
+    backend, every behaviour knob drawn where it applied (``{"knob", "rate", "draw", "fired"}``);
+    stored with the generation, so a cached response reports the knobs that shaped it."""
 
     text: str
     usage: Usage
     modelled_latency_s: float | None = None
     cached: bool = False
+    knobs: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class LLMResponse(BaseModel):
@@ -95,6 +98,7 @@ class LLMResponse(BaseModel):
     backend: str
     model: str
     cached: bool = False
+    knobs: list[dict[str, Any]] = Field(default_factory=list, description="simulator knobs drawn (see Generation)")
 
 
 class LLMBackend(ABC):
@@ -135,6 +139,7 @@ class LLMBackend(ABC):
             backend=self.name,
             model=self.model,
             cached=gen.cached,
+            knobs=gen.knobs,
         )
         record_call(response)
         return response

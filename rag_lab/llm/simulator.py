@@ -2,10 +2,13 @@
 
 :class:`SimulatedBackend` reads **only the messages of the request it receives** — the sections
 built by :mod:`rag_lab.llm.prompts` (QUESTION, SEARCHES, EVIDENCE, DRAFT) and the instruction
-text — and answers every role from real signals found there: the evidence text, embedding
-similarity with the packaged all-MiniLM-L6-v2 (cached), and the entities and identifiers it can
-see. It never opens a dataset, an evaluation set or any label; a test runs it on prompts whose
-evaluation labels were scrambled and checks the output bytes do not change.
+text — and answers every role from generic signals found there (:mod:`rag_lab.llm.sim.reader`):
+sentences, embedding similarity with the packaged all-MiniLM-L6-v2 (cached), capitalised names,
+numbers and dates, question words, and which evidence item's title another item names. Reading
+tuned to the synthetic world is an opt-in adapter (``SimulatorProfile(reader="world")``). It never
+opens a dataset, an evaluation set or any label: ``tests/test_sim_honesty.py`` runs it in a
+subprocess under an audit hook that fails on any such open or import, and checks that its answers
+follow counterfactual edits of the evidence.
 
 Roles (``request.role``): ``route``, ``rewrite``, ``hyde``, ``controller``, ``answer``, ``judge``,
 ``grade``. Each is documented in its module under :mod:`rag_lab.llm.sim`. HyDE passages only
@@ -16,8 +19,11 @@ Behaviour knobs (:class:`~rag_lab.llm.sim.profile.SimulatorProfile`; profiles ``
 is a property of the simulator: it shows how to *measure* an effect; only a real model shows
 whether the effect is real.
 
-Determinism: every call's randomness comes from SHA-256 of (seed, role, message texts), so the
-same request always gives the same output and a different seed changes the knob draws.
+Determinism and common random numbers: every knob draw is SHA-256 of (seed, role, question, step
+index, knob) — not of the evidence — so the same request always gives the same output, another
+seed changes the draws, and two configurations that differ in one policy face the same model
+"mood" on the same question. Every knob drawn is recorded on the generation (``Generation.knobs``)
+and from there in the trace (``LLMCall.knobs``).
 Similarities are rounded to 4 decimals so float noise from batched embedding cannot flip them.
 
 Cost: tokens are counted with the packaged MiniLM WordPiece tokenizer; latency is *modelled*
@@ -34,14 +40,12 @@ from rag_lab.embedding import Embedder
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
 from rag_lab.llm.prompts import INSUFFICIENT, parse_evidence, parse_sections
 from rag_lab.llm.schemas import ROLES
-from rag_lab.llm.sim.answer import answer, template_of
-from rag_lab.llm.sim.controller import decide, parse_searches
-from rag_lab.llm.sim.evidence import Evidence
-from rag_lab.llm.sim.judging import grade, judge_draft_only, judge_with_evidence
+from rag_lab.llm.sim.answer import template_of
+from rag_lab.llm.sim.controller import apply_knobs, parse_searches
 from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile, get_profile
-from rag_lab.llm.sim.question import analyse
-from rag_lab.llm.sim.routing import hyde, requested_count, rewrite, route
+from rag_lab.llm.sim.reader import make_reader
+from rag_lab.llm.sim.routing import apply_route_knob, requested_count
 from rag_lab.llm.sim.tokens import TokenCounter
 from rag_lab.llm.sim.vectors import Similarity
 
@@ -49,7 +53,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-1"
+SIM_VERSION = "sim-2"
 _TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
 
 
@@ -85,6 +89,7 @@ class SimulatedBackend(LLMBackend):
         if sentence_items < 0:
             raise ValueError(f"sentence_items must be >= 0, got {sentence_items}")
         self.sentence_items = sentence_items
+        self.reader = make_reader(self.profile.reader, self.similarity, sentence_items)
 
     def cache_identity(self) -> tuple[str, str]:
         blob = json.dumps(
@@ -98,7 +103,7 @@ class SimulatedBackend(LLMBackend):
     # --- the backend interface ----------------------------------------------------------------
 
     def _generate(self, request: LLMRequest) -> Generation:
-        text = self.respond(request.role, request.messages)
+        text, knobs = self.explain(request.role, request.messages)
         max_tokens = request.params.max_tokens
         completion = self.tokens.count(text)
         if completion > max_tokens:
@@ -109,51 +114,45 @@ class SimulatedBackend(LLMBackend):
             text=text,
             usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
             modelled_latency_s=round(self.latency.latency(prompt, completion), 6),
+            knobs=knobs,
         )
 
     def respond(self, role: str, messages: tuple[Message, ...] | list[Message]) -> str:
         """The raw output text for ``role`` given ``messages`` (no validation, no accounting)."""
         return self.explain(role, messages)[0]
 
-    def explain(self, role: str, messages: tuple[Message, ...] | list[Message]) -> tuple[str, str | None]:
-        """The raw output text and the behaviour knob or format failure that shaped it (``None``
-        when the output is the ideal one)."""
+    def explain(self, role: str, messages: tuple[Message, ...] | list[Message]) -> tuple[str, list[dict]]:
+        """The raw output text and the record of every behaviour knob drawn where it applied
+        (``{"knob", "rate", "draw", "fired"}``, in the order drawn; empty when none applied)."""
         system = "\n".join(m.content for m in messages if m.role == "system")
         role = self._resolve_role(role, system)
         user = next((m.content for m in reversed(messages) if m.role == "user"), "")
         sections = parse_sections(user)
         question = sections.get("QUESTION", user).strip()
-        draws = CallRandom(self.profile, role, messages)
-        qa = analyse(question)
-        knob: str | None = None
+        searches = parse_searches(sections.get("SEARCHES", ""))
+        draws = CallRandom(self.profile, role, question, step=len(searches) if role == "controller" else 0)
+        reader = self.reader
+        items = parse_evidence(sections.get("EVIDENCE", ""))
 
         if role == "route":
-            obj, knob = route(qa, draws)
-            text, failure = apply_format_failures(obj, draws)
-            knob = failure or knob
+            obj = apply_route_knob(reader.route(question), reader.is_comparison(question), draws)
+            text, _ = apply_format_failures(obj, draws)
         elif role == "rewrite":
-            text = json.dumps(rewrite(question, requested_count(system), draws))
+            text = json.dumps({"queries": reader.rewrite(question, requested_count(system), draws.rng)})
         elif role == "hyde":
-            text = json.dumps(hyde(question, requested_count(system), draws))
+            text = json.dumps({"passages": reader.hyde(question, requested_count(system), draws.rng)})
         elif role == "controller":
-            ev = self._evidence(qa, sections)
-            searches = parse_searches(sections.get("SEARCHES", ""))
-            decision = decide(qa, ev, searches, system, draws)
-            text, failure = apply_format_failures(decision.as_json(), draws)
-            knob = failure or decision.knob
+            ideal = reader.decide(question, items, searches)
+            decision = apply_knobs(ideal, reader, question, searches, system, draws)
+            text, _ = apply_format_failures(decision.as_json(), draws)
         elif role == "answer":
-            ev = self._evidence(qa, sections)
-            text = answer(qa, ev, template_of(system))
+            text = reader.answer(question, items, template_of(system), lambda: draws.fires("premature_stop"))
         elif role == "judge":
-            draft = sections.get("DRAFT", "")
-            if "EVIDENCE" in sections:
-                verdict = judge_with_evidence(qa, draft, self._evidence(qa, sections))
-            else:
-                verdict = judge_draft_only(qa, draft)
-            text = json.dumps(verdict)
+            text = json.dumps(reader.judge(question, sections.get("DRAFT", ""),
+                                           items if "EVIDENCE" in sections else None))
         else:  # grade
-            text = json.dumps(grade(qa, self._evidence(qa, sections)))
-        return (text if text else INSUFFICIENT), knob
+            text = json.dumps(reader.grade(question, items[0]) if items else {"score": -1.0})
+        return (text if text else INSUFFICIENT), draws.record
 
     @staticmethod
     def _resolve_role(role: str, system: str) -> str:
@@ -168,10 +167,6 @@ class SimulatedBackend(LLMBackend):
         if role == "chat":
             return "answer"
         raise ValueError(f"the simulated backend has no role {role!r}; roles: {', '.join(ROLES)} (or chat)")
-
-    def _evidence(self, qa, sections: dict[str, str]) -> Evidence:  # noqa: ANN001
-        return Evidence(qa, parse_evidence(sections.get("EVIDENCE", "")), self.similarity,
-                        sentence_items=self.sentence_items)
 
     def __repr__(self) -> str:
         return f"SimulatedBackend(model={self.model!r}, profile={self.profile.name!r})"

@@ -140,7 +140,7 @@ class _QuestionRun:
             role=role, messages=[m.model_dump() for m in messages], raw_output=response.text,
             outcome=response.outcome, reason=response.reason, prompt_tokens=response.usage.prompt_tokens,
             completion_tokens=response.usage.completion_tokens, latency_s=response.latency_s,
-            modelled_latency_s=response.modelled_latency_s, cached=response.cached,
+            modelled_latency_s=response.modelled_latency_s, cached=response.cached, knobs=response.knobs,
         )
         return response, call
 

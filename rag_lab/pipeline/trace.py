@@ -3,6 +3,7 @@ drift, premature stops or a lost bridge entity. Serializable to JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
@@ -52,6 +53,15 @@ class LLMCall(BaseModel):
     latency_s: float
     modelled_latency_s: float | None = None
     cached: bool = False
+    knobs: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="simulator behaviour knobs drawn where they applied: knob, rate, draw, fired (every one "
+                    "that fired is listed, not only the first)")
+
+    @property
+    def fired(self) -> list[str]:
+        """The knobs that fired on this call, in the order drawn."""
+        return [k["knob"] for k in self.knobs if k.get("fired")]
 
 
 class TraceStep(BaseModel):
@@ -67,6 +77,11 @@ class TraceStep(BaseModel):
     detail: dict[str, Any] = Field(default_factory=dict)
     tokens: int = 0
     latency_s: float = 0.0
+
+    @property
+    def knobs(self) -> list[str]:
+        """Every behaviour knob that fired on this step's LLM call."""
+        return self.llm.fired if self.llm is not None else []
 
 
 class Trace(BaseModel):
@@ -91,3 +106,31 @@ class Trace(BaseModel):
     def yields(self) -> list[int]:
         """New unique chunks per retrieval round, in order."""
         return [s.round_yield for s in self.steps if s.kind == "retrieve" and s.round_yield is not None]
+
+
+KNOB_RATE_COLUMNS = ("role", "knob", "calls", "opportunities", "fired", "configured", "observed", "per_call")
+
+
+def knob_rates(traces: Iterable[Trace]) -> list[dict[str, Any]]:
+    """Observed against configured rate of every simulator knob, per role, over ``traces``: one
+    row per (role, knob) with ``calls`` (LLM calls of that role), ``opportunities`` (calls where the
+    knob applied and was drawn), ``fired``, ``configured`` (the rate it was drawn at),
+    ``observed`` (fired / opportunities: should match ``configured`` up to sampling noise) and
+    ``per_call`` (fired / calls: the rate the pipeline actually met)."""
+    calls: dict[str, int] = {}
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for trace in traces:
+        for call in trace.llm_calls():
+            calls[call.role] = calls.get(call.role, 0) + 1
+            for k in call.knobs:
+                row = rows.setdefault((call.role, k["knob"]), {"role": call.role, "knob": k["knob"],
+                                                               "opportunities": 0, "fired": 0, "configured": k["rate"]})
+                row["opportunities"] += 1
+                row["fired"] += int(bool(k["fired"]))
+    out = []
+    for (role, _), row in sorted(rows.items()):
+        row["calls"] = calls[role]
+        row["observed"] = row["fired"] / row["opportunities"]
+        row["per_call"] = row["fired"] / row["calls"]
+        out.append({c: row[c] for c in KNOB_RATE_COLUMNS})
+    return out

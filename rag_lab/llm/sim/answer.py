@@ -1,32 +1,29 @@
-"""The answer role: a short extractive answer with ``[n]`` citations, or ``INSUFFICIENT``.
+"""The generic reader's answer role: an extractive answer with ``[n]`` citations, or
+``INSUFFICIENT``. It writes only what it copies from the evidence.
 
-The simulator writes only what it can copy from the evidence: the sentence(s) that state the
-asked fact, each followed by the number of the item it came from. Sentences that read as
-instructions to the model (prompt injection) are never used. Archived pages lose to current
-ones, and later-dated pages win when the question asks about the present.
+* **lookup** → the best-supported sentence (:mod:`~rag_lab.llm.sim.evidence`) among the items
+  related to the question, preferring one that holds a value of the expected kind; when it comes
+  from a second hop (an item the focus's item links to), the linking sentence comes first;
+* **comparison by year or number** → the winning name and both values ("A (1844 vs 1989)");
+  **yes/no** ("are both …", "the same …") → ``Yes`` / ``No``; otherwise both sides' sentences;
+* nothing related, no value of the expected kind, or the fallback template → ``INSUFFICIENT``.
 
-* single question → the best sentence of an item that covers the question (plus that item's
-  opening sentence when the best one does not name the focus);
-* relation chain → the sentence naming the bridge entity and the sentence stating its attribute;
-* comparison → both facts; the winner by the compared number or year (more/fewer, earlier/later…),
-  ``Yes``/``No`` for "are both …" and "the same …" questions;
-* the evidence lacks a needed fact, or the prompt is the fallback template → ``INSUFFICIENT``.
-
-It never guesses: an answer with only one side of a comparison, or only the first hop of a
-chain, is ``INSUFFICIENT``.
+With every knob off it never guesses: one side of a comparison is ``INSUFFICIENT``. The
+``premature_stop`` knob (asked through ``allow_partial`` only when the evidence is partial) makes
+it answer from the partial evidence instead.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from rag_lab.llm.prompts import INSUFFICIENT
-from rag_lab.llm.sim.controller import covered_facts, second_hop
-from rag_lab.llm.sim.entities import extract
-from rag_lab.llm.sim.evidence import Evidence, Fact, Focus
-from rag_lab.llm.sim.lexicon import meanings
+from rag_lab.llm.sim.entities import extract, mentions
+from rag_lab.llm.sim.evidence import Candidate, Evidence, number_values
+from rag_lab.llm.sim.ideal import side
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import numbers, percents, stem, words, years
+from rag_lab.llm.sim.text import content_stems, stem, words
 
 
 def template_of(system_text: str) -> str:
@@ -38,129 +35,123 @@ def template_of(system_text: str) -> str:
     return "correct"
 
 
-def answer(qa: QuestionAnalysis, ev: Evidence, template: str) -> str:
-    """The answer text for ``qa`` from ``ev`` under the given template."""
+def answer(qa: QuestionAnalysis, ev: Evidence, template: str,
+           allow_partial: Callable[[], bool] = lambda: False) -> str:
     if template == "fallback" or not ev.items:
         return INSUFFICIENT
-    ranked = sorted(range(len(ev.items)), key=lambda i: -ev.item_sim[i])
-    ev.embed_sentences(ranked[: ev.sentence_items])
-    if qa.comparison and len(ev.foci) >= 2:
-        text = _comparison(qa, ev)
-    elif qa.chain is not None and ev.foci:
-        text = _chain(qa, ev)
-        if text is None and ev.bridge() is None:
-            text = _single(qa, ev)
-    else:
-        text = _single(qa, ev)
+    text = _comparison(qa, ev, allow_partial) if qa.comparison else _lookup(qa, ev)
     if text is None:
         return INSUFFICIENT
     return f"Low confidence: {text}" if template == "ambiguous" else text
 
 
-def _cite(fact: Fact) -> str:
-    return f"{fact.sentence.text.rstrip()} [{fact.n}]"
+def _cite(ev: Evidence, c: Candidate) -> str:
+    return f"{c.text.rstrip()} [{ev.items[c.i].n}]"
 
 
-def _single(qa: QuestionAnalysis, ev: Evidence) -> str | None:
-    covering = [i for i in range(len(ev.items)) if ev.covers(i)]
-    if not covering:
-        alias_items = []
-        for f in ev.foci:
-            for alias in f.aliases:
-                alias_focus = Focus(alias, keywords=(alias,))
-                alias_items += [i for i in range(len(ev.items)) if ev.mentions(i, alias_focus)
-                                and ev.covers(i, [alias_focus])]
-        covering = sorted(set(alias_items))
-        if not covering:
-            return None
-    focus = ev.foci[0] if ev.foci else None
-    best = ev.fact(focus, items=covering) or ev.fact(None, items=covering)
-    if best is None:
+def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
+    related = [i for i in range(len(ev.items)) if ev.related(i)]
+    found = ev.candidates(related)
+    if not found:
         return None
-    text = _cite(best)
-    opening = best.item.sentences[0] if best.item.sentences else None
-    names_focus = focus is None or focus.mentioned_in(best.sentence.text, best.sentence.stems)
-    if (not names_focus and opening is not None and opening.index != best.sentence.index
-            and not opening.instruction and len(opening.text.split()) <= 30):
-        text = f"{opening.text.rstrip()} {text}"
+    if qa.answer_type is not None:
+        found = [c for c in found if c.typed]
+        if not found:
+            return None
+    best = found[0]
+    text = _cite(ev, best)
+    other = _other_hop(ev, best, related)
+    if other is not None:
+        first, second = (other, best) if ev.names[other.i] and not ev.names[best.i] else (best, other)
+        text = f"{_cite(ev, first)} {_cite(ev, second)}"
+    if qa.yes_no:
+        return f"{'Yes' if best.terms >= 0.6 else 'No'}: {text}"
     return text
 
 
-def _chain(qa: QuestionAnalysis, ev: Evidence) -> str | None:
-    found = ev.bridge()
-    if found is None:
+def _other_hop(ev: Evidence, best: Candidate, related: list[int]) -> Candidate | None:
+    """A multi-hop answer cites both hops: from the items linked to ``best``'s item (one names the
+    other's title) or naming a focus with it, the sentence that best covers what ``best`` leaves
+    open — the question's terms not in ``best`` nor its title — or failing that the most
+    question-like one."""
+    item = ev.items[best.i]
+    partners = [k for k in related if k != best.i and (k in ev.links[best.i] or best.i in ev.links[k]
+                                                       or (ev.names[k] and ev.names[best.i]))]
+    if not partners:
         return None
-    bridge, first_hop = found
-    final = second_hop(ev, bridge)
-    if final is None:
-        return None
-    if final.n == first_hop.n and final.sentence.index == first_hop.sentence.index:
-        return _cite(final)
-    return f"{_cite(first_hop)} {_cite(final)}"
-
-
-def _value(fact: Fact, qa: QuestionAnalysis) -> float | None:
-    """The number a comparison compares, read from a fact sentence: a year for year questions,
-    a percentage for share questions, else the number closest to an attribute word."""
-    text = fact.sentence.text
-    if qa.answer_type == "year":
-        found = years(text)
-        return float(found[0]) if found else None
-    if qa.answer_type == "percent":
-        found = percents(text)
-        return found[0] if found else None
-    found = [(v, pos) for v, pos in numbers(text) if not (1500 <= v <= 2099 and float(v).is_integer()
-                                                           and qa.answer_type != "number")]
-    if not found:
-        found = numbers(text)
-    if not found:
-        return None
-    anchors = [m.start() for m in re.finditer(r"[A-Za-z]+", text)
-               if any(meanings(stem(m.group(0).lower())) & meanings(a) for a in qa.attribute)]
-    if not anchors:
-        return found[0][0]
-    return min(found, key=lambda vp: min(abs(vp[1] - a) for a in anchors))[0]
+    residual = set(ev.qa.terms) - item.sentence_stems[best.j] - set(content_stems(item.title))
+    scored = []
+    for c in ev.candidates(partners):
+        stems = ev.items[c.i].sentence_stems[c.j] | set(content_stems(ev.items[c.i].title))
+        share = len(residual & stems) / len(residual) if residual else 0.0
+        scored.append((0.6 * share + 0.4 * c.support, c))
+    score, c = max(scored, key=lambda sc: (sc[0], -sc[1].i, -sc[1].j))
+    return c if score >= 0.25 else None
 
 
 def _fmt(v: float) -> str:
     return str(int(v)) if float(v).is_integer() else f"{v:g}"
 
 
-def _comparison(qa: QuestionAnalysis, ev: Evidence) -> str | None:
-    a, b = ev.foci[:2]
-    fa, fb = covered_facts(ev, [a, b])
-    if fa is None or fb is None:
+def _comparison(qa: QuestionAnalysis, ev: Evidence, allow_partial: Callable[[], bool]) -> str | None:
+    found = [side(ev, k) for k in range(2)]
+    present = [i for i in found if i is not None]
+    if len(present) < 2:
+        if present and allow_partial():
+            c = ev.best(present)
+            return _cite(ev, c) if c is not None else None
         return None
-    cites = f"[{fa.n}]" if fa.n == fb.n else f"[{fa.n}] [{fb.n}]"
-    if qa.comparison_kind == "both":
-        value = qa.values[0] if qa.values else None
-        if value is None:
-            return f"{_cite(fa)} {_cite(fb)}"
-        holds = [value.lower() in f.sentence.text.lower() for f in (fa, fb)]
-        return f"Yes: both are {value} {cites}" if all(holds) else f"No: not both are {value} {cites}"
-    if qa.comparison_kind == "same":
-        va, vb = _descriptors(fa, ev, a), _descriptors(fb, ev, b)
-        shared = sorted(va & vb)
-        return f"Yes: both {shared[0]} {cites}" if shared else f"No: they differ {cites}"
-    if qa.comparison_kind == "select":
-        xa, xb = _value(fa, qa), _value(fb, qa)
-        if xa is None or xb is None:
-            return f"{_cite(fa)} {_cite(fb)}"
-        if xa == xb:
-            return f"Neither: both have {_fmt(xa)} {cites}"
-        pick_a = (xa > xb) if qa.direction == "max" else (xa < xb)
-        winner, wv, lv = (a, xa, xb) if pick_a else (b, xb, xa)
-        return f"{winner.label} ({_fmt(wv)} vs {_fmt(lv)}) {cites}"
-    return f"{_cite(fa)} {_cite(fb)}"
+    ia, ib = found  # type: ignore[misc]
+    a, b = qa.foci[:2]
+    cites = f"[{ev.items[ia].n}]" if ia == ib else f"[{ev.items[ia].n}] [{ev.items[ib].n}]"
+    if qa.kind == "both":
+        need = [stem(w) for w in qa.term_words]
+        holds = [all(s in ev.items[i].stems for s in need) for i in (ia, ib)]
+        return f"Yes {cites}" if all(holds) else f"No {cites}"
+    if qa.kind == "same":
+        return f"{'Yes' if _same(qa, ev, ia, ib) else 'No'} {cites}"
+    if qa.measure is not None:
+        va, vb = ev.values(ia)[0][1], ev.values(ib)[0][1]
+        if qa.kind == "order":  # "Was A born before B?": does the first named one win?
+            first_wins = (va > vb) if qa.direction == "max" else (va < vb)
+            return f"{'Yes' if first_wins else 'No'} ({_fmt(va)} vs {_fmt(vb)}) {cites}"
+        if va == vb:
+            return f"Neither: both have {_fmt(va)} {cites}"
+        pick_a = (va > vb) if qa.direction == "max" else (va < vb)
+        winner, wv, lv = (a, va, vb) if pick_a else (b, vb, va)
+        return f"{winner.text} ({_fmt(wv)} vs {_fmt(lv)}) {cites}"
+    # no value to compare: the side whose evidence best matches the rest of the question
+    ca, cb = ev.best([ia]), ev.best([ib])
+    if ca is None or cb is None:
+        return None
+    winner, c = (a, ca) if (ca.terms, ca.support) >= (cb.terms, cb.support) else (b, cb)
+    return f"{winner.text}: {_cite(ev, c)}"
 
 
-def _descriptors(fact: Fact, ev: Evidence, focus: Focus) -> set[str]:
-    """Capitalised words describing ``focus`` on its page (its fact's page, all usable sentences)."""
-    texts = [s.text for s in fact.item.sentences if not s.instruction]
-    out: set[str] = set()
-    focus_words = set(words(focus.label))
-    for t in texts:
-        for e in extract(t):
-            if e.kind in ("word", "name") and not set(words(e.text)) & focus_words:
-                out.add(e.text)
-    return out
+def _same(qa: QuestionAnalysis, ev: Evidence, ia: int, ib: int) -> bool:
+    """Whether the two sides share the asked value: the same number next to a question term, or a
+    shared name or term-bearing word in their best sentences."""
+    if "number" in qa.term_words or "many" in words(qa.text):
+        def first_number(i: int) -> float | None:
+            """The number written just before a question term ("three acts"), else the first one
+            in a sentence holding a term."""
+            for s in ev.items[i].sentences:
+                tokens = re.findall(r"[\w.,]+", s)
+                for k, tok in enumerate(tokens):
+                    if stem(tok.lower()) in qa.terms:
+                        for back in tokens[max(0, k - 3):k][::-1]:
+                            if number_values(back):
+                                return number_values(back)[0]
+            for j, s in enumerate(ev.items[i].sentences):
+                if ev.term_share(ev.items[i].sentence_stems[j]) > 0 and number_values(s):
+                    return number_values(s)[0]
+            return None
+
+        na, nb = first_number(ia), first_number(ib)
+        return na is not None and na == nb
+    ca, cb = ev.best([ia]), ev.best([ib])
+    if ca is None or cb is None:
+        return False
+    na = {e.key for e in extract(ca.text) if not mentions(qa.text, e)}
+    nb = {e.key for e in extract(cb.text) if not mentions(qa.text, e)}
+    return bool(na & nb)

@@ -1,40 +1,30 @@
-"""The controller role: decide answer / rerank / retrieve_again / insufficient from the evidence.
+"""The controller role's prompt reading and behaviour knobs, the same for every reader.
 
-:func:`ideal_decision` is the policy with every knob off:
+A reader (:mod:`rag_lab.llm.sim.reader`) gives the *ideal* decision from the evidence;
+:func:`apply_knobs` then applies the behaviour knobs of
+:class:`~rag_lab.llm.sim.profile.SimulatorProfile`, each drawn only where it applies and every
+one that fires recorded (several may fire on one decision):
 
-* no evidence at all → ``retrieve_again`` with a rephrasing of the question (until every
-  rephrasing has been searched, then ``insufficient``);
-* **comparison** → each of the two foci must have a sentence stating the asked attribute; a
-  missing one → ``retrieve_again`` "<entity> <attribute words>";
-* **relation chain** → find the bridge entity in the evidence about the question's entity
-  (e.g. "owned by Team Aurora"); if no item states the asked attribute of the bridge →
-  ``retrieve_again`` "<bridge> <attribute words>" (e.g. "Team Aurora lead"); an alias found in the
-  evidence ("walrus is now asset-keeper") is carried the same way;
-* **single** → an item that mentions every focus and states the attribute (or is very similar to
-  the question, see :mod:`~rag_lab.llm.sim.evidence`) → ``answer``, or ``rerank`` when the best such
-  item is not among the first two shown; a focus that is mentioned but whose attribute is missing
-  → one targeted ``retrieve_again``; a named focus found nowhere, or evidence on the topic that names
-  nothing the question names, also gets one targeted search (the entity and the attribute words)
-  when only the question itself has been searched; otherwise nothing related → ``insufficient``.
-
-A refined query already listed under SEARCHES is never sent again verbatim, and each missing
-entity gets one targeted search (a later search that already names it counts); when that is spent
-the decision is ``insufficient``. :func:`decide` then applies the behaviour knobs
-(see :class:`~rag_lab.llm.sim.profile.SimulatorProfile`) in this order: synonym spinning,
-premature stop, bridge drop, budget anchoring.
+1. ``synonym_spinning`` — the evidence suffices, yet search again with a paraphrase;
+2. ``budget_thrift`` — a stated budget, and a re-search although the evidence suffices: stop and
+   answer (undoes spinning);
+3. ``premature_stop`` — a multi-part question with only part covered: answer now;
+4. ``bridge_drop`` — the next-hop query loses its bridge entity;
+5. ``budget_anchoring`` — a stated budget not used up, and a decision to stop: keep searching.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from rag_lab.llm.sim.entities import Entity
-from rag_lab.llm.sim.evidence import ATTR_COVER, SIM_RELATED, Evidence, Fact, Focus
+from rag_lab.llm.sim.decision import Decision
 from rag_lab.llm.sim.knobs import CallRandom
-from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
-from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import normalise
+
+if TYPE_CHECKING:
+    from rag_lab.llm.sim.reader import Reader
 
 #: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
 _BUDGET = re.compile(
@@ -43,21 +33,6 @@ _BUDGET = re.compile(
     re.IGNORECASE,
 )
 _RUN = re.compile(r"\b(\d+)\s+(?:have|has)\s+been\s+run\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A controller decision with what the knobs need to know about how it was reached."""
-
-    action: str
-    queries: tuple[str, ...] = ()
-    reason: str = ""
-    partial: bool = False  # a multi-focus question with some focus covered and some missing
-    bridge: str | None = None  # the bridge entity carried by the refined query
-    knob: str | None = None  # the behaviour knob that changed the ideal decision
-
-    def as_json(self) -> dict[str, object]:
-        return {"action": self.action, "queries": list(self.queries), "reason": self.reason}
 
 
 def stated_budget(system_text: str) -> int | None:
@@ -82,7 +57,7 @@ def parse_searches(block: str) -> list[str]:
     return out
 
 
-def _fresh(candidates: list[str], searches: list[str]) -> str | None:
+def fresh(candidates: list[str], searches: list[str]) -> str | None:
     """The first candidate query not already searched (compared normalised)."""
     used = {normalise(s) for s in searches}
     for c in candidates:
@@ -92,174 +67,36 @@ def _fresh(candidates: list[str], searches: list[str]) -> str | None:
     return None
 
 
-def _searched_for(label: str, searches: list[str]) -> bool:
+def searched_for(label: str, searches: list[str]) -> bool:
     """Whether a search after the first one already named ``label`` (one targeted search each)."""
     key = normalise(label)
     return any(key and key in normalise(s) for s in searches[1:])
 
 
-def _targeted(label: str, qa: QuestionAnalysis, extra: tuple[str, ...] = ()) -> list[str]:
-    """Refined queries for ``label`` (an entity or bridge) and the asked attribute, most specific first."""
-    words = [w for w in qa.attribute_words if w.lower() not in label.lower().split()]
-    base = " ".join([label, *extra, *words]).strip()
-    out = [base, f"{label} {' '.join(words[:1])}".strip(), label]
-    if qa.attribute_words:
-        out.append(keyword_query(f"{label} {' '.join(qa.attribute_words)}", synonyms=1))
-    return list(dict.fromkeys(out))
-
-
-def covered_facts(ev: Evidence, foci: list[Focus]) -> list[Fact | None]:
-    """For each compared focus, its best sentence that states the attribute (None if none).
-    "The same …" comparisons rarely repeat the attribute word, so any sentence about the focus
-    counts there."""
-    lenient = ev.qa.comparison_kind == "same"
-    out = []
-    for f in foci:
-        others = [g for g in ev.foci if g is not f]
-        out.append(ev.fact(f, exclude=others, strict=True, min_attr=0.0 if lenient else ATTR_COVER))
-    return out
-
-
-def second_hop(ev: Evidence, bridge: Entity) -> Fact | None:
-    """The sentence stating the asked attribute of the bridge entity, from pages not about the
-    question's own focus."""
-    target = Focus(bridge.text, entity=bridge)
-    items = [i for i in range(len(ev.items)) if not any(ev.about(i, f) for f in ev.foci)]
-    return ev.fact(target, exclude=ev.foci, items=items, strict=True, min_attr=ATTR_COVER)
-
-
-def _bridge_label(entity: Entity, qa: QuestionAnalysis) -> str:
-    """The bridge as it should appear in a query: a bare capitalised word gets the chain's noun
-    ("Meridian" → "Meridian team")."""
-    if entity.kind == "word" and qa.chain is not None:
-        noun = next((w for w in re.findall(r"[A-Za-z]+", qa.chain.cue) if w.lower().startswith(qa.chain.noun)),
-                    qa.chain.noun)
-        return f"{entity.text} {noun.lower()}"
-    return entity.text
-
-
-def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    """The controller's decision with every behaviour knob off (see the module doc)."""
-    if not ev.items:
-        q = _fresh([paraphrase(qa.text, searches, start=k) for k in range(4)], searches)
-        if q is None:
-            return Decision("insufficient", reason="no evidence after every rephrasing was searched")
-        return Decision("retrieve_again", (q,), reason="no evidence yet: searching again with a rephrased question")
-    if qa.comparison and len(ev.foci) >= 2:
-        return _comparison(qa, ev, searches)
-    if qa.chain is not None and ev.foci:
-        chained = _chain(qa, ev, searches)
-        if chained is not None:
-            return chained
-    return _single(qa, ev, searches)
-
-
-def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    foci = ev.foci[:2]
-    facts = covered_facts(ev, foci)
-    stale = [f for f, fact in zip(foci, facts, strict=True) if fact is not None and fact.item.archived]
-    if all(facts) and stale:
-        # a page that calls itself archived may be out of date: look once for the current one
-        queries = [q for q in (_fresh(_targeted(f.label, qa), searches) for f in stale
-                               if not _searched_for(f.label, searches)) if q]
-        if queries:
-            return Decision("retrieve_again", tuple(queries), reason="only an archived page states the fact for "
-                            + ", ".join(f.label for f in stale) + "; looking for the current one")
-    if all(facts):
-        cites = ", ".join(f"[{f.n}]" for f in facts if f)
-        return Decision("answer", reason=f"both compared facts are in the evidence ({cites})")
-    missing = [f for f, fact in zip(foci, facts, strict=True) if fact is None]
-    partial = len(missing) < len(foci)
-    queries: list[str] = []
-    for f in missing:
-        if _searched_for(f.label, searches):
-            continue
-        q = _fresh(_targeted(f.label, qa), [*searches, *queries])
-        if q:
-            queries.append(q)
-    if not queries:
-        return Decision("insufficient", reason=f"no fact about {', '.join(f.label for f in missing)} after "
-                                               "targeted searches", partial=partial)
-    return Decision("retrieve_again", tuple(queries), partial=partial,
-                    reason=f"comparison: nothing yet on {', '.join(f.label for f in missing)}")
-
-
-def _chain(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision | None:
-    found = ev.bridge()
-    if found is None:
-        return None
-    bridge, first_hop = found
-    final = second_hop(ev, bridge)
-    if final is not None:
-        return Decision("answer", reason=f"chain resolved: {bridge.text} [{first_hop.n}], its fact in [{final.n}]")
-    label = _bridge_label(bridge, qa)
-    q = None if _searched_for(bridge.text, searches) else _fresh(_targeted(label, qa), searches)
-    if q is None:
-        return Decision("insufficient", partial=True, bridge=bridge.text,
-                        reason=f"found {bridge.text} [{first_hop.n}] but nothing on it after targeted searches")
-    return Decision("retrieve_again", (q,), partial=True, bridge=bridge.text,
-                    reason=f"next hop: the evidence names {bridge.text} [{first_hop.n}]; its fact is missing")
-
-
-def _single(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    covering = [i for i in range(len(ev.items)) if ev.covers(i)]
-    names = " ".join(e.text for e in qa.foci) or " ".join(qa.keywords)
-    if covering and all(ev.items[i].archived for i in covering) and names and not _searched_for(names, searches):
-        q = _fresh(_targeted(names, qa), searches)
-        if q:
-            return Decision("retrieve_again", (q,), reason="only archived pages state the fact; looking for the "
-                                                          "current one")
-    if covering:
-        focus = ev.foci[0] if ev.foci else None
-        best = ev.fact(focus, items=covering)
-        n = best.n if best else ev.numbers[covering[0]]
-        position = ev.numbers.index(n)
-        if position >= 2 and len(ev.items) > 3:
-            return Decision("rerank", reason=f"sufficient evidence, but the best item [{n}] is shown at position "
-                                             f"{position + 1}")
-        return Decision("answer", reason=f"the evidence states the asked fact [{n}]")
-    alias = ev.alias_bridge()
-    if alias and not _searched_for(alias, searches):
-        q = _fresh(_targeted(alias, qa), searches)
-        if q:
-            return Decision("retrieve_again", (q,), bridge=alias,
-                            reason=f"the evidence gives another name, {alias}; searching for it")
-    mentioned = ev.any_mention()
-    # one targeted search when the entity is there but not the fact, or when the evidence is on
-    # the topic but names nothing the question names
-    if (mentioned and not (names and _searched_for(names, searches))) or (
-            (ev.best_sim() >= SIM_RELATED or qa.foci) and len(searches) <= 1):
-        q = _fresh(_targeted(names, qa) if names else [keyword_query(qa.text, synonyms=1)], searches)
-        if q:
-            reason = ("the entity is found but not the asked fact" if mentioned else
-                      f"nothing names {names} yet; searching for it directly" if names else
-                      "the evidence is on the topic but lacks the fact")
-            return Decision("retrieve_again", (q,), reason=reason)
-        return Decision("insufficient", reason="the asked fact is not in the evidence after a targeted search")
-    return Decision("insufficient", reason="nothing in the evidence is about the question")
-
-
-def decide(qa: QuestionAnalysis, ev: Evidence, searches: list[str], system_text: str,
-           draws: CallRandom) -> Decision:
-    """The ideal decision, then the behaviour knobs in order: synonym spinning (evidence
-    suffices, yet re-search with a paraphrase), premature stop (multi-focus, one focus covered:
-    answer), bridge drop (the next-hop query loses its bridge entity), budget anchoring (a
-    stated budget not yet used up: keep searching instead of stopping)."""
-    d = ideal_decision(qa, ev, searches)
-    if d.action in ("answer", "rerank") and draws.fires("synonym_spinning"):
-        q = paraphrase(qa.text, searches, start=draws.rng.randrange(2))
-        d = Decision("retrieve_again", (q,), reason="searching again to confirm", knob="synonym_spinning")
-    elif d.action in ("retrieve_again", "insufficient") and d.partial and draws.fires("premature_stop"):
-        d = Decision("answer", reason="the evidence seems sufficient", knob="premature_stop")
-    elif d.action == "retrieve_again" and d.bridge and draws.fires("bridge_drop"):
-        words = [w for w in keyword_query(qa.text).split() if w.lower() not in d.bridge.lower().split()]
-        q = _fresh([" ".join(words), keyword_query(qa.text, synonyms=1), paraphrase(qa.text, searches)], searches) \
-            or " ".join(words)
-        d = replace(d, queries=(q,), bridge=None, knob="bridge_drop", reason="searching for the missing fact")
+def apply_knobs(ideal: Decision, reader: Reader, question: str, searches: list[str], system_text: str,
+                draws: CallRandom) -> Decision:
+    """The ideal decision with the behaviour knobs applied (see the module doc)."""
+    d = ideal
+    fired: list[str] = []
     budget = stated_budget(system_text)
+    if ideal.action in ("answer", "rerank") and draws.fires("synonym_spinning"):
+        q = reader.paraphrase(question, searches, start=draws.rng.randrange(2))
+        d = Decision("retrieve_again", (q,), reason="searching again to confirm")
+        fired.append("synonym_spinning")
+        if budget is not None and draws.fires("budget_thrift"):
+            d = ideal
+            fired.append("budget_thrift")
+    elif ideal.action in ("retrieve_again", "insufficient") and ideal.partial and draws.fires("premature_stop"):
+        d = Decision("answer", reason="the evidence seems sufficient")
+        fired.append("premature_stop")
+    elif ideal.action == "retrieve_again" and ideal.bridge and draws.fires("bridge_drop"):
+        q = reader.drop_bridge(question, ideal.bridge, searches)
+        d = replace(ideal, queries=(q,), bridge=None, reason="searching for the missing fact")
+        fired.append("bridge_drop")
     if (d.action in ("answer", "rerank", "insufficient") and budget is not None
             and searches_run(system_text, searches) < budget and draws.fires("budget_anchoring")):
-        q = paraphrase(qa.text, searches, start=draws.rng.randrange(3))
-        d = Decision("retrieve_again", (q,), knob="budget_anchoring",
+        q = reader.paraphrase(question, searches, start=draws.rng.randrange(3))
+        d = Decision("retrieve_again", (q,),
                      reason=f"{budget - searches_run(system_text, searches)} searches left; searching more")
-    return d
+        fired.append("budget_anchoring")
+    return replace(d, knobs=tuple(fired))

@@ -1,10 +1,10 @@
 """Per-call randomness and the output-format failures of the simulated LLM.
 
-:class:`CallRandom` is the only source of randomness: it is derived from (seed, role, the text
-of every message) with SHA-256, so the same request always draws the same numbers, two runs with
-the same seed are identical, and another seed draws differently. Every knob gets one uniform
-draw, taken in a fixed order before anything else, so a knob fires iff its draw is below its rate
-(a knob at 1.0 always fires, at 0.0 never, and raising a rate only adds firings).
+:class:`CallRandom` is the only source of randomness. Its draws are common random numbers: a
+function of (seed, role, question, step index, knob) only, so the same request always draws the
+same numbers, another seed draws differently, and a change of evidence (another retriever, another
+truncation) does not re-draw any knob. A knob fires iff its draw is below its rate (a knob at 1.0
+always fires, at 0.0 never, and raising a rate only adds firings).
 
 The format failures (:func:`broken_json`, :func:`hallucinate`, :func:`mistype`) turn a correct
 decision object into output a validator must reject; none can be repaired by extracting an
@@ -16,11 +16,9 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Sequence
 from typing import Any
 
-from rag_lab.llm.base import Message
-from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile
+from rag_lab.llm.sim.profile import SimulatorProfile
 
 #: Action names a tool-calling model invents in place of the four it was given.
 HALLUCINATED_ACTIONS = ("search_web", "lookup", "final_answer", "search", "finish", "ask_user", "browse",
@@ -30,22 +28,41 @@ HALLUCINATED_ROUTES = ("MEDIUM", "MULTI_HOP", "HARD", "UNKNOWN", "COMPARISON")
 
 
 class CallRandom:
-    """The seeded randomness of one call: one uniform draw per knob and an RNG for choices."""
+    """The seeded randomness of one call, with a record of every knob it was asked about.
 
-    def __init__(self, profile: SimulatorProfile, role: str, messages: Sequence[Message]) -> None:
-        h = hashlib.sha256()
-        h.update(f"{profile.seed}\x1f{role}".encode())
-        for m in messages:
-            h.update(b"\x1e" + m.role.encode() + b"\x1f" + m.content.encode("utf-8"))
-        digest = h.digest()
-        knob_rng = random.Random(int.from_bytes(digest[:16], "big"))
-        self.draws = {k: knob_rng.random() for k in KNOBS}
-        self.rng = random.Random(int.from_bytes(digest[16:], "big"))
+    Common random numbers: each knob's uniform draw is SHA-256 of (seed, role, the question,
+    the step index, the knob's name) — never of the evidence — so two pipeline configurations
+    that differ in one policy face the same model "mood" on the same question at the same step
+    (the controller's step is the number of searches already run; every other role's is 0).
+    ``rng`` (for choices such as which broken-JSON style) is keyed the same way.
+
+    :meth:`fires` is called only where a knob applies, and each call is recorded in
+    :attr:`record` (knob, rate, draw, fired): the knob's *opportunities* and its *firings*,
+    from which observed rates are computed (:func:`knob_rates`).
+    """
+
+    def __init__(self, profile: SimulatorProfile, role: str, question: str, step: int = 0) -> None:
+        self.key = f"{profile.seed}\x1f{role}\x1f{step}\x1f{' '.join(question.split())}"
+        digest = hashlib.sha256(self.key.encode("utf-8")).digest()
+        self.rng = random.Random(int.from_bytes(digest[:16], "big"))
         self.rates = profile.knobs()
+        self.record: list[dict[str, Any]] = []
+
+    def draw(self, knob: str) -> float:
+        """The knob's uniform draw on this call (a pure function of the key and the knob)."""
+        digest = hashlib.sha256(f"{self.key}\x1f{knob}".encode()).digest()
+        return int.from_bytes(digest[:8], "big") / 2.0**64
 
     def fires(self, knob: str) -> bool:
-        """Whether ``knob`` fires on this call (its draw is below its rate)."""
-        return self.draws[knob] < self.rates[knob]
+        """Whether ``knob`` fires on this call (its draw is below its rate); recorded as an opportunity."""
+        draw = self.draw(knob)
+        fired = draw < self.rates[knob]
+        self.record.append({"knob": knob, "rate": self.rates[knob], "draw": round(draw, 6), "fired": fired})
+        return fired
+
+    @property
+    def fired(self) -> list[str]:
+        return [r["knob"] for r in self.record if r["fired"]]
 
 
 def broken_json(obj: dict[str, Any], rng: random.Random) -> str:
@@ -98,7 +115,11 @@ def mistype(obj: dict[str, Any], rng: random.Random) -> str:
 
 def apply_format_failures(obj: dict[str, Any], draws: CallRandom) -> tuple[str, str | None]:
     """The text for ``obj`` and the name of the format failure applied (``None`` if none):
-    invalid JSON first, then a hallucinated action, then wrong types; at most one."""
+    invalid JSON first, then a hallucinated action, then wrong types; at most one. A later
+    failure has an opportunity only when the earlier ones did not fire, so each knob's observed
+    rate per opportunity is its configured rate, and the share of structured outputs broken is
+    ``1 - (1 - invalid_json)(1 - hallucinated_action)(1 - wrong_types)``
+    (:func:`format_failure_rate`)."""
     if draws.fires("invalid_json"):
         return broken_json(obj, draws.rng), "invalid_json"
     if draws.fires("hallucinated_action"):
@@ -106,3 +127,8 @@ def apply_format_failures(obj: dict[str, Any], draws: CallRandom) -> tuple[str, 
     if draws.fires("wrong_types"):
         return mistype(obj, draws.rng), "wrong_types"
     return json.dumps(obj), None
+
+
+def format_failure_rate(profile: SimulatorProfile) -> float:
+    """The share of structured outputs (route, controller) a format failure breaks, from the rates."""
+    return 1.0 - (1.0 - profile.invalid_json) * (1.0 - profile.hallucinated_action) * (1.0 - profile.wrong_types)

@@ -16,6 +16,7 @@ from rag_lab.errors import ConfigError
 KNOBS: tuple[str, ...] = (
     "synonym_spinning",
     "budget_anchoring",
+    "budget_thrift",
     "premature_stop",
     "bridge_drop",
     "invalid_json",
@@ -42,9 +43,15 @@ class SimulatorProfile(BaseModel):
       ("at most N searches", found by a regex; "as few searches as possible" is not a budget) and
       fewer than N searches ran: instead of stopping (answer, rerank or insufficient) it keeps
       searching with a paraphrase. Drawn per decision.
-    * ``premature_stop`` — controller, on multi-focus questions (comparisons, relation chains):
-      answers when only one focus (or only the first hop) is covered, instead of asking for the
-      missing one.
+    * ``budget_thrift`` — the documented opposite: controller, only when its prompt states a
+      budget, and only when it is about to search again although the evidence already suffices
+      (a synonym-spinning re-search): a model that knows its budget stops and answers instead.
+      Disclosure therefore both adds rounds (anchoring) and removes them (thrift); the sign of the
+      disclosure effect comes from the two rates and the measured opportunities, not from code.
+    * ``premature_stop`` — controller, on multi-part questions (comparisons, bridges): answers when
+      only one part is covered, instead of asking for the missing one; answer role, when the
+      evidence covers only part of the question: a confident answer from that partial evidence
+      (the one compared fact, or the first hop) instead of ``INSUFFICIENT``.
     * ``bridge_drop`` — controller, when it asks for the second hop of a relation chain: the
       refined query leaves out the bridge entity found in the evidence and re-uses the question's
       own words instead.
@@ -59,18 +66,30 @@ class SimulatorProfile(BaseModel):
       under-rate them; the pipeline's deterministic comparison rule can upgrade it).
 
     Only one format failure is applied per output (invalid JSON first, then hallucinated action,
-    then wrong types). The other structured roles (rewrite, HyDE, judge, grade) always emit valid
-    JSON so the format knobs stay attributable to the decisions that matter.
+    then wrong types; a later one has an opportunity only when the earlier ones did not fire), so
+    the share of structured outputs broken is ``1 - (1-a)(1-b)(1-c)``: 0.143 for ``typical``
+    (0.05 each) and 0.271 for ``sloppy`` (0.1 each). The other structured roles (rewrite, HyDE,
+    judge, grade) always emit valid JSON so the format knobs stay attributable to the decisions
+    that matter.
 
-    ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string).
+    Draws are common random numbers (:class:`~rag_lab.llm.sim.knobs.CallRandom`): a function of
+    (seed, role, question, step), not of the evidence. Every opportunity and firing is recorded in
+    the trace (``LLMCall.knobs``), and observed rates per role are reported next to these.
+
+    ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string);
+    ``reader`` picks how the simulator reads: ``generic`` (default: generic signals only, measured
+    on real text) or ``world`` (the opt-in adapter written for the synthetic world,
+    :mod:`rag_lab.llm.sim.adapters.world`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(default="custom", min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.-]+$")
     seed: int = Field(default=0, ge=0)
+    reader: Literal["generic", "world"] = "generic"
     synonym_spinning: float = _Rate
     budget_anchoring: float = _Rate
+    budget_thrift: float = _Rate
     premature_stop: float = _Rate
     bridge_drop: float = _Rate
     invalid_json: float = _Rate
@@ -85,16 +104,18 @@ class SimulatorProfile(BaseModel):
 
 #: Named profiles. ``ideal``: every knob off. ``typical``: a capable small instruction-tuned
 #: model — each behavioural failure now and then (rates 0.15–0.2) and each format failure at
-#: 0.05 (the three together break about one structured output in seven; at 0.1 each they broke
-#: over a quarter, and fallbacks then drowned every policy effect). ``sloppy``: a weak model that
-#: fails often (rates 0.3–0.5). The numbers are settings of the simulator, chosen to make effects
-#: visible, not measurements of any model.
+#: 0.05 (the three together break 14.3% of structured outputs). ``sloppy``: a weak model whose
+#: behavioural failures are frequent (0.3–0.5) and whose format failures break 27.1% of
+#: structured outputs (0.1 each; at 0.3 each two thirds fell back and fallbacks drowned every
+#: policy effect). The numbers are settings of the simulator, chosen to make effects visible, not
+#: measurements of any model.
 PROFILES: dict[str, SimulatorProfile] = {
     "ideal": SimulatorProfile(name="ideal"),
     "typical": SimulatorProfile(
         name="typical",
         synonym_spinning=0.15,
         budget_anchoring=0.2,
+        budget_thrift=0.15,
         premature_stop=0.15,
         bridge_drop=0.15,
         invalid_json=0.05,
@@ -106,11 +127,12 @@ PROFILES: dict[str, SimulatorProfile] = {
         name="sloppy",
         synonym_spinning=0.4,
         budget_anchoring=0.5,
+        budget_thrift=0.3,
         premature_stop=0.4,
         bridge_drop=0.4,
-        invalid_json=0.3,
-        hallucinated_action=0.3,
-        wrong_types=0.3,
+        invalid_json=0.1,
+        hallucinated_action=0.1,
+        wrong_types=0.1,
         comparison_underrate=0.5,
     ),
 }

@@ -1,7 +1,6 @@
-"""Plain-text helpers of the simulator: words, a light stemmer, stop words, sentences, dates,
-numbers, and the markers of archived pages and of instruction-like text.
-
-Everything here is general English (and general IT writing): nothing is specific to a corpus.
+"""Plain-text helpers of the simulator: words, a light stemmer, English function words,
+sentences, dates, years, numbers and percentages. General English; nothing here is specific to a
+corpus (the world adapter adds its own word lists in :mod:`.adapters.world.text`).
 """
 
 from __future__ import annotations
@@ -21,45 +20,12 @@ STOPWORDS = frozenset(
     currently many much go goes went gone""".split()
 )
 
-#: Verbs that carry no attribute of their own ("why did it happen", "which datastore does X use").
-LIGHT_VERBS = frozenset("happen happens happened occur occurs occurred use uses used get gets got take takes took "
-                        "make makes made do does did be run runs ran see saw seen".split())
-
-#: Words that make a question vague when they stand in for a name ("the index stuff").
-VAGUE_WORDS = frozenset("stuff thing things something someone somebody whatever whoever folks guys again "
-                        "thingy whatsit somewhere".split())
-
-#: Generic nouns that name a kind of thing rather than the thing itself.
-GENERIC_NOUNS = frozenset(
-    """service services system systems team teams thing app application tool product company person
-    people project page doc document feature component module part group one way""".split()
-)
-
-#: Words saying the question is about the present state (prefer current, dated-later pages).
-CURRENT_WORDS = ("now", "today", "current", "currently", "these days", "right now", "at the moment",
-                 "at present", "presently", "latest", "still", "nowadays", "as of today")
-_CURRENT = re.compile(r"\b(" + "|".join(re.escape(w) for w in CURRENT_WORDS) + r")\b", re.IGNORECASE)
-
-#: Markers of a superseded page, in general wiki/document English.
-_ARCHIVED = re.compile(
-    r"\b(archived|outdated|deprecated|superseded|obsolete|no longer (?:valid|maintained|accurate|current)|"
-    r"historical (?:page|copy|snapshot)|legacy page|out of date)\b",
-    re.IGNORECASE,
-)
-
-#: Prompt-injection phrasing: text in a document that addresses the model instead of informing
-#: the reader. General patterns, not tied to any corpus.
-_INSTRUCTION = re.compile(
-    r"(\b(ignore|disregard|forget|override|overrule)\b[^.]{0,40}\b(instructions?|context|above|previous|prior|"
-    r"rules|prompt|everything)\b|\bsystem (override|prompt|message|instruction)\b|\b(reply|respond|answer|say|"
-    r"state|output) (only )?(with|that)\b|\byou (must|should|are to) (now )?(reply|answer|respond|say|ignore)\b|"
-    r"\bas an ai\b|\bnew instructions?\b)",
-    re.IGNORECASE,
-)
-
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_\-./%]*[A-Za-z0-9%]|[A-Za-z0-9]")
+#: A sentence ends after . ! ? — but not after an initial ("C. S. Lewis") or a common title or
+#: abbreviation of English ("Dr.", "St.", "Jr.", "vs.").
+_NOT_AN_END = r"(?<!\b[A-Z]\.)(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bSt\.)(?<!\bJr\.)(?<!\bSr\.)(?<!\bvs\.)(?<!\bNo\.)"
 _SENTENCE_END = re.compile(
-    r"(?<=[.!?])\s+(?=[^\sa-z]|[a-z][a-z0-9]*[-_][a-z0-9])|(?<=[.!?][\"'”’)])\s+(?=[^\sa-z])"
+    _NOT_AN_END + r"(?<=[.!?])\s+(?=[^\sa-z]|[a-z][a-z0-9]*[-_][a-z0-9])|(?<=[.!?][\"'”’)])\s+(?=[^\sa-z])"
 )
 _CITATION = re.compile(r"\s*\[\d+\]")
 
@@ -81,14 +47,14 @@ _NUMBER = re.compile(r"(?<![\w.\-@#])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.\-
 
 
 def words(text: str) -> list[str]:
-    """Lower-cased word tokens; identifiers such as ``ledger-sync``, ``INC-12`` or ``3.1.0`` stay whole."""
+    """Lower-cased word tokens; identifiers such as ``well-known``, ``AB-12`` or ``3.1.0`` stay whole."""
     return [w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text)]
 
 
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix-stripping stemmer (``listens``/``listened``/``listening`` → ``listen``;
-    ``services``/``service`` → ``servic``; ``sits`` → ``sit`` but ``site`` stays ``site``)."""
+    ``cities``/``city`` → ``city``; ``houses``/``house`` → ``hous``; ``sits`` → ``sit`` but ``site`` stays ``site``)."""
     w = word.lower()
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
@@ -106,7 +72,7 @@ def stem(word: str) -> str:
 
 
 def parts(word: str) -> list[str]:
-    """A hyphenated or snake-case identifier's parts (``search-dispatcher`` → search, dispatcher)."""
+    """A hyphenated or snake-case identifier's parts (``north-west`` → north, west)."""
     return [p for p in re.split(r"[-_./]", word.lower()) if p]
 
 
@@ -128,7 +94,7 @@ def content_stems(text: str) -> set[str]:
 
 def sentences(text: str) -> list[str]:
     """Sentences of ``text``: a split after . ! ? followed by a non-lower-case start or by an
-    identifier (``ledger-sync stores …``)."""
+    identifier (``x-ray shows …``)."""
     out = [s.strip() for s in _SENTENCE_END.split(text.strip()) if s and s.strip()]
     return out or ([text.strip()] if text.strip() else [])
 
@@ -138,19 +104,10 @@ def strip_citations(text: str) -> str:
     return _CITATION.sub("", text)
 
 
-def is_instruction(sentence: str) -> bool:
-    """Whether a sentence in a document reads as an instruction aimed at the model (injection)."""
-    return bool(_INSTRUCTION.search(sentence))
 
 
-def is_archived(text: str) -> bool:
-    """Whether a page says of itself that it is archived, outdated or superseded."""
-    return bool(_ARCHIVED.search(text))
 
 
-def asks_current(question: str) -> bool:
-    """Whether the question asks about the present state (now, today, current…)."""
-    return bool(_CURRENT.search(question))
 
 
 def dates(text: str) -> list[str]:

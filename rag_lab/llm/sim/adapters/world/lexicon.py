@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rag_lab.llm.sim.text import stem
+from rag_lab.llm.sim.adapters.world.text import stem
 
 CONCEPTS: dict[str, tuple[str, ...]] = {
     "port": ("port", "ports", "listen", "listens", "bind", "binds", "tcp", "udp", "socket", "endpoint"),

@@ -1,0 +1,117 @@
+"""The generic reader's controller decision with every knob off.
+
+* no evidence → ``retrieve_again`` with a rephrasing (until every rephrasing was searched);
+* **comparison** → each of the two compared names needs an item about it (holding a year or a
+  number when the comparison is by one); a missing side → ``retrieve_again`` "<name> <terms>",
+  one targeted search per side; when spent → ``insufficient`` (``partial`` if one side is there);
+* **lookup** → a sentence whose support (:mod:`~rag_lab.llm.sim.evidence`) reaches
+  :data:`~rag_lab.llm.sim.evidence.SUFFICIENT` and that holds a value of the expected kind →
+  ``answer`` (``rerank`` when its item is shown third or later among more than three) — unless that
+  sentence holds less than :data:`OPEN_HOP` of the question's terms and the evidence points to a
+  bridge, which is searched first; otherwise
+  a name the focus's evidence points to but no item is about (a bridge) → ``retrieve_again``
+  "<bridge> <terms>" (``partial``); a named focus found nowhere → one search for it; else one
+  keyword search; when those are spent → ``answer`` if the best support is at least
+  :data:`SETTLE`, else ``insufficient``.
+"""
+
+from __future__ import annotations
+
+from rag_lab.llm.sim.controller import fresh, searched_for
+from rag_lab.llm.sim.decision import Decision
+from rag_lab.llm.sim.evidence import SUFFICIENT, Evidence
+from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
+from rag_lab.llm.sim.question import QuestionAnalysis
+
+#: Support at which, with nothing left to search, the controller answers rather than give up.
+SETTLE = 0.45
+#: Below this share of the question's terms in the answering sentence (and its title), a bridge the
+#: evidence points to is searched before answering.
+OPEN_HOP = 0.5
+
+
+def targeted(label: str, qa: QuestionAnalysis) -> list[str]:
+    """Refined queries for ``label`` and the question's terms, most specific first."""
+    extra = [w for w in qa.term_words if w.lower() not in label.lower()]
+    return list(dict.fromkeys([" ".join([label, *extra]).strip(), f"{label} {' '.join(extra[:2])}".strip(), label]))
+
+
+def side(ev: Evidence, focus_index: int) -> int | None:
+    """The item that states the compared fact for one side of a comparison: an item about the
+    focus (its title) before one that merely names it; with a year/number comparison it must
+    hold such a value."""
+    focus = ev.qa.foci[focus_index]
+    order = sorted(range(len(ev.items)), key=lambda i: (not ev.about(i, focus), focus not in ev.names[i],
+                                                         -ev.item_sim[i]))
+    for i in order:
+        if not (ev.about(i, focus) or focus in ev.names[i]):
+            continue
+        if ev.qa.measure is None or ev.values(i):
+            return i
+    return None
+
+
+def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
+    if not ev.items:
+        q = fresh([paraphrase(qa.text, searches, start=k) for k in range(4)], searches)
+        if q is None:
+            return Decision("insufficient", reason="no evidence after every rephrasing was searched")
+        return Decision("retrieve_again", (q,), reason="no evidence yet: searching again with a rephrased question")
+    if qa.comparison:
+        return _comparison(qa, ev, searches)
+    return _lookup(qa, ev, searches)
+
+
+def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
+    found = [side(ev, k) for k in range(2)]
+    if all(i is not None for i in found):
+        cites = ", ".join(f"[{ev.items[i].n}]" for i in found)  # type: ignore[index]
+        return Decision("answer", reason=f"both compared facts are in the evidence ({cites})")
+    missing = [qa.foci[k] for k in range(2) if found[k] is None]
+    partial = len(missing) < 2
+    queries: list[str] = []
+    for f in missing:
+        if not searched_for(f.text, searches):
+            q = fresh(targeted(f.text, qa), [*searches, *queries])
+            if q:
+                queries.append(q)
+    names = ", ".join(f.text for f in missing)
+    if not queries:
+        return Decision("insufficient", partial=partial, reason=f"nothing on {names} after targeted searches")
+    return Decision("retrieve_again", tuple(queries), partial=partial, reason=f"comparison: nothing yet on {names}")
+
+
+def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
+    related = [i for i in range(len(ev.items)) if ev.related(i)]
+    expected = qa.answer_type is not None
+    found = ev.candidates(related)
+    typed = [c for c in found if c.typed] if expected else found
+    best = typed[0] if typed else (found[0] if found else None)
+    bridge = ev.bridge()
+    # the answering sentence covers less than half of what the question says, and the evidence about
+    # the question's names points to a name no item is about: that hop comes first
+    open_hop = (bridge is not None and best is not None and best.terms < OPEN_HOP and bool(ev.names[best.i])
+                and not searched_for(bridge[0], searches))
+    if best is not None and best.support >= SUFFICIENT and (best.typed or not expected) and not open_hop:
+        if best.i >= 2 and len(ev.items) > 3:
+            return Decision("rerank", reason=f"sufficient evidence, but the best item [{ev.items[best.i].n}] is "
+                                             f"shown at position {best.i + 1}")
+        return Decision("answer", reason=f"the evidence states the asked fact [{ev.items[best.i].n}]")
+    if bridge is not None and not searched_for(bridge[0], searches):
+        name, source = bridge
+        q = fresh(targeted(name, qa), searches)
+        if q:
+            return Decision("retrieve_again", (q,), partial=True, bridge=name,
+                            reason=f"next hop: [{ev.items[source].n}] names {name}; the asked fact is missing")
+    names = " ".join(qa.names())
+    if names and not any(ev.names) and not searched_for(names, searches):
+        q = fresh(targeted(names, qa), searches)
+        if q:
+            return Decision("retrieve_again", (q,), reason=f"nothing names {names} yet; searching for it directly")
+    if len(searches) <= 1:
+        q = fresh([keyword_query(qa.text)], searches)
+        if q:
+            return Decision("retrieve_again", (q,), reason="the evidence is on the topic but lacks the fact")
+    if best is not None and best.support >= SETTLE:
+        return Decision("answer", reason=f"the best evidence [{ev.items[best.i].n}] is the most that was found")
+    return Decision("insufficient", reason="the asked fact is not in the evidence after targeted searches")
