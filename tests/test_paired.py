@@ -4,6 +4,7 @@ paired data with a known difference, paired vs unpaired width, seeds, undefined 
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -11,6 +12,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rag_lab.cli import main
 from rag_lab.experiments import load_sweep, run_sweep, write_report
 from rag_lab.experiments.paired import (
     changes_label,
@@ -206,8 +208,19 @@ def test_report_and_cli_show_the_deltas(sweep, tmp_path):
     frames = comparisons(load_sweep(sweep.run_dir), (METRIC, "cost_llm_calls", "quality_not_there"))
     assert list(frames) == [METRIC, "cost_llm_calls"]
     lines = delta_table_text(frames).splitlines()
-    assert lines[0].startswith("Δ = candidate − the base config") and "12 questions, 2 seed(s)" in lines[0]
+    assert lines[0].startswith("Δ = candidate − the base config")
+    assert "the same 12 questions" in lines[0] and "2 seed(s)" in lines[0]
     assert "Δ gold answer in final context" in lines[1] and "Δ LLM calls / question" in lines[1]
     assert [ln.split("  ")[0].strip() for ln in lines[2:]] == ["round_cap.max_rounds=1",
                                                                "truncation.strategy=append_then_truncate"]
     assert lines[2].count("*") == sum(frames[m].iloc[0]["excludes_zero"] for m in frames)
+
+
+def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
+    sweep_file = tmp_path / "paired.json"
+    sweep_file.write_text(json.dumps(SPEC))
+    assert main(["sweep", str(sweep_file), "--out", str(sweep.run_dir), "--quiet"]) == 0   # resumes: runs nothing
+    text = capsys.readouterr().out
+    table = text[text.index("Δ = candidate − the base config"):].splitlines()
+    assert table[1].split()[:3] == ["changes", "vs", "reference"]
+    assert table[2].startswith("round_cap.max_rounds=1 ") and len(table) == 4

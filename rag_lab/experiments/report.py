@@ -173,9 +173,9 @@ def _reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
     ref = first.attrs.get("reference", {})
     n = sorted({int(v) for f in frames.values() for v in f["n"]})
     seeds = sorted({int(v) for f in frames.values() for v in f["n_seeds"]})
-    return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same questions "
-            f"({', '.join(map(str, n))} questions, {', '.join(map(str, seeds))} seed(s)); "
-            "paired bootstrap 95% interval")
+    count = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
+    return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same {count} questions "
+            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval")
 
 
 def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
@@ -195,8 +195,8 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
                  f'<td class="text">{html.escape(str(row["label"]))}</td>']
         for metric in metrics:
             other = frames[metric].iloc[pos]
-            cls = "measured up" if other["lo"] > 0 else "measured down" if other["hi"] < 0 else ""
-            cells.append(f'<td class="{cls}">{html.escape(_interval(other, _decimals(frames, metric)))}</td>')
+            cls = ' class="measured up"' if other["lo"] > 0 else ' class="measured down"' if other["hi"] < 0 else ""
+            cells.append(f"<td{cls}>{html.escape(_interval(other, _decimals(frames, metric)))}</td>")
         cells.append(f"<td>{int(row['n'])}</td>")
         share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
         cells.append(f"<td>{html.escape(share)}</td>")
