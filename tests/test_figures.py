@@ -334,6 +334,11 @@ def test_cost_quality_points_named_by_their_changes():
     assert points.mode == "markers+text" and points.text[2] == "a &lt;b&gt;"
     assert "LLM calls / question: %{x:.4g}" in points.hovertemplate
     assert points.hovertext[1].startswith("hyde.enabled=true<br>b2")
+    # points drawn at the same place show one text, the first one's, with how many share it
+    same = table.assign(cost_llm_calls=[2.0, 3.0, 2.0, 2.0, 5.0], quality_f1=[0.5, 0.4, 0.5, 0.5, 0.55])
+    shown = cost_quality_figure(cost_quality_info(same, "cost_llm_calls", "quality_f1", text_col="changes")).data[0]
+    assert list(shown.text) == ["base (+2 same)", "hyde.enabled=true", "", "", "both"]
+    assert list(shown.hovertext)[2].startswith("a &lt;b&gt;<br>b3")
     plain = cost_quality_figure(cost_quality_info(FACETED, "cost_llm_calls", "quality_f1"))
     assert plain.data[0].mode == "markers" and plain.data[0].text is None
 

@@ -14,6 +14,7 @@ from rag_lab.evaluation import EvalRun
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments import load_sweep
 from rag_lab.experiments.paired import paired_difference
+from rag_lab.figures.common import point_texts
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets import OUTCOMES, PolicyExplorer, SweepPanel, TraceViewer, param_control, parse_value
 from rag_lab.widgets import explorer as explorer_module
@@ -132,7 +133,8 @@ def test_explorer_runs_and_adds_points():
         f"Δ {label(col)} vs base: {expected.delta:+.3f} [{expected.lo:+.3f}, {expected.hi:+.3f}] "
         f"(paired 95% interval, {expected.n} questions")
     # points named by what they change, on the plot and in the hover
-    assert list(explorer.figure.data[0].text) == ["base", "round_cap.max_rounds=3"]
+    scatter = explorer.figure.data[0]
+    assert list(scatter.text) == point_texts(list(scatter.x), list(scatter.y), ["base", "round_cap.max_rounds=3"])
     assert explorer.figure.data[0].hovertext[1].startswith("round_cap.max_rounds=3<br>")
     assert points["changes"].tolist() == ["base", "round_cap.max_rounds=3"]
     assert explorer.figure.layout.xaxis.title.text == label(explorer.cost_col)
@@ -211,7 +213,10 @@ def test_sweep_panel_runs_and_exports(sweep):
     assert len(panel.figure.data) >= 1
     assert "rag-lab-sweep-panel" in panel.widget._dom_classes
     # points named by what they change from the panel's base config (round_cap.max_rounds=2, not a grid point)
-    assert list(panel.figure.data[0].text) == ["round_cap.max_rounds=1", "round_cap.max_rounds=3"]
+    scatter = panel.figure.data[0]
+    assert list(scatter.text) == point_texts(list(scatter.x), list(scatter.y),
+                                             ["round_cap.max_rounds=1", "round_cap.max_rounds=3"])
+    assert [h.split("<br>")[0] for h in scatter.hovertext] == ["round_cap.max_rounds=1", "round_cap.max_rounds=3"]
     assert panel.figure.layout.xaxis.title.text == label(panel.cost_col)
 
 

@@ -31,6 +31,7 @@ from rag_lab.figures.common import (
     hover,
     is_missing,
     numeric,
+    point_texts,
     require_columns,
     short,
 )
@@ -177,7 +178,8 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool)
         x=[info.x[i] for i in idx],
         y=[info.y[i] for i in idx],
         mode="markers+text" if info.texts is not None else "markers",
-        text=[html.escape(info.texts[i]) for i in idx] if info.texts is not None else None,
+        text=[html.escape(t) for t in point_texts([info.x[i] for i in idx], [info.y[i] for i in idx],
+                                                  [info.texts[i] for i in idx])] if info.texts is not None else None,
         textposition="top center",
         textfont=dict(size=10, color="#555"),
         name=label,

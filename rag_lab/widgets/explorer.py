@@ -39,6 +39,7 @@ from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.paired import PairedDifference, changes_label, config_changes, paired_difference
 from rag_lab.experiments.stats import aggregate_rows, pareto_mask
 from rag_lab.experiments.sweep import config_id
+from rag_lab.figures.common import point_texts
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
@@ -392,7 +393,7 @@ class PolicyExplorer:
         with self.figure.batch_update():
             scatter, line, ring = self.figure.data
             scatter.x, scatter.y, scatter.hovertext = x.tolist(), y.tolist(), labels
-            scatter.text = [html.escape(n) for n in names]
+            scatter.text = [html.escape(t) for t in point_texts(x.tolist(), y.tolist(), names)]
             scatter.customdata = [p["config_id"] for p in points]
             scatter.error_y = {"type": "data", "symmetric": False, "array": np.nan_to_num(hi - y).tolist(),
                                "arrayminus": np.nan_to_num(y - lo).tolist(), "thickness": 1}
