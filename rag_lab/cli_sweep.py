@@ -51,7 +51,16 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
            "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
-    return out, format_table(result, seconds)
+    return out, format_table(result, seconds) + _deltas(result)
+
+
+def _deltas(result: Any) -> str:
+    """The paired Δ-vs-base table of the default quality and cost columns (empty until the sweep is complete)."""
+    from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+    from rag_lab.experiments.report import comparisons, delta_table_text
+
+    frames = comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST)) if result.complete and len(result.table) > 1 else {}
+    return "\n\n" + delta_table_text(frames) if frames else ""
 
 
 def format_table(result: Any, seconds: float) -> str:

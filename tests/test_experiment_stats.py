@@ -2,15 +2,13 @@
 
 import math
 import re
-import sys
-import types
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from rag_lab.evaluation.catalog import DEFAULT_QUALITY
+from rag_lab.evaluation.catalog import DEFAULT_QUALITY, label
 from rag_lab.experiments.report import write_report
 from rag_lab.experiments.stats import (
     add_pareto,
@@ -253,7 +251,8 @@ def test_cost_quality_figure_from_info():
     assert names == ["hyde.enabled=no", "hyde.enabled=yes", "Pareto front"]
     assert list(fig.data[0].error_y.array) == pytest.approx([0.10, 0.10])
     assert list(fig.data[-1].x) == [2.0, 3.0, 6.0] and fig.data[-1].line.shape == "hv"
-    assert fig.layout.xaxis.title.text == "cost_llm_calls"
+    assert fig.layout.xaxis.title.text == "LLM calls / question"
+    assert fig.layout.yaxis.title.text == "answer containment"
 
 
 # ---------------------------------------------------------------- report
@@ -272,7 +271,7 @@ def test_write_report_is_self_contained(tmp_path):
     assert not re.search(r"<script[^>]*\bsrc=", text)  # nothing loaded from a CDN or anywhere else
     assert "https://cdn" not in text.replace(_plotly_js(text), "")  # (plotly.js itself mentions CDNs)
     assert "How to read this" in text and "spent_*" in text
-    assert f"cost_tokens vs {DEFAULT_QUALITY}" in text  # the second scatter
+    assert f"{label(DEFAULT_QUALITY)} vs tokens \\u002f question" in text  # the second scatter, readable titles (JSON)
     # the table: values, CI folded into the quality cell, Pareto rows, escaped text
     assert "<td>0.6 [0.5, 0.7]</td>" in text
     assert "<td>3100</td>" in text
@@ -291,23 +290,11 @@ def _plotly_js(text: str) -> str:
     return max(re.findall(r"<script[^>]*>(.*?)</script>", text, flags=re.S), key=len)
 
 
-def test_write_report_reads_a_run_directory_through_load_sweep(tmp_path, monkeypatch):
-    """The run-directory branch asks ``rag_lab.experiments.runner.load_sweep(run_dir).table`` (a stand-in here)."""
-    calls = []
-
-    def load_sweep(run_dir):
-        calls.append(run_dir)
-        return types.SimpleNamespace(table=TABLE)
-
-    monkeypatch.setitem(sys.modules, "rag_lab.experiments.runner", types.SimpleNamespace(load_sweep=load_sweep))
-    run_dir = tmp_path / "quickstart-run"
-    run_dir.mkdir()
-    text = write_report(run_dir, tmp_path / "r.html").read_text(encoding="utf-8")
-    assert calls == [run_dir]
-    assert "<h1>rag_lab sweep report: quickstart-run</h1>" in text
-    assert "<td>0.6 [0.5, 0.7]</td>" in text
+def test_write_report_names_a_table_and_has_no_delta_section_without_a_sweep(tmp_path):
+    """A bare table has no per-question rows, so no paired differences (tests/test_paired.py: from a sweep)."""
     named = write_report(TABLE, tmp_path / "n.html", name="a & b").read_text(encoding="utf-8")
     assert "<h1>rag_lab sweep report: a &amp; b</h1>" in named
+    assert "Paired differences" not in named and "<td>0.6 [0.5, 0.7]</td>" in named
 
 
 def test_write_report_rejects_bad_input(tmp_path):

@@ -19,6 +19,8 @@ from rag_lab.figures import (
     cost_quality_info,
     crag_heatmap_figure,
     crag_heatmap_info,
+    forest_figure,
+    forest_info,
     round_yield_figure,
     round_yield_info,
     rounds_histogram_figure,
@@ -317,4 +319,73 @@ def test_cost_quality_figure_one_panel_per_facet():
     ]
     assert list(fig.data[5].x) == [2.0] and list(fig.data[2].customdata) == ["b1", "b3"]
     assert [a.text for a in fig.layout.annotations] == ["retrieval.retriever=bm25", "retrieval.retriever=dense"]
-    assert fig.layout.title.text == "quality_f1 vs cost_llm_calls"
+    assert fig.layout.title.text == "answer token F1 vs LLM calls / question"
+    assert fig.layout.xaxis.title.text == fig.layout.xaxis2.title.text == "LLM calls / question"
+
+
+def test_cost_quality_points_named_by_their_changes():
+    table = FACETED.assign(changes=["base", "hyde.enabled=true", "a <b>", "retrieval.retriever=dense", "both"])
+    info = cost_quality_info(table, "cost_llm_calls", "quality_f1", text_col="changes",
+                             label_cols=["param_hyde.enabled"])
+    assert info.texts == ("base", "hyde.enabled=true", "a <b>", "retrieval.retriever=dense", "both")
+    assert info.labels[1] == "hyde.enabled=true\nb2\nhyde.enabled=yes"
+    assert (info.x_title, info.y_title) == ("LLM calls / question", "answer token F1")
+    fig = cost_quality_figure(info)
+    points = fig.data[0]
+    assert points.mode == "markers+text" and points.text[2] == "a &lt;b&gt;"
+    assert "LLM calls / question: %{x:.4g}" in points.hovertemplate
+    assert points.hovertext[1].startswith("hyde.enabled=true<br>b2")
+    # points drawn at the same place show one text, the first one's, with how many share it
+    same = table.assign(cost_llm_calls=[2.0, 3.0, 2.0, 2.0, 5.0], quality_f1=[0.5, 0.4, 0.5, 0.5, 0.55])
+    shown = cost_quality_figure(cost_quality_info(same, "cost_llm_calls", "quality_f1", text_col="changes")).data[0]
+    assert list(shown.text) == ["base (+2 same)", "hyde.enabled=true", "", "", "both"]
+    assert list(shown.hovertext)[2].startswith("a &lt;b&gt;<br>b3")
+    plain = cost_quality_figure(cost_quality_info(FACETED, "cost_llm_calls", "quality_f1"))
+    assert plain.data[0].mode == "markers" and plain.data[0].text is None
+
+
+# ---------------------------------------------------------------- forest plot of paired differences
+
+COMPARISON = pd.DataFrame({
+    "candidate_id": ["c1", "c0", "c2", "c3", "c4"],
+    "label": ["round_cap.max_rounds=1", "base", "truncation.strategy=append_then_truncate", "hyde.enabled=true",
+              "crag.upper=0.7"],
+    "metric": ["quality_answer_containment"] * 5,
+    "delta": [-0.08, 0.0, -0.03, 0.01, NAN],
+    "lo": [-0.12, 0.0, -0.05, -0.02, NAN],
+    "hi": [-0.04, 0.0, -0.01, 0.04, NAN],
+    "n": [240, 240, 240, 240, 0],
+    "share_differ": [0.1, 0.0, 0.05, 0.2, NAN],
+    "is_reference": [False, True, False, False, False],
+})
+COMPARISON.attrs["reference"] = {"description": "the base config (candidate c0)"}
+
+
+def test_forest_info_leaves_out_the_reference_and_undefined_rows():
+    info = forest_info(COMPARISON)
+    assert info.metric == "quality_answer_containment"
+    assert info.reference == "the base config (candidate c0)"
+    assert info.ids == ("c1", "c2", "c3") and info.n_undefined == 1
+    assert info.labels == ("round_cap.max_rounds=1", "truncation.strategy=append_then_truncate", "hyde.enabled=true")
+    assert info.delta == (-0.08, -0.03, 0.01) and info.lo == (-0.12, -0.05, -0.02) and info.hi == (-0.04, -0.01, 0.04)
+    assert info.sign == (-1, -1, 0) and info.n == (240, 240, 240) and info.share_differ == (0.1, 0.05, 0.2)
+    assert info.x_title == "Δ answer containment (candidate − reference)"
+    assert forest_info(COMPARISON.assign(lo=[0.01, 0, 0.02, -0.02, NAN])).sign == (1, 1, 0)
+    assert forest_info(COMPARISON, reference="run 7").reference == "run 7"
+    with pytest.raises(ValueError, match="name one"):
+        forest_info(COMPARISON.assign(metric=["a", "b", "a", "a", "a"]))
+    with pytest.raises(ValueError, match="'hi'"):
+        forest_info(COMPARISON.drop(columns=["hi"]))
+
+
+def test_forest_figure_from_info():
+    info = forest_info(COMPARISON)
+    fig = forest_figure(info)
+    (points,) = fig.data
+    assert list(points.x) == [-0.08, -0.03, 0.01] and list(points.y) == list(info.labels)
+    assert list(points.error_x.array) == pytest.approx([0.04, 0.02, 0.03])
+    assert list(points.error_x.arrayminus) == pytest.approx([0.04, 0.02, 0.03])
+    assert list(points.marker.symbol) == ["circle", "circle", "circle-open"]
+    assert fig.layout.shapes[0].x0 == 0 and fig.layout.yaxis.autorange == "reversed"
+    assert fig.layout.title.text == "Δ answer containment vs the base config (candidate c0)"
+    assert "240 questions, 10% differ" in points.hovertext[0]

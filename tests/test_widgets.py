@@ -11,13 +11,14 @@ import pytest
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun
-from rag_lab.evaluation.catalog import DEFAULT_QUALITY
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments import load_sweep
+from rag_lab.experiments.paired import paired_difference
+from rag_lab.figures.common import point_texts
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets import OUTCOMES, PolicyExplorer, SweepPanel, TraceViewer, param_control, parse_value
 from rag_lab.widgets import explorer as explorer_module
 from rag_lab.widgets.controls import controllable_keys
-from rag_lab.widgets.explorer import short_name
 from rag_lab.widgets.trace_viewer import outcome_mask
 
 # --- controls -------------------------------------------------------------------------------------
@@ -105,8 +106,9 @@ def test_explorer_runs_and_adds_points():
     first = explorer.run()
     assert first["n_questions"] == 6 and 0.0 <= first[DEFAULT_QUALITY] <= first["quality_answer_containment"] <= 1.0
     assert len(explorer.points) == 1 and len(explorer.figure.data[0].x) == 1
-    assert explorer._status.value.startswith(f"runs: 1 · last: {short_name(DEFAULT_QUALITY)}=")
-    assert " containment=" in explorer._status.value  # the lenient form beside the strict one
+    assert explorer._status.value.startswith(f"runs: 1 · last (base): {label(explorer.quality_col)} ")
+    assert f", {label('quality_answer_containment')} " in explorer._status.value  # the lenient form beside the strict one
+    assert explorer._delta.value.startswith("Δ vs base: this is the reference point")
 
     explorer.set_params(**{"round_cap.max_rounds": 3})
     assert explorer.controls["round_cap.max_rounds"].value == 3
@@ -117,8 +119,40 @@ def test_explorer_runs_and_adds_points():
     assert points.loc[points["is_current"], "config_id"].item() == second["config_id"] != first["config_id"]
     assert explorer.figure.data[2].x == (second["cost_llm_calls"],)
     assert {f"{DEFAULT_QUALITY}_lo", f"{DEFAULT_QUALITY}_hi", "is_pareto"} <= set(points.columns)
-    assert explorer._status.value.startswith("runs: 2 ·")
+    assert explorer._status.value.startswith("runs: 2 · last (round_cap.max_rounds=3): ")
     assert len(explorer.eval_run().rows) == 6
+
+    # the Δ vs the base point: the paired difference over the same 6 questions, in the status readout
+    assert explorer.reference_id == first["config_id"]
+    rows = {r["qid"]: r for r in explorer.eval_run().rows}
+    base_rows = {r["qid"]: r for r in explorer.eval_run(first["config_id"]).rows}
+    qids = [q.qid for q in explorer.questions]
+    col = explorer.quality_col
+    expected = paired_difference([rows[q][col] for q in qids], [base_rows[q][col] for q in qids])
+    assert explorer.delta() == expected
+    assert explorer._delta.value.startswith(
+        f"Δ {label(col)} vs base: {expected.delta:+.3f} [{expected.lo:+.3f}, {expected.hi:+.3f}] "
+        f"(paired 95% interval, {expected.n} questions")
+    # points named by what they change, on the plot and in the hover
+    scatter = explorer.figure.data[0]
+    assert list(scatter.text) == point_texts(list(scatter.x), list(scatter.y), ["base", "round_cap.max_rounds=3"])
+    assert explorer.figure.data[0].hovertext[1].startswith("round_cap.max_rounds=3<br>")
+    assert points["changes"].tolist() == ["base", "round_cap.max_rounds=3"]
+    assert explorer.figure.layout.xaxis.title.text == label(explorer.cost_col)
+
+    # another axis re-draws from the points already run; nothing runs
+    explorer.axes.cost.value = "cost_tokens"
+    assert explorer.cost_col == "cost_tokens" and explorer.runs_completed == 2
+    assert list(explorer.figure.data[0].x) == points["cost_tokens"].tolist()
+    assert explorer.figure.layout.xaxis.title.text == "tokens / question"
+    explorer.set_axes(quality="quality_has_answer_in_context")
+    assert list(explorer.figure.data[0].y) == points["quality_has_answer_in_context"].tolist()
+    assert explorer.axes.quality.value == "quality_has_answer_in_context" and explorer.runs_completed == 2
+    assert explorer._delta.value.startswith("Δ gold answer in final context vs base: ")
+    assert explorer.delta() == explorer.delta(metric="quality_has_answer_in_context")
+    with pytest.raises(ConfigError):
+        explorer.set_axes(cost="quality_f1")
+    explorer.set_axes(cost="cost_llm_calls", quality=col)
 
     with pytest.raises(ConfigError):  # crag.upper below crag.lower: nothing runs, the controls keep their values
         explorer.set_params(crag__upper=0.0)
@@ -179,6 +213,28 @@ def test_sweep_panel_runs_and_exports(sweep):
     assert all(cid in panel._table.value for cid in result.table["candidate_id"])
     assert len(panel.figure.data) >= 1
     assert "rag-lab-sweep-panel" in panel.widget._dom_classes
+    # points named by what they change from the panel's base config (round_cap.max_rounds=2, not a grid point)
+    scatter = panel.figure.data[0]
+    assert list(scatter.text) == point_texts(list(scatter.x), list(scatter.y),
+                                             ["round_cap.max_rounds=1", "round_cap.max_rounds=3"])
+    assert [h.split("<br>")[0] for h in scatter.hovertext] == ["round_cap.max_rounds=1", "round_cap.max_rounds=3"]
+    assert panel.figure.layout.xaxis.title.text == label(panel.cost_col)
+
+
+def test_sweep_panel_axes_redraw_without_running(sweep):
+    panel, result = sweep
+    computed = panel.result.computed
+    panel.axes.quality.value = "quality_abstention_accuracy"
+    assert panel.quality_col == "quality_abstention_accuracy" and panel.result.computed == computed
+    assert list(panel.figure.data[0].y) == result.table["quality_abstention_accuracy"].tolist()
+    assert panel.figure.layout.yaxis.title.text == "abstention accuracy"
+    assert "quality_abstention_accuracy" in panel._table.value
+    panel.set_axes(cost="cost_modelled_latency_s")
+    assert list(panel.figure.data[0].x) == result.table["cost_modelled_latency_s"].tolist()
+    assert panel.axes.cost.value == "cost_modelled_latency_s"
+    with pytest.raises(ConfigError):
+        panel.set_axes(quality="cost_tokens")
+    panel.set_axes(cost=DEFAULT_COST, quality=DEFAULT_QUALITY)
 
 
 def test_sweep_panel_rejects_bad_values():

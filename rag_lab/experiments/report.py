@@ -2,23 +2,33 @@
 
 One file, no network: plotly.js is inlined once. It holds the cost-vs-quality scatter with CI error bars
 and the Pareto front, a second scatter of tokens (or modelled latency) against the same quality, the
-results table with the key columns first, and a short note on how to read it. Every text from the
-table is HTML-escaped.
+results table with the key columns first, and a short note on how to read it. From a run directory
+(or a :class:`~rag_lab.experiments.SweepResult`), it also holds the paired differences of every
+candidate against the base config (:meth:`~rag_lab.experiments.SweepResult.compare`) for the quality
+and cost columns, as a Δ table and a forest plot per column, and the points of the scatters are
+labelled by the parameters each candidate changes. Every text from the table is HTML-escaped.
+
+:func:`delta_table_text` is the same Δ table as plain text (``rag-lab sweep`` prints it).
 """
 
 from __future__ import annotations
 
 import html
 import os
+from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
-from rag_lab.figures import cost_quality  # the module, not its names: rag_lab.figures imports this package too
+from rag_lab.figures import cost_quality, forest  # the modules, not their names: rag_lab.figures imports this package too
 from rag_lab.figures.common import PARAM_PREFIX, format_value
+
+if TYPE_CHECKING:
+    from rag_lab.experiments.results import SweepResult
 
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
@@ -33,21 +43,29 @@ h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-to
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th { position: sticky; top: 0; background: #f6f6f6; } td.text, th.text { text-align: left; }
 tr.pareto td { background: #eef6ee; font-weight: 600; }
+td.measured { font-weight: 700; } td.measured.up { color: #2b5d8f; } td.measured.down { color: #b23b3b; }
 """
+#: Column of the point labels added to the table for the scatters (the parameters a candidate changes).
+LABEL_COL = "changes"
+TEXT_CLASS = ' class="text"'
 
 
-def _load_table(source: pd.DataFrame | str | os.PathLike[str]) -> tuple[pd.DataFrame, str]:
-    """The results table and a name for it: a DataFrame as is, or a run directory through ``load_sweep``."""
+def _load(source: Any) -> tuple[pd.DataFrame, SweepResult | None, str]:
+    """The results table, the sweep it came from (None for a bare table) and a name for it: a DataFrame as is,
+    a :class:`SweepResult`, or a run directory through ``load_sweep``."""
+    from rag_lab.experiments.results import SweepResult
+    from rag_lab.experiments.runner import load_sweep  # (the runner imports this package's stats)
+
     if isinstance(source, pd.DataFrame):
-        return source, "results table"
+        return source, None, "results table"
     if isinstance(source, (str, os.PathLike)):
         run_dir = Path(source)
         if not run_dir.is_dir():
             raise ValueError(f"{run_dir}: not a run directory")
-        from rag_lab.experiments.runner import load_sweep  # the runner imports this package's stats
-
-        return load_sweep(run_dir).table, run_dir.resolve().name
-    raise ValueError(f"source must be a results DataFrame or a run directory, got {type(source).__name__}")
+        source = load_sweep(run_dir)
+    if isinstance(source, SweepResult):
+        return source.table, source, Path(source.run_dir).resolve().name
+    raise ValueError(f"source must be a results DataFrame, a SweepResult or a run directory, got {type(source).__name__}")
 
 
 def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[str]:
@@ -57,7 +75,7 @@ def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[
     quality = [c for c in cols if c.startswith(QUALITY_PREFIX) and not is_ci_bound(c, cols)]
     costs = [c for c in cols if c.startswith(COST_PREFIXES)]
     key = [
-        *(["candidate_id"] if "candidate_id" in cols else []),
+        *(c for c in ("candidate_id", LABEL_COL) if c in cols),
         *(c for c in cols if c.startswith(PARAM_PREFIX)),
         quality_col, *(c for c in quality if c != quality_col),
         cost_col, *(c for c in costs if c != cost_col),
@@ -74,19 +92,23 @@ def _cell(row: pd.Series, col: str, columns: pd.Index) -> str:
     return html.escape(text)
 
 
+def _is_text(col: str) -> bool:
+    return col in ("candidate_id", LABEL_COL) or col.startswith(PARAM_PREFIX)
+
+
 def results_table_html(table: pd.DataFrame, cost_col: str, quality_col: str) -> str:
     """The results table as an HTML ``<table>`` (escaped), Pareto rows marked with the class ``pareto``."""
     order = _column_order(table, cost_col, quality_col)
 
     def head(col: str) -> str:
-        cls = ' class="text"' if col == "candidate_id" or col.startswith(PARAM_PREFIX) else ""
+        cls = ' class="text"' if _is_text(col) else ""
         return f"<th{cls}>{html.escape(col.removeprefix(PARAM_PREFIX))}</th>"
 
     lines = ["<table>", "<thead><tr>" + "".join(head(c) for c in order) + "</tr></thead>", "<tbody>"]
     for _, row in table.iterrows():
         cls = ' class="pareto"' if bool(row["is_pareto"]) else ""
         cells = "".join(
-            f'<td class="text">{_cell(row, c, table.columns)}</td>' if c == "candidate_id" or c.startswith(PARAM_PREFIX)
+            f'<td class="text">{_cell(row, c, table.columns)}</td>' if _is_text(c)
             else f"<td>{_cell(row, c, table.columns)}</td>"
             for c in order
         )
@@ -106,12 +128,13 @@ def _spent_ratio(table: pd.DataFrame) -> float | None:
 
 
 def _how_to_read(cost_col: str, quality_col: str) -> str:
-    cost, quality = html.escape(cost_col), html.escape(quality_col)
+    cost = f"{html.escape(label(cost_col))} (<code>{html.escape(cost_col)}</code>)"
+    quality = f"{html.escape(label(quality_col))} (<code>{html.escape(quality_col)}</code>)"
     return (
         "<p class=\"note\"><b>How to read this.</b> Each point is one candidate configuration of the sweep. "
-        f"The y axis is <code>{quality}</code>, its mean over the questions where it is defined; the error bars "
+        f"The y axis is {quality}, its mean over the questions where it is defined; the error bars "
         "are its bootstrap confidence interval over questions (shown in the table as <i>mean [lo, hi]</i>). "
-        f"The x axis is <code>{cost}</code>, a mean per question. <code>cost_*</code> columns are what the policy "
+        f"The x axis is {cost}, a mean per question. <code>cost_*</code> columns are what the policy "
         "<i>incurred</i>, cached or not: they depend only on the configuration and are what the plots compare. "
         "<code>spent_*</code> columns count only cache misses, the calls actually made during this run, and "
         "<code>run_*</code> columns are wall-clock times; both depend on the cache and the machine, not on the "
@@ -120,18 +143,126 @@ def _how_to_read(cost_col: str, quality_col: str) -> str:
     )
 
 
+# --- paired differences vs the base config ------------------------------------------------------------
+
+
+def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = None,
+                n_boot: int = 2000) -> dict[str, pd.DataFrame]:
+    """:meth:`SweepResult.compare` for each of ``metrics`` present in the sweep, against one reference."""
+    present = [m for m in dict.fromkeys(metrics) if m in sweep.table.columns]
+    return {m: sweep.compare(m, reference=reference, n_boot=n_boot) for m in present}
+
+
+def _decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
+    """Decimals that show a metric's differences: 3 below 10, 1 below 1000, else 0."""
+    frame = frames[metric]
+    top = pd.concat([frame["delta"].abs(), frame["lo"].abs(), frame["hi"].abs()]).max()
+    if pd.isna(top) or top < 10:
+        return 3
+    return 1 if top < 1000 else 0
+
+
+def _interval(row: pd.Series, decimals: int) -> str:
+    if pd.isna(row["delta"]):
+        return "–"
+    return f"{row['delta']:+.{decimals}f} [{row['lo']:+.{decimals}f}, {row['hi']:+.{decimals}f}]"
+
+
+def _reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
+    first = next(iter(frames.values()))
+    ref = first.attrs.get("reference", {})
+    n = sorted({int(v) for f in frames.values() for v in f["n"]})
+    seeds = sorted({int(v) for f in frames.values() for v in f["n_seeds"]})
+    count = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
+    return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same {count} questions "
+            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval")
+
+
+def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
+    """The Δ-vs-reference table: one row per candidate but the reference, one column per metric with
+    ``Δ [lo, hi]`` (bold where the interval excludes 0), the questions used and the share that differ
+    on the first metric."""
+    metrics = list(frames)
+    first = frames[metrics[0]]
+    keep = ~first["is_reference"].to_numpy(dtype=bool)
+    heads = ["candidate", "changes vs reference", *(f"Δ {label(m)}" for m in metrics), "questions",
+             f"differ on {label(metrics[0])}"]
+    head = "".join(f"<th{TEXT_CLASS if i < 2 else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads))
+    lines = ['<table class="delta">', f"<thead><tr>{head}</tr></thead>", "<tbody>"]
+    for pos in [i for i, k in enumerate(keep) if k]:
+        row = first.iloc[pos]
+        cells = [f'<td class="text">{html.escape(str(row["candidate_id"]))}</td>',
+                 f'<td class="text">{html.escape(str(row["label"]))}</td>']
+        for metric in metrics:
+            other = frames[metric].iloc[pos]
+            cls = ' class="measured up"' if other["lo"] > 0 else ' class="measured down"' if other["hi"] < 0 else ""
+            cells.append(f"<td{cls}>{html.escape(_interval(other, _decimals(frames, metric)))}</td>")
+        cells.append(f"<td>{int(row['n'])}</td>")
+        share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
+        cells.append(f"<td>{html.escape(share)}</td>")
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
+
+
+def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
+    """The Δ-vs-reference table as plain text (``*``: the interval excludes 0)."""
+    metrics = list(frames)
+    first = frames[metrics[0]]
+    rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
+    cells = [[_interval(frames[m].iloc[i], _decimals(frames, m)) + (" *" if frames[m].iloc[i]["excludes_zero"] else "")
+              for m in metrics] for i in rows]
+    names = [str(first.iloc[i]["label"]) for i in rows]
+    heads = [f"Δ {label(m)}" for m in metrics]
+    w0 = max([len("changes vs reference"), *map(len, names)])
+    widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
+    lines = [_reference_sentence(frames) + "; * the interval excludes 0",
+             f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
+    lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
+              for n, row in zip(names, cells, strict=True)]
+    return "\n".join(lines)
+
+
+def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
+    parts = [
+        "<h2>Paired differences vs the reference</h2>",
+        f"<p class=\"note\">{html.escape(_reference_sentence(frames))}. Every candidate answered the same "
+        "questions, so the question-to-question spread that makes each candidate's own interval wide cancels in "
+        "the per-question difference: questions are resampled jointly for the candidate and the reference (with "
+        "several seeds, each question's difference is averaged over its seeds first). A bold Δ has an interval "
+        "that excludes 0 (blue above, red below); <i>differ</i> is the share of questions on which the two "
+        "configurations' values differ at all.</p>",
+        '<div class="table-wrap">', delta_table_html(frames), "</div>",
+    ]
+    for i, (metric, frame) in enumerate(frames.items()):
+        figure = forest.forest_figure(forest.forest_info(frame, metric))
+        parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
+                                    div_id=f"forest-{i}"))
+    return parts
+
+
+def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotlyjs: bool) -> str:
+    text_col = LABEL_COL if LABEL_COL in table.columns else None
+    info = cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col)
+    return cost_quality.cost_quality_figure(info).to_html(full_html=False, include_plotlyjs=include_plotlyjs,
+                                                          default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)
+
+
 def write_report(
-    source: pd.DataFrame | str | os.PathLike[str],
+    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
     out_html: str | os.PathLike[str],
     cost_col: str = DEFAULT_COST,
     quality_col: str = DEFAULT_QUALITY,
     name: str | None = None,
+    reference: Any = None,
 ) -> Path:
-    """Write the HTML report of ``source`` — a results table, or a run directory read with
-    :func:`rag_lab.experiments.runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
+    """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory read
+    with :func:`rag_lab.experiments.runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
     ``name`` titles the report (default: the run directory's name). The Pareto flags are recomputed for
-    ``cost_col`` × ``quality_col``. Returns the written path."""
-    table, default_name = _load_table(source)
+    ``cost_col`` × ``quality_col``. A sweep (not a bare table) adds the paired differences of ``quality_col`` and
+    ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and
+    labels the points by the parameters they change. Returns the written path."""
+    table, sweep, default_name = _load(source)
     name = name or default_name
     if table.empty:
         raise ValueError(f"{name}: the results table has no rows")
@@ -139,16 +270,15 @@ def write_report(
         if col not in table.columns:
             raise ValueError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
     table = add_pareto(table, cost_col, quality_col)
+    frames: dict[str, pd.DataFrame] = {}
+    if sweep is not None:
+        frames = comparisons(sweep, (quality_col, cost_col), reference)
+        table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
 
-    main = cost_quality.cost_quality_figure(cost_quality.cost_quality_info(table, cost_col, quality_col))
-    main.update_layout(title_text=f"{cost_col} vs {quality_col}")
-    plots = [main.to_html(full_html=False, include_plotlyjs=True, default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)]
+    plots = [_scatter(table, cost_col, quality_col, include_plotlyjs=True)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
     if second_col is not None:
-        second = cost_quality.cost_quality_figure(cost_quality.cost_quality_info(table, second_col, quality_col))
-        second.update_layout(title_text=f"{second_col} vs {quality_col}")
-        plots.append(second.to_html(full_html=False, include_plotlyjs=False, default_height=_PLOT_HEIGHT,
-                                    config=_PLOT_CONFIG))
+        plots.append(_scatter(table, second_col, quality_col, include_plotlyjs=False))
 
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     n_front = int(table["is_pareto"].sum())
@@ -171,6 +301,7 @@ def write_report(
         _how_to_read(cost_col, quality_col),
         "<h2>Cost vs quality</h2>",
         *plots,
+        *(_delta_section(frames) if frames else []),
         "<h2>Results</h2>",
         '<div class="table-wrap">',
         results_table_html(table, cost_col, quality_col),

@@ -12,13 +12,16 @@ deterministic), ``spent_*`` (cache misses) and ``run_*`` (wall clock), and ``is_
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.experiments.paired import changes_label, config_changes, paired_difference
 from rag_lab.experiments.stats import COST_PREFIXES, add_pareto, aggregate_rows, mean_std_over_seeds
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
@@ -147,6 +150,118 @@ class SweepResult:
         (fired / calls of the role); empty for a real model (see :func:`rag_lab.pipeline.trace.knob_rates`)."""
         return pd.DataFrame(knob_rates(self.traces(candidate_id).values()), columns=KNOB_RATE_COLUMNS)
 
+    # --- paired comparisons against a reference candidate ------------------------------------------
+
+    def _configs_by_id(self) -> dict[str, dict[str, Any]]:
+        """Each distinct config (in table order): its flat ``config`` and its runs' ``candidate_ids`` and ``seeds``."""
+        configs: dict[str, dict[str, Any]] = {}
+        for cand in self._candidates:
+            entry = configs.setdefault(cand["config_id"], {"config": cand["config"], "candidate_ids": [], "seeds": []})
+            entry["candidate_ids"].append(cand["candidate_id"])
+            entry["seeds"].append(cand["seed"])
+        return configs
+
+    def reference(self, reference: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """The reference configuration of :meth:`compare`: ``config_id``, ``candidate_id`` (its first seed's run),
+        ``rule`` and ``description`` (a sentence saying which candidate it is and why).
+
+        ``reference=None`` is the sweep's **base config** when some candidate resolves to it (rule ``base``);
+        when the base config is not itself a grid point, the **first candidate** in grid order (rule ``first``),
+        and the description says so. A string is a ``candidate_id`` (any seed's) or a ``config_id``; a mapping of
+        dotted keys to values picks the one config that has all of them (rule ``given``)."""
+        configs = self._configs_by_id()
+        if not configs:
+            raise ValueError(f"{self.run_dir}: the sweep has no candidates")
+        base = self.plan.get("base_config", {})
+        if reference is None:
+            found = next((k for k, c in configs.items() if c["config"] == base), None)
+            rule = "base" if found is not None else "first"
+            config_id = found if found is not None else next(iter(configs))
+        elif isinstance(reference, str):
+            config_id = next((k for k, c in configs.items() if reference == k or reference in c["candidate_ids"]), None)
+            if config_id is None:
+                raise KeyError(f"no candidate or config {reference!r} in {self.run_dir}")
+            rule = "given"
+        elif isinstance(reference, Mapping):
+            matches = [k for k, c in configs.items()
+                       if all(key in c["config"] and c["config"][key] == v for key, v in reference.items())]
+            if len(matches) != 1:
+                raise KeyError(f"reference {dict(reference)} matches {len(matches)} configs of {self.run_dir} "
+                               "(it must pick exactly one)")
+            config_id, rule = matches[0], "given"
+        else:
+            raise TypeError(f"reference must be None, a candidate/config id or a dict of dotted keys, "
+                            f"got {type(reference).__name__}")
+        entry = configs[config_id]
+        candidate = entry["candidate_ids"][0]
+        changes = changes_label(config_changes(entry["config"], base, self.swept_keys), same="the base config")
+        description = {
+            "base": f"the base config (candidate {candidate})",
+            "first": f"the first candidate {candidate} ({changes}): the base config is not among the candidates",
+            "given": f"candidate {candidate} ({changes})",
+        }[rule]
+        return {"config_id": config_id, "candidate_id": candidate, "rule": rule, "description": description}
+
+    def labels(self, reference: str | Mapping[str, Any] | None = None) -> dict[str, str]:
+        """Each run's ``candidate_id`` → its parameters that differ from the sweep's base config, e.g.
+        ``round_cap.max_rounds=1`` (``base`` when none do, whether or not the base is a grid point); with
+        ``reference`` (as in :meth:`reference`), those that differ from that candidate (``reference`` for itself)."""
+        configs = self._configs_by_id()
+        if reference is None:
+            ref_config, same = self.plan.get("base_config", {}), "base"
+        else:
+            ref_config, same = configs[self.reference(reference)["config_id"]]["config"], "reference"
+        return {cid: changes_label(config_changes(entry["config"], ref_config, self.swept_keys), same=same)
+                for entry in configs.values() for cid in entry["candidate_ids"]}
+
+    def _metric_matrix(self, entry: Mapping[str, Any], metric: str) -> np.ndarray:
+        """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of one config; NaN where a
+        question is missing or undefined, 0 where a cost key is absent (a role never called costs nothing)."""
+        absent = 0.0 if metric.startswith(COST_PREFIXES) else math.nan
+        columns = []
+        for cid in entry["candidate_ids"]:
+            rows = self.store.rows(cid)
+            columns.append([math.nan if q not in rows else _number(rows[q].get(metric, absent)) for q in self.qids])
+        return np.array(columns, dtype=float).T
+
+    def compare(self, metric: str = DEFAULT_QUALITY, reference: str | Mapping[str, Any] | None = None,
+                n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
+        """Every config against a reference on ``metric``: the paired difference over the same questions
+        (:func:`rag_lab.experiments.paired.paired_difference`: questions resampled jointly, seeds averaged
+        within each question).
+
+        One row per config, in table order: ``candidate_id`` (its first seed's run), ``config_id``, ``label``
+        (the parameters that differ from the reference), ``metric``, ``delta`` = candidate − reference with
+        its ``1 − alpha`` interval ``lo``/``hi``, ``n`` (questions defined on both sides), ``n_seeds``,
+        ``share_differ`` (questions on which the two differ), ``mean`` and ``reference_mean`` on those
+        questions, ``excludes_zero`` and ``is_reference``. ``attrs["reference"]`` is :meth:`reference`'s answer
+        (which candidate, and why: the base config, or the first candidate when the base is not a grid point)."""
+        first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
+        if not metric.startswith(COST_PREFIXES) and metric not in first:
+            known = sorted(c for c in first if c.startswith(("quality_", *COST_PREFIXES)))
+            raise ValueError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
+        ref = self.reference(reference)
+        configs = self._configs_by_id()
+        ref_entry = configs[ref["config_id"]]
+        ref_values = self._metric_matrix(ref_entry, metric)
+        labels = self.labels(ref["config_id"])
+        records = []
+        for config_id, entry in configs.items():
+            if entry["seeds"] != ref_entry["seeds"]:
+                raise ValueError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
+                                 "a paired difference needs the same seeds")
+            diff = paired_difference(self._metric_matrix(entry, metric), ref_values, n_boot=n_boot, alpha=alpha,
+                                     seed=seed)
+            candidate = entry["candidate_ids"][0]
+            records.append({"candidate_id": candidate, "config_id": config_id,
+                            "label": labels[candidate] if config_id != ref["config_id"] else
+                            ("base" if ref["rule"] == "base" else "reference"),
+                            "metric": metric, **diff._asdict(), "excludes_zero": diff.excludes_zero,
+                            "is_reference": config_id == ref["config_id"]})
+        out = pd.DataFrame.from_records(records)
+        out.attrs["reference"] = ref
+        return out
+
     def _known(self, candidate_id: str) -> str:
         if candidate_id not in {c["candidate_id"] for c in self._candidates}:
             raise KeyError(f"no candidate {candidate_id!r} in {self.run_dir}")
@@ -155,3 +270,8 @@ class SweepResult:
     def __repr__(self) -> str:
         return (f"SweepResult({str(self.run_dir)!r}, runs={len(self.table)}, questions={len(self.qids)}, "
                 f"complete={self.complete})")
+
+
+def _number(value: Any) -> float:
+    """A stored metric value as a float: None (undefined) as NaN."""
+    return math.nan if value is None else float(value)

@@ -87,3 +87,16 @@ def frozen(array: np.ndarray) -> np.ndarray:
 def short(col: str) -> str:
     """A column name for titles and legends: ``param_`` prefix removed."""
     return col.removeprefix(PARAM_PREFIX)
+
+
+def point_texts(x: Sequence[float], y: Sequence[float], texts: Sequence[str]) -> list[str]:
+    """The text drawn next to each point: points drawn at the same place show one text, the first one's
+    with ``(+k same)`` appended, and the others none (their hover still names each of them)."""
+    first: dict[tuple[float, float], int] = {}
+    for i, key in enumerate(zip(x, y, strict=True)):
+        first.setdefault(key, i)
+    counts: dict[int, int] = {}
+    for key in zip(x, y, strict=True):
+        counts[first[key]] = counts.get(first[key], 0) + 1
+    return [texts[i] + (f" (+{counts[i] - 1} same)" if counts[i] > 1 else "") if i in counts else ""
+            for i in range(len(texts))]

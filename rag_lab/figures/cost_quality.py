@@ -3,7 +3,10 @@
 :func:`cost_quality_info` reads the table into a :class:`CostQualityInfo` (what tests compare);
 :func:`cost_quality_figure` draws it: one marker trace per colour group with the quality column's
 confidence interval as error bars, and the Pareto front (minimum cost, maximum quality) as a staircase;
-with ``facet_by``, one panel per value of that column, each with its own front.
+with ``facet_by``, one panel per value of that column, each with its own front. Axis titles are the
+catalog's readable labels (:func:`rag_lab.evaluation.catalog.label`); with ``text_col`` (e.g. the changed
+parameters of each candidate, see :meth:`rag_lab.experiments.SweepResult.labels`) every point is labelled
+on the plot and its hover starts with that name.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.stats import pareto_mask
 from rag_lab.figures.common import (
     PARAM_PREFIX,
@@ -27,6 +31,7 @@ from rag_lab.figures.common import (
     hover,
     is_missing,
     numeric,
+    point_texts,
     require_columns,
     short,
 )
@@ -39,14 +44,18 @@ class CostQualityInfo:
     Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi``
     are the quality column's confidence bounds (``<quality>_lo``/``_hi``), None when the table has none.
     ``groups`` is each point's colour-group label (None without ``color_by``), ``group_names`` the groups in
-    legend order; ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``labels`` are the hover
-    texts, one ``name=value`` per line. The Pareto front is computed for this pair of columns (the table's own
+    legend order; ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``texts`` are the point
+    labels from ``text_col`` (None without it); ``labels`` the hover texts: the point label, the id, then one
+    ``name=value`` per line. ``x_title``/``y_title`` are the axis titles.
+    The Pareto front is computed for this pair of columns (the table's own
     ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet,
     cost, then quality (``front_facets`` None without ``facet_by``).
     """
 
     cost_col: str
     quality_col: str
+    x_title: str
+    y_title: str
     ids: tuple[str, ...]
     x: tuple[float, ...]
     y: tuple[float, ...]
@@ -58,6 +67,7 @@ class CostQualityInfo:
     facet_by: str | None
     facets: tuple[str, ...] | None
     facet_names: tuple[str, ...]
+    texts: tuple[str, ...] | None
     labels: tuple[str, ...]
     is_pareto: tuple[bool, ...]
     front_ids: tuple[str, ...]
@@ -82,17 +92,18 @@ def cost_quality_info(
     color_by: str | None = None,
     label_cols: Sequence[str] | None = None,
     facet_by: str | None = None,
+    text_col: str | None = None,
 ) -> CostQualityInfo:
     """The data of the cost-vs-quality scatter of ``table`` (one row per candidate).
 
     ``color_by`` names a column (typically a ``param_*``) whose values colour the points, ``facet_by`` one
     whose values split them into panels; ``label_cols`` the columns shown on hover (default: every
-    ``param_*`` column, shown without the prefix). Point ids are the ``candidate_id`` column when present,
-    else the table's index.
+    ``param_*`` column, shown without the prefix); ``text_col`` one whose values name the points on the plot.
+    Point ids are the ``candidate_id`` column when present, else the table's index.
     """
     table = as_frame(table, "results table")
     label_cols = [c for c in table.columns if c.startswith(PARAM_PREFIX)] if label_cols is None else list(label_cols)
-    wanted = [cost_col, quality_col, *(c for c in (color_by, facet_by) if c), *label_cols]
+    wanted = [cost_col, quality_col, *(c for c in (color_by, facet_by, text_col) if c), *label_cols]
     require_columns(table, wanted, "results table")
 
     x_all, y_all = numeric(table, cost_col), numeric(table, quality_col)
@@ -107,9 +118,10 @@ def cost_quality_info(
     y_hi = tuple(numeric(rows, f"{quality_col}_hi").tolist()) if has_ci else None
     groups, names = _grouping(rows, color_by)
     facets, facet_names = _grouping(rows, facet_by)
+    texts = tuple(format_value(v) for v in rows[text_col]) if text_col else None
 
     def label(row: pd.Series, point_id: str) -> str:
-        lines = [point_id] + [
+        lines = ([format_value(row[text_col])] if text_col else []) + [point_id] + [
             f"{c.removeprefix(PARAM_PREFIX)}={format_value(row[c])}" for c in label_cols if not is_missing(row[c])
         ]
         return "\n".join(lines)
@@ -125,6 +137,8 @@ def cost_quality_info(
     return CostQualityInfo(
         cost_col=cost_col,
         quality_col=quality_col,
+        x_title=metric_label(cost_col),
+        y_title=metric_label(quality_col),
         ids=ids,
         x=tuple(x.tolist()),
         y=tuple(y.tolist()),
@@ -136,6 +150,7 @@ def cost_quality_info(
         facet_by=facet_by,
         facets=facets,
         facet_names=facet_names,
+        texts=texts,
         labels=labels,
         is_pareto=tuple(mask.tolist()),
         front_ids=tuple(ids[i] for i in front),
@@ -162,7 +177,11 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool)
     return go.Scatter(
         x=[info.x[i] for i in idx],
         y=[info.y[i] for i in idx],
-        mode="markers",
+        mode="markers+text" if info.texts is not None else "markers",
+        text=[html.escape(t) for t in point_texts([info.x[i] for i in idx], [info.y[i] for i in idx],
+                                                  [info.texts[i] for i in idx])] if info.texts is not None else None,
+        textposition="top center",
+        textfont=dict(size=10, color="#555"),
         name=label,
         legendgroup=label,
         showlegend=show_legend,
@@ -170,8 +189,8 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool)
         error_y=error_y,
         customdata=[info.ids[i] for i in idx],
         hovertext=[hover(info.labels[i]) for i in idx],
-        hovertemplate="%{hovertext}<br>" + f"{html.escape(info.cost_col)}=%{{x:.4g}}<br>"
-        + f"{html.escape(info.quality_col)}=%{{y:.4g}}<extra></extra>",
+        hovertemplate="%{hovertext}<br>" + f"{html.escape(info.x_title)}: %{{x:.4g}}<br>"
+        + f"{html.escape(info.y_title)}: %{{y:.4g}}<extra></extra>",
     )
 
 
@@ -210,11 +229,11 @@ def cost_quality_figure(info: CostQualityInfo) -> go.Figure:
                 shown.add(name)
         front = [k for k in range(len(info.front_ids)) if info.front_facets is None or info.front_facets[k] == panel]
         fig.add_trace(_front(info, front, col == 1), row=1, col=col)
-        fig.update_xaxes(title_text=html.escape(info.cost_col), row=1, col=col)
-    fig.update_yaxes(title_text=html.escape(info.quality_col), row=1, col=1)
+        fig.update_xaxes(title_text=html.escape(info.x_title), row=1, col=col)
+    fig.update_yaxes(title_text=html.escape(info.y_title), row=1, col=1)
     fig.update_layout(
         template="plotly_white",
-        title=html.escape(f"{info.quality_col} vs {info.cost_col}"),
+        title=html.escape(f"{info.y_title} vs {info.x_title}"),
         legend_title_text="",
         margin=dict(l=60, r=20, t=60, b=50),
     )

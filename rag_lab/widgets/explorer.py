@@ -7,6 +7,12 @@ for that configuration appears on the cost-vs-quality plot.
 >>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
 >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP
 
+Each point is labelled by the parameters it changes from ``base``; the status line reads the latest point
+and its paired difference on the quality axis against the reference point (the base configuration once it
+has run, else the first point run), with a 95% interval over the same questions (:meth:`PolicyExplorer.delta`).
+The cost and quality axes are chosen from dropdowns (:meth:`PolicyExplorer.set_axes`): that re-draws, it
+does not re-run.
+
 Runs happen in a background thread, one at a time. Each change bumps a generation counter; a run
 checks it between questions, so a run superseded by a newer change stops early and never writes
 its point. Every run goes through the shared corpus resources and the response cache
@@ -15,6 +21,7 @@ its point. Every run goes through the shared corpus resources and the response c
 
 from __future__ import annotations
 
+import html
 import math
 import threading
 import time
@@ -28,11 +35,14 @@ import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
+from rag_lab.experiments.paired import PairedDifference, changes_label, config_changes, paired_difference
 from rag_lab.experiments.stats import aggregate_rows, pareto_mask
 from rag_lab.experiments.sweep import config_id
+from rag_lab.figures.common import point_texts
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
+from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
 from rag_lab.widgets.session import shared_data, simulator_backend
 
@@ -40,11 +50,8 @@ DEFAULT_PARAMS = ("round_cap.max_rounds", "crag.upper", "truncation.strategy", "
 CSS_CLASS = "rag-lab-policy-explorer"
 #: Progress-bar updates per run (each one is a message to the browser).
 PROGRESS_UPDATES = 40
-
-
-def short_name(column: str) -> str:
-    """The last word of a metric column: ``quality_answer_containment`` → ``containment``."""
-    return column.rsplit("_", 1)[-1]
+#: Bootstrap resamples of the status line's paired interval (a few ms on 240 questions).
+DELTA_BOOT = 2000
 
 
 class PolicyExplorer:
@@ -70,9 +77,7 @@ class PolicyExplorer:
     ) -> None:
         if not params:
             raise ConfigError("PolicyExplorer needs at least one parameter to control")
-        if not cost_col.startswith("cost_") or not quality_col.startswith("quality_"):
-            raise ConfigError(f"cost_col must be a cost_* column and quality_col a quality_* column, "
-                              f"got {cost_col!r} and {quality_col!r}")
+        check_axes(cost_col, quality_col)
         self.base = base if base is not None else PipelineConfig()
         self.params = list(dict.fromkeys(params))
         self.cost_col, self.quality_col = cost_col, quality_col
@@ -92,7 +97,8 @@ class PolicyExplorer:
         self._generation = 0
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
-        self._points: dict[str, dict[str, Any]] = {}
+        self._points: dict[str, dict[str, Any]] = {}   # by config_id, in the order first run
+        self._configs: dict[str, PipelineConfig] = {}
         self._eval_runs: dict[str, EvalRun] = {}
         self._current: str | None = None
         self._last: dict[str, Any] | None = None
@@ -106,11 +112,16 @@ class PolicyExplorer:
         self._state.add_class("rag-lab-state")
         self._status = widgets.Label(value=self._status_text())
         self._status.add_class("rag-lab-status")
+        self._delta = widgets.Label(value="")
+        self._delta.add_class("rag-lab-delta")
+        self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
         self.figure = self._empty_figure()
         self.widget = widgets.VBox([
             widgets.VBox([c.widget for c in self.controls.values()]),
             widgets.HBox([self._progress, self._state]),
             self._status,
+            self._delta,
+            self.axes.widget,
             self.figure,
         ])
         self.widget.add_class(CSS_CLASS)
@@ -166,7 +177,8 @@ class PolicyExplorer:
     def points(self) -> pd.DataFrame:
         """One row per configuration run: ``config_id``, ``param_<key>``, ``n_questions``, every
         ``quality_*`` (with ``_lo``/``_hi`` CI bounds) and ``cost_*`` mean, ``seconds``, ``is_pareto``
-        (for ``cost_col`` × ``quality_col``) and ``is_current`` (the latest run)."""
+        (for ``cost_col`` × ``quality_col``), ``is_current`` (the latest run) and ``changes`` (the parameters it
+        changes from ``base``)."""
         with self._lock:
             table = pd.DataFrame(list(self._points.values()))
             current = self._current
@@ -174,7 +186,49 @@ class PolicyExplorer:
             return table
         table["is_pareto"] = pareto_mask(table[self.cost_col], table[self.quality_col])
         table["is_current"] = table["config_id"] == current
+        table["changes"] = [self._label(cid) for cid in table["config_id"]]
         return table
+
+    def set_axes(self, cost: str | None = None, quality: str | None = None) -> None:
+        """Plot ``cost`` (a ``cost_*`` column) against ``quality`` (a ``quality_*`` column); None keeps an axis.
+        Re-draws the points already run (and the status line's Δ, which is on the quality axis); runs nothing."""
+        cost, quality = cost or self.cost_col, quality or self.quality_col
+        check_axes(cost, quality)
+        with self._lock:
+            self.cost_col, self.quality_col = cost, quality
+            self.axes.show(cost, quality)
+            self.figure.update_layout(xaxis_title=label(cost), yaxis_title=label(quality))
+            self._status.value = self._status_text()
+            self._delta.value = self._delta_text()
+            self._redraw()
+
+    @property
+    def reference_id(self) -> str | None:
+        """The config id the status line's Δ is taken against: the base configuration once it has run, else
+        the first configuration run (None before any run)."""
+        with self._lock:
+            return self._reference_id()
+
+    def _reference_id(self) -> str | None:
+        base = config_id(self.base)
+        return base if base in self._points else next(iter(self._points), None)
+
+    def delta(self, config_id: str | None = None, metric: str | None = None, n_boot: int = DELTA_BOOT) -> PairedDifference:
+        """The paired difference of ``metric`` (default: the quality axis) between configuration ``config_id``
+        (default: the latest run) and :attr:`reference_id`, over the same questions: mean, 95% bootstrap
+        interval (questions resampled jointly), questions used, share that differ."""
+        with self._lock:
+            key = config_id or self._current
+            reference = self._reference_id()
+            if key not in self._eval_runs or reference is None:
+                raise KeyError(f"no run of configuration {key!r}; runs: {list(self._eval_runs)}")
+            return self._paired(key, reference, metric or self.quality_col, n_boot)
+
+    def _paired(self, key: str, reference: str, metric: str, n_boot: int = DELTA_BOOT) -> PairedDifference:
+        runs = self._eval_runs[key], self._eval_runs[reference]
+        values, ref = ({row["qid"]: row.get(metric) for row in run.rows} for run in runs)
+        qids = [q.qid for q in self.questions]
+        return paired_difference([values.get(q) for q in qids], [ref.get(q) for q in qids], n_boot=n_boot)
 
     def eval_run(self, config_id: str | None = None) -> EvalRun:
         """The rows, results and traces of one configuration's run (default: the latest), for a :class:`TraceViewer`."""
@@ -268,6 +322,7 @@ class PolicyExplorer:
         point = {"config_id": cid, **{f"param_{k}": config.get(k) for k in self.params},
                  **aggregate_rows(run.rows), "seconds": seconds}
         self._points[cid] = point
+        self._configs[cid] = config
         self._eval_runs[cid] = run
         self._current = cid
         self._last = point
@@ -275,24 +330,46 @@ class PolicyExplorer:
         self._progress.bar_style = "success"
         self._state.value = f"done in {seconds:.2f} s"
         self._status.value = self._status_text()
+        self._delta.value = self._delta_text()
         self._redraw()
 
     # --- the plot -------------------------------------------------------------------------------
 
+    def _label(self, cid: str) -> str:
+        return changes_label(config_changes(self._configs[cid].flat(), self.base.flat(), order=self.params))
+
     def _status_text(self) -> str:
         text = f"runs: {self.runs_completed}"
         if self._last is not None:
-            text += (f" · last: {short_name(self.quality_col)}={self._last.get(self.quality_col, math.nan):.3f}"
-                     + "".join(f" {short_name(c)}={self._last.get(c, math.nan):.3f}" for c in beside(self.quality_col))
-                     + f" {short_name(self.cost_col)}={self._last.get(self.cost_col, math.nan):.2f}")
+            text += (f" · last ({self._label(self._last['config_id'])}): "
+                     f"{label(self.quality_col)} {self._last.get(self.quality_col, math.nan):.3f}"
+                     + "".join(f", {label(c)} {self._last.get(c, math.nan):.3f}" for c in beside(self.quality_col))
+                     + f", {label(self.cost_col)} {self._last.get(self.cost_col, math.nan):.2f}")
         return text
+
+    def _delta_text(self) -> str:
+        """The latest point's paired Δ on the quality axis against the reference point (called with the lock held)."""
+        reference = self._reference_id()
+        if self._current is None or reference is None:
+            return ""
+        where = "base" if reference == config_id(self.base) else f"first run ({self._label(reference)})"
+        if self._current == reference:
+            return f"Δ vs {where}: this is the reference point; move a control to compare"
+        d = self._paired(self._current, reference, self.quality_col)
+        if d.n == 0:
+            return f"Δ {label(self.quality_col)} vs {where}: undefined on these questions"
+        verdict = "interval excludes 0" if d.excludes_zero else "interval spans 0"
+        return (f"Δ {label(self.quality_col)} vs {where}: {d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}] "
+                f"(paired 95% interval, {d.n} questions, {d.share_differ:.0%} differ; {verdict})")
 
     def _empty_figure(self) -> go.FigureWidget:
         figure = go.FigureWidget(layout=go.Layout(
-            xaxis_title=self.cost_col, yaxis_title=self.quality_col, height=420, margin={"l": 60, "r": 20, "t": 30, "b": 50},
+            xaxis_title=label(self.cost_col), yaxis_title=label(self.quality_col), height=420,
+            margin={"l": 60, "r": 20, "t": 30, "b": 50},
             uirevision="keep", legend={"orientation": "h", "y": -0.2}, template="plotly_white"))
-        figure.add_scatter(name="configurations", mode="markers", marker={"size": 9, "color": "#4c78a8"},
-                           hovertemplate="%{text}<extra></extra>")
+        figure.add_scatter(name="configurations", mode="markers+text", marker={"size": 9, "color": "#4c78a8"},
+                           textposition="top center", textfont={"size": 10, "color": "#555"},
+                           hovertemplate="%{hovertext}<extra></extra>")
         figure.add_scatter(name="Pareto front", mode="lines", line={"shape": "hv", "color": "#f58518"},
                            hoverinfo="skip")
         figure.add_scatter(name="current", mode="markers", hoverinfo="skip",
@@ -306,15 +383,18 @@ class PolicyExplorer:
         y = np.array([p[self.quality_col] for p in points], dtype=float)
         lo = np.array([p.get(f"{self.quality_col}_lo", math.nan) for p in points], dtype=float)
         hi = np.array([p.get(f"{self.quality_col}_hi", math.nan) for p in points], dtype=float)
-        labels = ["<br>".join([f"{k}={p[f'param_{k}']}" for k in self.params]
-                              + [f"{self.quality_col}={p[self.quality_col]:.3f}", f"{self.cost_col}={p[self.cost_col]:.3f}"])
-                  for p in points]
+        names = [self._label(p["config_id"]) for p in points]
+        labels = ["<br>".join([html.escape(name), *(html.escape(f"{k}={p[f'param_{k}']}") for k in self.params),
+                               f"{html.escape(label(self.quality_col))}: {p[self.quality_col]:.3f}",
+                               f"{html.escape(label(self.cost_col))}: {p[self.cost_col]:.3f}"])
+                  for name, p in zip(names, points, strict=True)]
         front = np.flatnonzero(pareto_mask(x, y))
         front = front[np.lexsort((y[front], x[front]))]
         current = [i for i, p in enumerate(points) if p["config_id"] == self._current]
         with self.figure.batch_update():
             scatter, line, ring = self.figure.data
-            scatter.x, scatter.y, scatter.text = x.tolist(), y.tolist(), labels
+            scatter.x, scatter.y, scatter.hovertext = x.tolist(), y.tolist(), labels
+            scatter.text = [html.escape(t) for t in point_texts(x.tolist(), y.tolist(), names)]
             scatter.customdata = [p["config_id"] for p in points]
             scatter.error_y = {"type": "data", "symmetric": False, "array": np.nan_to_num(hi - y).tolist(),
                                "arrayminus": np.nan_to_num(y - lo).tolist(), "thickness": 1}

@@ -7,7 +7,9 @@ progress bar, read the results table and the Pareto plot, export the run directo
 >>> panel.export()                    # the run directory (load it with load_sweep)     # doctest: +SKIP
 
 The sweep runs in a background thread through :func:`rag_lab.experiments.run_sweep`; the progress bar
-counts the (candidate, question) rows committed to the run directory, polled from its store.
+counts the (candidate, question) rows committed to the run directory, polled from its store. The plot's
+points are labelled by the parameters each candidate changes from the base config; its cost and quality
+axes are chosen from dropdowns (:meth:`SweepPanel.set_axes`), which re-draw without re-running.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ import ipywidgets as widgets
 import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.plan import SweepPlan
 from rag_lab.figures import cost_quality_figure, cost_quality_info
 from rag_lab.pipeline import PipelineConfig
+from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import controllable_keys, parse_value
 from rag_lab.widgets.session import shared_data
 
@@ -57,6 +60,7 @@ class SweepPanel:
         quality_col: str = DEFAULT_QUALITY,
         name: str = "panel",
     ) -> None:
+        check_axes(cost_col, quality_col)
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
         self.base = base if base is not None else PipelineConfig()
         self.run_dir = Path(run_dir) if run_dir is not None else None
@@ -80,12 +84,14 @@ class SweepPanel:
         self._state.add_class("rag-lab-state")
         self._path = widgets.Label(value="")
         self._table = widgets.HTML(value="")
+        self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
         self.figure = go.FigureWidget(layout=go.Layout(height=420, template="plotly_white",
-                                                       xaxis_title=cost_col, yaxis_title=quality_col))
+                                                       xaxis_title=label(cost_col), yaxis_title=label(quality_col)))
         self.widget = widgets.VBox([
             widgets.HBox([self._keys, self._values]),
             widgets.HBox([run_button, self._progress, self._state]),
             self._table,
+            self.axes.widget,
             self.figure,
             widgets.HBox([export_button, self._path]),
         ])
@@ -201,13 +207,26 @@ class SweepPanel:
             for key in self._keys.value}
         self._values.children = tuple(self._texts.values())
 
+    def set_axes(self, cost: str | None = None, quality: str | None = None) -> None:
+        """Plot ``cost`` (a ``cost_*`` column) against ``quality`` (a ``quality_*`` column); None keeps an axis.
+        Re-draws the last sweep's table and plot (Pareto front for the new pair); runs nothing."""
+        cost, quality = cost or self.cost_col, quality or self.quality_col
+        check_axes(cost, quality)
+        self.cost_col, self.quality_col = cost, quality
+        self.axes.show(cost, quality)
+        self.figure.update_layout(xaxis_title=label(cost), yaxis_title=label(quality))
+        if self.result is not None:
+            self._show(self.result)
+
     def _show(self, result: SweepResult) -> None:
-        table = result.table
-        cols = ["candidate_id", *result.param_columns, "n_questions", self.quality_col,
+        table = result.pareto(self.cost_col, self.quality_col) if {self.cost_col, self.quality_col} <= set(
+            result.table.columns) else result.table
+        table = table.assign(changes=table["candidate_id"].map(result.labels()))
+        cols = ["candidate_id", "changes", *result.param_columns, "n_questions", self.quality_col,
                 f"{self.quality_col}_lo", f"{self.quality_col}_hi", *beside(self.quality_col), self.cost_col, "is_pareto"]
         self._table.value = table[[c for c in cols if c in table.columns]].to_html(
             index=False, escape=True, float_format=lambda v: f"{v:.3f}", classes="rag-lab-sweep-table")
-        figure = cost_quality_figure(cost_quality_info(table, self.cost_col, self.quality_col))
+        figure = cost_quality_figure(cost_quality_info(table, self.cost_col, self.quality_col, text_col="changes"))
         with self.figure.batch_update():
             self.figure.data = ()
             self.figure.add_traces(list(figure.data))
