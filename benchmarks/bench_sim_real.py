@@ -52,7 +52,7 @@ from rag_lab.loaders import load_dataset  # noqa: E402
 from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig  # noqa: E402
 from rag_lab.records import Corpus, Dataset, EvalSet  # noqa: E402
 
-DATA = Path(os.environ.get("RAG_LAB_SHARED_DATA", Path(__file__).resolve().parents[3] / "shared" / "data"))
+DATA = Path(os.environ.get("RAG_LAB_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 FILES = {"tune": "hotpotqa/tune.json", "check": "hotpotqa/check.json"}
 ROUNDS = (1, 2, 3)
 
@@ -63,7 +63,7 @@ def load(name: str, limit: int | None) -> Dataset:
         return Dataset(ds.corpus, ds.evalset.select(split="test", limit=limit), name="world-test")
     path = DATA / FILES[name]
     if not path.is_file():
-        path = Path("/work/shared/data") / FILES[name]
+        sys.exit(f"{path} not found: set RAG_LAB_SHARED_DATA to the folder holding hotpotqa/{{tune,check}}.json")
     ds = load_dataset(path)
     return Dataset(ds.corpus, ds.evalset.select(limit=limit), name=name)
 

@@ -252,7 +252,7 @@ def test_cost_quality_figure_from_info():
     assert list(fig.data[0].error_y.array) == pytest.approx([0.10, 0.10])
     assert list(fig.data[-1].x) == [2.0, 3.0, 6.0] and fig.data[-1].line.shape == "hv"
     assert fig.layout.xaxis.title.text == "LLM calls / question"
-    assert fig.layout.yaxis.title.text == "answer containment"
+    assert fig.layout.yaxis.title.text == "answer containment (strict: short answer)"
 
 
 # ---------------------------------------------------------------- report

@@ -369,7 +369,7 @@ def test_forest_info_leaves_out_the_reference_and_undefined_rows():
     assert info.labels == ("round_cap.max_rounds=1", "truncation.strategy=append_then_truncate", "hyde.enabled=true")
     assert info.delta == (-0.08, -0.03, 0.01) and info.lo == (-0.12, -0.05, -0.02) and info.hi == (-0.04, -0.01, 0.04)
     assert info.sign == (-1, -1, 0) and info.n == (240, 240, 240) and info.share_differ == (0.1, 0.05, 0.2)
-    assert info.x_title == "Δ answer containment (candidate − reference)"
+    assert info.x_title == "Δ answer containment (lenient) (candidate − reference)"
     assert forest_info(COMPARISON.assign(lo=[0.01, 0, 0.02, -0.02, NAN])).sign == (1, 1, 0)
     assert forest_info(COMPARISON, reference="run 7").reference == "run 7"
     with pytest.raises(ValueError, match="name one"):
@@ -387,5 +387,5 @@ def test_forest_figure_from_info():
     assert list(points.error_x.arrayminus) == pytest.approx([0.04, 0.02, 0.03])
     assert list(points.marker.symbol) == ["circle", "circle", "circle-open"]
     assert fig.layout.shapes[0].x0 == 0 and fig.layout.yaxis.autorange == "reversed"
-    assert fig.layout.title.text == "Δ answer containment vs the base config (candidate c0)"
+    assert fig.layout.title.text == "Δ answer containment (lenient) vs the base config (candidate c0)"
     assert "240 questions, 10% differ" in points.hovertext[0]

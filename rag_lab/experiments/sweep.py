@@ -192,7 +192,8 @@ class BackendSpec(BaseModel):
 
     kind: str = "sim"
     profile: str = "typical"
-    knobs: dict[str, float] = Field(default_factory=dict, description="simulator knob overrides")
+    knobs: dict[str, float | str] = Field(
+        default_factory=dict, description="simulator knob overrides (rates; `reader: world` picks the opt-in world adapter)")
     model: str | None = None
     base_url: str | None = None
     cache: bool = True

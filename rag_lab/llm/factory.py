@@ -82,7 +82,7 @@ def make_backend(
     raise ConfigError(f"make_backend builds sim or openai backends; {kind!r} needs open_backend(...)")
 
 
-def simulator_profile(name: str, overrides: Mapping[str, float] | None = None) -> SimulatorProfile:
+def simulator_profile(name: str, overrides: Mapping[str, float | str] | None = None) -> SimulatorProfile:
     """The named simulator profile with some knobs changed (``{"synonym_spinning": 0.4}``)."""
     from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
 
