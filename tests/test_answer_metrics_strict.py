@@ -76,6 +76,15 @@ def test_an_option_copied_from_the_question_is_not_the_answers_own_word() -> Non
     assert contains_strict("Big Ben or the Eiffel Tower", gold, question=""), "without a question nothing is removed"
 
 
+def test_a_long_gold_name_the_question_offers_still_counts_in_a_correct_answer() -> None:
+    # found on hotpotqa_sample: a correct comparison answer lost its credit when the gold name had 3+ words
+    question = "Who was born first, Marcus Tullius Cicero or Julius Caesar?"
+    gold = ["Marcus Tullius Cicero"]
+    assert contains_strict("Marcus Tullius Cicero was born first [1].", gold, question)
+    assert contains_strict("Marcus Tullius Cicero [1]", gold, question)
+    assert not contains_strict(question, gold, question), "an echo of the question still earns nothing"
+    assert not contains_strict("Julius Caesar was born first [1].", gold, question)
+
 def test_overlap_measures_by_hand() -> None:
     a, b = tokens("the cat sat on the mat today"), tokens("a dog sat on the mat yesterday")
     assert a == ["cat", "sat", "on", "mat", "today"] and longest_run(a, b) == 3

@@ -10,7 +10,9 @@ Two forms of containment:
 * **strict** (:func:`contains_strict`) — the same match, but only within a *short* answer
   (at most :data:`STRICT_MAX_TOKENS` normalized tokens, citation markers removed), and only in the
   answer's own words: tokens inside runs of :data:`QUESTION_RUN` or more tokens copied from the
-  question do not count (so echoing "Which is older, A or B?" does not earn "A"). An echoed
+  question do not count (so echoing "Which is older, A or B?" does not earn "A"; when the question
+  itself names the gold answer, only runs longer than the gold answer count as copied, so "Marcus
+  Tullius Cicero was born first" still earns "Marcus Tullius Cicero"). An echoed
   prompt, a copied evidence block and a long ramble all score 0; "Paris [1]" scores 1.
 
 Token F1 (:func:`f1`) sits beside them: it rewards a short exact answer and shrinks with every
@@ -69,5 +71,15 @@ def contains_strict(answer: str, gold: Iterable[str], question: str = "", max_to
     toks = answer_tokens(answer)
     if not toks or len(toks) > max_tokens:
         return False
-    own: Sequence[str | None] = without_runs(toks, tokens(question), QUESTION_RUN) if question else toks
-    return any(_has_sequence(own, tokens(g)) for g in gold)
+    asked = tokens(question) if question else []
+    for g in gold:
+        target = tokens(g)
+        if not target:
+            continue
+        # A gold answer the question itself names ("Which is older, A or B?") is copied from the question
+        # by any correct answer: only runs *longer* than it (an echo of the question) stop counting.
+        min_run = max(QUESTION_RUN, len(target) + 1) if _has_sequence(asked, target) else QUESTION_RUN
+        own: Sequence[str | None] = without_runs(toks, asked, min_run) if asked else toks
+        if _has_sequence(own, target):
+            return True
+    return False
