@@ -13,6 +13,7 @@ reported as missed.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import resource
 import time
@@ -111,12 +112,10 @@ def stopwatch() -> Iterator[list[float]]:
 def peak_rss_mb() -> float:
     """This process's peak resident set size so far, in MB: ``VmHWM`` of ``/proc/self/status`` (its own
     address space; ``ru_maxrss`` would carry the parent's peak into a child across fork and exec)."""
-    try:
-        for line in open("/proc/self/status", encoding="ascii"):
+    with contextlib.suppress(OSError), open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
             if line.startswith("VmHWM:"):
                 return int(line.split()[1]) / 1024
-    except OSError:
-        pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 

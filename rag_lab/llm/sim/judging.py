@@ -45,6 +45,26 @@ def _own_style(draft: str) -> bool:
     return bool(_OWN_STYLE.match(draft.strip()))
 
 
+def support_verdict(overlap: float, invalid: int, missing_numbers: list[float], missing_names: list[str],
+                    own_style: bool) -> dict[str, object]:
+    """The IsSup-style verdict from what a reader measured of a draft against its cited evidence (the share
+    of its content words found there, invalid citations, numbers and names the evidence lacks), shared by
+    the generic reader and the world adapter."""
+    score = overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0)
+    if own_style:
+        score = min(1.0, score + SELF_PREFERENCE)
+    supported = overlap >= SUPPORT_OVERLAP and not missing_numbers and not missing_names and not invalid
+    problems = []
+    if missing_numbers:
+        problems.append(f"numbers not in the evidence: {', '.join(f'{v:g}' for v in missing_numbers[:3])}")
+    if missing_names:
+        problems.append(f"names not in the evidence: {', '.join(missing_names[:3])}")
+    if invalid:
+        problems.append(f"{invalid} citation(s) to missing items")
+    reason = "; ".join(problems) or f"{overlap:.0%} of the draft's content words are in the cited evidence"
+    return {"verdict": "supported" if supported else "unsupported", "score": round(score, 3), "reason": reason}
+
+
 def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[str, object]:
     text = draft.strip()
     if not text or text.upper().startswith(INSUFFICIENT):
@@ -61,19 +81,7 @@ def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[
     pool_numbers = {v for v, _ in numbers(pool_text)}
     missing_numbers = [v for v, _ in numbers(claim) if v not in pool_numbers]
     missing_names = [e.text for e in extract(claim) if not mentions(pool_text, e)]
-    score = overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0)
-    if _own_style(text):
-        score = min(1.0, score + SELF_PREFERENCE)
-    supported = overlap >= SUPPORT_OVERLAP and not missing_numbers and not missing_names and not invalid
-    problems = []
-    if missing_numbers:
-        problems.append(f"numbers not in the evidence: {', '.join(f'{v:g}' for v in missing_numbers[:3])}")
-    if missing_names:
-        problems.append(f"names not in the evidence: {', '.join(missing_names[:3])}")
-    if invalid:
-        problems.append(f"{invalid} citation(s) to missing items")
-    reason = "; ".join(problems) or f"{overlap:.0%} of the draft's content words are in the cited evidence"
-    return {"verdict": "supported" if supported else "unsupported", "score": round(score, 3), "reason": reason}
+    return support_verdict(overlap, invalid, missing_numbers, missing_names, _own_style(text))
 
 
 def judge_draft_only(qa: QuestionAnalysis, draft: str) -> dict[str, object]:

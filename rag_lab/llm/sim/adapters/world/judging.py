@@ -32,9 +32,8 @@ from rag_lab.llm.sim.adapters.world.entities import extract, mentions
 from rag_lab.llm.sim.adapters.world.evidence import Evidence
 from rag_lab.llm.sim.adapters.world.question import QuestionAnalysis
 from rag_lab.llm.sim.adapters.world.text import content_stems, numbers, strip_citations
+from rag_lab.llm.sim.judging import SELF_PREFERENCE, support_verdict
 
-SUPPORT_OVERLAP = 0.8
-SELF_PREFERENCE = 0.1
 GRADE_LOW = 0.10
 GRADE_HIGH = 0.80
 _CITED = re.compile(r"\[(\d+)\]")
@@ -64,19 +63,7 @@ def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[
     pool_numbers = {v for v, _ in numbers(pool_text)}
     missing_numbers = [v for v, _ in numbers(claim) if v not in pool_numbers]
     missing_names = [e.text for e in extract(claim) if e.kind != "date" and not mentions(pool_text, e)]
-    score = overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0)
-    if _own_style(text):
-        score = min(1.0, score + SELF_PREFERENCE)
-    supported = overlap >= SUPPORT_OVERLAP and not missing_numbers and not missing_names and not invalid
-    problems = []
-    if missing_numbers:
-        problems.append(f"numbers not in the evidence: {', '.join(f'{v:g}' for v in missing_numbers[:3])}")
-    if missing_names:
-        problems.append(f"names not in the evidence: {', '.join(missing_names[:3])}")
-    if invalid:
-        problems.append(f"{invalid} citation(s) to missing items")
-    reason = "; ".join(problems) or f"{overlap:.0%} of the draft's content words are in the cited evidence"
-    return {"verdict": "supported" if supported else "unsupported", "score": round(score, 3), "reason": reason}
+    return support_verdict(overlap, invalid, missing_numbers, missing_names, _own_style(text))
 
 
 def judge_draft_only(qa: QuestionAnalysis, draft: str) -> dict[str, object]:
