@@ -67,6 +67,15 @@ def _parser() -> argparse.ArgumentParser:
     add_pipeline_parsers(sub, _add_dataset)
     add_sweep_parsers(sub)
 
+    notebooks = sub.add_parser("notebooks", help="the course notebooks").add_subparsers(dest="notebooks_command",
+                                                                                     required=True)
+    export = notebooks.add_parser("export", help="execute the course notebooks and write each as HTML, with an index")
+    export.add_argument("--notebooks", default="notebooks", help="the folder of NN_*.ipynb notebooks")
+    export.add_argument("--out", default="reports/notebooks", help="where the HTML and index.html go")
+    export.add_argument("--only", nargs="+", default=None, metavar="NAME", help="these notebooks only (name or NN prefix)")
+    export.add_argument("--timeout", type=int, default=600, help="seconds per cell before the notebook counts as failed")
+    export.add_argument("--json", action="store_true")
+
     serve = sub.add_parser("serve", help="an OpenAI-compatible endpoint on 127.0.0.1 in front of a lab backend")
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
     serve.add_argument("--port", type=int, default=8765)
@@ -196,6 +205,19 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _notebooks_export(args: argparse.Namespace) -> int:
+    from rag_lab.notebook_export import export_notebooks
+
+    results = export_notebooks(Path(args.notebooks), Path(args.out), only=args.only, timeout=args.timeout)
+    failed = [r.name for r in results if not r.ok]
+    summary = {"index": str(Path(args.out) / "index.html"), "notebooks": len(results), "failed": failed,
+               "seconds": round(sum(r.seconds for r in results), 1)}
+    print(json.dumps(summary, indent=2) if args.json else
+          f"{len(results) - len(failed)} of {len(results)} notebooks ok in {summary['seconds']:.0f} s: {summary['index']}"
+          + (f"; failed: {', '.join(failed)}" if failed else ""))
+    return 1 if failed else 0
+
+
 def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, **__: Any) -> str:
     """Warnings on the command line are one line each (loader notes, not a traceback-like source line)."""
     return f"rag-lab: {category.__name__}: {message}\n"
@@ -222,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             text = f"wrote {result['questions']} HotpotQA-format questions to {result['file']}"
         elif args.command == "serve":
             return _serve(args)
+        elif args.command == "notebooks":
+            return _notebooks_export(args)
         elif args.command == "run":
             result, text = run_command(args)
         elif args.command == "eval":

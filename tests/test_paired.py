@@ -224,3 +224,45 @@ def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
     table = text[text.index("Δ = candidate − the base config"):].splitlines()
     assert table[1].split()[:3] == ["changes", "vs", "reference"]
     assert table[2].startswith("round_cap.max_rounds=1 ") and len(table) == 4
+
+
+def test_a_finding_holds_only_where_its_interval_lies():
+    from rag_lab.experiments import Finding
+
+    def finding(lo, hi, direction, tolerance=0.0, n=40):
+        return Finding("c", "quality_f1", "x=1", "base", direction, tolerance, (lo + hi) / 2, lo, hi, n, 0.2, 0.5, 0.4)
+
+    assert finding(0.01, 0.2, "above").holds and not finding(0.0, 0.2, "above").holds
+    assert not finding(-0.1, 0.2, "above").holds and not finding(-0.2, -0.01, "above").holds
+    assert finding(-0.2, -0.01, "below").holds and not finding(-0.2, 0.0, "below").holds
+    assert finding(-0.01, 0.02, "none", 0.02).holds and not finding(-0.01, 0.03, "none", 0.02).holds
+    assert not finding(float("nan"), float("nan"), "above").holds and not finding(0.1, 0.2, "above", n=0).holds
+    text = finding(0.01, 0.2, "above").message
+    assert text.startswith("Finding holds: c.") and "entirely above 0" in text and "[+0.010, +0.200]" in text
+    assert "does NOT hold" in finding(-0.1, 0.2, "above").message
+
+
+def test_paired_finding_on_a_real_sweep(sweep):
+    from rag_lab.experiments import paired_finding
+
+    table = sweep.compare("cost_rounds").set_index("label")
+    one = paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="below",
+                         claim="one round costs fewer rounds")
+    row = table.loc["round_cap.max_rounds=1"]
+    assert (one.delta, one.lo, one.hi, one.n) == (row["delta"], row["lo"], row["hi"], len(sweep.qids))
+    assert one.delta < 0 and one.holds == (one.hi < 0)
+    assert one.candidate == "round_cap.max_rounds=1" and one.reference == "base"
+    assert "one round costs fewer rounds" in one.message and f"{one.delta:+.3f}" in one.message
+    assert not paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="above").holds
+    # the reverse comparison flips the sign
+    flipped = paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 3, "truncation.strategy": "rank_then_truncate"},
+                             reference={"round_cap.max_rounds": 1}, direction="above")
+    assert flipped.delta == pytest.approx(-one.delta) and flipped.reference == "round_cap.max_rounds=1"
+    # "no effect": truncation order does not change how many rounds run here
+    same = paired_finding(sweep, "cost_rounds", candidate={"truncation.strategy": "append_then_truncate"},
+                          direction="none", tolerance=0.01)
+    assert same.holds and same.delta == 0
+    with pytest.raises(ValueError, match="same configuration"):
+        paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 3, "truncation.strategy": "rank_then_truncate"})
+    with pytest.raises(ValueError, match="direction"):
+        paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="up")

@@ -2,6 +2,7 @@
 (bootstrap CIs, mean ± std over seeds, Pareto fronts) and HTML reports (DESIGN.md §5–6); the figures
 are in :mod:`rag_lab.figures`."""
 
+from rag_lab.experiments.findings import Finding, paired_finding
 from rag_lab.experiments.report import write_report
 from rag_lab.experiments.results import CandidateTraces, SweepResult
 from rag_lab.experiments.runner import load_sweep, run_sweep
@@ -10,8 +11,8 @@ from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.sweep import BackendSpec, Grid, GridCandidate, SweepSpec, candidate_id, config_id, load_sweep_spec
 
 __all__ = [
-    "BackendSpec", "CandidateTraces", "Grid", "GridCandidate", "RunStore", "SweepResult", "SweepSpec",
+    "BackendSpec", "CandidateTraces", "Finding", "Grid", "GridCandidate", "RunStore", "SweepResult", "SweepSpec",
     "aggregate_by_type", "aggregate_rows", "bootstrap_ci", "candidate_id", "config_id",
-    "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "pareto_mask", "run_sweep",
+    "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "paired_finding", "pareto_mask", "run_sweep",
     "write_report",
 ]

@@ -60,7 +60,8 @@ class PolicyExplorer:
     bars on quality and the Pareto front.
 
     Questions: ``dataset``'s ``split``, restricted to ``types``, at most ``limit``. ``backend``
-    defaults to the cached ``typical`` simulator (seed 0, as sweeps use). ``base`` holds every
+    defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as sweeps use, so a sweep
+    with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
     parameter the controls do not set."""
 
     def __init__(
@@ -74,6 +75,8 @@ class PolicyExplorer:
         base: PipelineConfig | None = None,
         cost_col: str = DEFAULT_COST,
         quality_col: str = DEFAULT_QUALITY,
+        profile: str = "typical",
+        knobs: Mapping[str, float | str] | None = None,
     ) -> None:
         if not params:
             raise ConfigError("PolicyExplorer needs at least one parameter to control")
@@ -85,7 +88,9 @@ class PolicyExplorer:
         self.questions = data.evalset.select(split=split, types=types, limit=limit)
         if not len(self.questions):
             raise ConfigError(f"no questions in {dataset!r} for split={split!r}, types={types}, limit={limit}")
-        self.backend = backend if backend is not None else simulator_backend()
+        if backend is not None and (knobs or profile != "typical"):
+            raise ConfigError("give either a backend or a simulator profile/knobs, not both")
+        self.backend = backend if backend is not None else simulator_backend(profile, knobs)
 
         self.controls: dict[str, ParamControl] = {k: param_control(k, self.base) for k in self.params}
         self._muted = False

@@ -4,10 +4,12 @@ per profile, so every widget and every run after the first is fast."""
 
 from __future__ import annotations
 
+import json
 import threading
+from collections.abc import Mapping
 
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.factory import make_backend
+from rag_lab.llm.factory import make_backend, simulator_profile
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import CorpusResources
 from rag_lab.records import Dataset
@@ -29,9 +31,12 @@ def shared_data(dataset: str) -> tuple[Dataset, CorpusResources]:
         return _DATA[dataset]
 
 
-def simulator_backend(profile: str = "typical") -> LLMBackend:
-    """The simulator with ``profile`` behind the default response cache, kept open for the process."""
+def simulator_backend(profile: str = "typical", knobs: Mapping[str, float | str] | None = None) -> LLMBackend:
+    """The simulator with ``profile`` (and ``knobs`` overridden, as in a sweep's ``backend.knobs``, e.g.
+    ``{"reader": "world"}``) behind the default response cache, kept open for the process."""
+    key = json.dumps([profile, dict(knobs or {})], sort_keys=True)
     with _LOCK:
-        if profile not in _BACKENDS:
-            _BACKENDS[profile] = make_backend("sim", profile=profile, seed=DEFAULT_SEED)
-        return _BACKENDS[profile]
+        if key not in _BACKENDS:
+            resolved = simulator_profile(profile, knobs) if knobs else profile
+            _BACKENDS[key] = make_backend("sim", profile=resolved, seed=DEFAULT_SEED)
+        return _BACKENDS[key]

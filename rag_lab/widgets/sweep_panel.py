@@ -44,7 +44,7 @@ def _as_text(value: Any) -> str:
 
 class SweepPanel:
     """A sweep builder over ``dataset``'s ``split`` (``types``, at most ``limit`` questions) from ``base``,
-    on the cached simulator with ``profile``. Results go to ``run_dir`` (resumed if it holds the same
+    on the cached simulator with ``profile`` and ``knobs`` (as a sweep's ``backend.knobs``). Results go to ``run_dir`` (resumed if it holds the same
     sweep) or, when None, to a new temporary directory per run."""
 
     def __init__(
@@ -59,12 +59,14 @@ class SweepPanel:
         cost_col: str = DEFAULT_COST,
         quality_col: str = DEFAULT_QUALITY,
         name: str = "panel",
+        knobs: Mapping[str, float | str] | None = None,
     ) -> None:
         check_axes(cost_col, quality_col)
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
         self.base = base if base is not None else PipelineConfig()
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self.profile, self.cost_col, self.quality_col, self.name = profile, cost_col, quality_col, name
+        self.knobs = dict(knobs or {})
         self.result: SweepResult | None = None
         self._last_dir: Path | None = None
         self._thread: threading.Thread | None = None
@@ -123,7 +125,7 @@ class SweepPanel:
         base = {k: v for k, v in self.base.flat().items() if v != defaults[k]}
         return SweepSpec.from_dict({"name": self.name, "dataset": self.dataset, "split": self.split,
                                     "types": self.types, "limit": self.limit, "base": base, "grid": self.grid(),
-                                    "backend": {"kind": "sim", "profile": self.profile}})
+                                    "backend": {"kind": "sim", "profile": self.profile, "knobs": self.knobs}})
 
     def run(self, wait: bool = True) -> SweepResult | None:
         """Run the chosen sweep in the background; with ``wait``, block and return its :class:`SweepResult`."""

@@ -1,0 +1,131 @@
+"""Execute the course notebooks and write each as standalone HTML (plotly embedded), with an index.
+
+``rag-lab notebooks export`` (the main job runs it) executes every ``notebooks/NN_*.ipynb`` top to bottom
+in a fresh kernel, its working directory the notebooks folder, and writes ``<out>/<name>.html`` and
+``<out>/index.html`` (each notebook's status and run time). Figures are rendered with plotly's
+offline ``notebook`` renderer, so the HTML carries plotly.js itself and opens without a network.
+
+A notebook that fails is still written — with the error in the failing cell — and the index marks it
+failed; the command then exits non-zero after the others are done, so one bad notebook loses nothing
+else.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from rag_lab.errors import RagLabError
+
+#: Environment of the executing kernel: offline plotly with plotly.js embedded in the first figure.
+KERNEL_ENV = {"PLOTLY_RENDERER": "notebook"}
+
+
+@dataclass(frozen=True)
+class ExportedNotebook:
+    name: str
+    html: Path
+    seconds: float
+    error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+def course_notebooks(folder: Path) -> list[Path]:
+    """The course's notebooks in order: ``NN_*.ipynb`` sorted by name."""
+    return sorted(Path(folder).glob("[0-9][0-9]_*.ipynb"))
+
+
+def _select(folder: Path, only: Sequence[str] | None) -> list[Path]:
+    paths = course_notebooks(folder)
+    if not paths:
+        raise RagLabError(f"no course notebooks (NN_*.ipynb) in {folder}")
+    if not only:
+        return paths
+    chosen = [p for p in paths if any(p.stem == n or p.stem.startswith(n) or p.name == n for n in only)]
+    unknown = [n for n in only if not any(p.stem == n or p.stem.startswith(n) or p.name == n for p in paths)]
+    if unknown:
+        raise RagLabError(f"no notebook matches {unknown} in {folder} (have: {[p.stem for p in paths]})")
+    return chosen
+
+
+def _title(nb) -> str:
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and cell.source.startswith("# "):
+            return cell.source.splitlines()[0][2:].strip()
+    return ""
+
+
+def export_one(path: Path, out: Path, timeout: int = 600) -> ExportedNotebook:
+    """Execute ``path`` and write ``out/<name>.html``; an error is recorded, not raised."""
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+    from nbconvert import HTMLExporter
+
+    nb = nbformat.read(path, as_version=4)
+    started = time.monotonic()
+    error = None
+    saved = {k: os.environ.get(k) for k in KERNEL_ENV}
+    os.environ.update(KERNEL_ENV)  # the kernel inherits this process's environment
+    try:
+        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+    except CellExecutionError as exc:
+        error = f"{exc.ename}: {exc.evalue}"
+    except (CellTimeoutError, DeadKernelError) as exc:
+        error = f"{type(exc).__name__}: {str(exc).strip()[:200]}"
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    seconds = time.monotonic() - started
+    body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
+    target = out / f"{path.stem}.html"
+    target.write_text(body, encoding="utf-8")
+    return ExportedNotebook(path.stem, target, seconds, error)
+
+
+def write_index(results: Iterable[ExportedNotebook], titles: dict[str, str], out: Path) -> Path:
+    rows = []
+    for r in results:
+        status = "ok" if r.ok else f"failed: {html.escape(r.error or '')}"
+        rows.append(f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.name)}</a></td>"
+                    f"<td>{html.escape(titles.get(r.name, ''))}</td><td>{r.seconds:.0f} s</td><td>{status}</td></tr>")
+    page = ("<!doctype html><meta charset='utf-8'><title>rag_lab course</title>"
+            "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 12px;text-align:left}</style>"
+            "<h1>rag_lab course — executed notebooks</h1>"
+            "<p>Each notebook was run top to bottom offline (packaged MiniLM, simulated LLM) by "
+            "<code>rag-lab notebooks export</code>; the sources are in <code>notebooks/</code>.</p>"
+            "<table><tr><th>notebook</th><th>title</th><th>run time</th><th>status</th></tr>"
+            + "".join(rows) + "</table>")
+    index = out / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index
+
+
+def export_notebooks(folder: Path, out: Path, only: Sequence[str] | None = None, timeout: int = 600,
+                     echo=print) -> list[ExportedNotebook]:
+    """Execute the chosen course notebooks of ``folder`` one after the other and write their HTML and the index."""
+    import nbformat
+
+    folder, out = Path(folder), Path(out)
+    paths = _select(folder, only)
+    out.mkdir(parents=True, exist_ok=True)
+    titles = {p.stem: _title(nbformat.read(p, as_version=4)) for p in paths}
+    results = []
+    for path in paths:
+        result = export_one(path, out, timeout)
+        results.append(result)
+        echo(f"{path.stem}: {'ok' if result.ok else 'FAILED'} in {result.seconds:.0f} s -> {result.html}"
+             + (f" ({result.error})" if result.error else ""))
+        write_index(results, titles, out)  # kept current: an interrupted export still has an index
+    return results
