@@ -255,7 +255,8 @@ def test_paired_finding_on_a_real_sweep(sweep):
     assert "one round costs fewer rounds" in one.message and f"{one.delta:+.3f}" in one.message
     assert not paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="above").holds
     # the reverse comparison flips the sign
-    flipped = paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 3, "truncation.strategy": "rank_then_truncate"},
+    base = {"round_cap.max_rounds": 3, "truncation.strategy": "rank_then_truncate"}
+    flipped = paired_finding(sweep, "cost_rounds", candidate=base,
                              reference={"round_cap.max_rounds": 1}, direction="above")
     assert flipped.delta == pytest.approx(-one.delta) and flipped.reference == "round_cap.max_rounds=1"
     # "no effect": truncation order does not change how many rounds run here
@@ -263,6 +264,6 @@ def test_paired_finding_on_a_real_sweep(sweep):
                           direction="none", tolerance=0.01)
     assert same.holds and same.delta == 0
     with pytest.raises(ValueError, match="same configuration"):
-        paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 3, "truncation.strategy": "rank_then_truncate"})
+        paired_finding(sweep, "cost_rounds", candidate=base)
     with pytest.raises(ValueError, match="direction"):
         paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="up")

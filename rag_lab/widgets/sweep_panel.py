@@ -44,7 +44,8 @@ def _as_text(value: Any) -> str:
 
 class SweepPanel:
     """A sweep builder over ``dataset``'s ``split`` (``types``, at most ``limit`` questions) from ``base``,
-    on the cached simulator with ``profile`` and ``knobs`` (as a sweep's ``backend.knobs``). Results go to ``run_dir`` (resumed if it holds the same
+    on the cached simulator with ``profile`` and ``knobs`` (as a sweep's ``backend.knobs``).
+    Results go to ``run_dir`` (resumed if it holds the same
     sweep) or, when None, to a new temporary directory per run."""
 
     def __init__(
