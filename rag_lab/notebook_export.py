@@ -75,7 +75,9 @@ def export_one(path: Path, out: Path, timeout: int = 600) -> ExportedNotebook:
     saved = {k: os.environ.get(k) for k in KERNEL_ENV}
     os.environ.update(KERNEL_ENV)  # the kernel inherits this process's environment
     try:
-        NotebookClient(nb, timeout=timeout, kernel_name="python3",
+        # No widget state: it cannot run without a kernel, and a FigureWidget's state carries its own
+        # copy of plotly.js (megabytes per notebook); a widget shows as its text form instead.
+        NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     except CellExecutionError as exc:
         error = f"{exc.ename}: {exc.evalue}"
@@ -88,6 +90,7 @@ def export_one(path: Path, out: Path, timeout: int = 600) -> ExportedNotebook:
             else:
                 os.environ[k] = v
     seconds = time.monotonic() - started
+    nb.metadata.pop("widgets", None)
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(nb)
     target = out / f"{path.stem}.html"
     target.write_text(body, encoding="utf-8")

@@ -299,3 +299,11 @@ def test_widgets_take_simulator_knobs_like_a_sweep():
     assert explorer.backend is world
     with pytest.raises(ConfigError, match="either a backend or"):
         PolicyExplorer(params=["round_cap.max_rounds"], limit=2, backend=world, knobs={"reader": "world"})
+
+
+def test_widgets_carry_a_static_note_for_renderers_without_a_kernel():
+    explorer = PolicyExplorer(params=["round_cap.max_rounds"], types=["bridge"], limit=2)
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab still renders the live widget
+    assert "PolicyExplorer over round_cap.max_rounds on 2 questions" in bundle["text/html"]
+    assert "SweepPanel" in SweepPanel(limit=2)._repr_mimebundle_()["text/html"]

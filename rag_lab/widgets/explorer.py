@@ -45,6 +45,7 @@ from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
 from rag_lab.widgets.session import shared_data, simulator_backend
+from rag_lab.widgets.static import with_static_html
 
 DEFAULT_PARAMS = ("round_cap.max_rounds", "crag.upper", "truncation.strategy", "disclosure.disclosed")
 CSS_CLASS = "rag-lab-policy-explorer"
@@ -246,7 +247,8 @@ class PolicyExplorer:
     # --- display ------------------------------------------------------------------------------
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        what = f"PolicyExplorer over {', '.join(self.params)} on {len(self.questions)} questions"
+        return with_static_html(self.widget._repr_mimebundle_(**kwargs), what)
 
     # --- running ------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import controllable_keys, parse_value
 from rag_lab.widgets.session import shared_data
+from rag_lab.widgets.static import with_static_html
 
 CSS_CLASS = "rag-lab-sweep-panel"
 POLL_S = 0.2
@@ -236,4 +237,5 @@ class SweepPanel:
             self.figure.update_layout(figure.layout)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        what = "SweepPanel: choose policy parameters and values, run a sweep"
+        return with_static_html(self.widget._repr_mimebundle_(**kwargs), what)

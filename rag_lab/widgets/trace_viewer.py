@@ -24,6 +24,7 @@ from rag_lab.evaluation import EvalRun
 from rag_lab.experiments import SweepResult, load_sweep
 from rag_lab.figures import TraceTimelineInfo, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import Trace
+from rag_lab.widgets.static import with_static_html
 
 CSS_CLASS = "rag-lab-trace-viewer"
 OUTCOMES = ("wrong", "refused", "fallback")
@@ -227,4 +228,4 @@ class TraceViewer:
         self._count.value = f"{len(matching)} of {len(rows)} questions"
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        return self.widget._repr_mimebundle_(**kwargs)
+        return with_static_html(self.widget._repr_mimebundle_(**kwargs), "TraceViewer: one question's trace, step by step")

@@ -1,0 +1,267 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Quickstart: one question, every metric, one plot
+#
+# > **Finding type:** measured — a property of the pipeline on the shipped world. The finding (a second
+# > retrieval round buys answers on two-hop questions, at a price in LLM calls) comes from the loop running
+# > real retrieval over the world's corpus; the simulated model only decides when to ask for another
+# > round, and it never sees the gold labels.
+#
+# This notebook is the course's first page. It shows the data the lab ships with, runs **one question**
+# through the full pipeline and reads its trace, defines **every metric** the course uses (quality and
+# cost, incurred and spent), and ends with the plot every later notebook draws — cost against quality — and
+# how to read it: error bars, the Pareto front, and the *paired* difference that decides whether two
+# configurations really differ.
+
+# %% [markdown]
+# ## The story
+#
+# A retrieval loop that lets the model decide when to search again is flexible and dangerous: it can keep
+# rewriting the query, burn calls, and — with no new evidence — grow more confident in a story it made up.
+# A fully deterministic one-shot retrieval is cheap and stable but cannot follow a chain ("the chat channel of
+# *the team Felix Larsen belongs to*"). The design article behind the controller of the mt_rag system takes
+# the middle road: the LLM judges meaning, the **code** owns the budget — at most two retrieval rounds,
+# structured decisions, a deterministic fallback, and guards that have the last word. The agent-reasoning
+# article adds the failure modes such a loop shows in practice: anchoring on a disclosed budget, paraphrase
+# searches that find nothing new. Every notebook after this one takes one such guardrail and measures what it
+# costs and what it buys.
+
+# %%
+import tempfile
+
+import pandas as pd
+
+from rag_lab.evaluation.catalog import label
+from rag_lab.evaluation.question_metrics import question_metrics
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import (
+    cost_quality_figure,
+    cost_quality_info,
+    forest_figure,
+    forest_info,
+    trace_timeline_figure,
+    trace_timeline_info,
+)
+from rag_lab.loaders import load_dataset
+from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+from rag_lab.widgets import PolicyExplorer
+from rag_lab.widgets.session import simulator_backend
+
+pd.set_option("display.width", 200)
+pd.set_option("display.max_columns", 20)
+pd.set_option("display.max_colwidth", 90)
+
+# %% [markdown]
+# ## The world
+#
+# The lab ships a synthetic company world (people, teams, projects, services, their documents) generated
+# from a seed, with questions of eight types; each question knows its gold answer, its gold documents and
+# the minimum number of retrieval hops it needs. Those labels are used **only** to score runs — the
+# simulated model never reads them. Real questions (HotpotQA, MuSiQue, SciFact) ship too:
+# notebook 15 runs the same experiment on them.
+
+# %%
+world = load_dataset("world")
+print(f"{len(world.corpus)} documents, {len(world.evalset)} questions "
+      f"({', '.join(f'{s} {len(world.evalset.select(split=s))}' for s in world.evalset.splits)})")
+examples = pd.DataFrame([
+    {"type": t, "question": q.text, "gold answer": q.answer or "(unanswerable)", "gold documents": ", ".join(q.gold_doc_ids),
+     "min hops": q.min_hops}
+    for t in world.evalset.type_counts()
+    for q in list(world.evalset.select(split="test", types=[t], limit=1))
+])
+examples
+
+# %% [markdown]
+# `single` needs one document; `bridge` two, the second found through an entity named in the first;
+# `comparison` two, one per side; `alias` and `mismatch` ask in words the corpus does not use; `vague`
+# under-specifies; `stale` has an outdated and a current document; `unanswerable` has no answer in the
+# corpus — the right output is a refusal.
+
+# %% [markdown]
+# ## One question, end to end
+#
+# A pipeline is a configuration (one frozen, validated object per policy), the corpus resources
+# (chunks, dense and BM25 indexes) and an LLM backend — here the simulated model with its `typical`
+# profile, reading the world with its opt-in world adapter (`reader: world`), behind the response cache.
+
+# %%
+question = next(iter(world.evalset.select(split="test", types=["bridge"], limit=1)))
+config = PipelineConfig()
+pipeline = Pipeline(config, CorpusResources(world.corpus), simulator_backend("typical", {"reader": "world"}))  # cached
+result, trace = pipeline.run(question)
+print("question:", question.text)
+print("answer:  ", result.answer)
+print("status:", result.status, "| stop reason:", trace.stop_reason, "| rounds:", trace.rounds_used,
+      "| route:", result.route, "| CRAG grade:", result.crag_grade)
+print("gold answer:", question.answer, "| gold documents:", question.gold_doc_ids)
+
+# %% [markdown]
+# The trace records every step: the route, each retrieval round with its queries and the *new* chunks it
+# found (its yield), each controller decision, finalize, generate and the guard. Hover a step for its
+# details.
+
+# %%
+trace_timeline_figure(trace_timeline_info(trace))
+
+# %%
+pd.DataFrame([
+    {"kind": s.kind, "round": s.round, "queries": " | ".join(s.queries), "new chunks": len(s.new),
+     "yield": s.round_yield, "action": (s.decision or {}).get("action"), "interventions": "; ".join(s.interventions)}
+    for s in trace.steps
+])
+
+# %% [markdown]
+# ## Every metric, defined
+#
+# Each question run becomes one row of metrics. **Quality** (`quality_*`, in [0, 1], undefined where they
+# do not apply, e.g. answer metrics on an unanswerable question):
+#
+# | column | meaning |
+# |---|---|
+# | `quality_answer_containment_strict` | **the headline metric**: the normalized gold answer appears in a *short* answer (two sentences at most, citations removed), in the answer's own words — runs copied from the question do not count. An echoed prompt or a pasted evidence block scores 0. |
+# | `quality_answer_containment` | the lenient form: the gold answer anywhere in the answer (the usual metric for long answers; a parrot can beat it) |
+# | `quality_exact_match`, `quality_f1` | SQuAD-style exact match and token F1 against the gold answer (and its aliases) |
+# | `quality_has_answer_in_context` | the gold answer string is in the final context the generator saw (retrieval accuracy in the DPR sense) |
+# | `quality_evidence_recall` / `_precision` | share of gold documents in the final context / share of the final context that is gold |
+# | `quality_later_gold_retained` | of the gold documents first found in round 2 or later, the share that reached the final context |
+# | `quality_citation_precision` / `_validity` | cited chunks that are gold or contain the answer / citations that pointed into the context |
+# | `quality_abstention_accuracy` | refused an unanswerable question, or answered an answerable one |
+# | `quality_refused`, `quality_echo`, `quality_fallback` | refusal rate; the echo guard rejected a parroted draft; any deterministic fallback was used |
+# | `quality_rounds_at_least_hops` | the loop ran at least the question's minimum number of hops |
+#
+# **Cost** (`cost_*`, per question): retrieval rounds, LLM calls (and by role: `cost_calls_controller`, …),
+# prompt and completion tokens, money from a price table, modelled LLM latency, retrieval and embedding calls.
+
+# %%
+row = question_metrics(question, result, trace)
+pd.DataFrame([{"column": k, "what": label(k), "value": v} for k, v in row.items()
+              if k.startswith(("quality_", "cost_", "spent_"))])
+
+# %% [markdown]
+# ### Incurred vs spent
+#
+# `cost_*` counts every LLM call **as the policy incurred it**, whether or not the response cache answered
+# it: the cost of a configuration must not depend on what ran before. `spent_*` counts only the calls the
+# cache did not answer — what this run actually used. Run the same question again: the incurred cost is
+# identical, the spend is zero.
+
+# %%
+from pathlib import Path
+
+from rag_lab.llm.factory import make_backend, simulator_profile
+
+fresh_cache = Path(tempfile.mkdtemp(prefix="nb00_cache_")) / "responses.sqlite"  # an empty cache, for this demo
+fresh = Pipeline(config, pipeline.resources,
+                 make_backend("sim", profile=simulator_profile("typical", {"reader": "world"}), cache=fresh_cache))
+for attempt in ("first run", "second run"):
+    r, t = fresh.run(question)
+    m = question_metrics(question, r, t)
+    print(f"{attempt}: incurred {m['cost_llm_calls']} LLM calls ({m['cost_tokens']} tokens), spent {m['spent_llm_calls']}")
+
+# %% [markdown]
+# ## A sweep, and how to read its plot
+#
+# A sweep runs the full pipeline over an evaluation set for each configuration in a grid. Here: the 60
+# two-hop test questions (`bridge` and `comparison`), with the round cap at 1 or 2 (2 is the default —
+# the *base* configuration every other candidate is compared with).
+
+# %%
+spec = {
+    "name": "nb00_quickstart",
+    "dataset": "world",
+    "split": "test",
+    "types": ["bridge", "comparison"],
+    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "grid": {"round_cap.max_rounds": [1, 2]},
+}
+COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
+result_sweep = run_sweep(spec, tempfile.mkdtemp(prefix="nb00_"), progress="quiet", pareto=(COST, QUALITY))
+result_sweep.table[result_sweep.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", COST, "is_pareto"]]
+
+# %% [markdown]
+# How to read it: each point is one configuration — x its mean cost per question, y its mean quality, the
+# vertical bar a 95% bootstrap interval over questions. The line joins the **Pareto front**: the
+# configurations no other one beats on both axes at once (computed on the axes shown). Hover a point for
+# what it changes.
+
+# %%
+cost_quality_figure(cost_quality_info(result_sweep.table, COST, QUALITY, color_by="param_round_cap.max_rounds"))
+
+# %% [markdown]
+# Each configuration's own interval is wide because questions differ in difficulty. But both configurations
+# answered the **same** questions, so the right question is: *on each question, what changed?* The paired
+# difference (candidate − base, per question, then a bootstrap over questions) cancels the shared
+# difficulty. The forest plot shows it for every candidate against the base; an interval that does not
+# cross 0 is a measured difference.
+
+# %%
+comparison = result_sweep.compare(QUALITY)
+forest_figure(forest_info(comparison))
+
+# %% [markdown]
+# ## The finding
+#
+# The course states each finding as a claim, checks it with the paired difference and asserts it — so
+# the notebook fails if the effect disappears (here: if the round cap stopped letting a second round run,
+# both configurations would be the same and Δ would be 0).
+
+# %%
+finding = paired_finding(result_sweep, QUALITY, candidate={"round_cap.max_rounds": 2},
+                         reference={"round_cap.max_rounds": 1}, direction="above",
+                         claim="a second retrieval round answers more two-hop questions")
+cost = paired_finding(result_sweep, COST, candidate={"round_cap.max_rounds": 2},
+                      reference={"round_cap.max_rounds": 1}, direction="above",
+                      claim="and it costs more LLM calls")
+print(finding)
+print(cost)
+assert finding.holds, finding.message
+assert cost.holds, cost.message
+
+# %% [markdown]
+# ## Your turn: steer the pipeline
+#
+# `PolicyExplorer` builds one control per policy parameter from the policy's field type and bounds. Every
+# change runs the **full** pipeline over the chosen questions (here 8 `bridge` test questions) and adds a
+# point to the plot; the line under the controls shows the paired Δ of the current point against the first
+# one. Move the slider.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["round_cap.max_rounds", "truncation.strategy"], split="test",
+                          types=["bridge"], limit=8, knobs={"reader": "world"})
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment "
+      f"{point['quality_answer_containment_strict']:.3f}, {point['cost_llm_calls']:.2f} LLM calls per question")
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Run the explorer at `round_cap.max_rounds` = 1, 2 and 3 (set the slider, or
+#    `explorer.set_params(**{"round_cap.max_rounds": 3}); explorer.run()`) and read the Δ line: where does
+#    the third round stop paying?
+# 2. Change `types=["bridge"]` to `["single"]`: the round cap should cost nothing there. Does it?
+# 3. Pick another question (`types=["comparison"]`) for the end-to-end run and find, in its trace, the
+#    controller decision that asked for a second round.
+# 4. Swap the y axis in the explorer's axis picker to `gold evidence recall`: is the second round's gain a
+#    retrieval gain or an answering gain?
+#
+# The whole course: [notebooks/README.md](README.md).
+#
+# [next →](01_round_cap.ipynb)
