@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # The main job: install (core + notebook stack; not the local model, whose llama-cpp-python
 # compiles for minutes), run the quickstart sweep (the six headline policies on the shipped world,
-# simulated LLM) into reports/quickstart/, write its HTML report, then the retrieval report
-# (every retriever on the world's test split) into reports/retrieval/.
+# simulated LLM) into reports/quickstart/ and write its HTML report — the first result — then the
+# retrieval report (every retriever on the world's test split) into reports/retrieval/, then execute
+# the course notebooks and write each as HTML into reports/notebooks/ (index.html lists them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install.sh notebook
 source scripts/env.sh
+SECONDS=0
 rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart
 rag-lab report reports/quickstart --out reports/quickstart/report.html
+echo "quickstart report: $PWD/reports/quickstart/report.html (${SECONDS} s after install)"
 rag-lab retrieval-eval --dataset world --split test --retriever all --k 10 --out reports/retrieval
+rag-lab notebooks export --out reports/notebooks
 echo "quickstart report: $PWD/reports/quickstart/report.html"
+echo "the course, executed: $PWD/reports/notebooks/index.html (${SECONDS} s after install)"

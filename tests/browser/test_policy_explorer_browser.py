@@ -1,8 +1,9 @@
 """PolicyExplorer in a real browser: JupyterLab + headless Chromium (Debian's package) via Playwright.
 
-Opens notebooks/explorer_demo.ipynb, runs all cells, moves the `round_cap.max_rounds` slider with
-the keyboard and asserts from the DOM that the plot gained a point, drawn at a new place, and that the
-status counted a second run. Screenshot: reports/browser/policy_explorer.png. Skips only when Chromium is missing and
+Opens notebooks/explorer_demo.ipynb, and then the course's policy notebook 01_round_cap.ipynb, runs all
+cells, moves the `round_cap.max_rounds` slider with the keyboard and asserts from the DOM that the plot
+gained a point, drawn at a new place, and that the status counted a second run. Screenshots:
+reports/browser/policy_explorer.png and reports/browser/01_round_cap.png. Skips only when Chromium is missing and
 RAG_LAB_REQUIRE_BROWSER is unset (.ci/run sets it, and scripts/test.sh installs Chromium).
 """
 
@@ -23,6 +24,9 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(480)]
 REPO = Path(__file__).resolve().parents[2]
 NOTEBOOK = REPO / "notebooks" / "explorer_demo.ipynb"
 SCREENSHOT = REPO / "reports" / "browser" / "policy_explorer.png"
+#: A course notebook whose widget must render and respond too (it runs its sweeps first, so it takes longer).
+POLICY_NOTEBOOK = REPO / "notebooks" / "01_round_cap.ipynb"
+POLICY_SCREENSHOT = REPO / "reports" / "browser" / "01_round_cap.png"
 SLIDER = "round_cap.max_rounds"
 WAIT_MS = 120_000  # every single wait in the browser is bounded by this
 FIRST_RUN_MS = 300_000  # and the first run: with cold caches the kernel builds the world's index (~40 s here)
@@ -46,6 +50,11 @@ def lab(tmp_path):
     root = tmp_path / "lab"
     root.mkdir()
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
+    # the course notebook reads ../sweeps and ../data like in the repository: keep that layout
+    (root / "notebooks").mkdir()
+    shutil.copy(POLICY_NOTEBOOK, root / "notebooks" / POLICY_NOTEBOOK.name)
+    for folder in ("sweeps",):
+        shutil.copytree(REPO / folder, root / folder)
     with jupyterlab(root) as server:
         yield server
 
@@ -143,3 +152,12 @@ def test_policy_explorer_moves_plot_in_jupyterlab(lab, tmp_path):
     assert seen["after"]["runs"] > seen["before"]["runs"], seen
     assert seen["after"]["positions"] - seen["before"]["positions"], f"no marker drawn at a new place: {seen}"
     assert SCREENSHOT.stat().st_size > 10_000, f"screenshot too small to show anything: {SCREENSHOT}"
+
+
+@pytest.mark.timeout(900)
+def test_policy_notebook_widget_renders_and_runs_in_jupyterlab(lab, tmp_path):
+    with chromium(tmp_path / "chromium-profile") as page:
+        seen = drive_explorer(page, lab, f"notebooks/{POLICY_NOTEBOOK.name}", POLICY_SCREENSHOT)
+    assert seen["after"]["points"] > seen["before"]["points"], seen
+    assert seen["after"]["runs"] > seen["before"]["runs"], seen
+    assert POLICY_SCREENSHOT.stat().st_size > 10_000, f"screenshot too small to show anything: {POLICY_SCREENSHOT}"
