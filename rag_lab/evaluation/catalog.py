@@ -25,6 +25,7 @@ LABELS: dict[str, str] = {
     "quality_later_gold_retained": "later-round gold evidence kept",
     "quality_citation_precision": "citation precision",
     "quality_citation_validity": "citation validity",
+    "quality_off_contract_citation": "answers citing a source outside the contract",
     "quality_abstention_accuracy": "abstention accuracy",
     "quality_refused": "refusal rate",
     "quality_echo": "echo rate (draft parroted its prompt)",

@@ -29,6 +29,7 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
     cited_texts = [result.context[n - 1].text for n in result.citations]
     total_citations = len(result.citations) + result.invalid_citations
     outcomes = [c.outcome for c in trace.llm_calls()]
+    off_contract = {c for step in trace.steps if step.kind == "retrieve" for c in step.detail.get("off_contract", ())}
     later_gold = {
         c.rsplit("#", 1)[0] for step in trace.steps if step.kind == "retrieve" and step.round >= 2 for c in step.new
     } & gold_docs
@@ -66,6 +67,7 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
             / len(cited_docs) if cited_docs else None
         ),
         "quality_citation_validity": len(result.citations) / total_citations if total_citations else None,
+        "quality_off_contract_citation": rate(answered and any(c in off_contract for c in result.cited_chunk_ids)),
         "quality_abstention_accuracy": rate(answered == question.answerable),
         "quality_refused": rate(not answered),
         "quality_echo": rate(result.status == "echo"),

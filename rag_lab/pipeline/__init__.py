@@ -7,6 +7,7 @@ from rag_lab.pipeline.policies import (
     POLICY_CLASSES,
     BudgetDisclosure,
     CitationGuard,
+    ControllerValidation,
     EchoGuard,
     Finalize,
     HyDE,
@@ -26,7 +27,8 @@ from rag_lab.pipeline.state import QuestionState
 from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
 
 __all__ = [
-    "CRAG", "POLICY_CLASSES", "BudgetDisclosure", "CitationGuard", "ContextItem", "CorpusResources", "EchoGuard",
+    "CRAG", "POLICY_CLASSES", "BudgetDisclosure", "CitationGuard", "ContextItem", "ControllerValidation", "CorpusResources",
+    "EchoGuard",
     "Finalize",
     "HyDE", "JudgeInput", "Pipeline", "PipelineConfig", "Policy", "QueryRewrite", "QuestionState", "REFUSAL",
     "Result", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "StopReason", "Trace",

@@ -22,6 +22,7 @@ from rag_lab.pipeline.policies import (
     CRAG,
     BudgetDisclosure,
     CitationGuard,
+    ControllerValidation,
     EchoGuard,
     Finalize,
     HyDE,
@@ -49,6 +50,7 @@ class PipelineConfig(BaseModel):
     round_cap: RoundCap = RoundCap()
     budget: SearchBudget = SearchBudget()
     disclosure: BudgetDisclosure = BudgetDisclosure()
+    validation: ControllerValidation = ControllerValidation()
     zero_yield: ZeroYieldStop = ZeroYieldStop()
     finalize: Finalize = Finalize()
     crag: CRAG = CRAG()

@@ -226,14 +226,17 @@ class _QuestionRun:
         start = time.perf_counter()
         hits = self._search(queries, hyde_passages)
         interventions: list[str] = []
-        hits = self._apply_source_contract(hits, interventions)
+        detail: dict = {}
+        hits = self._apply_source_contract(hits, interventions, detail)
         new = self.state.add_round(round_no, queries, hits)
         self.state.time_ms += 1000.0 * (time.perf_counter() - start)
         self.trace.add(TraceStep(kind="retrieve", round=round_no, queries=queries, retrieved=hits, new=new,
-                                 round_yield=len(new), interventions=interventions,
+                                 round_yield=len(new), interventions=interventions, detail=detail,
                                  latency_s=time.perf_counter() - start))
 
-    def _apply_source_contract(self, hits: list[str], interventions: list[str]) -> list[str]:
+    def _apply_source_contract(self, hits: list[str], interventions: list[str], detail: dict) -> list[str]:
+        """The hits the route's allowed source types keep. Fail-open with nothing allowed left returns the
+        unfiltered hits and lists them in ``detail["off_contract"]`` (every one is outside the contract)."""
         allowed = self.cfg.sources.allowed(self.state.route)  # type: ignore[arg-type]
         if not allowed:
             return hits
@@ -243,6 +246,7 @@ class _QuestionRun:
         if not kept and hits and self.cfg.sources.mode == "fail_open":
             interventions.append("source contract fail_open: nothing allowed was left, so the unfiltered "
                                  "results were used (the fail-open bug)")
+            detail["off_contract"] = list(hits)
             return hits
         return kept
 
@@ -266,13 +270,18 @@ class _QuestionRun:
             shown = self._controller_evidence()
             messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
                                                  self.cfg.disclosure.disclosed)
-            response, call = self._call("controller", messages, ControllerDecision, self._fallback_decision)
+            on_invalid = self.cfg.validation.on_invalid
+            fallback = (self._fallback_decision if on_invalid == "fallback" else
+                        ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))
+            response, call = self._call("controller", messages, ControllerDecision, fallback)
             decision: ControllerDecision = response.parsed  # type: ignore[assignment]
             step = self.trace.add(TraceStep(kind="controller", round=self.state.rounds_used, llm=call,
                                             decision=decision.model_dump(), tokens=response.usage.total_tokens,
                                             detail={"evidence_shown": [e.n for e in shown]}))
             if response.outcome == "fallback":
-                step.interventions.append(f"invalid controller output replaced by fallback: {response.reason}")
+                step.interventions.append(
+                    f"invalid controller output replaced by fallback: {response.reason}" if on_invalid == "fallback"
+                    else f"invalid controller output refused (validation.on_invalid=refuse): {response.reason}")
             self._act(decision, step, cap)
 
     def _act(self, decision: ControllerDecision, step: TraceStep, cap: int) -> None:

@@ -113,6 +113,15 @@ class JudgeInput(Policy):
     mode: Literal["draft_only", "with_evidence"] = "with_evidence"
 
 
+class ControllerValidation(Policy):
+    """What the controller loop does with a decision that failed validation and could not be repaired.
+    ``fallback`` (default): the deterministic fallback decision — ``answer`` if any gathered chunk clears
+    the refusal threshold, else ``insufficient``. ``refuse``: the run ends in a refusal, as in a pipeline
+    that validates but has no fallback (kept to measure what the fallback buys)."""
+
+    on_invalid: Literal["fallback", "refuse"] = "fallback"
+
+
 class CitationGuard(Policy):
     """Deterministic guard: citations must point into the context (others are removed), at most
     ``max_citations`` remain, and the answer is refused when the best relevance score of the
@@ -183,5 +192,5 @@ class Finalize(Policy):
 
 POLICY_CLASSES: tuple[type[Policy], ...] = (
     RoundCap, SearchBudget, BudgetDisclosure, ZeroYieldStop, HyDE, QueryRewrite, CRAG, Truncation,
-    JudgeInput, CitationGuard, EchoGuard, Router, SourceContract, Retrieval, Finalize,
+    JudgeInput, ControllerValidation, CitationGuard, EchoGuard, Router, SourceContract, Retrieval, Finalize,
 )
