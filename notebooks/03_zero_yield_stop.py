@@ -16,31 +16,64 @@
 # %% [markdown]
 # # 03 · Zero-yield stop
 #
-# "Synonym spinning": a controller re-searches the same source with a paraphrase, and gets the same
-# chunks back. **ZeroYieldStop** measures each round's yield — the number of *new* unique chunk ids —
-# and stops early when `round_yield == 0 and chunks_seen > 0` (stop reason `empty_round`). When nothing
-# was ever found (`chunks_seen == 0`) it keeps trying until the cap, then falls back to one-shot retrieval.
+# > **Finding type:** a property of the pipeline and the data (measured), on a failure the simulator
+# > produces by construction. The spinning itself is the simulated controller's `synonym_spinning` knob
+# > (0.6 here); whether a paraphrase search brings back only chunks already seen, and so what the stop
+# > saves, is measured — it depends on the retriever and the world's documents, not on any knob.
+#
+# "Synonym spinning": the controller re-searches the same source with a paraphrase and gets the same
+# chunks back. **ZeroYieldStop** counts each round's yield — the number of chunk ids it brought that were
+# never seen before — and stops the loop when a round yields nothing although chunks were found earlier
+# (stop reason `empty_round`).
+
+# %% [markdown]
+# ## The story
+#
+# The agent reasoning & planning article lists "spinning" among the failure modes it found in its agentic
+# loop's traces: a search for "Docker deployment guide" returned three chunks, and the model went on to
+# search "Docker deployment tutorial" and "Docker installation and deployment steps" — three rounds of
+# synonyms against the same source. Vector search is barely sensitive to such rewording, so each retry
+# returned the same chunks; the model believed a new phrasing would find something new. A prompt line
+# ("don't re-search with synonyms") made spinning rarer but did not remove it: a prompt is a soft
+# constraint. The fix that removed the wasted tokens was a check in code — after every round, if the
+# round's yield is 0 and chunks were already seen, break.
+#
+# The article insists on one distinction: *spinning* is not *finding nothing*. When nothing has been
+# found at all (chunks seen = 0), the model deserves more attempts — other wording, other tools — until
+# the iteration limit, after which the caller falls back to one-shot retrieval. Only "had evidence, and
+# this round added none" is spinning, and only that stops early.
 
 # %% [markdown]
 # ## The policy, as implemented
 #
-# `rag_lab.pipeline.policies.ZeroYieldStop` (`zero_yield.enabled`); the per-round yield is recorded in
-# every trace step of kind `retrieve` (`Trace.yields()`).
+# `rag_lab.pipeline.policies.ZeroYieldStop` has one field, `enabled` (sweep key `zero_yield.enabled`,
+# default `True`). The yield of each round is `QuestionState.add_round`'s list of new chunk ids, recorded
+# on every `retrieve` step of the trace (`Trace.yields()`). The stop is in `_QuestionRun._act`
+# (`rag_lab/pipeline/pipeline.py`): after a `retrieve_again` round, `round_yield == 0 and chunks seen before
+# > 0` ends the loop with `empty_round`. With nothing ever found, the loop goes on to the cap and then to
+# the one-shot fallback (notebook 01's `fallback` stop).
 
 # %%
 import tempfile
 
 import pandas as pd
-import plotly.express as px
 
-from rag_lab.experiments import run_sweep
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import (
+    cost_quality_figure,
+    cost_quality_info,
+    round_yield_figure,
+    round_yield_info,
+    trace_timeline_figure,
+    trace_timeline_info,
+)
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.policies import ZeroYieldStop
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_columns", 20)
 pd.set_option("display.max_colwidth", 80)
-
-# %%
-from rag_lab.pipeline.policies import ZeroYieldStop
 
 print(ZeroYieldStop.__doc__)
 ZeroYieldStop.model_fields
@@ -48,38 +81,32 @@ ZeroYieldStop.model_fields
 # %% [markdown]
 # ## The sweep
 #
-# 32 questions (4 per type), a cap of 4 rounds so that spinning has room, and the `typical` profile with
-# `synonym_spinning` raised to 0.6 (the probability that the controller asks for a paraphrase search
-# although its evidence already suffices).
+# 80 questions (the first 10 test questions of each type), the stop on and off, a cap of 4 rounds so that
+# spinning has room. The simulator runs the `typical` profile with the world reader and
+# `synonym_spinning` raised from 0.15 to 0.6: the probability that the controller, holding evidence that
+# already suffices, asks for a paraphrase search instead of answering. The Pareto front is computed on
+# the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
+COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
+KNOBS = {"reader": "world", "synonym_spinning": 0.6}
 spec = {
     "name": "nb03_zero_yield",
     "dataset": "world",
     "split": "test",
-    "per_type": 4,
+    "per_type": 10,
     "base": {"round_cap.max_rounds": 4},
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"synonym_spinning": 0.6}},
+    "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
     "grid": {"zero_yield.enabled": [True, False]},
 }
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb03_"), progress="quiet")
-columns = result.param_columns + ["quality_answer_containment_strict", "quality_answer_containment_strict_lo",
-                                  "quality_answer_containment_strict_hi", "quality_answer_containment", "quality_abstention_accuracy",
-                                  "cost_rounds", "cost_llm_calls", "cost_tokens", "is_pareto"]
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb03_"), progress="quiet", pareto=(COST, QUALITY))
+columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_evidence_recall",
+                                  "quality_abstention_accuracy", "cost_rounds", COST, "cost_tokens", "is_pareto"]
 result.table[columns]
 
 # %%
-table = result.table.copy()
-table["candidate"] = table[result.param_columns].map(str).agg(", ".join, axis=1)
-fig = px.scatter(
-    table, x="cost_tokens", y="quality_answer_containment_strict", color="candidate", symbol="is_pareto",
-    error_y=table["quality_answer_containment_strict_hi"] - table["quality_answer_containment_strict"],
-    error_y_minus=table["quality_answer_containment_strict"] - table["quality_answer_containment_strict_lo"],
-    title="Zero-yield stop: tokens vs strict answer containment",
-    labels={"cost_tokens": "cost_tokens (mean per question)",
-            "quality_answer_containment_strict": "quality_answer_containment_strict (95% CI)"},
-)
-fig
+table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %%
 ids = result.table.set_index("param_zero_yield.enabled")["candidate_id"]
@@ -88,43 +115,118 @@ pd.DataFrame({"stop enabled": on["stop_reason"].value_counts(), "stop disabled":
              ).fillna(0).astype(int)
 
 # %% [markdown]
-# ## One question: an `empty_round` stop
+# The yield curve without the stop: new chunks per round, one grey line per question, the mean in bold.
+# Rounds after the first mostly bring nothing new — what the spinning controller buys with its calls.
+
+# %%
+round_yield_figure(round_yield_info(result.traces(ids[False])))
+
+# %% [markdown]
+# ## The mechanism in one trace
 #
-# The question where the stop saved the most LLM calls: its round yields end in a 0, the retrieve step
-# of that round found nothing new, and the loop ended with reason `empty_round`. Without the policy the
-# same question keeps searching (its stop reason and yields are printed next to it).
+# The question on which the stop changes the LLM calls most (ties: the first in question order), with the
+# stop, then without it. With the stop, the round that found nothing new is the last one; without it, the
+# controller is asked again and may spin again.
 
 # %%
-saved = off["cost_llm_calls"] - on["cost_llm_calls"]  # rows are in the same question order
-qid = on.loc[(on["stop_reason"] == "empty_round") & (saved == saved.max()), "qid"].iloc[0]
-trace = result.traces(ids[True])[qid]
-spinning = result.traces(ids[False])[qid]
-print(qid, "|", trace.question)
-print("with the stop:   ", trace.stop_reason, "yields", trace.yields())
-print("without the stop:", spinning.stop_reason, "yields", spinning.yields())
-pd.DataFrame([
-    {"kind": s.kind, "round": s.round, "queries": " | ".join(s.queries), "new": len(s.new), "yield": s.round_yield,
-     "action": (s.decision or {}).get("action"), "interventions": "; ".join(s.interventions)}
-    for s in trace.steps
-])
+qid = (off.set_index("qid")[COST] - on.set_index("qid")[COST]).abs().idxmax()
+with_stop, without_stop = result.traces(ids[True])[qid], result.traces(ids[False])[qid]
+print(f"{qid}: {with_stop.question}")
+for label, tr in (("with the stop", with_stop), ("without it", without_stop)):
+    fired = [k for call in tr.llm_calls() if call.role == "controller" for k in call.fired]
+    print(f"{label:>14}: stop {tr.stop_reason}, yields per round {tr.yields()}, {len(tr.llm_calls())} LLM calls, "
+          f"controller knobs fired {fired}")
+print("searches without the stop:", [s.queries for s in without_stop.steps if s.kind == "retrieve"])
+trace_timeline_figure(trace_timeline_info(with_stop))
 
 # %%
-assert trace.stop_reason == "empty_round" and trace.yields()[-1] == 0
+trace_timeline_figure(trace_timeline_info(without_stop))
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=ids[True], qid=qid)
+viewer
+
+# %% [markdown]
+# ## Try it yourself
+#
+# The explorer runs the full pipeline on the first 12 `comparison` test questions (every one enters the
+# controller loop) with the same simulator knobs and a cap of 4. Untick `zero_yield.enabled`, or move the
+# cap, and watch the point move. Run headless, the cell below runs the starting configuration (stop on).
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["zero_yield.enabled", "round_cap.max_rounds"], split="test",
+                          types=["comparison"], limit=12, base=PipelineConfig().set({"round_cap.max_rounds": 4}),
+                          knobs=KNOBS)
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"stop on, cap 4, {point['n_questions']} comparison questions: {point[COST]:.2f} LLM calls per question, "
+      f"strict containment {point[QUALITY]:.3f}")
+
+# %% [markdown]
+# ## The finding: what the stop saves
+#
+# The stop on against off, paired on the same 80 questions: the claim is that it cuts LLM calls per
+# question. If the check in `_act` were a no-op, the two configurations would run identically and Δ = 0.
+
+# %%
+finding = paired_finding(result, COST, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False},
+                         direction="below", claim="stopping on an empty round cuts the LLM calls a spinning controller spends")
+print(finding)
+assert finding.holds, finding.message
+
+# %% [markdown]
+# ## The finding: what it costs
+#
+# A round that brought no new chunk cannot change the evidence, so stopping there should cost no answers.
+# The second claim checks that on the same questions: the paired Δ of strict answer containment lies within
+# ±0.05 (about 3 of the 70 answerable questions). This check guards the other side — that the saving is not
+# bought with answers; unlike the first, it would also hold with the stop switched off.
+
+# %%
+no_loss = paired_finding(result, QUALITY, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False},
+                         direction="none", tolerance=0.05,
+                         claim="the zero-yield stop costs no answers (strict containment unchanged within ±0.05)")
+print(no_loss)
+assert no_loss.holds, no_loss.message
+
+# %%
 t = result.table.set_index("param_zero_yield.enabled")
 n_empty = int((on["stop_reason"] == "empty_round").sum())
 print(f"{n_empty} of {len(on)} questions stopped on an empty round.")
-for col in ("cost_rounds", "cost_llm_calls", "cost_tokens"):
+for col in ("cost_rounds", COST, "cost_tokens", "cost_modelled_latency_s"):
+    f = paired_finding(result, col, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False})
     print(f"{col}: {t.loc[False, col]:.2f} without the stop -> {t.loc[True, col]:.2f} with it "
-          f"({(t.loc[True, col] - t.loc[False, col]) / t.loc[False, col]:+.0%})")
-print(f"strict answer containment: {t.loc[False, 'quality_answer_containment_strict']:.3f} without -> "
-      f"{t.loc[True, 'quality_answer_containment_strict']:.3f} with")
+          f"({(t.loc[True, col] - t.loc[False, col]) / t.loc[False, col]:+.0%}); paired {f.measured}")
+print(f"strict containment: paired {no_loss.measured}")
 
 # %% [markdown]
 # ## What was measured
 #
-# The cell above prints how many questions the policy stopped on an empty round, and what the stop saved
-# in rounds, LLM calls and tokens per question, next to strict answer containment with and without it. A
-# paraphrase search that returns only chunks already seen cannot change the final context, so the saving
-# should come at no loss in quality; the containment line checks that on this sample. The spinning itself is produced by the `synonym_spinning` knob by construction; the stop's saving is measured.
+# The lines above give how many questions the stop ended on an empty round and what it saved per question
+# in rounds, LLM calls, tokens and modelled latency (means and paired Δ), then the paired Δ of strict
+# containment. Read the share of questions that differ beside each Δ: the stop acts only where the
+# controller spun *and* the paraphrase found nothing new, so a small share of questions carries the whole
+# saving. Where a paraphrase did find a new chunk (a yield above 0), the stop rightly let the loop go on.
 #
-# **Caveat.** The simulated LLM's behaviour knobs (`synonym_spinning=0.6`) are properties of the simulator, not facts about language models: this notebook shows how to *measure* the effect; running the same sweep with a real model (`backend: {kind: openai}` or `{kind: local}`) shows whether the effect is real. The question sample is small, so read the bootstrap intervals in the table before reading the means.
+# **Caveat.** The spinning comes from the simulator's `synonym_spinning` knob at 0.6 — a setting, not a
+# measurement of any language model. What a paraphrase retrieves is real (the hybrid retriever on the
+# world's documents), so the saving per spin is measured; how often a real model spins is not. Run the
+# same sweep with `backend: {kind: openai}` or `{kind: local}` to find out.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Set `synonym_spinning` to 0 in `KNOBS`: with no spinning, does the stop still change anything? (It
+#    should change nothing — look at `share_differ`.)
+# 2. Set `"retrieval.retriever"` to `"bm25"` in the spec's `base`: lexical search is more sensitive to
+#    the swapped words. Does a paraphrase now bring new chunks more often, and the stop fire less?
+# 3. Raise the cap to 8 with the stop off: how far does a spinning controller go, and what does it cost in
+#    tokens?
+# 4. In the trace viewer, filter the stop-disabled configuration by outcome `wrong`: is any wrong answer one
+#    that the stop would have prevented?
+
+# %% [markdown]
+# [← previous](02_budget_disclosure.ipynb) · [next →](04_hyde.ipynb)
