@@ -1,0 +1,276 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 · Judge input: a judge that never sees the evidence
+#
+# > **Finding type:** a property of the simulated judge (true by construction), sized on the world's data.
+# > The simulator's draft-only judge is written to rate a draft's *usefulness* from its wording and its
+# > with-evidence judge to check each claim against the evidence, so which way they err is designed in;
+# > how many of the world's correct answers the draft-only judge refuses is measured through the full
+# > pipeline. A real model shows whether a real judge errs the same way.
+#
+# An optional **judge** reads the generated answer and can veto it: an `unsupported` verdict turns the
+# answer into a refusal. What the judge is *shown* decides what it can check. `JudgeInput.mode` is
+# either `draft_only` (question + draft) or `with_evidence` (question + evidence + draft). This notebook
+# measures what the two judges refuse on the synthetic world, and what each costs.
+
+# %% [markdown]
+# ## The story
+#
+# The MediAC article reviews a report-writing loop: a draft is generated from the evidence, then a judge
+# decides whether the report is sufficiently grounded or whether to search again. Reading the code, the
+# author found the judge's prompt held only the question and the draft — never the evidence bundle. That
+# the draft was *written* from evidence does not mean the judge *checked* it against that evidence; the
+# judge could only look at the draft itself.
+#
+# The article maps this onto Self-RAG's critique tokens. Judging "is this output supported by the
+# passage?" (IsSup) takes three inputs — question, passage, output; judging "is this output useful?"
+# (IsUse) takes two — question and output. MediAC's judge did the IsUse job but was used to decide
+# whether the evidence sufficed. Faithfulness metrics such as Ragas's, and citation APIs that point every
+# claim at a document, all check against the retrieved context. The article adds two warnings: a judge
+# running on the same model as the writer prefers its own text, and a strong model given insufficient
+# context tends to answer wrongly rather than abstain — sufficiency deserves its own measurement.
+
+# %% [markdown]
+# ## The policy, as implemented
+#
+# `rag_lab.pipeline.policies.JudgeInput`: `enabled` (default off) and `mode` (`draft_only` or
+# `with_evidence`, default `with_evidence`); sweep keys `judge.enabled`, `judge.mode`. The judge runs in
+# `_QuestionRun._judge` (`rag_lab/pipeline/pipeline.py`), after the deterministic guard and only on an
+# answer the guard let through; its prompt is `rag_lab.llm.prompts.judge_prompt`, which adds an `EVIDENCE`
+# section only in `with_evidence` mode. An `unsupported` verdict refuses the answer (stop reason
+# `insufficient`); an invalid judge output falls back to `supported`, so a broken judge never refuses.
+#
+# The simulated judge (`rag_lab/llm/sim/adapters/world/judging.py`, world reader): *with evidence* it says
+# `supported` iff every number and name in the draft appears in the evidence the draft cites, every
+# citation points at an item, and most of its content words are found there; *draft only* it cannot check
+# support, so it rates usefulness — a draft that names the question's subject (or gives a value of the
+# expected kind) is `supported`, whatever the evidence says. Both add a small bonus for drafts in the
+# simulator's own style (the self-preference bias).
+
+# %%
+import tempfile
+
+import pandas as pd
+
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.policies import JudgeInput
+from rag_lab.widgets import PolicyExplorer, TraceViewer
+
+pd.set_option("display.width", 200)
+pd.set_option("display.max_columns", 20)
+pd.set_option("display.max_colwidth", 90)
+
+print(JudgeInput.__doc__)
+JudgeInput.model_fields
+
+# %% [markdown]
+# ## The sweep
+#
+# All 240 test questions of the world (30 of each of the 8 types, 30 of them unanswerable), three
+# configurations: no judge (the default), a draft-only judge and a with-evidence judge. The simulated
+# LLM runs the `typical` profile with the world reader (`reader: world`). The Pareto front is computed
+# on the plotted axes: LLM calls per question against strict answer containment.
+
+# %%
+COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
+BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
+spec = {
+    "name": "nb09_judge_input",
+    "dataset": "world",
+    "split": "test",
+    "per_type": 30,
+    "backend": BACKEND,
+    "grid": [{"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only", "with_evidence"]}],
+}
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb09_"), progress="quiet", pareto=(COST, QUALITY))
+NONE = result.reference({"judge.enabled": False})["candidate_id"]
+DRAFT = result.reference({"judge.enabled": True, "judge.mode": "draft_only"})["candidate_id"]
+EVIDENCE = result.reference({"judge.enabled": True, "judge.mode": "with_evidence"})["candidate_id"]
+NAMES = {NONE: "no judge", DRAFT: "draft-only judge", EVIDENCE: "with-evidence judge"}
+table = result.table.assign(label=result.table["candidate_id"].map(NAMES))
+table[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention_accuracy", "quality_refused",
+       "quality_citation_precision", COST, "cost_tokens", "is_pareto"]]
+
+# %%
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
+
+# %% [markdown]
+# ## What each judge refused
+#
+# Every answer a judge refused, classified by what the same question's answer was **without** a judge:
+# a correct answer (strict containment 1), a wrong one, or an answer to an unanswerable question (which
+# should have been refused). A judge earns its call by refusing the last two kinds, not the first.
+
+# %%
+base = result.rows(NONE).set_index("qid")
+
+
+def judge_refused(cid):
+    """The questions whose answer this run's judge turned into a refusal."""
+    return [q for q, trace in result.traces(cid).items()
+            if any(s.kind == "judge" and s.interventions for s in trace.steps)]
+
+
+def verdicts(cid):
+    refused = base.loc[judge_refused(cid)]
+    return {"judge calls": int(result.rows(cid)["cost_calls_judge"].fillna(0).sum()),
+            "refused by the judge": len(refused),
+            "… correct answers": int((refused[QUALITY] == 1).sum()),
+            "… wrong answers": int((refused["answerable"] & (refused[QUALITY] == 0)).sum()),
+            "… answers to unanswerable questions": int((~refused["answerable"]).sum())}
+
+
+refusals = pd.DataFrame({"draft_only": verdicts(DRAFT), "with_evidence": verdicts(EVIDENCE)})
+refusals
+
+# %% [markdown]
+# Where the refusals fall, by question type (share of questions refused by the judge):
+
+# %%
+pd.DataFrame({name: base.loc[judge_refused(cid)].groupby("type").size().reindex(base["type"].unique(), fill_value=0)
+              / base.groupby("type").size()
+              for name, cid in (("draft_only", DRAFT), ("with_evidence", EVIDENCE))}).round(2)
+
+# %% [markdown]
+# ## The mechanism in one trace
+#
+# The first question (in question order) on which the two judges give different verdicts. The same draft
+# goes to both; only the judge's prompt differs — read the `EVIDENCE` section that one of them gets, and
+# each verdict's reason.
+
+# %%
+draft_rows, evidence_rows = result.rows(DRAFT).set_index("qid"), result.rows(EVIDENCE).set_index("qid")
+disagree = draft_rows.index[draft_rows["status"] != evidence_rows["status"]]
+qid = disagree[0] if len(disagree) else draft_rows.index[0]  # (no disagreement: the first question)
+print(f"{len(disagree)} of {len(draft_rows)} questions get different verdicts; shown: {qid} "
+      f"({base.loc[qid, 'type']})")
+print("question:", result.traces(DRAFT)[qid].question)
+print("answer without a judge:", result.result(NONE, qid).answer)
+for name, cid in (("draft_only", DRAFT), ("with_evidence", EVIDENCE)):
+    judge = next(s for s in result.traces(cid)[qid].steps if s.kind == "judge")
+    user = judge.llm.messages[-1]["content"]
+    print(f"\n--- {name} judge: verdict {judge.decision['verdict']} ({judge.decision['reason']}); "
+          f"status {result.result(cid, qid).status}")
+    print(user[:700])
+
+# %%
+trace_timeline_figure(trace_timeline_info(result.traces(DRAFT)[qid]))
+
+# %% [markdown]
+# Every question and both judges, in the trace viewer (the judge's prompt is under the judge step):
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=DRAFT, qid=qid)
+viewer
+
+# %% [markdown]
+# ## Try the judge yourself
+#
+# The explorer runs the full pipeline on the first 12 `alias` test questions (the question names a
+# business name or a handle, the answer names something else) with the judge switched on. Switch `mode`
+# between `draft_only` and `with_evidence` and watch the point move; headless, the cell below runs the
+# starting configuration (the draft-only judge) once.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["judge.enabled", "judge.mode"], split="test", types=["alias"],
+                          limit=12, base=PipelineConfig().set({"judge.enabled": True, "judge.mode": "draft_only"}),
+                          knobs={"reader": "world"})
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"draft-only judge on {point['n_questions']} alias questions: strict containment {point[QUALITY]:.3f}, "
+      f"refusal rate {point['quality_refused']:.3f}, {point[COST]:.2f} LLM calls per question")
+
+# %% [markdown]
+# ## The finding
+#
+# The with-evidence judge against the draft-only judge, paired on the same 240 questions: the claim is
+# that the judge that sees the evidence keeps correct answers the draft-only judge refuses (the paired Δ
+# of strict containment lies above 0). If the judge ignored its mode (both built the same prompt), the two
+# configurations would give the same verdicts and the Δ would be 0.
+
+# %%
+finding = paired_finding(result, QUALITY, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
+                         reference={"judge.enabled": True, "judge.mode": "draft_only"}, direction="above",
+                         claim="a judge that sees the evidence keeps correct answers a draft-only judge refuses")
+print(finding)
+assert finding.holds, finding.message
+
+# %% [markdown]
+# And against no judge at all — reported, not asserted (it would hold just as well with the judge's code
+# switched off): what does the with-evidence judge buy on this world, and what does it cost?
+
+# %%
+no_effect = paired_finding(result, QUALITY, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
+                           reference={"judge.enabled": False}, direction="none",
+                           claim="on the world, the with-evidence judge changes no answer")
+judge_cost = paired_finding(result, COST, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
+                            reference={"judge.enabled": False}, direction="above", claim="the judge costs LLM calls")
+abstention = paired_finding(result, "quality_abstention_accuracy",
+                            candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
+                            reference={"judge.enabled": True, "judge.mode": "draft_only"}, direction="above",
+                            claim="abstention accuracy, with-evidence vs draft-only judge")
+t = table.set_index("label")
+print(f"Strict containment by configuration: {t[QUALITY].round(3).to_dict()}")
+print(f"Refusal rate: {t['quality_refused'].round(3).to_dict()}")
+print(f"LLM calls per question: {t[COST].round(2).to_dict()}; tokens: {t['cost_tokens'].round(0).to_dict()}")
+print(f"With-evidence vs draft-only judge, strict containment: {finding.measured}")
+print(f"With-evidence vs draft-only judge, abstention accuracy: {abstention.measured}")
+print(f"With-evidence judge vs no judge, strict containment: {no_effect.measured}")
+print(f"With-evidence judge vs no judge, LLM calls: {judge_cost.measured}")
+print("Judge refusals:", refusals.to_dict())
+
+# %% [markdown]
+# ## What was measured
+#
+# The first lines give each configuration's strict containment, refusal rate and cost. Then the paired
+# differences: the with-evidence judge against the draft-only judge on containment (the asserted finding)
+# and on abstention accuracy, and the with-evidence judge against no judge, on containment and on LLM
+# calls. The refusal table above says what each judge refused: read its "correct answers" row for the
+# draft-only judge — answers it could not check and judged by their wording (a comparison answered "No: not
+# both …", a flag answer that names the service but not the business name asked about) — and its
+# "unanswerable" row for both: on this world the unanswerable questions are already refused before any
+# judge runs (the answer step finds nothing to extract), so no judge gets the chance to catch them.
+#
+# That is the honest reading of the with-evidence line: on the world, with the world reader, its drafts are
+# extracted from the evidence they cite, so a support check passes them and the judge costs a call per
+# answered question for no change in answers. The draft-only judge is *worse* than no judge. A judge earns
+# its cost where drafts can contain claims the evidence does not hold.
+#
+# **Caveat.** Both judges are the simulator's (`typical` profile, world reader); their error directions
+# are written into it. A real judge — the same model as the writer, or another — has its own biases;
+# run the same sweep with `backend: {kind: openai}` or `{kind: local}` to measure them.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Switch the simulator to its generic reader (`"knobs": {"reader": "generic"}` in `BACKEND`): it answers
+#    the unanswerable questions from whatever it retrieved. Does either judge refuse those answers? What does
+#    a support check verify, and what does it not?
+# 2. With the generic reader, find a `mismatch` answer the with-evidence judge refused and read its reason
+#    in the trace viewer: which name in the draft was missing from the evidence?
+# 3. Run the sweep with `"profile": "sloppy"` (more premature stops: answers from half the evidence). Do the
+#    judges catch a comparison answered from one side only?
+# 4. Swap the cost axis for `cost_tokens`: how much more does the with-evidence judge's prompt cost than the
+#    draft-only judge's?
+
+# %% [markdown]
+# [← previous](08_query_rewrite.ipynb) · [next →](10_router.ipynb)
