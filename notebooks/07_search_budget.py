@@ -1,0 +1,240 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 07 · Search budget
+#
+# > **Finding type:** a property of the pipeline and the data (measured). The budget is pipeline code and
+# > no simulator knob reacts to it; the tokens it saves and the answers it loses are measured on the
+# > shipped world. Token counts come from a real tokenizer, so the finding is exactly reproducible; a time
+# > budget is not (it adds real retrieval time, which depends on the machine), so the finding is on tokens.
+#
+# A round cap (notebook 01) counts rounds; a real system pays in tokens and seconds. **SearchBudget**
+# bounds one question's retrieval loop along three dimensions at once — rounds, time and tokens — and any
+# exhausted dimension stops retrieval; the answer is then made from what was gathered.
+
+# %% [markdown]
+# ## The story
+#
+# The agentic RAG article (HyDE, CRAG, query rewriting, routing) starts from the limits of single-shot
+# retrieval and adds a loop: retrieve, judge whether the evidence suffices, refine the query, retrieve
+# again. But a loop that can always decide "not enough yet" can run forever: models hallucinate, retrieval
+# fails, generation times out. Its answer is *bounded multi-step search* — a `SearchBudget` object with a
+# round limit, a total-time limit and a total-token limit, checked before every new round. Typical values in
+# the article: 3 rounds, 5 seconds, 4096 tokens; when any one is reached, retrieval stops and the answer is
+# generated from the documents collected so far.
+#
+# A budget is a stop condition, not a verdict: the run ends because money or time ran out, not because the
+# evidence sufficed, and the trace must keep the two apart (stop reasons `budget_tokens` and `budget_time`,
+# never `answered`). This notebook measures what a token budget saves and what it costs.
+
+# %% [markdown]
+# ## The policy, as implemented
+#
+# `rag_lab.pipeline.policies.SearchBudget` has three optional fields (`None` = unlimited): `max_rounds`,
+# `max_time_ms`, `max_tokens` (sweep keys `budget.max_rounds` etc.). `budget.max_rounds` joins the round cap:
+# the effective cap is the smaller of the two (`PipelineConfig.max_rounds`). Tokens and time are charged to
+# the per-question `QuestionState` on every LLM call (`QuestionState.charge`: prompt + completion tokens; the
+# call's *modelled* latency when the backend models it, else its wall time) and on every retrieval (its wall
+# time). The check is in `_QuestionRun._act` (`rag_lab/pipeline/pipeline.py`): when the controller asks for
+# another round and the tokens or the time used so far reach the budget, the request is rejected (an
+# intervention on the controller step) and the loop ends with `budget_tokens` or `budget_time`.
+#
+# Two consequences worth knowing. The budget is checked *before* a new round, so the controller call that
+# asked for it, and the final answer, are paid for anyway: a question can end above its budget. And time is
+# only partly a model: the simulator's latency is computed from token counts at stated speeds (deterministic),
+# but retrieval time is measured on this machine — so a time budget can stop a question on one machine and
+# not on another. Prefer token budgets (or modelled latency alone) for a finding someone else can reproduce.
+
+# %%
+import tempfile
+
+import pandas as pd
+
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.policies import SearchBudget
+from rag_lab.widgets import PolicyExplorer, TraceViewer
+
+pd.set_option("display.width", 200)
+pd.set_option("display.max_columns", 20)
+pd.set_option("display.max_colwidth", 80)
+
+print(SearchBudget.__doc__)
+SearchBudget.model_fields
+
+# %% [markdown]
+# ## The sweep
+#
+# 120 questions (the first 15 test questions of each type), a round cap of 4 so that the budget, not the
+# cap, is what binds, and the `typical` simulator with the world reader. The grid tries token budgets of
+# 600, 700 and 800 per question, two time budgets (1.8 s and 2 s), and no budget. The world's documents
+# are short — a whole question costs about a thousand tokens here — so the article's 4096 would never bind;
+# scale a budget to your corpus. The Pareto front is computed on the plotted axes: tokens per question
+# against strict answer containment.
+
+# %%
+COST, QUALITY = "cost_tokens", "quality_answer_containment_strict"
+spec = {
+    "name": "nb07_search_budget",
+    "dataset": "world",
+    "split": "test",
+    "per_type": 15,
+    "base": {"round_cap.max_rounds": 4},
+    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "grid": [{"budget.max_tokens": [None, 600, 700, 800]}, {"budget.max_time_ms": [1800, 2000]}],
+}
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb07_"), progress="quiet", pareto=(COST, QUALITY))
+table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
+table[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_evidence_recall", "cost_rounds", "cost_llm_calls",
+       COST, "cost_modelled_latency_s", "is_pareto"]]
+
+# %%
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
+
+# %% [markdown]
+# How each configuration's runs ended (a budget stop is never counted as `answered` by the loop: the
+# controller had asked for more):
+
+# %%
+ids = dict(zip(table["label"], table["candidate_id"], strict=True))
+pd.DataFrame({label: result.rows(cid)["stop_reason"].value_counts() for label, cid in ids.items()}).fillna(0).astype(int)
+
+# %% [markdown]
+# ## The mechanism in one trace
+#
+# The question on which a 700-token budget and no budget differ most in tokens (ties: the first in question
+# order). The timeline's hover shows the cumulative tokens at every step; the controller step that asked for
+# round 2 carries the budget's rejection.
+
+# %%
+BUDGET = 700
+capped, free = result.rows(ids[f"budget.max_tokens={BUDGET}"]).set_index("qid"), result.rows(ids["base"]).set_index("qid")
+qid = (free[COST] - capped[COST]).abs().idxmax()
+trace = result.traces(ids[f"budget.max_tokens={BUDGET}"])[qid]
+print(f"{qid} ({capped.loc[qid, 'type']}): {trace.question}")
+for label, rows in ((f"budget {BUDGET}", capped), ("no budget", free)):
+    print(f"{label:>10}: {int(rows.loc[qid, COST])} tokens, {int(rows.loc[qid, 'cost_rounds'])} round(s), "
+          f"stop {rows.loc[qid, 'stop_reason']}, strict containment {rows.loc[qid, QUALITY]}")
+print("interventions:", trace.interventions)
+trace_timeline_figure(trace_timeline_info(trace))
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=ids[f"budget.max_tokens={BUDGET}"], qid=qid)
+viewer
+
+# %% [markdown]
+# Where the time of a question goes, in the run without a budget: the modelled LLM latency (a function of
+# token counts, the same on every machine) against the measured retrieval time (this machine's, so it
+# changes from run to run). A time budget adds the two, which is why it is the less reproducible one.
+
+# %%
+def time_split(tr):
+    modelled = sum(c.modelled_latency_s or 0.0 for c in tr.llm_calls())
+    retrieval = sum(s.latency_s for s in tr.steps if s.kind == "retrieve")
+    return {"modelled LLM ms": 1000 * modelled, "retrieval wall ms": 1000 * retrieval}
+
+
+pd.DataFrame([time_split(tr) for tr in result.traces(ids["base"]).values()]).describe().loc[
+    ["mean", "50%", "max"]].round(1)
+
+# %% [markdown]
+# ## Try it yourself
+#
+# The explorer runs the full pipeline on the first 12 two-hop (`bridge`) test questions, starting from a
+# 700-token budget and a cap of 4. Move `budget.max_tokens` (or tick `unlimited`), or set a time budget;
+# each configuration adds a point on tokens against strict containment. Run headless, the cell below runs
+# the starting configuration once.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["budget.max_tokens", "budget.max_time_ms", "budget.max_rounds"],
+                          split="test", types=["bridge"], limit=12,
+                          base=PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_tokens": BUDGET}),
+                          cost_col=COST, quality_col=QUALITY, knobs={"reader": "world"})
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"{BUDGET}-token budget on {point['n_questions']} bridge questions: {point[COST]:.0f} tokens per question, "
+      f"strict containment {point[QUALITY]:.3f}")
+
+# %% [markdown]
+# ## The finding: what a token budget saves
+#
+# A 700-token budget against none, paired on the same 120 questions: the claim is that it cuts tokens per
+# question. If the token check in `_act` were a no-op, both would run the same rounds and Δ = 0.
+
+# %%
+finding = paired_finding(result, COST, candidate={"budget.max_tokens": BUDGET}, reference={"budget.max_tokens": None,
+                                                                                             "budget.max_time_ms": None},
+                         direction="below", claim=f"a {BUDGET}-token search budget cuts tokens per question")
+print(finding)
+assert finding.holds, finding.message
+
+# %% [markdown]
+# ## The finding: what it costs
+#
+# The tokens saved are the second rounds the budget refused. Some of those rounds found the answer: the
+# second claim is that, on the same questions, the budget lowers strict answer containment. Like the first,
+# it would fail with the check switched off.
+
+# %%
+cost = paired_finding(result, QUALITY, candidate={"budget.max_tokens": BUDGET}, reference={"budget.max_tokens": None,
+                                                                                            "budget.max_time_ms": None},
+                      direction="below", claim=f"the {BUDGET}-token budget costs answers (strict containment drops)")
+print(cost)
+assert cost.holds, cost.message
+
+# %%
+reference = {"budget.max_tokens": None, "budget.max_time_ms": None}
+for label, cid in ids.items():
+    if label == "base":
+        continue
+    saved = paired_finding(result, COST, candidate=cid, reference=reference)
+    lost = paired_finding(result, QUALITY, candidate=cid, reference=reference)
+    print(f"{label}: tokens {saved.measured}; strict containment {lost.measured}")
+
+# %% [markdown]
+# ## What was measured
+#
+# The lines above give, for every budget against none, the paired Δ in tokens per question and in strict
+# containment, each with its interval and the share of questions that differ. Read them as a price list: how
+# many tokens a tighter budget saves, how many answers each saving costs, and which budgets sit on the Pareto
+# front of the figure. The stop-reason table shows how many runs each budget ended; the by-question trace
+# shows that the tokens were already spent on the controller call that asked for more. The time budgets land
+# where their modelled latency puts them; on another machine the retrieval part of their clock differs (the
+# time split above), so re-running can move a question that sits near the threshold.
+#
+# **Caveat.** The second rounds come from the simulated controller (`typical` profile, world reader), and the
+# world's short documents set the token scale. A real model spends more tokens per call and asks for rounds
+# on other grounds: run the same sweep with `backend: {kind: openai}` or `{kind: local}` before choosing a
+# budget.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Add `{"round_cap.max_rounds": [1]}` to the grid: at the same tokens, does a token budget or a plain cap
+#    of 1 keep more answers? (A budget lets cheap questions through; a cap stops every one.)
+# 2. Set `"budget.max_rounds": 3` in the spec's `base` (the article's value): does it change anything with a
+#    cap of 4? Why not, at the rounds this controller asks for?
+# 3. Add `"disclosure.disclosed": True` and the knob `"budget_anchoring": 0.6` (notebook 02): does a token
+#    budget contain an anchored controller better than the round cap does?
+# 4. Run the time budgets twice (fresh `run_dir`) and compare their rows question by question: does any
+#    question flip between `budget_time` and another stop?
+
+# %% [markdown]
+# [← previous](06_truncation.ipynb) · [next →](08_query_rewrite.ipynb)
