@@ -14,128 +14,258 @@
 # ---
 
 # %% [markdown]
-# # 06 · Truncation
+# # 06 · Truncation: rank, then truncate
 #
-# The evidence bundle is cut to the context budget before generation. **Truncation** chooses how:
-# `append_then_truncate` extends the bundle and keeps the first N — the classic bug: when round 1 already
-# filled the limit, evidence found in later rounds never reaches the prompt; `rank_then_truncate` orders
-# all evidence by relevance to the question (and refined queries), then cuts; `refine` splits chunks into
-# sentence strips and keeps the best strips.
+# > **Finding type:** a property of the pipeline (measured). Which evidence survives the cut is decided by
+# > one sort in `rag_lab.pipeline.finalize.truncate`, and no simulator knob reacts to it; the simulated
+# > controller only decides which chunks arrive in which round. The finding — ranking first keeps the gold
+# > evidence that later rounds found, appending first loses it — is measured on the shipped world's
+# > two-hop questions.
 #
-# The fact behind it: the bug was found by reading code, not by metrics — so this notebook adds the
-# metric that would have caught it, `quality_later_gold_retained` (a gold document first found in round
-# 2 or later is in the final context).
+# After the retrieval loop, the evidence of every round is cut to the context budget before the answer is
+# written. **Truncation** decides *which* evidence survives that cut. One way of doing it silently throws
+# away everything the later rounds found; this notebook measures how much, and what it costs the answers.
+
+# %% [markdown]
+# ## The story
+#
+# The MediAC design article describes a draft → judge → retrieve-more loop. When the judge found the draft
+# insufficient, the code fetched more material and appended it: `bundle.extend(extra)`. The next draft,
+# however, read only the first `graph_snippet_limit` items of the bundle. With a limit of 3:
+#
+# | step | bundle | what the next draft reads |
+# |---|---|---|
+# | round 1 | `[A, B, C]` | `[A, B, C]` |
+# | round 2 appends `[D, E]` | `[A, B, C, D, E]` | `[A, B, C]` |
+#
+# The logs showed the extra retrieval and the bundle growing, yet the report read the same three snippets
+# as before. Asking the model to "use the new material" cannot help: the new material never reaches the
+# prompt. The article makes two further points this lab keeps. First, the bug was found by **reading the
+# code**, not by a metric — nothing on a cost chart moves when it happens (the loop spends the same calls).
+# Second, two different limits are at play: the number of extra retrievals (a cost cap) and the number
+# of snippets in the generation context (what the answer can use); once the second is full, raising the
+# first only buys wasted calls. The fix it proposes: decide by **relevance**, not position — rank all the
+# evidence, then cut; or split chunks into strips and keep the best strips. And the test it asks for: fill
+# the first bundle to the limit, return a uniquely marked new chunk, and check that the next prompt holds it.
+#
+# This notebook adds the metric that would have caught it: `quality_later_gold_retained`, the share of the
+# gold documents first found in round 2 or later that reach the final context.
 
 # %% [markdown]
 # ## The policy, as implemented
 #
-# `rag_lab.pipeline.policies.Truncation` (`truncation.strategy`, `truncation.max_snippets`,
-# `truncation.max_tokens`); the cut is `rag_lab.pipeline.finalize.truncate`.
+# `rag_lab.pipeline.policies.Truncation` — `strategy` (`append_then_truncate` | `rank_then_truncate` |
+# `refine`), `max_snippets`, `max_tokens`; sweep keys `truncation.*`. The cut is
+# `rag_lab.pipeline.finalize.truncate`, called from `_QuestionRun._finalize` in
+# `rag_lab/pipeline/pipeline.py` after the union of all rounds, deduplication, scoring on one relevance
+# scale and CRAG:
+#
+# * `append_then_truncate` sorts by arrival (round, then rank within the round) and keeps the first — the bug;
+# * `rank_then_truncate` sorts by relevance to the question and the refined queries, then keeps the first;
+# * `refine` splits every chunk into sentence strips and keeps the most relevant strips.
+#
+# Note `_controller_evidence`: the controller is shown the most relevant chunks gathered so far, whatever
+# the truncation strategy — so with `append_then_truncate` the controller can see the second-hop evidence,
+# decide to answer, and the answer is then written without it.
 
 # %%
 import tempfile
 
 import pandas as pd
-import plotly.express as px
+from IPython.display import display
 
-from rag_lab.experiments import run_sweep
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import (
+    cost_quality_figure,
+    cost_quality_info,
+    trace_timeline_figure,
+    trace_timeline_info,
+    truncation_retention_figure,
+    truncation_retention_info,
+)
+from rag_lab.loaders import load_dataset
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.policies import Retrieval, Truncation
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
-
-# %%
-from rag_lab.pipeline.policies import Truncation
+pd.set_option("display.max_colwidth", 100)
 
 print(Truncation.__doc__)
+print("round-1 chunks per query (retrieval.top_k):", Retrieval().top_k)
 Truncation.model_fields
 
 # %% [markdown]
 # ## The sweep
 #
-# The multi-hop types (`bridge`, `comparison`) where later rounds matter, plus `single` as a control,
-# 5 of each; a 3-round cap; the three strategies at 3 and 5 snippets.
-
-# %% [markdown]
-# **Simulator reader.** This notebook runs the simulator with its opt-in *world adapter* (`reader: world`), which reads the synthetic world's own templates. With the default generic reader (the one measured on real HotpotQA questions) the simulated model rarely carries a bridge entity into a second round on these world questions, so the mechanism shown below would have no example to show. The mechanism is a property of the pipeline; how often it matters depends on the model.
+# All 60 two-hop test questions of the world (`bridge`: the answer sits one hop from what the question
+# names; `comparison`: one document per side), a 3-round cap, and the three strategies at three snippet
+# limits. Round 1 alone brings `retrieval.top_k` = 5 chunks, so a limit of 3 or 5 is **tight** (round 1
+# fills it) and 8 is loose. The simulated LLM runs the `typical` profile with the world reader
+# (`reader: world`; with the generic reader most quality differences on the world are 0). Truncation acts
+# after the loop, so the candidates share the loop's LLM calls through the response cache and differ only
+# in the answer prompt. The Pareto front is computed on the plotted axes: tokens per question against
+# strict answer containment.
 
 # %%
+COST, QUALITY, RETAINED = "cost_tokens", "quality_answer_containment_strict", "quality_later_gold_retained"
+BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
 spec = {
     "name": "nb06_truncation",
     "dataset": "world",
     "split": "test",
-    "types": ["single", "bridge", "comparison"],
-    "per_type": 5,
-    "base": {"round_cap.max_rounds": 3},
-    # the world adapter: the simulator reads the synthetic world's own templates (opt-in, see the note above)
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "types": ["bridge", "comparison"],
+    # the base is the buggy strategy, so every label below reads as a change from it
+    "base": {"round_cap.max_rounds": 3, "truncation.strategy": "append_then_truncate"},
+    "backend": BACKEND,
     "grid": {"truncation.strategy": ["append_then_truncate", "rank_then_truncate", "refine"],
-             "truncation.max_snippets": [3, 5]},
+             "truncation.max_snippets": [3, 5, 8]},
 }
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb06_"), progress="quiet")
-columns = result.param_columns + ["quality_later_gold_retained", "quality_evidence_recall",
-                                  "quality_answer_containment_strict", "quality_answer_containment_strict_lo",
-                                  "quality_answer_containment_strict_hi", "quality_answer_containment", "cost_llm_calls", "cost_tokens", "is_pareto"]
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb06_"), progress="quiet", pareto=(COST, QUALITY))
+columns = result.param_columns + [RETAINED, "quality_evidence_recall", "quality_has_answer_in_context", QUALITY,
+                                  f"{QUALITY}_lo", f"{QUALITY}_hi", "cost_llm_calls", COST, "is_pareto"]
 result.table[columns]
 
 # %%
-table = result.table.copy()
-table["candidate"] = table[result.param_columns].map(str).agg(", ".join, axis=1)
-fig = px.scatter(
-    table, x="cost_tokens", y="quality_answer_containment_strict", color="candidate", symbol="is_pareto",
-    error_y=table["quality_answer_containment_strict_hi"] - table["quality_answer_containment_strict"],
-    error_y_minus=table["quality_answer_containment_strict"] - table["quality_answer_containment_strict_lo"],
-    title="Truncation: tokens vs strict answer containment",
-    labels={"cost_tokens": "cost_tokens (mean per question)",
-            "quality_answer_containment_strict": "quality_answer_containment_strict (95% CI)"},
-)
-fig
+table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="param_truncation.strategy", text_col="label"))
 
 # %% [markdown]
-# ## One question: the bug in the trace
+# The cost axis barely moves: every strategy runs the same loop, and the answer prompts differ only by which
+# snippets they hold. That is why the bug is invisible on a cost chart. The retention figure shows what
+# the cost chart cannot — how much of the later-round gold evidence reaches the prompt, by strategy and
+# snippet limit:
+
+# %%
+truncation_retention_figure(truncation_retention_info(result.table))
+
+# %% [markdown]
+# ## The mechanism in one trace
 #
-# A question whose gold evidence first arrived in round 2 or later, under `append_then_truncate` and
-# `rank_then_truncate` (5 snippets): the new chunks of each round and the final context. With append,
-# round 1 fills the bundle and the later chunk is cut.
+# The question below is chosen by a measured contrast on the **answer**, not on retention: among the
+# questions where `rank_then_truncate` and `append_then_truncate` (5 snippets) differ in strict answer
+# containment, the one where the gold answer string is in one final context and not the other. The
+# cell prints each round's new chunks (gold ones marked) and each strategy's final context; the timeline
+# is the append run's.
 
 # %%
-from rag_lab.loaders import load_dataset
-
-t = result.table.set_index(["param_truncation.strategy", "param_truncation.max_snippets"])
-append_id, rank_id = t.loc[("append_then_truncate", 5), "candidate_id"], t.loc[("rank_then_truncate", 5), "candidate_id"]
-append_rows, rank_rows = result.rows(append_id), result.rows(rank_id)
-lost = append_rows["quality_later_gold_retained"].eq(0) & rank_rows["quality_later_gold_retained"].eq(1)
-qid = append_rows.loc[lost, "qid"].iloc[0]
+ids = result.table.set_index(["param_truncation.strategy", "param_truncation.max_snippets"])["candidate_id"]
+append_id, rank_id = ids[("append_then_truncate", 5)], ids[("rank_then_truncate", 5)]
+a_rows, r_rows = result.rows(append_id).set_index("qid"), result.rows(rank_id).set_index("qid")
+contrast = (r_rows[QUALITY].fillna(0) - a_rows[QUALITY].fillna(0)).abs() * 2 + (
+    r_rows["quality_has_answer_in_context"].fillna(0) - a_rows["quality_has_answer_in_context"].fillna(0)).abs()
+qid = contrast.idxmax()
 gold = set(load_dataset("world").evalset[qid].gold_doc_ids)
-print(qid, "|", result.traces(append_id)[qid].question, "| gold docs:", sorted(gold))
-for name, cid in (("append_then_truncate", append_id), ("rank_then_truncate", rank_id)):
-    trace = result.traces(cid)[qid]
-    context = next(s.retrieved for s in trace.steps if s.kind == "finalize")
-    later_gold = [c for s in trace.steps if s.kind == "retrieve" and s.round >= 2 for c in s.new if c.split("#")[0] in gold]
-    print(f"{name}: later-round gold chunks {later_gold}; in the final context: {[c for c in later_gold if c in context]}")
-    print("   final context:", context)
-pd.DataFrame([
-    {"kind": s.kind, "round": s.round, "queries": " | ".join(s.queries), "new": len(s.new), "yield": s.round_yield,
-     "action": (s.decision or {}).get("action"), "interventions": "; ".join(s.interventions)}
-    for s in result.traces(append_id)[qid].steps
-])
+append_trace, rank_trace = result.traces(append_id)[qid], result.traces(rank_id)[qid]
+print(qid, "|", append_trace.question, "| gold documents:", sorted(gold))
+for step in append_trace.steps:
+    if step.kind == "retrieve":
+        print(f"  round {step.round} query {step.queries} → new: "
+              + ", ".join(c + (" (gold)" if c.split("#")[0] in gold else "") for c in step.new))
+for name, tr, rows in (("append_then_truncate", append_trace, a_rows), ("rank_then_truncate", rank_trace, r_rows)):
+    context = next(s.retrieved for s in tr.steps if s.kind == "finalize")
+    print(f"{name}: final context {context}")
+    print(f"   gold in context: {[c for c in context if c.split('#')[0] in gold]}; "
+          f"strict containment {rows.loc[qid, QUALITY]}, answer: {result.result(ids[(name, 5)], qid).answer[:160]!r}")
 
 # %%
-assert lost.any()
-for (strategy, n), row in t.iterrows():
-    print(f"{strategy:21s} {n} snippets: later-round gold kept {row['quality_later_gold_retained']:.3f}, "
-          f"evidence recall {row['quality_evidence_recall']:.3f}, answer containment {row['quality_answer_containment_strict']:.3f}, "
-          f"tokens {row['cost_tokens']:.0f}")
-print(f"questions where append lost later-round gold that rank kept (5 snippets): {int(lost.sum())} of {len(lost)}")
+trace_timeline_figure(trace_timeline_info(append_trace))
+
+# %% [markdown]
+# Any other question, strategy or limit: pick it in the trace viewer (configuration = candidate; filter by
+# type or outcome) and open the answer prompt to see which snippets it holds.
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=append_id, qid=qid)
+viewer
+
+# %% [markdown]
+# ## Try the strategies yourself
+#
+# The explorer runs the full pipeline on the first 12 `bridge` test questions with a 3-round cap, starting
+# from `append_then_truncate`. Switch the strategy or move the snippet limit: each new configuration adds a
+# point and the status line gives its paired Δ against the first point. Its y axis can be switched to
+# `later-round gold evidence kept` in the axis picker. Run headless, the cell below runs the starting point
+# once.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["truncation.strategy", "truncation.max_snippets"], split="test",
+                          types=["bridge"], limit=12, knobs={"reader": "world"},
+                          base=PipelineConfig().set({"round_cap.max_rounds": 3,
+                                                     "truncation.strategy": "append_then_truncate"}))
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"append_then_truncate on {point['n_questions']} bridge questions: later-round gold kept "
+      f"{point[RETAINED]:.3f}, strict containment {point[QUALITY]:.3f}")
+
+# %% [markdown]
+# ## The finding
+#
+# With a tight limit (5 snippets, exactly what round 1 brings), `rank_then_truncate` against
+# `append_then_truncate`, paired on the same questions. The retention metric is defined only on the
+# questions that found gold evidence in round 2 or later, so its `n` is smaller than 60. The second claim
+# asks whether it matters for the answer, on all 60 questions. If `truncate` ordered `rank_then_truncate`
+# by arrival as `append_then_truncate` does (the policy switched off), both configurations would build the
+# same context and both Δ would be 0.
+
+# %%
+RANK, APPEND = ({"truncation.strategy": s, "truncation.max_snippets": 5}
+                for s in ("rank_then_truncate", "append_then_truncate"))
+finding = paired_finding(result, RETAINED, candidate=RANK, reference=APPEND, direction="above",
+                         claim="with a tight snippet limit, ranking before the cut keeps the gold evidence that "
+                               "later rounds found, appending loses it")
+answers = paired_finding(result, QUALITY, candidate=RANK, reference=APPEND, direction="above",
+                         claim="and the answers are better for it")
+print(finding)
+print(answers)
+assert finding.holds, finding.message
+assert answers.holds, answers.message
+
+# %%
+t = result.table.set_index(["param_truncation.strategy", "param_truncation.max_snippets"])
+for (strategy, limit), row in t.iterrows():
+    print(f"{strategy:21s} {limit} snippets: later-round gold kept {row[RETAINED]:.3f}, gold evidence recall "
+          f"{row['quality_evidence_recall']:.3f}, strict containment {row[QUALITY]:.3f}, tokens {row[COST]:.0f}")
+loose = paired_finding(result, RETAINED, candidate={**RANK, "truncation.max_snippets": 8},
+                       reference={**APPEND, "truncation.max_snippets": 8}, direction="none")
+print(f"Rank vs append, 5 snippets, later-round gold kept: {finding.measured}.")
+print(f"Rank vs append, 5 snippets, strict containment: {answers.measured}.")
+print(f"Rank vs append, 8 snippets (a loose limit), later-round gold kept: {loose.measured}.")
 
 # %% [markdown]
 # ## What was measured
 #
-# The cell above prints, for each strategy and snippet limit, the share of later-round gold documents
-# that reached the final context, gold-evidence recall, strict answer containment and tokens, and how many
-# questions lost later-round gold under `append_then_truncate` but kept it when ranked first. The cost
-# columns barely move — truncation changes *which* evidence the answer sees, not how much the loop
-# costs — which is why the bug is invisible on a cost chart and needs a retention metric (or a test that
-# fills round 1 to the limit and checks the next prompt contains a new, uniquely marked chunk).
+# The first printed block gives, for each strategy and limit, the share of later-round gold evidence that
+# reached the prompt, gold-evidence recall of the final context, strict answer containment and tokens per
+# question. Then the two paired differences at 5 snippets: read the retention line for how much
+# second-hop evidence appending loses (compare the "vs" means: what append keeps when round 1 fills the
+# limit), and the containment line for how many answers that costs. The last line repeats the retention
+# comparison at a loose limit of 8: with room left after round 1, appending lets *some* later evidence in,
+# which is how the bug hides in a demo with a generous limit and reappears when someone tightens it.
+# Compare, too, the token column: the strategies cost the same, so only a retention metric (or the
+# marked-chunk test) catches the bug.
 #
-# **Caveat.** The simulated LLM's behaviour knobs (`typical`) are properties of the simulator, not facts about language models: this notebook shows how to *measure* the effect; running the same sweep with a real model (`backend: {kind: openai}` or `{kind: local}`) shows whether the effect is real. The question sample is small, so read the bootstrap intervals in the table before reading the means.
+# **Caveat.** The loop is driven by the simulated controller (`typical` profile, world reader), which
+# decides when a second round runs and what it searches; a real model would bring later-round evidence on
+# other questions. What is not simulated is the cut itself: whenever later rounds bring evidence and round 1
+# has filled the limit, `append_then_truncate` drops it, with any model.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. In the explorer, switch `truncation.strategy` to `rank_then_truncate`, then to `refine`, at 5 snippets:
+#    how far does each point move on the default axis, and on `later-round gold evidence kept`?
+# 2. Set `truncation.max_snippets` to 10 in the explorer with `append_then_truncate`: is the bug gone, and
+#    what does the larger context cost in tokens?
+# 3. Add `"retrieval.top_k": [3, 8]` to the sweep's grid: the limit at which appending starts losing
+#    later-round evidence should follow `top_k`. Does it?
+# 4. Write the article's test: a fake backend whose round 1 returns exactly `max_snippets` chunks and whose
+#    round 2 returns one uniquely marked chunk; assert the answer prompt holds it under `rank_then_truncate`
+#    (and drops it under `append_then_truncate`). `tests/test_pipeline.py` holds the package's version of it.
+
+# %% [markdown]
+# [← previous](05_crag_thresholds.ipynb) · [next →](07_search_budget.ipynb)
