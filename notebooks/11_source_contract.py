@@ -1,0 +1,281 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 11 · Source contract: fail-closed vs fail-open
+#
+# > **Finding type:** a property of the pipeline and the data (measured). The contract is a filter in
+# > pipeline code; whether it leaves nothing on a question depends on which documents retrieval returns and
+# > what source type each one has on the shipped world. No simulator knob is involved: the simulated model
+# > only answers from, and cites, the context it is given.
+#
+# A **source contract** says which kinds of documents an answer may rest on, per route: every document
+# carries a source type (`metadata["source"]`: `wiki`, `directory`, `release_notes`, `incident`,
+# `runbook`, `meeting_notes`, `announcement` on the world), and each retrieval round's hits are filtered
+# to the allowed types. The question is what happens when the filter leaves **nothing**. *Fail-closed*:
+# nothing allowed, so the answer has no sources (a refusal). *Fail-open*: fall back to the unfiltered hits
+# — sources of exactly the kind the contract forbids.
+
+# %% [markdown]
+# ## The story
+#
+# The external query gateway article is a design document for answering "live" external questions
+# (weather, news, public companies) in an assistant that also searches internal knowledge. Its route filter
+# allowed only external evidence (`url` and `system` sources) on the external route — but the function
+# returned `filtered or list(sources)`: when the external filter came back empty, it handed back the
+# original sources. So an answer labelled *external real-time query* could list *Feishu history*, internal
+# documents or project-management records in its source summary. The article is blunt: this was not a
+# display glitch, it was a fail-open hole in the source contract.
+#
+# The design that replaced it has four rules: only adapter-returned external evidence may enter the source
+# summary; the external filter must **fail closed** — empty stays empty, internal sources are never put
+# back; the answer text may not cite internal history as its basis; and the source summary and the
+# answer's grounding must come from the same execution. A verifier refuses to send an answer that breaks
+# the contract.
+
+# %% [markdown]
+# ## The policy, as implemented
+#
+# `rag_lab.pipeline.policies.SourceContract`: `simple` and `complex` (the allowed source types on each
+# route; an empty tuple allows everything) and `mode` (`fail_closed`, the default, or `fail_open`, kept to
+# show the bug); sweep keys `sources.simple`, `sources.complex`, `sources.mode`. The filter is
+# `_QuestionRun._apply_source_contract` in `rag_lab/pipeline/pipeline.py`, applied to every retrieval round
+# before its hits are added to the evidence. It records each removal among the round's interventions; when
+# fail-open puts the unfiltered hits back, it lists them in the round's `detail["off_contract"]`, and the
+# metric `quality_off_contract_citation` is 1 for an answer that cites one of them.
+
+# %%
+import tempfile
+
+import pandas as pd
+
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.loaders import load_dataset
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.policies import SourceContract
+from rag_lab.widgets import PolicyExplorer, TraceViewer
+
+pd.set_option("display.width", 200)
+pd.set_option("display.max_columns", 20)
+pd.set_option("display.max_colwidth", 90)
+
+print(SourceContract.__doc__)
+SourceContract.model_fields
+
+# %% [markdown]
+# ## The world's source types
+#
+# Documents by source type and kind. The curated reference pages are the `wiki` (services, teams, feature
+# flags — and some outdated copies); people are in the `directory`; the rest are release notes, incident
+# reports, runbooks, meeting notes and announcements.
+
+# %%
+world = load_dataset("world")
+SOURCE = {d: world.corpus[d].metadata["source"] for d in world.corpus.doc_ids}
+pd.DataFrame([{"source": world.corpus[d].metadata["source"], "kind": world.corpus[d].metadata["kind"]}
+              for d in world.corpus.doc_ids]).value_counts().rename("documents").to_frame()
+
+# %% [markdown]
+# ## The sweep
+#
+# The contract: **answers rest on the wiki only**, on both routes — the world's counterpart of the
+# article's "external answers cite external evidence only". It is strict on purpose: like the article's
+# external filter, it often finds nothing allowed among a round's hits, which is when the two modes part.
+# The first 15 test questions of each of the 8 types (120 questions), three configurations: no contract,
+# the contract fail-closed and the contract fail-open. The simulated LLM runs the `typical` profile with the
+# world reader. The Pareto front is computed on the plotted axes: LLM calls per question against strict
+# answer containment.
+
+# %%
+COST, QUALITY, LEAK = "cost_llm_calls", "quality_answer_containment_strict", "quality_off_contract_citation"
+ALLOWED = ["wiki"]
+spec = {
+    "name": "nb11_source_contract",
+    "dataset": "world",
+    "split": "test",
+    "per_type": 15,
+    "base": {"sources.simple": ALLOWED, "sources.complex": ALLOWED},
+    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "grid": [{"sources.simple": [[]], "sources.complex": [[]]}, {"sources.mode": ["fail_closed", "fail_open"]}],
+}
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb11_"), progress="quiet", pareto=(COST, QUALITY))
+NONE = result.reference({"sources.simple": []})["candidate_id"]
+CLOSED = result.reference({"sources.simple": ALLOWED, "sources.mode": "fail_closed"})["candidate_id"]
+OPEN = result.reference({"sources.simple": ALLOWED, "sources.mode": "fail_open"})["candidate_id"]
+NAMES = {NONE: "no contract", CLOSED: "wiki only, fail-closed", OPEN: "wiki only, fail-open"}
+table = result.table.assign(label=result.table["candidate_id"].map(NAMES))
+table[["label", LEAK, QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_refused", "quality_evidence_recall", COST,
+       "is_pareto"]]
+
+# %%
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
+
+# %% [markdown]
+# ## Counting the wrong-kind sources
+#
+# The plot shows what the contract costs in answers; it cannot show what the contract is *for*. Count it
+# directly: for each configuration, the answers that cite a source other than the wiki (read from each
+# cited chunk's document), and the retrieval rounds in which the filter left nothing.
+
+# %%
+def wrong_kind(cid):
+    """Per answered question, the source types of its cited chunks that are not allowed."""
+    out = {}
+    for qid in result.qids:
+        res = result.result(cid, qid)
+        bad = sorted({SOURCE[c.rsplit("#", 1)[0]] for c in res.cited_chunk_ids} - set(ALLOWED))
+        if res.status == "answered" and bad:
+            out[qid] = bad
+    return out
+
+
+def emptied_rounds(cid):
+    return sum(1 for t in result.traces(cid).values() for s in t.steps if s.kind == "retrieve"
+               and any(i.startswith("source contract removed") for i in s.interventions) and
+               (not s.retrieved or s.detail.get("off_contract")))
+
+
+counts = pd.DataFrame({NAMES[cid]: {"answered": int((result.rows(cid)["status"] == "answered").sum()),
+                                    "answers citing a non-wiki source": len(wrong_kind(cid)),
+                                    "rounds the filter left empty": emptied_rounds(cid),
+                                    "fail-open fallbacks": sum(1 for t in result.traces(cid).values()
+                                                               for s in t.steps if s.detail.get("off_contract"))}
+                       for cid in NAMES})
+counts
+
+# %% [markdown]
+# The source types the fail-open answers cited, and the question types they answered:
+
+# %%
+leaks = wrong_kind(OPEN)
+rows_open = result.rows(OPEN).set_index("qid")
+pd.DataFrame([{"qid": q, "type": rows_open.loc[q, "type"], "cited non-wiki sources": ", ".join(s),
+               "strict containment": rows_open.loc[q, QUALITY]} for q, s in leaks.items()])
+
+# %% [markdown]
+# ## The mechanism in one trace
+#
+# The first question (in question order) on which the fail-open answer cites a source the contract forbids.
+# Under fail-closed the same round's hits are all removed and the run ends with no sources; under fail-open
+# the removed hits come back.
+
+# %%
+qid = next(iter(leaks)) if leaks else result.qids[0]  # (no leak: the first question)
+print(f"{len(leaks)} fail-open answers cite a non-wiki source; shown: {qid} ({rows_open.loc[qid, 'type']})")
+print("question:", result.traces(OPEN)[qid].question)
+for cid in (CLOSED, OPEN):
+    trace, res = result.traces(cid)[qid], result.result(cid, qid)
+    first = next(s for s in trace.steps if s.kind == "retrieve")
+    print(f"\n{NAMES[cid]}: round 1 kept {first.retrieved} — {first.interventions}")
+    print(f"   status {res.status}; answer: {res.answer}")
+    print(f"   cited: {[(c, SOURCE[c.rsplit('#', 1)[0]]) for c in res.cited_chunk_ids]}")
+
+# %%
+trace_timeline_figure(trace_timeline_info(result.traces(OPEN)[qid]))
+
+# %% [markdown]
+# Any question and configuration, in the trace viewer (the retrieve steps carry the contract's interventions):
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=OPEN, qid=qid)
+viewer
+
+# %% [markdown]
+# ## Try the contract yourself
+#
+# The explorer runs the full pipeline on the first 16 `alias` test questions (flags asked about by business
+# name, people by chat handle — their answers mostly live outside the wiki) under the wiki-only contract,
+# starting fail-open. Switch `sources.mode`, and pick `answers citing a source outside the contract` on the
+# quality axis to see the leak move; headless, the cell below runs the starting configuration once.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=16,
+                          base=PipelineConfig().set({"sources.simple": ALLOWED, "sources.complex": ALLOWED,
+                                                     "sources.mode": "fail_open"}),
+                          knobs={"reader": "world"})
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"fail-open on {point['n_questions']} alias questions: {point[LEAK]:.3f} of answers cite a source outside "
+      f"the contract; strict containment {point[QUALITY]:.3f}")
+
+# %% [markdown]
+# ## The finding
+#
+# Fail-open against fail-closed under the same contract, paired on the same 120 questions: the claim is
+# that fail-open answers cite sources outside the contract (the paired Δ of `quality_off_contract_citation`
+# lies above 0) — and, read from the same numbers, that fail-closed never does. If the fail-closed branch
+# were removed (empty filtered hits falling back to the unfiltered ones, the article's bug), the two modes
+# would behave alike and the Δ would be 0.
+
+# %%
+finding = paired_finding(result, LEAK, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_open"},
+                         reference={"sources.simple": ALLOWED, "sources.mode": "fail_closed"}, direction="above",
+                         claim="when the filter leaves nothing, fail-open answers cite sources outside the contract")
+print(finding)
+assert finding.holds, finding.message
+
+# %%
+price = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
+                       reference={"sources.simple": ALLOWED, "sources.mode": "fail_open"}, direction="below",
+                       claim="fail-closed gives up the answers fail-open took from forbidden sources")
+contract = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
+                          reference={"sources.simple": []}, direction="below",
+                          claim="the wiki-only contract costs answers")
+t = table.set_index("label")
+print(f"Answers citing a source outside the contract: {t[LEAK].round(3).to_dict()}")
+print(f"Strict containment: {t[QUALITY].round(3).to_dict()}; refusal rate: {t['quality_refused'].round(3).to_dict()}")
+print(f"Fail-open vs fail-closed, off-contract citations: {finding.measured}")
+print(f"Fail-closed vs fail-open, strict containment: {price.measured}")
+print(f"Fail-closed contract vs no contract, strict containment: {contract.measured}")
+print("Counts:", counts.to_dict())
+
+# %% [markdown]
+# ## What was measured
+#
+# The first line is the share of answers citing a source outside the contract, per configuration (the no-
+# contract run has no contract to break, so read its non-wiki citations in the counts table instead); then
+# each configuration's strict containment and refusal rate; then the paired differences: the leak
+# (asserted), what fail-closed gives up against fail-open, and what the contract itself costs against no
+# contract. The counts table ties them together: every fail-open fallback is a round the filter left empty,
+# and the answers built on those rounds are the ones citing forbidden sources; under fail-closed the same
+# rounds stay empty and those questions are refused.
+#
+# Read the containment line with care: fail-open *scores higher* than fail-closed, because some of the
+# answers it took from forbidden sources are right. A containment chart rewards the bug. The contract is not
+# a quality metric; it is a promise about provenance, and it needs its own metric — which is why the
+# article's fix ends in a verifier, not in a better ranking.
+#
+# **Caveat.** The simulated model (`typical` profile, world reader) answers only from the context it is
+# given, so its citations follow the filter exactly. A real model may also answer from memory when the
+# context is empty; the guard's refusal rules (notebook 13) are what stop that.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Relax the contract to `["wiki", "directory"]`: how many fail-open fallbacks are left? A fail-open bug
+#    that fires rarely is the kind that survives testing.
+# 2. Raise `retrieval.top_k` in `base` from its default 5 to 10: more hits per round, fewer rounds left empty
+#    — does the leak shrink, and what does fail-closed then cost?
+# 3. Give the routes different contracts (`sources.simple` = `["wiki", "directory"]`, `sources.complex` =
+#    `[]`): which route leaks?
+# 4. In the explorer, switch the quality axis to `answers citing a source outside the contract` and the
+#    cost axis to `refusal rate`: the two modes trade one for the other.
+
+# %% [markdown]
+# [← previous](10_router.ipynb) · [next →](12_controller_validation.ipynb)
