@@ -170,3 +170,38 @@ def test_backend_options_are_checked_before_anything_starts(capsys: pytest.Captu
     assert cli_main(["run", "--dataset", "world", "--question", "single-000", "--backend", "local",
                      "--model", "gpt-5"]) == 2
     assert "unknown local model 'gpt-5'" in capsys.readouterr().err
+
+
+@pytest.mark.local_model
+@needs_server
+@needs_smollm2
+def test_the_server_dies_with_a_killed_parent(tmp_path) -> None:
+    """A sweep killed with SIGKILL must not leave its model server running (it holds a core and ~700 MB)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    parent = subprocess.Popen(
+        [sys.executable, "-c", "from rag_lab.llm.local import LocalModelServer\n"
+         "import time\nserver = LocalModelServer(); server.start()\nprint(server._proc.pid, flush=True)\ntime.sleep(600)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        os.kill(parent.pid, signal.SIGKILL)
+        parent.wait(30)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                return
+            with open(f"/proc/{pid}/stat") as stat:  # a zombie (reaped by init later) counts as gone
+                if stat.read().split(") ")[1].startswith("Z"):
+                    return
+            time.sleep(0.2)
+        os.kill(pid, signal.SIGKILL)
+        pytest.fail(f"the model server {pid} outlived its SIGKILLed parent by 30 s")
+    finally:
+        if parent.poll() is None:
+            parent.kill()
