@@ -14,122 +14,285 @@
 # ---
 
 # %% [markdown]
-# # 07 · Controller validation and the deterministic fallback
+# # 12 · Controller validation: structured output, repair, deterministic fallback
 #
-# The controller must return a *structured* decision — exactly one of `answer`, `rerank`,
-# `retrieve_again` (with at least one non-empty refined query) or `insufficient` — validated with
-# pydantic. Small models break this often: bad JSON, actions that do not exist, wrong types. Invalid
-# output is first **repaired** if a valid object can be extracted from the text; otherwise it is replaced
-# by a **deterministic fallback** decision (`answer` if any gathered chunk clears the refusal threshold,
-# else `insufficient`). Either way the trace records the raw output, the outcome and why.
+# > **Finding type:** a property of the simulator's format-failure knobs (by construction) for *how often*
+# > the controller's output breaks; measured through the pipeline for *what the fallback saves*. The knobs
+# > `invalid_json`, `hallucinated_action` and `wrong_types` break a set share of structured outputs; which
+# > of those runs still end in a right answer — because the deterministic fallback answered from evidence
+# > the loop had already gathered — comes from real retrieval on the world.
+#
+# The controller must return a *structured* decision: exactly one of `answer`, `rerank`, `retrieve_again`
+# (with at least one non-empty refined query) or `insufficient`. Small models break this often — text that
+# is not JSON, actions that do not exist, wrong types. The pipeline validates every decision; an invalid one
+# is first **repaired** if a valid object can be extracted from the text, and otherwise replaced by a
+# **deterministic fallback** decision: `answer` if any gathered chunk clears the refusal threshold, else
+# `insufficient`. This notebook measures what that fallback buys against a pipeline that validates but,
+# on invalid output, simply refuses.
+
+# %% [markdown]
+# ## The story
+#
+# The mt_rag design article gives its LLM controller four actions and nothing else, with the program
+# owning everything around them: the number of rounds, the evidence, the identity of the output. The model
+# runs as a restricted worker, and each output passes schema and policy validation: valid → a bounded
+# decision; invalid → a deterministic fallback. The article's failure-mode table is specific: when the
+# model returns illegal JSON, the parser tries to extract a legal object and, failing that, falls back — it
+# does **not** guess the action from free text. When the model is unavailable or times out, the decision
+# and the answer fall back to deterministic code: semantic adaptability drops, but the query stays
+# explainable. The agent-reasoning article makes the same point about invented tools: a hallucinated tool
+# call was stopped by schema validation, not by a prompt.
+#
+# The fallback is the part worth measuring. A pipeline that validates but treats every invalid output as
+# "cannot answer" is safe and simple; the fallback instead asks the evidence: if the loop has already
+# gathered something relevant enough, answer from it.
 
 # %% [markdown]
 # ## As implemented
 #
 # The schema is `rag_lab.llm.schemas.ControllerDecision`; validation and repair are
-# `rag_lab.llm.structured.validate_output` (outcomes `valid`, `repaired`, `fallback`, `invalid`); the
-# fallback decision is built by the pipeline (`Pipeline._fallback_decision`).
+# `rag_lab.llm.structured.validate_output` (outcomes `valid`, `repaired`, `fallback`, `invalid`), called by
+# every backend's `complete`. The fallback decision is `_QuestionRun._fallback_decision` in
+# `rag_lab/pipeline/pipeline.py`. `rag_lab.pipeline.policies.ControllerValidation` holds one switch,
+# `on_invalid` (sweep key `validation.on_invalid`): `fallback` (the default) or `refuse` — an invalid
+# decision ends the run as `insufficient`, the arm that shows what the fallback is worth. With no fallback
+# at all, validation would return no decision (`invalid`) and the loop could not continue. The router has
+# its own fallback (an invalid route becomes COMPLEX), unchanged by this switch.
 
 # %%
 import tempfile
 
 import pandas as pd
-import plotly.express as px
 
-from rag_lab.experiments import run_sweep
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments.paired import paired_difference
+from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.llm.schemas import ControllerDecision
+from rag_lab.llm.structured import validate_output
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.policies import ControllerValidation
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
+pd.set_option("display.max_colwidth", 90)
+
+print(ControllerValidation.__doc__)
+
+# %% [markdown]
+# Validation on five outputs: a valid decision; a valid object wrapped in prose (repaired); text that is not
+# JSON, an invented action, a string where a list belongs (all three replaced by the caller's fallback); and
+# the last one again with no fallback given (`invalid`: nothing to act on).
 
 # %%
-from rag_lab.llm.schemas import ControllerDecision
-from rag_lab.llm.structured import validate_output
-
-print(validate_output('{"action": "answer", "queries": [], "reason": "ok"}', ControllerDecision).outcome)
-print(validate_output('Sure! {"action": "answer", "queries": [], "reason": "ok"} Hope this helps.', ControllerDecision).outcome)
-print(validate_output("{'action': 'search_web', 'queries': 'x'}", ControllerDecision))
+fallback = ControllerDecision(action="insufficient", reason="fallback")
+samples = {
+    "valid": '{"action": "answer", "queries": [], "reason": "ok"}',
+    "prose around JSON": 'Sure! {"action": "answer", "queries": [], "reason": "ok"} Hope this helps.',
+    "not JSON": "action: answer\nreason: the evidence names both services",
+    "invented action": '{"action": "search_web", "queries": ["quota-api replicas"]}',
+    "wrong type": '{"action": "retrieve_again", "queries": "quota-api replicas"}',
+}
+checks = [(name, validate_output(text, ControllerDecision, fallback)) for name, text in samples.items()]
+checks.append(("wrong type, no fallback", validate_output(samples["wrong type"], ControllerDecision)))
+pd.DataFrame([{"output": name, "outcome": c.outcome, "decision": c.parsed.action if c.parsed else None,
+               "why": c.reason} for name, c in checks])
 
 # %% [markdown]
 # ## The sweep
 #
-# The same 32 questions and the default policies under three simulator profiles: `ideal` (no format
-# failures), `typical` (`invalid_json`, `hallucinated_action`, `wrong_types` at 0.05 each) and `sloppy`
-# (0.1 each — 27% of structured outputs broken — plus more of the other failure modes). The profile is a backend setting, so this is one
-# single-candidate sweep per profile.
+# The first 10 test questions of each of the 8 types (80 questions). The simulator runs the `ideal` profile
+# (no behavioural failures) with **only** the three format-failure knobs switched on, at the `sloppy`
+# profile's rate of 0.1 each — so about 27% of structured outputs (route and controller) break, and nothing
+# else differs from a perfect model. Two configurations: `validation.on_invalid` = `fallback` and `refuse`.
+# The same sweep without format failures (plain `ideal`) runs as a control. The Pareto front is computed on
+# the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
-results = {}
-for profile in ("ideal", "typical", "sloppy"):
-    spec = {
-        "name": f"nb07_{profile}",
-        "dataset": "world",
-        "split": "test",
-        "per_type": 4,
-        "backend": {"kind": "sim", "profile": profile},
-        "grid": {},
-    }
-    results[profile] = run_sweep(spec, tempfile.mkdtemp(prefix=f"nb07_{profile}_"), progress="quiet")
-table = pd.concat([r.table.assign(profile=p) for p, r in results.items()], ignore_index=True)
-columns = ["profile", "quality_answer_containment", "quality_answer_containment_lo", "quality_answer_containment_hi",
-           "quality_abstention_accuracy", "quality_fallback", "cost_llm_calls", "cost_tokens"]
-table[columns]
+COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
+FORMAT_KNOBS = {"reader": "world", "invalid_json": 0.1, "hallucinated_action": 0.1, "wrong_types": 0.1}
+spec = {
+    "name": "nb12_controller_validation",
+    "dataset": "world",
+    "split": "test",
+    "per_type": 10,
+    "backend": {"kind": "sim", "profile": "ideal", "knobs": FORMAT_KNOBS},
+    "grid": {"validation.on_invalid": ["fallback", "refuse"]},
+}
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb12_"), progress="quiet", pareto=(COST, QUALITY))
+control = run_sweep({**spec, "name": "nb12_control", "backend": {"kind": "sim", "profile": "ideal",
+                                                                  "knobs": {"reader": "world"}}},
+                    tempfile.mkdtemp(prefix="nb12c_"), progress="quiet", pareto=(COST, QUALITY))
+FALLBACK = result.reference({"validation.on_invalid": "fallback"})["candidate_id"]
+REFUSE = result.reference({"validation.on_invalid": "refuse"})["candidate_id"]
+both = pd.concat([result.table.assign(label="format failures, " + result.table["param_validation.on_invalid"]),
+                  control.table.assign(label="no failures, " + control.table["param_validation.on_invalid"])],
+                 ignore_index=True)
+both[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention_accuracy", "quality_refused",
+      "quality_fallback", COST, "cost_tokens"]]
 
 # %%
-px.scatter(table, x="cost_llm_calls", y="quality_answer_containment", color="profile",
-           error_y=table["quality_answer_containment_hi"] - table["quality_answer_containment"],
-           error_y_minus=table["quality_answer_containment"] - table["quality_answer_containment_lo"],
-           title="Controller format failures: LLM calls vs answer containment, by simulator profile")
+cost_quality_figure(cost_quality_info(result.table.assign(label="on_invalid=" + result.table["param_validation.on_invalid"]),
+                                      COST, QUALITY, text_col="label"))
 
 # %% [markdown]
-# Validation outcomes of every controller call, by profile:
+# What validation saw: every structured call of the format-failure run, by role and outcome. The simulator's
+# broken outputs are written so that none can be repaired (no valid object hides inside them), so `repaired`
+# stays empty here; a real model's prose-wrapped JSON is what repair is for.
 
 # %%
-calls = {p: [c for t in r.traces(r.table["candidate_id"].iloc[0]).values() for c in t.llm_calls() if c.role == "controller"]
-         for p, r in results.items()}
-outcomes = pd.DataFrame({p: pd.Series([c.outcome for c in cs]).value_counts() for p, cs in calls.items()}).fillna(0).astype(int)
+calls = [(c.role, c.outcome) for t in result.traces(FALLBACK).values() for c in t.llm_calls()
+         if c.role in ("route", "controller")]
+outcomes = pd.DataFrame(calls, columns=["role", "outcome"]).value_counts().unstack(fill_value=0)
 outcomes
 
 # %% [markdown]
-# ## One call: a fallback in the trace
+# What the fallback decided, each time it stepped in on the controller, against what the model *meant*: the
+# failure-free control run faces the same simulated model on the same question at the same step (its knob
+# draws are common random numbers), so its decision there is the one the broken output was carrying. A
+# blank means the control run never asked the controller at that step (there the router's own output broke
+# and its fallback sent a SIMPLE question into the loop).
+
+# %%
+clean = control.reference({"validation.on_invalid": "fallback"})["candidate_id"]
+meant = []
+for q, trace in result.traces(FALLBACK).items():
+    steps = [s for s in trace.steps if s.kind == "controller"]
+    clean_steps = [s for s in control.traces(clean)[q].steps if s.kind == "controller"]
+    for i, step in enumerate(steps):
+        if step.llm is not None and step.llm.outcome == "fallback":
+            meant.append({"qid": q, "model meant": clean_steps[i].decision["action"] if i < len(clean_steps) else "",
+                          "fallback decided": step.decision["action"], "status": result.result(FALLBACK, q).status,
+                          "status without failures": control.result(clean, q).status})
+meant = pd.DataFrame(meant)
+meant.groupby(["model meant", "fallback decided", "status", "status without failures"]).size().rename("runs").to_frame()
+
+# %% [markdown]
+# ## The mechanism in one trace
 #
-# The first controller call under `sloppy` whose output could not be repaired: the raw text, why it
-# failed validation, and the decision the pipeline took instead.
+# The first question (in question order) whose strict containment differs between the two settings: the
+# same broken controller output, then the fallback's decision in one run and a refusal in the other.
 
 # %%
-sloppy = results["sloppy"]
-traces = sloppy.traces(sloppy.table["candidate_id"].iloc[0])
-qid, step = next((q, s) for q, t in traces.items() for s in t.steps
-                 if s.kind == "controller" and s.llm is not None and s.llm.outcome == "fallback")
-print(qid, "|", traces[qid].question)
-print("raw output:", step.llm.raw_output[:300])
-print("why:       ", step.llm.reason)
-print("decision:  ", step.decision)
-print("trace says:", step.interventions)
+fb_rows, rf_rows = result.rows(FALLBACK).set_index("qid"), result.rows(REFUSE).set_index("qid")
+differ = fb_rows.index[fb_rows[QUALITY].fillna(0) != rf_rows[QUALITY].fillna(0)]
+qid = differ[0] if len(differ) else fb_rows.index[0]  # (no difference: the first question)
+print(f"{len(differ)} questions differ in strict containment; shown: {qid} ({fb_rows.loc[qid, 'type']})")
+print("question:", result.traces(FALLBACK)[qid].question)
+for name, cid in (("fallback", FALLBACK), ("refuse", REFUSE)):
+    step = next((s for s in result.traces(cid)[qid].steps
+                 if s.kind == "controller" and s.llm is not None and s.llm.outcome == "fallback"), None)
+    if step is not None:
+        print(f"\non_invalid={name}: raw output {step.llm.raw_output[:160]!r}")
+        print(f"   why: {step.llm.reason}")
+        print(f"   decision: {step.decision['action']} ({step.decision['reason']}); trace: {step.interventions}")
+    print(f"   status {result.result(cid, qid).status}; answer: {result.result(cid, qid).answer}")
 
 # %%
-assert step.decision["reason"].startswith("deterministic fallback")
-for p in results:
-    row = table.set_index("profile").loc[p]
-    n = len(calls[p])
-    bad = int(outcomes.loc[outcomes.index.isin(["fallback", "invalid"]), p].sum())
-    fixed = int(outcomes.loc["repaired", p]) if "repaired" in outcomes.index else 0
-    print(f"{p:8s}: {n} controller calls, {fixed} repaired, {bad} replaced by the fallback; "
-          f"fallback rate per question {row['quality_fallback']:.3f}; "
-          f"answer containment {row['quality_answer_containment']:.3f}; "
-          f"LLM calls {row['cost_llm_calls']:.2f}")
+trace_timeline_figure(trace_timeline_info(result.traces(FALLBACK)[qid]))
+
+# %% [markdown]
+# Any question of either setting, in the trace viewer (filter by outcome `fallback`):
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=REFUSE, qid=qid)
+viewer
+
+# %% [markdown]
+# ## Try it yourself
+#
+# The explorer runs the full pipeline on the first 16 `comparison` test questions under the same
+# format-failure knobs, starting with `on_invalid=refuse`. Switch it to `fallback` and compare the points;
+# headless, the cell below runs the starting configuration once.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["validation.on_invalid"], split="test", types=["comparison"],
+                          limit=16, base=PipelineConfig().set({"validation.on_invalid": "refuse"}), profile="ideal",
+                          knobs=FORMAT_KNOBS)
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"on_invalid=refuse on {point['n_questions']} comparison questions: strict containment {point[QUALITY]:.3f}, "
+      f"refusal rate {point['quality_refused']:.3f}")
+
+# %% [markdown]
+# ## The finding
+#
+# The deterministic fallback against refusing on invalid output, paired on the same 80 questions under the
+# same format failures: the claim is that the fallback answers questions a refusing pipeline gives up (the
+# paired Δ of strict containment lies above 0). If the fallback decided `insufficient` whatever the
+# evidence — no better than refusing — the two settings would end every run alike and the Δ would be 0.
+
+# %%
+finding = paired_finding(result, QUALITY, candidate={"validation.on_invalid": "fallback"},
+                         reference={"validation.on_invalid": "refuse"}, direction="above",
+                         claim="the deterministic fallback answers from gathered evidence where a pipeline that "
+                               "refuses invalid controller output gives up")
+print(finding)
+assert finding.holds, finding.message
+
+# %%
+abstention = paired_finding(result, "quality_abstention_accuracy", candidate={"validation.on_invalid": "fallback"},
+                            reference={"validation.on_invalid": "refuse"}, direction="above",
+                            claim="abstention accuracy, fallback vs refuse")
+no_failures = paired_finding(control, QUALITY, candidate={"validation.on_invalid": "fallback"},
+                             reference={"validation.on_invalid": "refuse"}, direction="none",
+                             claim="without format failures the switch changes nothing")
+
+
+def across(cid_a, res_a, cid_b, res_b, metric=QUALITY):
+    """The paired Δ of ``metric`` between two sweeps' runs on the same questions (rows joined by qid)."""
+    a, b = res_a.rows(cid_a).set_index("qid")[metric], res_b.rows(cid_b).set_index("qid")[metric]
+    return paired_difference(a.to_numpy(dtype=float), b.reindex(a.index).to_numpy(dtype=float))
+
+
+lost_fb, lost_rf = across(FALLBACK, result, clean, control), across(REFUSE, result, clean, control)
+invalid = int((outcomes.get("invalid", pd.Series(0, index=outcomes.index))).sum())
+print(f"Fallback vs refuse, strict containment: {finding.measured}")
+print(f"Fallback vs refuse, abstention accuracy: {abstention.measured}")
+print(f"Without format failures, fallback vs refuse: {no_failures.measured}")
+print(f"What format failures cost against no failures — with the fallback: Δ = {lost_fb.delta:+.3f} "
+      f"[{lost_fb.lo:+.3f}, {lost_fb.hi:+.3f}]; refusing instead: Δ = {lost_rf.delta:+.3f} "
+      f"[{lost_rf.lo:+.3f}, {lost_rf.hi:+.3f}] (n={lost_fb.n})")
+print(f"Structured calls by outcome: {outcomes.to_dict()}; runs left with no decision: {invalid}")
+share = result.table.set_index("param_validation.on_invalid").loc["fallback", "quality_fallback"]
+print(f"Share of questions with any fallback (route or controller): {share:.3f}")
 
 # %% [markdown]
 # ## What was measured
 #
-# The cell above prints, per profile, how many controller calls were made, how many were repaired and
-# how many were replaced by the deterministic fallback, the share of questions that used any fallback
-# (`quality_fallback`: a fallback outcome of any role, the router included, or the one-shot fallback), and
-# answer containment and LLM calls per question. The outcome table shows which failures are repairable
-# (extra text around a valid object) and which are not (truncated JSON, unknown actions, wrong types).
-# Every run completes with a valid decision whatever the model wrote — that is the property the
-# fallback guarantees; what it costs in quality is the containment column. Note the `sloppy` profile
-# changes the decision-level knobs too (spinning, premature stops), so its quality gap is not due to
-# format failures alone: sweep a single knob (`backend.knobs`) to isolate one.
+# The printed lines give the asserted paired Δ (fallback vs refuse, strict containment) and the same
+# comparison on abstention accuracy; the control line shows the switch does nothing when no output breaks;
+# and the "what format failures cost" line compares each setting with the failure-free run on the same
+# questions — read how much of the loss the fallback wins back. The outcome table says how many structured
+# calls validation rejected (every one replaced, none left without a decision), and the "meant" table what
+# the fallback chose against what the model meant. Where the model meant `answer`, the fallback agrees — the
+# loop usually has relevant evidence by the time the controller speaks, and that is the case the refusing
+# pipeline throws away. Where the model meant `retrieve_again` or `insufficient`, the fallback answers
+# anyway if a gathered chunk clears the refusal threshold; the answer step and the guard then decide, and
+# the "status without failures" column shows whether the run ended as it would have.
 #
-# **Caveat.** The simulated LLM's behaviour knobs (`invalid_json, hallucinated_action, wrong_types`) are properties of the simulator, not facts about language models: this notebook shows how to *measure* the effect; running the same sweep with a real model (`backend: {kind: openai}` or `{kind: local}`) shows whether the effect is real. The question sample is small, so read the bootstrap intervals in the table before reading the means.
+# What the fallback does not do is recover the decision the model meant: a broken `retrieve_again` loses
+# its second round. That is the article's trade — less adaptive, still explainable — and the reason the
+# rate of broken outputs is worth measuring on the model you deploy.
+#
+# **Caveat.** The failure rates are simulator settings, not measurements of a model, and the simulator's
+# broken outputs are never repairable. A real small model breaks differently (often prose around valid
+# JSON, which repair fixes); run the sweep with `backend: {kind: local}` to see its outcome table.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Raise the format knobs to 0.3 each in `FORMAT_KNOBS`: how much of the containment does the fallback
+#    still win back when two thirds of structured outputs break?
+# 2. Run the sweep with `"profile": "sloppy"` (format failures *and* behavioural ones): does the fallback's
+#    gain survive premature stops and bridge drops?
+# 3. Add `"citations.refusal_threshold": [0.1, 0.4]` to the grid: the fallback answers only when a gathered
+#    chunk clears this threshold. Where does the fallback start refusing?
+# 4. In the trace viewer, filter by outcome `fallback` and find a broken `retrieve_again`: what did the
+#    fallback do instead, and did the question still get answered?
+
+# %% [markdown]
+# [← previous](11_source_contract.ipynb) · [next →](13_citation_guard.ipynb)
