@@ -14,34 +14,68 @@
 # ---
 
 # %% [markdown]
-# # 04 · HyDE
+# # 04 · HyDE: retrieve with hypothetical answer passages
 #
-# **HyDE** (hypothetical document embeddings): the LLM writes `n_docs` hypothetical answer passages and
-# retrieval uses the mean of their embeddings (and the question's, with `include_query`). It costs one
-# LLM call plus embeddings per query, and is meant to help with vocabulary mismatch (a lay question
-# against technically worded documents). The original method averages the query with 8 generated passages.
+# > **Finding type:** two findings of different kinds. The *cost* (one more LLM call per question) is true by
+# > construction — the pipeline makes the call whenever HyDE is on. The *recall gain* on vocabulary-mismatch
+# > questions is measured: retrieval with the mean embedding is real MiniLM retrieval over the world's corpus.
+# > Its size depends on the passage writer — here the simulator, which has no world knowledge and only
+# > rephrases the question with general synonyms; that writer is not a knob, but it bounds what HyDE can
+# > find.
+#
+# A user describes a symptom in lay words ("pages took forever to load"); the incident report uses the
+# engineers' words ("latency", "thread pool"). The question's embedding lands near other lay texts, not near
+# the report. **HyDE** (hypothetical document embeddings) asks the LLM to write passages that *look like*
+# the answer document, and searches with the mean of their embeddings instead of the question's.
+
+# %% [markdown]
+# ## The story
+#
+# The agentic-RAG design article lists the ways one-shot retrieval fails even with a good retriever: a
+# vague query, a question that needs two hops, and **vocabulary mismatch** — the user searches "the web page
+# got slow", the relevant documents say "performance regression", "latency up", "throughput down". None of
+# these is the retriever's fault: given a better query, the same pipeline finds the right document. The
+# problem is the query. HyDE (Gao et al., 2022) goes further than rewriting it: the model writes a
+# hypothetical ideal answer document, and *that* text is embedded and searched. Its details may be wrong,
+# but its wording sits in the same region of the embedding space as the real documents. The article is
+# explicit about the price: one more LLM call (to write the passage) and one more embedding per query —
+# 200–500 ms more latency. The original method averages the query's embedding with those of 8 generated
+# passages.
+#
+# So there are two questions: what does HyDE cost (easy: count the calls), and does it buy recall on the
+# questions it is meant for? This notebook answers both on the world's `mismatch` questions.
 
 # %% [markdown]
 # ## The policy, as implemented
 #
-# `rag_lab.pipeline.policies.HyDE` (`hyde.enabled`, `hyde.n_docs`, `hyde.include_query`). The simulator's
-# HyDE passages are rephrasings of the question only: it has no world knowledge, so it cannot write the
-# missing vocabulary that makes HyDE work with a real model.
+# `rag_lab.pipeline.policies.HyDE` — `enabled`, `n_docs` (1–8 passages), `include_query` (average the
+# question's own embedding in); sweep keys `hyde.*`. In `rag_lab/pipeline/pipeline.py`,
+# `_QuestionRun._expand` makes one `hyde` LLM call that returns `n_docs` passages (recorded as an
+# `expand` step of the trace), and `_search` retrieves round 1 with `_mean_vector` — the normalised mean
+# of the passages' embeddings (plus the question's with `include_query`). Later rounds (the controller's
+# refined queries) search normally. With `rewrite.enabled` the rewrite branch wins (notebook 08).
+#
+# The simulated writer (world reader): passage 1 restates the question as a statement; passages 2 and up
+# put the question's first named thing in front as a header (a name, or a date written `YYYY-MM-DD`, the way
+# reports write it), swap words for general synonyms from the simulator's lexicon ("fix" → "resolve",
+# "mitigate"…) and add a keyword line. It never writes a name, number or fact that the question does not
+# hold — the passages are rephrasings, not answers.
 
 # %%
 import tempfile
 
 import pandas as pd
-import plotly.express as px
+from IPython.display import display
 
-from rag_lab.experiments import run_sweep
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.loaders import load_dataset
+from rag_lab.pipeline.policies import HyDE
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 pd.set_option("display.width", 200)
 pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
-
-# %%
-from rag_lab.pipeline.policies import HyDE
+pd.set_option("display.max_colwidth", 100)
 
 print(HyDE.__doc__)
 HyDE.model_fields
@@ -49,96 +83,180 @@ HyDE.model_fields
 # %% [markdown]
 # ## The sweep
 #
-# The question types where the question's wording differs from the documents' (`mismatch`, `alias`,
-# `vague`) plus `single` as a control, 5 of each; HyDE off, or on with 1 or 4 passages, with and without
-# the question's own embedding in the mean (a conditional grid).
-
-# %% [markdown]
-# **Simulator reader.** This notebook runs the simulator with its opt-in *world adapter* (`reader: world`), which reads the synthetic world's own templates. With the default generic reader (the one measured on real HotpotQA questions) the simulated model rarely carries a bridge entity into a second round on these world questions, so the mechanism shown below would have no example to show. The mechanism is a property of the pipeline; how often it matters depends on the model.
+# All 30 `mismatch` test questions of the world (an incident asked about in lay words; the answer is in the
+# technically worded incident report). HyDE off, or on with 1, 2, 4 or 8 passages (with the question's
+# embedding in the mean), and 4 passages without it. The simulated LLM runs the `typical` profile with the
+# world reader (`reader: world`; with the generic reader most quality differences on the world are 0). The
+# quality axis is **gold-evidence recall of the final context** (did the incident report reach the prompt);
+# the cost axis tokens per question (LLM calls are +1 for every HyDE setting, tokens grow with the
+# passages). The Pareto front is computed on those two axes.
 
 # %%
+COST, QUALITY = "cost_tokens", "quality_evidence_recall"
+BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
 spec = {
     "name": "nb04_hyde",
     "dataset": "world",
     "split": "test",
-    "types": ["single", "mismatch", "alias", "vague"],
-    "per_type": 5,
-    # the world adapter: the simulator reads the synthetic world's own templates (opt-in, see the note above)
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "types": ["mismatch"],
+    "backend": BACKEND,
     "grid": [{"hyde.enabled": [False]},
-             {"hyde.enabled": [True], "hyde.n_docs": [1, 4], "hyde.include_query": [True, False]}],
+             {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4, 8]},
+             {"hyde.enabled": [True], "hyde.n_docs": [4], "hyde.include_query": [False]}],
 }
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb04_"), progress="quiet")
-columns = result.param_columns + ["quality_has_answer_in_context", "quality_has_answer_in_context_lo",
-                                  "quality_has_answer_in_context_hi", "quality_evidence_recall",
-                                  "quality_answer_containment", "cost_llm_calls", "cost_tokens",
-                                  "cost_embedding_calls", "is_pareto"]
+result = run_sweep(spec, tempfile.mkdtemp(prefix="nb04_"), progress="quiet", pareto=(COST, QUALITY))
+columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_has_answer_in_context",
+                                  "quality_answer_containment_strict", "cost_llm_calls", "cost_embedding_calls",
+                                  COST, "is_pareto"]
 result.table[columns]
 
 # %%
-table = result.table.copy()
-table["candidate"] = table[result.param_columns].map(str).agg(", ".join, axis=1)
-fig = px.scatter(
-    table, x="cost_tokens", y="quality_has_answer_in_context", color="candidate", symbol="is_pareto",
-    error_y=table["quality_has_answer_in_context_hi"] - table["quality_has_answer_in_context"],
-    error_y_minus=table["quality_has_answer_in_context"] - table["quality_has_answer_in_context_lo"],
-    title="HyDE: tokens vs has-answer in context",
-    labels={"cost_tokens": "cost_tokens (mean per question)",
-            "quality_has_answer_in_context": "quality_has_answer_in_context (95% CI)"},
-)
-fig
-
-# %%
-result.calls_by_role(result.table["candidate_id"].iloc[-1])
+table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %% [markdown]
-# ## One question: the hypothetical passage
+# Where the extra call goes — LLM calls incurred by role (over the 30 questions) for HyDE off and HyDE with 4 passages (the `hyde` role is
+# the new one; the others can shift a little when round 1 finds different evidence):
+
+# %%
+OFF, FOUR = {"hyde.enabled": False}, {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}
+off_id, four_id = result.reference(OFF)["candidate_id"], result.reference(FOUR)["candidate_id"]
+pd.DataFrame({"HyDE off": result.calls_by_role(off_id).set_index("role")["incurred"],
+              "HyDE, 4 passages": result.calls_by_role(four_id).set_index("role")["incurred"]}).fillna(0).astype(int)
+
+# %% [markdown]
+# HyDE is meant for vocabulary mismatch. On the other question types it has less to fix — a second, small
+# sweep (10 questions of each other type, HyDE off vs 4 passages) shows gold-evidence recall by type:
+
+# %%
+others = run_sweep({**spec, "name": "nb04_hyde_other_types", "per_type": 10,
+                    "types": ["single", "alias", "vague", "bridge", "comparison", "stale"],
+                    "grid": [{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [4]}]},
+                   tempfile.mkdtemp(prefix="nb04o_"), progress="quiet", pareto=(COST, QUALITY))
+pd.DataFrame({result_label: others.rows(cid).groupby("type")[QUALITY].mean()
+              for cid, result_label in others.labels().items()}).round(2)
+
+# %% [markdown]
+# ## The mechanism in one trace
 #
-# A question whose final context holds a gold answer with HyDE on (4 passages, with the query) but not
-# without it: the passages the LLM wrote in the expansion step, and the chunks retrieved with their mean
-# embedding, next to the chunks retrieved without HyDE.
+# The question below is chosen by a measured contrast on the *answer*: the mismatch question where HyDE
+# (4 passages) and HyDE off differ most in strict answer containment and in whether the gold answer reached
+# the context. The cell prints the passages the LLM wrote in the `expand` step and round 1's chunks with
+# and without them; the timeline is the HyDE run's.
 
 # %%
-t = result.table
-base_id = t.loc[t["param_hyde.enabled"] == False, "candidate_id"].iloc[0]  # noqa: E712
-hyde_id = t.loc[(t["param_hyde.n_docs"] == 4) & (t["param_hyde.include_query"] == True), "candidate_id"].iloc[0]  # noqa: E712
-b, h = result.rows(base_id), result.rows(hyde_id)  # rows are in the same question order
-qid = h.loc[h["quality_has_answer_in_context"] > b["quality_has_answer_in_context"], "qid"].iloc[0]
-trace = result.traces(hyde_id)[qid]
-expand = next(s for s in trace.steps if s.kind == "expand")
-print(qid, "|", trace.question)
-print("HyDE output:", expand.llm.raw_output[:600])
+off_rows, four_rows = result.rows(off_id).set_index("qid"), result.rows(four_id).set_index("qid")
+contrast = 2 * (four_rows["quality_answer_containment_strict"].fillna(0)
+                - off_rows["quality_answer_containment_strict"].fillna(0)).abs() + (
+    four_rows["quality_has_answer_in_context"].fillna(0) - off_rows["quality_has_answer_in_context"].fillna(0)).abs()
+qid = contrast.idxmax()
+gold = set(load_dataset("world").evalset[qid].gold_doc_ids)
+hyde_trace, off_trace = result.traces(four_id)[qid], result.traces(off_id)[qid]
+expand = next(s for s in hyde_trace.steps if s.kind == "expand")
+print(qid, "|", hyde_trace.question, "| gold documents:", sorted(gold))
+print("HyDE passages:")
+for p in expand.queries:
+    print("  -", p)
 
 
-def retrieved(tr):
-    return next(s.retrieved for s in tr.steps if s.kind == "retrieve")
+def round_one(trace):
+    return ", ".join(c + (" (gold)" if c.split("#")[0] in gold else "")
+                     for c in next(s.retrieved for s in trace.steps if s.kind == "retrieve"))
 
 
-print("retrieved with HyDE:   ", retrieved(trace))
-print("retrieved without HyDE:", retrieved(result.traces(base_id)[qid]))
-pd.DataFrame([
-    {"kind": s.kind, "round": s.round, "queries": " | ".join(s.queries), "new": len(s.new), "yield": s.round_yield,
-     "action": (s.decision or {}).get("action"), "interventions": "; ".join(s.interventions)}
-    for s in trace.steps
-])
+print("round 1 with HyDE:   ", round_one(hyde_trace))
+print("round 1 without HyDE:", round_one(off_trace))
+print("answer with HyDE:   ", result.result(four_id, qid).answer[:200])
+print("answer without HyDE:", result.result(off_id, qid).answer[:200])
 
 # %%
-assert expand.llm is not None and expand.llm.role == "hyde"
-by = table.set_index("candidate")
-off = by.loc[by["param_hyde.enabled"] == False].iloc[0]  # noqa: E712
-for name, row in by.iterrows():
-    print(f"{name:32s} has-answer {row['quality_has_answer_in_context']:.3f} "
-          f"(off: {off['quality_has_answer_in_context']:.3f}), evidence recall {row['quality_evidence_recall']:.3f}, "
-          f"LLM calls {row['cost_llm_calls']:.2f}, tokens {row['cost_tokens']:.0f}")
+trace_timeline_figure(trace_timeline_info(hyde_trace))
+
+# %% [markdown]
+# Any other question or setting: pick it in the trace viewer and open the `hyde` call to read its prompt
+# and the passages.
+
+# %%
+viewer = TraceViewer(result)
+viewer.select(candidate_id=four_id, qid=qid)
+viewer
+
+# %% [markdown]
+# ## Try HyDE yourself
+#
+# The explorer runs the full pipeline on the first 12 `mismatch` test questions, starting from HyDE off.
+# Switch `hyde.enabled` on and move `hyde.n_docs`: each configuration adds a point, and the status line
+# gives its paired Δ against the first point. Switch the y axis to `gold evidence recall (final context)`
+# to see the retrieval effect. Run headless, the cell below runs the starting point once.
+
+# %%
+explorer = PolicyExplorer(dataset="world", params=["hyde.enabled", "hyde.n_docs", "hyde.include_query"],
+                          split="test", types=["mismatch"], limit=12, knobs={"reader": "world"})
+explorer
+
+# %%
+point = explorer.run(wait=True)
+print(f"HyDE off on {point['n_questions']} mismatch questions: evidence recall {point[QUALITY]:.3f}, "
+      f"{point['cost_llm_calls']:.2f} LLM calls per question")
+
+# %% [markdown]
+# ## The findings
+#
+# HyDE with 4 passages against HyDE off, paired on the same 30 mismatch questions. The first claim is the
+# price, the second the point of the method. If `_expand` ignored `hyde.enabled` (the policy switched off),
+# both configurations would run the same calls and retrieve the same chunks, and both Δ would be 0.
+
+# %%
+cost = paired_finding(result, "cost_llm_calls", candidate=FOUR, reference=OFF, direction="above",
+                      claim="HyDE costs an extra LLM call per question (the hyde role)")
+finding = paired_finding(result, QUALITY, candidate=FOUR, reference=OFF, direction="above",
+                         claim="on vocabulary-mismatch questions, retrieving with the mean embedding of 4 hypothetical "
+                               "passages brings more gold evidence into the final context")
+print(cost)
+print(finding)
+assert cost.holds, cost.message
+assert finding.holds, finding.message
+
+# %%
+compared = {m: result.compare(m, reference=OFF).set_index("label")
+            for m in (QUALITY, "quality_answer_containment_strict", COST)}
+for label in compared[QUALITY].index:
+    if label == "reference":
+        continue
+    parts = [f"{m}: Δ {compared[m].loc[label, 'delta']:+.3f} [{compared[m].loc[label, 'lo']:+.3f}, "
+             f"{compared[m].loc[label, 'hi']:+.3f}]" for m in compared]
+    print(f"{label}\n    " + "; ".join(parts))
 
 # %% [markdown]
 # ## What was measured
 #
-# The cell above prints, for each HyDE setting, whether a gold answer reached the final context
-# (has-answer), gold-evidence recall, and the price: LLM calls and tokens per question (one extra
-# `hyde` call per query, longer with more passages), against HyDE off. With the simulator the passages
-# only rephrase the question, so this sweep measures HyDE's *cost* faithfully and its *benefit* only as
-# far as rephrasing helps; the benefit the method is known for comes from a model that knows the
-# domain's vocabulary.
+# The two finding lines give the price (LLM calls per question, HyDE with 4 passages minus off) and the gain
+# (gold-evidence recall of the final context on the 30 mismatch questions) with their 95% paired intervals.
+# The block below them repeats the comparison for every setting against HyDE off, on recall, strict answer
+# containment and tokens. Read it from the top: does a single passage change anything (the simulated writer's
+# first passage is a plain restatement with no new words)? From how many passages on does the recall gain
+# appear, and does it grow past 4? What does leaving the question out of the mean change? The tokens column
+# says what each step costs. The by-type table above says where HyDE's gain lives, where it does nothing,
+# and where it can hurt: a comparison question names two things, and one mean vector of passages about both
+# sits between their documents.
 #
-# **Caveat.** The simulated LLM's behaviour knobs and its rephrasing-only HyDE writer (`typical`) are properties of the simulator, not facts about language models: this notebook shows how to *measure* the effect; running the same sweep with a real model (`backend: {kind: openai}` or `{kind: local}`) shows whether the effect is real. The question sample is small, so read the bootstrap intervals in the table before reading the means.
+# **Caveat.** The passages come from the simulated writer, which knows no fact about the world: it can only
+# swap the question's words for general synonyms. A real model that knows the domain writes passages closer
+# to the real documents (and sometimes confidently wrong ones); run the same sweep with
+# `backend: {kind: openai}` or `{kind: local}` to measure its gain. What is not simulated is the retrieval:
+# mean-embedding search over the world's corpus with the packaged MiniLM.
+
+# %% [markdown]
+# ## Try this
+#
+# 1. In the explorer, turn `hyde.enabled` on with `hyde.n_docs` = 1, then 2: which passage makes the
+#    difference? Read them in the trace viewer (`expand` step).
+# 2. Change the explorer's `types` to `["single"]`: does HyDE cost anything in quality where the question
+#    already uses the documents' words?
+# 3. Add `"retrieval.retriever": ["dense", "bm25"]` to the sweep's grid: HyDE changes the *vector*; how much
+#    of its gain survives with a lexical retriever (the passages' text is also the BM25 query)?
+# 4. Compare with notebook 08: rewrites fused by RRF on the same 30 mismatch questions
+#    (`{"rewrite.enabled": [True], "rewrite.n_rewrites": [3]}`). Which expansion helps here, and at what price?
+
+# %% [markdown]
+# [← previous](03_zero_yield_stop.ipynb) · [next →](05_crag_thresholds.ipynb)
