@@ -199,14 +199,15 @@ viewer
 #
 # The explorer runs the full pipeline on the first 16 `alias` test questions (flags asked about by business
 # name, people by chat handle — their answers mostly live outside the wiki) under the wiki-only contract,
-# starting fail-open. Switch `sources.mode`, and pick `answers citing a source outside the contract` on the
-# quality axis to see the leak move; headless, the cell below runs the starting configuration once.
+# starting fail-open, with the leak (`answers citing a source outside the contract`) on the quality axis.
+# Switch `sources.mode` and watch it drop to 0; switch the quality axis to strict containment to see what
+# that costs. Headless, the cell below runs the starting configuration once.
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=16,
                           base=PipelineConfig().set({"sources.simple": ALLOWED, "sources.complex": ALLOWED,
                                                      "sources.mode": "fail_open"}),
-                          knobs={"reader": "world"})
+                          knobs={"reader": "world"}, quality_col=LEAK)
 explorer
 
 # %%
@@ -274,8 +275,8 @@ print("Counts:", counts.to_dict())
 #    — does the leak shrink, and what does fail-closed then cost?
 # 3. Give the routes different contracts (`sources.simple` = `["wiki", "directory"]`, `sources.complex` =
 #    `[]`): which route leaks?
-# 4. In the explorer, switch the quality axis to `answers citing a source outside the contract` and the
-#    cost axis to `refusal rate`: the two modes trade one for the other.
+# 4. Plot the sweep with `cost_quality_info(table, "quality_refused", LEAK, text_col="label")`: the refusal
+#    rate against the leak. Fail-closed and fail-open trade one for the other; no configuration has neither.
 
 # %% [markdown]
 # [← previous](10_router.ipynb) · [next →](12_controller_validation.ipynb)
