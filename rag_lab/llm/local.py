@@ -181,10 +181,12 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 def _die_with_parent():
-    """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGTERM
+    """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGKILL
     when the process (strictly: the thread) that started it dies — so a sweep killed with SIGKILL or an
-    unhandled SIGTERM does not leave a model server behind, holding a core and hundreds of MB. None
-    elsewhere. The function only makes one libc call, resolved before the fork."""
+    unhandled SIGTERM does not leave a model server behind, holding a core and hundreds of MB. SIGKILL,
+    not SIGTERM: on SIGTERM uvicorn waits for the request in flight, and a tiny model rambling to its
+    token limit on a busy machine takes many minutes. None elsewhere. The function only makes one libc
+    call, resolved before the fork."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes
@@ -197,7 +199,7 @@ def _die_with_parent():
     pr_set_pdeathsig = 1
 
     def set_pdeathsig() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGTERM)
+        prctl(pr_set_pdeathsig, signal.SIGKILL)
 
     return set_pdeathsig
 
