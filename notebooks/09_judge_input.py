@@ -252,8 +252,9 @@ print("Judge refusals:", refusals.to_dict())
 #
 # That is the honest reading of the with-evidence line: on the world, with the world reader, its drafts are
 # extracted from the evidence they cite, so a support check passes them and the judge costs a call per
-# answered question for no change in answers. The draft-only judge is *worse* than no judge. A judge earns
-# its cost where drafts can contain claims the evidence does not hold.
+# answered question for no change in answers — compare its containment with no judge's. Then compare the
+# draft-only judge's with no judge's: a judge can also cost answers. A judge earns its cost where drafts can
+# contain claims the evidence does not hold.
 #
 # **Caveat.** Both judges are the simulator's (`typical` profile, world reader); their error directions
 # are written into it. A real judge — the same model as the writer, or another — has its own biases;

@@ -69,7 +69,7 @@ from rag_lab.experiments import paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
-from rag_lab.pipeline.policies import Router
+from rag_lab.pipeline.policies import COMPARISON_WORDS, Router
 from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 pd.set_option("display.width", 200)
@@ -86,8 +86,6 @@ Router.model_fields
 # each needs two documents (`min_hops` 2). Not all of them use the rule's words — the rule is conservative:
 
 # %%
-from rag_lab.pipeline.policies import COMPARISON_WORDS
-
 def has_comparison_wording(text):
     """The pipeline's rule (``_QuestionRun._route``): any word of the list, on word boundaries."""
     return any(re.search(rf"\b{re.escape(w)}\b", f" {text.lower()} ") for w in COMPARISON_WORDS)
@@ -111,7 +109,7 @@ words.groupby("comparison wording").head(3)
 #   SIMPLE (the `typical` profile's rate is 0.2, which leaves only a handful of opportunities in 30
 #   questions);
 # * `retrieval.top_k` = 2 — one round of two chunks rarely covers both sides of a comparison, so one-shot
-#   retrieval is not enough; with the default 5 chunks one round usually covers both.
+#   retrieval is not enough (with the default 5 chunks one round often covers both: try it below).
 #
 # The simulated LLM otherwise runs the `typical` profile with the world reader. The Pareto front is computed
 # on the plotted axes: LLM calls per question against strict answer containment.
