@@ -101,7 +101,7 @@ pd.DataFrame([{"output": name, "outcome": c.outcome, "decision": c.parsed.action
 # %% [markdown]
 # ## The sweep
 #
-# The first 10 test questions of each of the 8 types (80 questions). The simulator runs the `ideal` profile
+# The first 8 test questions of each of the 8 types (64 questions). The simulator runs the `ideal` profile
 # (no behavioural failures) with **only** the three format-failure knobs switched on, at the `sloppy`
 # profile's rate of 0.1 each — so about 27% of structured outputs (route and controller) break, and nothing
 # else differs from a perfect model. Two configurations: `validation.on_invalid` = `fallback` and `refuse`.
@@ -115,7 +115,7 @@ spec = {
     "name": "nb12_controller_validation",
     "dataset": "world",
     "split": "test",
-    "per_type": 10,
+    "per_type": 8,
     "backend": {"kind": "sim", "profile": "ideal", "knobs": FORMAT_KNOBS},
     "grid": {"validation.on_invalid": ["fallback", "refuse"]},
 }
@@ -202,13 +202,13 @@ viewer
 # %% [markdown]
 # ## Try it yourself
 #
-# The explorer runs the full pipeline on the first 16 `comparison` test questions under the same
+# The explorer runs the full pipeline on the first 8 `comparison` test questions under the same
 # format-failure knobs, starting with `on_invalid=refuse`. Switch it to `fallback` and compare the points;
 # headless, the cell below runs the starting configuration once.
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["validation.on_invalid"], split="test", types=["comparison"],
-                          limit=16, base=PipelineConfig().set({"validation.on_invalid": "refuse"}), profile="ideal",
+                          limit=8, base=PipelineConfig().set({"validation.on_invalid": "refuse"}), profile="ideal",
                           knobs=FORMAT_KNOBS)
 explorer
 
@@ -220,7 +220,7 @@ print(f"on_invalid=refuse on {point['n_questions']} comparison questions: strict
 # %% [markdown]
 # ## The finding
 #
-# The deterministic fallback against refusing on invalid output, paired on the same 80 questions under the
+# The deterministic fallback against refusing on invalid output, paired on the same 64 questions under the
 # same format failures: the claim is that the fallback answers questions a refusing pipeline gives up (the
 # paired Δ of strict containment lies above 0). If the fallback decided `insufficient` whatever the
 # evidence — no better than refusing — the two settings would end every run alike and the Δ would be 0.

@@ -85,7 +85,7 @@ CitationGuard.model_fields
 # it retrieved, with a low-confidence hedge. That confident answer to an unanswerable question is the
 # failure the refusal threshold exists for.
 #
-# Two sweeps, `typical` profile. On the 105 **answerable** questions (the first 15 test questions of each of
+# Two sweeps, `typical` profile. On the 70 **answerable** questions (the first 10 test questions of each of
 # the 7 answerable types) the threshold from 0.1 to 0.6 and a cap of 1 or 10 citations — what the guard
 # costs. On the 30 **unanswerable** test questions the same thresholds — what it buys. The figure plots the
 # answerable sweep, the refusal rate (the price) against strict answer containment; its Pareto front is
@@ -101,7 +101,7 @@ spec = {
     "dataset": "world",
     "split": "test",
     "types": ANSWERABLE,
-    "per_type": 15,
+    "per_type": 10,
     "backend": BACKEND,
     "grid": {"citations.refusal_threshold": THRESHOLDS, "citations.max_citations": [1, 10]},
 }
@@ -214,7 +214,7 @@ print(f"default guard on {point['n_questions']} questions: refusal rate {point['
 # ## The findings
 #
 # Threshold 0.5 against the default 0.1, paired on the same questions. On the 30 unanswerable questions the
-# claim is that the higher threshold refuses more of them (abstention accuracy rises); on the 105 answerable
+# claim is that the higher threshold refuses more of them (abstention accuracy rises); on the 70 answerable
 # ones, that it pays in answered share (the refusal rate rises). Then the cap: with at most 1 citation,
 # citations are removed (citation validity — kept over cited — falls below 1). If the threshold were
 # ignored — in `_guard` and in the loop's usable-evidence check, the two places that read it — the first
