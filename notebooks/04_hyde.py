@@ -84,7 +84,7 @@ HyDE.model_fields
 # ## The sweep
 #
 # All 30 `mismatch` test questions of the world (an incident asked about in lay words; the answer is in the
-# technically worded incident report). HyDE off, or on with 1, 2, 4 or 8 passages (with the question's
+# technically worded incident report). HyDE off, or on with 1, 2 or 4 passages (with the question's
 # embedding in the mean), and 4 passages without it. The simulated LLM runs the `typical` profile with the
 # world reader (`reader: world`; with the generic reader most quality differences on the world are 0). The
 # quality axis is **gold-evidence recall of the final context** (did the incident report reach the prompt);
@@ -101,7 +101,7 @@ spec = {
     "types": ["mismatch"],
     "backend": BACKEND,
     "grid": [{"hyde.enabled": [False]},
-             {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4, 8]},
+             {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4]},
              {"hyde.enabled": [True], "hyde.n_docs": [4], "hyde.include_query": [False]}],
 }
 result = run_sweep(spec, tempfile.mkdtemp(prefix="nb04_"), progress="quiet", pareto=(COST, QUALITY))
@@ -115,8 +115,9 @@ table = result.table.assign(label=result.table["candidate_id"].map(result.labels
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %% [markdown]
-# Where the extra call goes — LLM calls incurred by role (over the 30 questions) for HyDE off and HyDE with 4 passages (the `hyde` role is
-# the new one; the others can shift a little when round 1 finds different evidence):
+# Where the extra call goes — LLM calls incurred by role (over the 30 questions) for HyDE off and HyDE with
+# 4 passages (the `hyde` role is the new one; the others can shift a little when round 1 finds different
+# evidence):
 
 # %%
 OFF, FOUR = {"hyde.enabled": False}, {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}
@@ -126,10 +127,10 @@ pd.DataFrame({"HyDE off": result.calls_by_role(off_id).set_index("role")["incurr
 
 # %% [markdown]
 # HyDE is meant for vocabulary mismatch. On the other question types it has less to fix — a second, small
-# sweep (10 questions of each other type, HyDE off vs 4 passages) shows gold-evidence recall by type:
+# sweep (5 questions of each other type, HyDE off vs 4 passages) shows gold-evidence recall by type:
 
 # %%
-others = run_sweep({**spec, "name": "nb04_hyde_other_types", "per_type": 10,
+others = run_sweep({**spec, "name": "nb04_hyde_other_types", "per_type": 5,
                     "types": ["single", "alias", "vague", "bridge", "comparison", "stale"],
                     "grid": [{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [4]}]},
                    tempfile.mkdtemp(prefix="nb04o_"), progress="quiet", pareto=(COST, QUALITY))
@@ -235,7 +236,7 @@ for label in compared[QUALITY].index:
 # The block below them repeats the comparison for every setting against HyDE off, on recall, strict answer
 # containment and tokens. Read it from the top: does a single passage change anything (the simulated writer's
 # first passage is a plain restatement with no new words)? From how many passages on does the recall gain
-# appear, and does it grow past 4? What does leaving the question out of the mean change? The tokens column
+# appear, and does it still grow at 4? What does leaving the question out of the mean change? The tokens column
 # says what each step costs. The by-type table above says where HyDE's gain lives, where it does nothing,
 # and where it can hurt: a comparison question names two things, and one mean vector of passages about both
 # sits between their documents.
@@ -249,8 +250,9 @@ for label in compared[QUALITY].index:
 # %% [markdown]
 # ## Try this
 #
-# 1. In the explorer, turn `hyde.enabled` on with `hyde.n_docs` = 1, then 2: which passage makes the
-#    difference? Read them in the trace viewer (`expand` step).
+# 1. In the explorer, turn `hyde.enabled` on with `hyde.n_docs` = 1, then 2, then 8 (the original method's
+#    count): which passage makes the difference, and do passages past 4 add anything? Read them in the trace
+#    viewer (`expand` step).
 # 2. Change the explorer's `types` to `["single"]`: does HyDE cost anything in quality where the question
 #    already uses the documents' words?
 # 3. Add `"retrieval.retriever": ["dense", "bm25"]` to the sweep's grid: HyDE changes the *vector*; how much

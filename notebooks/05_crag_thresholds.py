@@ -55,7 +55,8 @@
 # run ends in a refusal; otherwise chunks below `lower` are dropped, and the grade picks the answer template
 # (Correct → standard, Ambiguous → low-confidence). With the default `embedding` evaluator a chunk's score is
 # its best MiniLM cosine with the question or a refined query — the scale reranking uses, so the scores
-# seldom go below 0 or above 0.9.
+# live in the range of cosines between related texts, not on the whole of [−1, 1] (the best-score table
+# below shows where).
 
 # %%
 import tempfile
@@ -197,12 +198,16 @@ print(f"crag.lower=0.2, crag.upper=0.5 on {point['n_questions']} mismatch questi
 # ## The findings
 #
 # **On the world, with the world reader.** A strict `lower` of 0.5 against the default 0.2 (`upper` 0.5),
-# paired on the same 80 questions. The world reader already refuses every unanswerable question it is
-# given, so there is nothing for the discard to catch there; the claim is that the strict threshold costs
-# abstention accuracy by refusing answerable questions.
+# paired on the same 80 questions. The world reader refuses unanswerable questions by itself (the first
+# line below prints how often, with nothing discarded), so the discard has little left to catch there; the
+# claim is that the strict threshold costs abstention accuracy by refusing answerable questions.
 
 # %%
 STRICT, DEFAULT = {"crag.lower": 0.5, "crag.upper": 0.5}, {"crag.lower": 0.2, "crag.upper": 0.5}
+never_rows = result.rows(never)
+refused = never_rows.groupby(never_rows["type"].eq("unanswerable"))["quality_refused"].mean()
+print(f"world reader, nothing discarded: refusal rate {refused[True]:.3f} on the unanswerable questions, "
+      f"{refused[False]:.3f} on the answerable ones")
 finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below",
                          claim="with a reader that abstains by itself, raising crag.lower to 0.5 refuses answerable "
                                "questions and lowers abstention accuracy")
@@ -241,21 +246,23 @@ print(f"   questions refused only under lower=0.5, by type: {newly['type'].value
 print(f"Generic reader on the 30 unanswerable questions, lower 0.5 vs 0.2: {catches.measured}.")
 for label, row in unanswerable.compare(QUALITY, reference={"crag.lower": 0.2}).set_index("label").iterrows():
     label = "crag.lower=0.2 (reference)" if label == "reference" else label
-    print(f"   {label}: abstention accuracy {row['mean']:.3f} (Δ {row['delta']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}])")
+    print(f"   {label}: abstention accuracy {row['mean']:.3f} "
+          f"(Δ {row['delta']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}])")
 
 # %% [markdown]
 # ## What was measured
 #
 # The first block gives abstention accuracy, refusal rate, strict containment and tokens for every threshold
-# pair on the 80 world questions. Read it by column: `upper` moves the grade (see the grade table) and the
-# template, and so the token count a little, but with the simulated reader it does not move the answers;
-# `lower` is what refuses. The next lines give the two findings. The world-reader line says what a strict
-# `lower` costs, and the by-type count says *who* pays: questions whose right evidence scores low — lay or
-# aliased wording (the questions notebook 04's HyDE helps), and comparisons, where the document of one side
-# scores lower against a question about both and is dropped on its own, even when the bundle is graded
-# Correct (the trace above may show one). The generic-reader lines say what the same threshold buys when
-# the reader will not abstain on its own. The best-score table explains why no single `lower` gets both: the
-# unanswerable questions' best scores overlap those of the answerable low-scoring types.
+# pair on the 80 world questions. Read it by column: `upper` moves the grade (see the grade table) and so
+# the template and the token count — does it move the answers? — and `lower` is what refuses. The next
+# lines give the two findings. The world-reader line says what a strict `lower` costs, and the by-type
+# count says *who* pays: questions whose right evidence scores low — lay or aliased wording (the questions
+# notebook 04's HyDE helps), and comparisons, where the document of one side scores lower against a
+# question about both and is dropped on its own, even when the bundle is graded Correct (the trace above
+# may show one). The generic-reader lines say what the same threshold buys when the reader will not
+# abstain on its own. The best-score table says whether any single `lower` can get both: compare the
+# unanswerable row with the rows of the answerable low-scoring types — where they overlap, every threshold
+# that refuses the one refuses some of the other.
 #
 # **Caveat.** Which questions fall below a threshold is measured (MiniLM on this corpus); what a refusal is
 # worth depends on the reader. The two simulated readers bracket the behaviours — always abstains,
