@@ -94,7 +94,7 @@ pd.DataFrame([{"source": world.corpus[d].metadata["source"], "kind": world.corpu
 # The contract: **answers rest on the wiki only**, on both routes — the world's counterpart of the
 # article's "external answers cite external evidence only". It is strict on purpose: like the article's
 # external filter, it often finds nothing allowed among a round's hits, which is when the two modes part.
-# The first 10 test questions of each of the 8 types (80 questions), three configurations: no contract,
+# The first 8 test questions of each of the 8 types (64 questions), three configurations: no contract,
 # the contract fail-closed and the contract fail-open. The simulated LLM runs the `typical` profile with the
 # world reader. The Pareto front is computed on the plotted axes: LLM calls per question against strict
 # answer containment.
@@ -106,7 +106,7 @@ spec = {
     "name": "nb11_source_contract",
     "dataset": "world",
     "split": "test",
-    "per_type": 10,
+    "per_type": 8,
     "base": {"sources.simple": ALLOWED, "sources.complex": ALLOWED},
     "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
     "grid": [{"sources.simple": [[]], "sources.complex": [[]]}, {"sources.mode": ["fail_closed", "fail_open"]}],
@@ -197,14 +197,14 @@ viewer
 # %% [markdown]
 # ## Try the contract yourself
 #
-# The explorer runs the full pipeline on the first 10 `alias` test questions (flags asked about by business
+# The explorer runs the full pipeline on the first 8 `alias` test questions (flags asked about by business
 # name, people by chat handle — their answers mostly live outside the wiki) under the wiki-only contract,
 # starting fail-open, with the leak (`answers citing a source outside the contract`) on the quality axis.
 # Switch `sources.mode` and watch it drop to 0; switch the quality axis to strict containment to see what
 # that costs. Headless, the cell below runs the starting configuration once.
 
 # %%
-explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=10,
+explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=8,
                           base=PipelineConfig().set({"sources.simple": ALLOWED, "sources.complex": ALLOWED,
                                                      "sources.mode": "fail_open"}),
                           knobs={"reader": "world"}, quality_col=LEAK)
@@ -218,7 +218,7 @@ print(f"fail-open on {point['n_questions']} alias questions: {point[LEAK]:.3f} o
 # %% [markdown]
 # ## The finding
 #
-# Fail-open against fail-closed under the same contract, paired on the same 80 questions: the claim is
+# Fail-open against fail-closed under the same contract, paired on the same 64 questions: the claim is
 # that fail-open answers cite sources outside the contract (the paired Δ of `quality_off_contract_citation`
 # lies above 0) — and, read from the same numbers, that fail-closed never does. If the fail-closed branch
 # were removed (empty filtered hits falling back to the unfiltered ones, the article's bug), the two modes

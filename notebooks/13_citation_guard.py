@@ -85,9 +85,9 @@ CitationGuard.model_fields
 # it retrieved, with a low-confidence hedge. That confident answer to an unanswerable question is the
 # failure the refusal threshold exists for.
 #
-# Two sweeps, `typical` profile. On the 70 **answerable** questions (the first 10 test questions of each of
+# Two sweeps, `typical` profile. On the 56 **answerable** questions (the first 8 test questions of each of
 # the 7 answerable types) the threshold from 0.1 to 0.6 and a cap of 1 or 10 citations — what the guard
-# costs. On the 30 **unanswerable** test questions the same thresholds — what it buys. The figure plots the
+# costs. On the first 20 **unanswerable** test questions the same thresholds — what it buys. The figure plots the
 # answerable sweep, the refusal rate (the price) against strict answer containment; its Pareto front is
 # computed on those axes.
 
@@ -101,12 +101,12 @@ spec = {
     "dataset": "world",
     "split": "test",
     "types": ANSWERABLE,
-    "per_type": 10,
+    "per_type": 8,
     "backend": BACKEND,
     "grid": {"citations.refusal_threshold": THRESHOLDS, "citations.max_citations": [1, 10]},
 }
 result = run_sweep(spec, tempfile.mkdtemp(prefix="nb13_"), progress="quiet", pareto=(PRICE, QUALITY))
-unanswerable = run_sweep({**spec, "name": "nb13_unanswerable", "types": ["unanswerable"], "per_type": 30,
+unanswerable = run_sweep({**spec, "name": "nb13_unanswerable", "types": ["unanswerable"], "per_type": 20,
                           "grid": {"citations.refusal_threshold": THRESHOLDS}},
                          tempfile.mkdtemp(prefix="nb13u_"), progress="quiet",
                          pareto=(PRICE, "quality_abstention_accuracy"))
@@ -213,8 +213,8 @@ print(f"default guard on {point['n_questions']} questions: refusal rate {point['
 # %% [markdown]
 # ## The findings
 #
-# Threshold 0.5 against the default 0.1, paired on the same questions. On the 30 unanswerable questions the
-# claim is that the higher threshold refuses more of them (abstention accuracy rises); on the 70 answerable
+# Threshold 0.5 against the default 0.1, paired on the same questions. On the 20 unanswerable questions the
+# claim is that the higher threshold refuses more of them (abstention accuracy rises); on the 56 answerable
 # ones, that it pays in answered share (the refusal rate rises). Then the cap: with at most 1 citation,
 # citations are removed (citation validity — kept over cited — falls below 1). If the threshold were
 # ignored — in `_guard` and in the loop's usable-evidence check, the two places that read it — the first
