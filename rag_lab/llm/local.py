@@ -180,6 +180,13 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+#: llama.cpp threads of the server. One, on these 2-core machines: llama.cpp's threads spin while they wait
+#: for each other, and with anything else running (the pipeline itself, a notebook kernel) two threads
+#: stall on every token — benchmarks/bench_local_threads.py measured SmolLM2-135M at 37.5 tok/s with one
+#: thread vs 5.7 with two next to one busy process, 7.9 vs 0.9 next to two (results/bench_local_threads.md).
+DEFAULT_THREADS = 1
+
+
 def _die_with_parent():
     """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGKILL
     when the process (strictly: the thread) that started it dies — so a sweep killed with SIGKILL or an
@@ -222,7 +229,7 @@ class LocalModelServer:
         *,
         chat_format: str | None = None,
         n_ctx: int = 2048,
-        n_threads: int = 2,
+        n_threads: int = DEFAULT_THREADS,
         startup_timeout_s: float = 120.0,
         log_path: str | Path | None = None,
         alias: str = LOCAL_MODEL_ALIAS,
