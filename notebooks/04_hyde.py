@@ -65,7 +65,6 @@
 import tempfile
 
 import pandas as pd
-from IPython.display import display
 
 from rag_lab.experiments import paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info

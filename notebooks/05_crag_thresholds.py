@@ -62,7 +62,6 @@
 import tempfile
 
 import pandas as pd
-from IPython.display import display
 
 from rag_lab.experiments import paired_finding, run_sweep
 from rag_lab.figures import (
