@@ -48,6 +48,7 @@ def test_pair_is_in_sync_and_outputs_are_stripped(name):
     assert a == b, (f"{ipynb.name} and {py.name} differ (first differing cell "
                     f"{next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))}); "
                     f"run `jupytext --sync notebooks/{py.name}`")
+    nbformat.validate(from_ipynb)  # e.g. cell ids in an nbformat 4.4 file (scripts/sync_notebooks.sh fixes it)
     with_outputs = [i for i, c in enumerate(from_ipynb.cells) if c.cell_type == "code" and (c.outputs or c.execution_count)]
     assert not with_outputs, f"{ipynb.name}: cells {with_outputs} have stored outputs (the HTML export keeps them)"
 
