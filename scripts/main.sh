@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 bash scripts/install.sh notebook
 source scripts/env.sh
 SECONDS=0
-rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart
+# --force: reports/quickstart is this job's own output; after an upgrade changes the sweep (a new policy
+# field changes every config id) it is replaced instead of stopping the job. The same sweep resumes.
+rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart --force
 rag-lab report reports/quickstart --out reports/quickstart/report.html
 echo "quickstart report: $PWD/reports/quickstart/report.html (${SECONDS} s after install)"
 rag-lab retrieval-eval --dataset world --split test --retriever all --k 10 --out reports/retrieval
