@@ -210,9 +210,11 @@ class EvalSet:
         split: str | None = None,
         types: Iterable[str] | None = None,
         limit: int | None = None,
+        per_type: int | None = None,
     ) -> EvalSet:
-        """A new evaluation set restricted to one split and some types, in order,
-        keeping at most ``limit`` questions. An unknown split is an error."""
+        """A new evaluation set restricted to one split and some types, in order, keeping at most
+        ``per_type`` questions of each type (the first ones), then at most ``limit`` questions. An
+        unknown split is an error."""
         questions = self.questions
         if split is not None:
             if split not in self.splits:
@@ -223,6 +225,16 @@ class EvalSet:
         if types is not None:
             wanted = set(types)
             questions = [q for q in questions if q.type in wanted]
+        if per_type is not None:
+            if per_type < 1:
+                raise ValueError(f"per_type must be >= 1, got {per_type}")
+            taken: dict[str, int] = {}
+            kept = []
+            for q in questions:
+                if taken.get(q.type, 0) < per_type:
+                    taken[q.type] = taken.get(q.type, 0) + 1
+                    kept.append(q)
+            questions = kept
         if limit is not None:
             if limit < 0:
                 raise ValueError(f"limit must be >= 0, got {limit}")

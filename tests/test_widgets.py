@@ -307,3 +307,16 @@ def test_widgets_carry_a_static_note_for_renderers_without_a_kernel():
     assert "application/vnd.jupyter.widget-view+json" in bundle  # JupyterLab still renders the live widget
     assert "PolicyExplorer over round_cap.max_rounds on 2 questions" in bundle["text/html"]
     assert "SweepPanel" in SweepPanel(limit=2)._repr_mimebundle_()["text/html"]
+
+
+def test_widgets_pick_questions_per_type_like_a_sweep():
+    # without per_type, a limit takes the first questions in dataset order: possibly one type only
+    first = PolicyExplorer(params=["round_cap.max_rounds"], types=["unanswerable", "alias"], limit=4)
+    assert len({q.type for q in first.questions}) == 1
+    both = PolicyExplorer(params=["round_cap.max_rounds"], types=["unanswerable", "alias"], per_type=2)
+    assert sorted(q.type for q in both.questions) == ["alias", "alias", "unanswerable", "unanswerable"]
+    capped = PolicyExplorer(params=["round_cap.max_rounds"], types=["unanswerable", "alias"], per_type=2, limit=3)
+    assert [q.qid for q in capped.questions] == [q.qid for q in both.questions][:3]
+    panel = SweepPanel(types=["unanswerable", "alias"], per_type=2)
+    panel.choose({"round_cap.max_rounds": [1]})
+    assert panel.spec().per_type == 2

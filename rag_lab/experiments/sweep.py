@@ -279,18 +279,7 @@ class SweepSpec(BaseModel):
 
     def select_questions(self, evalset: EvalSet) -> EvalSet:
         """The questions this sweep runs, in dataset order (see the class doc)."""
-        chosen = evalset.select(split=self.split, types=self.types)
-        questions = chosen.questions
-        if self.per_type is not None:
-            taken: dict[str, int] = {}
-            kept = []
-            for q in questions:
-                if taken.get(q.type, 0) < self.per_type:
-                    taken[q.type] = taken.get(q.type, 0) + 1
-                    kept.append(q)
-            questions = kept
-        if self.limit is not None:
-            questions = questions[: self.limit]
+        questions = evalset.select(split=self.split, types=self.types, per_type=self.per_type, limit=self.limit).questions
         if not questions:
             raise ConfigError(f"sweep {self.name!r}: no questions selected from {evalset.name!r} "
                               f"(split={self.split}, types={self.types})")

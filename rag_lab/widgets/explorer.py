@@ -60,7 +60,8 @@ class PolicyExplorer:
     ``FigureWidget`` with one point per distinct configuration run (the latest one ringed), CI error
     bars on quality and the Pareto front.
 
-    Questions: ``dataset``'s ``split``, restricted to ``types``, at most ``limit``. ``backend``
+    Questions: ``dataset``'s ``split``, restricted to ``types``, the first ``per_type`` of each type, at
+    most ``limit`` (as a sweep picks them). ``backend``
     defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as sweeps use, so a sweep
     with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
     parameter the controls do not set."""
@@ -78,6 +79,7 @@ class PolicyExplorer:
         quality_col: str = DEFAULT_QUALITY,
         profile: str = "typical",
         knobs: Mapping[str, float | str] | None = None,
+        per_type: int | None = None,
     ) -> None:
         if not params:
             raise ConfigError("PolicyExplorer needs at least one parameter to control")
@@ -86,7 +88,7 @@ class PolicyExplorer:
         self.params = list(dict.fromkeys(params))
         self.cost_col, self.quality_col = cost_col, quality_col
         data, self.resources = shared_data(dataset)
-        self.questions = data.evalset.select(split=split, types=types, limit=limit)
+        self.questions = data.evalset.select(split=split, types=types, limit=limit, per_type=per_type)
         if not len(self.questions):
             raise ConfigError(f"no questions in {dataset!r} for split={split!r}, types={types}, limit={limit}")
         if backend is not None and (knobs or profile != "typical"):

@@ -44,10 +44,10 @@ def _as_text(value: Any) -> str:
 
 
 class SweepPanel:
-    """A sweep builder over ``dataset``'s ``split`` (``types``, at most ``limit`` questions) from ``base``,
-    on the cached simulator with ``profile`` and ``knobs`` (as a sweep's ``backend.knobs``).
-    Results go to ``run_dir`` (resumed if it holds the same
-    sweep) or, when None, to a new temporary directory per run."""
+    """A sweep builder over ``dataset``'s ``split`` (``types``, the first ``per_type`` of each, at most
+    ``limit`` questions) from ``base``, on the cached simulator with ``profile`` and ``knobs`` (as a sweep's
+    ``backend.knobs``). Results go to ``run_dir`` (resumed if it holds the same sweep) or, when None, to a
+    new temporary directory per run."""
 
     def __init__(
         self,
@@ -62,6 +62,7 @@ class SweepPanel:
         quality_col: str = DEFAULT_QUALITY,
         name: str = "panel",
         knobs: Mapping[str, float | str] | None = None,
+        per_type: int | None = None,
     ) -> None:
         check_axes(cost_col, quality_col)
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
@@ -69,6 +70,7 @@ class SweepPanel:
         self.run_dir = Path(run_dir) if run_dir is not None else None
         self.profile, self.cost_col, self.quality_col, self.name = profile, cost_col, quality_col, name
         self.knobs = dict(knobs or {})
+        self.per_type = per_type
         self.result: SweepResult | None = None
         self._last_dir: Path | None = None
         self._thread: threading.Thread | None = None
@@ -126,7 +128,8 @@ class SweepPanel:
         defaults = PipelineConfig().flat()
         base = {k: v for k, v in self.base.flat().items() if v != defaults[k]}
         return SweepSpec.from_dict({"name": self.name, "dataset": self.dataset, "split": self.split,
-                                    "types": self.types, "limit": self.limit, "base": base, "grid": self.grid(),
+                                    "types": self.types, "per_type": self.per_type, "limit": self.limit,
+                                    "base": base, "grid": self.grid(),
                                     "backend": {"kind": "sim", "profile": self.profile, "knobs": self.knobs}})
 
     def run(self, wait: bool = True) -> SweepResult | None:
