@@ -76,7 +76,7 @@ def export_one(path: Path, out: Path, timeout: int = 600) -> ExportedNotebook:
     os.environ.update(KERNEL_ENV)  # the kernel inherits this process's environment
     try:
         # No widget state: it cannot run without a kernel, and a FigureWidget's state carries its own
-        # copy of plotly.js (megabytes per notebook); a widget shows as its text form instead.
+        # copy of plotly.js (megabytes per notebook); a widget shows its static note (widgets/static.py).
         NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
     except CellExecutionError as exc:
