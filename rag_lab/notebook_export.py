@@ -48,8 +48,11 @@ def _select(folder: Path, only: Sequence[str] | None) -> list[Path]:
         raise RagLabError(f"no course notebooks (NN_*.ipynb) in {folder}")
     if not only:
         return paths
-    chosen = [p for p in paths if any(p.stem == n or p.stem.startswith(n) or p.name == n for n in only)]
-    unknown = [n for n in only if not any(p.stem == n or p.stem.startswith(n) or p.name == n for p in paths)]
+    def matches(path: Path, name: str) -> bool:  # a name, an NN prefix, or the file name
+        return path.stem.startswith(name) or path.name == name
+
+    chosen = [p for p in paths if any(matches(p, n) for n in only)]
+    unknown = [n for n in only if not any(matches(p, n) for p in paths)]
     if unknown:
         raise RagLabError(f"no notebook matches {unknown} in {folder} (have: {[p.stem for p in paths]})")
     return chosen

@@ -8,14 +8,9 @@ import html
 from typing import Any
 
 
-def with_static_html(bundle: Any, what: str) -> Any:
-    """``bundle`` (a widget's mime bundle) with a ``text/html`` fallback describing ``what`` the widget is."""
+def with_static_html(bundle: dict[str, Any], what: str) -> dict[str, Any]:
+    """``bundle`` (an ipywidget's mime bundle) with a ``text/html`` fallback describing ``what`` the widget is."""
     note = (f"<div class='rag-lab-static-note' style='border:1px dashed #999;padding:6px 10px;color:#444'>"
             f"<b>{html.escape(what)}</b> — an interactive widget: open this notebook in JupyterLab and run it "
             f"to use it (the cells below show what its runs measured).</div>")
-    if isinstance(bundle, tuple):  # (data, metadata)
-        data, metadata = bundle
-        return {**data, "text/html": note}, metadata
-    if isinstance(bundle, dict):
-        return {**bundle, "text/html": note}
-    return bundle
+    return {**bundle, "text/html": note}
