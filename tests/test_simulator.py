@@ -526,3 +526,32 @@ def test_structured_roles_validate_through_complete(ideal):
     response = ideal.complete(request, fallback=ControllerDecision(action="insufficient"))
     assert response.outcome == "valid"
     assert response.parsed.action == "retrieve_again" and response.parsed.queries == ["Team Aurora lead"]
+
+
+@pytest.mark.parametrize("reader", ["generic", "world"])
+def test_a_hedged_answer_is_judged_on_its_claim_not_its_hedge(make, reader):
+    """The simulator's own ambiguous-answer phrasing starts "Low confidence:"; those words are a hedge, not a
+    claim, so a hedged claim the evidence supports is still supported (the hedge list is stemmed like the claim)."""
+    backend = make("ideal", reader=reader)
+    for draft in ("Low confidence: It listens on port 8080. [1]", "It listens on port 8080. [1]"):
+        verdict = JudgeVerdict.model_validate_json(backend.respond("judge", prompts.judge_prompt(PORT_Q, draft,
+                                                                                                 numbered(SVC))))
+        assert verdict.verdict == "supported", (reader, draft, verdict)
+
+
+def test_next_hop_follows_the_name_written_next_to_the_question_words(generic):
+    """The bridge is the name the sentence writes beside the question's own words (not the first name
+    the item happens to hold), a name is cut at a preposition ("Lena Varga in Lyon" → "Lena Varga"), and the
+    next-hop query leads with what is still asked about it ("born") rather than what the first hop covered."""
+    from rag_lab.llm.sim.entities import Entity
+    from rag_lab.llm.sim.evidence import hop_name
+
+    question = "Harbor Lights was shot by a cinematographer born in which city?"
+    film = E(1, "Harbor Lights (film)", "Harbor Lights is a 1998 drama film made by Northgate Pictures with its "
+             "founders and a small crew, and the cinematographer Lena Varga in Lyon shot it in the cold winter.")
+    hop = decision(generic, question, [film], [question])
+    assert hop["action"] == "retrieve_again", hop
+    assert hop["queries"][0].startswith("Lena Varga born"), hop
+    assert "Lyon" not in hop["queries"][0] and "Northgate" not in hop["queries"][0]
+    assert hop_name(Entity("YouTube on July 19", "name", "youtube on july 19")).text == "YouTube"
+    assert hop_name(Entity("May 1998", "name", "may 1998")) is None

@@ -53,7 +53,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-2"
+SIM_VERSION = "sim-3"
 _TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
 
 

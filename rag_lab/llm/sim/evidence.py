@@ -22,13 +22,18 @@ from functools import cached_property, lru_cache
 from rag_lab.llm.prompts import EvidenceItem
 from rag_lab.llm.sim.entities import Entity, extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import content_stems, numbers, sentences, years
+from rag_lab.llm.sim.text import content_stems, numbers, sentences, stem, years
 from rag_lab.llm.sim.vectors import Similarity
 
 SIM_RELATED = 0.30
 TERM_W, SIM_W, TYPE_W, FOCUS_W = 0.45, 0.45, 0.35, 0.15
 #: Support a sentence needs before the controller calls the evidence sufficient.
 SUFFICIENT = 0.62
+#: A next-hop name loses NEAR_W per word between it and the nearest question term, up to NEAR_CAP words.
+NEAR_W, NEAR_CAP = 0.05, 10
+_PREPOSITION = re.compile(r"\s+(?:in|on|at|to|from)\s+")
+_DATE_WORD = re.compile(r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
+                        r"|\d+)$", re.I)
 _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six seven eight nine ten eleven twelve "
                                             "thirteen fourteen fifteen sixteen seventeen eighteen nineteen twenty"
                                             .split())}
@@ -62,6 +67,19 @@ def parse_item(n: int, title: str, text: str) -> Item:
     stems = tuple(frozenset(content_stems(s)) for s in sents)
     all_stems = frozenset(content_stems(title)).union(*stems) if stems else frozenset(content_stems(title))
     return Item(n, title, text, sents, stems, all_stems, extract(f"{title}. {text}"))
+
+
+def hop_name(e: Entity) -> Entity | None:
+    """``e`` as a next-hop search target: a name cut at its first lower-case preposition, with
+    trailing dates dropped; None when nothing name-like is left (a date, a number)."""
+    text = e.text if e.kind == "quoted" else _PREPOSITION.split(e.text)[0]
+    words = text.split()
+    while words and _DATE_WORD.fullmatch(words[-1].strip(",.")):
+        words.pop()
+    text = " ".join(words).strip(" ,.")
+    if not text or re.fullmatch(r"[\d\s,.\-–]+", text):
+        return None
+    return e if text == e.text else Entity(text, e.kind, text.lower())
 
 
 @dataclass(frozen=True)
@@ -187,26 +205,46 @@ class Evidence:
         found = self.candidates(items)
         return found[0] if found else None
 
-    def bridge(self, exclude: list[int] = ()) -> tuple[str, int] | None:
+    def bridge(self, exclude: list[int] = ()) -> tuple[str, int, frozenset[str]] | None:
         """A name the evidence about the question's foci points to but no item is about: the best
-        next-hop target, with the item it came from. It comes from the most question-like
-        sentence that holds such a name."""
+        next-hop target, with the item it came from and the stems of the sentence that names it
+        (what that hop already covers). It comes from the most question-like sentence that holds
+        such a name; a name is cut at a lower-case preposition (``Arrowhead Stadium in Kansas City``
+        → ``Arrowhead Stadium``, ``YouTube on July 19`` → ``YouTube``), as a preposition joins two
+        names more often than it sits inside one."""
         covered = {it.label.lower() for it in self.items}
         question_keys = {f.key for f in self.qa.foci}
-        best: tuple[float, str, int] | None = None
+        best: tuple[float, str, int, frozenset[str]] | None = None
         for c in self.candidates([i for i in range(len(self.items)) if self.names[i] and i not in exclude]):
             for e in extract(c.text):
-                if e.kind not in ("name", "quoted") or e.key in covered or len(e.key) < 3:
+                if e.kind not in ("name", "quoted"):
+                    continue
+                e = hop_name(e)
+                if e is None or e.key in covered or len(e.key) < 3:
                     continue
                 if any(e.key in k or k in e.key for k in question_keys) or mentions(self.qa.text, e):
                     continue
-                if re.fullmatch(r"[\d\s]+", e.key):
-                    continue
-                # a full name or a title is a better next hop than a lone capitalised word
-                score = c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
+                # a full name or a title is a better next hop than a lone capitalised word, and a name
+                # written next to the question's own words is what the sentence says about the asked link
+                score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
+                         - NEAR_W * self._distance_to_terms(c.text, e.text))
                 if best is None or score > best[0]:
-                    best = (score, e.text, c.i)
-        return (best[1], best[2]) if best else None
+                    stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
+                    best = (score, e.text, c.i, stems)
+        return (best[1], best[2], best[3]) if best else None
+
+    def _distance_to_terms(self, sentence: str, name: str) -> int:
+        """Words between ``name`` and the nearest of the question's terms in ``sentence`` (at most
+        :data:`NEAR_CAP`; the cap when the sentence holds no term)."""
+        tokens = re.findall(r"[\w'’]+", sentence)
+        name_tokens = re.findall(r"[\w'’]+", name)
+        width = len(name_tokens)
+        at = next((i for i in range(len(tokens)) if tokens[i:i + width] == name_tokens), None)
+        terms = set(self.qa.terms)
+        hits = [i for i, t in enumerate(tokens) if stem(t.lower()) in terms]
+        if at is None or not hits:
+            return NEAR_CAP
+        return min(NEAR_CAP, *(min(abs(i - at), abs(i - (at + width - 1))) for i in hits))
 
     def values(self, i: int) -> list[tuple[str, float]]:
         """``(sentence, value)`` pairs of item ``i`` for a comparison by year or by number, the

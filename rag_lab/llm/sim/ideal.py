@@ -22,18 +22,33 @@ from rag_lab.llm.sim.decision import Decision
 from rag_lab.llm.sim.evidence import SUFFICIENT, Evidence
 from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
 from rag_lab.llm.sim.question import QuestionAnalysis
+from rag_lab.llm.sim.text import stem
 
 #: Support at which, with nothing left to search, the controller answers rather than give up.
 SETTLE = 0.45
 #: Below this share of the question's terms in the answering sentence (and its title), a bridge the
 #: evidence points to is searched before answering.
 OPEN_HOP = 0.5
+#: Question words a next-hop query carries after the bridge name.
+HOP_WORDS = 6
 
 
 def targeted(label: str, qa: QuestionAnalysis) -> list[str]:
     """Refined queries for ``label`` and the question's terms, most specific first."""
     extra = [w for w in qa.term_words if w.lower() not in label.lower()]
     return list(dict.fromkeys([" ".join([label, *extra]).strip(), f"{label} {' '.join(extra[:2])}".strip(), label]))
+
+
+def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[str]:
+    """Queries for the next hop of a chain: the bridge name with the question's words, those the
+    sentence naming it does not already cover (what is still asked about it) first, most specific
+    query first."""
+    words = [w for w in qa.term_words if w.lower() not in label.lower()]
+    open_words = [w for w in words if stem(w) not in covered]
+    if qa.head and qa.head not in words:
+        open_words.append(qa.head)
+    ordered = list(dict.fromkeys([*open_words, *words]))
+    return list(dict.fromkeys([" ".join([label, *ordered[:HOP_WORDS]]).strip(), *targeted(label, qa)]))
 
 
 def side(ev: Evidence, focus_index: int) -> int | None:
@@ -90,16 +105,18 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
     bridge = ev.bridge()
     # the answering sentence covers less than half of what the question says, and the evidence about
     # the question's names points to a name no item is about: that hop comes first
-    open_hop = (bridge is not None and best is not None and best.terms < OPEN_HOP and bool(ev.names[best.i])
-                and not searched_for(bridge[0], searches))
+    # — or the answering sentence comes from an item that neither names the question's names nor is
+    # linked from one that does (another subject's page), while such a link is there to follow
+    open_hop = (bridge is not None and best is not None and not searched_for(bridge[0], searches)
+                and ((best.terms < OPEN_HOP and bool(ev.names[best.i])) or not ev.anchored(best.i)))
     if best is not None and best.support >= SUFFICIENT and (best.typed or not expected) and not open_hop:
         if best.i >= 2 and len(ev.items) > 3:
             return Decision("rerank", reason=f"sufficient evidence, but the best item [{ev.items[best.i].n}] is "
                                              f"shown at position {best.i + 1}")
         return Decision("answer", reason=f"the evidence states the asked fact [{ev.items[best.i].n}]")
     if bridge is not None and not searched_for(bridge[0], searches):
-        name, source = bridge
-        q = fresh(targeted(name, qa), searches)
+        name, source, covered = bridge
+        q = fresh(next_hop(name, qa, covered), searches)
         if q:
             return Decision("retrieve_again", (q,), partial=True, bridge=name,
                             reason=f"next hop: [{ev.items[source].n}] names {name}; the asked fact is missing")

@@ -39,7 +39,10 @@ GRADE_HIGH = 0.80
 _CITED = re.compile(r"\[(\d+)\]")
 _OWN_STYLE = re.compile(r"^(Low confidence: )?([^\[\]]+\[\d+\]\s*)+$")
 #: Words of a hedge or a refusal, not claims.
-_HEDGES = frozenset({"low", "confid", "yes", "no", "both", "neither", "not", "vs", "differ", "they"})
+_HEDGE_WORDS = ("low", "confidence", "yes", "no", "both", "neither", "not", "vs", "differ", "they")
+#: Compared with stemmed claim words, so the list is stemmed the same way (the stemmer makes
+#: "confidence" "confidenc", which a hand-stemmed "confid" never matched).
+_HEDGES = frozenset(_HEDGE_WORDS) | content_stems(" ".join(_HEDGE_WORDS))
 
 
 def _own_style(draft: str) -> bool:
