@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, parse_settings, run_command
+from rag_lab.cli_sim_to_real import add_sim_to_real_parsers, calibrate_command
 from rag_lab.cli_sweep import add_sweep_parsers, report_command, sweep_command
 from rag_lab.errors import RagLabError
 
@@ -66,6 +67,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_pipeline_parsers(sub, _add_dataset)
     add_sweep_parsers(sub)
+    add_sim_to_real_parsers(sub)
 
     notebooks = sub.add_parser("notebooks", help="the course notebooks").add_subparsers(dest="notebooks_command",
                                                                                      required=True)
@@ -80,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
     serve.add_argument("--port", type=int, default=8765)
     serve.add_argument("--backend", choices=["sim"], default="sim", help="the lab backend to serve")
-    serve.add_argument("--profile", default="typical", help="the simulator's behaviour profile (ideal, typical, sloppy)")
+    serve.add_argument("--profile", default="typical",
+                       help="the simulator's behaviour profile (ideal, typical, sloppy, or a profile file)")
     serve.add_argument("--max-concurrency", type=int, default=1, help="concurrent requests before answering 429")
     serve.add_argument("--model", default=None, help="the model name clients must ask for (default: the backend's)")
     serve.add_argument("--latency", default=None, metavar="SECONDS",
@@ -254,6 +257,8 @@ def main(argv: list[str] | None = None) -> int:
             result, text = sweep_command(args)
         elif args.command == "report":
             result, text = report_command(args)
+        elif args.command == "calibrate":
+            result, text = calibrate_command(args)
         else:
             result, text = _retrieval_eval(args)
     except (RagLabError, ValueError, OSError) as exc:

@@ -26,7 +26,9 @@ def add_pipeline_parsers(sub: argparse._SubParsersAction, add_dataset) -> None:
     ev.add_argument("--split", default=None)
     ev.add_argument("--limit", type=int, default=None)
     ev.add_argument("--types", nargs="+", default=None, metavar="TYPE", help="only these question types")
-    ev.add_argument("--out", type=Path, default=None, help="folder for per-question rows (JSONL) and the summary")
+    ev.add_argument("--out", type=Path, default=None,
+                    help="folder for per-question rows (questions.jsonl), traces (traces.jsonl: what rag-lab "
+                         "calibrate reads) and the summary (summary.json)")
     _add_pipeline_options(ev)
 
 
@@ -35,7 +37,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                    help="set one policy parameter by dotted key, e.g. --set crag.upper=0.6 (repeatable)")
     p.add_argument("--backend", choices=["sim", "openai", "local"], default="sim")
-    p.add_argument("--profile", default="typical", help="simulator profile: ideal, typical or sloppy")
+    p.add_argument("--profile", default="typical",
+                   help="simulator profile: ideal, typical, sloppy, or a profile file (profile.yaml, e.g. from "
+                        "rag-lab calibrate)")
     p.add_argument("--seed", type=int, default=0, help="simulator seed")
     p.add_argument("--sim", action="append", default=[], metavar="KNOB=RATE", dest="sim_knobs",
                    help="override one simulator knob of the profile, e.g. --sim synonym_spinning=0.4 (repeatable)")
@@ -74,10 +78,17 @@ def _config(args: argparse.Namespace):
     return config.set(settings) if settings else config
 
 
-def _backend(args: argparse.Namespace):
-    from rag_lab.llm.factory import open_backend, simulator_profile
+def _sim_profile(args: argparse.Namespace):
+    """The simulator profile of ``--profile`` (a name or a profile file) with the ``--sim`` overrides."""
+    from rag_lab.llm.factory import simulator_profile
 
-    profile = simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))
+    return simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))
+
+
+def _backend(args: argparse.Namespace):
+    from rag_lab.llm.factory import open_backend
+
+    profile = _sim_profile(args)
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
                         base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format)
 
@@ -131,6 +142,7 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
            "profile": profile if args.backend == "sim" else None,
+           "sim_profile": {**_sim_profile(args).model_dump(), "seed": args.seed} if args.backend == "sim" else None,
            "model": _model_name(args, backend), "config": config.flat(),
            "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
            "wall_seconds": time.perf_counter() - start, **summary,
@@ -140,6 +152,9 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         with (args.out / "questions.jsonl").open("w", encoding="utf-8") as fh:
             for row in run.rows:
                 fh.write(json.dumps(row) + "\n")
+        with (args.out / "traces.jsonl").open("w", encoding="utf-8") as fh:
+            for trace in run.traces.values():
+                fh.write(trace.model_dump_json() + "\n")
         (args.out / "summary.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return out, format_summary(out)
 

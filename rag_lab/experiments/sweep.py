@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
+from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
@@ -191,7 +192,9 @@ class BackendSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: str = "sim"
-    profile: str = "typical"
+    profile: str = Field(default="typical", description="a profile name (ideal, typical, sloppy) or a profile file "
+                                                        "(.yaml/.json, e.g. from rag-lab calibrate; relative to the "
+                                                        "sweep file)")
     knobs: dict[str, float | str] = Field(
         default_factory=dict, description="simulator knob overrides (rates; `reader: world` picks the opt-in world adapter)")
     model: str | None = None
@@ -294,6 +297,10 @@ class SweepSpec(BaseModel):
         data = read_mapping(path, "sweep")
         if isinstance(data.get("base"), str) and not Path(data["base"]).is_absolute():
             data["base"] = str(path.parent / data["base"])
+        backend = data.get("backend")
+        if (isinstance(backend, dict) and isinstance(backend.get("profile"), str)
+                and is_profile_file(backend["profile"]) and not Path(backend["profile"]).is_absolute()):
+            data["backend"] = {**backend, "profile": str(path.parent / backend["profile"])}
         try:
             return cls.from_dict(data)
         except ConfigError as exc:

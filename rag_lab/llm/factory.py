@@ -82,15 +82,16 @@ def make_backend(
     raise ConfigError(f"make_backend builds sim or openai backends; {kind!r} needs open_backend(...)")
 
 
-def simulator_profile(name: str, overrides: Mapping[str, float | str] | None = None) -> SimulatorProfile:
-    """The named simulator profile with some knobs changed (``{"synonym_spinning": 0.4}``)."""
+def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | None = None) -> SimulatorProfile:
+    """The simulator profile ``name`` (a profile name, or a profile file such as one written by
+    ``rag-lab calibrate``) with some knobs changed (``{"synonym_spinning": 0.4}``)."""
     from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
 
     base = get_profile(name)
     if not overrides:
         return base
     try:
-        return SimulatorProfile.model_validate({**base.model_dump(), **overrides, "name": f"{base.name}-custom"})
+        return SimulatorProfile.model_validate({**base.model_dump(), **overrides, "name": f"{base.name[:33]}-custom"})
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"bad simulator knob {'.'.join(map(str, err['loc']))}: {err['msg']}") from None

@@ -7,6 +7,7 @@ simulator shows how to *measure* an effect; a real model shows whether the effec
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -140,11 +141,47 @@ PROFILES: dict[str, SimulatorProfile] = {
 ProfileName = Literal["ideal", "typical", "sloppy"]
 
 
-def get_profile(profile: str | SimulatorProfile, seed: int | None = None) -> SimulatorProfile:
-    """A profile by name (or the given one), with ``seed`` replacing its seed when given."""
-    if isinstance(profile, str):
+#: File suffixes read as a profile file (YAML, or JSON for ``.json``) rather than a profile name.
+PROFILE_FILE_SUFFIXES = (".yaml", ".yml", ".json")
+#: The key of a profile file that holds how it was made (``rag-lab calibrate`` writes it); the
+#: simulator ignores it.
+CALIBRATION_KEY = "calibration"
+
+
+def is_profile_file(profile: str) -> bool:
+    """Whether ``profile`` names a profile file (a YAML/JSON suffix, or a path separator) rather
+    than a named profile."""
+    return profile.lower().endswith(PROFILE_FILE_SUFFIXES) or "/" in profile or "\\" in profile
+
+
+def load_profile_file(path: str | Path) -> SimulatorProfile:
+    """A profile from a YAML (or ``.json``) file holding :class:`SimulatorProfile`'s fields, e.g.
+    one written by ``rag-lab calibrate``; its ``calibration`` mapping (provenance and estimates) is
+    not a knob and is ignored here. A missing or malformed file, an unknown key or a rate outside
+    [0, 1] is a :class:`ConfigError` naming the file and every field at fault."""
+    from pydantic import ValidationError
+
+    from rag_lab.config_files import explain_validation, read_mapping
+
+    data = read_mapping(path, "simulator profile")
+    data.pop(CALIBRATION_KEY, None)
+    if not data:
+        raise ConfigError(f"{path}: the simulator profile file sets no field (knobs: {', '.join(KNOBS)})")
+    try:
+        return SimulatorProfile.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(f"{path}: {explain_validation(exc, 'simulator profile')}") from None
+
+
+def get_profile(profile: str | Path | SimulatorProfile, seed: int | None = None) -> SimulatorProfile:
+    """A profile by name, from a profile file (:func:`load_profile_file`: a ``.yaml``/``.yml``/
+    ``.json`` path), or the given one, with ``seed`` replacing its seed when given."""
+    if isinstance(profile, Path) or (isinstance(profile, str) and profile not in PROFILES and is_profile_file(profile)):
+        profile = load_profile_file(profile)
+    elif isinstance(profile, str):
         if profile not in PROFILES:
-            raise ConfigError(f"unknown simulator profile {profile!r}; choose one of {sorted(PROFILES)}")
+            raise ConfigError(f"unknown simulator profile {profile!r}; choose one of {sorted(PROFILES)} "
+                              "or give a profile file (profile.yaml, e.g. from rag-lab calibrate)")
         profile = PROFILES[profile]
     if seed is not None:
         profile = SimulatorProfile.model_validate({**profile.model_dump(), "seed": seed})

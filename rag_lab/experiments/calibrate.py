@@ -1,0 +1,679 @@
+"""Calibrate a simulator profile from the traces of a run made with a real model (``rag-lab calibrate``).
+
+Every knob of :class:`~rag_lab.llm.sim.profile.SimulatorProfile` is a probability *per opportunity*:
+the simulator draws it only where it applies. Calibration finds, in a real model's traces, the calls
+where the knob would have been drawn (its **opportunities**) and counts those on which the real model
+did what the knob makes the simulator do (**fired**). The rate is fired / opportunities with a Wilson
+95% interval; opportunities are counted once per distinct (prompt, output) pair, and treated as
+independent (calls of one question are not, quite: the interval is a little optimistic).
+
+Where each estimator looks (only traces; the gold labels are used by the cross-check row alone):
+
+* **format failures** — ``invalid_json``, ``hallucinated_action``, ``wrong_types`` — on the route and
+  controller calls, from each call's raw output re-validated against the role's schema: no JSON object
+  in the text is invalid JSON; an object whose ``action`` (``route``) is a string outside the allowed
+  labels is a hallucinated action; any other object the schema rejects is wrong types (missing keys
+  and an empty ``retrieve_again`` included: the simulator has no separate knob for those, and they
+  fall back the same way). They are sequential, as in the simulator: a hallucinated action has an
+  opportunity only on outputs that were JSON, wrong types only on outputs with neither failure.
+  A ``repaired`` output (valid JSON inside prose or a code fence) is no failure. The other structured
+  roles (rewrite, HyDE, judge, grade) are reported too but the simulator never breaks them, so they do
+  not enter the profile.
+* **behaviour knobs** — for every controller, route and answer call whose output the real model got
+  right in form, the simulator's own reader (the base profile's, :mod:`rag_lab.llm.sim.reader`) reads
+  *the very prompt the real model saw* and gives the ideal decision with what the knobs need to know
+  (evidence sufficient, a multi-part question partly covered, a bridge entity to carry). That is the
+  definition of the opportunity the simulator itself uses, so the fitted rate is the one that makes the
+  simulator deviate from its ideal as often as the real model did, on the same prompts:
+
+  - ``synonym_spinning``: the ideal action is answer/rerank (the evidence already suffices) and the
+    prompt states no budget; fired when the model asks ``retrieve_again``;
+  - ``premature_stop``: controller — the ideal is to search again or give up on a partly covered
+    multi-part question, and no unspent budget is stated (anchoring could undo it); fired when the model
+    answers (or reranks). Answer role — the reader finds only part of the question covered (the
+    simulator would draw the knob here); fired when the model answers instead of ``INSUFFICIENT``.
+    Both roles are pooled into the profile's one rate;
+  - ``bridge_drop``: the ideal is ``retrieve_again`` carrying a bridge entity and the model does search
+    again; fired when none of its queries names the bridge (a query naming it only partly counts as
+    dropping it);
+  - ``comparison_underrate``: the reader sees a comparison and routes it COMPLEX; fired when the model
+    routes it SIMPLE;
+  - ``budget_anchoring``: the prompt states a budget not used up and the ideal is ``insufficient``;
+    fired when the model searches again (and, jointly with thrift below, the re-search rate of the
+    sufficient-evidence calls with budget left);
+  - ``budget_thrift`` (only drawn after spinning): from the re-search rate ``p`` of the sufficient-evidence
+    calls whose prompt states a budget — ``p = u`` once the budget is spent, ``u + (1 - u)·a`` before,
+    with ``u = spinning·(1 - thrift)`` — solved for thrift given the spinning and anchoring estimates;
+    fitted jointly with anchoring by maximum likelihood from the four kinds of controller call, its
+    interval from refits on rates drawn from each count's Jeffreys posterior. It needs runs with the
+    budget disclosed *and* undisclosed (a sweep over ``disclosure.disclosed``).
+
+* **cross-check** (not used for the profile): ``comparison_underrate`` with the opportunity taken from the
+  gold question type (``comparison``) instead of the reader — calibration is an offline analysis, so the
+  evaluation labels may define opportunities here; the simulator itself never reads them.
+
+A knob with fewer than ``min_opportunities`` opportunities (or none, or, for thrift, without the
+estimates it is derived from) keeps the base profile's value and is listed as *unidentified*, in the
+printed table and in the YAML file (a comment and ``calibration.unidentified``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import NormalDist
+from typing import Any, NamedTuple
+
+import numpy as np
+import yaml
+from pydantic import BaseModel
+
+from rag_lab.errors import ConfigError, DataFormatError
+from rag_lab.llm import prompts, schemas
+from rag_lab.llm.sim.answer import template_of
+from rag_lab.llm.sim.controller import parse_searches, searches_run, stated_budget
+from rag_lab.llm.sim.profile import CALIBRATION_KEY, KNOBS, SimulatorProfile, get_profile
+from rag_lab.llm.sim.reader import Reader, make_reader
+from rag_lab.llm.sim.text import normalise
+from rag_lab.llm.structured import validate_output
+from rag_lab.pipeline.trace import LLMCall, Trace
+
+#: Roles whose outputs the simulator breaks with the format knobs (the profile's format rates pool them).
+FORMAT_ROLES = ("route", "controller")
+FORMAT_KNOBS = ("invalid_json", "hallucinated_action", "wrong_types")
+ROLE_SCHEMAS: dict[str, type[BaseModel]] = {
+    "route": schemas.RouteDecision, "controller": schemas.ControllerDecision, "rewrite": schemas.Rewrites,
+    "hyde": schemas.HydePassages, "judge": schemas.JudgeVerdict, "grade": schemas.RelevanceGrade,
+}
+#: The label field of a role and its allowed values: a string outside them is a hallucinated action.
+LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "route": ("route", ("SIMPLE", "COMPLEX")),
+    "controller": ("action", schemas.CONTROLLER_ACTIONS),
+}
+#: The four kinds of controller call the budget knobs are fitted from: the per-role row each one is
+#: reported as, and what it counts.
+BUDGET_CATEGORIES: dict[str, tuple[str, str]] = {
+    "spinning": ("synonym_spinning", "sufficient evidence, no budget stated: re-searched (= s)"),
+    "thrift_spent": ("re-search (budget spent)", "sufficient evidence, budget stated and spent: re-searched "
+                                                 "(= s(1-t))"),
+    "thrift_unspent": ("re-search (budget left)", "sufficient evidence, budget stated, not spent: re-searched "
+                                                  "(= s(1-t) + (1-s(1-t))a)"),
+    "budget_anchoring": ("re-search (insufficient)", "insufficient evidence, budget stated, not spent: "
+                                                     "re-searched (= a)"),
+}
+#: What each profile knob's estimate uses, for the table and the YAML file.
+USES: dict[str, str] = {
+    "invalid_json": "raw route/controller outputs: no JSON object in the text",
+    "hallucinated_action": "raw route/controller outputs that are JSON: action/route outside the allowed labels",
+    "wrong_types": "raw route/controller outputs that are JSON with an allowed label: rejected by the schema",
+    "synonym_spinning": "controller calls the reader finds sufficient, no budget stated: model searched again",
+    "premature_stop": "controller calls on a partly covered multi-part question (no unspent budget stated) and "
+                      "answer calls the reader finds partial: model answered",
+    "bridge_drop": "controller calls whose ideal query carries a bridge entity, model searched again: bridge missing",
+    "comparison_underrate": "route calls the reader reads as a comparison (COMPLEX): model routed SIMPLE",
+    "budget_anchoring": "controller calls with an unspent stated budget the reader finds insufficient: model "
+                        "searched again",
+    "budget_thrift": "controller calls with a stated budget the reader finds sufficient: re-search rate solved "
+                     "for thrift given spinning and anchoring",
+}
+
+
+# --- statistics -------------------------------------------------------------------------------------
+
+
+def wilson_interval(fired: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
+    """The Wilson score interval of a binomial proportion ``fired / n`` (NaNs when ``n`` is 0)."""
+    if n <= 0:
+        return (math.nan, math.nan)
+    z = NormalDist().inv_cdf(1 - alpha / 2)
+    p = fired / n
+    denom = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / denom
+    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
+    return (0.0 if fired == 0 else max(0.0, centre - half), 1.0 if fired == n else min(1.0, centre + half))
+
+
+class RateEstimate(NamedTuple):
+    """One estimated rate: ``fired`` of ``opportunities`` (``rate`` with its interval ``lo``–``hi``) for
+    ``knob`` in ``role``; ``in_profile`` is False for rows only reported (other roles, cross-checks)."""
+
+    knob: str
+    role: str
+    fired: int
+    opportunities: int
+    rate: float
+    lo: float
+    hi: float
+    uses: str
+    in_profile: bool = True
+
+
+def _estimate(knob: str, role: str, tally: list[int], uses: str, in_profile: bool = True,
+              alpha: float = 0.05) -> RateEstimate:
+    fired, n = tally
+    lo, hi = wilson_interval(fired, n, alpha)
+    return RateEstimate(knob, role, fired, n, fired / n if n else math.nan, lo, hi, uses, in_profile)
+
+
+# --- reading a run ----------------------------------------------------------------------------------
+
+
+@dataclass
+class CalibrationSource:
+    """The traces of one run: ``runs`` of ``(run key, trace)`` (the key tells seeds apart: the same
+    prompt on another seed is another draw), question types by id, and what the run was."""
+
+    runs: list[tuple[str, Trace]]
+    types: dict[str, str] = field(default_factory=dict)
+    description: str = "traces"
+    backend: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def sim_profile(self) -> SimulatorProfile | None:
+        """The simulator profile the run was made with, when it was a simulated run (for a check column)."""
+        profile = self.backend.get("profile")
+        if self.backend.get("kind") == "sim" and isinstance(profile, dict):
+            return SimulatorProfile.model_validate(profile)
+        return None
+
+
+def read_run(path: str | Path) -> CalibrationSource:
+    """The traces of a sweep run directory (``run.sqlite``: every candidate's) or of an ``eval --out``
+    folder (``traces.jsonl``, with ``questions.jsonl`` and ``summary.json``)."""
+    path = Path(path)
+    if (path / "run.sqlite").is_file():
+        return _read_sweep(path)
+    if (path / "traces.jsonl").is_file():
+        return _read_eval(path)
+    if (path / "questions.jsonl").is_file():
+        raise ConfigError(f"{path}: an eval output without traces.jsonl (written by rag-lab eval --out since "
+                          "calibration was added): run the eval again with --out")
+    raise ConfigError(f"{path}: neither a sweep run directory (run.sqlite) nor an eval output (traces.jsonl)")
+
+
+def _read_sweep(path: Path) -> CalibrationSource:
+    from rag_lab.experiments.results import CandidateTraces
+    from rag_lab.experiments.store import RunStore
+
+    store = RunStore.read(path)
+    plan = store.plan_description()
+    runs: list[tuple[str, Trace]] = []
+    types: dict[str, str] = {}
+    candidates = store.candidates()
+    for cand in candidates:
+        for qid, row in store.rows(cand["candidate_id"]).items():
+            types[qid] = str(row.get("type", ""))
+        traces = CandidateTraces(store, cand["candidate_id"])
+        runs += [(f"seed{cand['seed']}", traces[q]) for q in traces]
+    backend = plan.get("backend", {})
+    what = backend.get("model") or (backend.get("profile", {}) or {}).get("name", "")
+    description = (f"sweep {path} ({backend.get('kind', '?')} {what}; {len(candidates)} runs, "
+                   f"{len(types)} questions, {len(runs)} traces)")
+    return CalibrationSource(runs, types, description, backend)
+
+
+def _read_eval(path: Path) -> CalibrationSource:
+    runs = []
+    with (path / "traces.jsonl").open(encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if not line.strip():
+                continue
+            try:
+                runs.append(("eval", Trace.model_validate_json(line)))
+            except ValueError as exc:
+                raise DataFormatError(path / "traces.jsonl", f"not a trace: {str(exc).splitlines()[0]}",
+                                      line=line_no) from None
+    types: dict[str, str] = {}
+    if (path / "questions.jsonl").is_file():
+        for line in (path / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                types[str(row.get("qid"))] = str(row.get("type", ""))
+    summary = json.loads((path / "summary.json").read_text(encoding="utf-8")) if (path / "summary.json").is_file() else {}
+    backend = {"kind": summary.get("backend", "?"), "model": summary.get("model")}
+    if isinstance(summary.get("sim_profile"), dict):
+        backend["profile"] = summary["sim_profile"]
+    what = summary.get("model") or summary.get("profile") or ""
+    description = (f"eval {path} ({backend['kind']} {what}; {summary.get('dataset', '?')}, "
+                   f"{len(runs)} questions)")
+    return CalibrationSource(runs, types, description, backend)
+
+
+# --- reading one call -------------------------------------------------------------------------------
+
+
+def _first_object(text: str) -> dict[str, Any] | None:
+    """The JSON object the text is, or the first one embedded in it; None if there is none."""
+    try:
+        whole = json.loads(text.strip())
+    except ValueError:
+        whole = None
+    if isinstance(whole, dict):
+        return whole
+    decoder = json.JSONDecoder()
+    for start in (i for i, ch in enumerate(text) if ch == "{"):
+        try:
+            obj, _ = decoder.raw_decode(text, start)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+def format_failure(role: str, raw: str) -> tuple[str | None, BaseModel | None]:
+    """``(failure, parsed)``: which format failure the raw output of a structured role shows
+    (``invalid_json``, ``hallucinated_action``, ``wrong_types``, or None) and the parsed object when
+    there is none (see the module doc)."""
+    checked = validate_output(raw, ROLE_SCHEMAS[role])
+    if checked.outcome in ("valid", "repaired"):
+        return None, checked.parsed
+    obj = _first_object(raw)
+    if obj is None:
+        return "invalid_json", None
+    key, allowed = LABELS.get(role, (None, ()))
+    if key is not None and isinstance(obj.get(key), str) and obj[key] not in allowed:
+        return "hallucinated_action", None
+    return "wrong_types", None
+
+
+class _Prompt(NamedTuple):
+    system: str
+    question: str
+    searches: list[str]
+    items: list[prompts.EvidenceItem]
+
+
+def _read_prompt(messages: Sequence[Mapping[str, str]]) -> _Prompt:
+    """The prompt as the simulator reads it (instructions, question, searches, numbered evidence)."""
+    system = "\n".join(m["content"] for m in messages if m.get("role") == "system")
+    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
+    sections = prompts.parse_sections(user)
+    return _Prompt(system, sections.get("QUESTION", user).strip(), parse_searches(sections.get("SEARCHES", "")),
+                   prompts.parse_evidence(sections.get("EVIDENCE", "")))
+
+
+def _names_bridge(queries: Iterable[str], bridge: str) -> bool:
+    key = normalise(bridge)
+    return bool(key) and any(f" {key} " in f" {normalise(q)} " for q in queries)
+
+
+# --- the estimation ---------------------------------------------------------------------------------
+
+
+@dataclass
+class KnobCalibration:
+    """The profile's value of one knob: ``value`` (the estimate, or the base profile's), ``status``
+    (``estimated`` or ``unidentified``), ``reason`` when unidentified, and the estimate it came from."""
+
+    knob: str
+    value: float
+    status: str
+    base: float
+    estimate: RateEstimate | None = None
+    reason: str = ""
+
+
+@dataclass
+class Calibration:
+    """What :func:`calibrate` found: per-role ``estimates`` (profile rows and reported-only rows), the
+    profile-level ``knobs``, the calibrated ``profile``, the ``source`` description and ``notes``."""
+
+    estimates: list[RateEstimate]
+    knobs: dict[str, KnobCalibration]
+    profile: SimulatorProfile
+    base_name: str
+    source: str
+    notes: list[str]
+    configured: dict[str, float] | None = None
+
+    @property
+    def unidentified(self) -> list[str]:
+        return [k for k, c in self.knobs.items() if c.status != "estimated"]
+
+    def rows(self) -> list[dict[str, Any]]:
+        """One row per knob: the profile's value and where it came from."""
+        out = []
+        for knob, c in self.knobs.items():
+            e = c.estimate
+            out.append({"knob": knob, "value": c.value, "status": c.status, "base": c.base,
+                        "rate": e.rate if e else math.nan, "lo": e.lo if e else math.nan, "hi": e.hi if e else math.nan,
+                        "fired": e.fired if e else 0, "opportunities": e.opportunities if e else 0,
+                        "configured": (self.configured or {}).get(knob), "reason": c.reason,
+                        "uses": USES[knob]})
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"source": self.source, "base": self.base_name, "profile": self.profile.model_dump(),
+                "knobs": self.rows(), "estimates": [e._asdict() for e in self.estimates],
+                "unidentified": self.unidentified, "notes": self.notes}
+
+    def to_yaml(self) -> str:
+        """The profile file: the profile's fields, then ``calibration`` (what each came from; ignored
+        by the simulator), under a header comment naming the unidentified knobs."""
+        head = [f"# Simulator profile calibrated by `rag-lab calibrate` from {self.source}.",
+                f"# Base profile: {self.base_name}. Load it with --profile THIS_FILE (rag-lab eval / sweep / serve)",
+                "# or `backend: {kind: sim, profile: THIS_FILE}` in a sweep file.",
+                ("# Unidentified (kept at the base profile's value): " + ", ".join(self.unidentified))
+                if self.unidentified else "# Every knob was estimated from the traces."]
+        fields = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.profile.model_dump().items()}
+        meta = {"source": self.source, "base": self.base_name, "unidentified": self.unidentified,
+                "knobs": {r["knob"]: {k: _plain(r[k]) for k in ("status", "value", "rate", "lo", "hi", "fired",
+                                                                 "opportunities", "reason", "uses")}
+                          for r in self.rows()},
+                "notes": self.notes}
+        return "\n".join(head) + "\n" + yaml.safe_dump({**fields, CALIBRATION_KEY: meta}, sort_keys=False,
+                                                         allow_unicode=True, width=110)
+
+    def write(self, path: str | Path) -> Path:
+        """Write :meth:`to_yaml` to ``path`` (parents created, replaced atomically)."""
+        out = Path(path)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        tmp = out.with_name(f".{out.name}.tmp")
+        tmp.write_text(self.to_yaml(), encoding="utf-8")
+        tmp.replace(out)
+        return out
+
+    def table_text(self) -> str:
+        """The printed table: per knob the profile's value, its estimate and interval, fired/opportunities;
+        then the per-role and reported-only rows, and the notes."""
+        configured = self.configured is not None
+        lines = [f"calibrated from {self.source}; base profile {self.base_name}",
+                 f"{'knob':21s} {'profile':>8s} {'estimate':>8s} {'95% interval':>15s} {'fired/opp':>10s}"
+                 + (f" {'configured':>10s}" if configured else "") + "  source"]
+        for r in self.rows():
+            est = "-" if math.isnan(r["rate"]) else f"{r['rate']:.3f}"
+            ci = "-" if math.isnan(r["lo"]) else f"[{r['lo']:.3f}, {r['hi']:.3f}]"
+            conf = f" {r['configured']:10.3f}" if configured and r["configured"] is not None else (" " * 11 if configured else "")
+            src = "estimated" if r["status"] == "estimated" else f"base ({r['reason']})"
+            lines.append(f"{r['knob']:21s} {r['value']:8.3f} {est:>8s} {ci:>15s} {r['fired']:>4d}/{r['opportunities']:<5d}"
+                         f"{conf}  {src}")
+        lines.append("per role (* reported only: not a knob of the simulator's profile):")
+        for e in self.estimates:
+            ci = "-" if math.isnan(e.lo) else f"[{e.lo:.3f}, {e.hi:.3f}]"
+            rate = "-" if math.isnan(e.rate) else f"{e.rate:.3f}"
+            lines.append(f"  {e.role:17s} {e.knob:24s} {e.fired:4d}/{e.opportunities:<5d} = {rate:>5s} {ci}"
+                         + ("" if e.in_profile else "  *"))
+        if self.unidentified:
+            lines.append("unidentified (kept at the base profile's value): " + ", ".join(self.unidentified))
+        lines += [f"note: {n}" for n in self.notes]
+        return "\n".join(lines)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, float):
+        return None if math.isnan(value) else round(value, 4)
+    return value
+
+
+class _Tallies:
+    """Counts of fired / opportunities by (knob, role), distinct calls only."""
+
+    def __init__(self) -> None:
+        self.counts: dict[tuple[str, str], list[int]] = {}
+
+    def add(self, knob: str, role: str, fired: bool) -> None:
+        tally = self.counts.setdefault((knob, role), [0, 0])
+        tally[0] += int(fired)
+        tally[1] += 1
+
+    def get(self, knob: str, role: str) -> list[int]:
+        return self.counts.get((knob, role), [0, 0])
+
+
+def _distinct_calls(runs: Iterable[tuple[str, Trace]]) -> Iterable[tuple[str, Trace, LLMCall]]:
+    """Each distinct (run key, role, prompt, output) once, with its trace."""
+    seen: set[str] = set()
+    for key, trace in runs:
+        for call in trace.llm_calls():
+            digest = hashlib.sha256(json.dumps([key, call.role, call.messages, call.raw_output],
+                                               sort_keys=True).encode("utf-8")).hexdigest()
+            if digest not in seen:
+                seen.add(digest)
+                yield key, trace, call
+
+
+def _tally(source: CalibrationSource, reader: Reader) -> tuple[_Tallies, Counter]:
+    tallies = _Tallies()
+    repaired: Counter = Counter()
+    for _, trace, call in _distinct_calls(source.runs):
+        role = call.role
+        parsed: BaseModel | None = None
+        if role in ROLE_SCHEMAS:
+            failure, parsed = format_failure(role, call.raw_output)
+            earlier = False
+            for knob in FORMAT_KNOBS:
+                if knob == "hallucinated_action" and role not in LABELS:
+                    continue
+                if earlier:
+                    break
+                tallies.add(knob, role, failure == knob)
+                earlier = failure == knob
+            if call.outcome == "repaired":
+                repaired[role] += 1
+        if role == "route" and parsed is not None:
+            _route(tallies, reader, call, parsed, source.types.get(trace.qid))
+        elif role == "controller" and parsed is not None:
+            _controller(tallies, reader, call, parsed)
+        elif role == "answer":
+            _answer(tallies, reader, call)
+    return tallies, repaired
+
+
+def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_type: str | None) -> None:
+    question = _read_prompt(call.messages).question
+    simple = parsed.route == "SIMPLE"
+    if reader.is_comparison(question) and reader.route(question).get("route") == "COMPLEX":
+        tallies.add("comparison_underrate", "route", simple)
+    if gold_type == "comparison":
+        tallies.add("comparison_underrate", "route (gold type)", simple)
+
+
+def _controller(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any) -> None:
+    p = _read_prompt(call.messages)
+    ideal = reader.decide(p.question, p.items, p.searches)
+    budget = stated_budget(p.system)
+    unspent = budget is not None and searches_run(p.system, p.searches) < budget
+    action = parsed.action
+    if ideal.action in ("answer", "rerank"):
+        again = action == "retrieve_again"
+        category = "spinning" if budget is None else "thrift_unspent" if unspent else "thrift_spent"
+        tallies.add(category, "controller", again)
+        return
+    if ideal.partial and not unspent:
+        tallies.add("premature_stop", "controller", action in ("answer", "rerank"))
+    if ideal.action == "insufficient" and unspent:
+        tallies.add("budget_anchoring", "controller", action == "retrieve_again")
+    if ideal.action == "retrieve_again" and ideal.bridge and action == "retrieve_again":
+        tallies.add("bridge_drop", "controller", not _names_bridge(parsed.queries, ideal.bridge))
+
+
+def _answer(tallies: _Tallies, reader: Reader, call: LLMCall) -> None:
+    p = _read_prompt(call.messages)
+    asked: list[bool] = []
+
+    def partial() -> bool:
+        asked.append(True)
+        return False
+
+    reader.answer(p.question, p.items, template_of(p.system), partial)
+    if asked:
+        refused = call.raw_output.strip().upper().startswith(prompts.INSUFFICIENT)
+        tallies.add("premature_stop", "answer", not refused)
+
+
+class _Binomial(NamedTuple):
+    fired: int
+    n: int
+
+
+def _loglik(grid: np.ndarray, k: float, n: int) -> np.ndarray:
+    p = np.clip(grid, 1e-9, 1 - 1e-9)
+    return k * np.log(p) + (n - k) * np.log1p(-p)
+
+
+_GRID = np.linspace(0.0, 1.0, 201)
+
+
+def _fit_u_a(b: _Binomial, c: _Binomial, d: _Binomial) -> tuple[float, float]:
+    """Maximum likelihood of ``u`` (re-search rate with the budget spent) and ``a`` (anchoring) from the
+    three binomial counts: B ~ u, C ~ u + (1 - u)·a, D ~ a, on a 201×201 grid over [0, 1]²."""
+    u, a = np.meshgrid(_GRID, _GRID, indexing="ij")
+    total = _loglik(u, b.fired, b.n) + _loglik(u + (1 - u) * a, c.fired, c.n) + _loglik(a, d.fired, d.n)
+    i, j = np.unravel_index(int(np.argmax(total)), total.shape)
+    return float(_GRID[i]), float(_GRID[j])
+
+
+def _budget_knobs(tallies: _Tallies, min_n: int, alpha: float, n_boot: int = 400) -> dict[str, tuple[RateEstimate | None, str]]:
+    """``synonym_spinning``, ``budget_anchoring`` and ``budget_thrift`` from the controller calls by what the
+    reader finds and what the prompt states (A: sufficient, no budget → s; B: sufficient, budget spent →
+    u = s(1 - t); C: sufficient, budget unspent → u + (1 - u)a; D: insufficient, budget unspent → a).
+    s is a plain proportion (Wilson interval); u and a are fitted jointly by maximum likelihood and
+    t = 1 - u/s; their intervals are percentiles of refits on category rates drawn from each count's
+    Jeffreys posterior, Beta(fired + ½, missed + ½) (a plain parametric bootstrap collapses to a point
+    when a count is 0 of n)."""
+    A, B, C, D = (_Binomial(*tallies.get(k, "controller")) for k in ("spinning", "thrift_spent", "thrift_unspent",
+                                                                     "budget_anchoring"))
+    out: dict[str, tuple[RateEstimate | None, str]] = {}
+    s_ok = A.n >= min_n
+    a_ok = D.n >= min_n or (C.n >= min_n and B.n >= min_n)
+    u_ok = B.n >= min_n or (C.n >= min_n and a_ok)
+    spinning = _estimate("synonym_spinning", "controller", [A.fired, A.n], USES["synonym_spinning"], alpha=alpha)
+    out["synonym_spinning"] = (spinning, "" if s_ok else _too_few(A.n, min_n))
+    if not a_ok and not u_ok:
+        why = ("no controller call with a stated budget (disclosure.disclosed=true) in these traces" if not B.n + C.n + D.n
+               else f"too few calls with a stated budget ({B.n} sufficient & spent, {C.n} sufficient & left, "
+                    f"{D.n} insufficient & left; minimum {min_n})")
+        return {**out, "budget_anchoring": (None, why), "budget_thrift": (None, why)}
+    u, a = _fit_u_a(B, C, D)
+    s = A.fired / A.n if A.n else math.nan
+    t_ok = s_ok and u_ok and s > 0
+
+    def thrift(s_: float, u_: float) -> float:
+        return min(1.0, max(0.0, 1 - u_ / s_)) if s_ > 0 else math.nan
+
+    rng = np.random.default_rng(0)
+    boot_a, boot_t = [], []
+    for _ in range(n_boot):  # each category's rate drawn from its Jeffreys posterior, then refitted
+        draw = [_Binomial(rng.beta(x.fired + 0.5, x.n - x.fired + 0.5) * x.n if x.n else 0, x.n)  # type: ignore[arg-type]
+                for x in (B, C, D)]
+        bu, ba = _fit_u_a(*draw)
+        boot_a.append(ba)
+        if t_ok:
+            boot_t.append(thrift(rng.beta(A.fired + 0.5, A.n - A.fired + 0.5), bu))
+
+    def interval(values: list[float]) -> tuple[float, float]:
+        arr = np.array([v for v in values if not math.isnan(v)])
+        if not arr.size:
+            return (math.nan, math.nan)
+        lo, hi = np.quantile(arr, [alpha / 2, 1 - alpha / 2])
+        return float(lo), float(hi)
+
+    used_c = C if (D.n < min_n or B.n >= min_n) else _Binomial(0, 0)
+    a_lo, a_hi = interval(boot_a)
+    counts = f"calls with a stated budget: {B.n} sufficient & spent, {C.n} sufficient & left, {D.n} insufficient & left"
+    out["budget_anchoring"] = (
+        RateEstimate("budget_anchoring", "controller", D.fired + used_c.fired, D.n + used_c.n, a, a_lo, a_hi,
+                     USES["budget_anchoring"]) if a_ok else None,
+        "" if a_ok else f"needs >= {min_n} insufficient & left, or >= {min_n} each of sufficient & spent and left; "
+                        + counts)
+    if t_ok:
+        t_lo, t_hi = interval(boot_t)
+        out["budget_thrift"] = (RateEstimate("budget_thrift", "controller", B.fired + C.fired, B.n + C.n, thrift(s, u),
+                                             t_lo, t_hi, USES["budget_thrift"]), "")
+    elif not u_ok:
+        out["budget_thrift"] = (None, f"needs >= {min_n} sufficient & spent, or sufficient & left with anchoring "
+                                      f"identified; {counts}")
+    else:
+        out["budget_thrift"] = (None, "synonym_spinning not estimated above 0 (it needs sufficient-evidence calls "
+                                      "without a stated budget)")
+    return out
+
+
+def _too_few(n: int, min_n: int) -> str:
+    return "no opportunities in these traces" if n == 0 else f"{n} opportunities < {min_n}"
+
+
+def calibrate(
+    source: CalibrationSource | Sequence[Trace],
+    base: str | Path | SimulatorProfile = "typical",
+    reader: str | None = None,
+    name: str = "calibrated",
+    min_opportunities: int = 5,
+    alpha: float = 0.05,
+    similarity: Any = None,
+) -> Calibration:
+    """Estimate the simulator's knob rates from ``source``'s traces (see the module doc) and build the
+    calibrated profile: estimated knobs take their estimate, the others the ``base`` profile's value.
+    ``reader`` (default: the base profile's) is the simulator reader that defines the opportunities and
+    that the calibrated profile keeps; ``similarity`` may share a :class:`~rag_lab.llm.sim.vectors.Similarity`
+    (its embedding LRU) with a simulator already running."""
+    if isinstance(min_opportunities, bool) or not isinstance(min_opportunities, int) or min_opportunities < 1:
+        raise ConfigError(f"min_opportunities must be a positive integer, got {min_opportunities!r}")
+    if not isinstance(source, CalibrationSource):
+        source = CalibrationSource([("traces", t) for t in source])
+    if not source.runs:
+        raise ConfigError(f"{source.description}: no traces to calibrate from")
+    base_profile = get_profile(base)
+    reader_name = reader or base_profile.reader
+    if similarity is None:
+        from rag_lab.llm.sim.vectors import Similarity
+
+        similarity = Similarity()
+    tallies, repaired = _tally(source, make_reader(reader_name, similarity))
+
+    estimates: list[RateEstimate] = []
+    for (knob, role), tally in sorted(tallies.counts.items()):
+        if knob in FORMAT_KNOBS:
+            estimates.append(_estimate(knob, role, tally, USES[knob], in_profile=role in FORMAT_ROLES, alpha=alpha))
+        elif knob in BUDGET_CATEGORIES:
+            label, uses = BUDGET_CATEGORIES[knob]
+            estimates.append(_estimate(label, role, tally, uses, in_profile=knob == "spinning", alpha=alpha))
+        else:
+            gold = "gold" in role
+            estimates.append(_estimate(knob, role, tally, "gold question type comparison (cross-check)" if gold
+                                       else USES[knob], in_profile=not gold, alpha=alpha))
+
+    def pooled(knob: str, roles: Iterable[str], tally_key: str | None = None) -> RateEstimate:
+        counts = [tallies.get(tally_key or knob, r) for r in roles]
+        return _estimate(knob, "+".join(roles), [sum(c[0] for c in counts), sum(c[1] for c in counts)], USES[knob],
+                         alpha=alpha)
+
+    def settle(knob: str, estimate: RateEstimate | None, reason: str = "") -> KnobCalibration:
+        base_value = getattr(base_profile, knob)
+        if estimate is None or estimate.opportunities < min_opportunities or math.isnan(estimate.rate):
+            if not reason:
+                n = estimate.opportunities if estimate else 0
+                reason = "no opportunities in these traces" if n == 0 else f"{n} opportunities < {min_opportunities}"
+            return KnobCalibration(knob, base_value, "unidentified", base_value, estimate, reason)
+        return KnobCalibration(knob, estimate.rate, "estimated", base_value, estimate)
+
+    knobs: dict[str, KnobCalibration] = {}
+    for knob in FORMAT_KNOBS:
+        knobs[knob] = settle(knob, pooled(knob, FORMAT_ROLES))
+    knobs["premature_stop"] = settle("premature_stop", pooled("premature_stop", ["controller", "answer"]))
+    knobs["bridge_drop"] = settle("bridge_drop", pooled("bridge_drop", ["controller"]))
+    knobs["comparison_underrate"] = settle("comparison_underrate", pooled("comparison_underrate", ["route"]))
+    for knob, (estimate, why) in _budget_knobs(tallies, min_opportunities, alpha).items():
+        knobs[knob] = settle(knob, estimate, why)
+        if estimate is not None and knob != "synonym_spinning":
+            estimates.append(estimate)
+    knobs = {k: knobs[k] for k in KNOBS}
+
+    profile = SimulatorProfile.model_validate({**base_profile.model_dump(), "name": name, "reader": reader_name,
+                                               **{k: round(c.value, 4) for k, c in knobs.items()}})
+    notes = []
+    if repaired:
+        notes.append("outputs repaired from prose or a code fence (not a format failure; the simulator never "
+                      "writes them): " + ", ".join(f"{r} {n}" for r, n in sorted(repaired.items())))
+    broken_other = [e for e in estimates if e.knob in FORMAT_KNOBS and e.role not in FORMAT_ROLES and e.fired]
+    if broken_other:
+        notes.append("format failures on roles the simulator never breaks (not in the profile): "
+                     + ", ".join(f"{e.role} {e.knob} {e.fired}/{e.opportunities}" for e in broken_other))
+    configured = source.sim_profile.knobs() if source.sim_profile is not None else None
+    return Calibration(estimates, knobs, profile, base_profile.name, source.description, notes, configured)
