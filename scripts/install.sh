@@ -51,8 +51,17 @@ if [ "$have_digest" != "$want" ] || [ "$missing" = 1 ] || [ ! -f "$stamp" ]; the
     *" local "*) .venv/bin/python -c 'import llama_cpp' 2>/dev/null \
                  || echo "install: building llama-cpp-python from source for the local extra (several minutes)" >&2 ;;
   esac
-  # One resolver run. torch is pinned: 2.13.0 is the CPU build on local disk; an unpinned torch
-  # (pulled in by sentence-transformers) would download a multi-GB CUDA build.
-  .venv/bin/pip install --quiet torch==2.13.0 -e "$spec"
+  # torch first, with pip: 2.13.0 is the CPU build on local disk (pip's find-links; uv does not look
+  # there), and an unpinned torch pulled in by sentence-transformers would be a multi-GB CUDA build.
+  # Then everything else in one resolver run with uv (parallel downloads and builds: the notebook
+  # stack in about a minute where pip took several; benchmarks/bench_install.py measures both),
+  # torch pinned again so the resolver keeps the installed CPU build. RAG_LAB_INSTALLER=pip, or uv
+  # failing, uses pip alone.
+  installed=0
+  if [ "${RAG_LAB_INSTALLER:-uv}" = uv ] && .venv/bin/pip install --quiet torch==2.13.0 uv && [ -x .venv/bin/uv ]; then
+    .venv/bin/uv pip install --quiet --python .venv/bin/python torch==2.13.0 -e "$spec" && installed=1 \
+      || echo "install: uv failed; installing with pip instead" >&2
+  fi
+  [ "$installed" = 1 ] || .venv/bin/pip install --quiet torch==2.13.0 -e "$spec"
   printf '%s\n%s\n' "$want" "$extras" > "$stamp"
 fi

@@ -1,6 +1,7 @@
 """scripts/install.sh: extras are additive and recorded, so the main job (notebook) and the tests
-(dev local onnx) install in either order without reinstalling or removing each other's extras.
-pip is replaced by a recorder; nothing is installed."""
+(dev local onnx) install in either order without reinstalling or removing each other's extras; torch
+comes from pip, the rest from uv, and pip alone when uv fails. pip and uv are replaced by recorders;
+nothing is installed."""
 
 from __future__ import annotations
 
@@ -23,9 +24,10 @@ def clone(tmp_path: Path) -> Path:
     bin_dir = tmp_path / ".venv" / "bin"
     bin_dir.mkdir(parents=True)
     (bin_dir / "python").symlink_to(sys.executable)
-    pip = bin_dir / "pip"
-    pip.write_text('#!/bin/sh\necho "$@" >> "$(dirname "$0")/../pip.log"\n')
-    pip.chmod(0o755)
+    for tool in ("pip", "uv"):  # as if pip had installed uv
+        recorder = bin_dir / tool
+        recorder.write_text(f'#!/bin/sh\necho "{tool} $@" >> "$(dirname "$0")/../pip.log"\n')
+        recorder.chmod(0o755)
     return tmp_path
 
 
@@ -34,9 +36,15 @@ def install(clone: Path, *extras: str) -> subprocess.CompletedProcess:
     return subprocess.run(["bash", "scripts/install.sh", *extras], cwd=clone, capture_output=True, text=True, env=env)
 
 
-def pip_calls(clone: Path) -> list[str]:
+def calls(clone: Path) -> list[str]:
+    """Every pip / uv command line the installer ran."""
     log = clone / ".venv" / "pip.log"
     return log.read_text().splitlines() if log.exists() else []
+
+
+def pip_calls(clone: Path) -> list[str]:
+    """The project installs (the commands that install ``-e .[extras]``), whichever tool ran them."""
+    return [line.split(" -e ", 1)[1] for line in calls(clone) if " -e " in line]
 
 
 def stamp(clone: Path) -> list[str]:
@@ -45,11 +53,11 @@ def stamp(clone: Path) -> list[str]:
 
 def test_main_job_first_then_tests_add_their_extras_and_keep_notebook(clone):
     assert install(clone, "notebook").returncode == 0
-    assert pip_calls(clone) == ["install --quiet torch==2.13.0 -e .[notebook]"]
+    assert pip_calls(clone) == [".[notebook]"]
     assert install(clone, "notebook").returncode == 0
     assert len(pip_calls(clone)) == 1  # nothing to do
     assert install(clone, "dev", "local", "onnx").returncode == 0
-    assert pip_calls(clone)[-1] == "install --quiet torch==2.13.0 -e .[dev,local,notebook,onnx]"
+    assert pip_calls(clone)[-1] == ".[dev,local,notebook,onnx]"
     assert stamp(clone)[1] == "dev local notebook onnx"
     assert install(clone, "notebook").returncode == 0 and install(clone, "dev", "local", "onnx").returncode == 0
     assert len(pip_calls(clone)) == 2
@@ -57,9 +65,9 @@ def test_main_job_first_then_tests_add_their_extras_and_keep_notebook(clone):
 
 def test_tests_first_then_main_job_adds_notebook_only_once(clone):
     assert install(clone, "dev", "local", "onnx").returncode == 0
-    assert pip_calls(clone) == ["install --quiet torch==2.13.0 -e .[dev,local,onnx]"]
+    assert pip_calls(clone) == [".[dev,local,onnx]"]
     assert install(clone, "notebook").returncode == 0
-    assert pip_calls(clone)[-1] == "install --quiet torch==2.13.0 -e .[dev,local,notebook,onnx]"
+    assert pip_calls(clone)[-1] == ".[dev,local,notebook,onnx]"
     assert install(clone, "notebook").returncode == 0 and len(pip_calls(clone)) == 2
 
 
@@ -68,7 +76,7 @@ def test_a_changed_pyproject_reinstalls_what_was_there_and_an_old_stamp_means_de
     with (clone / "pyproject.toml").open("a") as f:
         f.write("\n# changed\n")
     assert install(clone).returncode == 0
-    assert pip_calls(clone)[-1] == "install --quiet torch==2.13.0 -e .[notebook]"
+    assert pip_calls(clone)[-1] == ".[notebook]"
     (clone / ".venv" / ".rag_lab-installed").write_text(stamp(clone)[0] + "\n")  # the one-line stamp of old installers
     assert install(clone, "dev").returncode == 0
     assert len(pip_calls(clone)) == 2  # dev (and local) were what the old installer always installed
@@ -78,3 +86,18 @@ def test_an_unknown_extra_is_refused_before_pip_runs(clone):
     result = install(clone, "notebok")
     assert result.returncode == 2 and "unknown extra 'notebok'" in result.stderr
     assert pip_calls(clone) == []
+
+
+def test_torch_from_pip_then_the_project_from_uv_and_pip_alone_when_uv_fails(clone):
+    assert install(clone, "notebook").returncode == 0
+    assert calls(clone) == ["pip install --quiet torch==2.13.0 uv",
+                            "uv pip install --quiet --python .venv/bin/python torch==2.13.0 -e .[notebook]"]
+    (clone / ".venv" / "bin" / "uv").write_text('#!/bin/sh\necho "uv $@" >> "$(dirname "$0")/../pip.log"\nexit 1\n')
+    result = install(clone, "dev")
+    assert result.returncode == 0 and "uv failed; installing with pip instead" in result.stderr
+    assert calls(clone)[-1] == "pip install --quiet torch==2.13.0 -e .[dev,notebook]"
+    env = {**os.environ, "PYTHON": shutil.which("python3.11") or sys.executable, "RAG_LAB_INSTALLER": "pip"}
+    (clone / "pyproject.toml").write_text((clone / "pyproject.toml").read_text() + "\n# changed\n")
+    n = len(calls(clone))
+    assert subprocess.run(["bash", "scripts/install.sh"], cwd=clone, env=env).returncode == 0
+    assert calls(clone)[n:] == ["pip install --quiet torch==2.13.0 -e .[dev,notebook]"]
