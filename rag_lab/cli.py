@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, parse_settings, run_command
-from rag_lab.cli_sim_to_real import add_sim_to_real_parsers, calibrate_command
+from rag_lab.cli_sim_to_real import add_sim_to_real_parsers, calibrate_command, verify_command
 from rag_lab.cli_sweep import add_sweep_parsers, report_command, sweep_command
 from rag_lab.errors import RagLabError
 
@@ -259,6 +259,8 @@ def main(argv: list[str] | None = None) -> int:
             result, text = report_command(args)
         elif args.command == "calibrate":
             result, text = calibrate_command(args)
+        elif args.command == "verify":
+            result, text = verify_command(args)
         else:
             result, text = _retrieval_eval(args)
     except (RagLabError, ValueError, OSError) as exc:

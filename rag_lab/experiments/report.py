@@ -6,7 +6,10 @@ results table with the key columns first, and a short note on how to read it. Fr
 (or a :class:`~rag_lab.experiments.SweepResult`), it also holds the paired differences of every
 candidate against the base config (:meth:`~rag_lab.experiments.SweepResult.compare`) for the quality
 and cost columns, as a Δ table and a forest plot per column, and the points of the scatters are
-labelled by the parameters each candidate changes. Every text from the table is HTML-escaped.
+labelled by the parameters each candidate changes. When the run directory holds verifications on a real
+backend (``rag-lab verify``: ``RUN_DIR/verify/*``), a "Simulated vs real" section shows, per verification,
+the simulated and real means with paired gaps, Kendall's τ and the simulated winner's place on the real
+Pareto front, and a simulated-vs-real scatter per headline metric. Every text from the table is HTML-escaped.
 
 :func:`delta_table_text` is the same Δ table as plain text (``rag-lab sweep`` prints it).
 """
@@ -37,7 +40,7 @@ _PLOT_HEIGHT = 520
 _PLOT_CONFIG = {"displaylogo": False}
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em; }
+h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em; } h3 { font-size: 1em; }
 .meta { color: #666; margin-top: 0; } .note { max-width: 60em; line-height: 1.45; }
 .table-wrap { overflow-x: auto; } table { border-collapse: collapse; font-size: 0.82em; }
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
@@ -241,6 +244,83 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
     return parts
 
 
+# --- simulated vs real (rag-lab verify) ---------------------------------------------------------------
+
+
+def _gap_cell(row: pd.Series) -> str:
+    if pd.isna(row["delta"]):
+        return "<td>–</td>"
+    decimals = 3 if max(abs(row["delta"]), abs(row["lo"]), abs(row["hi"])) < 10 else 1
+    cls = ' class="measured up"' if row["lo"] > 0 else ' class="measured down"' if row["hi"] < 0 else ""
+    text = f"{row['delta']:+.{decimals}f} [{row['lo']:+.{decimals}f}, {row['hi']:+.{decimals}f}]"
+    return f"<td{cls}>{html.escape(text)}</td>"
+
+
+def verify_table_html(verification: Any) -> str:
+    """The tables of a verification: every compared metric's mean over the candidates (simulated, real,
+    paired gap real − simulated), then each candidate on the headline quality and cost metrics."""
+    gaps = verification.gaps
+    heads = ["metric (mean of the candidates)", "simulated", "real", "real − simulated [95% paired]", "questions"]
+    lines = ['<table class="verify">', "<thead><tr>" + "".join(
+        f"<th{TEXT_CLASS if i == 0 else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads)) + "</tr></thead>",
+        "<tbody>"]
+    for _, g in gaps[gaps["candidate"] == "all"].iterrows():
+        lines.append(f"<tr><td class=\"text\">{html.escape(label(g['metric']))}</td>"
+                     f"<td>{html.escape(format_value(g['sim']))}</td><td>{html.escape(format_value(g['real']))}</td>"
+                     f"{_gap_cell(g)}<td>{int(g['n'])}</td></tr>")
+    lines += ["</tbody>", "</table>"]
+    metrics = [m for m in dict.fromkeys([verification.by, DEFAULT_QUALITY, DEFAULT_COST]) if m in set(gaps["metric"])]
+    heads = ["candidate", *(f"{label(m)}: {part}" for m in metrics for part in ("sim", "real", "real − sim"))]
+    lines += ['<table class="verify">', "<thead><tr>" + "".join(
+        f"<th{TEXT_CLASS if i == 0 else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads)) + "</tr></thead>",
+        "<tbody>"]
+    for _, c in verification.candidates.iterrows():
+        cells = [f"<td class=\"text\">{html.escape(c['label'])}{' ★' if c['config_id'] == verification.winner else ''}"
+                 "</td>"]
+        for m in metrics:
+            g = gaps[(gaps["metric"] == m) & (gaps["candidate"] == c["config_id"])].iloc[0]
+            cells += [f"<td>{html.escape(format_value(g['sim']))}</td>", f"<td>{html.escape(format_value(g['real']))}</td>",
+                      _gap_cell(g)]
+        cls = ' class="pareto"' if c["config_id"] in verification.real_front else ""
+        lines.append(f"<tr{cls}>" + "".join(cells) + "</tr>")
+    lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
+
+
+def _verify_section(verifications: Sequence[Any]) -> list[str]:
+    from rag_lab.figures import sim_vs_real  # (the figures package imports this one)
+
+    parts = ["<h2>Simulated vs real</h2>",
+             "<p class=\"note\">The best candidates of this simulated sweep were run again on a real backend "
+             "(<code>rag-lab verify</code>), on the same questions. Each row compares a candidate's simulated and "
+             "real means; the gap real − simulated has a paired bootstrap interval over the questions (bold where "
+             "it excludes 0). Kendall's τ says whether the simulator ranked the candidates as the real model did "
+             "(+1 the same order, −1 reversed; its interval resamples the questions); ★ marks the simulated "
+             "winner; highlighted candidates are on the real Pareto front. In the figures a point on the dashed "
+             "diagonal is a candidate the simulator got exactly right.</p>"]
+    for n, v in enumerate(verifications):
+        labels = dict(zip(v.candidates["config_id"], v.candidates["label"], strict=True))
+        taus = []
+        for _, r in v.ranks.iterrows():
+            tau = "undefined (ties)" if pd.isna(r["tau"]) else f"{r['tau']:+.3f}"
+            ci = "" if pd.isna(r["lo"]) else f" [{r['lo']:+.3f}, {r['hi']:+.3f}]"
+            taus.append(f"{label(r['metric'])}: τ = {tau}{ci}")
+        fate = "is" if v.winner_on_real_front else "is not"
+        facts = (f"{v.describe_backend()}: {len(v.candidates)} candidates × {len(v.qids)} questions"
+                 + ("" if v.complete else " (incomplete: resume with rag-lab verify)")
+                 + f". Rank agreement — {'; '.join(taus)}. The simulated winner ({labels[v.winner]}) {fate} on the "
+                 f"real Pareto front ({', '.join(labels[c] for c in v.real_front) or 'empty'}).")
+        parts += [f"<h3>{html.escape(v.describe_backend())}</h3>", f'<p class="note">{html.escape(facts)}</p>',
+                  *(f'<p class="note">{html.escape(note)}</p>' for note in v.notes),
+                  '<div class="table-wrap">', verify_table_html(v), "</div>"]
+        for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
+            if metric in set(v.gaps["metric"]):
+                figure = sim_vs_real.sim_vs_real_figure(sim_vs_real.sim_vs_real_info(v, metric))
+                parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
+                                            div_id=f"sim-vs-real-{n}-{metric}"))
+    return parts
+
+
 def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotlyjs: bool) -> str:
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     info = cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col)
@@ -271,9 +351,13 @@ def write_report(
             raise ValueError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
     table = add_pareto(table, cost_col, quality_col)
     frames: dict[str, pd.DataFrame] = {}
+    verifications: list[Any] = []
     if sweep is not None:
+        from rag_lab.experiments.verify import load_verifications
+
         frames = comparisons(sweep, (quality_col, cost_col), reference)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
+        verifications = load_verifications(sweep.run_dir, sweep)
 
     plots = [_scatter(table, cost_col, quality_col, include_plotlyjs=True)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
@@ -302,6 +386,7 @@ def write_report(
         "<h2>Cost vs quality</h2>",
         *plots,
         *(_delta_section(frames) if frames else []),
+        *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",
         '<div class="table-wrap">',
         results_table_html(table, cost_col, quality_col),
