@@ -51,6 +51,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--chat-format", default=None, metavar="NAME",
                    help="--backend local: llama-cpp-python chat format (default: the GGUF's own template, else the "
                         "format of its architecture, e.g. gemma)")
+    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                   help="cap every LLM call's completion tokens (the answer asks up to 512: a slow local model's "
+                        "ramble); cached apart from uncapped calls")
     p.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
     p.add_argument("--json", action="store_true")
 
@@ -90,7 +93,8 @@ def _backend(args: argparse.Namespace):
 
     profile = _sim_profile(args)
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
-                        base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format)
+                        base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format,
+                        max_tokens=args.max_tokens)
 
 
 def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
@@ -143,7 +147,7 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
            "profile": profile if args.backend == "sim" else None,
            "sim_profile": {**_sim_profile(args).model_dump(), "seed": args.seed} if args.backend == "sim" else None,
-           "model": _model_name(args, backend), "config": config.flat(),
+           "model": _model_name(args, backend), "max_tokens": args.max_tokens, "config": config.flat(),
            "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
            "wall_seconds": time.perf_counter() - start, **summary,
            "knob_rates": run.knob_rates().to_dict(orient="records")}

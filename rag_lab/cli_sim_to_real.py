@@ -55,6 +55,8 @@ def add_verify_parser(sub: argparse._SubParsersAction) -> None:
     ver.add_argument("--by", default=None, metavar="METRIC",
                      help="instead of the front, the best --top candidates by this metric (e.g. quality_f1)")
     ver.add_argument("--questions", type=int, default=None, help="the first N questions of the sweep (default: all)")
+    ver.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                     help="cap every LLM call's completion tokens (as rag-lab eval --max-tokens)")
     ver.add_argument("--workers", type=int, default=1, help="questions in flight at once (threads; for --backend openai)")
     ver.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
     ver.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -72,6 +74,7 @@ def verify_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise ValueError("--profile and --sim are settings of --backend sim")
     backend = BackendSpec.model_validate({
         "kind": args.backend, "model": args.model, "base_url": args.base_url, "cache": not args.no_cache,
+        "max_tokens": args.max_tokens,
         **({"profile": args.profile, "knobs": parse_settings(args.sim_knobs, option="--sim")}
            if args.backend == "sim" else {}),
     })

@@ -222,3 +222,26 @@ def test_cli_verify(sim_run, tmp_path, capsys):
     assert "--profile and --sim are settings of --backend sim" in capsys.readouterr().err
     assert main(["verify", str(tmp_path), "--backend", "sim"]) == 2
     assert "not a sweep run directory" in capsys.readouterr().err
+
+
+def test_a_token_cap_is_part_of_the_backend_identity_only_when_set(tmp_path):
+    from rag_lab.llm.base import LLMRequest, SamplingParams
+    from rag_lab.llm.factory import open_backend
+
+    assert BackendSpec(kind="local").identity() == {"kind": "local", "model": None, "base_url": None}
+    assert BackendSpec(kind="local", max_tokens=96).identity()["max_tokens"] == 96
+    assert "max_tokens" not in BackendSpec().identity() and BackendSpec(max_tokens=8).identity()["max_tokens"] == 8
+    from rag_lab.llm.prompts import EvidenceItem, answer_prompt
+
+    evidence = [EvidenceItem(1, "Ann Lee", "Ann Lee is a Dutch painter who was born in Utrecht in 1931 and who "
+                                           "worked in Leiden, Delft and Haarlem for sixty years.")]
+    request = LLMRequest(role="answer", messages=answer_prompt("Where was Ann Lee born?", evidence, "correct"),
+                         params=SamplingParams(max_tokens=512))
+    cache = tmp_path / "llm.sqlite"
+    with open_backend("sim", profile="ideal", cache=cache) as full, open_backend("sim", profile="ideal", cache=cache,
+                                                                                 max_tokens=4) as capped:
+        long, short = full.complete(request), capped.complete(request)
+        assert long.usage.completion_tokens > 4 and short.usage.completion_tokens == 4
+        assert capped.complete(request).cached and capped.complete(request).text == short.text  # its own cache entry
+    with pytest.raises(ValueError, match="max_tokens"):
+        BackendSpec(kind="sim", max_tokens=0)

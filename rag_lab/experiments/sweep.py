@@ -186,6 +186,7 @@ def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str
 class BackendSpec(BaseModel):
     """Which LLM answers: ``sim`` (profile and knob overrides), ``openai`` or ``local``.
     ``cache`` uses the shared LLM response cache (it changes what is spent, never results).
+    ``max_tokens`` caps every call's completion tokens (a slow local model's 512-token answers).
     ``max_concurrency``: calls in flight at once to an ``openai`` server, e.g. its rate limit
     (default: the sweep's number of thread workers, so every question in flight can call)."""
 
@@ -201,6 +202,8 @@ class BackendSpec(BaseModel):
     base_url: str | None = None
     cache: bool = True
     max_concurrency: int | None = Field(default=None, ge=1, le=1024)
+    max_tokens: int | None = Field(default=None, ge=1, le=32768,
+                                   description="cap on every call's completion tokens (for slow local models)")
 
     @field_validator("kind")
     @classmethod
@@ -221,10 +224,12 @@ class BackendSpec(BaseModel):
         return self
 
     def identity(self) -> dict[str, Any]:
-        """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``)."""
+        """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens``
+        only when set, so the identities of uncapped sweeps are what they always were)."""
+        cap = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
         if self.kind == "sim":
-            return {"kind": "sim", "profile": simulator_profile(self.profile, self.knobs).model_dump()}
-        return {"kind": self.kind, "model": self.model, "base_url": self.base_url}
+            return {"kind": "sim", "profile": simulator_profile(self.profile, self.knobs).model_dump(), **cap}
+        return {"kind": self.kind, "model": self.model, "base_url": self.base_url, **cap}
 
 
 class SweepSpec(BaseModel):

@@ -94,7 +94,7 @@ class WorkerState:
                 limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
                 self._backends[seed] = self._stack.enter_context(open_backend(
                     spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
-                    max_concurrency=limit))
+                    max_concurrency=limit, max_tokens=spec.max_tokens))
             return self._backends[seed]
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:

@@ -34,6 +34,7 @@ def open_backend(
     cache: bool | str | Path = True,
     max_concurrency: int | None = None,
     chat_format: str | None = None,
+    max_tokens: int | None = None,
 ) -> Iterator[LLMBackend]:
     """Yield a ready backend. ``cache``: True for the default response cache, a path for another
     file, False for none. API keys come from the environment and never enter cache keys.
@@ -41,7 +42,9 @@ def open_backend(
     ``model``: for ``openai`` the model name (None: ``RAG_LAB_MODEL``, else the server's only
     model); for ``local`` a GGUF path or a packaged model name (:func:`rag_lab.llm.local.resolve_model`).
     ``max_concurrency``: calls in flight at once to a network backend (``openai``; its own default
-    when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF."""
+    when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF.
+    ``max_tokens`` caps every call's completion tokens (:class:`~rag_lab.llm.token_cap.TokenCapBackend`,
+    outside the cache: capped answers are cached apart from uncapped ones)."""
     if kind not in BACKEND_KINDS:
         raise ConfigError(f"unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}")
     if chat_format is not None and kind != "local":
@@ -52,10 +55,10 @@ def open_backend(
         if base_url is not None:
             raise ConfigError("the local backend starts its own server: base_url is for --backend openai")
         with LocalModelServer(model, chat_format=chat_format) as server:
-            yield _cached(server.backend(), cache)
+            yield _capped(_cached(server.backend(), cache), max_tokens)
         return
-    yield make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
-                       max_concurrency=max_concurrency)
+    yield _capped(make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
+                               max_concurrency=max_concurrency), max_tokens)
 
 
 def make_backend(
@@ -95,6 +98,14 @@ def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | N
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"bad simulator knob {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
+
+
+def _capped(backend: LLMBackend, max_tokens: int | None) -> LLMBackend:
+    if max_tokens is None:
+        return backend
+    from rag_lab.llm.token_cap import TokenCapBackend
+
+    return TokenCapBackend(backend, max_tokens)
 
 
 def _cached(backend: LLMBackend, cache: bool | str | Path) -> LLMBackend:

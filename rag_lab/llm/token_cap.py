@@ -1,0 +1,34 @@
+"""A completion-token cap in front of any backend: every call's ``max_tokens`` lowered to at most ``cap``.
+
+The pipeline asks up to 512 tokens for an answer; a tiny local model that rambles to that limit takes
+half a minute per answer on two busy cores. Capping is a setting of the *run* (``--max-tokens``,
+``backend.max_tokens`` in a sweep), not of the model, and the cap sits outside the response cache, so
+capped and uncapped answers are cached under different keys and never mix.
+"""
+
+from __future__ import annotations
+
+from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
+
+
+class TokenCapBackend(LLMBackend):
+    """``inner`` with every request's ``max_tokens`` capped at ``cap``; reports ``inner``'s name, model and
+    cache identity."""
+
+    def __init__(self, inner: LLMBackend, cap: int) -> None:
+        if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
+            raise ValueError(f"the token cap must be a positive integer, got {cap!r}")
+        super().__init__(inner.model)
+        self.inner, self.cap, self.name = inner, cap, inner.name
+
+    def __repr__(self) -> str:
+        return f"TokenCapBackend({self.inner!r}, cap={self.cap})"
+
+    def cache_identity(self) -> tuple[str, str]:
+        return self.inner.cache_identity()
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        if request.params.max_tokens <= self.cap:
+            return self.inner._generate(request)
+        params = request.params.model_copy(update={"max_tokens": self.cap})
+        return self.inner._generate(request.model_copy(update={"params": params}))
