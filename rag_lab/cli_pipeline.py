@@ -26,6 +26,8 @@ def add_pipeline_parsers(sub: argparse._SubParsersAction, add_dataset) -> None:
     ev.add_argument("--split", default=None)
     ev.add_argument("--limit", type=int, default=None)
     ev.add_argument("--types", nargs="+", default=None, metavar="TYPE", help="only these question types")
+    ev.add_argument("--per-type", type=int, default=None, metavar="N",
+                    help="at most N questions of each type (the first ones; as per_type in a sweep file)")
     ev.add_argument("--out", type=Path, default=None,
                     help="folder for per-question rows (questions.jsonl), traces (traces.jsonl: what rag-lab "
                          "calibrate reads) and the summary (summary.json)")
@@ -136,7 +138,7 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
     config = _config(args)
     dataset = load_dataset(args.dataset)
-    evalset = dataset.evalset.select(split=args.split, types=args.types, limit=args.limit)
+    evalset = dataset.evalset.select(split=args.split, types=args.types, limit=args.limit, per_type=args.per_type)
     if not len(evalset):
         raise ConfigError(f"no questions selected from {dataset.name!r}")
     start = time.perf_counter()
