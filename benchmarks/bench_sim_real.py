@@ -26,7 +26,9 @@ the title that appears later in the file). For world bridge questions it is the 
 same rule picks. Second-hop recall = the share of bridge questions whose second-hop paragraph was
 retrieved (all rounds) or is in the final context.
 
-MuSiQue is left out: its loader is being written on another branch.
+**MuSiQue** (``--files musique``: ``musique/slice.jsonl``, 200 answerable questions of 2, 3 and 4 hops,
+20 paragraphs each) gives the hop order, so its types are the hop counts (``2hop``/``3hop``/``4hop``),
+its later-hop recall covers every hop after the first, and (b) runs ``max_rounds`` 1 to 4.
 
 Output: a markdown table (printed and written to ``OUT/bench_sim_real.md``) and the raw numbers
 (``OUT/bench_sim_real.json``).
@@ -53,8 +55,10 @@ from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig  # noqa: 
 from rag_lab.records import Corpus, Dataset, EvalSet  # noqa: E402
 
 DATA = Path(os.environ.get("RAG_LAB_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
-FILES = {"tune": "hotpotqa/tune.json", "check": "hotpotqa/check.json"}
+FILES = {"tune": "hotpotqa/tune.json", "check": "hotpotqa/check.json", "musique": "musique/slice.jsonl"}
 ROUNDS = (1, 2, 3)
+#: MuSiQue's questions take 2, 3 or 4 hops, so its round caps go to 4.
+ROUNDS_BY_FILE = {"musique": (1, 2, 3, 4)}
 
 
 def load(name: str, limit: int | None) -> Dataset:
@@ -63,9 +67,12 @@ def load(name: str, limit: int | None) -> Dataset:
         return Dataset(ds.corpus, ds.evalset.select(split="test", limit=limit), name="world-test")
     path = DATA / FILES[name]
     if not path.is_file():
-        sys.exit(f"{path} not found: set RAG_LAB_SHARED_DATA to the folder holding hotpotqa/{{tune,check}}.json")
+        sys.exit(f"{path} not found: set RAG_LAB_SHARED_DATA to the folder holding {FILES[name]}")
     ds = load_dataset(path)
-    return Dataset(ds.corpus, ds.evalset.select(limit=limit), name=name)
+    questions = list(ds.evalset.select(limit=limit))
+    if name == "musique":  # its types name the composition ("3hop1"); the benchmark groups by hop count
+        questions = [q.model_copy(update={"type": f"{len(q.hop_doc_ids)}hop"}) for q in questions]
+    return Dataset(ds.corpus, EvalSet(questions, name=name), name=name)
 
 
 def subset(ds: Dataset, n: int | None) -> Dataset:
@@ -87,9 +94,13 @@ def gold_corpus(ds: Dataset) -> Corpus:
     return Corpus([doc for doc in ds.corpus if doc.doc_id in gold], name=f"{ds.name}-gold")
 
 
-def second_hops(ds: Dataset, res: CorpusResources) -> dict[str, str]:
-    """qid → the second-hop gold document of each two-document bridge question (module doc)."""
-    out = {}
+def second_hops(ds: Dataset, res: CorpusResources) -> dict[str, list[str]]:
+    """qid → the later-hop gold documents of each multi-hop question: every hop after the first when
+    the dataset gives the hop order (MuSiQue), else the second-hop document of each two-document
+    bridge question (module doc)."""
+    out: dict[str, list[str]] = {}
+    if any(q.hop_doc_ids for q in ds.evalset):
+        return {q.qid: list(q.hop_doc_ids[1:]) for q in ds.evalset if len(q.hop_doc_ids) >= 2}
     order = {d: i for i, d in enumerate(ds.corpus.doc_ids)}
     for q in ds.evalset:
         gold = list(dict.fromkeys(q.gold_doc_ids))
@@ -97,7 +108,7 @@ def second_hops(ds: Dataset, res: CorpusResources) -> dict[str, str]:
             continue
         hits = [res.doc_of(c) for c, _ in res.search("hybrid", q.text, 100)]
         ranks = {d: (hits.index(d) if d in hits else 10**6, order.get(d, 0)) for d in gold}
-        out[q.qid] = max(gold, key=lambda d: ranks[d])
+        out[q.qid] = [max(gold, key=lambda d: ranks[d])]
     return out
 
 
@@ -149,7 +160,11 @@ def summarise_a(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return out
 
 
-def per_question_b(rows: list[dict[str, Any]], hops: dict[str, str]) -> dict[str, dict[str, float | None]]:
+def _share(docs: list[str] | None, found: list[str]) -> float | None:
+    return None if not docs else sum(d in found for d in docs) / len(docs)
+
+
+def per_question_b(rows: list[dict[str, Any]], hops: dict[str, list[str]]) -> dict[str, dict[str, float | None]]:
     out = {}
     for r in rows:
         hop = hops.get(r["qid"])
@@ -158,8 +173,8 @@ def per_question_b(rows: list[dict[str, Any]], hops: dict[str, str]) -> dict[str
             "containment": r["quality_answer_containment"],
             "recall_all": r["recall_all_rounds"],
             "recall_final": r["quality_evidence_recall"],
-            "hop2_all": None if hop is None else float(hop in r["retrieved_docs"]),
-            "hop2_final": None if hop is None else float(hop in r["context_docs"]),
+            "hop2_all": _share(hop, r["retrieved_docs"]),
+            "hop2_final": _share(hop, r["context_docs"]),
             "rounds": float(r["cost_rounds"]),
             "llm_calls": float(r["cost_llm_calls"]),
             "refused": 1.0 if r["status"] == "refused" else 0.0,
@@ -171,14 +186,15 @@ B_METRICS = ("containment", "recall_all", "recall_final", "hop2_all", "hop2_fina
 
 
 def summarise_b(per_round: dict[int, dict[str, dict[str, Any]]]) -> dict[str, Any]:
-    types = sorted({v["type"] for v in per_round[ROUNDS[0]].values()})
+    rounds = sorted(per_round)
+    types = sorted({v["type"] for v in per_round[rounds[0]].values()})
     out: dict[str, Any] = {}
     for t in ["all", *types]:
-        qids = [q for q, v in per_round[ROUNDS[0]].items() if t == "all" or v["type"] == t]
-        block: dict[str, Any] = {"n": len(qids)}
-        for k in ROUNDS:
+        qids = [q for q, v in per_round[rounds[0]].items() if t == "all" or v["type"] == t]
+        block: dict[str, Any] = {"n": len(qids), "rounds": rounds}
+        for k in rounds:
             block[f"r{k}"] = {m: mean([per_round[k][q][m] for q in qids]) for m in B_METRICS}
-        for lo, hi in zip(ROUNDS, ROUNDS[1:], strict=False):
+        for lo, hi in zip(rounds, rounds[1:], strict=False):
             diffs = {}
             for m in B_METRICS:
                 pairs = [(per_round[lo][q][m], per_round[hi][q][m]) for q in qids
@@ -206,27 +222,31 @@ def markdown(results: dict[str, Any]) -> str:
         for t, v in res["a"].items():
             lines.append(f"| {name} | {t} | {v['n']} | {fmt(v['containment'])} | {fmt(v['refused_answerable'])} | "
                          f"{fmt(v['fallback'])} | {fmt(v['recall_final'])} |")
-    lines += ["", "## (b) full distractor corpus, `typical`, max_rounds 1 / 2 / 3", "",
-              "| file | type | n | metric | r1 | r2 | r3 | r2−r1 [95% paired CI] | r3−r2 [95% paired CI] |",
-              "|---|---|---|---|---|---|---|---|---|"]
+    lines += ["", "## (b) full distractor corpus, `typical`, by round cap", "",
+              "Cells: mean at each `max_rounds` (r1, r2, …), then each step's paired difference with its 95% interval.", "",
+              "| file | type | n | metric | means r1 / r2 / … | steps r(k+1)−r(k) [95% paired CI] |",
+              "|---|---|---|---|---|---|"]
     for name, res in results.items():
         for t, v in res["b"].items():
+            rounds = v.get("rounds", list(ROUNDS))
             for m in B_METRICS:
-                if all(v[f"r{k}"][m] is None for k in ROUNDS):
+                if all(v[f"r{k}"][m] is None for k in rounds):
                     continue
-                lines.append(f"| {name} | {t} | {v['n']} | {m} | " + " | ".join(fmt(v[f"r{k}"][m]) for k in ROUNDS)
-                             + f" | {ci(v['d2-1'][m])} | {ci(v['d3-2'][m])} |")
+                steps = "; ".join(f"r{hi}−r{lo} {ci(v[f'd{hi}-{lo}'][m])}" for lo, hi in zip(rounds, rounds[1:], strict=False))
+                lines.append(f"| {name} | {t} | {v['n']} | {m} | " + " / ".join(fmt(v[f"r{k}"][m]) for k in rounds)
+                             + f" | {steps} |")
     lines += ["", "Metrics: containment = a normalised gold answer appears in the answer; recall_all = gold "
               "paragraphs among everything retrieved over all rounds; recall_final = gold paragraphs in the final "
               "context (a refusal empties it); hop2_* = the same for the second-hop paragraph of bridge questions "
-              "(the gold paragraph the round-1 retriever ranks lower for the original question); rounds, llm_calls "
+              "(the gold paragraph the round-1 retriever ranks lower for the original question; for MuSiQue, the share of "
+              "every hop after the first, in the dataset's hop order); rounds, llm_calls "
               "per question; refused = share refused.", ""]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--files", nargs="+", default=["tune"], choices=["tune", "check", "world"])
+    parser.add_argument("--files", nargs="+", default=["tune"], choices=["tune", "check", "world", "musique"])
     parser.add_argument("--limit", type=int, default=None, help="first N questions of each file")
     parser.add_argument("--limit-b", type=int, default=None,
                         help="experiment (b) on N questions of each file only (HotpotQA: the first N; world: an "
@@ -247,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
             hops = second_hops(ds, res)
             backend = SimulatedBackend("typical")
             per_round = {}
-            for k in ROUNDS:
+            for k in ROUNDS_BY_FILE.get(name, ROUNDS):
                 rows_b, res = run(ds, ds.corpus, "typical", k, res=res, backend=backend)
                 per_round[k] = per_question_b(rows_b, hops)
                 print(f"{name} (b) max_rounds={k}: " + json.dumps({m: mean([v[m] for v in per_round[k].values()])
