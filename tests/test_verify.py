@@ -245,3 +245,15 @@ def test_a_token_cap_is_part_of_the_backend_identity_only_when_set(tmp_path):
         assert capped.complete(request).cached and capped.complete(request).text == short.text  # its own cache entry
     with pytest.raises(ValueError, match="max_tokens"):
         BackendSpec(kind="sim", max_tokens=0)
+
+
+@pytest.mark.slow
+def test_a_verification_of_a_replaced_sweep_is_skipped_not_fatal(verified, tmp_path):
+    run_dir, _ = verified
+    other = tmp_path / "other"
+    run_sweep({**SIM_SWEEP, "per_type": 1}, other, progress="quiet")
+    shutil.copytree(run_dir / "verify", other / "verify")  # as if the sweep had been replaced with --force
+    with pytest.warns(UserWarning, match="not a verification of this sweep"):
+        assert load_verifications(other) == []
+    with pytest.warns(UserWarning, match="not a verification of this sweep"):
+        assert "Simulated vs real" not in write_report(other, tmp_path / "r.html").read_text()

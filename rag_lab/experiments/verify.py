@@ -28,7 +28,9 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -183,7 +185,9 @@ def verification_dirs(run_dir: str | Path) -> list[Path]:
 
 
 def load_verifications(run_dir: str | Path, sim: SweepResult | None = None) -> list[Verification]:
-    """Every verification of the sweep in ``run_dir``, compared again from the stored rows."""
+    """Every verification of the sweep in ``run_dir``, compared again from the stored rows. A verification
+    left over from another sweep in the same directory (one replaced with ``--force``) is skipped with a
+    warning."""
     from rag_lab.experiments.runner import load_sweep
 
     dirs = verification_dirs(run_dir)
@@ -194,10 +198,14 @@ def load_verifications(run_dir: str | Path, sim: SweepResult | None = None) -> l
     for d in dirs:
         selection = json.loads((d / SELECTION_FILE).read_text(encoding="utf-8")) if (d / SELECTION_FILE).is_file() else {}
         chosen = None
-        if selection.get("chosen"):
-            chosen = config_table(sim).set_index("config_id", drop=False).loc[[c["config_id"] for c in selection["chosen"]]]
+        configs = config_table(sim).set_index("config_id", drop=False)
+        if selection.get("chosen") and all(c["config_id"] in configs.index for c in selection["chosen"]):
+            chosen = configs.loc[[c["config_id"] for c in selection["chosen"]]]
             chosen = chosen.assign(reason=[c["reason"] for c in selection["chosen"]]).reset_index(drop=True)
-        out.append(compare(sim, load_sweep(d), by=selection.get("by", DEFAULT_QUALITY), chosen=chosen))
+        try:
+            out.append(compare(sim, load_sweep(d), by=selection.get("by", DEFAULT_QUALITY), chosen=chosen))
+        except (ConfigError, KeyError) as exc:
+            warnings.warn(f"{d}: skipped, not a verification of this sweep ({exc})", stacklevel=2)
     return out
 
 
@@ -306,22 +314,16 @@ def _values(result: SweepResult, candidate_ids: Sequence[str], qids: Sequence[st
         columns.append([math.nan if q not in rows or rows[q].get(metric, absent) is None
                         else float(rows[q].get(metric, absent)) for q in qids])
     matrix = np.array(columns, dtype=float).T
-    with np.errstate(invalid="ignore"), _quiet():
+    with _quiet():
         return np.nanmean(matrix, axis=1)
 
 
-class _quiet:
+@contextmanager
+def _quiet() -> Iterator[None]:
     """Silence numpy's 'mean of empty slice' warning (an all-NaN question is NaN, as intended)."""
-
-    def __enter__(self) -> None:
-        import warnings
-
-        self._ctx = warnings.catch_warnings()
-        self._ctx.__enter__()
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-
-    def __exit__(self, *exc: Any) -> None:
-        self._ctx.__exit__(*exc)
+        yield
 
 
 def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
@@ -364,6 +366,9 @@ def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chos
     missing = [k for k in real_cands if k not in sim_configs.index]
     if missing:
         raise ConfigError(f"{real.run_dir}: configs {missing} are not in the simulated sweep {sim.run_dir}")
+    if list(real.qids) != list(sim.qids[: len(real.qids)]):
+        raise ConfigError(f"{real.run_dir}: its questions are not the first {len(real.qids)} of the simulated sweep "
+                          f"{sim.run_dir}")
     if chosen is None:  # re-read: the simulated winner first, then the real sweep's order
         ranked = select_candidates(sim, top=len(sim_configs), by=None if by == DEFAULT_QUALITY else by)
         chosen = ranked[ranked["config_id"].isin(real_cands)].reset_index(drop=True)
