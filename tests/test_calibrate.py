@@ -97,6 +97,11 @@ def test_format_failures_and_answer_premature_stops_are_counted_as_the_simulator
     for pair in pairs:
         assert estimated[pair] == recorded[pair], pair
         assert recorded[pair][0] > 0, pair  # the knob did fire: the equality is not 0 == 0
+    # what no knob stands for is reported beside the knobs: the simulator never does it
+    for pair in (("route", "route underrate"), ("answer", "echo")):
+        fired, n = estimated[pair]
+        assert fired == 0 and n > 10, pair
+    assert not any("no knob" in note for note in calibration.notes)
 
 
 def test_format_failure_reads_raw_outputs_like_the_simulator_breaks_them():

@@ -48,6 +48,9 @@ Where each estimator looks (only traces; the gold labels are used by the cross-c
     interval from refits on rates drawn from each count's Jeffreys posterior. It needs runs with the
     budget disclosed *and* undisclosed (a sweep over ``disclosure.disclosed``).
 
+* **reported beside the knobs** (no knob stands for them, so they are not in the profile): route calls on
+  questions the reader routes COMPLEX that are not comparisons, routed SIMPLE by the model (a small model
+  that routes everything SIMPLE); answers the echo guard rejected as copies of the prompt.
 * **cross-check** (not used for the profile): ``comparison_underrate`` with the opportunity taken from the
   gold question type (``comparison``) instead of the reader — calibration is an offline analysis, so the
   evaluation labels may define opportunities here; the simulator itself never reads them.
@@ -94,6 +97,11 @@ ROLE_SCHEMAS: dict[str, type[BaseModel]] = {
 LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
     "route": ("route", ("SIMPLE", "COMPLEX")),
     "controller": ("action", schemas.CONTROLLER_ACTIONS),
+}
+#: Behaviour reported beside the knobs because no knob stands for it (reported only).
+UNMODELLED: dict[str, str] = {
+    "route underrate": "route calls the reader routes COMPLEX, not comparisons: model routed SIMPLE",
+    "echo": "answers the echo guard rejected as a copy of the prompt (the simulator never parrots)",
 }
 #: The four kinds of controller call the budget knobs are fitted from: the per-role row each one is
 #: reported as, and what it counts.
@@ -462,14 +470,27 @@ def _tally(source: CalibrationSource, reader: Reader) -> tuple[_Tallies, Counter
             _controller(tallies, reader, call, parsed)
         elif role == "answer":
             _answer(tallies, reader, call)
+            _echo(tallies, trace, call)
     return tallies, repaired
+
+
+def _echo(tallies: _Tallies, trace: Trace, call: LLMCall) -> None:
+    """Whether the guard's echo check (when it ran on this answer) found the draft a copy of its prompt."""
+    steps = trace.steps
+    at = next((i for i, st in enumerate(steps) if st.llm is call), None)
+    guard = next((st for st in steps[at + 1:] if st.kind == "guard"), None) if at is not None else None
+    if guard is not None and "echo" in guard.detail:
+        tallies.add("echo", "answer", any(i.startswith("not an answer (echo)") for i in guard.interventions))
 
 
 def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_type: str | None) -> None:
     question = _read_prompt(call.messages).question
     simple = parsed.route == "SIMPLE"
-    if reader.is_comparison(question) and reader.route(question).get("route") == "COMPLEX":
+    complex_ = reader.route(question).get("route") == "COMPLEX"
+    if reader.is_comparison(question) and complex_:
         tallies.add("comparison_underrate", "route", simple)
+    elif complex_:
+        tallies.add("route underrate", "route", simple)
     if gold_type == "comparison":
         tallies.add("comparison_underrate", "route (gold type)", simple)
 
@@ -634,6 +655,8 @@ def calibrate(
         elif knob in BUDGET_CATEGORIES:
             label, uses = BUDGET_CATEGORIES[knob]
             estimates.append(_estimate(label, role, tally, uses, in_profile=knob == "spinning", alpha=alpha))
+        elif knob in UNMODELLED:
+            estimates.append(_estimate(knob, role, tally, UNMODELLED[knob], in_profile=False, alpha=alpha))
         else:
             gold = "gold" in role
             estimates.append(_estimate(knob, role, tally, "gold question type comparison (cross-check)" if gold
@@ -675,5 +698,9 @@ def calibrate(
     if broken_other:
         notes.append("format failures on roles the simulator never breaks (not in the profile): "
                      + ", ".join(f"{e.role} {e.knob} {e.fired}/{e.opportunities}" for e in broken_other))
+    unmodelled = [e for e in estimates if e.knob in UNMODELLED and e.fired]
+    if unmodelled:
+        notes.append("behaviour no knob of the simulator stands for (the calibrated simulator will not show it): "
+                      + "; ".join(f"{UNMODELLED[e.knob]} {e.fired}/{e.opportunities}" for e in unmodelled))
     configured = source.sim_profile.knobs() if source.sim_profile is not None else None
     return Calibration(estimates, knobs, profile, base_profile.name, source.description, notes, configured)
