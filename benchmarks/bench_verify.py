@@ -64,7 +64,8 @@ def rag_lab(args: list[str], log: list[dict[str, Any]]) -> tuple[dict[str, Any],
     return json.loads(out.getvalue()), seconds
 
 
-def run_dataset(name: str, work: Path, questions: int, top: int, real: list[str], log: list[dict[str, Any]]) -> dict[str, Any]:
+def run_dataset(name: str, work: Path, questions: int, top: int, real: list[str], settings: list[str],
+                log: list[dict[str, Any]]) -> dict[str, Any]:
     spec = DATASETS[name]
     per_type = max(1, questions // len(spec["types"]))
     folder = work / name
@@ -72,22 +73,27 @@ def run_dataset(name: str, work: Path, questions: int, top: int, real: list[str]
     select = (["--split", spec["split"]] if spec["split"] else []) + ["--types", *spec["types"], "--per-type", str(per_type)]
     times: dict[str, float] = {}
 
-    evaluated, times["eval (real)"] = rag_lab(["eval", "--dataset", name, *select, "--set", "round_cap.max_rounds=3",
-                                               *real, "--out", str(folder / "real_eval")], log)
+    sets = [a for item in ["round_cap.max_rounds=3", *settings] for a in ("--set", item)]
+    evaluated, times["eval (real)"] = rag_lab(["eval", "--dataset", name, *select, *sets, *real,
+                                               "--out", str(folder / "real_eval")], log)
     profile = folder / "calibrated.yaml"
     calibrated, times["calibrate"] = rag_lab(["calibrate", "--from", str(folder / "real_eval"), "--out", str(profile),
                                               "--base", "typical", "--reader", spec["reader"],
                                               "--name", f"{name}-calibrated"], log)
     sweep = yaml.safe_load(QUICKSTART.read_text())
+    from rag_lab.cli_pipeline import parse_settings
+
     sweep.update({"name": f"verify_{name}", "dataset": name, "split": spec["split"], "types": spec["types"],
-                  "per_type": per_type, "backend": {"kind": "sim", "profile": str(profile)}})
+                  "per_type": per_type, "base": {**sweep["base"], **parse_settings(settings)},
+                  "backend": {"kind": "sim", "profile": str(profile)}})
     sweep_file = folder / "sweep.yaml"
     sweep_file.write_text(yaml.safe_dump(sweep, sort_keys=False))
     swept, times["sweep (calibrated sim)"] = rag_lab(["sweep", str(sweep_file), "--out", str(folder / "sim"),
                                                       "--quiet", "--force"], log)
     verified, times["verify (real)"] = rag_lab(["verify", str(folder / "sim"), *real, "--top", str(top), "--quiet"], log)
     rag_lab(["report", str(folder / "sim"), "--out", str(folder / "sim" / "report.html")], log)
-    return {"dataset": name, "questions": evaluated["questions"], "eval": {k: evaluated[k] for k in ("overall", "wall_seconds")},
+    return {"dataset": name, "questions": evaluated["questions"],
+            "eval": {"overall": evaluated["overall"], "wall_seconds": evaluated["wall_seconds"]},
             "calibration": {"knobs": calibrated["knobs"], "unidentified": calibrated["unidentified"],
                             "notes": calibrated["notes"]},
             "sweep": {"runs": swept["runs"], "wall_seconds": swept["wall_seconds"]},
@@ -106,12 +112,17 @@ def markdown(results: list[dict[str, Any]], meta: dict[str, Any], log: list[dict
              "", f"Machine: {meta['cores']} cores, load average at start {meta['load']} (shared), Python "
              f"{meta['python']}. Model: {meta['model']} (llama.cpp, one thread), completions capped at "
              f"{meta['max_tokens']} tokens." + (" DRY RUN: the simulator's sloppy profile stood in for the model; "
-                                                 "these numbers mean nothing." if meta["dry_run"] else ""), ""]
+                                                 "these numbers mean nothing." if meta["dry_run"] else "")
+             + (f" Pipeline settings beyond the quickstart base: {', '.join(meta['settings'])}." if meta["settings"]
+                else ""), ""]
     for r in results:
         v = r["verify"]
         labels = {c["config_id"]: c["label"] for c in v["candidates"]}
         lines += [f"## {r['dataset']}: {r['questions']} questions", "",
-                  "Wall time: " + ", ".join(f"{k} {s:.0f} s" for k, s in r["times"].items()) + ".", "",
+                  "Wall time: " + ", ".join(f"{k} {s:.0f} s" for k, s in r["times"].items())
+                  + f"; the real eval made {r['eval']['overall']['spent_llm_calls']:.2f} of its "
+                  f"{r['eval']['overall']['cost_llm_calls']:.2f} LLM calls per question (the rest came from the "
+                  "response cache).", "",
                   "Calibrated profile (base `typical`; * kept at the base value, unidentified):", "",
                   "| knob | profile | estimate [95%] | fired / opportunities |", "|---|---|---|---|"]
         for k in r["calibration"]["knobs"]:
@@ -158,6 +169,8 @@ def main() -> None:
     parser.add_argument("--max-tokens", type=int, default=96, help="completion cap of every real call")
     parser.add_argument("--work", type=Path, default=Path("/tmp/bench_verify"), help="run directories")
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_verify.md")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
+                        help="a pipeline setting for the real eval and the sweep's base (e.g. router.enabled=false)")
     parser.add_argument("--dry-run", action="store_true",
                         help="the simulator's sloppy profile stands in for the local model (checks the plumbing in "
                              "seconds; its numbers mean nothing)")
@@ -169,10 +182,10 @@ def main() -> None:
     meta = {"command": "python " + shlex.join(["benchmarks/bench_verify.py", *sys.argv[1:]]),
             "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "commit": commit, "cores": os.cpu_count(),
             "load": [round(x, 2) for x in os.getloadavg()], "python": platform.python_version(), "model": args.model,
-            "max_tokens": args.max_tokens, "dry_run": args.dry_run}
+            "max_tokens": args.max_tokens, "dry_run": args.dry_run, "settings": args.settings}
     log: list[dict[str, Any]] = []
     start = time.perf_counter()
-    results = [run_dataset(d, args.work, args.questions, args.top, real, log) for d in args.datasets]
+    results = [run_dataset(d, args.work, args.questions, args.top, real, args.settings, log) for d in args.datasets]
     meta["total_s"] = time.perf_counter() - start
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(markdown(results, meta, log), encoding="utf-8")
