@@ -67,24 +67,27 @@ import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import numpy as np
-import yaml
 from pydantic import BaseModel
 
-from rag_lab.errors import ConfigError, DataFormatError
+from rag_lab.errors import ConfigError
+from rag_lab.experiments.calibration_result import USES, Calibration, KnobCalibration, RateEstimate
+from rag_lab.experiments.calibration_runs import CalibrationSource, read_run
 from rag_lab.llm import prompts, schemas
 from rag_lab.llm.sim.answer import template_of
 from rag_lab.llm.sim.controller import parse_searches, searches_run, stated_budget
-from rag_lab.llm.sim.profile import CALIBRATION_KEY, KNOBS, SimulatorProfile, get_profile
+from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
 from rag_lab.llm.sim.reader import Reader, make_reader
 from rag_lab.llm.sim.text import normalise
 from rag_lab.llm.structured import validate_output
 from rag_lab.pipeline.trace import LLMCall, Trace
+
+__all__ = ["Calibration", "CalibrationSource", "KnobCalibration", "RateEstimate", "calibrate", "format_failure",
+           "read_run", "wilson_interval"]
 
 #: Roles whose outputs the simulator breaks with the format knobs (the profile's format rates pool them).
 FORMAT_ROLES = ("route", "controller")
@@ -114,21 +117,6 @@ BUDGET_CATEGORIES: dict[str, tuple[str, str]] = {
     "budget_anchoring": ("re-search (insufficient)", "insufficient evidence, budget stated, not spent: "
                                                      "re-searched (= a)"),
 }
-#: What each profile knob's estimate uses, for the table and the YAML file.
-USES: dict[str, str] = {
-    "invalid_json": "raw route/controller outputs: no JSON object in the text",
-    "hallucinated_action": "raw route/controller outputs that are JSON: action/route outside the allowed labels",
-    "wrong_types": "raw route/controller outputs that are JSON with an allowed label: rejected by the schema",
-    "synonym_spinning": "controller calls the reader finds sufficient, no budget stated: model searched again",
-    "premature_stop": "controller calls on a partly covered multi-part question (no unspent budget stated) and "
-                      "answer calls the reader finds partial: model answered",
-    "bridge_drop": "controller calls whose ideal query carries a bridge entity, model searched again: bridge missing",
-    "comparison_underrate": "route calls the reader reads as a comparison (COMPLEX): model routed SIMPLE",
-    "budget_anchoring": "controller calls with an unspent stated budget the reader finds insufficient: model "
-                        "searched again",
-    "budget_thrift": "controller calls with a stated budget the reader finds sufficient: re-search rate solved "
-                     "for thrift given spinning and anchoring",
-}
 
 
 # --- statistics -------------------------------------------------------------------------------------
@@ -146,110 +134,11 @@ def wilson_interval(fired: int, n: int, alpha: float = 0.05) -> tuple[float, flo
     return (0.0 if fired == 0 else max(0.0, centre - half), 1.0 if fired == n else min(1.0, centre + half))
 
 
-class RateEstimate(NamedTuple):
-    """One estimated rate: ``fired`` of ``opportunities`` (``rate`` with its interval ``lo``–``hi``) for
-    ``knob`` in ``role``; ``in_profile`` is False for rows only reported (other roles, cross-checks)."""
-
-    knob: str
-    role: str
-    fired: int
-    opportunities: int
-    rate: float
-    lo: float
-    hi: float
-    uses: str
-    in_profile: bool = True
-
-
 def _estimate(knob: str, role: str, tally: list[int], uses: str, in_profile: bool = True,
               alpha: float = 0.05) -> RateEstimate:
     fired, n = tally
     lo, hi = wilson_interval(fired, n, alpha)
     return RateEstimate(knob, role, fired, n, fired / n if n else math.nan, lo, hi, uses, in_profile)
-
-
-# --- reading a run ----------------------------------------------------------------------------------
-
-
-@dataclass
-class CalibrationSource:
-    """The traces of one run: ``runs`` of ``(run key, trace)`` (the key tells seeds apart: the same
-    prompt on another seed is another draw), question types by id, and what the run was."""
-
-    runs: list[tuple[str, Trace]]
-    types: dict[str, str] = field(default_factory=dict)
-    description: str = "traces"
-    backend: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def sim_profile(self) -> SimulatorProfile | None:
-        """The simulator profile the run was made with, when it was a simulated run (for a check column)."""
-        profile = self.backend.get("profile")
-        if self.backend.get("kind") == "sim" and isinstance(profile, dict):
-            return SimulatorProfile.model_validate(profile)
-        return None
-
-
-def read_run(path: str | Path) -> CalibrationSource:
-    """The traces of a sweep run directory (``run.sqlite``: every candidate's) or of an ``eval --out``
-    folder (``traces.jsonl``, with ``questions.jsonl`` and ``summary.json``)."""
-    path = Path(path)
-    if (path / "run.sqlite").is_file():
-        return _read_sweep(path)
-    if (path / "traces.jsonl").is_file():
-        return _read_eval(path)
-    if (path / "questions.jsonl").is_file():
-        raise ConfigError(f"{path}: an eval output without traces.jsonl (written by rag-lab eval --out since "
-                          "calibration was added): run the eval again with --out")
-    raise ConfigError(f"{path}: neither a sweep run directory (run.sqlite) nor an eval output (traces.jsonl)")
-
-
-def _read_sweep(path: Path) -> CalibrationSource:
-    from rag_lab.experiments.results import CandidateTraces
-    from rag_lab.experiments.store import RunStore
-
-    store = RunStore.read(path)
-    plan = store.plan_description()
-    runs: list[tuple[str, Trace]] = []
-    types: dict[str, str] = {}
-    candidates = store.candidates()
-    for cand in candidates:
-        for qid, row in store.rows(cand["candidate_id"]).items():
-            types[qid] = str(row.get("type", ""))
-        traces = CandidateTraces(store, cand["candidate_id"])
-        runs += [(f"seed{cand['seed']}", traces[q]) for q in traces]
-    backend = plan.get("backend", {})
-    what = backend.get("model") or (backend.get("profile", {}) or {}).get("name", "")
-    description = (f"sweep {path} ({backend.get('kind', '?')} {what}; {len(candidates)} runs, "
-                   f"{len(types)} questions, {len(runs)} traces)")
-    return CalibrationSource(runs, types, description, backend)
-
-
-def _read_eval(path: Path) -> CalibrationSource:
-    runs = []
-    with (path / "traces.jsonl").open(encoding="utf-8") as fh:
-        for line_no, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                runs.append(("eval", Trace.model_validate_json(line)))
-            except ValueError as exc:
-                raise DataFormatError(path / "traces.jsonl", f"not a trace: {str(exc).splitlines()[0]}",
-                                      line=line_no) from None
-    types: dict[str, str] = {}
-    if (path / "questions.jsonl").is_file():
-        for line in (path / "questions.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                row = json.loads(line)
-                types[str(row.get("qid"))] = str(row.get("type", ""))
-    summary = json.loads((path / "summary.json").read_text(encoding="utf-8")) if (path / "summary.json").is_file() else {}
-    backend = {"kind": summary.get("backend", "?"), "model": summary.get("model")}
-    if isinstance(summary.get("sim_profile"), dict):
-        backend["profile"] = summary["sim_profile"]
-    what = summary.get("model") or summary.get("profile") or ""
-    description = (f"eval {path} ({backend['kind']} {what}; {summary.get('dataset', '?')}, "
-                   f"{len(runs)} questions)")
-    return CalibrationSource(runs, types, description, backend)
 
 
 # --- reading one call -------------------------------------------------------------------------------
@@ -312,111 +201,6 @@ def _names_bridge(queries: Iterable[str], bridge: str) -> bool:
 
 
 # --- the estimation ---------------------------------------------------------------------------------
-
-
-@dataclass
-class KnobCalibration:
-    """The profile's value of one knob: ``value`` (the estimate, or the base profile's), ``status``
-    (``estimated`` or ``unidentified``), ``reason`` when unidentified, and the estimate it came from."""
-
-    knob: str
-    value: float
-    status: str
-    base: float
-    estimate: RateEstimate | None = None
-    reason: str = ""
-
-
-@dataclass
-class Calibration:
-    """What :func:`calibrate` found: per-role ``estimates`` (profile rows and reported-only rows), the
-    profile-level ``knobs``, the calibrated ``profile``, the ``source`` description and ``notes``."""
-
-    estimates: list[RateEstimate]
-    knobs: dict[str, KnobCalibration]
-    profile: SimulatorProfile
-    base_name: str
-    source: str
-    notes: list[str]
-    configured: dict[str, float] | None = None
-
-    @property
-    def unidentified(self) -> list[str]:
-        return [k for k, c in self.knobs.items() if c.status != "estimated"]
-
-    def rows(self) -> list[dict[str, Any]]:
-        """One row per knob: the profile's value and where it came from."""
-        out = []
-        for knob, c in self.knobs.items():
-            e = c.estimate
-            out.append({"knob": knob, "value": c.value, "status": c.status, "base": c.base,
-                        "rate": e.rate if e else math.nan, "lo": e.lo if e else math.nan, "hi": e.hi if e else math.nan,
-                        "fired": e.fired if e else 0, "opportunities": e.opportunities if e else 0,
-                        "configured": (self.configured or {}).get(knob), "reason": c.reason,
-                        "uses": USES[knob]})
-        return out
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "base": self.base_name, "profile": self.profile.model_dump(),
-                "knobs": self.rows(), "estimates": [e._asdict() for e in self.estimates],
-                "unidentified": self.unidentified, "notes": self.notes}
-
-    def to_yaml(self) -> str:
-        """The profile file: the profile's fields, then ``calibration`` (what each came from; ignored
-        by the simulator), under a header comment naming the unidentified knobs."""
-        head = [f"# Simulator profile calibrated by `rag-lab calibrate` from {self.source}.",
-                f"# Base profile: {self.base_name}. Load it with --profile THIS_FILE (rag-lab eval / sweep / serve)",
-                "# or `backend: {kind: sim, profile: THIS_FILE}` in a sweep file.",
-                ("# Unidentified (kept at the base profile's value): " + ", ".join(self.unidentified))
-                if self.unidentified else "# Every knob was estimated from the traces."]
-        fields = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in self.profile.model_dump().items()}
-        meta = {"source": self.source, "base": self.base_name, "unidentified": self.unidentified,
-                "knobs": {r["knob"]: {k: _plain(r[k]) for k in ("status", "value", "rate", "lo", "hi", "fired",
-                                                                 "opportunities", "reason", "uses")}
-                          for r in self.rows()},
-                "notes": self.notes}
-        return "\n".join(head) + "\n" + yaml.safe_dump({**fields, CALIBRATION_KEY: meta}, sort_keys=False,
-                                                         allow_unicode=True, width=110)
-
-    def write(self, path: str | Path) -> Path:
-        """Write :meth:`to_yaml` to ``path`` (parents created, replaced atomically)."""
-        out = Path(path)
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = out.with_name(f".{out.name}.tmp")
-        tmp.write_text(self.to_yaml(), encoding="utf-8")
-        tmp.replace(out)
-        return out
-
-    def table_text(self) -> str:
-        """The printed table: per knob the profile's value, its estimate and interval, fired/opportunities;
-        then the per-role and reported-only rows, and the notes."""
-        configured = self.configured is not None
-        lines = [f"calibrated from {self.source}; base profile {self.base_name}",
-                 f"{'knob':21s} {'profile':>8s} {'estimate':>8s} {'95% interval':>15s} {'fired/opp':>10s}"
-                 + (f" {'configured':>10s}" if configured else "") + "  source"]
-        for r in self.rows():
-            est = "-" if math.isnan(r["rate"]) else f"{r['rate']:.3f}"
-            ci = "-" if math.isnan(r["lo"]) else f"[{r['lo']:.3f}, {r['hi']:.3f}]"
-            conf = f" {r['configured']:10.3f}" if configured and r["configured"] is not None else (" " * 11 if configured else "")
-            src = "estimated" if r["status"] == "estimated" else f"base ({r['reason']})"
-            lines.append(f"{r['knob']:21s} {r['value']:8.3f} {est:>8s} {ci:>15s} {r['fired']:>4d}/{r['opportunities']:<5d}"
-                         f"{conf}  {src}")
-        lines.append("per role (* reported only: not a knob of the simulator's profile):")
-        for e in self.estimates:
-            ci = "-" if math.isnan(e.lo) else f"[{e.lo:.3f}, {e.hi:.3f}]"
-            rate = "-" if math.isnan(e.rate) else f"{e.rate:.3f}"
-            lines.append(f"  {e.role:17s} {e.knob:24s} {e.fired:4d}/{e.opportunities:<5d} = {rate:>5s} {ci}"
-                         + ("" if e.in_profile else "  *"))
-        if self.unidentified:
-            lines.append("unidentified (kept at the base profile's value): " + ", ".join(self.unidentified))
-        lines += [f"note: {n}" for n in self.notes]
-        return "\n".join(lines)
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, float):
-        return None if math.isnan(value) else round(value, 4)
-    return value
 
 
 class _Tallies:
