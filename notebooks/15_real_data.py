@@ -128,7 +128,7 @@ print(f"questions that used more than one round: {(found['rounds used'] > 1).sum
 # %% [markdown]
 # The distractor setting gives each question only ten paragraphs, two of them gold, and hybrid retrieval
 # of the question finds most gold in round one; what round one misses, the later rounds' queries — which
-# the generic reader builds from the question and the evidence it holds — do not find either. The
+# the generic reader builds from the question and the evidence it holds — almost never find. The
 # trace of a question that went to a second round shows what it searched for: compare its second query
 # with the question — a bridge query would name the entity the first paragraph introduced.
 
