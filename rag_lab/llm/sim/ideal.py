@@ -7,12 +7,13 @@
 * **lookup** → a sentence whose support (:mod:`~rag_lab.llm.sim.evidence`) reaches
   :data:`~rag_lab.llm.sim.evidence.SUFFICIENT` and that holds a value of the expected kind →
   ``answer`` (``rerank`` when its item is shown third or later among more than three) — unless that
-  sentence holds less than :data:`OPEN_HOP` of the question's terms and the evidence points to a
-  bridge, which is searched first; otherwise
-  a name the focus's evidence points to but no item is about (a bridge) → ``retrieve_again``
-  "<bridge> <terms>" (``partial``); a named focus found nowhere → one search for it; else one
-  keyword search; when those are spent → ``answer`` if the best support is at least
-  :data:`SETTLE`, else ``insufficient``.
+  sentence holds less than :data:`OPEN_HOP` of the question's terms (or comes from an item unrelated
+  to the question's names) and the evidence points to a bridge, which is searched first; otherwise
+  a name the focus's evidence points to but no item is about (a bridge, picked by
+  :meth:`~rag_lab.llm.sim.evidence.Evidence.bridge`) → ``retrieve_again`` "<bridge> <the question's
+  words its sentence does not cover, then the rest>" (:func:`next_hop`, ``partial``); a named
+  focus found nowhere → one search for it; else one keyword search; when those are spent →
+  ``answer`` if the best support is at least :data:`SETTLE`, else ``insufficient``.
 """
 
 from __future__ import annotations
