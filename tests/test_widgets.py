@@ -60,6 +60,15 @@ def test_optional_int_is_slider_plus_unlimited():
     assert control.value is None and slider.disabled
 
 
+def test_a_wide_integer_range_is_a_number_box_not_a_slider():
+    control = param_control("budget.max_tokens")  # 1..1,000,000: a slider in steps of 1 cannot be aimed
+    box, unlimited = control.widget.children
+    assert isinstance(box, widgets.BoundedIntText) and (box.min, box.max) == (1, 1_000_000)
+    control.value = 4096
+    assert control.value == 4096 and not unlimited.value
+    assert isinstance(param_control("budget.max_rounds").widget.children[0], widgets.IntSlider)
+
+
 def test_tuple_is_comma_separated_text_and_tooltip_uses_description():
     control = param_control("router.comparison_words", PipelineConfig().set({"router.comparison_words": ("vs", "both")}))
     assert control.widget.value == "vs, both"
@@ -251,6 +260,11 @@ def test_trace_viewer_filters_and_timeline(sweep):
     _, result = sweep
     viewer = TraceViewer(result.run_dir)
     assert viewer.configurations == list(result.table["candidate_id"])
+    # the dropdown shows what each candidate changes (its value stays the candidate id)
+    labels = result.labels()
+    assert viewer._config_box.options == tuple((f"{labels[c]} ({c})", c) for c in viewer.configurations)
+    assert {label.split(" (")[0] for label, _ in viewer._config_box.options} == {"round_cap.max_rounds=1",
+                                                                                  "round_cap.max_rounds=3"}
     rows = result.rows(viewer.candidate_id)
     assert viewer.filter() == rows["qid"].tolist() and viewer.qid == rows["qid"].iloc[0]
     for outcome in OUTCOMES:

@@ -4,8 +4,10 @@
 
 - ``bool`` → ``Checkbox``
 - ``Literal[...]`` → ``Dropdown`` of the allowed values
-- ``int`` with ``ge``/``le`` → ``IntSlider``; ``float`` with ``ge``/``le`` → ``FloatSlider`` (step: 1/100 of the range)
-- ``int | None`` → an ``IntSlider`` plus an ``unlimited`` checkbox (checked means ``None``)
+- ``int`` with ``ge``/``le`` → ``IntSlider``, or a ``BoundedIntText`` box when the range holds more than
+  :data:`WIDE_INT_RANGE` values (a slider over 1..1,000,000 in steps of 1 cannot be aimed);
+  ``float`` with ``ge``/``le`` → ``FloatSlider`` (step: 1/100 of the range)
+- ``int | None`` → that integer input plus an ``unlimited`` checkbox (checked means ``None``)
 - ``tuple[str, ...]`` → ``Text``, comma separated
 
 Each control's ``description`` is the dotted key (the browser test finds controls by it) and its
@@ -35,6 +37,8 @@ from rag_lab.pipeline import PipelineConfig
 #: Layout of every generated control: room for the dotted key as its label.
 DESCRIPTION_STYLE = {"description_width": "initial"}
 SLIDER_STEPS = 100
+#: Integer ranges wider than this get a bounded number box instead of a slider.
+WIDE_INT_RANGE = 1000
 
 
 @dataclass(frozen=True)
@@ -131,7 +135,11 @@ class ParamControl:
                                          readout_format=".3g", **common)
             self._inputs = [slider]
             return slider
-        slider = widgets.IntSlider(min=int(spec.lo), max=int(spec.hi), step=1, continuous_update=False, **common)  # type: ignore[arg-type]
+        lo, hi = int(spec.lo), int(spec.hi)  # type: ignore[arg-type]
+        if hi - lo > WIDE_INT_RANGE:
+            slider = widgets.BoundedIntText(min=lo, max=hi, step=1, continuous_update=False, **common)
+        else:
+            slider = widgets.IntSlider(min=lo, max=hi, step=1, continuous_update=False, **common)
         if spec.kind == "int":
             self._inputs = [slider]
             return slider

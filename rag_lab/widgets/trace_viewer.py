@@ -64,18 +64,23 @@ class _Config:
         return self._traces
 
 
-def _configs(source: Source) -> dict[str, _Config]:
-    """Configurations by label: a sweep's candidate ids, ``run`` for one EvalRun, or a mapping's keys."""
+def _configs(source: Source) -> tuple[dict[str, _Config], dict[str, str]]:
+    """Configurations by key (a sweep's candidate ids, ``run`` for one EvalRun, or a mapping's keys) and
+    what the dropdown shows for each: a sweep candidate's changes from the base config
+    (``round_cap.max_rounds=1``, ``base``) with its id, else the key itself."""
     if isinstance(source, (str, Path)):
         source = load_sweep(source)
     if isinstance(source, SweepResult):
         sweep = source
-        return {cid: _Config(lambda c=cid: sweep.rows(c), lambda c=cid: sweep.traces(c))
-                for cid in sweep.table["candidate_id"]}
+        ids = list(sweep.table["candidate_id"])
+        labels = sweep.labels()
+        return ({cid: _Config(lambda c=cid: sweep.rows(c), lambda c=cid: sweep.traces(c)) for cid in ids},
+                {cid: f"{labels.get(cid, cid)} ({cid})" for cid in ids})
     runs = {"run": source} if isinstance(source, EvalRun) else dict(source)
     if not runs or not all(isinstance(r, EvalRun) for r in runs.values()):
         raise TypeError("TraceViewer takes a SweepResult, a run directory, an EvalRun or a dict of EvalRuns")
-    return {label: _Config(lambda r=run: r.frame(), lambda r=run: r.traces) for label, run in runs.items()}
+    return ({label: _Config(lambda r=run: r.frame(), lambda r=run: r.traces) for label, run in runs.items()},
+            {label: label for label in runs})
 
 
 class TraceViewer:
@@ -83,7 +88,7 @@ class TraceViewer:
     question's timeline (:func:`rag_lab.figures.trace_timeline_figure`) and its escaped prompts/outputs."""
 
     def __init__(self, source: Source) -> None:
-        self._configs = _configs(source)
+        self._configs, self.config_labels = _configs(source)
         if not self._configs:
             raise ValueError("the source holds no configuration")
         self.candidate_id: str = next(iter(self._configs))
@@ -92,7 +97,8 @@ class TraceViewer:
         self._outcome: str | None = None
 
         style = {"description_width": "initial"}
-        self._config_box = widgets.Dropdown(options=list(self._configs), description="configuration", style=style)
+        self._config_box = widgets.Dropdown(options=[(self.config_labels[k], k) for k in self._configs],
+                                            description="configuration", style=style, layout=widgets.Layout(width="40em"))
         self._type_box = widgets.Dropdown(description="type", style=style)
         self._outcome_box = widgets.Dropdown(options=[("all", None), *[(o, o) for o in OUTCOMES]],
                                              description="outcome", style=style)
