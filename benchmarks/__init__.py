@@ -14,6 +14,7 @@ reported as missed.
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import os
 import resource
 import time
@@ -107,6 +108,27 @@ def stopwatch() -> Iterator[list[float]]:
         yield box
     finally:
         box[0] = time.perf_counter() - start
+
+
+def _burn(stop: Any) -> None:  # a CPU-bound neighbour
+    while not stop.is_set():
+        sum(i * i for i in range(10_000))
+
+
+@contextmanager
+def busy_neighbours(n: int) -> Iterator[int]:
+    """``n`` busy-loop processes running for the duration of the block (one per core is a fully loaded
+    machine); yields ``n``. The threads benchmarks measure "idle" with 0 and "busy" with 2."""
+    stop = multiprocessing.Event()
+    burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True) for _ in range(n)]
+    for p in burners:
+        p.start()
+    try:
+        yield n
+    finally:
+        stop.set()
+        for p in burners:
+            p.join(5)
 
 
 def peak_rss_mb() -> float:

@@ -19,9 +19,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository's benchmarks package
+from benchmarks import busy_neighbours  # noqa: E402
 
 CHILD = r"""
 import json, statistics, sys, time
@@ -40,14 +43,7 @@ print(json.dumps({"threads": torch.get_num_threads(), "rate": statistics.median(
 """
 
 
-def _burn(stop) -> None:  # a CPU-bound neighbour
-    while not stop.is_set():
-        sum(i * i for i in range(10_000))
-
-
 def sample_texts(n: int) -> list[str]:
-    from pathlib import Path
-
     from rag_lab.chunking import chunk_corpus
     from rag_lab.loaders.world import load_world
 
@@ -72,18 +68,9 @@ def main() -> None:
     args = parser.parse_args()
     texts = sample_texts(args.texts)
     for condition in ("idle", "busy"):
-        stop = multiprocessing.Event()
-        burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True)
-                   for _ in range(args.busy if condition == "busy" else 0)]
-        for p in burners:
-            p.start()
-        try:
+        with busy_neighbours(args.busy if condition == "busy" else 0) as busy:
             rates = {t: measure(t, texts, args.repeats) for t in (1, 2)}
-        finally:
-            stop.set()
-            for p in burners:
-                p.join(5)
-        print(f"{condition:5s} ({len(burners)} busy neighbours, {len(texts)} chunks): "
+        print(f"{condition:5s} ({busy} busy neighbours, {len(texts)} chunks): "
               f"1 thread {rates[1]:6.1f} chunks/s, 2 threads {rates[2]:6.1f} chunks/s, "
               f"1 thread / 2 threads = {rates[1] / rates[2]:.2f}x", flush=True)
 

@@ -19,19 +19,18 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import statistics
+import sys
 import time
 import urllib.request
+from pathlib import Path
 
 from rag_lab.llm.local import LocalModelServer
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository's benchmarks package
+from benchmarks import busy_neighbours  # noqa: E402
+
 PROMPT = "Write three sentences about the history of Paris."
-
-
-def _burn(stop) -> None:  # a CPU-bound neighbour
-    while not stop.is_set():
-        sum(i * i for i in range(10_000))
 
 
 def _tokens_per_second(server: LocalModelServer, tokens: int) -> float:
@@ -59,19 +58,10 @@ def main() -> None:
     args = parser.parse_args()
     rows = {}
     for condition in ("idle", "busy"):
-        stop = multiprocessing.Event()
-        burners = [multiprocessing.Process(target=_burn, args=(stop,), daemon=True)
-                   for _ in range(args.busy if condition == "busy" else 0)]
-        for p in burners:
-            p.start()
-        try:
+        with busy_neighbours(args.busy if condition == "busy" else 0) as busy:
             rows[condition] = {t: measure(t, args.tokens, args.repeats) for t in (1, 2)}
-        finally:
-            stop.set()
-            for p in burners:
-                p.join(5)
         one, two = rows[condition][1], rows[condition][2]
-        print(f"{condition:5s} ({len(burners)} busy neighbours): n_threads=1 {one:6.1f} tok/s, n_threads=2 {two:6.1f} tok/s, "
+        print(f"{condition:5s} ({busy} busy neighbours): n_threads=1 {one:6.1f} tok/s, n_threads=2 {two:6.1f} tok/s, "
               f"1 thread / 2 threads = {one / two:.2f}x", flush=True)
 
 
