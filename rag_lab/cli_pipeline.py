@@ -90,10 +90,11 @@ def _sim_profile(args: argparse.Namespace):
     return simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))
 
 
-def _backend(args: argparse.Namespace):
+def _backend(args: argparse.Namespace, profile=None):
+    """The backend of the options; ``profile``: the simulator profile when already read (else read here)."""
     from rag_lab.llm.factory import open_backend
 
-    profile = _sim_profile(args)
+    profile = profile if profile is not None else _sim_profile(args)
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
                         base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format,
                         max_tokens=args.max_tokens)
@@ -142,13 +143,14 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if not len(evalset):
         raise ConfigError(f"no questions selected from {dataset.name!r}")
     start = time.perf_counter()
-    with _backend(args) as backend:
+    sim_profile = _sim_profile(args)  # read once (it may be a file): for the backend and the summary
+    with _backend(args, sim_profile) as backend:
         run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset)
     summary = summarize(run.rows)
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
            "profile": profile if args.backend == "sim" else None,
-           "sim_profile": {**_sim_profile(args).model_dump(), "seed": args.seed} if args.backend == "sim" else None,
+           "sim_profile": {**sim_profile.model_dump(), "seed": args.seed} if args.backend == "sim" else None,
            "model": _model_name(args, backend), "max_tokens": args.max_tokens, "config": config.flat(),
            "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
            "wall_seconds": time.perf_counter() - start, **summary,

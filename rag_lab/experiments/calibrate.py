@@ -83,7 +83,7 @@ from rag_lab.llm.sim.controller import parse_searches, searches_run, stated_budg
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
 from rag_lab.llm.sim.reader import Reader, make_reader
 from rag_lab.llm.sim.text import normalise
-from rag_lab.llm.structured import validate_output
+from rag_lab.llm.structured import embedded_objects, validate_output
 from rag_lab.pipeline.trace import LLMCall, Trace
 
 __all__ = ["Calibration", "CalibrationSource", "KnobCalibration", "RateEstimate", "calibrate", "format_failure",
@@ -146,21 +146,7 @@ def _estimate(knob: str, role: str, tally: list[int], uses: str, in_profile: boo
 
 def _first_object(text: str) -> dict[str, Any] | None:
     """The JSON object the text is, or the first one embedded in it; None if there is none."""
-    try:
-        whole = json.loads(text.strip())
-    except ValueError:
-        whole = None
-    if isinstance(whole, dict):
-        return whole
-    decoder = json.JSONDecoder()
-    for start in (i for i, ch in enumerate(text) if ch == "{"):
-        try:
-            obj, _ = decoder.raw_decode(text, start)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(obj, dict):
-            return obj
-    return None
+    return next((obj for obj, _ in embedded_objects(text)), None)
 
 
 def format_failure(role: str, raw: str) -> tuple[str | None, BaseModel | None]:

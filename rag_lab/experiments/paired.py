@@ -161,3 +161,14 @@ def format_param(value: Any) -> str:
 def changes_label(changes: Mapping[str, Any], same: str = "base") -> str:
     """``round_cap.max_rounds=1, disclosure.disclosed=true``; ``same`` when nothing changed."""
     return ", ".join(f"{k}={format_param(v)}" for k, v in changes.items()) or same
+
+
+def interval_text(row: Mapping[str, Any], decimals: int | None = None, missing: str = "–") -> str:
+    """``Δ [lo, hi]`` of a paired difference (a row with ``delta``, ``lo``, ``hi``), signed, with
+    ``decimals`` (default: 3 when every number is below 10 in size, else 1); ``missing`` when undefined."""
+    delta, lo, hi = (float(row[k]) for k in ("delta", "lo", "hi"))
+    if math.isnan(delta):
+        return missing
+    if decimals is None:
+        decimals = 3 if max(abs(delta), abs(lo), abs(hi)) < 10 else 1
+    return f"{delta:+.{decimals}f} [{lo:+.{decimals}f}, {hi:+.{decimals}f}]"

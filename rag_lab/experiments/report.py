@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
+from rag_lab.experiments.paired import interval_text
 from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 from rag_lab.figures import cost_quality, forest  # the modules, not their names: rag_lab.figures imports this package too
 from rag_lab.figures.common import PARAM_PREFIX, format_value
@@ -165,10 +166,15 @@ def _decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
     return 1 if top < 1000 else 0
 
 
-def _interval(row: pd.Series, decimals: int) -> str:
-    if pd.isna(row["delta"]):
-        return "–"
-    return f"{row['delta']:+.{decimals}f} [{row['lo']:+.{decimals}f}, {row['hi']:+.{decimals}f}]"
+def _measured_class(row: pd.Series) -> str:
+    """The cell class of a paired difference whose interval excludes 0 (bold, coloured by its sign)."""
+    return ' class="measured up"' if row["lo"] > 0 else ' class="measured down"' if row["hi"] < 0 else ""
+
+
+def _thead(heads: Sequence[str], text_columns: int) -> str:
+    """A table head; the first ``text_columns`` columns hold text (left-aligned)."""
+    cells = "".join(f"<th{TEXT_CLASS if i < text_columns else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads))
+    return f"<thead><tr>{cells}</tr></thead>"
 
 
 def _reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
@@ -190,16 +196,14 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
     keep = ~first["is_reference"].to_numpy(dtype=bool)
     heads = ["candidate", "changes vs reference", *(f"Δ {label(m)}" for m in metrics), "questions",
              f"differ on {label(metrics[0])}"]
-    head = "".join(f"<th{TEXT_CLASS if i < 2 else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads))
-    lines = ['<table class="delta">', f"<thead><tr>{head}</tr></thead>", "<tbody>"]
+    lines = ['<table class="delta">', _thead(heads, 2), "<tbody>"]
     for pos in [i for i, k in enumerate(keep) if k]:
         row = first.iloc[pos]
         cells = [f'<td class="text">{html.escape(str(row["candidate_id"]))}</td>',
                  f'<td class="text">{html.escape(str(row["label"]))}</td>']
         for metric in metrics:
             other = frames[metric].iloc[pos]
-            cls = ' class="measured up"' if other["lo"] > 0 else ' class="measured down"' if other["hi"] < 0 else ""
-            cells.append(f"<td{cls}>{html.escape(_interval(other, _decimals(frames, metric)))}</td>")
+            cells.append(f"<td{_measured_class(other)}>{html.escape(interval_text(other, _decimals(frames, metric)))}</td>")
         cells.append(f"<td>{int(row['n'])}</td>")
         share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
         cells.append(f"<td>{html.escape(share)}</td>")
@@ -213,7 +217,7 @@ def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
     metrics = list(frames)
     first = frames[metrics[0]]
     rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
-    cells = [[_interval(frames[m].iloc[i], _decimals(frames, m)) + (" *" if frames[m].iloc[i]["excludes_zero"] else "")
+    cells = [[interval_text(frames[m].iloc[i], _decimals(frames, m)) + (" *" if frames[m].iloc[i]["excludes_zero"] else "")
               for m in metrics] for i in rows]
     names = [str(first.iloc[i]["label"]) for i in rows]
     heads = [f"Δ {label(m)}" for m in metrics]
@@ -248,12 +252,7 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
 
 
 def _gap_cell(row: pd.Series) -> str:
-    if pd.isna(row["delta"]):
-        return "<td>–</td>"
-    decimals = 3 if max(abs(row["delta"]), abs(row["lo"]), abs(row["hi"])) < 10 else 1
-    cls = ' class="measured up"' if row["lo"] > 0 else ' class="measured down"' if row["hi"] < 0 else ""
-    text = f"{row['delta']:+.{decimals}f} [{row['lo']:+.{decimals}f}, {row['hi']:+.{decimals}f}]"
-    return f"<td{cls}>{html.escape(text)}</td>"
+    return f"<td{_measured_class(row)}>{html.escape(interval_text(row))}</td>"
 
 
 def verify_table_html(verification: Any) -> str:
@@ -261,9 +260,7 @@ def verify_table_html(verification: Any) -> str:
     paired gap real − simulated), then each candidate on the headline quality and cost metrics."""
     gaps = verification.gaps
     heads = ["metric (mean of the candidates)", "simulated", "real", "real − simulated [95% paired]", "questions"]
-    lines = ['<table class="verify">', "<thead><tr>" + "".join(
-        f"<th{TEXT_CLASS if i == 0 else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads)) + "</tr></thead>",
-        "<tbody>"]
+    lines = ['<table class="verify">', _thead(heads, 1), "<tbody>"]
     for _, g in gaps[gaps["candidate"] == "all"].iterrows():
         lines.append(f"<tr><td class=\"text\">{html.escape(label(g['metric']))}</td>"
                      f"<td>{html.escape(format_value(g['sim']))}</td><td>{html.escape(format_value(g['real']))}</td>"
@@ -271,9 +268,7 @@ def verify_table_html(verification: Any) -> str:
     lines += ["</tbody>", "</table>"]
     metrics = [m for m in dict.fromkeys([verification.by, DEFAULT_QUALITY, DEFAULT_COST]) if m in set(gaps["metric"])]
     heads = ["candidate", *(f"{label(m)}: {part}" for m in metrics for part in ("sim", "real", "real − sim"))]
-    lines += ['<table class="verify">', "<thead><tr>" + "".join(
-        f"<th{TEXT_CLASS if i == 0 else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads)) + "</tr></thead>",
-        "<tbody>"]
+    lines += ['<table class="verify">', _thead(heads, 1), "<tbody>"]
     for _, c in verification.candidates.iterrows():
         cells = [f"<td class=\"text\">{html.escape(c['label'])}{' ★' if c['config_id'] == verification.winner else ''}"
                  "</td>"]
@@ -288,6 +283,7 @@ def verify_table_html(verification: Any) -> str:
 
 
 def _verify_section(verifications: Sequence[Any]) -> list[str]:
+    from rag_lab.experiments.verify import tau_text
     from rag_lab.figures import sim_vs_real  # (the figures package imports this one)
 
     parts = ["<h2>Simulated vs real</h2>",
@@ -299,12 +295,8 @@ def _verify_section(verifications: Sequence[Any]) -> list[str]:
              "winner; highlighted candidates are on the real Pareto front. In the figures a point on the dashed "
              "diagonal is a candidate the simulator got exactly right.</p>"]
     for n, v in enumerate(verifications):
-        labels = dict(zip(v.candidates["config_id"], v.candidates["label"], strict=True))
-        taus = []
-        for _, r in v.ranks.iterrows():
-            tau = "undefined (ties)" if pd.isna(r["tau"]) else f"{r['tau']:+.3f}"
-            ci = "" if pd.isna(r["lo"]) else f" [{r['lo']:+.3f}, {r['hi']:+.3f}]"
-            taus.append(f"{label(r['metric'])}: τ = {tau}{ci}")
+        labels = v.labels
+        taus = [f"{label(r['metric'])}: τ = {tau_text(r)}" for _, r in v.ranks.iterrows()]
         fate = "is" if v.winner_on_real_front else "is not"
         facts = (f"{v.describe_backend()}: {len(v.candidates)} candidates × {len(v.qids)} questions"
                  + ("" if v.complete else " (incomplete: resume with rag-lab verify)")

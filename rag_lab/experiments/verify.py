@@ -40,11 +40,12 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
-from rag_lab.experiments.paired import paired_difference
+from rag_lab.experiments.paired import interval_text, paired_difference
 from rag_lab.experiments.results import SweepResult
 from rag_lab.experiments.stats import COST_PREFIXES, pareto_mask
 from rag_lab.experiments.store import RUN_FILE
 from rag_lab.experiments.sweep import BackendSpec, SweepSpec, short_hash
+from rag_lab.llm.sim.profile import is_profile_file
 
 #: The folder of a run directory that holds its verifications, one sweep per backend and selection.
 VERIFY_DIR = "verify"
@@ -110,7 +111,7 @@ def select_candidates(sim: SweepResult, top: int = DEFAULT_TOP, by: str | None =
 
 def _slug(backend: BackendSpec) -> str:
     if backend.kind == "sim":
-        what = Path(backend.profile).stem if backend.profile.endswith((".yaml", ".yml", ".json")) else backend.profile
+        what = Path(backend.profile).stem if is_profile_file(backend.profile) else backend.profile
     else:
         what = Path(backend.model).stem if backend.model else "default"
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{backend.kind}-{what}").strip("-")[:48]
@@ -194,11 +195,11 @@ def load_verifications(run_dir: str | Path, sim: SweepResult | None = None) -> l
     if not dirs:
         return []
     sim = sim if sim is not None else load_sweep(run_dir)
+    configs = config_table(sim).set_index("config_id", drop=False)
     out = []
     for d in dirs:
         selection = json.loads((d / SELECTION_FILE).read_text(encoding="utf-8")) if (d / SELECTION_FILE).is_file() else {}
         chosen = None
-        configs = config_table(sim).set_index("config_id", drop=False)
         if selection.get("chosen") and all(c["config_id"] in configs.index for c in selection["chosen"]):
             chosen = configs.loc[[c["config_id"] for c in selection["chosen"]]]
             chosen = chosen.assign(reason=[c["reason"] for c in selection["chosen"]]).reset_index(drop=True)
@@ -238,6 +239,11 @@ class Verification:
     notes: list[str] = field(default_factory=list)
 
     @property
+    def labels(self) -> dict[str, str]:
+        """Each verified config id → its label (the parameters it changes from the base)."""
+        return dict(zip(self.candidates["config_id"], self.candidates["label"], strict=True))
+
+    @property
     def winner_on_real_front(self) -> bool:
         return self.winner in self.real_front
 
@@ -256,7 +262,7 @@ class Verification:
 
     def text(self) -> str:
         """The printed comparison: candidates, per-metric gaps, rank agreement and the winner's fate."""
-        labels = dict(zip(self.candidates["config_id"], self.candidates["label"], strict=True))
+        labels = self.labels
         lines = [f"verified on {self.describe_backend()}: {len(self.candidates)} candidates × {len(self.qids)} "
                  f"questions of the simulated sweep ({self.run_dir})" + ("" if self.complete else " — INCOMPLETE"),
                  "candidates (simulated winner first):"]
@@ -276,9 +282,7 @@ class Verification:
                 lines.append(f"  {labels[g['candidate']][:44]:44s} {_num(g['sim']):>9s} {_num(g['real']):>9s}  "
                              f"{_gap(g):>30s} {int(g['n']):4d}")
         for _, r in self.ranks.iterrows():
-            tau = "undefined (ties)" if pd.isna(r["tau"]) else f"{r['tau']:+.3f}"
-            ci = "" if pd.isna(r["lo"]) else f" [{r['lo']:+.3f}, {r['hi']:+.3f}]"
-            lines.append(f"rank agreement on {label(r['metric'])}: Kendall τ = {tau}{ci} over {len(self.candidates)} "
+            lines.append(f"rank agreement on {label(r['metric'])}: Kendall τ = {tau_text(r)} over {len(self.candidates)} "
                          f"candidates (bootstrap over questions; τ defined in {r['defined']:.0%} of resamples)")
         fate = "is" if self.winner_on_real_front else "is NOT"
         lines.append(f"simulated winner {labels[self.winner]} ({self.winner}) {fate} on the real Pareto front of "
@@ -294,10 +298,13 @@ def _num(value: Any) -> str:
 
 
 def _gap(row: pd.Series) -> str:
-    if pd.isna(row["delta"]):
-        return "-"
-    decimals = 3 if max(abs(row["delta"]), abs(row["lo"]), abs(row["hi"])) < 10 else 1
-    return f"{row['delta']:+.{decimals}f} [{row['lo']:+.{decimals}f}, {row['hi']:+.{decimals}f}]"
+    return interval_text(row, missing="-")
+
+
+def tau_text(row: pd.Series) -> str:
+    """A rank-agreement row's Kendall τ with its interval, or why it is undefined."""
+    tau = "undefined (ties)" if pd.isna(row["tau"]) else f"{row['tau']:+.3f}"
+    return tau + ("" if pd.isna(row["lo"]) else f" [{row['lo']:+.3f}, {row['hi']:+.3f}]")
 
 
 def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:

@@ -53,7 +53,7 @@ def sim_vs_real_info(verification: Verification, metric: str) -> SimVsRealInfo:
     rows = gaps[(gaps["metric"] == metric) & (gaps["candidate"] != "all")]
     if rows.empty:
         raise ValueError(f"no metric {metric!r} in this verification (metrics: {sorted(set(gaps['metric']))})")
-    labels = dict(zip(verification.candidates["config_id"], verification.candidates["label"], strict=True))
+    labels = verification.labels
     keep = rows[~(rows["sim"].isna() | rows["real"].isna())]
     ranks = verification.ranks[verification.ranks["metric"] == metric]
     tau, tau_lo, tau_hi = ((float(ranks.iloc[0][c]) for c in ("tau", "lo", "hi")) if not ranks.empty

@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ValidationError
 
@@ -41,10 +41,9 @@ def _why(exc: ValidationError | json.JSONDecodeError) -> str:
     return f"schema violation at {where}: {err['msg']}"
 
 
-def _candidates(text: str) -> Iterator[tuple[str, str]]:
-    """JSON objects embedded in ``text``: fenced blocks first, then every decodable ``{...}``."""
-    for match in _FENCE.finditer(text):
-        yield "code fence", match.group(1).strip()
+def embedded_objects(text: str) -> Iterator[tuple[dict[str, Any], str]]:
+    """Every decodable JSON object ``{...}`` embedded in ``text``, in order, with the text it was decoded from
+    (at most :data:`_MAX_CANDIDATES`)."""
     decoder = json.JSONDecoder()
     seen = 0
     for start in (m.start() for m in re.finditer(r"\{", text)):
@@ -53,10 +52,18 @@ def _candidates(text: str) -> Iterator[tuple[str, str]]:
         except (json.JSONDecodeError, RecursionError):  # the json module recurses on deep nesting
             continue
         if isinstance(obj, dict):
-            yield "embedded object", text[start:end]
+            yield obj, text[start:end]
             seen += 1
             if seen >= _MAX_CANDIDATES:
                 return
+
+
+def _candidates(text: str) -> Iterator[tuple[str, str]]:
+    """JSON objects embedded in ``text``: fenced blocks first, then every decodable ``{...}``."""
+    for match in _FENCE.finditer(text):
+        yield "code fence", match.group(1).strip()
+    for _, span in embedded_objects(text):
+        yield "embedded object", span
 
 
 def validate_output(text: str, schema: type[BaseModel] | None, fallback: Fallback = None) -> StructuredOutcome:
