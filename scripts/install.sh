@@ -51,16 +51,30 @@ if [ "$have_digest" != "$want" ] || [ "$missing" = 1 ] || [ ! -f "$stamp" ]; the
     *" local "*) .venv/bin/python -c 'import llama_cpp' 2>/dev/null \
                  || echo "install: building llama-cpp-python from source for the local extra (several minutes)" >&2 ;;
   esac
-  # torch first, with pip: 2.13.0 is the CPU build on local disk (pip's find-links; uv does not look
-  # there), and an unpinned torch pulled in by sentence-transformers would be a multi-GB CUDA build.
-  # Then everything else in one resolver run with uv (parallel downloads and builds: the notebook
-  # stack in about a minute where pip took several; benchmarks/bench_install.py measures both),
-  # torch pinned again so the resolver keeps the installed CPU build. RAG_LAB_INSTALLER=pip, or uv
+  # torch 2.13.0 must be the CPU build on local disk (an unpinned torch pulled in by
+  # sentence-transformers would be a multi-GB CUDA build). When pip's find-links hold that wheel
+  # (this machine: /opt/wheels), uv installs it together with everything else in one resolver run,
+  # pinned to the local +cpu version so no index can substitute another build: parallel downloads
+  # and builds, torch unpacked in ~5 s where pip took ~40 (benchmarks/bench_install.py). Without
+  # such a wheel, pip installs torch first (it searches the machine's find-links itself), then uv the
+  # rest, torch pinned again so the resolver keeps the installed build. RAG_LAB_INSTALLER=pip, or uv
   # failing, uses pip alone.
+  wheels=""
+  for links in ${PIP_FIND_LINKS:-$("$PYTHON" -m pip config get global.find-links 2>/dev/null || true)}; do
+    links=${links#file://}
+    if compgen -G "$links/torch-2.13.0+cpu-cp311-*.whl" > /dev/null; then wheels=$links; break; fi
+  done
   installed=0
-  if [ "${RAG_LAB_INSTALLER:-uv}" = uv ] && .venv/bin/pip install --quiet torch==2.13.0 uv && [ -x .venv/bin/uv ]; then
-    .venv/bin/uv pip install --quiet --python .venv/bin/python torch==2.13.0 -e "$spec" && installed=1 \
-      || echo "install: uv failed; installing with pip instead" >&2
+  if [ "${RAG_LAB_INSTALLER:-uv}" = uv ]; then
+    if [ -n "$wheels" ]; then
+      .venv/bin/pip install --quiet uv && [ -x .venv/bin/uv ] \
+        && .venv/bin/uv pip install --quiet --python .venv/bin/python --find-links "$wheels" \
+             "torch==2.13.0+cpu" -e "$spec" && installed=1
+    else
+      .venv/bin/pip install --quiet torch==2.13.0 uv && [ -x .venv/bin/uv ] \
+        && .venv/bin/uv pip install --quiet --python .venv/bin/python torch==2.13.0 -e "$spec" && installed=1
+    fi
+    [ "$installed" = 1 ] || echo "install: uv failed; installing with pip instead" >&2
   fi
   [ "$installed" = 1 ] || .venv/bin/pip install --quiet torch==2.13.0 -e "$spec"
   printf '%s\n%s\n' "$want" "$extras" > "$stamp"

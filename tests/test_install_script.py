@@ -1,6 +1,7 @@
 """scripts/install.sh: extras are additive and recorded, so the main job (notebook) and the tests
-(dev local onnx) install in either order without reinstalling or removing each other's extras; torch
-comes from pip, the rest from uv, and pip alone when uv fails. pip and uv are replaced by recorders;
+(dev local onnx) install in either order without reinstalling or removing each other's extras; uv
+installs torch's local CPU wheel with the rest when pip's find-links hold it, otherwise torch comes
+from pip and the rest from uv; pip alone when uv fails. pip and uv are replaced by recorders;
 nothing is installed."""
 
 from __future__ import annotations
@@ -31,8 +32,10 @@ def clone(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def install(clone: Path, *extras: str) -> subprocess.CompletedProcess:
+def install(clone: Path, *extras: str, find_links: Path | None = None) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHON": shutil.which("python3.11") or sys.executable}
+    if find_links is not None:
+        env["PIP_FIND_LINKS"] = str(find_links)
     return subprocess.run(["bash", "scripts/install.sh", *extras], cwd=clone, capture_output=True, text=True, env=env)
 
 
@@ -88,12 +91,22 @@ def test_an_unknown_extra_is_refused_before_pip_runs(clone):
     assert pip_calls(clone) == []
 
 
-def test_torch_from_pip_then_the_project_from_uv_and_pip_alone_when_uv_fails(clone):
-    assert install(clone, "notebook").returncode == 0
+def test_a_local_cpu_torch_wheel_goes_through_uv_with_everything_else(clone, tmp_path):
+    links = tmp_path / "wheels"
+    links.mkdir()
+    (links / "torch-2.13.0+cpu-cp311-cp311-manylinux_2_28_x86_64.whl").write_bytes(b"")
+    assert install(clone, "notebook", find_links=links).returncode == 0
+    assert calls(clone) == ["pip install --quiet uv",
+                            f"uv pip install --quiet --python .venv/bin/python --find-links {links} "
+                            "torch==2.13.0+cpu -e .[notebook]"]
+
+
+def test_torch_from_pip_then_the_project_from_uv_and_pip_alone_when_uv_fails(clone, tmp_path):
+    assert install(clone, "notebook", find_links=tmp_path).returncode == 0  # no torch wheel there
     assert calls(clone) == ["pip install --quiet torch==2.13.0 uv",
                             "uv pip install --quiet --python .venv/bin/python torch==2.13.0 -e .[notebook]"]
     (clone / ".venv" / "bin" / "uv").write_text('#!/bin/sh\necho "uv $@" >> "$(dirname "$0")/../pip.log"\nexit 1\n')
-    result = install(clone, "dev")
+    result = install(clone, "dev", find_links=tmp_path)
     assert result.returncode == 0 and "uv failed; installing with pip instead" in result.stderr
     assert calls(clone)[-1] == "pip install --quiet torch==2.13.0 -e .[dev,notebook]"
     env = {**os.environ, "PYTHON": shutil.which("python3.11") or sys.executable, "RAG_LAB_INSTALLER": "pip"}
