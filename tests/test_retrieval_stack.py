@@ -35,6 +35,7 @@ from rag_lab.index import (
     reciprocal_rank_fusion,
     top_k,
 )
+from rag_lab.index.dense import auto_ef_search
 from rag_lab.records import Chunk, Corpus, Document
 
 
@@ -243,6 +244,31 @@ def test_hnsw_recall_against_exact_and_determinism() -> None:
     again = HNSWIndex(hash_embedder)
     again.build(chunks)
     assert again.search_vectors(queries, 10) == approx
+
+
+def test_default_search_breadth_grows_with_the_index(tmp_path) -> None:
+    # A fixed ef_search loses recall as the graph grows (the 100k world: 0.885 at 64); the default
+    # sizes it to the index: 64 for every shipped dataset, ~1.2 sqrt(n) beyond.
+    assert [auto_ef_search(n) for n in (0, 726, 2844, 10_000, 106_908)] == [64, 64, 64, 120, 393]
+    hash_embedder = HashEmbedder(dim=32)
+    chunks = random_text_chunks(8000)
+    exact = ExactIndex(hash_embedder)
+    exact.build(chunks)
+    queries = unit_rows(200, hash_embedder.dim, seed=3)
+    truth = exact.search_vectors(queries, 10)
+
+    def recall(index: HNSWIndex) -> float:
+        approx = index.search_vectors(queries, 10)
+        return sum(len({c for c, _ in t} & {c for c, _ in a}) for t, a in zip(truth, approx, strict=True)) / 2000
+
+    auto = HNSWIndex(hash_embedder)
+    auto.build(chunks)
+    assert auto.ef_search is None and auto.search_breadth == 108
+    fixed = HNSWIndex(hash_embedder, ef_search=64)
+    fixed._graph, fixed.chunk_ids, fixed.dim = auto._graph, auto.chunk_ids, auto.dim  # the same graph
+    assert recall(auto) >= 0.99 and recall(fixed) < 0.97  # 0.9945 and 0.966 when written
+    loaded = HNSWIndex.load(auto.save(tmp_path / "hnsw"), hash_embedder)
+    assert loaded.ef_search is None and loaded.search_breadth == 108
 
 
 def test_hnsw_raises_ef_to_k_and_caps_k_at_size(hash_embedder: HashEmbedder) -> None:
