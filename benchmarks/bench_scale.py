@@ -2,8 +2,10 @@
 (PyTorch vs ONNX on a sample, extrapolated), the full corpus embedded once with the fastest backend
 (cached), HNSW build time and peak RSS, HNSW Recall@10 against exact search on 1,000 queries at
 several ``ef_search`` values and at the default (``auto_ef_search`` of the index size, whose factor
-was fitted on the 160 dev questions, so the default's recall is reported on the 840 test ones), single-query latency p50/p99 (HNSW vs exact), BM25 build and query
-time, and the full pipeline on 100 questions over that corpus.
+was fitted on the 160 dev questions, so the default's recall is reported on the 840 test ones),
+recall at a fixed and the default breadth on 10k and 30k random subsets (recall against size),
+single-query latency p50/p99 (HNSW vs exact), BM25 build and query time, and the full pipeline on
+100 questions over that corpus.
 
     nice -n 10 python -m benchmarks --sections scale            # --quick: scale 2 (~1.4k documents)
 
@@ -23,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+import hnswlib
 import numpy as np
 
 from benchmarks import Measure, Ratio, Section, peak_rss_mb
@@ -34,6 +37,8 @@ EF_SEARCH = (16, 32, 64, 128, 256, 384, 512)
 #: The child's name for the default breadth (HNSWIndex(ef_search=None): auto_ef_search of the size).
 AUTO = "auto"
 N_QUERIES = 1000
+#: Random subsets of the corpus on which recall is measured against size (when the corpus is larger).
+SUBSET_SIZES = (10_000, 30_000)
 SLICE = 2048
 
 
@@ -197,6 +202,9 @@ def run(quick: bool, work: Path) -> Section:
                     "hnsw_child(*sys.argv[1:])", str(vec_path), str(q_path), str(ids_path), model_id, str(out_path),
                     str(index_dir)], check=True)
     child = json.loads(out_path.read_text(encoding="utf-8"))
+    dev = np.array([q.split == "dev" for q in questions])
+    if len(chunks) > 2 * SUBSET_SIZES[-1]:
+        _recall_by_size(np.load(vec_path), query_vectors, dev, section)
     for path in (vec_path, q_path, out_path, ids_path):
         path.unlink()
     section.measures.append(Measure("HNSW build (M=16, ef_construction=200, 1 thread)", child["build_seconds"], "s"))
@@ -243,6 +251,30 @@ def run(quick: bool, work: Path) -> Section:
     section.measures.append(Measure("peak RSS of the benchmark process", peak_rss_mb(), "MB",
                                     note="world + chunks + vectors + BM25 + pipeline"))
     return section
+
+
+def _recall_by_size(vectors: np.ndarray, queries: np.ndarray, dev: np.ndarray, section: Section) -> None:
+    """Recall@10 vs exact at a fixed ef_search=64 and at the size's default, on random subsets of the
+    corpus (the data behind :func:`auto_ef_search`: a fixed breadth loses recall as the graph grows),
+    for the dev questions (which fitted its factor) and the test ones."""
+    from rag_lab.index.dense import auto_ef_search
+
+    rng = np.random.default_rng(0)
+    for size in SUBSET_SIZES:
+        subset = np.ascontiguousarray(vectors[np.sort(rng.choice(len(vectors), size, replace=False))])
+        graph = hnswlib.Index(space="ip", dim=subset.shape[1])
+        graph.init_index(max_elements=size, M=16, ef_construction=200, random_seed=100)
+        graph.add_items(subset, np.arange(size), num_threads=1)
+        scores = queries @ subset.T
+        exact = np.argpartition(-scores, K, axis=1)[:, :K]
+        for ef in (64, auto_ef_search(size)):
+            graph.set_ef(ef)
+            found, _ = graph.knn_query(queries, k=K)
+            recalls = np.array([len(set(f) & set(e)) / K for f, e in zip(found, exact, strict=True)])
+            section.measures.append(Measure(
+                f"HNSW Recall@{K} vs exact on a random {size:,}-vector subset, ef_search={ef}"
+                f"{' (its default)' if ef != 64 else ''}", float(recalls[~dev].mean()), "",
+                note=f"test questions; dev questions {recalls[dev].mean():.3f}"))
 
 
 def _full_pipeline(dataset: object, model: object, cache_path: Path, index_dir: Path, bm25: object, n: int,
