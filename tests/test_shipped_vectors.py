@@ -88,3 +88,8 @@ def test_the_shipped_world_vectors_are_the_packaged_models():
     found = np.stack(shipped.get([EmbeddingCache.key(DEFAULT_MODEL_ID, t) for t in sample]))
     np.testing.assert_allclose(found, minilm.embed(sample), atol=1e-5)
     assert default_embedder("torch").shipped is not None  # the default embedder consults them
+
+
+def test_without_a_data_folder_nothing_is_shipped(monkeypatch, tmp_path):
+    monkeypatch.setattr("rag_lab.shipped_vectors.DATA_DIR", tmp_path / "no-data-here")
+    assert len(ShippedVectors(DEFAULT_MODEL_ID)) == 0
