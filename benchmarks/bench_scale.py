@@ -25,7 +25,6 @@ import sys
 import time
 from pathlib import Path
 
-import hnswlib
 import numpy as np
 
 from benchmarks import Measure, Ratio, Section, peak_rss_mb
@@ -90,16 +89,11 @@ def hnsw_child(vectors_path: str, queries_path: str, ids_path: str, model_id: st
     """In a child process: build HNSW over the saved vectors, search the queries at every ef_search;
     write build seconds, peak RSS and the hits (row numbers) to ``out_path``, and save the index
     (for the full-pipeline run, which then need not build it again) to ``index_dir``."""
-    from rag_lab.index import HNSWIndex
-
     vectors = np.load(vectors_path)
     queries = np.load(queries_path)
-    index = HNSWIndex(embedder=_NoEmbedder(vectors.shape[1], model_id))
-    index.dim = vectors.shape[1]
     start = time.perf_counter()
-    index._build_vectors(np.ascontiguousarray(vectors, dtype=np.float32))
+    index = hnsw_over(vectors, json.loads(Path(ids_path).read_text(encoding="utf-8")), model_id)
     build = time.perf_counter() - start
-    index.chunk_ids = json.loads(Path(ids_path).read_text(encoding="utf-8"))
     index.build_seconds = build
     row = {chunk_id: i for i, chunk_id in enumerate(index.chunk_ids)}
     rss_after_build = peak_rss_mb()
@@ -118,6 +112,22 @@ def hnsw_child(vectors_path: str, queries_path: str, ids_path: str, model_id: st
     result["peak_rss_mb"] = peak_rss_mb()
     index.save(index_dir)  # ef_search None: the default the pipeline run then uses
     Path(out_path).write_text(json.dumps(result), encoding="utf-8")
+
+
+def hnsw_over(vectors: np.ndarray, chunk_ids: list[str], model_id: str) -> object:
+    """An :class:`HNSWIndex` (default parameters) built over ready vectors, one per chunk id."""
+    from rag_lab.index import HNSWIndex
+
+    index = HNSWIndex(embedder=_NoEmbedder(vectors.shape[1], model_id))
+    index.dim = vectors.shape[1]
+    index._build_vectors(np.ascontiguousarray(vectors, dtype=np.float32))
+    index.chunk_ids = chunk_ids
+    return index
+
+
+def recalls_at_k(found: list[list[int]], exact: list[set[int]]) -> np.ndarray:
+    """Each query's Recall@K of the rows ``found`` against the exact top-K rows."""
+    return np.array([len(set(f) & e) / K for f, e in zip(found, exact, strict=True)])
 
 
 class _NoEmbedder:
@@ -202,18 +212,17 @@ def run(quick: bool, work: Path) -> Section:
                     "hnsw_child(*sys.argv[1:])", str(vec_path), str(q_path), str(ids_path), model_id, str(out_path),
                     str(index_dir)], check=True)
     child = json.loads(out_path.read_text(encoding="utf-8"))
-    dev = np.array([q.split == "dev" for q in questions])
+    test = np.array([q.split == "test" for q in questions])  # the others are dev questions
     if len(chunks) > 2 * SUBSET_SIZES[-1]:
-        _recall_by_size(np.load(vec_path), query_vectors, dev, section)
+        _recall_by_size(np.load(vec_path), query_vectors, test, model_id, section)
     for path in (vec_path, q_path, out_path, ids_path):
         path.unlink()
     section.measures.append(Measure("HNSW build (M=16, ef_construction=200, 1 thread)", child["build_seconds"], "s"))
     section.measures.append(Measure("HNSW peak RSS (child: vectors + graph + searches)", child["peak_rss_mb"], "MB",
                                     at_most=1536))
-    test = np.array([q.split == "test" for q in questions])
     for ef in (*EF_SEARCH, AUTO):
         entry = child["ef"][str(ef)]
-        recalls = np.array([len(set(h) & t) / K for h, t in zip(entry["hits"], exact_hits, strict=True)])
+        recalls = recalls_at_k(entry["hits"], exact_hits)
         p50, p99 = percentiles(entry["seconds"])
         default = ef == AUTO
         name = f"ef_search={child['auto_ef']} (default: auto for this size)" if default else f"ef_search={ef}"
@@ -253,28 +262,25 @@ def run(quick: bool, work: Path) -> Section:
     return section
 
 
-def _recall_by_size(vectors: np.ndarray, queries: np.ndarray, dev: np.ndarray, section: Section) -> None:
-    """Recall@10 vs exact at a fixed ef_search=64 and at the size's default, on random subsets of the
+def _recall_by_size(vectors: np.ndarray, queries: np.ndarray, test: np.ndarray, model_id: str,
+                    section: Section) -> None:
+    """Recall@10 vs exact at a fixed ef_search=64 and at the index's default, on random subsets of the
     corpus (the data behind :func:`auto_ef_search`: a fixed breadth loses recall as the graph grows),
-    for the dev questions (which fitted its factor) and the test ones."""
-    from rag_lab.index.dense import auto_ef_search
-
+    for the test questions and the dev ones (which fitted its factor)."""
     rng = np.random.default_rng(0)
     for size in SUBSET_SIZES:
-        subset = np.ascontiguousarray(vectors[np.sort(rng.choice(len(vectors), size, replace=False))])
-        graph = hnswlib.Index(space="ip", dim=subset.shape[1])
-        graph.init_index(max_elements=size, M=16, ef_construction=200, random_seed=100)
-        graph.add_items(subset, np.arange(size), num_threads=1)
+        subset = vectors[np.sort(rng.choice(len(vectors), size, replace=False))]
+        index = hnsw_over(subset, [str(i) for i in range(size)], model_id)
         scores = queries @ subset.T
-        exact = np.argpartition(-scores, K, axis=1)[:, :K]
-        for ef in (64, auto_ef_search(size)):
-            graph.set_ef(ef)
-            found, _ = graph.knn_query(queries, k=K)
-            recalls = np.array([len(set(f) & set(e)) / K for f, e in zip(found, exact, strict=True)])
+        exact = [set(row.tolist()) for row in np.argpartition(-scores, K, axis=1)[:, :K]]
+        for ef in (64, None):
+            index.ef_search = ef
+            found = [[int(c) for c, _ in hits] for hits in index.search_vectors(queries, K)]
+            recalls = recalls_at_k(found, exact)
             section.measures.append(Measure(
-                f"HNSW Recall@{K} vs exact on a random {size:,}-vector subset, ef_search={ef}"
-                f"{' (its default)' if ef != 64 else ''}", float(recalls[~dev].mean()), "",
-                note=f"test questions; dev questions {recalls[dev].mean():.3f}"))
+                f"HNSW Recall@{K} vs exact on a random {size:,}-vector subset, ef_search={index.search_breadth}"
+                f"{' (its default)' if ef is None else ''}", float(recalls[test].mean()), "",
+                note=f"test questions; dev questions {recalls[~test].mean():.3f}"))
 
 
 def _full_pipeline(dataset: object, model: object, cache_path: Path, index_dir: Path, bm25: object, n: int,

@@ -46,8 +46,7 @@ class ShippedVectors:
         self.model_id = model_id
         if dataset_dirs is None:  # every folder in data/ (none when the package runs without its data/)
             dataset_dirs = sorted(p for p in DATA_DIR.iterdir() if p.is_dir()) if DATA_DIR.is_dir() else []
-        dirs = dataset_dirs
-        self.files = [f for f in (vector_file(d, model_id) for d in dirs) if f.is_file()]
+        self.files = [f for f in (vector_file(d, model_id) for d in dataset_dirs) if f.is_file()]
         self._rows: dict[str, np.ndarray] = {}
         for path in self.files:
             keys, vectors = read_vector_file(path)

@@ -59,21 +59,18 @@ if [ "$have_digest" != "$want" ] || [ "$missing" = 1 ] || [ ! -f "$stamp" ]; the
   # such a wheel, pip installs torch first (it searches the machine's find-links itself), then uv the
   # rest, torch pinned again so the resolver keeps the installed build. RAG_LAB_INSTALLER=pip, or uv
   # failing, uses pip alone.
-  wheels=""
+  pip_first=(torch==2.13.0 uv) uv_torch=(torch==2.13.0)  # no local wheel: pip installs torch first
   for links in ${PIP_FIND_LINKS:-$("$PYTHON" -m pip config get global.find-links 2>/dev/null || true)}; do
     links=${links#file://}
-    if compgen -G "$links/torch-2.13.0+cpu-cp311-*.whl" > /dev/null; then wheels=$links; break; fi
+    if compgen -G "$links/torch-2.13.0+cpu-cp311-*.whl" > /dev/null; then
+      pip_first=(uv) uv_torch=(--find-links "$links" "torch==2.13.0+cpu")
+      break
+    fi
   done
   installed=0
   if [ "${RAG_LAB_INSTALLER:-uv}" = uv ]; then
-    if [ -n "$wheels" ]; then
-      .venv/bin/pip install --quiet uv && [ -x .venv/bin/uv ] \
-        && .venv/bin/uv pip install --quiet --python .venv/bin/python --find-links "$wheels" \
-             "torch==2.13.0+cpu" -e "$spec" && installed=1
-    else
-      .venv/bin/pip install --quiet torch==2.13.0 uv && [ -x .venv/bin/uv ] \
-        && .venv/bin/uv pip install --quiet --python .venv/bin/python torch==2.13.0 -e "$spec" && installed=1
-    fi
+    .venv/bin/pip install --quiet "${pip_first[@]}" && [ -x .venv/bin/uv ] \
+      && .venv/bin/uv pip install --quiet --python .venv/bin/python "${uv_torch[@]}" -e "$spec" && installed=1
     [ "$installed" = 1 ] || echo "install: uv failed; installing with pip instead" >&2
   fi
   [ "$installed" = 1 ] || .venv/bin/pip install --quiet torch==2.13.0 -e "$spec"

@@ -24,7 +24,7 @@ def auto_ef_search(size: int) -> int:
     giving Recall@10 >= 0.98 at 10k, 30k and 107k vectors); at 107k it is 393, where the test
     questions' recall is 0.972 and p99 latency 2.4 ms (the fixed 64 gave 0.885).
     """
-    return max(64, math.ceil(1.2 * math.sqrt(max(size, 0))))
+    return max(64, math.ceil(1.2 * math.sqrt(size)))
 
 
 class HNSWIndex(DenseIndex):
