@@ -17,7 +17,7 @@ import yaml
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepSpec, load_sweep, run_sweep
-from rag_lab.experiments.search_space import Constraint, Objective, SearchSpace, SearchSpec
+from rag_lab.experiments.search_space import Constraint, Objective, SearchSpace
 from rag_lab.experiments.store import RUN_FILE, RunStore
 
 REPO = Path(__file__).resolve().parent.parent

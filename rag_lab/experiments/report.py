@@ -320,6 +320,42 @@ def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotl
                                                           default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)
 
 
+def report_figures(
+    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
+    cost_col: str = DEFAULT_COST,
+    quality_col: str = DEFAULT_QUALITY,
+    reference: Any = None,
+) -> dict[str, Any]:
+    """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
+    ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric and ``sim_vs_real_<n>_<metric>``
+    per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
+    from rag_lab.figures import sim_vs_real
+
+    table, sweep, _ = _load(source)
+    table = add_pareto(table, cost_col, quality_col)
+    figures: dict[str, Any] = {}
+    if sweep is not None:
+        table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
+    text_col = LABEL_COL if LABEL_COL in table.columns else None
+    figures["cost_quality"] = cost_quality.cost_quality_figure(
+        cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col))
+    second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
+    if second_col is not None:
+        figures[f"{second_col.removeprefix('cost_')}_quality"] = cost_quality.cost_quality_figure(
+            cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col))
+    if sweep is not None:
+        from rag_lab.experiments.verify import load_verifications
+
+        for metric, frame in comparisons(sweep, (quality_col, cost_col), reference).items():
+            figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
+        for n, v in enumerate(load_verifications(sweep.run_dir, sweep)):
+            for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
+                if metric in set(v.gaps["metric"]):
+                    figures[f"sim_vs_real_{n}_{metric}"] = sim_vs_real.sim_vs_real_figure(
+                        sim_vs_real.sim_vs_real_info(v, metric))
+    return figures
+
+
 def write_report(
     source: pd.DataFrame | SweepResult | str | os.PathLike[str],
     out_html: str | os.PathLike[str],
