@@ -59,7 +59,21 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
            "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
-    return out, format_table(result, seconds) + _deltas(result)
+    return out, format_table(result, seconds) + _search_text(result) + _deltas(result)
+
+
+def _search_text(result: Any) -> str:
+    """A search's question runs against a full grid of its candidates, and each dropped candidate with why."""
+    if not result.search:
+        return ""
+    table = result.table
+    full = len(table) * len(result.qids)
+    lines = [f"search ({result.search['sampler']}): {len(table)} candidates, {result.question_runs()} question runs "
+             f"({result.question_runs() / full:.1%} of {full} for every candidate on every question)"]
+    labels = result.labels()
+    for _, row in table[table["status"] == "dropped"].iterrows():
+        lines.append(f"  dropped {row['candidate_id']} ({labels.get(row['candidate_id'], '')}): {row['drop_reason']}")
+    return "\n\n" + "\n".join(lines)
 
 
 def _deltas(result: Any) -> str:

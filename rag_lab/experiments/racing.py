@@ -6,11 +6,15 @@ The race runs in **stages** of growing question counts (``race.batches``, e.g. 2
 After each stage but the last, :func:`stage_drops` tests, on the questions run so far:
 
 - for a candidate ``c`` and a rival ``r`` (another survivor, or an *incumbent*: a candidate that has
-  already run every question and survived) whose means are better than ``c``'s on **every** objective,
-  the hypothesis "``r`` is not better than ``c`` on some objective". Each objective gets a one-sided
-  paired test of ``r`` against ``c`` over the same questions (:func:`rag_lab.experiments.paired.paired_test`:
-  exact for 0/1 metrics, a permutation test otherwise); the pair's p-value is the largest of them (an
-  intersection-union test: ``r`` dominates ``c`` only if it is shown better on each objective);
+  already run every question and survived) that dominates ``c`` on the means, the hypothesis "``r`` does
+  not dominate ``c``". Each objective on which the two differ gets a one-sided paired test of ``r`` against
+  ``c`` over the same questions (:func:`rag_lab.experiments.paired_test`: exact sign/McNemar for 0/1
+  metrics, a sign-flip permutation test otherwise); the pair's p-value is the largest of them (an
+  intersection-union test: ``r`` dominates ``c`` only if it is shown better on each of them). With
+  ``dominance: weak`` (the default, Pareto dominance) an objective on which ``r`` and ``c`` are **equal on
+  every question run so far** counts as a tie, not as a difference to show (two policies that only differ
+  in how they truncate make the same LLM calls); at least one objective must be shown better. With
+  ``dominance: strict`` every objective must be shown better (a tie keeps ``c`` in the race);
 - for each constraint ``METRIC <= B`` (``>= B``), the hypothesis "``c``'s mean keeps it": a one-sided
   paired test of ``c``'s values against the constant ``B``.
 
@@ -76,9 +80,10 @@ def stage_drops(
     constraints: Sequence[Constraint],
     alpha: float,
     n_questions: int,
+    dominance: str = "weak",
 ) -> list[RaceOutcome]:
     """The challengers dropped after this stage (see the module doc); ``rivals`` may include challengers."""
-    from rag_lab.experiments.paired import holm, paired_test
+    from rag_lab.experiments import holm, paired_test  # (issue 19's tests; the package imports this module's users)
 
     hypotheses: list[dict[str, Any]] = []
     for c in challengers:
@@ -89,14 +94,22 @@ def stage_drops(
                      for o in objectives]
             if any(a.size == 0 for a, _ in pairs):
                 continue
-            if not all(_better(float(a.mean()), float(b.mean()), o) for (a, b), o in zip(pairs, objectives, strict=True)):
+            tied = [a.size == b.size and bool(np.array_equal(a, b)) for a, b in pairs]
+            if dominance == "strict" and any(tied):
                 continue
-            tests = [paired_test(a, b, alternative="less" if o.minimize else "greater")
-                     for (a, b), o in zip(pairs, objectives, strict=True)]
-            hypotheses.append({"candidate": c, "rival": r, "p": max(t.p for t in tests), "tests": [
-                {"metric": o.metric, "delta": float(t.delta), "p": float(t.p), "n": int(t.n), "method": t.method,
-                 "n_better": int(t.n_better), "n_worse": int(t.n_worse)}
-                for o, t in zip(objectives, tests, strict=True)]})
+            if all(tied) or not all(t or _better(float(a.mean()), float(b.mean()), o)
+                                    for (a, b), o, t in zip(pairs, objectives, tied, strict=True)):
+                continue
+            tests = []
+            for (a, b), o, t in zip(pairs, objectives, tied, strict=True):
+                if t:
+                    tests.append({"metric": o.metric, "delta": 0.0, "p": None, "n": int(a.size), "method": "tied"})
+                    continue
+                test = paired_test(a, b, alternative="less" if o.minimize else "greater")
+                tests.append({"metric": o.metric, "delta": float(test.delta), "p": float(test.p), "n": int(test.n),
+                              "method": test.method, "n_better": int(test.n_better), "n_worse": int(test.n_worse)})
+            hypotheses.append({"candidate": c, "rival": r, "p": max(t["p"] for t in tests if t["p"] is not None),
+                               "tests": tests})
         for k in constraints:
             mine = np.asarray(values[c][k.metric], float)
             mine = mine[~np.isnan(mine)]
@@ -126,7 +139,8 @@ def stage_drops(
 
 
 def _reason(h: Mapping[str, Any], n: int, family: int) -> str:
-    tests = "; ".join(f"{label(t['metric'])} Δ {t['delta']:+.3f} (p = {t['p']:.2g})" for t in h["tests"])
+    tests = "; ".join(f"{label(t['metric'])} tied on all {t['n']} questions" if t["p"] is None else
+                      f"{label(t['metric'])} Δ {t['delta']:+.3f} (p = {t['p']:.2g}, {t['method']})" for t in h["tests"])
     holm_text = f"Holm-adjusted p = {h['p_holm']:.2g} over the stage's {family} tests"
     if h["rival"] is None:
         return (f"after {n} questions its mean breaks {h['constraint']} ({tests}, the candidate's values against "
@@ -159,7 +173,7 @@ def run_race(
             break
         everyone = list(dict.fromkeys([*survivors, *incumbents]))
         values = {cid: {m: metric_values(cid, qids, m) for m in metrics} for cid in everyone}
-        for drop in stage_drops(values, survivors, everyone, objectives, constraints, spec.alpha, n):
+        for drop in stage_drops(values, survivors, everyone, objectives, constraints, spec.alpha, n, spec.dominance):
             outcomes[drop.candidate_id] = drop
             if on_drop is not None:
                 on_drop(drop)

@@ -313,6 +313,47 @@ def _verify_section(verifications: Sequence[Any]) -> list[str]:
     return parts
 
 
+def _search_section(sweep: SweepResult) -> list[str]:
+    """A search's facts (sampler, trials, question runs against a full grid of the same candidates) and, for a
+    race, every dropped candidate: after how many questions, by which rival, and the test that dropped it."""
+    search = sweep.search or {}
+    table = sweep.table
+    labels = sweep.labels()
+    runs = sweep.question_runs()
+    full = len(table) * len(sweep.qids)
+    facts = [f"sampler {search.get('sampler')}",
+             f"{len(sweep.trials())} trials" if search.get("sampler") != "grid" else f"{len(table)} grid points",
+             f"{len(table)} distinct candidates",
+             f"{runs} question runs, {runs / full:.1%} of the {full} that running every candidate on all "
+             f"{len(sweep.qids)} questions takes" if full else f"{runs} question runs"]
+    if search.get("constraints"):
+        facts.append("constraints: " + "; ".join(search["constraints"])
+                     + f" ({int((~table['is_feasible']).sum())} candidates break one)")
+    race = search.get("race")
+    parts = ["<h2>Search and race</h2>", f'<p class="note">{html.escape(" · ".join(facts))}.</p>']
+    if race:
+        dropped = table[table["status"] == "dropped"].sort_values(["dropped_after", "candidate_id"])
+        parts.append(
+            f'<p class="note">Racing: every candidate answered the questions in one seeded random order, in stages of '
+            f"{html.escape(', '.join(map(str, race['batches'])))} and then all {len(sweep.qids)} questions. After each "
+            f"stage a candidate was dropped when a paired test (Holm-corrected over the stage's tests, α = "
+            f"{race.get('alpha', 0.05):g}, {html.escape(str(race.get('dominance', 'weak')))} dominance) showed a rival "
+            f"dominating it, or its mean breaking a constraint. {len(dropped)} of {len(table)} candidates were "
+            "dropped; only candidates that ran every question can be on the front.</p>")
+        if len(dropped):
+            lines = ['<table class="dropped">', _thead(["candidate", "changes", "dropped after", "dropped by", "why"], 5),
+                     "<tbody>"]
+            for _, row in dropped.iterrows():
+                rival = row["dropped_by"]
+                rival_text = f"{rival} ({labels.get(rival, '')})" if rival else "a constraint"
+                lines.append("<tr>" + "".join(f'<td class="text">{html.escape(str(v))}</td>' for v in (
+                    row["candidate_id"], labels.get(row["candidate_id"], ""), f"after {int(row['dropped_after'])} questions",
+                    rival_text, row["drop_reason"])) + "</tr>")
+            lines += ["</tbody>", "</table>"]
+            parts += ['<div class="table-wrap">', "\n".join(lines), "</div>"]
+    return parts
+
+
 def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotlyjs: bool) -> str:
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     info = cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col)
@@ -413,6 +454,7 @@ def write_report(
         _how_to_read(cost_col, quality_col),
         "<h2>Cost vs quality</h2>",
         *plots,
+        *(_search_section(sweep) if sweep is not None and sweep.search else []),
         *(_delta_section(frames) if frames else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",

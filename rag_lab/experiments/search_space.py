@@ -111,13 +111,15 @@ class RaceSpec(BaseModel):
     """Racing over questions: every candidate runs the first ``batches[0]`` questions (in a seeded
     random order of the sweep's questions), then the next batches, then all; after each batch but the
     last, a candidate is dropped when a paired test, Holm-corrected over the batch's tests, shows a
-    surviving rival better on every objective at level ``alpha`` (or the candidate's mean breaking a
-    constraint)."""
+    surviving rival dominating it at level ``alpha`` (or the candidate's mean breaking a constraint).
+    ``dominance``: ``weak`` (Pareto: better on one objective, tied on every question so far on the others,
+    or better on all) or ``strict`` (shown better on every objective); see :mod:`.racing`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     batches: list[int] = Field(default_factory=lambda: [20, 40, 80], min_length=1)
     alpha: float = Field(default=0.05, gt=0.0, lt=0.5)
+    dominance: Literal["weak", "strict"] = "weak"
 
     @field_validator("batches")
     @classmethod
