@@ -17,7 +17,7 @@ likewise for race-front members. The ratio is the race's question runs over the 
 ordinary resumable run directories under ``--work``; the LLM response cache makes the second run cheap in
 CPU, but the ratio counts question runs (what a real endpoint would be paid for), not seconds::
 
-    nice -n 5 python benchmarks/bench_search.py --per-type 30 --batches 20,40,80
+    nice -n 5 python benchmarks/bench_search.py --per-type 30 --schedules '20,40,80;20,30,40,60,120' --seeds 0,1,2
 
 writes ``benchmarks/results/bench_search.md`` and ``.json``.
 """
@@ -92,40 +92,52 @@ def compare_fronts(grid: Any, race: Any) -> dict[str, Any]:
     }
 
 
+def race_summary(grid: Any, race: Any, batches: list[int], seed: int, seconds: float) -> dict[str, Any]:
+    fronts = compare_fronts(grid, race)
+    labels = race.labels()
+    dropped = race.table[race.table["status"] == "dropped"].sort_values(["dropped_after", "candidate_id"])
+    ratio = race.question_runs() / grid.question_runs()
+    return {
+        "batches": batches, "seed": seed, "race_question_runs": race.question_runs(), "ratio": ratio,
+        "meets_target": ratio <= 0.30 and fronts["same_front"], "wall_seconds": seconds, "fronts": fronts,
+        "dropped_after_counts": {str(k): int(v) for k, v in dropped["dropped_after"].value_counts().sort_index().items()},
+        "survivors": int((race.table["status"] == "survived").sum()),
+        "dropped": [{"candidate": labels[r["candidate_id"]], "after": int(r["dropped_after"]),
+                     "by": labels.get(r["dropped_by"], "a constraint") if r["dropped_by"] else "a constraint",
+                     "reason": r["drop_reason"]} for _, r in dropped.iterrows()],
+    }
+
+
 def main() -> None:
     from rag_lab.experiments import run_sweep
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--per-type", type=int, default=30, help="test questions per type (8 types)")
-    parser.add_argument("--batches", default="20,40,80", help="race stages before all questions")
-    parser.add_argument("--seed", type=int, default=0, help="the race's question order")
+    parser.add_argument("--schedules", default="20,40,80;20,30,40,60,120",
+                        help="race stages before all questions, one schedule per ';' (the first is the headline)")
+    parser.add_argument("--seeds", default="0,1,2", help="question orders of each race")
     parser.add_argument("--work", type=Path, default=REPO / "reports" / "bench_search")
     parser.add_argument("--out", type=Path, default=RESULTS / "bench_search")
     args = parser.parse_args()
-    batches = [int(b) for b in args.batches.split(",")]
+    schedules = [[int(b) for b in part.split(",")] for part in args.schedules.split(";") if part.strip()]
+    seeds = [int(s) for s in args.seeds.split(",")]
 
     start = time.perf_counter()
-    grid = run_sweep(sweep_spec(args.per_type, None, args.seed), args.work / "grid", progress="quiet")
+    grid = run_sweep(sweep_spec(args.per_type, None, 0), args.work / "grid", progress="quiet")
     grid_s = time.perf_counter() - start
-    start = time.perf_counter()
-    race = run_sweep(sweep_spec(args.per_type, batches, args.seed), args.work / f"race-{args.seed}", progress="quiet")
-    race_s = time.perf_counter() - start
-    fronts = compare_fronts(grid, race)
-    labels = race.labels()
-    grid_runs, race_runs = grid.question_runs(), race.question_runs()
-    dropped = race.table[race.table["status"] == "dropped"].sort_values(["dropped_after", "candidate_id"])
+    races = []
+    for batches in schedules:
+        for seed in seeds:
+            start = time.perf_counter()
+            race = run_sweep(sweep_spec(args.per_type, batches, seed),
+                             args.work / f"race-{'-'.join(map(str, batches))}-seed{seed}", progress="quiet")
+            races.append(race_summary(grid, race, batches, seed, time.perf_counter() - start))
     out = {
         "when": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "machine": platform.platform(),
-        "candidates": len(grid.table), "questions": len(grid.qids), "batches": batches, "seed": args.seed,
-        "grid_question_runs": grid_runs, "race_question_runs": race_runs, "ratio": race_runs / grid_runs,
-        "target_ratio": 0.30, "meets_target": race_runs / grid_runs <= 0.30 and fronts["same_front"],
-        "wall_seconds": {"grid": grid_s, "race": race_s}, "fronts": fronts,
-        "dropped": [{"candidate": labels[r["candidate_id"]], "after": int(r["dropped_after"]),
-                     "by": labels.get(r["dropped_by"], "a constraint") if r["dropped_by"] else "a constraint",
-                     "reason": r["drop_reason"]} for _, r in dropped.iterrows()],
-        "dropped_after_counts": {str(k): int(v) for k, v in dropped["dropped_after"].value_counts().sort_index().items()},
-        "command": f"nice -n 5 python benchmarks/bench_search.py --per-type {args.per_type} --batches {args.batches} "
-                   f"--seed {args.seed}",
+        "candidates": len(grid.table), "questions": len(grid.qids), "grid_question_runs": grid.question_runs(),
+        "grid_wall_seconds": grid_s, "target_ratio": 0.30, "races": races,
+        "command": f"nice -n 5 python benchmarks/bench_search.py --per-type {args.per_type} "
+                   f"--schedules '{args.schedules}' --seeds {args.seeds}",
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
@@ -134,32 +146,39 @@ def main() -> None:
 
 
 def markdown(out: dict[str, Any]) -> str:
-    f = out["fronts"]
+    head = out["races"][0]
+    f = head["fronts"]
     lines = [
         "# Racing vs the full grid (benchmarks/bench_search.py)", "",
         f"{out['when']} · {out['machine']} · `{out['command']}`", "",
         f"{out['candidates']} candidates (a 2×2×2×2×2 factorial: router, judge, CRAG evaluator, snippets kept, "
-        f"refusal threshold) × {out['questions']} world test questions, simulator `typical` (world reader). "
-        f"Race stages: {', '.join(map(str, out['batches']))}, then all {out['questions']} questions "
-        f"(question order seed {out['seed']}); a drop needs a Holm-corrected paired test (α = 0.05) showing a "
-        "rival dominating (weak Pareto dominance: ties on every question so far count as not worse).", "",
-        "| | question runs | wall (s) |", "|---|---:|---:|",
-        f"| grid | {out['grid_question_runs']} | {out['wall_seconds']['grid']:.0f} |",
-        f"| race | {out['race_question_runs']} | {out['wall_seconds']['race']:.0f} |",
-        f"| **ratio race / grid** | **{out['ratio']:.1%}** (target ≤ 30%) | |", "",
-        f"Front (cost_llm_calls vs strict containment): grid {len(f['grid_front'])} members, race "
-        f"{len(f['race_front'])}. Same front (each member the same or within the paired interval): "
-        f"**{'yes' if f['same_front'] else 'no'}**; target met: **{'yes' if out['meets_target'] else 'no'}**.", "",
+        f"refusal threshold) × {out['questions']} world test questions, simulator `typical` (world reader): the "
+        f"full grid is {out['grid_question_runs']} question runs. Each race runs the stages listed, then all "
+        f"{out['questions']} questions, in a seeded random question order; a drop needs a Holm-corrected paired "
+        "test (`rag_lab.experiments.paired_test`, α = 0.05, Holm over the stage's tests) showing a rival dominating "
+        "(weak Pareto dominance: a tie on every question so far counts as not worse). A race finds the grid's "
+        "front when each grid-front member is on the race's front or within the paired 95% interval of one of its "
+        "members on both objectives, and no race-front member lies outside the grid front's intervals.", "",
+        "| stages | seed | question runs | ratio race / grid | survivors | dropped after (questions: candidates) "
+        "| same front | target (≤ 30% and same front) |",
+        "|---|---:|---:|---:|---:|---|---|---|",
+        *(f"| {', '.join(map(str, r['batches']))} | {r['seed']} | {r['race_question_runs']} | **{r['ratio']:.1%}** | "
+          f"{r['survivors']} | {', '.join(f'{k}: {v}' for k, v in r['dropped_after_counts'].items())} | "
+          f"{'yes' if r['fronts']['same_front'] else 'no'} | {'met' if r['meets_target'] else 'missed'} |"
+          for r in out["races"]),
+        "",
+        f"Grid front ({len(f['grid_front'])} members) and how the first race "
+        f"(stages {', '.join(map(str, head['batches']))}, seed {head['seed']}) found it:", "",
         "| grid-front member | found by the race |", "|---|---|",
         *(f"| {k} | {v} |" for k, v in f["found"].items()),
         *(f"| {k} | **missed** |" for k in f["missed"]),
         *(f"| (race only) {k} | outside the grid front's intervals |" for k in f["race_front_outside_grid_front"]),
-        "", "Dropped after (questions: candidates): "
-        + ", ".join(f"{k}: {v}" for k, v in out["dropped_after_counts"].items()), "",
+        "", "Who that race dropped, after how many questions, and why:", "",
         "| dropped | after | by | why |", "|---|---:|---|---|",
-        *(f"| {d['candidate']} | {d['after']} | {d['by']} | {d['reason']} |" for d in out["dropped"]),
-        "", "The wall times are not a comparison (the race reuses the grid's LLM response cache); the ratio counts "
-        "question runs, what a real endpoint would bill.", "",
+        *(f"| {d['candidate']} | {d['after']} | {d['by']} | {d['reason']} |" for d in head["dropped"]),
+        "", f"Wall: the grid {out['grid_wall_seconds']:.0f} s (0 when it was already stored); the races reuse the "
+        "grid's LLM response cache, so their seconds are no comparison: the ratio counts question runs, what a "
+        "real endpoint would bill.", "",
     ]
     return "\n".join(lines)
 
