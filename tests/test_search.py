@@ -180,3 +180,16 @@ def test_trials_repeating_a_config_reuse_its_rows(tmp_path):
     result = run_sweep(sweep, tmp_path / "tiny", progress="quiet")
     assert len(result.trials()) == 6 and len(result.table) <= 2
     assert result.question_runs() == len(result.table) * len(result.qids) == result.computed
+
+
+def test_a_trial_outside_a_policy_bound_is_recorded_as_failed_and_the_search_goes_on(tmp_path):
+    # crag.upper is bounded to [-1, 1]: a range reaching 1.4 makes some trials invalid configs
+    sweep = {**search_sweep("bounds", trials=8, sampler="tpe"), "grid": {"crag.upper": {"low": 0.2, "high": 1.4}}}
+    result = run_sweep(sweep, tmp_path / "bounds", progress="quiet")
+    trials = result.trials()
+    failed = trials[trials["state"].str.startswith("failed")]
+    assert len(trials) == 8 and len(failed) and (failed["param_crag.upper"] > 1.0).all()
+    assert all("crag.upper" in s for s in failed["state"])
+    ok = trials[trials["state"] == "complete"]
+    assert (ok["param_crag.upper"] <= 1.0).all() and set(ok["candidate_id"]) == set(result.table["candidate_id"])
+    assert result.complete
