@@ -190,8 +190,9 @@ def paired_test(
     ``(n,)`` or ``(n, seeds)``, aligned). ``method=None`` picks the exact sign / McNemar test when every
     nonzero per-question difference has the same size (0/1 metrics, one seed), else the sign-flip
     permutation test; ``"exact"`` and ``"permutation"`` force one. The permutation test enumerates every
-    sign pattern up to ``exact_max`` nonzero differences (at most 20), else draws ``n_permutations``. ``strata`` (one label per question) and
-    ``n_boot``/``alpha``/``seed`` go to the bootstrap interval the result carries. Deterministic for a seed."""
+    sign pattern up to ``exact_max`` nonzero differences (at most 20), else draws ``n_permutations``.
+    ``strata`` (one label per question) and ``n_boot``/``alpha``/``seed`` go to the bootstrap interval the
+    result carries. Deterministic for a seed."""
     _check_alternative(alternative)
     if method is not None and method not in METHODS:
         raise ValueError(f"method must be None or one of {METHODS}, got {method!r}")
@@ -209,8 +210,10 @@ def paired_test(
     same_size = nonzero.size == 0 or bool(np.all(np.abs(sizes - sizes[0]) <= EQUAL_TOL))
     if method == "exact" or (method is None and same_size):
         p, used, count = sign_test_p(n_better, n_worse, alternative), "exact", 0
+    elif nonzero.size:
+        p, used, count = _permutation_p(nonzero, alternative, n_permutations, seed, exact_max)
     else:
-        p, used, count = _permutation_p(nonzero, alternative, n_permutations, seed, exact_max) if nonzero.size else (1.0, "permutation", 1)
+        p, used, count = 1.0, "permutation", 1
     return PairedTest(p=float(min(1.0, p)), delta=interval.delta, lo=interval.lo, hi=interval.hi, n=interval.n,
                       n_seeds=n_seeds, n_better=n_better, n_worse=n_worse, method=used, alternative=alternative,
                       n_permutations=count)
