@@ -14,7 +14,7 @@ NOTEBOOK = '''
 import tempfile
 from rag_lab.experiments import paired_finding, run_sweep
 spec = {"name": "t", "dataset": "world", "split": "test", "types": ["bridge"], "per_type": 6,
-        "backend": {"kind": "sim", "knobs": {"reader": "world"}}, "grid": {"round_cap.max_rounds": [1, 3]}}
+        "backend": {"kind": "sim"}, "grid": {"round_cap.max_rounds": [1, 3]}}
 result = run_sweep(spec, tempfile.mkdtemp(), progress="quiet")
 finding = paired_finding(result, "cost_rounds", candidate={"round_cap.max_rounds": 3},
                          reference={"round_cap.max_rounds": 1}, direction="above", claim="more rounds")
