@@ -20,7 +20,8 @@ from rag_lab.experiments.paired import (
     paired_difference,
     unpaired_difference,
 )
-from rag_lab.experiments.report import comparisons, delta_table_text
+from rag_lab.experiments.paired_tests import holm, p_text
+from rag_lab.experiments.report import comparisons, delta_table_text, is_measured
 
 # ---------------------------------------------------------------- synthetic paired data
 
@@ -213,7 +214,16 @@ def test_report_and_cli_show_the_deltas(sweep, tmp_path):
     assert "Δ gold answer in final context" in lines[1] and "Δ LLM calls / question" in lines[1]
     assert [ln.split("  ")[0].strip() for ln in lines[2:]] == ["round_cap.max_rounds=1",
                                                                "truncation.strategy=append_then_truncate"]
-    assert lines[2].count("*") == sum(frames[m].iloc[0]["excludes_zero"] for m in frames)
+    assert lines[2].count("*") == sum(is_measured(frames[m].iloc[0]) for m in frames)
+    # every Δ carries its p and its Holm-adjusted p, Holm over the 2 candidates x 2 metrics of the table
+    family = [(m, i) for m in frames for i in range(len(frames[m])) if not frames[m]["is_reference"].iloc[i]]
+    assert len(family) == 4
+    raw = [float(frames[m]["p"].iloc[i]) for m, i in family]
+    assert [float(frames[m]["p_holm"].iloc[i]) for m, i in family] == pytest.approx(holm(raw))
+    assert all(math.isnan(v) for f in frames.values() for v in f.loc[f["is_reference"], "p_holm"])
+    m, i = family[0]
+    assert f"p={p_text(raw[0])} (Holm {p_text(float(frames[m]['p_holm'].iloc[i]))})" in lines[2]
+    assert "Holm" in text and "p=" in text
 
 
 def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
@@ -224,6 +234,7 @@ def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
     table = text[text.index("Δ = candidate − the base config"):].splitlines()
     assert table[1].split()[:3] == ["changes", "vs", "reference"]
     assert table[2].startswith("round_cap.max_rounds=1 ") and len(table) == 4
+    assert "Holm" in table[0] and re.search(r"p=[<0-9.]+ \(Holm [<0-9.]+\)", table[2])
 
 
 def test_a_finding_holds_only_where_its_interval_lies_and_its_p_is_small():
