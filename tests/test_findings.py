@@ -119,3 +119,54 @@ def test_kinds_and_outcomes():
     assert paired_finding(result, "quality_answer_containment_strict", candidate={"arm": "on"}).is_outcome
     with pytest.raises(ValueError, match="kind"):
         paired_finding(result, "quality_f1", candidate={"arm": "on"}, kind="obvious")
+
+
+class TinySweep:
+    """Configs with per-question values of several metrics, and SweepResult's ``compare`` for the cost."""
+
+    def __init__(self, metrics: dict[str, dict[str, list[float]]]) -> None:
+        self.metrics = {m: {k: np.asarray(v, dtype=float)[:, None] for k, v in arms.items()} for m, arms in metrics.items()}
+        self.arms = list(next(iter(metrics.values())))
+
+    def reference(self, ref):
+        key = self.arms[0] if ref is None else ref
+        return {"config_id": key, "candidate_id": key, "rule": "base"}
+
+    def paired_values(self, metric, candidate, reference=None):
+        return self.metrics[metric][candidate], self.metrics[metric][self.reference(reference)["config_id"]]
+
+    def compare(self, metric, reference=None, n_boot=2000):
+        from rag_lab.experiments import paired_test
+        ref = self.reference(reference)["config_id"]
+        rows = []
+        for arm in self.arms:
+            t = paired_test(self.metrics[metric][arm], self.metrics[metric][ref], n_boot=n_boot)
+            rows.append({"label": arm, "candidate_id": arm, "config_id": arm, "is_reference": arm == ref,
+                         "delta": t.delta, "lo": t.lo, "hi": t.hi})
+        import pandas as pd
+        return pd.DataFrame(rows)
+
+
+def test_the_recommendation_needs_equivalence_not_absence_of_evidence():
+    from rag_lab.experiments.recommend import recommend, recommendation_text, verdicts
+
+    n = 200
+    base = flips(n, better=0)[1]                           # every other question right
+    hurts = [0.0 if i < 60 else b for i, b in enumerate(base)]       # 30 right answers lost
+    unclear = [1.0 - b if i < 9 else b for i, b in enumerate(base)]  # 5 lost, 4 gained: nothing shown either way
+    quality = {"base": base, "same_cheap": list(base), "hurts_cheapest": hurts, "unclear_cheap": unclear}
+    calls = {"base": [3.0] * n, "same_cheap": [2.0] * n, "hurts_cheapest": [1.0] * n, "unclear_cheap": [1.5] * n}
+    sweep = TinySweep({"quality_f1": quality, "cost_llm_calls": calls})
+    table = verdicts(sweep, metrics=["quality_f1"], cost="cost_llm_calls", margin=0.03)
+    v = dict(zip(table["label"], table["quality_f1: verdict"], strict=True))
+    assert v["base"] == "reference" and v["same_cheap"] == "equivalent"
+    assert v["hurts_cheapest"] == "hurts" and v["unclear_cheap"] == "inconclusive"
+    assert table.attrs["family"] == 6                        # 3 candidates x (difference + TOST)
+    assert recommend(table)["label"] == "same_cheap"         # not the cheaper inconclusive one
+    text = recommendation_text(table)
+    assert text.startswith("Recommended: same_cheap") and "Avoid: hurts_cheapest" in text
+    only_unclear = verdicts(TinySweep({"quality_f1": {"base": base, "u": unclear}, "cost_llm_calls":
+                                       {"base": calls["base"], "u": calls["unclear_cheap"]}}),
+                            metrics=["quality_f1"], cost="cost_llm_calls", margin=0.03)
+    assert recommend(only_unclear)["label"] == "base"
+    assert recommendation_text(only_unclear).startswith("Recommended: keep base")
