@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.experiments.paired_tests import equivalence_test, holm, p_text, paired_test
+from rag_lab.experiments.paired_tests import equivalence_test, holm, p_clause, paired_test
 
 if TYPE_CHECKING:
     from rag_lab.experiments.results import SweepResult
@@ -129,7 +129,7 @@ class Control:
     @property
     def measured(self) -> str:
         return (f"with the knob at 0 ({self.knobs}) Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}], "
-                f"within ±{self.margin:.3g}: TOST p={p_text(self.p)}")
+                f"within ±{self.margin:.3g}: TOST {p_clause(self.p)}")
 
 
 @dataclass(frozen=True)
@@ -197,10 +197,10 @@ class Finding:
         """``Δ = +0.033 [+0.008, +0.067] (0.533 vs 0.500), n=120 questions, 3% differ (4↑ 0↓), p=0.125 (exact)``."""
         text = (f"Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}] ({self.mean:.3f} vs {self.reference_mean:.3f}), "
                 f"n={self.n} questions, {self.share_differ:.0%} differ ({self.n_better}↑ {self.n_worse}↓), "
-                f"p={p_text(self.p)} ({self.method})")
+                f"{p_clause(self.p)} ({self.method})")
         if self.family is not None:
             state = "Holm" if self.family.complete else "Bonferroni bound until the family is complete"
-            text += f", {state} over {self.family.size} findings: p={p_text(self.p_adjusted)}"
+            text += f", {state} over {self.family.size} findings: {p_clause(self.p_adjusted)}"
         if self.control is not None:
             text += f"; control: {self.control.measured}"
         return text

@@ -84,7 +84,7 @@ class PairedTest:
         """``+0.033 [+0.008, +0.067], p=0.125 (exact, 4↑ 0↓ of 120)``."""
         if self.n == 0:
             return "undefined (no question defined on both sides)"
-        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], p={p_text(self.p)} "
+        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], {p_clause(self.p)} "
                 f"({self.method}, {self.n_better}↑ {self.n_worse}↓ of {self.n})")
 
 
@@ -106,7 +106,7 @@ class EquivalenceTest:
 
     def text(self, decimals: int = 3) -> str:
         """``Δ=+0.004 within ±0.05: p=0.003 (TOST, n=120)``."""
-        return (f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: p={p_text(self.p)} (TOST, n={self.n})")
+        return f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: {p_clause(self.p)} (TOST, n={self.n})"
 
 
 def p_text(p: float) -> str:
@@ -116,6 +116,12 @@ def p_text(p: float) -> str:
     if p < 1e-4:
         return "<0.0001"
     return f"{p:.4f}" if p < 0.01 else f"{p:.3f}"
+
+
+def p_clause(p: float, name: str = "p") -> str:
+    """``p=0.125``, ``p<0.0001``: a p-value with its relation sign, as written in a sentence."""
+    text = p_text(p)
+    return f"{name}{text}" if text.startswith("<") else f"{name}={text}"
 
 
 def _differences(values: Any, reference: Any) -> tuple[np.ndarray, int, np.ndarray]:

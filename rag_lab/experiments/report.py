@@ -27,7 +27,7 @@ import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.paired import interval_text
-from rag_lab.experiments.paired_tests import holm, p_text
+from rag_lab.experiments.paired_tests import holm, p_clause, p_text
 from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 from rag_lab.figures import cost_quality, forest  # the modules, not their names: rag_lab.figures imports this package too
 from rag_lab.figures.common import PARAM_PREFIX, format_value
@@ -184,7 +184,7 @@ def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
 
 def _p_cell(row: pd.Series) -> str:
     """``p=0.125 (Holm 0.750)``."""
-    return f"p={p_text(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
+    return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
 
 
 def _decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
