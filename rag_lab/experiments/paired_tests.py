@@ -33,13 +33,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
 from scipy import stats as _stats
 
-from rag_lab.experiments.paired import EQUAL_TOL, paired_difference, paired_means
+from rag_lab.experiments.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["exact", "permutation"]
@@ -59,7 +59,8 @@ class PairedTest:
     mean per-question difference with its paired bootstrap interval ``[lo, hi]``; ``n`` the questions
     defined on both sides; ``n_better`` / ``n_worse`` those on which ``values`` is above / below
     ``reference`` (the rest are ties); ``method`` ``"exact"`` (sign / McNemar), ``"permutation"`` (all sign
-    patterns enumerated) or ``"permutation_mc"`` (``n_permutations`` random ones)."""
+    patterns enumerated) or ``"permutation_mc"`` (``n_permutations`` random ones); ``difference`` the full
+    :class:`~rag_lab.experiments.paired.PairedDifference` (means of each side, share that differ)."""
 
     p: float
     delta: float
@@ -72,6 +73,7 @@ class PairedTest:
     method: str
     alternative: str
     n_permutations: int = 0
+    difference: PairedDifference | None = field(default=None, repr=False)
 
     @property
     def n_discordant(self) -> int:
@@ -82,7 +84,7 @@ class PairedTest:
         """``+0.033 [+0.008, +0.067], p=0.125 (exact, 4↑ 0↓ of 120)``."""
         if self.n == 0:
             return "undefined (no question defined on both sides)"
-        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], p={p_text(self.p)} "
+        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], {p_clause(self.p)} "
                 f"({self.method}, {self.n_better}↑ {self.n_worse}↓ of {self.n})")
 
 
@@ -104,7 +106,7 @@ class EquivalenceTest:
 
     def text(self, decimals: int = 3) -> str:
         """``Δ=+0.004 within ±0.05: p=0.003 (TOST, n=120)``."""
-        return (f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: p={p_text(self.p)} (TOST, n={self.n})")
+        return f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: {p_clause(self.p)} (TOST, n={self.n})"
 
 
 def p_text(p: float) -> str:
@@ -114,6 +116,12 @@ def p_text(p: float) -> str:
     if p < 1e-4:
         return "<0.0001"
     return f"{p:.4f}" if p < 0.01 else f"{p:.3f}"
+
+
+def p_clause(p: float, name: str = "p") -> str:
+    """``p=0.125``, ``p<0.0001``: a p-value with its relation sign, as written in a sentence."""
+    text = p_text(p)
+    return f"{name}{text}" if text.startswith("<") else f"{name}={text}"
 
 
 def _differences(values: Any, reference: Any) -> tuple[np.ndarray, int, np.ndarray]:
@@ -205,7 +213,8 @@ def paired_test(
     nonzero = d[np.abs(d) > EQUAL_TOL]
     n_better, n_worse = int((nonzero > 0).sum()), int((nonzero < 0).sum())
     if interval.n == 0:
-        return PairedTest(math.nan, math.nan, math.nan, math.nan, 0, n_seeds, 0, 0, method or "exact", alternative)
+        return PairedTest(math.nan, math.nan, math.nan, math.nan, 0, n_seeds, 0, 0, method or "exact", alternative,
+                          difference=interval)
     sizes = np.abs(nonzero)
     same_size = nonzero.size == 0 or bool(np.all(np.abs(sizes - sizes[0]) <= EQUAL_TOL))
     if method == "exact" or (method is None and same_size):
@@ -216,7 +225,7 @@ def paired_test(
         p, used, count = 1.0, "permutation", 1
     return PairedTest(p=float(min(1.0, p)), delta=interval.delta, lo=interval.lo, hi=interval.hi, n=interval.n,
                       n_seeds=n_seeds, n_better=n_better, n_worse=n_worse, method=used, alternative=alternative,
-                      n_permutations=count)
+                      n_permutations=count, difference=interval)
 
 
 def holm(pvalues: Iterable[float]) -> list[float]:
