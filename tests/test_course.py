@@ -1,17 +1,21 @@
 """The course's notebooks are built the way notebooks/README.md says: every listed notebook exists with
 its Jupytext pair in sync and no stored outputs, a banner, a story, a widget cell that runs the full
-pipeline, a paired-difference finding that is asserted, exercises and working previous/next links.
+pipeline, a paired-difference finding that is asserted, exercises and working previous/next links; every
+asserted finding declares its kind, joins the notebook's Holm family, and the banner names the kinds.
 
 (nbmake runs each notebook; this checks the structure nbmake cannot see.)"""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
 import jupytext
 import nbformat
 import pytest
+
+from rag_lab.experiments.findings import OUTCOME_METRICS
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 COURSE = [
@@ -77,3 +81,112 @@ def test_previous_and_next_links(name):
     i = COURSE.index(name)
     expected = [n for n in (COURSE[i - 1] if i > 0 else None, COURSE[i + 1] if i + 1 < len(COURSE) else None) if n]
     assert links == expected, f"{name}: the last markdown cell links {links}, expected previous/next {expected}"
+
+
+# ---------------------------------------------------------------- the kinds of the asserted findings
+
+#: The phrase a banner uses for each kind of finding.
+KIND_PHRASES = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
+#: Notebooks exempt from "a measured headline and a measured outcome finding", with the reason.
+EXEMPT = {
+    "08_query_rewrite": "its measured effects (the alias gain, 4 of 4 discordant questions; the comparison loss, 5 of 5) "
+                        "are not significant on the world's 30 questions per type (p = 0.125 after Holm): reported, not "
+                        "asserted; only the definitional price is",
+    "16_real_model": "its two asserted claims are definitional checks of the echo guard on a real local model "
+                     "(10 questions, only with the `local` extra); a measured claim about a real model needs more",
+}
+
+
+def _constants(tree: ast.Module) -> dict[str, str]:
+    """Module-level names bound to string constants (``COST, QUALITY = "cost_llm_calls", "quality_..."``)."""
+    out: dict[str, str] = {}
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            continue
+        for target in node.targets:
+            pairs = (zip(target.elts, node.value.elts, strict=False)
+                     if isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple) else [(target, node.value)])
+            for name, value in pairs:
+                if isinstance(name, ast.Name) and isinstance(value, ast.Constant) and isinstance(value.value, str):
+                    out[name.id] = value.value
+    return out
+
+
+def asserted_findings(code: str) -> tuple[list[dict], list[int]]:
+    """Each finding the notebook asserts (``assert x.holds, x.message``), in assert order: its variable, the
+    declared ``kind`` (None when not a literal), its metric, whether it joins a family and has a control; and
+    the ``size`` of every ``FindingFamily`` the notebook declares."""
+    tree = ast.parse(code)
+    consts = _constants(tree)
+    calls: dict[str, ast.Call] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)
+                and getattr(node.value.func, "id", None) == "paired_finding" and isinstance(node.targets[0], ast.Name)):
+            calls[node.targets[0].id] = node.value
+    asserts = sorted((n for n in ast.walk(tree) if isinstance(n, ast.Assert) and isinstance(n.test, ast.Attribute)
+                      and n.test.attr == "holds"), key=lambda n: n.lineno)
+    asserted = [n.test.value.id for n in asserts]
+    out = []
+    for name in asserted:
+        call = calls.get(name)
+        keywords = {k.arg: k.value for k in call.keywords} if call else {}
+        kind = keywords.get("kind")
+        metric = call.args[1] if call and len(call.args) > 1 else None
+        metric = (metric.value if isinstance(metric, ast.Constant) else consts.get(metric.id)
+                  if isinstance(metric, ast.Name) else None)
+        out.append({"name": name, "call": call is not None, "metric": metric, "family": "family" in keywords,
+                    "kind": kind.value if isinstance(kind, ast.Constant) else None,
+                    "control": "control" in keywords})
+    sizes = [int(k.value.value) for n in ast.walk(tree) if isinstance(n, ast.Call)
+             and getattr(n.func, "id", None) == "FindingFamily" for k in n.keywords if k.arg == "size"]
+    return out, sizes
+
+
+def _banner_kinds(banner: str) -> list[str]:
+    """The kinds a banner names, in the order it first names them."""
+    text = " ".join(line.lstrip("> ").strip() for line in banner.splitlines() if line.startswith(">"))
+    found = [(text.find(phrase), kind) for kind, phrase in KIND_PHRASES.items() if phrase in text]
+    return [kind for _, kind in sorted(found)]
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_asserted_findings_declare_a_kind_that_the_banner_names(name):
+    cells = _cells(name)
+    code = "\n".join(s for t, s in cells if t == "code")
+    findings, sizes = asserted_findings(code)
+    assert findings, f"{name}: no asserted finding"
+    for f in findings:
+        assert f["call"], f"{name}: {f['name']} is asserted but not made by paired_finding(...)"
+        assert f["kind"] in KIND_PHRASES, (f"{name}: paired_finding for {f['name']} declares no kind= "
+                                           f"(measured | by_construction | definitional)")
+        assert f["family"], f"{name}: {f['name']} is asserted without family= (Holm over the notebook's findings)"
+        assert f["kind"] != "by_construction" or f["control"], f"{name}: by-construction {f['name']} has no control="
+    assert sizes == [len(findings)], (f"{name}: FindingFamily(size=...) must be declared once with the number of "
+                                      f"asserted findings ({len(findings)}), got {sizes}")
+    banner = cells[0][1][cells[0][1].index("> **Finding type:**"):]
+    named = _banner_kinds(banner)
+    kinds = {f["kind"] for f in findings}
+    assert kinds <= set(named), f"{name}: the banner names {named}, the asserted findings are {sorted(kinds)}"
+    headline = findings[0]
+    if name in EXEMPT:
+        return
+    assert headline["kind"] != "definitional", f"{name}: the headline (first asserted) finding is definitional"
+    assert named[0] == headline["kind"], (f"{name}: the banner names {KIND_PHRASES[named[0]]!r} first, but the "
+                                          f"headline finding {headline['name']} is {headline['kind']}")
+    if headline["kind"] == "measured":
+        outcome = [f for f in findings if f["kind"] == "measured" and f["metric"] in OUTCOME_METRICS]
+        assert outcome, f"{name}: a measured headline notebook asserts no measured finding on an outcome metric"
+
+
+def test_the_kind_check_can_fail():
+    """The parser sees a missing kind, a missing family, a definitional headline and a banner that names the
+    wrong kind first."""
+    code = ('QUALITY = "quality_answer_containment_strict"\nF = FindingFamily(size=2)\n'
+            'a = paired_finding(r, QUALITY, candidate={}, kind="definitional", family=F)\n'
+            'b = paired_finding(r, "cost_llm_calls", candidate={})\nassert a.holds, a.message\nassert b.holds, b.message\n')
+    findings, sizes = asserted_findings(code)
+    assert [(f["name"], f["kind"], f["family"], f["metric"]) for f in findings] == [
+        ("a", "definitional", True, "quality_answer_containment_strict"), ("b", None, False, "cost_llm_calls")]
+    assert sizes == [2]
+    assert _banner_kinds("> **Finding type:** by construction (a knob), the rest measured.") == [
+        "by_construction", "measured"]

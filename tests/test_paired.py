@@ -20,7 +20,8 @@ from rag_lab.experiments.paired import (
     paired_difference,
     unpaired_difference,
 )
-from rag_lab.experiments.report import comparisons, delta_table_text
+from rag_lab.experiments.paired_tests import holm, p_text
+from rag_lab.experiments.report import comparisons, delta_table_text, is_measured
 
 # ---------------------------------------------------------------- synthetic paired data
 
@@ -213,7 +214,16 @@ def test_report_and_cli_show_the_deltas(sweep, tmp_path):
     assert "Δ gold answer in final context" in lines[1] and "Δ LLM calls / question" in lines[1]
     assert [ln.split("  ")[0].strip() for ln in lines[2:]] == ["round_cap.max_rounds=1",
                                                                "truncation.strategy=append_then_truncate"]
-    assert lines[2].count("*") == sum(frames[m].iloc[0]["excludes_zero"] for m in frames)
+    assert lines[2].count("*") == sum(is_measured(frames[m].iloc[0]) for m in frames)
+    # every Δ carries its p and its Holm-adjusted p, Holm over the 2 candidates x 2 metrics of the table
+    family = [(m, i) for m in frames for i in range(len(frames[m])) if not frames[m]["is_reference"].iloc[i]]
+    assert len(family) == 4
+    raw = [float(frames[m]["p"].iloc[i]) for m, i in family]
+    assert [float(frames[m]["p_holm"].iloc[i]) for m, i in family] == pytest.approx(holm(raw))
+    assert all(math.isnan(v) for f in frames.values() for v in f.loc[f["is_reference"], "p_holm"])
+    m, i = family[0]
+    assert f"p={p_text(raw[0])} (Holm {p_text(float(frames[m]['p_holm'].iloc[i]))})" in lines[2]
+    assert "Holm" in text and "p=" in text
 
 
 def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
@@ -224,21 +234,26 @@ def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
     table = text[text.index("Δ = candidate − the base config"):].splitlines()
     assert table[1].split()[:3] == ["changes", "vs", "reference"]
     assert table[2].startswith("round_cap.max_rounds=1 ") and len(table) == 4
+    assert "Holm" in table[0] and re.search(r"p=[<0-9.]+ \(Holm [<0-9.]+\)", table[2])
 
 
-def test_a_finding_holds_only_where_its_interval_lies():
+def test_a_finding_holds_only_where_its_interval_lies_and_its_p_is_small():
     from rag_lab.experiments import Finding
 
-    def finding(lo, hi, direction, tolerance=0.0, n=40):
-        return Finding("c", "quality_f1", "x=1", "base", direction, tolerance, (lo + hi) / 2, lo, hi, n, 0.2, 0.5, 0.4)
+    def finding(lo, hi, direction, margin=0.0, n=40, p=0.001):
+        return Finding("c", "quality_f1", "x=1", "base", direction, margin, (lo + hi) / 2, lo, hi, n, 0.2, 0.5, 0.4,
+                       p=p, method="exact")
 
     assert finding(0.01, 0.2, "above").holds and not finding(0.0, 0.2, "above").holds
     assert not finding(-0.1, 0.2, "above").holds and not finding(-0.2, -0.01, "above").holds
     assert finding(-0.2, -0.01, "below").holds and not finding(-0.2, 0.0, "below").holds
-    assert finding(-0.01, 0.02, "none", 0.02).holds and not finding(-0.01, 0.03, "none", 0.02).holds
+    assert finding(-0.01, 0.02, "none", 0.02).holds and not finding(-0.01, 0.05, "none", 0.02).holds
     assert not finding(float("nan"), float("nan"), "above").holds and not finding(0.1, 0.2, "above", n=0).holds
+    # the interval alone is not enough: p must be below alpha too
+    assert not finding(0.01, 0.2, "above", p=0.125).holds and not finding(0.01, 0.2, "above", p=float("nan")).holds
     text = finding(0.01, 0.2, "above").message
-    assert text.startswith("Finding holds: c.") and "entirely above 0" in text and "[+0.010, +0.200]" in text
+    assert text.startswith("Finding holds (measured): c.") and "entirely above 0" in text and "[+0.010, +0.200]" in text
+    assert "p=0.0010 (exact)" in text
     assert "does NOT hold" in finding(-0.1, 0.2, "above").message
 
 
@@ -250,7 +265,8 @@ def test_paired_finding_on_a_real_sweep(sweep):
                          claim="one round costs fewer rounds")
     row = table.loc["round_cap.max_rounds=1"]
     assert (one.delta, one.lo, one.hi, one.n) == (row["delta"], row["lo"], row["hi"], len(sweep.qids))
-    assert one.delta < 0 and one.holds == (one.hi < 0)
+    assert one.delta < 0 and one.holds == (one.hi < 0 and one.p < 0.05)
+    assert one.p == pytest.approx(row["p"]) and one.method == row["test"] and one.n_worse == row["n_worse"]
     assert one.candidate == "round_cap.max_rounds=1" and one.reference == "base"
     assert "one round costs fewer rounds" in one.message and f"{one.delta:+.3f}" in one.message
     assert not paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="above").holds
@@ -262,7 +278,9 @@ def test_paired_finding_on_a_real_sweep(sweep):
     # "no effect": truncation order does not change how many rounds run here
     same = paired_finding(sweep, "cost_rounds", candidate={"truncation.strategy": "append_then_truncate"},
                           direction="none", tolerance=0.01)
-    assert same.holds and same.delta == 0
+    assert same.holds and same.delta == 0 and same.method == "TOST"
+    with pytest.raises(ValueError, match="margin"):
+        paired_finding(sweep, "cost_rounds", candidate={"truncation.strategy": "append_then_truncate"}, direction="none")
     with pytest.raises(ValueError, match="same configuration"):
         paired_finding(sweep, "cost_rounds", candidate=base)
     with pytest.raises(ValueError, match="direction"):

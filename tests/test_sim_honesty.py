@@ -1,14 +1,25 @@
 """The simulator is honest, by tests that can fail.
 
-1. **Audit**: the simulator runs in a subprocess under ``sys.addaudithook``. The hook records any
-   ``open`` of a dataset, evaluation-set or qrels file (anything under the repository's ``data/``
-   or the shared data folder, and any file named like one: ``questions*.jsonl``, ``corpus.jsonl``,
-   ``qrels``, ``*.tsv``, HotpotQA/MuSiQue ``.json(l)``) and any import of ``rag_lab.world``,
-   ``rag_lab.loaders`` or ``rag_lab.evaluation``. Allowed: Python's own files, installed packages
-   (the packaged MiniLM weights and tokenizer among them) and the embedding cache. The prompts are
-   built here, from the shipped world and its labels, and handed over on stdin before the hook is
-   installed. The honest simulator must pass; a deliberately leaking subclass (it looks the gold
-   answer up, by import or by a plain ``Path.open``) must be caught: the test of the test.
+1. **Audit that cannot be sidestepped**: the simulator runs in a child process whose audit hook is
+   installed by a ``sitecustomize`` module on the child's path, so it is active before the child's own
+   code runs and before any ``rag_lab`` import (the test checks no ``rag_lab`` module was loaded when it
+   went in). Everything after that — building the backend, loading the embedding model and the shipped
+   vectors, every role's call — runs under it. It records:
+
+   * ``open`` of anything under the repository's ``data/`` (the shipped vectors,
+     ``data/*/vectors/*.npz``, allow-listed by path), under the shared data folder (``../shared/data``
+     relative to the repository root) or under ``$RAG_LAB_SHARED_DATA``, and of any file whose basename
+     is that of a real dataset file there (``tune.json``, ``questions.jsonl``, ...) wherever it is;
+   * ``import`` of ``rag_lab.world``, ``rag_lab.loaders`` or ``rag_lab.evaluation`` — and, at the end,
+     any of them found in ``sys.modules`` (a module loaded before the hook, or behind its back);
+   * ``sqlite3.connect`` (but the embedding cache's own file, allow-listed by path), ``subprocess.Popen``
+     (and the ``os`` exec/spawn/system family) and ``socket.connect``: a simulator has no business with
+     another database, a child process or the network.
+
+   The prompts are built in the parent, from the shipped world and its labels, and handed over on stdin.
+   The honest simulator must pass; a deliberately leaking subclass per channel must be caught (the test
+   of the test): open, import, import before the hook, sqlite, subprocess, socket, a file in
+   ``$RAG_LAB_SHARED_DATA``, a copy of a real file under its real basename.
 2. **Counterfactuals**: change a fact in the evidence (a year, a name) and the answer follows it;
    remove the supporting sentence and the answer is a refusal or no longer states the fact.
 """
@@ -16,6 +27,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -28,61 +40,126 @@ from rag_lab.llm.prompts import INSUFFICIENT, EvidenceItem
 from rag_lab.llm.simulator import SimulatedBackend
 
 ROOT = Path(__file__).resolve().parent.parent
+#: The shared data folder, as the workplace lays it out: ``../shared/data`` next to the repository.
+SHARED_DATA = ROOT.parent / "shared" / "data"
+FORBIDDEN_MODULES = ("rag_lab.world", "rag_lab.loaders", "rag_lab.evaluation")
 E = EvidenceItem
 
-#: Runs in the subprocess: read the prompts, install the hook, run every role, report.
-HARNESS = r'''
-import json, os, re, sys
-from pathlib import Path
+#: The child's sitecustomize: installs the hook at interpreter start, from the config in $RAG_LAB_AUDIT.
+SITECUSTOMIZE = r'''
+import json, os, sys
 
-payload = json.loads(sys.stdin.read())
-forbidden_dirs = [str(Path(d).resolve()) for d in payload["forbidden_dirs"]]
-name_pattern = re.compile(r"(questions[^/]*\.jsonl|corpus\.jsonl|qrels|\.tsv$|hotpot|musique|scifact|world\.json)", re.I)
+config = json.loads(os.environ["RAG_LAB_AUDIT"])
+for name in config.get("preimport", []):      # only the test of the test: a module loaded before the hook
+    __import__(name)
+loaded_before_hook = sorted(m for m in sys.modules if m == "rag_lab" or m.startswith("rag_lab."))
 violations = []
+_dirs = [os.path.realpath(d) for d in config["forbidden_dirs"]]
+_allowed = {os.path.realpath(p) for p in config["allowed_files"]}
+_databases = {os.path.realpath(p) for p in config["allowed_databases"]}
+_names = set(config["forbidden_basenames"])
+_modules = tuple(config["forbidden_modules"])
+_exec = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty")
 
-def hook(event, args):
+
+def _path(arg):
+    try:
+        return os.path.realpath(os.fsdecode(arg))
+    except Exception:
+        return str(arg)
+
+
+def _hook(event, args):
     if event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
-        raw = os.fsdecode(args[0])
-        try:
-            path = str(Path(raw).resolve())
-        except Exception:
-            path = raw
-        if any(path == d or path.startswith(d + os.sep) for d in forbidden_dirs) or name_pattern.search(
-                os.path.basename(path)) or "/qrels/" in path:
+        path = _path(args[0])
+        if path in _allowed:
+            return
+        if any(path == d or path.startswith(d + os.sep) for d in _dirs) or os.path.basename(path) in _names:
             violations.append(f"open {path}")
     elif event == "import" and args and isinstance(args[0], str):
-        if args[0].startswith(("rag_lab.world", "rag_lab.loaders", "rag_lab.evaluation")):
+        if args[0].startswith(_modules):
             violations.append(f"import {args[0]}")
+    elif event == "sqlite3.connect":
+        if not (args and isinstance(args[0], (str, bytes, os.PathLike)) and _path(args[0]) in _databases):
+            violations.append(f"sqlite3.connect {args[0] if args else ''}")
+    elif event in _exec:
+        violations.append(f"{event} {args[1] if event == 'subprocess.Popen' and len(args) > 1 else args[:1]}")
+    elif event == "socket.connect":
+        violations.append(f"socket.connect {args[1] if len(args) > 1 else ''}")
+
+
+sys.addaudithook(_hook)
+'''
+
+#: Runs in the child under the hook: read the prompts, build the backend, run every role, report.
+HARNESS = r'''
+import json, os, sys
+import sitecustomize as audit
+
+payload = json.loads(sys.stdin.read())
 
 from rag_lab.llm.base import Message
 from rag_lab.llm.simulator import SimulatedBackend
+
+
+def question_of(messages):
+    return messages[-1].content.split("<<<QUESTION>>>\n", 1)[-1].split("\n<<<END", 1)[0]
+
 
 class LeakByImport(SimulatedBackend):
     """Looks the gold answer up through the dataset loader."""
     def respond(self, role, messages):
         from rag_lab.loaders import load_dataset
         gold = {q.text: q.answer for q in load_dataset("world").evalset}
-        question = messages[-1].content.split("<<<QUESTION>>>\n", 1)[-1].split("\n<<<END", 1)[0]
-        return gold.get(question) or super().respond(role, messages)
+        return gold.get(question_of(messages)) or super().respond(role, messages)
+
 
 class LeakByOpen(SimulatedBackend):
-    """Reads the evaluation file directly (no import of any dataset module)."""
+    """Reads a file it must not (the evaluation set, a file in the shared folder, a renamed copy)."""
     def respond(self, role, messages):
-        with Path(payload["questions_file"]).open(encoding="utf-8") as fh:
-            gold = {json.loads(line)["text"]: json.loads(line)["answer"] for line in fh}
-        question = messages[-1].content.split("<<<QUESTION>>>\n", 1)[-1].split("\n<<<END", 1)[0]
-        return gold.get(question) or super().respond(role, messages)
+        with open(payload["leak_file"], "rb") as fh:
+            fh.read(100)
+        return super().respond(role, messages)
 
-kind = {"honest": SimulatedBackend, "leak_import": LeakByImport, "leak_open": LeakByOpen}[payload["backend"]]
+
+class LeakBySqlite(SimulatedBackend):
+    """Reads the gold answers from a database (sqlite opens its file in C: no open event)."""
+    def respond(self, role, messages):
+        import sqlite3
+        con = sqlite3.connect(payload["leak_file"])
+        con.close()
+        return super().respond(role, messages)
+
+
+class LeakBySubprocess(SimulatedBackend):
+    """Has another process read the evaluation set."""
+    def respond(self, role, messages):
+        import subprocess
+        subprocess.run(["head", "-c", "100", payload["leak_file"]], capture_output=True, check=False)
+        return super().respond(role, messages)
+
+
+class LeakBySocket(SimulatedBackend):
+    """Asks a server for the answer (the connection is refused; the attempt is the leak)."""
+    def respond(self, role, messages):
+        import socket
+        with socket.socket() as s:
+            s.settimeout(0.5)
+            try:
+                s.connect(("127.0.0.1", payload["leak_port"]))
+            except OSError:
+                pass
+        return super().respond(role, messages)
+
+
+kind = {"honest": SimulatedBackend, "leak_import": LeakByImport, "preimport": SimulatedBackend,
+        "leak_open": LeakByOpen, "leak_sqlite": LeakBySqlite, "leak_subprocess": LeakBySubprocess,
+        "leak_socket": LeakBySocket}[payload["backend"]]
 backend = kind(payload["profile"])
-SimulatedBackend.respond(backend, "route", [Message(role="user", content="warm up: load the model first")])
-backend.similarity.to("warm up", ["load the packaged embedding model"])
-backend.tokens.count("load the tokenizer")
-sys.addaudithook(hook)
-outputs = []
-for role, messages in payload["calls"]:
-    outputs.append(backend.respond(role, [Message(**m) for m in messages]))
-print(json.dumps({"outputs": outputs, "violations": violations[:20]}))
+outputs = [backend.respond(role, [Message(**m) for m in messages]) for role, messages in payload["calls"]]
+modules = sorted(m for m in sys.modules if m.startswith(tuple(payload["forbidden_modules"])))
+violations = audit.violations + [f"sys.modules holds {m}" for m in modules]
+print(json.dumps({"outputs": outputs, "violations": violations[:30], "loaded_before_hook": audit.loaded_before_hook}))
 '''
 
 
@@ -113,21 +190,67 @@ def world_calls():
     return calls
 
 
-def _audit(calls, backend: str, profile: str = "sloppy") -> dict:
-    from rag_lab.paths import DATA_DIR
+def _data_files(folder: Path) -> list[Path]:
+    """The files of a data folder, but its shipped vectors."""
+    if not folder.is_dir():
+        return []
+    return [p for p in folder.rglob("*") if p.is_file() and "vectors" not in p.relative_to(folder).parts]
 
-    payload = {"calls": calls, "backend": backend, "profile": profile,
-               "forbidden_dirs": [str(DATA_DIR), str(ROOT / "data"), str(ROOT.parent.parent / "shared" / "data"),
-                                  "/work/shared/data"],
-               "questions_file": str(DATA_DIR / "world" / "questions.jsonl")}
+
+def audit_config(extra_shared: str | None = None) -> dict:
+    """What the child's hook forbids: the data folders (repository, shared, $RAG_LAB_SHARED_DATA), the
+    basenames of every real data file in them, the dataset modules; the shipped vectors and the embedding
+    cache's database allowed by path."""
+    from rag_lab.paths import DATA_DIR, cache_dir
+
+    shared = [SHARED_DATA, *(Path(p) for p in [os.environ.get("RAG_LAB_SHARED_DATA"), extra_shared] if p)]
+    folders = [DATA_DIR, ROOT / "data", *shared]
+    names = sorted({p.name for folder in folders for p in _data_files(folder)} - {"README.md", "LICENSE"})
+    return {"forbidden_dirs": [str(f) for f in folders], "forbidden_basenames": names,
+            "allowed_files": [str(p) for p in sorted(DATA_DIR.glob("*/vectors/*.npz"))],
+            "allowed_databases": [str(cache_dir() / "embeddings.sqlite")],
+            "forbidden_modules": list(FORBIDDEN_MODULES)}
+
+
+def _audit(calls, backend: str, profile: str = "sloppy", leak_file: str = "", env: dict | None = None,
+           preimport: tuple[str, ...] = (), tmp_dir: Path | None = None) -> dict:
+    import socket
+    import tempfile
+
+    site_dir = Path(tempfile.mkdtemp(prefix="audit_", dir=tmp_dir))
+    (site_dir / "sitecustomize.py").write_text(SITECUSTOMIZE, encoding="utf-8")
+    child_env = {**os.environ, **(env or {})}
+    config = {**audit_config(child_env.get("RAG_LAB_SHARED_DATA")), "preimport": list(preimport)}
+    child_env["RAG_LAB_AUDIT"] = json.dumps(config)
+    child_env["PYTHONPATH"] = os.pathsep.join([str(site_dir), str(ROOT), os.environ.get("PYTHONPATH", "")])
+    with socket.socket() as s:               # a port nobody listens on, for the socket leak to knock at
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    payload = {"calls": calls, "backend": backend, "profile": profile, "leak_file": leak_file, "leak_port": port,
+               "forbidden_modules": list(FORBIDDEN_MODULES)}
     done = subprocess.run([sys.executable, "-c", HARNESS], input=json.dumps(payload), capture_output=True, text=True,
-                          timeout=300, cwd=ROOT)
+                          timeout=300, cwd=site_dir, env=child_env)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def test_the_audit_forbids_the_right_places():
+    """The shared folder is ``../shared/data`` from the repository root (not one level higher), the real
+    files' basenames are forbidden wherever they are, and the shipped vectors are the only allowed data."""
+    from rag_lab.paths import DATA_DIR
+
+    config = audit_config()
+    assert str(ROOT.parent / "shared" / "data") in config["forbidden_dirs"]
+    assert {"questions.jsonl", "corpus.jsonl", "world.json"} <= set(config["forbidden_basenames"])
+    if SHARED_DATA.is_dir():              # the workplace's real files: tune/check/slice and SciFact's
+        assert {"tune.json", "check.json", "slice.jsonl", "queries.jsonl"} <= set(config["forbidden_basenames"])
+    assert config["allowed_files"] and all("/vectors/" in p and p.endswith(".npz") for p in config["allowed_files"])
+    assert all(Path(p).parent.parent.parent == DATA_DIR for p in config["allowed_files"])
+
+
 def test_audited_simulator_opens_no_dataset_and_imports_no_loader(world_calls):
     report = _audit(world_calls, "honest")
+    assert report["loaded_before_hook"] == []     # the hook was in place before any rag_lab import
     assert report["violations"] == []
     # the audited run did the real work: the same outputs as in this process
     here = SimulatedBackend("sloppy")
@@ -138,14 +261,43 @@ def test_audited_simulator_opens_no_dataset_and_imports_no_loader(world_calls):
     assert len(set(report["outputs"])) > len(world_calls) // 3
 
 
-@pytest.mark.parametrize("leak", ["leak_import", "leak_open"])
-def test_the_audit_catches_a_leaking_simulator(world_calls, leak):
-    """The test of the test: a subclass that reads the gold answers is caught."""
-    report = _audit(world_calls[:7], leak)
-    assert report["violations"], "the audit hook missed a simulator that reads gold answers"
-    if leak == "leak_import":
-        assert any(v.startswith("import rag_lab.loaders") for v in report["violations"])
-    assert any(v.startswith("open ") and "questions.jsonl" in v for v in report["violations"])
+def _questions_file() -> str:
+    from rag_lab.paths import DATA_DIR
+
+    return str(DATA_DIR / "world" / "questions.jsonl")
+
+
+@pytest.mark.parametrize("leak", ["open", "import", "import_before_hook", "sqlite", "subprocess", "socket",
+                                  "shared_env", "basename"])
+def test_the_audit_catches_a_leak_through_each_channel(world_calls, leak, tmp_path):
+    """The test of the test: a simulator that reaches for the answers through any channel is caught."""
+    calls, questions = world_calls[:3], _questions_file()
+    if leak == "open":
+        report, expect = _audit(calls, "leak_open", leak_file=questions), f"open {os.path.realpath(questions)}"
+    elif leak == "import":
+        report, expect = _audit(calls, "leak_import"), "import rag_lab.loaders"
+    elif leak == "import_before_hook":     # loaded before the hook: no import event, but sys.modules tells
+        report = _audit(calls, "preimport", preimport=("rag_lab.loaders",))
+        assert report["loaded_before_hook"] and not any(v.startswith("import ") for v in report["violations"])
+        expect = "sys.modules holds rag_lab.loaders"
+    elif leak == "sqlite":
+        report, expect = _audit(calls, "leak_sqlite", leak_file=str(tmp_path / "gold.db")), "sqlite3.connect"
+    elif leak == "subprocess":
+        report, expect = _audit(calls, "leak_subprocess", leak_file=questions), "subprocess.Popen"
+    elif leak == "socket":
+        report, expect = _audit(calls, "leak_socket"), "socket.connect"
+    elif leak == "shared_env":              # any file in $RAG_LAB_SHARED_DATA, whatever its name
+        shared = tmp_path / "shared"
+        shared.mkdir()
+        (shared / "notes.txt").write_text("gold answers")
+        report = _audit(calls, "leak_open", leak_file=str(shared / "notes.txt"), env={"RAG_LAB_SHARED_DATA": str(shared)})
+        expect = f"open {os.path.realpath(shared / 'notes.txt')}"
+    else:                                    # a copy of a real file, under its real name, outside every data folder
+        copy = tmp_path / "elsewhere" / "questions.jsonl"
+        copy.parent.mkdir()
+        copy.write_text(Path(questions).read_text(encoding="utf-8")[:2000])
+        report, expect = _audit(calls, "leak_open", leak_file=str(copy)), f"open {os.path.realpath(copy)}"
+    assert any(v.startswith(expect) for v in report["violations"]), (leak, report["violations"])
 
 
 # --- counterfactuals: the answer follows the evidence ------------------------------------------
@@ -207,7 +359,7 @@ def test_removing_the_supporting_sentence_removes_the_claim(ideal):
     assert ask(ideal, "Who was born first, Anna Verhoeven or Tomas Riedel?", *one_side) == INSUFFICIENT
 
 
-# --- generality: no world vocabulary outside the opt-in adapter ---------------------------------
+# --- generality: no world vocabulary in the simulator ---------------------------------
 
 WORLD_ONLY_NOUNS = ("service", "services", "team", "teams", "incident", "incidents", "replica", "replicas", "rollout",
                     "oncall", "on-call", "datastore", "runbook", "squad", "pager", "flag", "flags", "sev", "ticket",
@@ -215,7 +367,7 @@ WORLD_ONLY_NOUNS = ("service", "services", "team", "teams", "incident", "inciden
 
 
 def test_generic_simulator_code_holds_no_world_vocabulary():
-    """``grep`` of rag_lab/llm/sim/ (and simulator.py) outside ``adapters/``: no name, identifier,
+    """``grep`` of rag_lab/llm/sim/ (and simulator.py): no name, identifier,
     technology or world-only noun of the synthetic world, and no phrase of its question templates."""
     from rag_lab.world import vocab
 
@@ -232,8 +384,7 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
     for q in load_dataset("world").evalset:
         qw = re.findall(r"[a-z]+", q.text.lower())
         question_grams |= {" ".join(qw[i:i + 5]) for i in range(len(qw) - 4)}
-    files = [ROOT / "rag_lab/llm/simulator.py",
-             *(p for p in sorted((ROOT / "rag_lab/llm/sim").rglob("*.py")) if "adapters" not in p.parts)]
+    files = [ROOT / "rag_lab/llm/simulator.py", *sorted((ROOT / "rag_lab/llm/sim").rglob("*.py"))]
     assert len(files) > 10
     found = []
     for path in files:
@@ -249,6 +400,5 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
         grams = {" ".join(words[i:i + 5]) for i in range(len(words) - 4)}
         found += [f"{path.name}: template {h!r}" for h in sorted(grams & question_grams)]
     assert not found, sorted(set(found))[:40]
-    # the adapter is where the world's reading lives, and the test would see it there
-    adapter = (ROOT / "rag_lab/llm/sim/adapters/world/lexicon.py").read_text(encoding="utf-8")
-    assert re.search(r"(?<![\w-])replicas(?![\w-])", adapter)
+    # one reader: there is no adapter folder left for world reading to hide in
+    assert not (ROOT / "rag_lab/llm/sim/adapters").exists()

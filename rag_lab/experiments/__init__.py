@@ -1,10 +1,12 @@
 """Experiments: sweeps over policy parameters that persist, resume and scale out, their statistics
-(bootstrap CIs, mean ± std over seeds, Pareto fronts) and HTML reports (DESIGN.md §5–6); the figures
+(bootstrap CIs, mean ± std over seeds, Pareto fronts, paired exact/permutation tests, Holm, TOST) and HTML
+reports (DESIGN.md §5–6); the figures
 are in :mod:`rag_lab.figures`. Simulator profiles fitted to a real run's traces:
 :mod:`rag_lab.experiments.calibrate`; a simulated sweep's winners re-run on a real backend:
 :mod:`rag_lab.experiments.verify`."""
 
-from rag_lab.experiments.findings import Finding, paired_finding
+from rag_lab.experiments.findings import Finding, FindingFamily, paired_finding
+from rag_lab.experiments.paired_tests import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
 from rag_lab.experiments.report import write_report
 from rag_lab.experiments.results import CandidateTraces, SweepResult
 from rag_lab.experiments.runner import load_sweep, run_sweep
@@ -13,8 +15,10 @@ from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.sweep import BackendSpec, Grid, GridCandidate, SweepSpec, candidate_id, config_id, load_sweep_spec
 
 __all__ = [
-    "BackendSpec", "CandidateTraces", "Finding", "Grid", "GridCandidate", "RunStore", "SweepResult", "SweepSpec",
-    "aggregate_by_type", "aggregate_rows", "bootstrap_ci", "candidate_id", "config_id",
-    "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "paired_finding", "pareto_mask", "run_sweep",
+    "BackendSpec", "CandidateTraces", "EquivalenceTest", "Finding", "FindingFamily", "Grid", "GridCandidate",
+    "PairedTest", "RunStore",
+    "SweepResult", "SweepSpec", "aggregate_by_type", "aggregate_rows", "bootstrap_ci", "candidate_id", "config_id",
+    "equivalence_test", "holm", "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "paired_finding", "paired_test",
+    "pareto_mask", "run_sweep",
     "write_report",
 ]

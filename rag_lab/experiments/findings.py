@@ -1,51 +1,150 @@
-"""A finding: a claim about a measured effect, checked with a paired difference on the same questions.
+"""A finding: a claim about an effect, checked with a paired test on the same questions, corrected for the
+other claims of its notebook or report, and labelled with what kind of claim it is.
 
-The course notebooks (and anyone writing up a sweep) state what they expect a policy to do — "rank
-then truncate keeps more later-round gold than append then truncate" — and check it against the
-sweep: the paired difference of a metric between two configurations
-(:meth:`SweepResult.compare`), with its bootstrap interval. The claim *holds* when the interval lies
-entirely on the expected side of 0 (or, for ``direction="none"``, contains 0 within ``tolerance``).
-:class:`Finding` carries the measured numbers and a message that says what was expected and what was
-measured, so ``assert finding.holds, finding.message`` fails with a sentence a reader can act on::
+The course notebooks (and anyone writing up a sweep) state what they expect a policy to do — "rank then
+truncate keeps more later-round gold than append then truncate" — and check it against the sweep. A
+claim **holds** when
 
-    finding = paired_finding(result, "quality_later_gold_retained",
+- its paired bootstrap interval (:meth:`SweepResult.compare`) lies on the claimed side of 0, *and*
+- its paired test (:func:`~rag_lab.experiments.paired_tests.paired_test`: the exact sign / McNemar test
+  for 0/1 metrics, a sign-flip permutation test otherwise, two-sided) gives p below ``alpha`` after
+  Holm's correction over the findings of the same family (:class:`FindingFamily`: one per notebook).
+  Four questions of 120 flipping one way give an interval that excludes 0 but p = 0.125: not a finding.
+- A "no change" claim (``direction="none"``) is an equivalence test (TOST) with a stated ``margin``:
+  it holds when the difference is shown to lie within ±margin (Holm-corrected p below ``alpha``), not
+  when a difference merely fails to show.
+
+Every finding declares its ``kind``:
+
+- ``"measured"``: a property of the pipeline and the data (real retrieval, real text);
+- ``"by_construction"``: produced by a simulator knob set to produce it (``budget_anchoring=0.6``, a
+  format-failure rate). Such a finding must carry its **control**: the same contrast in a sweep with the
+  knob at 0, where the effect must vanish (an equivalence test within ``control_margin``, by default half
+  the measured |Δ|). Claim and control are tested together (intersection–union: p is the larger of the two);
+- ``"definitional"``: true by the metric's definition (HyDE costs one more LLM call; a fail-closed filter
+  cites no forbidden source). It checks the plumbing, is never a notebook's headline, and
+  ``tests/test_course.py`` checks each notebook's headline kind against its banner.
+
+:class:`Finding` carries the numbers and a message that says what was expected and what was measured,
+so ``assert finding.holds, finding.message`` fails with a sentence a reader can act on::
+
+    FINDINGS = FindingFamily(size=2)      # the claims this notebook asserts: Holm over these two
+    finding = paired_finding(result, "quality_later_gold_retained", kind="measured", family=FINDINGS,
                              candidate={"truncation.strategy": "rank_then_truncate"},
                              reference={"truncation.strategy": "append_then_truncate"},
                              direction="above", claim="ranking first keeps later-round gold")
-    print(finding)
     assert finding.holds, finding.message
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 from rag_lab.evaluation.catalog import label as metric_label
+from rag_lab.experiments.paired_tests import equivalence_test, holm, p_clause, paired_test
 
 if TYPE_CHECKING:
     from rag_lab.experiments.results import SweepResult
 
 Direction = Literal["above", "below", "none"]
+Kind = Literal["measured", "by_construction", "definitional"]
+KINDS = ("measured", "by_construction", "definitional")
+#: Metrics of outcome — answer quality, evidence kept, abstention — that a notebook's measured finding is on.
+OUTCOME_METRICS = (
+    "quality_answer_containment", "quality_answer_containment_strict", "quality_exact_match", "quality_f1",
+    "quality_has_answer_in_context", "quality_evidence_recall", "quality_evidence_precision",
+    "quality_later_gold_retained", "quality_abstention_accuracy",
+)
 _EXPECT = {
     "above": "its 95% interval entirely above 0",
     "below": "its 95% interval entirely below 0",
-    "none": "its 95% interval inside ±{tol:g} (no effect)",
+    "none": "it shown to lie within ±{margin:g} (equivalence, TOST)",
 }
+_KIND_TEXT = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
+
+
+class FindingFamily:
+    """The findings one notebook (or report) asserts, corrected together with Holm's method.
+
+    ``size`` is the number of findings the family will hold, stated up front so that a finding asserted
+    before the others exist is judged conservatively: until all ``size`` have joined, a finding's adjusted p
+    is Bonferroni's ``size · p``, which Holm's never exceeds; once the family is complete it is Holm's. A
+    finding that would make the family larger than ``size`` is an error (the notebook claims more than it
+    said it would)."""
+
+    def __init__(self, size: int, name: str = "") -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"size must be a positive integer (the number of findings asserted), got {size!r}")
+        self.size = size
+        self.name = name
+        self._p: list[float] = []
+
+    def join(self, p: float) -> int:
+        """Add one finding's p-value; its index in the family."""
+        if len(self._p) >= self.size:
+            raise ValueError(f"family {self.name or ''} of {self.size} findings is full: a notebook that asserts more "
+                             "findings must say so in FindingFamily(size=...)")
+        self._p.append(float(p))
+        return len(self._p) - 1
+
+    @property
+    def complete(self) -> bool:
+        return len(self._p) == self.size
+
+    def adjusted(self, index: int) -> float:
+        """The adjusted p of the ``index``-th finding: Holm's when complete, else the Bonferroni bound."""
+        p = self._p[index]
+        if p != p:
+            return math.nan
+        if not self.complete:
+            return min(1.0, self.size * p)
+        return holm(self._p)[index]
+
+    def __len__(self) -> int:
+        return len(self._p)
+
+    def __repr__(self) -> str:
+        return f"FindingFamily(size={self.size}, joined={len(self._p)})"
+
+
+@dataclass(frozen=True)
+class Control:
+    """A by-construction finding's control: the same contrast with the knob at 0, where the effect must
+    vanish (TOST within ``margin``). ``knobs`` names the control's simulator settings."""
+
+    delta: float
+    lo: float
+    hi: float
+    n: int
+    p: float
+    margin: float
+    knobs: str
+
+    def holds(self, alpha: float) -> bool:
+        return self.n > 0 and self.p < alpha
+
+    @property
+    def measured(self) -> str:
+        return (f"with the knob at 0 ({self.knobs}) Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}], "
+                f"within ±{self.margin:.3g}: TOST {p_clause(self.p)}")
 
 
 @dataclass(frozen=True)
 class Finding:
-    """The outcome of checking one claim: the paired Δ (candidate − reference) of ``metric`` and whether it
-    lies where the claim says."""
+    """The outcome of checking one claim: the paired Δ (candidate − reference) of ``metric``, its test, and
+    whether it lies where the claim says. ``p`` is the claim's p-value (the paired test for a direction, the
+    TOST for ``none``; with a control, the larger of the claim's and the control's), ``p_adjusted`` the same
+    after Holm over its ``family`` (``p`` itself without one)."""
 
     claim: str
     metric: str
     candidate: str
     reference: str
     direction: Direction
-    tolerance: float
+    margin: float
     delta: float
     lo: float
     hi: float
@@ -53,31 +152,68 @@ class Finding:
     share_differ: float
     mean: float
     reference_mean: float
+    p: float = math.nan
+    method: str = ""
+    n_better: int = 0
+    n_worse: int = 0
+    kind: Kind = "measured"
+    alpha: float = 0.05
+    control: Control | None = None
+    family: FindingFamily | None = field(default=None, repr=False, compare=False)
+    family_index: int = -1
 
     @property
-    def holds(self) -> bool:
-        """Whether the interval lies where the claim says (never true for an undefined difference)."""
+    def p_adjusted(self) -> float:
+        """``p`` after Holm's correction over the finding's family (Bonferroni's bound while it is incomplete)."""
+        if self.family is None:
+            return self.p
+        return self.family.adjusted(self.family_index)
+
+    @property
+    def is_outcome(self) -> bool:
+        """Whether the metric is an outcome (answer quality, evidence kept, abstention), not a cost or a counter."""
+        return self.metric in OUTCOME_METRICS
+
+    @property
+    def on_claimed_side(self) -> bool:
+        """Whether the interval lies where the claim says (for ``none``: inside ±margin)."""
         if self.n == 0 or self.lo != self.lo or self.hi != self.hi:  # NaN
             return False
         if self.direction == "above":
             return self.lo > 0
         if self.direction == "below":
             return self.hi < 0
-        return -self.tolerance <= self.lo and self.hi <= self.tolerance
+        return -self.margin < self.delta < self.margin
+
+    @property
+    def holds(self) -> bool:
+        """Interval on the claimed side *and* the (Holm-adjusted) p below ``alpha``; never for an undefined
+        difference. A by-construction finding's p includes its control's."""
+        p = self.p_adjusted
+        return self.on_claimed_side and p == p and p < self.alpha
 
     @property
     def measured(self) -> str:
-        """``Δ = +0.094 [+0.040, +0.150] (0.594 vs 0.500), n=120 questions, 14% differ``."""
-        return (f"Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}] ({self.mean:.3f} vs {self.reference_mean:.3f}), "
-                f"n={self.n} questions, {self.share_differ:.0%} differ")
+        """``Δ = +0.033 [+0.008, +0.067] (0.533 vs 0.500), n=120 questions, 3% differ (4↑ 0↓), p=0.125 (exact)``."""
+        text = (f"Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}] ({self.mean:.3f} vs {self.reference_mean:.3f}), "
+                f"n={self.n} questions, {self.share_differ:.0%} differ ({self.n_better}↑ {self.n_worse}↓), "
+                f"{p_clause(self.p)} ({self.method})")
+        if self.family is not None:
+            state = "Holm" if self.family.complete else "Bonferroni bound until the family is complete"
+            text += f", {state} over {self.family.size} findings: {p_clause(self.p_adjusted)}"
+        if self.control is not None:
+            text += f"; control: {self.control.measured}"
+        return text
 
     @property
     def message(self) -> str:
         """What was expected and what was measured, in one paragraph."""
-        expected = _EXPECT[self.direction].format(tol=self.tolerance)
+        expected = _EXPECT[self.direction].format(margin=self.margin)
         verdict = "holds" if self.holds else "does NOT hold"
-        return (f"Finding {verdict}: {self.claim}. Expected the paired difference of {metric_label(self.metric)} "
-                f"({self.metric}), {self.candidate} minus {self.reference}, with {expected}; measured {self.measured}.")
+        control = "; and the effect vanishing with the knob at 0" if self.control is not None else ""
+        return (f"Finding {verdict} ({_KIND_TEXT[self.kind]}): {self.claim}. Expected the paired difference of "
+                f"{metric_label(self.metric)} ({self.metric}), {self.candidate} minus {self.reference}, with {expected} "
+                f"and p < {self.alpha:g}{control}; measured {self.measured}.")
 
     def __str__(self) -> str:
         return self.message
@@ -87,6 +223,12 @@ class Finding:
         return f"{mark} {self.message}"
 
 
+def _knob_text(result: SweepResult) -> str:
+    backend = result.spec.get("backend", {}) if isinstance(getattr(result, "spec", None), Mapping) else {}
+    knobs = backend.get("knobs", {}) if isinstance(backend, Mapping) else {}
+    return ", ".join(f"{k}={v}" for k, v in knobs.items()) or "default knobs"
+
+
 def paired_finding(
     result: SweepResult,
     metric: str,
@@ -94,30 +236,72 @@ def paired_finding(
     reference: str | Mapping[str, Any] | None = None,
     direction: Direction = "above",
     claim: str = "",
-    tolerance: float = 0.0,
+    tolerance: float | None = None,
     n_boot: int = 2000,
+    *,
+    kind: Kind = "measured",
+    margin: float | None = None,
+    control: SweepResult | None = None,
+    control_margin: float | None = None,
+    family: FindingFamily | None = None,
+    alpha: float = 0.05,
 ) -> Finding:
     """Check that ``candidate`` − ``reference`` on ``metric`` (paired over the same questions) lies
-    ``direction`` of 0. ``candidate`` and ``reference`` pick one configuration each, as in
-    :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted keys matching exactly one
-    config; ``reference=None`` is the sweep's base config). ``direction="none"`` claims *no* effect:
-    the interval must lie within ``±tolerance``."""
+    ``direction`` of 0, with a paired test. ``candidate`` and ``reference`` pick one configuration each, as
+    in :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted keys matching exactly one
+    config; ``reference=None`` is the sweep's base config). ``direction="none"`` claims *no* effect: an
+    equivalence test within ``±margin`` (``tolerance`` is the same, its older name), which must be stated.
+
+    ``kind`` says what the finding rests on (see the module doc); ``"by_construction"`` needs ``control``,
+    a sweep with the responsible knob at 0 holding the same two configurations. ``family`` joins the
+    finding to its notebook's :class:`FindingFamily` (Holm over the family)."""
     if direction not in _EXPECT:
         raise ValueError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
-    if tolerance < 0:
-        raise ValueError(f"tolerance must be >= 0, got {tolerance!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if margin is not None and tolerance is not None and margin != tolerance:
+        raise ValueError(f"margin and tolerance are the same bound; got both ({margin!r}, {tolerance!r})")
+    bound = margin if margin is not None else tolerance
+    if bound is not None and not (isinstance(bound, (int, float)) and bound >= 0):
+        raise ValueError(f"margin must be >= 0, got {bound!r}")
+    if direction == "none" and not bound:
+        raise ValueError("a 'no change' claim (direction='none') needs a stated equivalence margin > 0 "
+                         "(margin=0.05: the difference is shown to lie within ±0.05)")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if kind == "by_construction" and control is None:
+        raise ValueError("a by-construction finding needs its control: control=<a sweep of the same two "
+                         "configurations with the responsible knob at 0>, where the effect must vanish")
+    if kind != "by_construction" and control is not None:
+        raise ValueError(f"control= is for by-construction findings; this one is {kind!r}")
     ref = result.reference(reference)
     cand = result.reference(candidate)
-    table = result.compare(metric, reference=ref["config_id"], n_boot=n_boot).set_index("config_id")
-    row = table.loc[cand["config_id"]]
     labels = result.labels()
     cand_label = labels[cand["candidate_id"]]
     ref_label = labels[ref["candidate_id"]]
     if cand_label == ref_label:
         raise ValueError(f"candidate and reference are the same configuration ({cand_label})")
+    values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
+    test = paired_test(values, ref_values, n_boot=n_boot)
+    diff = test.difference
+    p = equivalence_test(values, ref_values, float(bound)).p if direction == "none" else test.p
+    checked = None
+    if control is not None:
+        c_values, c_ref = control.paired_values(metric, candidate, reference)
+        c_margin = control_margin if control_margin is not None else abs(diff.delta) / 2
+        if not c_margin > 0:
+            raise ValueError(f"control_margin must be > 0 (got {c_margin!r}; the measured Δ is {diff.delta:+.3f})")
+        c_test = paired_test(c_values, c_ref, n_boot=n_boot)
+        checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n,
+                          p=equivalence_test(c_values, c_ref, float(c_margin)).p, margin=float(c_margin),
+                          knobs=_knob_text(control))
+        p = max(p, checked.p)
+    index = family.join(p) if family is not None else -1
     return Finding(
         claim=claim or f"{cand_label} changes {metric_label(metric)} against {ref_label}",
-        metric=metric, candidate=cand_label, reference=ref_label, direction=direction, tolerance=tolerance,
-        delta=float(row["delta"]), lo=float(row["lo"]), hi=float(row["hi"]), n=int(row["n"]),
-        share_differ=float(row["share_differ"]), mean=float(row["mean"]), reference_mean=float(row["reference_mean"]),
+        metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(bound or 0.0),
+        delta=diff.delta, lo=diff.lo, hi=diff.hi, n=diff.n, share_differ=diff.share_differ, mean=diff.mean,
+        reference_mean=diff.reference_mean, p=float(p), method=("TOST" if direction == "none" else test.method),
+        n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
+        family_index=index,
     )

@@ -80,6 +80,13 @@ def _check(n_boot: int, alpha: float) -> None:
 
 def _paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, int]:
     """Per-question means over the seeds both sides define: ``(a, b, n_seeds)``, undefined questions dropped."""
+    a, b, n_seeds, _ = paired_means(values, reference)
+    return a, b, n_seeds
+
+
+def paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """Per-question means over the seeds both sides define: ``(a, b, n_seeds, kept)``, where ``kept`` is the
+    boolean mask of the input questions that have at least one cell defined on both sides (the others dropped)."""
     a, b = _matrix(values, "values"), _matrix(reference, "reference")
     if a.shape != b.shape:
         raise ValueError(f"values and reference differ in shape: {a.shape} vs {b.shape} (the same questions "
@@ -89,7 +96,27 @@ def _paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, 
     keep = count > 0
     a_mean = np.where(both, a, 0.0).sum(axis=1)[keep] / count[keep]
     b_mean = np.where(both, b, 0.0).sum(axis=1)[keep] / count[keep]
-    return a_mean, b_mean, a.shape[1]
+    return a_mean, b_mean, a.shape[1], keep
+
+
+def _strata_labels(strata: Any, n_questions: int) -> np.ndarray:
+    """``strata`` (one hashable label per input question) as an array of labels; a clear error otherwise."""
+    labels = np.asarray(list(strata), dtype=object)
+    if labels.ndim != 1 or labels.size != n_questions:
+        raise ValueError(f"strata: expected one label per question ({n_questions}), got shape {labels.shape}")
+    return labels
+
+
+def _resample_indices(rng: np.random.Generator, n_boot: int, labels: np.ndarray | None, n: int) -> np.ndarray:
+    """``(n_boot, n)`` question indices drawn with replacement: over all questions, or within each stratum
+    (each stratum keeps its size, so its weight in the mean is the one it has in the data)."""
+    if labels is None:
+        return rng.integers(0, n, size=(n_boot, n))
+    parts = []
+    for label in dict.fromkeys(labels.tolist()):
+        members = np.flatnonzero(labels == label)
+        parts.append(members[rng.integers(0, members.size, size=(n_boot, members.size))])
+    return np.concatenate(parts, axis=1)
 
 
 def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
@@ -98,20 +125,22 @@ def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
 
 
 def paired_difference(
-    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
+    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0, strata: Any = None
 ) -> PairedDifference:
     """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap
     ``1 − alpha`` interval (see the module doc). ``values`` and ``reference``: one value per question,
-    shape ``(n,)``, or per question and seed, ``(n, seeds)``, in the same order on both sides. The same
-    inputs and ``seed`` always give the same interval; no question defined on both sides gives NaNs and
-    ``n = 0``."""
+    shape ``(n,)``, or per question and seed, ``(n, seeds)``, in the same order on both sides. ``strata``
+    (optional, one label per question, e.g. its type) resamples within each stratum, so every bootstrap
+    sample keeps the data's mix of question types. The same inputs and ``seed`` always give the same
+    interval; no question defined on both sides gives NaNs and ``n = 0``."""
     _check(n_boot, alpha)
-    a, b, n_seeds = _paired_means(values, reference)
+    a, b, n_seeds, kept = paired_means(values, reference)
+    labels = None if strata is None else _strata_labels(strata, kept.size)[kept]
     n = int(a.size)
     if n == 0:
         return PairedDifference(math.nan, math.nan, math.nan, 0, n_seeds, math.nan, math.nan, math.nan)
     diff = a - b
-    idx = np.random.default_rng(seed).integers(0, n, size=(n_boot, n))
+    idx = _resample_indices(np.random.default_rng(seed), n_boot, labels, n)
     lo, hi = _percentile(diff[idx].mean(axis=1), alpha)
     return PairedDifference(
         delta=float(diff.mean()), lo=lo, hi=hi, n=n, n_seeds=n_seeds,

@@ -27,6 +27,7 @@ import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.paired import interval_text
+from rag_lab.experiments.paired_tests import holm, p_clause, p_text
 from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 from rag_lab.figures import cost_quality, forest  # the modules, not their names: rag_lab.figures imports this package too
 from rag_lab.figures.common import PARAM_PREFIX, format_value
@@ -152,9 +153,38 @@ def _how_to_read(cost_col: str, quality_col: str) -> str:
 
 def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = None,
                 n_boot: int = 2000) -> dict[str, pd.DataFrame]:
-    """:meth:`SweepResult.compare` for each of ``metrics`` present in the sweep, against one reference."""
+    """:meth:`SweepResult.compare` for each of ``metrics`` present in the sweep, against one reference, with
+    ``p_holm``: each paired test's p after Holm's correction over the whole table (every candidate but the
+    reference, on every metric shown — the family of differences the report puts in front of a reader)."""
     present = [m for m in dict.fromkeys(metrics) if m in sweep.table.columns]
-    return {m: sweep.compare(m, reference=reference, n_boot=n_boot) for m in present}
+    return with_holm({m: sweep.compare(m, reference=reference, n_boot=n_boot) for m in present})
+
+
+def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """``frames`` (``compare`` tables) with a ``p_holm`` column: Holm over all their non-reference rows."""
+    cells = [(m, i) for m, f in frames.items() for i in range(len(f)) if not bool(f["is_reference"].iloc[i])]
+    adjusted = holm(float(frames[m]["p"].iloc[i]) for m, i in cells)
+    out = {m: f.copy() for m, f in frames.items()}
+    for m, f in out.items():
+        f["p_holm"] = float("nan")
+        f.attrs = dict(frames[m].attrs)
+    for (m, i), p in zip(cells, adjusted, strict=True):
+        out[m].iloc[i, out[m].columns.get_loc("p_holm")] = p
+    return out
+
+
+def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
+    """A paired difference a reader may call measured: its interval excludes 0 and, where the row has a
+    Holm-adjusted p, that p is below ``alpha``."""
+    excludes = bool(row["lo"] > 0 or row["hi"] < 0)
+    if "p_holm" in row.index:
+        return excludes and bool(row["p_holm"] < alpha)
+    return excludes
+
+
+def _p_cell(row: pd.Series) -> str:
+    """``p=0.125 (Holm 0.750)``."""
+    return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
 
 
 def _decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
@@ -167,8 +197,10 @@ def _decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
 
 
 def _measured_class(row: pd.Series) -> str:
-    """The cell class of a paired difference whose interval excludes 0 (bold, coloured by its sign)."""
-    return ' class="measured up"' if row["lo"] > 0 else ' class="measured down"' if row["hi"] < 0 else ""
+    """The cell class of a measured paired difference (:func:`is_measured`: bold, coloured by its sign)."""
+    if not is_measured(row):
+        return ""
+    return ' class="measured up"' if row["lo"] > 0 else ' class="measured down"'
 
 
 def _thead(heads: Sequence[str], text_columns: int) -> str:
@@ -184,7 +216,9 @@ def _reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
     seeds = sorted({int(v) for f in frames.values() for v in f["n_seeds"]})
     count = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
     return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same {count} questions "
-            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval")
+            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval, "
+            "two-sided paired test (exact sign/McNemar for 0/1 metrics, sign-flip permutation otherwise) with its p "
+            "and the p after Holm's correction over every Δ of the table")
 
 
 def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
@@ -203,7 +237,8 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
                  f'<td class="text">{html.escape(str(row["label"]))}</td>']
         for metric in metrics:
             other = frames[metric].iloc[pos]
-            cells.append(f"<td{_measured_class(other)}>{html.escape(interval_text(other, _decimals(frames, metric)))}</td>")
+            text = f"{interval_text(other, _decimals(frames, metric))} {_p_cell(other)}"
+            cells.append(f"<td{_measured_class(other)}>{html.escape(text)}</td>")
         cells.append(f"<td>{int(row['n'])}</td>")
         share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
         cells.append(f"<td>{html.escape(share)}</td>")
@@ -213,17 +248,19 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
 
 
 def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
-    """The Δ-vs-reference table as plain text (``*``: the interval excludes 0)."""
+    """The Δ-vs-reference table as plain text, each Δ with its p and Holm-adjusted p (``*``: the interval
+    excludes 0 and the Holm-adjusted p is below 0.05)."""
     metrics = list(frames)
     first = frames[metrics[0]]
     rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
-    cells = [[interval_text(frames[m].iloc[i], _decimals(frames, m)) + (" *" if frames[m].iloc[i]["excludes_zero"] else "")
+    cells = [[f"{interval_text(frames[m].iloc[i], _decimals(frames, m))} {_p_cell(frames[m].iloc[i])}"
+              + (" *" if is_measured(frames[m].iloc[i]) else "  ")
               for m in metrics] for i in rows]
     names = [str(first.iloc[i]["label"]) for i in rows]
     heads = [f"Δ {label(m)}" for m in metrics]
     w0 = max([len("changes vs reference"), *map(len, names)])
     widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
-    lines = [_reference_sentence(frames) + "; * the interval excludes 0",
+    lines = [_reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05",
              f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
     lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
               for n, row in zip(names, cells, strict=True)]
@@ -236,9 +273,12 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
         f"<p class=\"note\">{html.escape(_reference_sentence(frames))}. Every candidate answered the same "
         "questions, so the question-to-question spread that makes each candidate's own interval wide cancels in "
         "the per-question difference: questions are resampled jointly for the candidate and the reference (with "
-        "several seeds, each question's difference is averaged over its seeds first). A bold Δ has an interval "
-        "that excludes 0 (blue above, red below); <i>differ</i> is the share of questions on which the two "
-        "configurations' values differ at all.</p>",
+        "several seeds, each question's difference is averaged over its seeds first). Each Δ is also tested "
+        "(p), and its p corrected with Holm's method over every Δ in the table (Holm), since a table of many "
+        "differences shows some small p by chance. A bold Δ has an interval that excludes 0 <i>and</i> a Holm p "
+        "below 0.05 (blue above, red below): a few questions flipping one way can give an interval that excludes "
+        "0 and still p = 0.125. <i>differ</i> is the share of questions on which the two configurations' values "
+        "differ at all.</p>",
         '<div class="table-wrap">', delta_table_html(frames), "</div>",
     ]
     for i, (metric, frame) in enumerate(frames.items()):

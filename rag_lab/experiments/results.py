@@ -21,7 +21,8 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.paired import changes_label, config_changes, paired_difference
+from rag_lab.experiments.paired import changes_label, config_changes
+from rag_lab.experiments.paired_tests import paired_test
 from rag_lab.experiments.stats import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
@@ -282,6 +283,24 @@ class SweepResult:
             columns.append([math.nan if q not in rows else _number(rows[q].get(metric, absent)) for q in self.qids])
         return np.array(columns, dtype=float).T
 
+    def _check_metric(self, metric: str) -> None:
+        first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
+        if not metric.startswith(COST_PREFIXES) and metric not in first:
+            known = sorted(c for c in first if c.startswith(("quality_", *COST_PREFIXES)))
+            raise ValueError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
+
+    def paired_values(self, metric: str, candidate: str | Mapping[str, Any],
+                      reference: str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of ``candidate`` and of
+        ``reference`` (each picked as in :meth:`reference`), aligned for a paired test; NaN where undefined."""
+        self._check_metric(metric)
+        configs = self._configs_by_id()
+        cand, ref = configs[self.reference(candidate)["config_id"]], configs[self.reference(reference)["config_id"]]
+        if cand["seeds"] != ref["seeds"]:
+            raise ValueError(f"the candidate ran seeds {cand['seeds']}, the reference {ref['seeds']}: "
+                             "a paired difference needs the same seeds")
+        return self._metric_matrix(cand, metric), self._metric_matrix(ref, metric)
+
     def compare(self, metric: str = DEFAULT_QUALITY, reference: str | Mapping[str, Any] | None = None,
                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
         """Every config against a reference on ``metric``: the paired difference over the same questions
@@ -292,12 +311,14 @@ class SweepResult:
         (the parameters that differ from the reference), ``metric``, ``delta`` = candidate − reference with
         its ``1 − alpha`` interval ``lo``/``hi``, ``n`` (questions defined on both sides), ``n_seeds``,
         ``share_differ`` (questions on which the two differ), ``mean`` and ``reference_mean`` on those
-        questions, ``excludes_zero`` and ``is_reference``. ``attrs["reference"]`` is :meth:`reference`'s answer
-        (which candidate, and why: the base config, or the first candidate when the base is not a grid point)."""
-        first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
-        if not metric.startswith(COST_PREFIXES) and metric not in first:
-            known = sorted(c for c in first if c.startswith(("quality_", *COST_PREFIXES)))
-            raise ValueError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
+        questions, ``excludes_zero`` and ``is_reference``; then the paired test of the difference
+        (:func:`rag_lab.experiments.paired_tests.paired_test`, two-sided): ``p``, ``test`` (``exact`` sign /
+        McNemar, ``permutation`` or ``permutation_mc``), ``n_better`` and ``n_worse`` (questions where the
+        candidate is above / below the reference). ``p`` is not corrected for multiplicity: a report or notebook
+        corrects over its own family (:func:`rag_lab.experiments.paired_tests.holm`). ``attrs["reference"]`` is
+        :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
+        base is not a grid point)."""
+        self._check_metric(metric)
         ref = self.reference(reference)
         configs = self._configs_by_id()
         ref_entry = configs[ref["config_id"]]
@@ -308,14 +329,15 @@ class SweepResult:
             if entry["seeds"] != ref_entry["seeds"]:
                 raise ValueError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
                                  "a paired difference needs the same seeds")
-            diff = paired_difference(self._metric_matrix(entry, metric), ref_values, n_boot=n_boot, alpha=alpha,
-                                     seed=seed)
+            test = paired_test(self._metric_matrix(entry, metric), ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
+            diff = test.difference
             candidate = entry["candidate_ids"][0]
             records.append({"candidate_id": candidate, "config_id": config_id,
                             "label": labels[candidate] if config_id != ref["config_id"] else
                             ("base" if ref["rule"] == "base" else "reference"),
                             "metric": metric, **diff._asdict(), "excludes_zero": diff.excludes_zero,
-                            "is_reference": config_id == ref["config_id"]})
+                            "is_reference": config_id == ref["config_id"], "p": test.p, "test": test.method,
+                            "n_better": test.n_better, "n_worse": test.n_worse})
         out = pd.DataFrame.from_records(records)
         out.attrs["reference"] = ref
         return out

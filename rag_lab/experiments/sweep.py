@@ -198,7 +198,7 @@ class BackendSpec(BaseModel):
                                                         "(.yaml/.json, e.g. from rag-lab calibrate; relative to the "
                                                         "sweep file)")
     knobs: dict[str, float | str] = Field(
-        default_factory=dict, description="simulator knob overrides (rates; `reader: world` picks the opt-in world adapter)")
+        default_factory=dict, description="simulator knob overrides (rates in [0, 1], e.g. `synonym_spinning: 0.6`)")
     model: str | None = None
     base_url: str | None = None
     cache: bool = True

@@ -1,0 +1,285 @@
+"""Significance tests for paired differences on the same questions (DESIGN.md §5): exact sign / McNemar,
+paired sign-flip permutation, Holm's correction, and an equivalence test (TOST) with a stated margin.
+
+The paired bootstrap interval of :func:`~rag_lab.experiments.paired.paired_difference` says how large a
+difference is; it is not a test a referee accepts for a handful of flips: four questions of 120 going one
+way and none the other give an interval that excludes 0, while the exact sign test on those four
+discordant pairs gives p = 2 · 0.5⁴ = 0.125. So a claimed difference is also *tested*:
+
+- :func:`paired_test` works on the per-question differences ``d = values − reference`` (seeds averaged
+  within each question, undefined cells left out, exactly as the interval does). Questions with ``d = 0``
+  carry no information about the sign and drop out. When every nonzero difference has the same size —
+  a 0/1 metric with one seed: a question flipped one way or the other — the test is the **exact sign
+  test** on the discordant pairs, which for 0/1 outcomes *is* McNemar's exact test: under "no effect"
+  each of the ``m`` discordant questions is equally likely to favour either side, ``n_better ~ Bin(m, ½)``.
+  Otherwise it is the **paired sign-flip permutation test** of the mean difference (Fisher's randomisation
+  test: under "no effect" each question's difference is as likely to have either sign): every one of the
+  ``2^m`` sign patterns is enumerated when ``m <= EXACT_MAX``, else ``n_permutations`` random patterns
+  drawn with ``seed`` (deterministic), p = (1 + hits) / (1 + n_permutations) so that it is never 0.
+  ``method="exact"`` forces the sign test (signs only), ``"permutation"`` the sign-flip test.
+- :func:`holm` adjusts a family of p-values (the findings of one notebook or one report) for multiplicity,
+  Holm (1979): step-down, uniformly more powerful than Bonferroni, controls the family-wise error.
+- :func:`equivalence_test` is the two one-sided tests (TOST, Schuirmann 1987) of "the difference lies
+  within ±margin": H0 is |Δ| ≥ margin, and p = max(p of Δ > −margin, p of Δ < +margin) from paired t tests
+  on the per-question differences. "No change" is claimed only when this p is small, never from a
+  difference that merely fails to be significant (absence of evidence is not evidence of absence). For
+  a 0/1 metric the standard error is floored at the smallest one a difference can have when its mean
+  sits on the margin, √(margin·(1 − margin)/n): a −1/0/+1 difference with mean ±margin has at least that
+  spread, so twenty questions that never differ do *not* prove a ±0.05 equivalence (p ≈ 0.15), 120 do
+  (p ≈ 0.006).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+from scipy import stats as _stats
+
+from rag_lab.experiments.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
+
+Alternative = Literal["two-sided", "greater", "less"]
+Method = Literal["exact", "permutation"]
+ALTERNATIVES = ("two-sided", "greater", "less")
+METHODS = ("exact", "permutation")
+#: Up to this many nonzero differences, the permutation test enumerates all 2^m sign patterns.
+EXACT_MAX = 16
+#: Random sign patterns of the Monte-Carlo permutation test (above :data:`EXACT_MAX`).
+N_PERMUTATIONS = 20000
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A paired test of ``values − reference`` over the same questions.
+
+    ``p`` is the test's p-value against ``alternative`` ("greater": values above reference); ``delta`` the
+    mean per-question difference with its paired bootstrap interval ``[lo, hi]``; ``n`` the questions
+    defined on both sides; ``n_better`` / ``n_worse`` those on which ``values`` is above / below
+    ``reference`` (the rest are ties); ``method`` ``"exact"`` (sign / McNemar), ``"permutation"`` (all sign
+    patterns enumerated) or ``"permutation_mc"`` (``n_permutations`` random ones); ``difference`` the full
+    :class:`~rag_lab.experiments.paired.PairedDifference` (means of each side, share that differ)."""
+
+    p: float
+    delta: float
+    lo: float
+    hi: float
+    n: int
+    n_seeds: int
+    n_better: int
+    n_worse: int
+    method: str
+    alternative: str
+    n_permutations: int = 0
+    difference: PairedDifference | None = field(default=None, repr=False)
+
+    @property
+    def n_discordant(self) -> int:
+        """Questions on which the two sides differ (the only ones a paired test learns from)."""
+        return self.n_better + self.n_worse
+
+    def text(self, decimals: int = 3) -> str:
+        """``+0.033 [+0.008, +0.067], p=0.125 (exact, 4↑ 0↓ of 120)``."""
+        if self.n == 0:
+            return "undefined (no question defined on both sides)"
+        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], {p_clause(self.p)} "
+                f"({self.method}, {self.n_better}↑ {self.n_worse}↓ of {self.n})")
+
+
+@dataclass(frozen=True)
+class EquivalenceTest:
+    """TOST of ``|values − reference| < margin``: ``p`` = max of the two one-sided p-values ``p_lower``
+    (H0 Δ ≤ −margin) and ``p_upper`` (H0 Δ ≥ +margin); ``se`` the standard error used, ``df`` its degrees
+    of freedom. Equivalence is shown at level α when ``p < α`` (the ``1 − 2α`` interval inside ±margin)."""
+
+    p: float
+    p_lower: float
+    p_upper: float
+    margin: float
+    delta: float
+    se: float
+    n: int
+    df: int
+    binary: bool
+
+    def text(self, decimals: int = 3) -> str:
+        """``Δ=+0.004 within ±0.05: p=0.003 (TOST, n=120)``."""
+        return f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: {p_clause(self.p)} (TOST, n={self.n})"
+
+
+def p_text(p: float) -> str:
+    """A p-value as printed: ``0.125``, ``0.0031``, ``<0.0001``, ``–`` when undefined."""
+    if p != p:
+        return "–"
+    if p < 1e-4:
+        return "<0.0001"
+    return f"{p:.4f}" if p < 0.01 else f"{p:.3f}"
+
+
+def p_clause(p: float, name: str = "p") -> str:
+    """``p=0.125``, ``p<0.0001``: a p-value with its relation sign, as written in a sentence."""
+    text = p_text(p)
+    return f"{name}{text}" if text.startswith("<") else f"{name}={text}"
+
+
+def _differences(values: Any, reference: Any) -> tuple[np.ndarray, int, np.ndarray]:
+    a, b, n_seeds, kept = paired_means(values, reference)
+    return a - b, n_seeds, kept
+
+
+def _check_alternative(alternative: str) -> None:
+    if alternative not in ALTERNATIVES:
+        raise ValueError(f"alternative must be one of {ALTERNATIVES}, got {alternative!r}")
+
+
+def sign_test_p(n_better: int, n_worse: int, alternative: Alternative = "two-sided") -> float:
+    """Exact sign test (McNemar's exact test for 0/1 outcomes): ``n_better ~ Bin(n_better + n_worse, ½)``
+    under "no effect". Two-sided p is twice the smaller tail, capped at 1; no discordant pair gives 1."""
+    _check_alternative(alternative)
+    m = n_better + n_worse
+    if m == 0:
+        return 1.0
+    upper = float(_stats.binom.sf(n_better - 1, m, 0.5))   # P(X >= n_better)
+    lower = float(_stats.binom.cdf(n_better, m, 0.5))      # P(X <= n_better)
+    if alternative == "greater":
+        return upper
+    if alternative == "less":
+        return lower
+    return min(1.0, 2.0 * min(upper, lower))
+
+
+def _sign_patterns(m: int) -> np.ndarray:
+    """All ``2^m`` patterns of ±1 over ``m`` questions, one per row."""
+    bits = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1
+    return 1.0 - 2.0 * bits
+
+
+def _permutation_p(d: np.ndarray, alternative: Alternative, n_permutations: int, seed: int,
+                   exact_max: int) -> tuple[float, str, int]:
+    """Sign-flip permutation p of the sum of the nonzero differences ``d``: all patterns up to ``exact_max``."""
+    m = d.size
+    observed = float(d.sum())
+    tol = 1e-9 * max(1.0, float(np.abs(d).sum()))
+    if m <= exact_max:
+        sums = _sign_patterns(m) @ d
+        method, count, plus_one = "permutation", 2**m, 0
+    else:
+        rng = np.random.default_rng(seed)
+        sums = np.empty(n_permutations)
+        for start in range(0, n_permutations, 2000):    # chunks keep memory bounded for large m
+            k = min(2000, n_permutations - start)
+            sums[start:start + k] = (1.0 - 2.0 * rng.integers(0, 2, size=(k, m))) @ d
+        method, count, plus_one = "permutation_mc", n_permutations, 1
+    if alternative == "greater":
+        hits = int((sums >= observed - tol).sum())
+    elif alternative == "less":
+        hits = int((sums <= observed + tol).sum())
+    else:
+        hits = int((np.abs(sums) >= abs(observed) - tol).sum())
+    return (hits + plus_one) / (len(sums) + plus_one), method, count
+
+
+def paired_test(
+    values: Any,
+    reference: Any,
+    *,
+    alternative: Alternative = "two-sided",
+    method: Method | None = None,
+    n_permutations: int = N_PERMUTATIONS,
+    seed: int = 0,
+    strata: Any = None,
+    n_boot: int = 2000,
+    alpha: float = 0.05,
+    exact_max: int = EXACT_MAX,
+) -> PairedTest:
+    """Test ``values − reference`` over the same questions (arrays as :func:`paired_difference` takes:
+    ``(n,)`` or ``(n, seeds)``, aligned). ``method=None`` picks the exact sign / McNemar test when every
+    nonzero per-question difference has the same size (0/1 metrics, one seed), else the sign-flip
+    permutation test; ``"exact"`` and ``"permutation"`` force one. The permutation test enumerates every
+    sign pattern up to ``exact_max`` nonzero differences (at most 20), else draws ``n_permutations``.
+    ``strata`` (one label per question) and ``n_boot``/``alpha``/``seed`` go to the bootstrap interval the
+    result carries. Deterministic for a seed."""
+    _check_alternative(alternative)
+    if method is not None and method not in METHODS:
+        raise ValueError(f"method must be None or one of {METHODS}, got {method!r}")
+    if isinstance(n_permutations, bool) or not isinstance(n_permutations, int) or n_permutations < 1:
+        raise ValueError(f"n_permutations must be a positive integer, got {n_permutations!r}")
+    if isinstance(exact_max, bool) or not isinstance(exact_max, int) or not 0 <= exact_max <= 20:
+        raise ValueError(f"exact_max must be an integer in [0, 20] (2^exact_max sign patterns), got {exact_max!r}")
+    interval = paired_difference(values, reference, n_boot=n_boot, alpha=alpha, seed=seed, strata=strata)
+    d, n_seeds, _ = _differences(values, reference)
+    nonzero = d[np.abs(d) > EQUAL_TOL]
+    n_better, n_worse = int((nonzero > 0).sum()), int((nonzero < 0).sum())
+    if interval.n == 0:
+        return PairedTest(math.nan, math.nan, math.nan, math.nan, 0, n_seeds, 0, 0, method or "exact", alternative,
+                          difference=interval)
+    sizes = np.abs(nonzero)
+    same_size = nonzero.size == 0 or bool(np.all(np.abs(sizes - sizes[0]) <= EQUAL_TOL))
+    if method == "exact" or (method is None and same_size):
+        p, used, count = sign_test_p(n_better, n_worse, alternative), "exact", 0
+    elif nonzero.size:
+        p, used, count = _permutation_p(nonzero, alternative, n_permutations, seed, exact_max)
+    else:
+        p, used, count = 1.0, "permutation", 1
+    return PairedTest(p=float(min(1.0, p)), delta=interval.delta, lo=interval.lo, hi=interval.hi, n=interval.n,
+                      n_seeds=n_seeds, n_better=n_better, n_worse=n_worse, method=used, alternative=alternative,
+                      n_permutations=count, difference=interval)
+
+
+def holm(pvalues: Iterable[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given: sorted ascending, the i-th smallest (from 0)
+    of ``m`` is multiplied by ``m − i``, then made non-decreasing along that order and capped at 1. A
+    finding of a family of ``m`` is significant at α when its adjusted p is below α. NaN p-values stay NaN
+    and do not count in ``m``."""
+    ps = [float(p) for p in pvalues]
+    for p in ps:
+        if p == p and not 0.0 <= p <= 1.0:
+            raise ValueError(f"p-values must lie in [0, 1], got {p!r}")
+    order = sorted((i for i, p in enumerate(ps) if p == p), key=lambda i: ps[i])
+    m = len(order)
+    out = [math.nan] * len(ps)
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def _is_binary(values: Any, reference: Any) -> bool:
+    both = np.concatenate([np.asarray(_flat(values), dtype=float), np.asarray(_flat(reference), dtype=float)])
+    both = both[~np.isnan(both)]
+    return both.size > 0 and bool(np.all((both == 0.0) | (both == 1.0)))
+
+
+def _flat(values: Any) -> list[float]:
+    array = np.array(values, dtype=object).ravel()
+    return [math.nan if v is None else float(v) for v in array]
+
+
+def equivalence_test(values: Any, reference: Any, margin: float) -> EquivalenceTest:
+    """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin``
+    in the metric's units, stated by the claim (e.g. 0.05 of answer containment). For a 0/1 metric the
+    standard error is floored at ``√(margin(1−margin)/n)``. Fewer than 2 questions give p = 1."""
+    if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
+        raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")
+    d, _, _ = _differences(values, reference)
+    n = int(d.size)
+    binary = _is_binary(values, reference)
+    if n < 2:
+        return EquivalenceTest(1.0, 1.0, 1.0, float(margin), float(d.mean()) if n else math.nan, math.inf, n, 0, binary)
+    delta = float(d.mean())
+    se = float(d.std(ddof=1) / math.sqrt(n))
+    if binary and margin < 1:
+        se = max(se, math.sqrt(margin * (1 - margin) / n))
+    df = n - 1
+    if se == 0.0:    # every question differs by the same amount (a continuous metric): no spread at all
+        inside = -margin < delta < margin
+        p_lower = p_upper = 0.0 if inside else 1.0
+    else:
+        p_lower = float(_stats.t.sf((delta + margin) / se, df))    # H0: Δ <= −margin
+        p_upper = float(_stats.t.cdf((delta - margin) / se, df))   # H0: Δ >= +margin
+    return EquivalenceTest(p=max(p_lower, p_upper), p_lower=p_lower, p_upper=p_upper, margin=float(margin),
+                           delta=delta, se=se, n=n, df=df, binary=binary)
+
