@@ -1,9 +1,9 @@
 """Racing against the full grid (issue 20): does racing candidates over questions find the grid's Pareto front
 at a fraction of the question runs?
 
-On the simulator (the shipped world, ``typical`` profile with the world reader, as the quickstart), one
+On the simulator (the shipped world, ``typical`` profile, as the quickstart), one
 factorial grid of policies that move cost and quality in different ways (router on/off, the evidence judge,
-the CRAG evaluator, the snippets kept, the refusal threshold) is run twice:
+the CRAG evaluator, the snippets kept) is run twice:
 
 1. **grid**: every candidate on every question (``rag-lab sweep`` of the grid);
 2. **race**: the same candidates as ``search: {sampler: grid, race: {batches: [...]}}``: every candidate
@@ -40,7 +40,6 @@ GRID = {
     "judge.enabled": [False, True],
     "crag.evaluator": ["embedding", "llm"],
     "truncation.max_snippets": [2, 5],
-    "citations.refusal_threshold": [0.1, 0.5],
 }
 
 
@@ -48,7 +47,7 @@ def sweep_spec(per_type: int, race: list[int] | None, seed: int) -> dict[str, An
     spec: dict[str, Any] = {
         "name": "bench-search-race" if race else "bench-search-grid", "dataset": "world", "split": "test",
         "per_type": per_type, "base": {"round_cap.max_rounds": 3},
-        "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}, "grid": GRID,
+        "backend": {"kind": "sim", "profile": "typical"}, "grid": GRID,
     }
     if race:
         spec["search"] = {"sampler": "grid", "seed": seed, "objectives": [COST, QUALITY], "race": {"batches": race}}
@@ -151,8 +150,8 @@ def markdown(out: dict[str, Any]) -> str:
     lines = [
         "# Racing vs the full grid (benchmarks/bench_search.py)", "",
         f"{out['when']} · {out['machine']} · `{out['command']}`", "",
-        f"{out['candidates']} candidates (a 2×2×2×2×2 factorial: router, judge, CRAG evaluator, snippets kept, "
-        f"refusal threshold) × {out['questions']} world test questions, simulator `typical` (world reader): the "
+        f"{out['candidates']} candidates (a 2×2×2×2 factorial: router, judge, CRAG evaluator, snippets kept) × "
+        f"{out['questions']} world test questions, simulator `typical`: the "
         f"full grid is {out['grid_question_runs']} question runs. Each race runs the stages listed, then all "
         f"{out['questions']} questions, in a seeded random question order; a drop needs a Holm-corrected paired "
         "test (`rag_lab.experiments.paired_test`, α = 0.05, Holm over the stage's tests) showing a rival dominating "

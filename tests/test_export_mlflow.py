@@ -18,7 +18,7 @@ from rag_lab.experiments.report import report_figures
 from rag_lab.figures.export import DEFAULT_CHROMIUM, export_figures, parse_formats
 
 SMALL = {"name": "export-small", "dataset": "world", "split": "test", "types": ["single", "bridge", "comparison"],
-         "per_type": 3, "backend": {"kind": "sim", "knobs": {"reader": "world"}},
+         "per_type": 3, "backend": {"kind": "sim"},
          "grid": [{"round_cap.max_rounds": [1, 2, 3]}, {"truncation.strategy": ["rank_then_truncate",
                                                                                "append_then_truncate"]}]}
 BROWSER = os.environ.get("RAG_LAB_CHROMIUM", DEFAULT_CHROMIUM)

@@ -125,7 +125,7 @@ def test_run_race_stages_incumbents_and_question_runs(field):
 # --- on the world ------------------------------------------------------------------------------------
 
 RACED = {"name": "raced", "dataset": "world", "split": "test", "per_type": 3,
-         "backend": {"kind": "sim", "knobs": {"reader": "world"}},
+         "backend": {"kind": "sim"},
          "grid": {"round_cap.max_rounds": [1, 2, 3], "disclosure.disclosed": [False, True],
                   "truncation.strategy": ["rank_then_truncate", "append_then_truncate"]},
          "search": {"sampler": "grid", "race": {"batches": [8, 16]}}}

@@ -21,7 +21,7 @@ from rag_lab.experiments.search_space import Constraint, Objective, SearchSpace
 from rag_lab.experiments.store import RUN_FILE, RunStore
 
 REPO = Path(__file__).resolve().parent.parent
-WORLD = {"dataset": "world", "split": "test", "per_type": 1, "backend": {"kind": "sim", "knobs": {"reader": "world"}}}
+WORLD = {"dataset": "world", "split": "test", "per_type": 1, "backend": {"kind": "sim"}}
 SPACE = {"round_cap.max_rounds": {"low": 1, "high": 4}, "disclosure.disclosed": [False, True],
          "crag.upper": {"low": 0.3, "high": 0.7, "step": 0.1}}
 

@@ -28,7 +28,7 @@ def test_space_reads_ranges_and_choices_and_bad_values_fail_clearly():
 @pytest.fixture(scope="module")
 def searched(tmp_path_factory):
     panel = SweepPanel(per_type=2, types=["single", "bridge", "comparison", "unanswerable"],
-                       run_dir=tmp_path_factory.mktemp("panel-search") / "run", knobs={"reader": "world"})
+                       run_dir=tmp_path_factory.mktemp("panel-search") / "run")
     panel.choose({"round_cap.max_rounds": ["1..3"], "truncation.strategy": ["rank_then_truncate",
                                                                            "append_then_truncate"]})
     result = panel.search(sampler="nsga2", trials=6, race=[4])
@@ -68,7 +68,7 @@ def test_dropped_candidates_arrive_in_the_panel_log(tmp_path):
     """Every question makes at least the router's LLM call (router on), so a bound of 0.5 calls per question is
     broken by every candidate: each is dropped after the first batch, and the panel shows each drop."""
     panel = SweepPanel(per_type=2, types=["single", "bridge", "comparison", "unanswerable"],
-                       run_dir=tmp_path / "run", knobs={"reader": "world"})
+                       run_dir=tmp_path / "run")
     panel.choose({"round_cap.max_rounds": ["1", "3"]})
     result = panel.search(sampler="grid", race=[6], constraints=["cost_llm_calls <= 0.5"])
     drops = [e for e in panel.events if e.kind == "dropped"]
