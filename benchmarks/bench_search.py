@@ -3,7 +3,7 @@ at a fraction of the question runs?
 
 On the simulator (the shipped world, ``typical`` profile, as the quickstart), one
 factorial grid of policies that move cost and quality in different ways (router on/off, the evidence judge,
-the CRAG evaluator, the snippets kept) is run twice:
+budget disclosure, the snippets kept) is run twice:
 
 1. **grid**: every candidate on every question (``rag-lab sweep`` of the grid);
 2. **race**: the same candidates as ``search: {sampler: grid, race: {batches: [...]}}``: every candidate
@@ -17,7 +17,7 @@ likewise for race-front members. The ratio is the race's question runs over the 
 ordinary resumable run directories under ``--work``; the LLM response cache makes the second run cheap in
 CPU, but the ratio counts question runs (what a real endpoint would be paid for), not seconds::
 
-    nice -n 5 python benchmarks/bench_search.py --per-type 30 --schedules '20,40,80;20,30,40,60,120' --seeds 0,1,2
+    nice -n 5 python benchmarks/bench_search.py --per-type 15 --schedules '20,40,80;20,30,40,60,120' --seeds 0,1,2
 
 writes ``benchmarks/results/bench_search.md`` and ``.json``.
 """
@@ -38,7 +38,7 @@ COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
 GRID = {
     "router.enabled": [True, False],
     "judge.enabled": [False, True],
-    "crag.evaluator": ["embedding", "llm"],
+    "disclosure.disclosed": [False, True],
     "truncation.max_snippets": [2, 5],
 }
 
@@ -111,7 +111,7 @@ def main() -> None:
     from rag_lab.experiments import run_sweep
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--per-type", type=int, default=30, help="test questions per type (8 types)")
+    parser.add_argument("--per-type", type=int, default=15, help="test questions per type (8 types)")
     parser.add_argument("--schedules", default="20,40,80;20,30,40,60,120",
                         help="race stages before all questions, one schedule per ';' (the first is the headline)")
     parser.add_argument("--seeds", default="0,1,2", help="question orders of each race")
@@ -150,12 +150,13 @@ def markdown(out: dict[str, Any]) -> str:
     lines = [
         "# Racing vs the full grid (benchmarks/bench_search.py)", "",
         f"{out['when']} · {out['machine']} · `{out['command']}`", "",
-        f"{out['candidates']} candidates (a 2×2×2×2 factorial: router, judge, CRAG evaluator, snippets kept) × "
+        f"{out['candidates']} candidates (a 2×2×2×2 factorial: router, judge, budget disclosure, snippets kept) × "
         f"{out['questions']} world test questions, simulator `typical`: the "
         f"full grid is {out['grid_question_runs']} question runs. Each race runs the stages listed, then all "
         f"{out['questions']} questions, in a seeded random question order; a drop needs a Holm-corrected paired "
         "test (`rag_lab.experiments.paired_test`, α = 0.05, Holm over the stage's tests) showing a rival dominating "
-        "(weak Pareto dominance: a tie on every question so far counts as not worse). A race finds the grid's "
+        "(weak Pareto dominance: one objective shown better, the other shown better or never worse on a question "
+        "so far). A race finds the grid's "
         "front when each grid-front member is on the race's front or within the paired 95% interval of one of its "
         "members on both objectives, and no race-front member lies outside the grid front's intervals.", "",
         "| stages | seed | question runs | ratio race / grid | survivors | dropped after (questions: candidates) "

@@ -18,7 +18,7 @@ import pytest
 import yaml
 
 from rag_lab.experiments import holm, load_sweep, paired_test, run_sweep
-from rag_lab.experiments.racing import race_order, run_race, stage_drops
+from rag_lab.experiments.racing import _dominance_p, race_order, run_race, stage_drops
 from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
 from rag_lab.experiments.store import RUN_FILE
 
@@ -69,6 +69,25 @@ def test_stage_drops_only_what_a_corrected_paired_test_shows_dominated(field):
     # strict dominance needs every objective shown better: a tie on cost keeps same_cost in
     strict = {d.candidate_id for d in stage_drops(field, ids, ids, OBJECTIVES, [], 0.05, N, dominance="strict")}
     assert strict == {"worse"}
+
+
+def test_a_rival_never_worse_on_quality_dominates_like_a_tie():
+    """Better on cost, and on quality better on two questions and worse on none: weakly dominating (as good as
+    a tie on quality), though two questions alone show nothing (one-sided exact p = 1/4)."""
+    leader_q = np.ones(20)
+    other_q = leader_q.copy()
+    other_q[[3, 7]] = 0.0
+    field = {"leader": _values(2.0, list(leader_q)), "other": _values(3.0, list(other_q))}
+    drops = stage_drops(field, ["other"], ["leader", "other"], OBJECTIVES, [], 0.05, 20)
+    assert [d.candidate_id for d in drops] == ["other"]
+    quality = {t["metric"]: t for t in drops[0].detail["tests"]}["quality_answer_containment_strict"]
+    assert quality["never_worse"] and quality["p"] == pytest.approx(0.25) and "never worse" in drops[0].reason
+    assert drops[0].detail["p"] == pytest.approx(paired_test(field["leader"]["cost_llm_calls"],
+                                                             field["other"]["cost_llm_calls"], alternative="less").p)
+    assert stage_drops(field, ["other"], ["leader", "other"], OBJECTIVES, [], 0.05, 20, dominance="strict") == []
+    leader_q[11] = 0.0  # now the rival is worse on one question: no longer never worse, and 2 vs 1 shows nothing
+    field["leader"] = _values(2.0, list(leader_q))
+    assert stage_drops(field, ["other"], ["leader", "other"], OBJECTIVES, [], 0.05, 20) == []
 
 
 def test_holm_correction_is_what_decides():
@@ -153,12 +172,17 @@ def _check_race(result) -> None:
                 continue
             theirs = result.rows(r["rival"]).set_index("qid").loc[qids, t["metric"]].astype(float).to_numpy()
             keep = ~(np.isnan(mine) | np.isnan(theirs))
+            minimize = t["metric"].startswith("cost_")
+            gain = (mine - theirs) if minimize else (theirs - mine)
+            assert t["never_worse"] == bool((gain[keep] >= 0).all())
             if t["method"] == "tied":
                 assert np.array_equal(mine[keep], theirs[keep])
             else:
-                minimize = t["metric"].startswith("cost_")
                 again = paired_test(theirs[keep], mine[keep], alternative="less" if minimize else "greater")
-                assert again.p == pytest.approx(t["p"]) and again.p <= r["detail"]["p"] + 1e-12
+                assert again.p == pytest.approx(t["p"])
+        if r["rival"] is not None:  # the pair's p: one objective shown better, the others better or never worse
+            tests = r["detail"]["tests"]
+            assert r["detail"]["p"] == pytest.approx(_dominance_p(tests, [t["never_worse"] for t in tests], "weak"))
         assert r["detail"]["p_holm"] <= 0.05
     assert table.loc[table["is_pareto"], "status"].eq("survived").all()
 

@@ -7,14 +7,14 @@ After each stage but the last, :func:`stage_drops` tests, on the questions run s
 
 - for a candidate ``c`` and a rival ``r`` (another survivor, or an *incumbent*: a candidate that has
   already run every question and survived) that dominates ``c`` on the means, the hypothesis "``r`` does
-  not dominate ``c``". Each objective on which the two differ gets a one-sided paired test of ``r`` against
-  ``c`` over the same questions (:func:`rag_lab.experiments.paired_test`: exact sign/McNemar for 0/1
-  metrics, a sign-flip permutation test otherwise); the pair's p-value is the largest of them (an
-  intersection-union test: ``r`` dominates ``c`` only if it is shown better on each of them). With
-  ``dominance: weak`` (the default, Pareto dominance) an objective on which ``r`` and ``c`` are **equal on
-  every question run so far** counts as a tie, not as a difference to show (two policies that only differ
-  in how they truncate make the same LLM calls); at least one objective must be shown better. With
-  ``dominance: strict`` every objective must be shown better (a tie keeps ``c`` in the race);
+  not dominate ``c``". Each objective on which ``r`` is better on some question gets a one-sided paired test
+  of ``r`` against ``c`` over the same questions (:func:`rag_lab.experiments.paired_test`: exact
+  sign/McNemar for 0/1 metrics, a sign-flip permutation test otherwise). With ``dominance: strict`` the
+  pair's p-value is the largest of them (an intersection-union test: ``r`` must be shown better on every
+  objective; a tie keeps ``c`` in the race). With ``dominance: weak`` (the default, Pareto dominance) one
+  objective must be shown better, and each other one shown better too or **never worse on any question run
+  so far** (two policies that only differ in how they truncate make the same LLM calls): the p-value is
+  that objective's (the largest of those needed), for the best choice of the objective shown better;
 - for each constraint ``METRIC <= B`` (``>= B``), the hypothesis "``c``'s mean keeps it": a one-sided
   paired test of ``c``'s values against the constant ``B``.
 
@@ -68,10 +68,6 @@ def _defined(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return a[keep], b[keep]
 
 
-def _better(rival: float, mine: float, objective: Objective) -> bool:
-    return rival < mine if objective.minimize else rival > mine
-
-
 def stage_drops(
     values: StageValues,
     challengers: Sequence[str],
@@ -94,22 +90,26 @@ def stage_drops(
                      for o in objectives]
             if any(a.size == 0 for a, _ in pairs):
                 continue
-            tied = [a.size == b.size and bool(np.array_equal(a, b)) for a, b in pairs]
-            if dominance == "strict" and any(tied):
-                continue
-            if all(tied) or not all(t or _better(float(a.mean()), float(b.mean()), o)
-                                    for (a, b), o, t in zip(pairs, objectives, tied, strict=True)):
-                continue
+            # the rival's gain per question on each objective (positive: better)
+            gains = [(b - a) if o.minimize else (a - b) for (a, b), o in zip(pairs, objectives, strict=True)]
+            never_worse = [bool((g >= 0).all()) for g in gains]
+            if not all(nw or float(g.mean()) > 0 for g, nw in zip(gains, never_worse, strict=True)):
+                continue  # not better on the means (nor never worse) on some objective
             tests = []
-            for (a, b), o, t in zip(pairs, objectives, tied, strict=True):
-                if t:
-                    tests.append({"metric": o.metric, "delta": 0.0, "p": None, "n": int(a.size), "method": "tied"})
+            for (a, b), o, g in zip(pairs, objectives, gains, strict=True):
+                if not (g > 0).any():
+                    tests.append({"metric": o.metric, "delta": 0.0, "p": None, "n": int(a.size), "method": "tied",
+                                  "n_better": 0, "n_worse": int((g < 0).sum())})
                     continue
                 test = paired_test(a, b, alternative="less" if o.minimize else "greater")
                 tests.append({"metric": o.metric, "delta": float(test.delta), "p": float(test.p), "n": int(test.n),
                               "method": test.method, "n_better": int(test.n_better), "n_worse": int(test.n_worse)})
-            hypotheses.append({"candidate": c, "rival": r, "p": max(t["p"] for t in tests if t["p"] is not None),
-                               "tests": tests})
+            p = _dominance_p(tests, never_worse, dominance)
+            if p is None:
+                continue
+            for t, nw in zip(tests, never_worse, strict=True):
+                t["never_worse"] = nw
+            hypotheses.append({"candidate": c, "rival": r, "p": p, "tests": tests})
         for k in constraints:
             mine = np.asarray(values[c][k.metric], float)
             mine = mine[~np.isnan(mine)]
@@ -138,9 +138,32 @@ def stage_drops(
     return drops
 
 
+def _dominance_p(tests: Sequence[Mapping[str, Any]], never_worse: Sequence[bool], dominance: str) -> float | None:
+    """The p-value of "the rival dominates": ``strict``, the largest of the objectives' p (each must be shown
+    better); ``weak``, the best choice of one objective shown better while every other is shown better or is
+    never worse on any question so far. None when no objective can be shown better at all."""
+    ps = [t["p"] for t in tests]
+    if dominance == "strict":
+        return None if any(p is None for p in ps) else max(ps)
+    options = []
+    for k, pk in enumerate(ps):
+        if pk is None:
+            continue
+        others = [0.0 if never_worse[o] else ps[o] for o in range(len(ps)) if o != k]
+        if any(p is None for p in others):
+            continue
+        options.append(max([pk, *others]))
+    return min(options) if options else None
+
+
 def _reason(h: Mapping[str, Any], n: int, family: int) -> str:
-    tests = "; ".join(f"{label(t['metric'])} tied on all {t['n']} questions" if t["p"] is None else
-                      f"{label(t['metric'])} Δ {t['delta']:+.3f} (p = {t['p']:.2g}, {t['method']})" for t in h["tests"])
+    def one(t: Mapping[str, Any]) -> str:
+        if t["p"] is None:
+            return f"{label(t['metric'])} tied on all {t['n']} questions"
+        text = f"{label(t['metric'])} Δ {t['delta']:+.3f} (p = {t['p']:.2g}, {t['method']}"
+        return text + (", never worse on a question)" if t.get("never_worse") else ")")
+
+    tests = "; ".join(one(t) for t in h["tests"])
     holm_text = f"Holm-adjusted p = {h['p_holm']:.2g} over the stage's {family} tests"
     if h["rival"] is None:
         return (f"after {n} questions its mean breaks {h['constraint']} ({tests}, the candidate's values against "
