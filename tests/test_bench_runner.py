@@ -12,6 +12,7 @@ from benchmarks import Measure, Ratio, Section
 from benchmarks.__main__ import discover, main, markdown
 
 
+@pytest.mark.slow  # a fresh interpreter importing the package: seconds
 def test_sections_are_discovered_and_scripts_listed():
     sections, scripts = discover()
     assert list(sections)[:3] == ["embedding", "concurrency", "scale"]

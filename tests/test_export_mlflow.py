@@ -21,6 +21,8 @@ SMALL = {"name": "export-small", "dataset": "world", "split": "test", "types": [
          "per_type": 3, "backend": {"kind": "sim"},
          "grid": [{"round_cap.max_rounds": [1, 2, 3]}, {"truncation.strategy": ["rank_then_truncate",
                                                                                "append_then_truncate"]}]}
+#: A real MLflow store and kaleido's Chromium: tens of seconds, outside the quick loop.
+pytestmark = pytest.mark.slow
 BROWSER = os.environ.get("RAG_LAB_CHROMIUM", DEFAULT_CHROMIUM)
 needs_chromium = pytest.mark.skipif(
     not os.access(BROWSER, os.X_OK) and not os.environ.get("RAG_LAB_REQUIRE_BROWSER"),

@@ -38,6 +38,7 @@ from rag_lab.pipeline.trace import LLMCall, Trace, TraceStep
 NAN = float("nan")
 
 
+@pytest.mark.slow  # a fresh interpreter importing the package: seconds
 def test_rag_lab_figures_imports_first_in_a_fresh_interpreter():
     """rag_lab.figures and rag_lab.experiments import each other's modules: either may be imported first."""
     code = "import rag_lab.figures, rag_lab.experiments; print(rag_lab.figures.cost_quality_info.__module__)"
