@@ -16,8 +16,8 @@
 # %% [markdown]
 # # 09 · Judge input: a judge that never sees the evidence
 #
-# > **Finding type:** a property of the simulated judge (true by construction), sized on the world's data.
-# > The simulator's draft-only judge is written to rate a draft's *usefulness* from its wording and its
+# > **Finding type:** measured, with a simulated judge whose two modes are designed to err differently (no
+# > knob sets it, so there is no knob-at-0 control). The simulator's draft-only judge is written to rate a draft's *usefulness* from its wording and its
 # > with-evidence judge to check each claim against the evidence, so which way they err is designed in;
 # > how many of the world's correct answers the draft-only judge refuses is measured through the full
 # > pipeline. A real model shows whether a real judge errs the same way.
@@ -66,7 +66,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput
@@ -210,8 +210,10 @@ print(f"draft-only judge on {point['n_questions']} alias questions: strict conta
 # half again the cold-cache run time.
 
 # %%
+FINDINGS = FindingFamily(size=1, name="09_judge_input")
 finding = paired_finding(result, QUALITY, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
                          reference={"judge.enabled": True, "judge.mode": "draft_only"}, direction="above",
+                         kind="measured", family=FINDINGS,
                          claim="a judge that sees the evidence keeps correct answers a draft-only judge refuses")
 print(finding)
 assert finding.holds, finding.message
@@ -222,7 +224,7 @@ assert finding.holds, finding.message
 
 # %%
 no_effect = paired_finding(result, QUALITY, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
-                           reference={"judge.enabled": False}, direction="none",
+                           reference={"judge.enabled": False}, direction="none", margin=0.05,
                            claim="on the world, the with-evidence judge changes no answer")
 judge_cost = paired_finding(result, COST, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
                             reference={"judge.enabled": False}, direction="above", claim="the judge costs LLM calls")

@@ -144,7 +144,7 @@ def asserted_findings(code: str) -> tuple[list[dict], list[int]]:
 
 def _banner_kinds(banner: str) -> list[str]:
     """The kinds a banner names, in the order it first names them."""
-    text = " ".join(line.lstrip("> ").strip() for line in banner.splitlines() if line.startswith(">"))
+    text = " ".join(line.lstrip("> ").strip() for line in banner.splitlines() if line.startswith(">")).lower()
     found = [(text.find(phrase), kind) for kind, phrase in KIND_PHRASES.items() if phrase in text]
     return [kind for _, kind in sorted(found)]
 
