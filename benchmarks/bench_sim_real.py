@@ -1,23 +1,28 @@
-"""How well the simulated LLM reads real text: HotpotQA (tune / check) and the world test split.
+"""How well the simulated LLM reads and plans on real text: HotpotQA (tune / check), MuSiQue and the world.
 
 Run by hand (not a timed test); nothing here is tuned on ``check.json``::
 
     source scripts/env.sh
-    nice -n 10 python benchmarks/bench_sim_real.py --files tune          # while developing
-    nice -n 10 python benchmarks/bench_sim_real.py --files tune check world --out benchmarks/results
+    nice -n 10 python benchmarks/bench_sim_real.py --files tune musique world --limit-b 120 --out DIR
+    # once, at the end, by the lead (a second look: check.json was read before, for sim-2 and sim-3):
+    nice -n 10 python benchmarks/bench_sim_real.py --files check --limit-b 120 --out DIR_CHECK
 
-Two experiments, per question type, for every file:
+Three experiments, per question type, for every file:
 
 (a) **gold-only corpus** — the corpus is the union of the questions' supporting paragraphs (each
     question's context cut to its gold paragraphs; built in memory), profile ``ideal``,
-    ``round_cap.max_rounds=2``: answer containment, refusal rate on answerable questions,
-    fallback rate (any invalid structured output replaced by a fallback, or the pipeline's
-    one-shot fallback);
+    ``round_cap.max_rounds=2``: strict and lenient answer containment, refusal rate on answerable
+    questions, fallback rate (any invalid structured output replaced by a fallback, or the
+    pipeline's one-shot fallback);
 (b) **full distractor corpus** — the file's whole corpus (every context paragraph), profile
-    ``typical``, ``max_rounds`` 1 vs 2 vs 3: containment, evidence recall of everything retrieved
-    over all rounds and of the final context, bridge second-hop recall (both ways), rounds, LLM
-    calls; the differences 2−1 and 3−2 with 95% paired bootstrap intervals (same questions,
-    2000 resamples, percentile intervals).
+    ``typical``, ``max_rounds`` 1 to 4: strict and lenient containment, evidence recall of
+    everything retrieved over all rounds and of the final context, second-hop / later-hop recall
+    (both ways), rounds, LLM calls, refusals; the differences r(k+1)−r(k) and r3−r1 with 95% paired
+    bootstrap intervals (same questions, 2000 resamples, percentile intervals);
+(c) **truncation** — the same corpus and profile at ``max_rounds=3``: ``rank_then_truncate`` (the
+    default), ``round_slots`` (a place reserved for every round's best chunk) and
+    ``append_then_truncate``, each paired with the default on strict containment and on later-hop
+    evidence kept in the final context.
 
 **Second hop** (HotpotQA has no hop order): for a bridge question with two gold paragraphs, the
 gold paragraph ranked *lower* for the original question by the pipeline's own round-1 retriever
@@ -27,8 +32,8 @@ same rule picks. Second-hop recall = the share of bridge questions whose second-
 retrieved (all rounds) or is in the final context.
 
 **MuSiQue** (``--files musique``: ``musique/slice.jsonl``, 200 answerable questions of 2, 3 and 4 hops,
-20 paragraphs each) gives the hop order, so its types are the hop counts (``2hop``/``3hop``/``4hop``),
-its later-hop recall covers every hop after the first, and (b) runs ``max_rounds`` 1 to 4.
+20 paragraphs each) gives the hop order, so its types are the hop counts (``2hop``/``3hop``/``4hop``)
+and its later-hop recall covers every hop after the first.
 
 Output: a markdown table (printed and written to ``OUT/bench_sim_real.md``) and the raw numbers
 (``OUT/bench_sim_real.json``).
@@ -56,9 +61,11 @@ from rag_lab.records import Corpus, Dataset, EvalSet  # noqa: E402
 
 DATA = Path(os.environ.get("RAG_LAB_SHARED_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 FILES = {"tune": "hotpotqa/tune.json", "check": "hotpotqa/check.json", "musique": "musique/slice.jsonl"}
-ROUNDS = (1, 2, 3)
-#: MuSiQue's questions take 2, 3 or 4 hops, so its round caps go to 4.
-ROUNDS_BY_FILE = {"musique": (1, 2, 3, 4)}
+ROUNDS = (1, 2, 3, 4)
+ROUNDS_BY_FILE: dict[str, tuple[int, ...]] = {}
+#: Experiment (c): truncation strategies at max_rounds=3, each paired with rank_then_truncate (the default).
+TRUNCATIONS = ("rank_then_truncate", "round_slots", "append_then_truncate")
+TRUNCATION_ROUNDS = 3
 
 
 def load(name: str, limit: int | None) -> Dataset:
@@ -113,10 +120,12 @@ def second_hops(ds: Dataset, res: CorpusResources) -> dict[str, list[str]]:
 
 
 def run(ds: Dataset, corpus: Corpus, profile: str, max_rounds: int, res: CorpusResources | None = None,
-        backend: SimulatedBackend | None = None) -> tuple[list[dict[str, Any]], CorpusResources]:
+        backend: SimulatedBackend | None = None, truncation: str = "rank_then_truncate",
+        ) -> tuple[list[dict[str, Any]], CorpusResources]:
     res = res if res is not None else CorpusResources(corpus)
     backend = backend if backend is not None else SimulatedBackend(profile)
-    pipe = Pipeline(PipelineConfig().set({"round_cap.max_rounds": max_rounds}), res, backend)
+    pipe = Pipeline(PipelineConfig().set({"round_cap.max_rounds": max_rounds, "truncation.strategy": truncation}),
+                    res, backend)
     rows = []
     for q in ds.evalset:
         result, trace = pipe.run(q)
@@ -153,6 +162,7 @@ def summarise_a(rows: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
         part = [r for r in rows if t == "all" or r["type"] == t]
         answerable = [r for r in part if r["answerable"]]
         out[t] = {"n": len(part),
+                  "strict": mean([r["quality_answer_containment_strict"] for r in part]),
                   "containment": mean([r["quality_answer_containment"] for r in part]),
                   "refused_answerable": mean([1.0 if r["status"] == "refused" else 0.0 for r in answerable]),
                   "fallback": mean([r["quality_fallback"] for r in part]),
@@ -170,6 +180,7 @@ def per_question_b(rows: list[dict[str, Any]], hops: dict[str, list[str]]) -> di
         hop = hops.get(r["qid"])
         out[r["qid"]] = {
             "type": r["type"],
+            "strict": r["quality_answer_containment_strict"],
             "containment": r["quality_answer_containment"],
             "recall_all": r["recall_all_rounds"],
             "recall_final": r["quality_evidence_recall"],
@@ -182,7 +193,7 @@ def per_question_b(rows: list[dict[str, Any]], hops: dict[str, list[str]]) -> di
     return out
 
 
-B_METRICS = ("containment", "recall_all", "recall_final", "hop2_all", "hop2_final", "rounds", "llm_calls", "refused")
+B_METRICS = ("strict", "containment", "recall_all", "recall_final", "hop2_all", "hop2_final", "rounds", "llm_calls", "refused")
 
 
 def summarise_b(per_round: dict[int, dict[str, dict[str, Any]]]) -> dict[str, Any]:
@@ -194,13 +205,38 @@ def summarise_b(per_round: dict[int, dict[str, dict[str, Any]]]) -> dict[str, An
         block: dict[str, Any] = {"n": len(qids), "rounds": rounds}
         for k in rounds:
             block[f"r{k}"] = {m: mean([per_round[k][q][m] for q in qids]) for m in B_METRICS}
-        for lo, hi in zip(rounds, rounds[1:], strict=False):
+        steps = list(zip(rounds, rounds[1:], strict=False))
+        if len(rounds) > 2:
+            steps.append((rounds[0], TRUNCATION_ROUNDS))  # cap 1 vs cap 3, the quickstart's comparison
+        for lo, hi in steps:
             diffs = {}
             for m in B_METRICS:
                 pairs = [(per_round[lo][q][m], per_round[hi][q][m]) for q in qids
                          if per_round[lo][q][m] is not None and per_round[hi][q][m] is not None]
                 diffs[m] = paired([a for a, _ in pairs], [b for _, b in pairs])
             block[f"d{hi}-{lo}"] = diffs
+        out[t] = block
+    return out
+
+
+C_METRICS = ("strict", "containment", "recall_final", "hop2_final", "refused")
+
+
+def summarise_c(per_strategy: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
+    """Each truncation strategy's means and its paired difference with ``rank_then_truncate``."""
+    ref = TRUNCATIONS[0]
+    types = sorted({v["type"] for v in per_strategy[ref].values()})
+    out: dict[str, Any] = {}
+    for t in ["all", *types]:
+        qids = [q for q, v in per_strategy[ref].items() if t == "all" or v["type"] == t]
+        block: dict[str, Any] = {"n": len(qids)}
+        for s, rows in per_strategy.items():
+            block[s] = {m: mean([rows[q][m] for q in qids]) for m in C_METRICS}
+            if s != ref:
+                block[f"d-{s}"] = {m: paired([per_strategy[ref][q][m] for q in qids if rows[q][m] is not None
+                                              and per_strategy[ref][q][m] is not None],
+                                             [rows[q][m] for q in qids if rows[q][m] is not None
+                                              and per_strategy[ref][q][m] is not None]) for m in C_METRICS}
         out[t] = block
     return out
 
@@ -216,12 +252,13 @@ def ci(d: dict[str, float]) -> str:
 def markdown(results: dict[str, Any]) -> str:
     lines = ["# Simulator on real text (bench_sim_real.py)", ""]
     lines += ["## (a) gold-only corpus, `ideal`, max_rounds=2", "",
-              "| file | type | n | containment | refused (answerable) | fallback | final-context recall |",
-              "|---|---|---|---|---|---|---|"]
+              "| file | type | n | strict containment | lenient containment | refused (answerable) | fallback | "
+              "final-context recall |",
+              "|---|---|---|---|---|---|---|---|"]
     for name, res in results.items():
         for t, v in res["a"].items():
-            lines.append(f"| {name} | {t} | {v['n']} | {fmt(v['containment'])} | {fmt(v['refused_answerable'])} | "
-                         f"{fmt(v['fallback'])} | {fmt(v['recall_final'])} |")
+            lines.append(f"| {name} | {t} | {v['n']} | {fmt(v.get('strict'))} | {fmt(v['containment'])} | "
+                         f"{fmt(v['refused_answerable'])} | {fmt(v['fallback'])} | {fmt(v['recall_final'])} |")
     lines += ["", "## (b) full distractor corpus, `typical`, by round cap", "",
               "Cells: mean at each `max_rounds` (r1, r2, …), then each step's paired difference with its 95% interval.", "",
               "| file | type | n | metric | means r1 / r2 / … | steps r(k+1)−r(k) [95% paired CI] |",
@@ -232,10 +269,25 @@ def markdown(results: dict[str, Any]) -> str:
             for m in B_METRICS:
                 if all(v[f"r{k}"][m] is None for k in rounds):
                     continue
-                steps = "; ".join(f"r{hi}−r{lo} {ci(v[f'd{hi}-{lo}'][m])}" for lo, hi in zip(rounds, rounds[1:], strict=False))
+                pairs = [*zip(rounds, rounds[1:], strict=False), *([(rounds[0], TRUNCATION_ROUNDS)]
+                                                                     if f"d{TRUNCATION_ROUNDS}-{rounds[0]}" in v else [])]
+                steps = "; ".join(f"r{hi}−r{lo} {ci(v[f'd{hi}-{lo}'][m])}" for lo, hi in pairs)
                 lines.append(f"| {name} | {t} | {v['n']} | {m} | " + " / ".join(fmt(v[f"r{k}"][m]) for k in rounds)
                              + f" | {steps} |")
-    lines += ["", "Metrics: containment = a normalised gold answer appears in the answer; recall_all = gold "
+    lines += ["", f"## (c) truncation, full distractor corpus, `typical`, max_rounds={TRUNCATION_ROUNDS}", "",
+              f"Cells: mean per strategy; Δ = strategy − {TRUNCATIONS[0]} on the same questions, 95% paired interval.",
+              "", "| file | type | n | metric | " + " | ".join(TRUNCATIONS) + " | "
+              + " | ".join(f"Δ {s}" for s in TRUNCATIONS[1:]) + " |",
+              "|---|---|---|---|" + "---|" * (2 * len(TRUNCATIONS) - 1)]
+    for name, res in results.items():
+        for t, v in res.get("c", {}).items():
+            for m in C_METRICS:
+                if all(v[s][m] is None for s in TRUNCATIONS):
+                    continue
+                lines.append(f"| {name} | {t} | {v['n']} | {m} | " + " | ".join(fmt(v[s][m]) for s in TRUNCATIONS)
+                             + " | " + " | ".join(ci(v[f"d-{s}"][m]) for s in TRUNCATIONS[1:]) + " |")
+    lines += ["", "Metrics: strict = a normalised gold answer appears in a short answer (the sweeps' default axis); "
+              "containment (lenient) = a normalised gold answer appears in the answer; recall_all = gold "
               "paragraphs among everything retrieved over all rounds; recall_final = gold paragraphs in the final "
               "context (a refusal empties it); hop2_* = the same for the second-hop paragraph of bridge questions "
               "(the gold paragraph the round-1 retriever ranks lower for the original question; for MuSiQue, the share of "
@@ -273,6 +325,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{name} (b) max_rounds={k}: " + json.dumps({m: mean([v[m] for v in per_round[k].values()])
                                                                  for m in B_METRICS}), file=sys.stderr, flush=True)
             entry["b"] = summarise_b(per_round)
+            per_strategy = {TRUNCATIONS[0]: per_round[TRUNCATION_ROUNDS]}
+            for s in TRUNCATIONS[1:]:
+                rows_c, res = run(ds, ds.corpus, "typical", TRUNCATION_ROUNDS, res=res, backend=backend, truncation=s)
+                per_strategy[s] = per_question_b(rows_c, hops)
+                print(f"{name} (c) {s}: " + json.dumps({m: mean([v[m] for v in per_strategy[s].values()])
+                                                       for m in C_METRICS}), file=sys.stderr, flush=True)
+            entry["c"] = summarise_c(per_strategy)
             entry["second_hops"] = hops
         else:
             entry["b"] = {}

@@ -36,11 +36,10 @@ import yaml
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = REPO / "benchmarks" / "results"
 
-#: The datasets of the demonstration: question selection, and the simulator reader (the world opts into its
-#: adapter, as the quickstart does; real text uses the generic reader).
+#: The datasets of the demonstration and their question selection (one simulated reader reads both).
 DATASETS = {
-    "world": {"split": "test", "types": ["single", "bridge", "comparison", "alias"], "reader": "world"},
-    "hotpotqa_sample": {"split": None, "types": ["bridge", "comparison"], "reader": "generic"},
+    "world": {"split": "test", "types": ["single", "bridge", "comparison", "alias"]},
+    "hotpotqa_sample": {"split": None, "types": ["bridge", "comparison"]},
 }
 #: The quickstart sweep's grid: the six headline policies, one factor at a time around round cap 3.
 QUICKSTART = REPO / "sweeps" / "quickstart.yaml"
@@ -78,7 +77,7 @@ def run_dataset(name: str, work: Path, questions: int, top: int, real: list[str]
                                                "--out", str(folder / "real_eval")], log)
     profile = folder / "calibrated.yaml"
     calibrated, times["calibrate"] = rag_lab(["calibrate", "--from", str(folder / "real_eval"), "--out", str(profile),
-                                              "--base", "typical", "--reader", spec["reader"],
+                                              "--base", "typical",
                                               "--name", f"{name}-calibrated"], log)
     sweep = yaml.safe_load(QUICKSTART.read_text())
     from rag_lab.cli_pipeline import parse_settings

@@ -102,7 +102,7 @@ examples
 # %%
 question = next(iter(world.evalset.select(split="test", types=["bridge"], limit=1)))
 config = PipelineConfig()
-pipeline = Pipeline(config, CorpusResources(world.corpus), simulator_backend("typical", {"reader": "world"}))  # cached
+pipeline = Pipeline(config, CorpusResources(world.corpus), simulator_backend("typical"))  # cached
 result, trace = pipeline.run(question)
 print("question:", question.text)
 print("answer:  ", result.answer)
@@ -167,7 +167,7 @@ from rag_lab.llm.factory import make_backend, simulator_profile
 
 fresh_cache = Path(tempfile.mkdtemp(prefix="nb00_cache_")) / "responses.sqlite"  # an empty cache, for this demo
 fresh = Pipeline(config, pipeline.resources,
-                 make_backend("sim", profile=simulator_profile("typical", {"reader": "world"}), cache=fresh_cache))
+                 make_backend("sim", profile=simulator_profile("typical"), cache=fresh_cache))
 for attempt in ("first run", "second run"):
     r, t = fresh.run(question)
     m = question_metrics(question, r, t)
@@ -186,7 +186,7 @@ spec = {
     "dataset": "world",
     "split": "test",
     "types": ["bridge", "comparison"],
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "backend": {"kind": "sim", "profile": "typical"},
     "grid": {"round_cap.max_rounds": [1, 2]},
 }
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
@@ -243,7 +243,7 @@ assert cost.holds, cost.message
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["round_cap.max_rounds", "truncation.strategy"], split="test",
-                          types=["bridge"], limit=8, knobs={"reader": "world"})
+                          types=["bridge"], limit=8)
 explorer
 
 # %%

@@ -89,7 +89,7 @@ RoundCap.model_fields
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
+BACKEND = {"kind": "sim", "profile": "typical"}
 spec = {
     "name": "nb01_round_cap",
     "dataset": "world",
@@ -168,7 +168,7 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["round_cap.max_rounds"], split="test", types=["bridge"], limit=12,
-                          base=PipelineConfig().set({"round_cap.max_rounds": 1}), knobs={"reader": "world"})
+                          base=PipelineConfig().set({"round_cap.max_rounds": 1}))
 explorer
 
 # %%

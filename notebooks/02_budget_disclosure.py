@@ -84,7 +84,7 @@ for disclosed in (False, True):
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-KNOBS = {"reader": "world", "budget_anchoring": 0.6}
+KNOBS = {"budget_anchoring": 0.6}
 spec = {
     "name": "nb02_budget_disclosure",
     "dataset": "world",

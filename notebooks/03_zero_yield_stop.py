@@ -90,7 +90,7 @@ ZeroYieldStop.model_fields
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-KNOBS = {"reader": "world", "synonym_spinning": 0.6}
+KNOBS = {"synonym_spinning": 0.6}
 spec = {
     "name": "nb03_zero_yield",
     "dataset": "world",

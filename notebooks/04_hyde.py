@@ -92,7 +92,7 @@ HyDE.model_fields
 
 # %%
 COST, QUALITY = "cost_tokens", "quality_evidence_recall"
-BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
+BACKEND = {"kind": "sim", "profile": "typical"}
 spec = {
     "name": "nb04_hyde",
     "dataset": "world",
@@ -191,7 +191,7 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["hyde.enabled", "hyde.n_docs", "hyde.include_query"],
-                          split="test", types=["mismatch"], limit=12, knobs={"reader": "world"})
+                          split="test", types=["mismatch"], limit=12)
 explorer
 
 # %%

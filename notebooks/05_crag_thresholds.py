@@ -101,7 +101,7 @@ spec = {
     "dataset": "world",
     "split": "test",
     "per_type": 10,
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "backend": {"kind": "sim", "profile": "typical"},
     "grid": {"crag.lower": [-1.0, 0.2, 0.3, 0.4, 0.5], "crag.upper": [0.5, 0.7, 1.0]},
 }
 result = run_sweep(spec, tempfile.mkdtemp(prefix="nb05_"), progress="quiet", pareto=(COST, QUALITY))
@@ -185,7 +185,7 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["crag.lower", "crag.upper"], split="test", types=["mismatch"],
-                          limit=12, knobs={"reader": "world"})
+                          limit=12)
 explorer
 
 # %%
@@ -224,7 +224,7 @@ assert finding.holds, finding.message
 
 # %%
 unanswerable = run_sweep({**spec, "name": "nb05_crag_unanswerable", "types": ["unanswerable"], "per_type": None,
-                          "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "generic"}},
+                          "backend": {"kind": "sim", "profile": "typical"},
                           "grid": {"crag.lower": [0.2, 0.3, 0.4, 0.5]}},
                          tempfile.mkdtemp(prefix="nb05u_"), progress="quiet", pareto=(COST, QUALITY))
 catches = paired_finding(unanswerable, QUALITY, candidate={"crag.lower": 0.5}, reference={"crag.lower": 0.2},

@@ -109,7 +109,7 @@ Truncation.model_fields
 
 # %%
 COST, QUALITY, RETAINED = "cost_tokens", "quality_answer_containment_strict", "quality_later_gold_retained"
-BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
+BACKEND = {"kind": "sim", "profile": "typical"}
 spec = {
     "name": "nb06_truncation",
     "dataset": "world",
@@ -191,7 +191,7 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["truncation.strategy", "truncation.max_snippets"], split="test",
-                          types=["bridge"], limit=12, knobs={"reader": "world"},
+                          types=["bridge"], limit=12,
                           base=PipelineConfig().set({"round_cap.max_rounds": 3,
                                                      "truncation.strategy": "append_then_truncate"}))
 explorer

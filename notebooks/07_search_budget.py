@@ -94,7 +94,7 @@ spec = {
     "split": "test",
     "per_type": 15,
     "base": {"round_cap.max_rounds": 4},
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "backend": {"kind": "sim", "profile": "typical"},
     "grid": [{"budget.max_tokens": [None, 600, 700, 800]}, {"budget.max_time_ms": [1800, 2000]}],
 }
 result = run_sweep(spec, tempfile.mkdtemp(prefix="nb07_"), progress="quiet", pareto=(COST, QUALITY))
@@ -164,7 +164,7 @@ pd.DataFrame([time_split(tr) for tr in result.traces(ids["base"]).values()]).des
 explorer = PolicyExplorer(dataset="world", params=["budget.max_tokens", "budget.max_time_ms", "budget.max_rounds"],
                           split="test", types=["bridge"], limit=12,
                           base=PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_tokens": BUDGET}),
-                          cost_col=COST, quality_col=QUALITY, knobs={"reader": "world"})
+                          cost_col=COST, quality_col=QUALITY)
 explorer
 
 # %%

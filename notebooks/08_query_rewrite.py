@@ -100,7 +100,7 @@ QueryRewrite.model_fields
 
 # %%
 COST, QUALITY = "cost_tokens", "quality_evidence_recall"
-BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
+BACKEND = {"kind": "sim", "profile": "typical"}
 alias_spec = {
     "name": "nb08_rewrite_alias",
     "dataset": "world",
@@ -212,7 +212,7 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["rewrite.enabled", "rewrite.n_rewrites", "rewrite.k_rrf"],
-                          split="test", types=["alias"], limit=12, knobs={"reader": "world"})
+                          split="test", types=["alias"], limit=12)
 explorer
 
 # %%

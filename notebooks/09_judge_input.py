@@ -91,7 +91,7 @@ JudgeInput.model_fields
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-BACKEND = {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}}
+BACKEND = {"kind": "sim", "profile": "typical"}
 spec = {
     "name": "nb09_judge_input",
     "dataset": "world",
@@ -193,7 +193,7 @@ viewer
 # %%
 explorer = PolicyExplorer(dataset="world", params=["judge.enabled", "judge.mode"], split="test", types=["alias"],
                           limit=12, base=PipelineConfig().set({"judge.enabled": True, "judge.mode": "draft_only"}),
-                          knobs={"reader": "world"})
+                          knobs={})
 explorer
 
 # %%

@@ -126,7 +126,7 @@ words.groupby("comparison wording").head(3)
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-KNOBS = {"reader": "world", "comparison_underrate": 1.0}
+KNOBS = {"comparison_underrate": 1.0}
 spec = {
     "name": "nb10_router",
     "dataset": "world",

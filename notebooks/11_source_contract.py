@@ -109,7 +109,7 @@ spec = {
     "split": "test",
     "per_type": 8,
     "base": {"sources.simple": ALLOWED, "sources.complex": ALLOWED},
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "backend": {"kind": "sim", "profile": "typical"},
     "grid": [{"sources.simple": [[]], "sources.complex": [[]]}, {"sources.mode": ["fail_closed", "fail_open"]}],
 }
 result = run_sweep(spec, tempfile.mkdtemp(prefix="nb11_"), progress="quiet", pareto=(COST, QUALITY))
@@ -208,7 +208,7 @@ viewer
 explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=8,
                           base=PipelineConfig().set({"sources.simple": ALLOWED, "sources.complex": ALLOWED,
                                                      "sources.mode": "fail_open"}),
-                          knobs={"reader": "world"}, quality_col=LEAK)
+                          quality_col=LEAK)
 explorer
 
 # %%

@@ -110,7 +110,7 @@ pd.DataFrame([{"output": name, "outcome": c.outcome, "decision": c.parsed.action
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-FORMAT_KNOBS = {"reader": "world", "invalid_json": 0.1, "hallucinated_action": 0.1, "wrong_types": 0.1}
+FORMAT_KNOBS = {"invalid_json": 0.1, "hallucinated_action": 0.1, "wrong_types": 0.1}
 spec = {
     "name": "nb12_controller_validation",
     "dataset": "world",
@@ -120,8 +120,7 @@ spec = {
     "grid": {"validation.on_invalid": ["fallback", "refuse"]},
 }
 result = run_sweep(spec, tempfile.mkdtemp(prefix="nb12_"), progress="quiet", pareto=(COST, QUALITY))
-control = run_sweep({**spec, "name": "nb12_control", "backend": {"kind": "sim", "profile": "ideal",
-                                                                  "knobs": {"reader": "world"}}},
+control = run_sweep({**spec, "name": "nb12_control", "backend": {"kind": "sim", "profile": "ideal"}},
                     tempfile.mkdtemp(prefix="nb12c_"), progress="quiet", pareto=(COST, QUALITY))
 FALLBACK = result.reference({"validation.on_invalid": "fallback"})["candidate_id"]
 REFUSE = result.reference({"validation.on_invalid": "refuse"})["candidate_id"]

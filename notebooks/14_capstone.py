@@ -177,7 +177,7 @@ viewer
 # press *run sweep*.
 
 # %%
-panel = SweepPanel(dataset="world", split="test", types=["bridge"], knobs={"reader": "world"},
+panel = SweepPanel(dataset="world", split="test", types=["bridge"],
                    cost_col=COST, quality_col=QUALITY, name="nb14_panel")
 panel.choose({"round_cap.max_rounds": [1, 2], "truncation.strategy": ["rank_then_truncate", "append_then_truncate"]})
 panel

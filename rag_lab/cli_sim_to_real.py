@@ -17,9 +17,6 @@ def add_sim_to_real_parsers(sub: argparse._SubParsersAction) -> None:
     cal.add_argument("--out", required=True, type=Path, metavar="PROFILE_YAML", help="the profile file to write")
     cal.add_argument("--base", default="typical",
                      help="the profile whose values the knobs the traces cannot identify keep (a name or a file)")
-    cal.add_argument("--reader", choices=["generic", "world"], default=None,
-                     help="the simulator reader that judges each prompt (what the evidence suffices for); default: "
-                          "the base profile's; the calibrated profile keeps it")
     cal.add_argument("--name", default="calibrated", help="the calibrated profile's name")
     cal.add_argument("--min-opportunities", type=int, default=5,
                      help="fewer opportunities than this leave a knob at the base value")
@@ -30,7 +27,7 @@ def add_sim_to_real_parsers(sub: argparse._SubParsersAction) -> None:
 def calibrate_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.experiments.calibrate import calibrate, read_run
 
-    calibration = calibrate(read_run(args.source), base=args.base, reader=args.reader, name=args.name,
+    calibration = calibrate(read_run(args.source), base=args.base, name=args.name,
                             min_opportunities=args.min_opportunities)
     path = calibration.write(args.out)
     out = {"profile_file": str(path), **calibration.to_dict()}

@@ -36,6 +36,14 @@ def add_sweep_parsers(sub: argparse._SubParsersAction) -> None:
     report = sub.add_parser("report", help="write a self-contained HTML report of a sweep's run directory")
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     report.add_argument("--out", required=True, type=Path, metavar="REPORT_HTML")
+    report.add_argument("--export", default=None, metavar="FORMATS",
+                        help="also write every figure of the report as svg, pdf and/or png (comma-separated) into "
+                             "--figures (needs the export extra and Debian's chromium)")
+    report.add_argument("--figures", type=Path, default=None, metavar="DIR",
+                        help="where --export writes the figures (default: a figures/ folder beside REPORT_HTML)")
+    report.add_argument("--mlflow", type=Path, default=None, metavar="TRACKING_DIR",
+                        help="also log every candidate and the report to a local MLflow tracking folder "
+                             "(needs the mlflow extra; the folder holds mlflow.db and artifacts/)")
     report.add_argument("--json", action="store_true")
 
 
@@ -51,7 +59,21 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
            "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
-    return out, format_table(result, seconds) + _deltas(result)
+    return out, format_table(result, seconds) + _search_text(result) + _deltas(result)
+
+
+def _search_text(result: Any) -> str:
+    """A search's question runs against a full grid of its candidates, and each dropped candidate with why."""
+    if not result.search:
+        return ""
+    table = result.table
+    full = len(table) * len(result.qids)
+    lines = [f"search ({result.search['sampler']}): {len(table)} candidates, {result.question_runs()} question runs "
+             f"({result.question_runs() / full:.1%} of {full} for every candidate on every question)"]
+    labels = result.labels()
+    for _, row in table[table["status"] == "dropped"].iterrows():
+        lines.append(f"  dropped {row['candidate_id']} ({labels.get(row['candidate_id'], '')}): {row['drop_reason']}")
+    return "\n\n" + "\n".join(lines)
 
 
 def _deltas(result: Any) -> str:
@@ -94,6 +116,23 @@ def _fmt(value: Any) -> str:
 
 def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.experiments.report import write_report
+    from rag_lab.figures.export import parse_formats
 
+    formats = parse_formats(args.export) if args.export else None  # a bad format fails before anything is written
     path = write_report(args.run_dir, args.out)
-    return {"report": str(path)}, f"wrote {path}"
+    out: dict[str, Any] = {"report": str(path)}
+    lines = [f"wrote {path}"]
+    if formats:
+        from rag_lab.experiments.report import report_figures
+        from rag_lab.figures.export import export_figures
+
+        written = export_figures(report_figures(args.run_dir), args.figures or path.parent / "figures", formats)
+        out["figures"] = [str(p) for p in written]
+        lines.append(f"wrote {len(written)} figure files into {written[0].parent}" if written else "no figures")
+    if args.mlflow is not None:
+        from rag_lab.experiments.mlflow_log import log_sweep
+
+        logged = log_sweep(args.run_dir, args.mlflow, report=path)
+        out["mlflow"] = logged.to_dict()
+        lines.append(logged.text())
+    return out, "\n".join(lines)

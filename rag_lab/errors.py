@@ -45,3 +45,19 @@ class LLMBackendError(RagLabError, RuntimeError):
         status_part = f"HTTP {status}" if status is not None else "no HTTP status"
         plural = "attempt" if attempts == 1 else "attempts"
         super().__init__(f"LLM server {server}: {message} ({status_part}, {attempts} {plural})")
+
+
+class BackendProcessDied(LLMBackendError):
+    """The server process the lab started for a backend has exited: the message says how (exit status
+    or signal, e.g. "killed by SIGILL (illegal instruction)"), what to do, and the last lines of its
+    log. Raised at once, not after retrying a server that is no longer there. ``death`` is the
+    :class:`rag_lab.llm.process.ProcessDeath` record."""
+
+    def __init__(self, server: str, death: object, attempts: int = 1) -> None:
+        self.death = death
+        super().__init__(server, death.message(), None, attempts)  # type: ignore[attr-defined]
+
+
+class ServerWentAway(LLMBackendError):
+    """A server that answered earlier in this process now refuses connections: it was stopped, crashed
+    or moved; retrying it as if the network had a hiccup would only delay the error."""

@@ -28,6 +28,18 @@ for extra in "$@"; do
   esac
 done
 
+# Compiled code must run on every x86-64 machine these commands may meet (AMD EPYC with AVX2 and
+# perhaps AVX-512, Intel Xeon with AVX-512 and AMX): never the compiler's native flags. A build made
+# with them on one CPU dies with SIGILL on another (llama.cpp's AMX kernels did, on its first prompt).
+# The baseline is x86-64-v3 (AVX2, FMA, F16C, BMI2), which both kinds have. hnswlib's setup.py adds
+# -march=native unless HNSWLIB_NO_NATIVE is set; ggml's CMake does unless GGML_NATIVE=OFF, and it
+# builds its CPU kernels for exactly the instruction sets named here. -frecord-gcc-switches keeps each
+# compile line in the library (.GCC.command.line), which rag_lab.native_build and its test read back.
+portable_cflags="-march=x86-64-v3 -mtune=generic -frecord-gcc-switches"
+export HNSWLIB_NO_NATIVE=1
+export CFLAGS="${CFLAGS:+$CFLAGS }$portable_cflags" CXXFLAGS="${CXXFLAGS:+$CXXFLAGS }$portable_cflags"
+export CMAKE_ARGS="${RAG_LAB_LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON -DGGML_AVX_VNNI=OFF -DGGML_AVX512=OFF -DGGML_AVX512_VBMI=OFF -DGGML_AVX512_VNNI=OFF -DGGML_AVX512_BF16=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF -DGGML_CCACHE=OFF}"
+
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 stamp=.venv/.rag_lab-installed
 want=$(sha256sum pyproject.toml scripts/install.sh | sha256sum | cut -d' ' -f1)
@@ -74,5 +86,21 @@ if [ "$have_digest" != "$want" ] || [ "$missing" = 1 ] || [ ! -f "$stamp" ]; the
     [ "$installed" = 1 ] || echo "install: uv failed; installing with pip instead" >&2
   fi
   [ "$installed" = 1 ] || .venv/bin/pip install --quiet torch==2.13.0 -e "$spec"
+  # What was compiled in, read back from the libraries (rag_lab.native_build): a package that an
+  # earlier install, or a cached wheel, built with native flags is rebuilt here, from source, portable.
+  failing=$(.venv/bin/python -m rag_lab.native_build --failing || true)
+  if [ -n "$failing" ]; then
+    echo "install: rebuilding for any x86-64 CPU (the installed build was not portable): $failing" >&2
+    rebuilt=0
+    if [ -x .venv/bin/uv ]; then
+      reinstall=()
+      for package in $failing; do reinstall+=(--reinstall-package "$package"); done
+      .venv/bin/uv pip install --quiet --no-cache --python .venv/bin/python "${uv_torch[@]}" "${reinstall[@]}" -e "$spec" \
+        && rebuilt=1
+    fi
+    # shellcheck disable=SC2086  # one word per package
+    [ "$rebuilt" = 1 ] || .venv/bin/pip install --quiet --no-cache-dir --force-reinstall --no-deps --no-binary :all: $failing
+    .venv/bin/python -m rag_lab.native_build || { echo "install: the rebuilt extensions are still not portable" >&2; exit 1; }
+  fi
   printf '%s\n%s\n' "$want" "$extras" > "$stamp"
 fi

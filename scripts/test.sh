@@ -1,9 +1,58 @@
 #!/usr/bin/env bash
-# The tests: install (test tools, the local model, ONNX Runtime), then run the whole suite
-# (unit tests, notebooks and the browser test).
+# The tests.
+#
+#   bash scripts/test.sh            everything — the README's test command and CI (.ci/run): install the
+#                                   test extras (test tools, the local model, ONNX Runtime, Parquet) and
+#                                   Chromium, then the unit tests, the notebooks, and the browser and
+#                                   local-model tests, each phase on both cores (pytest-xdist), with its
+#                                   wall time; every phase runs even when an earlier one failed, and the
+#                                   command fails if any did
+#   bash scripts/test.sh --quick    the edit-test loop (about a minute): the unit tests that need neither a
+#                                   notebook kernel, the local model, a browser nor a long simulation
+#                                   (-m "not slow and not notebook and not local_model and not browser");
+#                                   installs only the test tools
+#   bash scripts/test.sh ARGS...    pytest ARGS after the full install (e.g. tests/test_pipeline.py -x)
+#
+# RAG_LAB_TEST_WORKERS sets the number of pytest-xdist workers (default 2, one per core; 0 runs in-process).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+workers=${RAG_LAB_TEST_WORKERS:-2}
+xdist=(-n "$workers")
+# Two workers on two cores: one PyTorch thread each, or their threads fight over the cores.
+[ "$workers" = 0 ] || export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1}
+
+if [ "${1:-}" = --quick ]; then
+  shift
+  bash scripts/install.sh dev
+  source scripts/env.sh
+  exec python -m pytest tests "${xdist[@]}" -m "not slow and not notebook and not local_model and not browser" "$@"
+fi
+
+start=$SECONDS
 bash scripts/install.sh dev local onnx parquet
 bash scripts/ensure_chromium.sh
 source scripts/env.sh
-python -m pytest "$@"
+echo "test: install $((SECONDS - start)) s"
+
+if [ $# -gt 0 ]; then
+  exec python -m pytest "${xdist[@]}" "$@"
+fi
+
+# The phases: name, then the pytest arguments. --dist loadfile keeps a file's tests on one worker, so a
+# module's fixtures (a built index, a started model server) are made once.
+failed=()
+phase() {
+  local name=$1 begin=$SECONDS
+  shift
+  echo "test: phase '$name'"
+  python -m pytest "${xdist[@]}" --dist loadfile "$@" || failed+=("$name")
+  echo "test: phase '$name' took $((SECONDS - begin)) s"
+}
+phase "unit tests" tests -m "not local_model and not browser" --durations=15
+phase notebooks notebooks --durations=25
+phase "browser and local model" tests -m "local_model or browser" --durations=10
+echo "test: everything took $((SECONDS - start)) s"
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "test: FAILED phases: ${failed[*]}" >&2
+  exit 1
+fi

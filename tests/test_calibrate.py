@@ -51,7 +51,7 @@ def sim_runs(world):
     resources = CorpusResources(world.corpus)
     runs, backends = [], []
     for seed, disclosed in ((0, False), (1, True)):
-        backend = SimulatedBackend(SimulatorProfile(name="distinct", reader="world", **RATES), seed=seed)
+        backend = SimulatedBackend(SimulatorProfile(name="distinct", **RATES), seed=seed)
         backends.append(backend)
         config = PipelineConfig().set({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
                                        "zero_yield.enabled": False})
@@ -63,7 +63,7 @@ def sim_runs(world):
 @pytest.fixture(scope="module")
 def calibration(sim_runs):
     runs, types, backend = sim_runs
-    return calibrate(CalibrationSource(runs, types, "simulated runs"), base="typical", reader="world",
+    return calibrate(CalibrationSource(runs, types, "simulated runs"), base="typical",
                      name="fitted", similarity=backend.similarity)
 
 
@@ -77,7 +77,7 @@ def test_calibration_recovers_the_configured_rates_within_their_intervals(calibr
         assert e.opportunities >= 7 and e.hi - e.lo < 0.7, (knob, e)  # enough opportunities to say something
         assert calibration.profile.knobs()[knob] == pytest.approx(e.rate, abs=1e-4)
     assert calibration.unidentified == []
-    assert calibration.profile.name == "fitted" and calibration.profile.reader == "world"
+    assert calibration.profile.name == "fitted"
 
 
 @pytest.mark.slow
@@ -133,7 +133,7 @@ def test_wilson_interval():
 def test_what_the_traces_cannot_identify_keeps_the_base_value_and_is_listed(sim_runs, tmp_path):
     runs, types, backend = sim_runs
     undisclosed = [(k, t) for k, t in runs if k == "seed0"]  # no prompt states a budget
-    result = calibrate(CalibrationSource(undisclosed, types, "undisclosed run"), base="sloppy", reader="world",
+    result = calibrate(CalibrationSource(undisclosed, types, "undisclosed run"), base="sloppy",
                        similarity=backend.similarity)
     assert set(result.unidentified) == {"budget_anchoring", "budget_thrift"}
     for knob in ("budget_anchoring", "budget_thrift"):
@@ -147,7 +147,7 @@ def test_what_the_traces_cannot_identify_keeps_the_base_value_and_is_listed(sim_
     assert "# Unidentified (kept at the base profile's value): budget_anchoring, budget_thrift" in raw
     assert yaml.safe_load(raw)["calibration"]["unidentified"] == ["budget_anchoring", "budget_thrift"]
     # too few opportunities is unidentified too
-    strict = calibrate(CalibrationSource(undisclosed, types), base="typical", reader="world", min_opportunities=10_000,
+    strict = calibrate(CalibrationSource(undisclosed, types), base="typical", min_opportunities=10_000,
                        similarity=backend.similarity)
     assert set(strict.unidentified) == set(KNOBS) and strict.profile.knobs() == PROFILES["typical"].knobs()
 
@@ -167,7 +167,7 @@ def test_the_profile_file_round_trips_and_the_simulator_loads_it(calibration, tm
     ("- 0.1\n- 0.2\n", r"bad\.yaml: a simulator profile file must hold a mapping, got list"),
     ("invalid_json: [0.1\n", r"bad\.yaml: not valid YAML"),
     ("", r"bad\.yaml: the simulator profile file sets no field"),
-    ("reader: psychic\n", r"bad\.yaml: invalid simulator profile: reader: Input should be 'generic' or 'world'"),
+    ("reader: world\n", r"bad\.yaml: invalid simulator profile: reader: Extra inputs"),  # no field picks a reader
 ])
 def test_bad_profile_files_are_clear_errors(tmp_path, text, message):
     path = tmp_path / "bad.yaml"

@@ -17,7 +17,7 @@ NOTEBOOK = '''
 import tempfile
 from rag_lab.experiments import paired_finding, run_sweep
 spec = {"name": "t", "dataset": "world", "split": "test", "types": ["bridge"], "per_type": 12,
-        "backend": {"kind": "sim", "knobs": {"reader": "world"}}, "grid": {"round_cap.max_rounds": [1, 3]}}
+        "backend": {"kind": "sim"}, "grid": {"round_cap.max_rounds": [1, 3]}}
 result = run_sweep(spec, tempfile.mkdtemp(), progress="quiet")
 finding = paired_finding(result, "cost_rounds", candidate={"round_cap.max_rounds": 3},
                          reference={"round_cap.max_rounds": 1}, direction="above", claim="more rounds", kind=KIND)
@@ -60,7 +60,7 @@ display = print
 from rag_lab.experiments import paired_finding, run_sweep
 spec = {"name": "k", "dataset": "world", "split": "test", "types": ["comparison"], "per_type": 20,
         "base": {"round_cap.max_rounds": 4, "router.enabled": False},
-        "backend": {"kind": "sim", "knobs": {"reader": "world", "budget_anchoring": 1.0, "budget_thrift": 0.0}},
+        "backend": {"kind": "sim", "knobs": {"budget_anchoring": 1.0, "budget_thrift": 0.0}},
         "grid": {"disclosure.disclosed": [False, True]}}
 result = run_sweep(spec, tempfile.mkdtemp(), progress="quiet")
 finding = paired_finding(result, "cost_llm_calls", candidate={"disclosure.disclosed": True}, direction="above",

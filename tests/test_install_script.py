@@ -114,3 +114,19 @@ def test_torch_from_pip_then_the_project_from_uv_and_pip_alone_when_uv_fails(clo
     n = len(calls(clone))
     assert subprocess.run(["bash", "scripts/install.sh"], cwd=clone, env=env).returncode == 0
     assert calls(clone)[n:] == ["pip install --quiet torch==2.13.0 -e .[dev,notebook]"]
+
+
+def test_compiled_packages_are_built_portable_never_native(clone):
+    """Every build the installer starts sees the portable flags: hnswlib without -march=native, ggml with
+    GGML_NATIVE=OFF and no AVX-512 or AMX kernels, and the switches recorded for rag_lab.native_build."""
+    uv = clone / ".venv" / "bin" / "uv"
+    uv.write_text('#!/bin/sh\nprintf "%s\\n" "HNSWLIB_NO_NATIVE=$HNSWLIB_NO_NATIVE" "CFLAGS=$CFLAGS" "CMAKE_ARGS=$CMAKE_ARGS"'
+                  ' > "$(dirname "$0")/../build-env.log"\n')
+    assert install(clone, "local").returncode == 0
+    env = dict(line.split("=", 1) for line in (clone / ".venv" / "build-env.log").read_text().splitlines())
+    assert env["HNSWLIB_NO_NATIVE"] == "1"
+    assert "-march=x86-64-v3" in env["CFLAGS"] and "-frecord-gcc-switches" in env["CFLAGS"]
+    assert "native" not in env["CFLAGS"]
+    cmake = env["CMAKE_ARGS"].split()
+    assert "-DGGML_NATIVE=OFF" in cmake and "-DGGML_AVX2=ON" in cmake
+    assert {"-DGGML_AVX512=OFF", "-DGGML_AMX_INT8=OFF", "-DGGML_AMX_TILE=OFF"} <= set(cmake)

@@ -9,7 +9,7 @@ import pytest
 from rag_lab.cli import main
 from rag_lab.notebook_export import export_notebooks
 
-pytestmark = pytest.mark.timeout(300)
+pytestmark = [pytest.mark.timeout(300), pytest.mark.notebook]
 
 
 def _notebook(path, *sources):

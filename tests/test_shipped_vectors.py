@@ -1,6 +1,6 @@
 """Vectors shipped with a dataset (rag_lab.shipped_vectors): the cached embedder serves them for
-exactly their model and text, before computing; the shipped world's file covers what every run on
-the world embeds, and its vectors are the packaged model's; a broken file fails clearly."""
+exactly their model and text, before computing; the shipped world's and HotpotQA sample's files cover
+what every run on them embeds, and their vectors are the packaged model's; a broken file fails clearly."""
 
 from __future__ import annotations
 
@@ -69,22 +69,29 @@ def test_a_broken_shipped_file_names_itself(dataset, content):
         ShippedVectors("model/a", [dataset])
 
 
-def test_the_shipped_world_covers_every_text_a_run_embeds():
-    shipped = ShippedVectors(DEFAULT_MODEL_ID, [DATA_DIR / "world"])
-    texts = dataset_texts(DATA_DIR / "world")
+#: The shipped datasets that carry vectors: the world, and the HotpotQA sample the real-data notebooks and
+#: the real-model notebook run on.
+WITH_VECTORS = ("world", "hotpotqa_sample")
+
+
+@pytest.mark.parametrize("name", WITH_VECTORS)
+def test_a_shipped_dataset_covers_every_text_a_run_embeds(name):
+    shipped = ShippedVectors(DEFAULT_MODEL_ID, [DATA_DIR / name])
+    texts = dataset_texts(DATA_DIR / name)
     found = shipped.get([EmbeddingCache.key(DEFAULT_MODEL_ID, t) for t in texts])
     missing = [t for t, v in zip(texts, found, strict=True) if v is None]
-    assert not missing, (f"{len(missing)} world texts have no shipped vector (first: {missing[0]!r}); "
-                         "regenerate: python -m rag_lab.shipped_vectors data/world")
+    assert not missing, (f"{len(missing)} {name} texts have no shipped vector (first: {missing[0]!r}); "
+                         f"regenerate: python -m rag_lab.shipped_vectors data/{name}")
     assert len(shipped) == len(texts)  # and nothing stale
 
 
 @pytest.mark.slow
-def test_the_shipped_world_vectors_are_the_packaged_models():
+@pytest.mark.parametrize("name", WITH_VECTORS)
+def test_the_shipped_vectors_are_the_packaged_models(name):
     minilm = SentenceTransformerEmbedder()
-    texts = dataset_texts(DATA_DIR / "world")
+    texts = dataset_texts(DATA_DIR / name)
     sample = [texts[i] for i in np.random.default_rng(0).choice(len(texts), 24, replace=False)]
-    shipped = ShippedVectors(DEFAULT_MODEL_ID, [DATA_DIR / "world"])
+    shipped = ShippedVectors(DEFAULT_MODEL_ID, [DATA_DIR / name])
     found = np.stack(shipped.get([EmbeddingCache.key(DEFAULT_MODEL_ID, t) for t in sample]))
     np.testing.assert_allclose(found, minilm.embed(sample), atol=1e-5)
     assert default_embedder("torch").shipped is not None  # the default embedder consults them

@@ -359,7 +359,7 @@ def test_removing_the_supporting_sentence_removes_the_claim(ideal):
     assert ask(ideal, "Who was born first, Anna Verhoeven or Tomas Riedel?", *one_side) == INSUFFICIENT
 
 
-# --- generality: no world vocabulary outside the opt-in adapter ---------------------------------
+# --- generality: no world vocabulary in the simulator ---------------------------------
 
 WORLD_ONLY_NOUNS = ("service", "services", "team", "teams", "incident", "incidents", "replica", "replicas", "rollout",
                     "oncall", "on-call", "datastore", "runbook", "squad", "pager", "flag", "flags", "sev", "ticket",
@@ -367,7 +367,7 @@ WORLD_ONLY_NOUNS = ("service", "services", "team", "teams", "incident", "inciden
 
 
 def test_generic_simulator_code_holds_no_world_vocabulary():
-    """``grep`` of rag_lab/llm/sim/ (and simulator.py) outside ``adapters/``: no name, identifier,
+    """``grep`` of rag_lab/llm/sim/ (and simulator.py): no name, identifier,
     technology or world-only noun of the synthetic world, and no phrase of its question templates."""
     from rag_lab.world import vocab
 
@@ -384,8 +384,7 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
     for q in load_dataset("world").evalset:
         qw = re.findall(r"[a-z]+", q.text.lower())
         question_grams |= {" ".join(qw[i:i + 5]) for i in range(len(qw) - 4)}
-    files = [ROOT / "rag_lab/llm/simulator.py",
-             *(p for p in sorted((ROOT / "rag_lab/llm/sim").rglob("*.py")) if "adapters" not in p.parts)]
+    files = [ROOT / "rag_lab/llm/simulator.py", *sorted((ROOT / "rag_lab/llm/sim").rglob("*.py"))]
     assert len(files) > 10
     found = []
     for path in files:
@@ -401,6 +400,5 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
         grams = {" ".join(words[i:i + 5]) for i in range(len(words) - 4)}
         found += [f"{path.name}: template {h!r}" for h in sorted(grams & question_grams)]
     assert not found, sorted(set(found))[:40]
-    # the adapter is where the world's reading lives, and the test would see it there
-    adapter = (ROOT / "rag_lab/llm/sim/adapters/world/lexicon.py").read_text(encoding="utf-8")
-    assert re.search(r"(?<![\w-])replicas(?![\w-])", adapter)
+    # one reader: there is no adapter folder left for world reading to hide in
+    assert not (ROOT / "rag_lab/llm/sim/adapters").exists()

@@ -1,6 +1,6 @@
 """The simulated LLM backend: honesty (reads only the prompt), determinism, every behaviour knob on
-and off, each role on world-like text (through the opt-in world reader) and on encyclopedia-like
-text (through the default generic reader), token counts and modelled latency. The audited honesty
+and off, each role on world-like text and on encyclopedia-like text (one reader for both), token
+counts and modelled latency. The audited honesty
 test and the counterfactuals are in ``test_sim_honesty.py``; common random numbers and knob rates
 in ``test_sim_knobs.py``."""
 
@@ -33,12 +33,12 @@ E = EvidenceItem
 
 # --- world-like and encyclopedia-like evidence written for these tests ------------------------
 
-SVC = E(1, "ledger-sync service overview", "ledger-sync is a Go service owned by Team Aurora. It listens on port "
+SVC = E(1, "ledger-sync (service)", "`ledger-sync` is a Go service owned by Team Aurora. It listens on port "
         "8080. It is deployed with 6 replicas in production. It launched in 2019.")
 TEAM = E(2, "Team Aurora", "Team Aurora works on payments. The team is led by Dana Ortiz. Talk to the team in "
-         "#team-aurora.")
+         "the #team-aurora chat channel.")
 OTHER = E(3, "Team Willow", "Team Willow works on search. The team is led by Omar Haddad.")
-BILLING = E(4, "billing-api service overview", "billing-api is a Java service owned by Team Willow. Production "
+BILLING = E(4, "billing-api (service)", "`billing-api` is a Java service owned by Team Willow. Production "
             "runs 12 replicas. It launched in 2016.")
 HOLIDAY = E(1, "Holiday schedule", "The offices close for two days at the end of the year. Support stays on a "
             "reduced rota.")
@@ -84,14 +84,12 @@ def shared() -> tuple[Similarity, TokenCounter]:
 def make(shared):
     similarity, tokens = shared
 
-    def build(profile: str | SimulatorProfile = "ideal", seed: int | None = None, reader: str = "world",
-              **knobs: float) -> SimulatedBackend:
-        """A backend reading with the world adapter (these tests use world-like text) unless
-        ``reader="generic"``."""
+    def build(profile: str | SimulatorProfile = "ideal", seed: int | None = None, **knobs: float) -> SimulatedBackend:
+        """A backend with ``profile`` (or a test profile with ``knobs``); the simulator has one reader."""
         if knobs:
-            profile = SimulatorProfile(name="test", reader=reader, **knobs)
-        else:
-            profile = PROFILES[profile].model_copy(update={"reader": reader}) if isinstance(profile, str) else profile
+            profile = SimulatorProfile(name="test", **knobs)
+        elif isinstance(profile, str):
+            profile = PROFILES[profile]
         return SimulatedBackend(profile, seed=seed, similarity=similarity, tokens=tokens)
 
     return build
@@ -104,7 +102,7 @@ def ideal(make) -> SimulatedBackend:
 
 @pytest.fixture(scope="module")
 def generic(make) -> SimulatedBackend:
-    return make("ideal", reader="generic")
+    return make("ideal")
 
 
 def decision(backend: SimulatedBackend, question: str, evidence, searches, max_rounds=3, disclose=False) -> dict:
@@ -198,7 +196,10 @@ def test_scrambled_evaluation_labels_change_nothing(make, world_prompts, monkeyp
     real_open = builtins.open
 
     def guarded_open(file, *args, **kwargs):
-        if str(DATA_DIR) in str(Path(str(file)).resolve()):
+        # the shipped vectors (data/<dataset>/vectors/*.npz) are embeddings keyed by text, not labels: the
+        # embedder loads them on first use, which under pytest-xdist may be inside this guard
+        resolved = Path(str(file)).resolve()
+        if str(DATA_DIR) in str(resolved) and resolved.parent.name != "vectors":
             raise AssertionError(f"the simulator opened a data file: {file}")
         return real_open(file, *args, **kwargs)
 
@@ -227,7 +228,9 @@ def test_profiles_and_knobs_are_documented_and_bounded():
     formats = ("invalid_json", "hallucinated_action", "wrong_types")
     assert all(0.3 <= v <= 0.5 for k, v in PROFILES["sloppy"].knobs().items() if k not in formats)
     assert all(PROFILES["sloppy"].knobs()[k] == 0.1 for k in formats)  # 27% of structured outputs broken
-    assert all(p.reader == "generic" for p in PROFILES.values())  # the world adapter is opt-in
+    assert "reader" not in SimulatorProfile.model_fields  # one reader: no field selects another
+    with pytest.raises(ValueError):
+        SimulatorProfile(reader="world")
     doc = SimulatorProfile.__doc__ or ""
     for knob in KNOBS:
         assert f"``{knob}``" in doc
@@ -241,7 +244,7 @@ def test_cache_identity_separates_profiles_seeds_and_latency(make):
         make("sloppy").cache_identity(),
         make("typical", seed=1).cache_identity(),
         make(synonym_spinning=0.5).cache_identity(),
-        make("typical", reader="generic").cache_identity(),
+        make("ideal").cache_identity(),
         SimulatedBackend("typical", latency=LatencyModel(decode_tokens_per_s=10)).cache_identity(),
     }
     assert len(ids) == 6
@@ -349,7 +352,10 @@ def test_comparison_underrate(make, ideal):
     assert json.loads(make(comparison_underrate=1.0).respond("route", prompts.route_prompt(COMPARE_Q)))["route"] == "SIMPLE"
     # the knob only touches comparisons
     assert json.loads(make(comparison_underrate=1.0).respond("route", prompts.route_prompt(CHAIN_Q)))["route"] == "COMPLEX"
-    assert json.loads(ideal.respond("route", prompts.route_prompt(PORT_Q)))["route"] == "SIMPLE"
+    assert json.loads(ideal.respond("route", prompts.route_prompt("In what year was Christopher Nolan born?")))[
+        "route"] == "SIMPLE"
+    # a lower-case identifier is not visible as a name without evidence: the question names nothing it can see
+    assert json.loads(ideal.respond("route", prompts.route_prompt(PORT_Q)))["route"] == "COMPLEX"
 
 
 def test_ideal_profile_never_reports_a_knob(ideal, world_prompts):
@@ -528,15 +534,14 @@ def test_structured_roles_validate_through_complete(ideal):
     assert response.parsed.action == "retrieve_again" and response.parsed.queries == ["Team Aurora lead"]
 
 
-@pytest.mark.parametrize("reader", ["generic", "world"])
-def test_a_hedged_answer_is_judged_on_its_claim_not_its_hedge(make, reader):
+def test_a_hedged_answer_is_judged_on_its_claim_not_its_hedge(make):
     """The simulator's own ambiguous-answer phrasing starts "Low confidence:"; those words are a hedge, not a
     claim, so a hedged claim the evidence supports is still supported (the hedge list is stemmed like the claim)."""
-    backend = make("ideal", reader=reader)
+    backend = make("ideal")
     for draft in ("Low confidence: It listens on port 8080. [1]", "It listens on port 8080. [1]"):
         verdict = JudgeVerdict.model_validate_json(backend.respond("judge", prompts.judge_prompt(PORT_Q, draft,
                                                                                                  numbered(SVC))))
-        assert verdict.verdict == "supported", (reader, draft, verdict)
+        assert verdict.verdict == "supported", (draft, verdict)
 
 
 def test_next_hop_follows_the_name_written_next_to_the_question_words(generic):
@@ -555,3 +560,29 @@ def test_next_hop_follows_the_name_written_next_to_the_question_words(generic):
     assert "Lyon" not in hop["queries"][0] and "Northgate" not in hop["queries"][0]
     assert hop_name(Entity("YouTube on July 19", "name", "youtube on july 19")).text == "YouTube"
     assert hop_name(Entity("May 1998", "name", "may 1998")) is None
+
+
+# --- hop planning: the controller names what is still missing, hop after hop -------------------------
+
+ALBUM = E(1, "Night Tide", "Night Tide is a 1998 album by Copper Wolves. It was released by Harrow Records.")
+LABEL = E(2, "Harrow Records", "Harrow Records is an independent record label. It was founded in 1987 by Mara "
+          "Lindell.")
+FOUNDER = E(3, "Mara Lindell", "Mara Lindell is an American record producer. She was born in Tulsa, Oklahoma.")
+THREE_HOP_Q = "In which city was the founder of the label that released Night Tide born?"
+
+
+def test_the_controller_plans_a_third_hop_and_stops_when_the_parts_are_covered(ideal):
+    """A three-hop chain (album → label → founder → city): each round's evidence names the next thing to
+    look up, the controller searches for it (the bridge, with what is still asked of it), and it answers
+    only when a sentence holds what the question asks of the end of the chain."""
+    searches = [THREE_HOP_Q]
+    first = decision(ideal, THREE_HOP_Q, numbered(ALBUM), searches)
+    assert first["action"] == "retrieve_again" and "Harrow Records" in first["queries"][0], first
+    searches.append(first["queries"][0])
+    second = decision(ideal, THREE_HOP_Q, numbered(ALBUM, LABEL), searches)
+    assert second["action"] == "retrieve_again" and "Mara Lindell" in second["queries"][0], second
+    searches.append(second["queries"][0])
+    third = decision(ideal, THREE_HOP_Q, numbered(ALBUM, LABEL, FOUNDER), searches)
+    assert third["action"] in ("answer", "rerank"), third
+    assert "Tulsa" in ideal.respond("answer", prompts.answer_prompt(THREE_HOP_Q, numbered(ALBUM, LABEL, FOUNDER),
+                                                                     "correct"))

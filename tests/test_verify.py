@@ -35,11 +35,11 @@ from rag_lab.figures.sim_vs_real import sim_vs_real_figure, sim_vs_real_info
 SIM_SWEEP = {
     "name": "to_verify", "dataset": "world", "split": "test", "types": ["comparison", "bridge", "single"],
     "per_type": 5, "base": {"round_cap.max_rounds": 3},
-    "backend": {"kind": "sim", "profile": "typical", "knobs": {"reader": "world"}},
+    "backend": {"kind": "sim", "profile": "typical"},
     "grid": [{"round_cap.max_rounds": [1, 2, 3]}, {"disclosure.disclosed": [True]},
              {"truncation.strategy": ["append_then_truncate"], "truncation.max_snippets": [2]}],
 }
-SLOPPY = BackendSpec(kind="sim", profile="sloppy", knobs={"reader": "world"})
+SLOPPY = BackendSpec(kind="sim", profile="sloppy")
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_verify_on_another_profile_gives_the_comparison_table(sim_run, verified)
 def test_verifying_a_sweep_on_its_own_backend_shows_no_gap(sim_run, tmp_path):
     run_dir = tmp_path / "run"
     shutil.copytree(sim_run.run_dir, run_dir)
-    same = BackendSpec(kind="sim", profile="typical", knobs={"reader": "world"})
+    same = BackendSpec(kind="sim", profile="typical")
     v = run_verify(run_dir, same, top=5, progress="quiet")
     assert (v.gaps["delta"].abs() < 1e-12).all() and (v.gaps["lo"].abs() < 1e-12).all()
     ranks = v.ranks.set_index("metric")
@@ -210,12 +210,12 @@ def test_rank_agreement_statistics():
 def test_cli_verify(sim_run, tmp_path, capsys):
     run_dir = tmp_path / "run"
     shutil.copytree(sim_run.run_dir, run_dir)
-    assert main(["verify", str(run_dir), "--backend", "sim", "--profile", "ideal", "--sim", "reader=world",
+    assert main(["verify", str(run_dir), "--backend", "sim", "--profile", "ideal",
                  "--top", "3", "--questions", "6", "--quiet", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["questions"] == 6 and len(out["candidates"]) == 3 and out["complete"]
     assert {r["metric"] for r in out["ranks"]} == {DEFAULT_QUALITY, DEFAULT_COST}
-    assert main(["verify", str(run_dir), "--backend", "sim", "--profile", "ideal", "--sim", "reader=world",
+    assert main(["verify", str(run_dir), "--backend", "sim", "--profile", "ideal",
                  "--top", "3", "--questions", "6", "--quiet"]) == 0
     assert "rank agreement on" in capsys.readouterr().out
     assert main(["verify", str(run_dir), "--backend", "local", "--profile", "sloppy"]) == 2

@@ -303,16 +303,17 @@ def test_trace_viewer_escapes_prompts_from_an_eval_run(sweep):
 def test_widgets_take_simulator_knobs_like_a_sweep():
     from rag_lab.widgets.session import simulator_backend
 
-    panel = SweepPanel(types=["bridge"], limit=2, knobs={"reader": "world", "synonym_spinning": 0.6})
+    panel = SweepPanel(types=["bridge"], limit=2, knobs={"synonym_spinning": 0.6})
     panel.choose({"round_cap.max_rounds": [1, 2]})
-    assert panel.spec().backend.knobs == {"reader": "world", "synonym_spinning": 0.6}
-    world = simulator_backend("typical", {"reader": "world"})
-    assert world is simulator_backend("typical", {"reader": "world"})  # one per profile and knobs
-    assert world is not simulator_backend() and simulator_backend() is simulator_backend("typical", {})
-    explorer = PolicyExplorer(params=["round_cap.max_rounds"], types=["bridge"], limit=2, knobs={"reader": "world"})
-    assert explorer.backend is world
+    assert panel.spec().backend.knobs == {"synonym_spinning": 0.6}
+    spun = simulator_backend("typical", {"synonym_spinning": 0.6})
+    assert spun is simulator_backend("typical", {"synonym_spinning": 0.6})  # one per profile and knobs
+    assert spun is not simulator_backend() and simulator_backend() is simulator_backend("typical", {})
+    explorer = PolicyExplorer(params=["round_cap.max_rounds"], types=["bridge"], limit=2,
+                              knobs={"synonym_spinning": 0.6})
+    assert explorer.backend is spun
     with pytest.raises(ConfigError, match="either a backend or"):
-        PolicyExplorer(params=["round_cap.max_rounds"], limit=2, backend=world, knobs={"reader": "world"})
+        PolicyExplorer(params=["round_cap.max_rounds"], limit=2, backend=spun, knobs={"synonym_spinning": 0.6})
 
 
 def test_widgets_carry_a_static_note_for_renderers_without_a_kernel():

@@ -20,7 +20,7 @@ Where each estimator looks (only traces; the gold labels are used by the cross-c
   roles (rewrite, HyDE, judge, grade) are reported too but the simulator never breaks them, so they do
   not enter the profile.
 * **behaviour knobs** — for every controller, route and answer call whose output the real model got
-  right in form, the simulator's own reader (the base profile's, :mod:`rag_lab.llm.sim.reader`) reads
+  right in form, the simulator's own reader (:class:`~rag_lab.llm.sim.ideal.IdealModel`) reads
   *the very prompt the real model saw* and gives the ideal decision with what the knobs need to know
   (evidence sufficient, a multi-part question partly covered, a bridge entity to carry). That is the
   definition of the opportunity the simulator itself uses, so the fitted rate is the one that makes the
@@ -78,10 +78,9 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.calibration_result import USES, Calibration, KnobCalibration, RateEstimate
 from rag_lab.experiments.calibration_runs import CalibrationSource, read_run
 from rag_lab.llm import prompts, schemas
-from rag_lab.llm.sim.answer import template_of
-from rag_lab.llm.sim.controller import parse_searches, searches_run, stated_budget
+from rag_lab.llm.sim.ideal import IdealModel as Reader
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
-from rag_lab.llm.sim.reader import Reader, make_reader
+from rag_lab.llm.sim.prompt import parse_searches, searches_run, stated_budget, template_of
 from rag_lab.llm.sim.text import normalise
 from rag_lab.llm.structured import embedded_objects, validate_output
 from rag_lab.pipeline.trace import LLMCall, Trace
@@ -393,7 +392,6 @@ def _too_few(n: int, min_n: int) -> str:
 def calibrate(
     source: CalibrationSource | Sequence[Trace],
     base: str | Path | SimulatorProfile = "typical",
-    reader: str | None = None,
     name: str = "calibrated",
     min_opportunities: int = 5,
     alpha: float = 0.05,
@@ -401,8 +399,7 @@ def calibrate(
 ) -> Calibration:
     """Estimate the simulator's knob rates from ``source``'s traces (see the module doc) and build the
     calibrated profile: estimated knobs take their estimate, the others the ``base`` profile's value.
-    ``reader`` (default: the base profile's) is the simulator reader that defines the opportunities and
-    that the calibrated profile keeps; ``similarity`` may share a :class:`~rag_lab.llm.sim.vectors.Similarity`
+    The simulator's one reader defines the opportunities; ``similarity`` may share a :class:`~rag_lab.llm.sim.vectors.Similarity`
     (its embedding LRU) with a simulator already running."""
     if isinstance(min_opportunities, bool) or not isinstance(min_opportunities, int) or min_opportunities < 1:
         raise ConfigError(f"min_opportunities must be a positive integer, got {min_opportunities!r}")
@@ -411,12 +408,11 @@ def calibrate(
     if not source.runs:
         raise ConfigError(f"{source.description}: no traces to calibrate from")
     base_profile = get_profile(base)
-    reader_name = reader or base_profile.reader
     if similarity is None:
         from rag_lab.llm.sim.vectors import Similarity
 
         similarity = Similarity()
-    tallies, repaired = _tally(source, make_reader(reader_name, similarity))
+    tallies, repaired = _tally(source, Reader(similarity))
 
     estimates: list[RateEstimate] = []
     for (knob, role), tally in sorted(tallies.counts.items()):
@@ -458,7 +454,7 @@ def calibrate(
             estimates.append(estimate)
     knobs = {k: knobs[k] for k in KNOBS}
 
-    profile = SimulatorProfile.model_validate({**base_profile.model_dump(), "name": name, "reader": reader_name,
+    profile = SimulatorProfile.model_validate({**base_profile.model_dump(), "name": name,
                                                **{k: round(c.value, 4) for k, c in knobs.items()}})
     notes = []
     if repaired:

@@ -4,7 +4,8 @@ A *run* is one distinct candidate config with one seed; its ``candidate_id`` has
 config, the backend and the seed, so re-planning the same spec gives the same ids and a resumed
 sweep matches its stored rows exactly. The plan's ``fingerprint`` hashes everything that decides
 the results (resolved base config, grid, backend, seeds, question ids); a run directory belongs to
-one fingerprint.
+one fingerprint. A search (``spec.search``) with an Optuna sampler plans no runs up front: its trials
+become runs as the sampler proposes them (:func:`planned_run`), added to the same store.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lab.experiments.sweep import SweepSpec, candidate_id, short_hash
+from rag_lab.errors import ConfigError
+from rag_lab.experiments.sweep import SweepSpec, candidate_id, config_id, short_hash
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
@@ -29,6 +31,12 @@ class PlannedRun:
     config: PipelineConfig
 
 
+def planned_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any], seed: int, position: int) -> PlannedRun:
+    """The run of one resolved candidate ``config`` with ``seed`` at table ``position``."""
+    return PlannedRun(candidate_id=candidate_id(config, spec.backend, seed), config_id=config_id(config),
+                      position=position, seed=seed, params=params, config=config)
+
+
 @dataclass(frozen=True)
 class SweepPlan:
     """The runs (candidate-major, then seed) and question ids of a sweep, and its fingerprint."""
@@ -43,22 +51,33 @@ class SweepPlan:
     def build(cls, spec: SweepSpec, evalset: EvalSet) -> SweepPlan:
         """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here."""
         base = spec.base_config()
-        grid = spec.parameter_grid()
-        candidates = grid.resolve(base)
-        runs = []
-        for candidate in candidates:
-            for seed in spec.seeds:
-                runs.append(PlannedRun(
-                    candidate_id=candidate_id(candidate.config, spec.backend, seed), config_id=candidate.config_id,
-                    position=len(runs), seed=seed, params=candidate.params, config=candidate.config,
-                ))
+        runs: list[PlannedRun] = []
+        if spec.search is not None and spec.search.sampler != "grid":
+            keys = spec.search_space().keys
+            for key in keys:  # unknown keys fail before anything runs, as in a grid
+                try:
+                    base.get(key)
+                except ConfigError as exc:
+                    raise ConfigError(f"search key {key!r}: {exc}") from None
+        else:
+            grid = spec.parameter_grid()
+            keys = grid.keys
+            candidates = grid.resolve(base)
+            if spec.search is not None and spec.search.trials is not None:  # sampler: grid, its first N points
+                candidates = candidates[:spec.search.trials]
+            for candidate in candidates:
+                for seed in spec.seeds:
+                    runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs)))
         qids = tuple(q.qid for q in spec.select_questions(evalset))
-        return cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(grid.keys))
+        return cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
 
     def describe(self) -> dict[str, Any]:
         """Everything that decides the results, as plain JSON data (stored in the run's meta table)."""
+        spec = self.spec.model_dump(mode="json")
+        if spec.get("search") is None:  # a grid sweep's description (and fingerprint) as before searches existed
+            spec.pop("search", None)
         return {
-            "spec": self.spec.model_dump(mode="json"),
+            "spec": spec,
             "base_config": self.base.flat(),
             "backend": self.spec.backend.identity(),
             "swept_keys": list(self.swept_keys),

@@ -353,11 +353,88 @@ def _verify_section(verifications: Sequence[Any]) -> list[str]:
     return parts
 
 
+def _search_section(sweep: SweepResult) -> list[str]:
+    """A search's facts (sampler, trials, question runs against a full grid of the same candidates) and, for a
+    race, every dropped candidate: after how many questions, by which rival, and the test that dropped it."""
+    search = sweep.search or {}
+    table = sweep.table
+    labels = sweep.labels()
+    runs = sweep.question_runs()
+    full = len(table) * len(sweep.qids)
+    facts = [f"sampler {search.get('sampler')}",
+             f"{len(sweep.trials())} trials" if search.get("sampler") != "grid" else f"{len(table)} grid points",
+             f"{len(table)} distinct candidates",
+             f"{runs} question runs, {runs / full:.1%} of the {full} that running every candidate on all "
+             f"{len(sweep.qids)} questions takes" if full else f"{runs} question runs"]
+    if search.get("constraints"):
+        facts.append("constraints: " + "; ".join(search["constraints"])
+                     + f" ({int((~table['is_feasible']).sum())} candidates break one)")
+    race = search.get("race")
+    parts = ["<h2>Search and race</h2>", f'<p class="note">{html.escape(" · ".join(facts))}.</p>']
+    if race:
+        dropped = table[table["status"] == "dropped"].sort_values(["dropped_after", "candidate_id"])
+        parts.append(
+            f'<p class="note">Racing: every candidate answered the questions in one seeded random order, in stages of '
+            f"{html.escape(', '.join(map(str, race['batches'])))} and then all {len(sweep.qids)} questions. After each "
+            f"stage a candidate was dropped when a paired test (Holm-corrected over the stage's tests, α = "
+            f"{race.get('alpha', 0.05):g}, {html.escape(str(race.get('dominance', 'weak')))} dominance) showed a rival "
+            f"dominating it, or its mean breaking a constraint. {len(dropped)} of {len(table)} candidates were "
+            "dropped; only candidates that ran every question can be on the front.</p>")
+        if len(dropped):
+            lines = ['<table class="dropped">', _thead(["candidate", "changes", "dropped after", "dropped by", "why"], 5),
+                     "<tbody>"]
+            for _, row in dropped.iterrows():
+                rival = row["dropped_by"]
+                rival_text = f"{rival} ({labels.get(rival, '')})" if rival else "a constraint"
+                lines.append("<tr>" + "".join(f'<td class="text">{html.escape(str(v))}</td>' for v in (
+                    row["candidate_id"], labels.get(row["candidate_id"], ""), f"after {int(row['dropped_after'])} questions",
+                    rival_text, row["drop_reason"])) + "</tr>")
+            lines += ["</tbody>", "</table>"]
+            parts += ['<div class="table-wrap">', "\n".join(lines), "</div>"]
+    return parts
+
+
 def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotlyjs: bool) -> str:
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     info = cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col)
     return cost_quality.cost_quality_figure(info).to_html(full_html=False, include_plotlyjs=include_plotlyjs,
                                                           default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)
+
+
+def report_figures(
+    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
+    cost_col: str = DEFAULT_COST,
+    quality_col: str = DEFAULT_QUALITY,
+    reference: Any = None,
+) -> dict[str, Any]:
+    """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
+    ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric and ``sim_vs_real_<n>_<metric>``
+    per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
+    from rag_lab.figures import sim_vs_real
+
+    table, sweep, _ = _load(source)
+    table = add_pareto(table, cost_col, quality_col)
+    figures: dict[str, Any] = {}
+    if sweep is not None:
+        table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
+    text_col = LABEL_COL if LABEL_COL in table.columns else None
+    figures["cost_quality"] = cost_quality.cost_quality_figure(
+        cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col))
+    second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
+    if second_col is not None:
+        figures[f"{second_col.removeprefix('cost_')}_quality"] = cost_quality.cost_quality_figure(
+            cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col))
+    if sweep is not None:
+        from rag_lab.experiments.verify import load_verifications
+
+        for metric, frame in comparisons(sweep, (quality_col, cost_col), reference).items():
+            figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
+        for n, v in enumerate(load_verifications(sweep.run_dir, sweep)):
+            for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
+                if metric in set(v.gaps["metric"]):
+                    figures[f"sim_vs_real_{n}_{metric}"] = sim_vs_real.sim_vs_real_figure(
+                        sim_vs_real.sim_vs_real_info(v, metric))
+    return figures
 
 
 def write_report(
@@ -417,6 +494,7 @@ def write_report(
         _how_to_read(cost_col, quality_col),
         "<h2>Cost vs quality</h2>",
         *plots,
+        *(_search_section(sweep) if sweep is not None and sweep.search else []),
         *(_delta_section(frames) if frames else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",

@@ -23,7 +23,7 @@ import pandas as pd
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.paired import changes_label, config_changes
 from rag_lab.experiments.paired_tests import paired_test
-from rag_lab.experiments.stats import COST_PREFIXES, add_pareto, aggregate_rows, mean_std_over_seeds
+from rag_lab.experiments.stats import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
 from rag_lab.pipeline import Result, Trace
@@ -75,7 +75,17 @@ class SweepResult:
 
     @property
     def complete(self) -> bool:
-        return bool(len(self.table)) and bool((self.table["n_questions"] == len(self.qids)).all())
+        """Every planned pair is stored; for a search, every candidate a race did not drop ran every question
+        and the sampler's trials all ran."""
+        if not len(self.table):
+            return False
+        full = self.table["n_questions"] == len(self.qids)
+        if self.search is None:
+            return bool(full.all())
+        trials = self.search.get("trials") if self.search.get("sampler") != "grid" else None
+        if trials is not None and len(self.store.trials()) < trials:
+            return False
+        return bool((full | (self.table["status"] == "dropped")).all())
 
     @property
     def param_columns(self) -> list[str]:
@@ -97,7 +107,55 @@ class SweepResult:
         table[costs] = table[costs].fillna(0.0)
         for key in self.swept_keys:  # as given (1 stays an int, unset stays None), not coerced to float
             table[PARAM_PREFIX + key] = pd.Series([c["params"].get(key) for c in self._candidates], dtype=object)
+        if self.search is not None and len(table):
+            table = self._with_search(table)
         return self._with_pareto(table, *self.pareto_columns)
+
+    @property
+    def search(self) -> dict[str, Any] | None:
+        """The sweep's ``search:`` section (None for a grid sweep)."""
+        return self.spec.get("search")
+
+    def _with_search(self, table: pd.DataFrame) -> pd.DataFrame:
+        """A search's columns: ``status`` (``survived``/``dropped`` in a race, else ``complete``/``incomplete``),
+        ``dropped_after`` (questions), ``dropped_by`` (a candidate id, or None for a broken constraint),
+        ``drop_reason``, ``is_feasible`` (every constraint holds on the means) and ``is_eligible`` (not dropped,
+        feasible, every question run: what may be on the front)."""
+        from rag_lab.experiments.search_space import Constraint
+
+        race = self.store.race()
+        full = table["n_questions"] == len(self.qids)
+        status = [race[c]["status"] if c in race else "complete" if f else "incomplete"
+                  for c, f in zip(table["candidate_id"], full, strict=True)]
+        dropped = [race.get(c, {}).get("status") == "dropped" for c in table["candidate_id"]]
+        table = table.assign(
+            status=status,
+            dropped_after=pd.Series([race[c]["n_questions"] if d else None for c, d in zip(table["candidate_id"], dropped,
+                                                                                           strict=True)], dtype=object),
+            dropped_by=pd.Series([race[c]["rival"] if d else None for c, d in zip(table["candidate_id"], dropped,
+                                                                                  strict=True)], dtype=object),
+            drop_reason=[race[c]["reason"] if d else "" for c, d in zip(table["candidate_id"], dropped, strict=True)],
+        )
+        feasible = np.ones(len(table), dtype=bool)
+        for text in self.search.get("constraints") or []:
+            constraint = Constraint.parse(text)
+            means = pd.to_numeric(table.get(constraint.metric, pd.Series([math.nan] * len(table))), errors="coerce")
+            feasible &= np.array([constraint.holds(float(m)) for m in means], dtype=bool)
+        table["is_feasible"] = feasible
+        table[ELIGIBLE_COL] = feasible & full.to_numpy(dtype=bool) & ~np.array(dropped, dtype=bool)
+        return table
+
+    def trials(self) -> pd.DataFrame:
+        """A search's trials in order: ``number``, ``candidate_id``, ``state``, ``n_questions``, the objective
+        means told to the sampler and the params (empty for a grid sweep or ``sampler: grid``)."""
+        records = [{"number": t["number"], "candidate_id": t["candidate_id"], "state": t["state"],
+                    "n_questions": t["n_questions"], **t["objectives"],
+                    **{PARAM_PREFIX + k: v for k, v in t["params"].items()}} for t in self.store.trials()]
+        return pd.DataFrame.from_records(records)
+
+    def question_runs(self) -> int:
+        """(candidate, question) pairs stored: what the sweep or search spent."""
+        return self.store.count_rows()
 
     @staticmethod
     def _with_pareto(table: pd.DataFrame, cost: str, quality: str) -> pd.DataFrame:

@@ -42,6 +42,7 @@ def run_sweep(
     overwrite: bool = False,
     chunk_size: int | None = None,
     pareto: tuple[str, str] = DEFAULT_PARETO,
+    on_event: Any = None,
 ) -> SweepResult:
     """Run (or resume) the sweep ``spec`` into ``run_dir`` and return its results.
 
@@ -52,7 +53,9 @@ def run_sweep(
     Dask (default: about :data:`UNITS_PER_WORKER` units per worker). ``progress``: ``auto`` or ``quiet``.
     ``overwrite`` replaces a run directory that holds a different sweep (else that is an error).
     ``pareto``: the (cost, quality) columns of the table's ``is_pareto``. A ``local`` backend starts one
-    model server per process: run it serially or with threads.
+    model server per process: run it serially or with threads. A sweep with ``search:`` runs its sampler
+    (and race) through :func:`rag_lab.experiments.search.run_search`, into the same kind of run directory;
+    ``on_event`` then receives its :class:`~rag_lab.experiments.search.SearchEvent` objects (trials, drops).
     """
     spec = load_sweep_spec(spec)
     check_executor(executor, workers, dask_address)
@@ -61,6 +64,13 @@ def run_sweep(
     dataset = load_dataset(spec.dataset)
     plan = SweepPlan.build(spec, dataset.evalset)
     store = RunStore.create(run_dir, plan, overwrite=overwrite)
+    if spec.search is not None:
+        from rag_lab.experiments.search import run_search
+
+        computed, reused = run_search(spec, plan, dataset, store, workers=workers,
+                                      executor=executor, dask_address=dask_address, progress=progress,
+                                      on_event=on_event)
+        return SweepResult(store, computed=computed, reused=reused, pareto=pareto)
     done = store.done_pairs()
     pending = {r.candidate_id: [q for q in plan.qids if (r.candidate_id, q) not in done] for r in plan.runs}
     n_pending = sum(len(q) for q in pending.values())

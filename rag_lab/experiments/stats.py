@@ -199,11 +199,19 @@ def pareto_mask(cost: Iterable[float | None], quality: Iterable[float | None]) -
     return mask
 
 
+#: A results-table column that, where present, says which rows may be on the front (a search's candidates
+#: dropped by a race or breaking a constraint are not).
+ELIGIBLE_COL = "is_eligible"
+
+
 def add_pareto(table: pd.DataFrame, cost_col: str, quality_col: str, column: str = "is_pareto") -> pd.DataFrame:
-    """A copy of ``table`` with a boolean ``column`` flagging the :func:`pareto_mask` of the two columns."""
+    """A copy of ``table`` with a boolean ``column`` flagging the :func:`pareto_mask` of the two columns.
+    Rows whose :data:`ELIGIBLE_COL` is False (when the table has it) are never on the front and never dominate."""
     _require_columns(table, [cost_col, quality_col], "add_pareto")
     out = table.copy()
     cost = pd.to_numeric(table[cost_col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
     quality = pd.to_numeric(table[quality_col], errors="coerce").to_numpy(dtype=float, na_value=np.nan)
+    if ELIGIBLE_COL in table.columns:
+        cost = np.where(table[ELIGIBLE_COL].to_numpy(dtype=bool), cost, np.nan)
     out[column] = pareto_mask(cost, quality)
     return out

@@ -17,7 +17,15 @@ Tables:
 * ``rows``: one row per finished (run, question): the metrics row (JSON) and the trace and result
   (zlib-compressed JSON);
 * ``sessions``: every invocation on the directory: when, which code version, executor and workers,
-  and how many pairs it computed (a resume on changed code is visible here).
+  and how many pairs it computed (a resume on changed code is visible here);
+* ``trials`` (a search only): each Optuna trial's number, the run it became, its params, the values
+  told to the sampler and the questions they are means over;
+* ``race`` (racing only): each raced run's status (``survived``, ``dropped``), the questions it ran, the
+  rival that dominated it and why, in words and numbers (JSON).
+
+A search adds its runs to ``candidates`` as its sampler proposes them (:meth:`RunStore.add_runs`);
+everything in ``trials`` and ``race`` is recomputed from the stored rows on a resume, and rewritten
+identically.
 """
 
 from __future__ import annotations
@@ -26,13 +34,13 @@ import json
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.plan import SweepPlan
+from rag_lab.experiments.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.provenance import code_version
 from rag_lab.experiments.worker import QuestionOutcome
 
@@ -65,6 +73,22 @@ CREATE TABLE IF NOT EXISTS sessions (
     executor    TEXT NOT NULL,
     workers     INTEGER NOT NULL,
     computed    INTEGER
+);
+CREATE TABLE IF NOT EXISTS trials (
+    number       INTEGER PRIMARY KEY,
+    candidate_id TEXT NOT NULL,
+    params       TEXT NOT NULL,
+    state        TEXT NOT NULL,
+    objectives   TEXT NOT NULL,
+    n_questions  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS race (
+    candidate_id TEXT PRIMARY KEY,
+    status       TEXT NOT NULL,
+    n_questions  INTEGER NOT NULL,
+    rival        TEXT,
+    reason       TEXT NOT NULL,
+    detail       TEXT NOT NULL
 );
 """
 
@@ -124,11 +148,16 @@ class RunStore:
                 "code": json.dumps(code_version())}
         with self._transaction() as conn:
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
+        self.add_runs(plan.runs)
+
+    def add_runs(self, runs: Sequence[PlannedRun]) -> None:
+        """Add runs to ``candidates`` in one transaction (a run already there keeps its first entry)."""
+        with self._transaction() as conn:
             conn.executemany(
                 "INSERT OR IGNORE INTO candidates (candidate_id, config_id, position, seed, params, config) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
                 [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.config.flat()))
-                 for r in plan.runs],
+                 for r in runs],
             )
 
     @contextmanager
@@ -157,6 +186,35 @@ class RunStore:
                  time.time()),
             )
             return cursor.rowcount == 1
+
+    def record_trial(self, number: int, candidate_id: str, params: Mapping[str, Any], state: str,
+                     objectives: Mapping[str, float | None], n_questions: int) -> None:
+        """Write (or rewrite) one search trial."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO trials (number, candidate_id, params, state, objectives, n_questions) "
+                         "VALUES (?, ?, ?, ?, ?, ?)",
+                         (number, candidate_id, json.dumps(params), state, json.dumps(objectives), n_questions))
+
+    def record_race(self, candidate_id: str, status: str, n_questions: int, rival: str | None, reason: str,
+                    detail: Mapping[str, Any]) -> None:
+        """Write (or rewrite) one raced run's status."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO race (candidate_id, status, n_questions, rival, reason, detail) "
+                         "VALUES (?, ?, ?, ?, ?, ?)",
+                         (candidate_id, status, n_questions, rival, reason, json.dumps(detail)))
+
+    def trials(self) -> list[dict[str, Any]]:
+        """Every search trial in order: ``number``, ``candidate_id``, ``params``, ``state``, ``objectives``,
+        ``n_questions``."""
+        rows = self._query("SELECT number, candidate_id, params, state, objectives, n_questions FROM trials ORDER BY number")
+        return [{"number": n, "candidate_id": c, "params": json.loads(p), "state": s, "objectives": json.loads(o),
+                 "n_questions": q} for n, c, p, s, o, q in rows]
+
+    def race(self) -> dict[str, dict[str, Any]]:
+        """Each raced run by candidate id: ``status``, ``n_questions``, ``rival``, ``reason``, ``detail``."""
+        rows = self._query("SELECT candidate_id, status, n_questions, rival, reason, detail FROM race")
+        return {c: {"status": s, "n_questions": q, "rival": r, "reason": w, "detail": json.loads(d)}
+                for c, s, q, r, w, d in rows}
 
     def begin_session(self, executor: str, workers: int) -> int:
         with self._transaction() as conn:

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
 from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.pipeline import PipelineConfig
@@ -197,7 +198,7 @@ class BackendSpec(BaseModel):
                                                         "(.yaml/.json, e.g. from rag-lab calibrate; relative to the "
                                                         "sweep file)")
     knobs: dict[str, float | str] = Field(
-        default_factory=dict, description="simulator knob overrides (rates; `reader: world` picks the opt-in world adapter)")
+        default_factory=dict, description="simulator knob overrides (rates in [0, 1], e.g. `synonym_spinning: 0.6`)")
     model: str | None = None
     base_url: str | None = None
     cache: bool = True
@@ -235,7 +236,9 @@ class BackendSpec(BaseModel):
 class SweepSpec(BaseModel):
     """A whole sweep: questions (``dataset``, ``split``, ``types``, ``per_type``, ``limit``), the
     ``base`` config (nested or dotted dict, or a YAML/JSON config file path), the ``grid``, the
-    ``backend`` and the simulator ``seeds`` (one run per candidate and seed).
+    ``backend`` and the simulator ``seeds`` (one run per candidate and seed). With ``search``
+    (:class:`~rag_lab.experiments.search_space.SearchSpec`) the grid is the space a sampler searches
+    (values may also be ranges ``{low, high}``), optionally raced over questions; a search takes one seed.
 
     Questions are chosen in dataset order: the split, then the types, then at most ``per_type``
     questions of each type, then at most ``limit`` in all."""
@@ -249,18 +252,31 @@ class SweepSpec(BaseModel):
     per_type: int | None = Field(default=None, ge=1)
     limit: int | None = Field(default=None, ge=1)
     base: dict[str, Any] | str = Field(default_factory=dict)
+    search: SearchSpec | None = None  # (before grid: the grid is read as a search space when it is set)
     grid: dict[str, Any] | list[Any] = Field(default_factory=dict)
     backend: BackendSpec = BackendSpec()
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
 
     @field_validator("grid")
     @classmethod
-    def _grid_shape(cls, grid: dict[str, Any] | list[Any]) -> dict[str, Any] | list[Any]:
+    def _grid_shape(cls, grid: dict[str, Any] | list[Any], info: ValidationInfo) -> dict[str, Any] | list[Any]:
+        search = info.data.get("search")
         try:
-            Grid(grid)
+            if search is None:
+                Grid(grid)
+            else:
+                space = SearchSpace(grid)
+                if search.sampler == "grid":
+                    space.grid()
         except ConfigError as exc:
             raise ValueError(str(exc)) from None
         return grid
+
+    @model_validator(mode="after")
+    def _one_seed_per_search(self) -> SweepSpec:
+        if self.search is not None and len(self.seeds) != 1:
+            raise ValueError(f"a search runs one seed (each trial is one candidate), got seeds {self.seeds}")
+        return self
 
     @field_validator("seeds")
     @classmethod
@@ -283,7 +299,17 @@ class SweepSpec(BaseModel):
         return PipelineConfig.from_dict(self.base)
 
     def parameter_grid(self) -> Grid:
+        """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
+        if self.search is not None:
+            if self.search.sampler != "grid":
+                raise ConfigError(f"sweep {self.name!r}: a {self.search.sampler} search has no grid of candidates; "
+                                  "its trials are proposed as it runs")
+            return self.search_space().grid()
         return Grid(self.grid)
+
+    def search_space(self) -> SearchSpace:
+        """The space a search samples (the ``grid`` section read with ranges allowed)."""
+        return SearchSpace(self.grid)
 
     def select_questions(self, evalset: EvalSet) -> EvalSet:
         """The questions this sweep runs, in dataset order (see the class doc)."""

@@ -42,7 +42,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.paired import interval_text, paired_difference
 from rag_lab.experiments.results import SweepResult
-from rag_lab.experiments.stats import COST_PREFIXES, pareto_mask
+from rag_lab.experiments.stats import COST_PREFIXES, ELIGIBLE_COL, pareto_mask
 from rag_lab.experiments.store import RUN_FILE
 from rag_lab.experiments.sweep import BackendSpec, SweepSpec, short_hash
 from rag_lab.llm.sim.profile import is_profile_file
@@ -69,8 +69,11 @@ def _lower_is_better(metric: str) -> bool:
 
 def config_table(sim: SweepResult) -> pd.DataFrame:
     """One row per config of the simulated sweep, in table order: ``config_id``, ``candidate_ids`` (its
-    seeds' runs), ``params`` and every numeric column averaged over its seeds."""
+    seeds' runs), ``params`` and every numeric column averaged over its seeds. A search's candidates that a
+    race dropped or that break a constraint (``is_eligible`` false) are left out: they are never verified."""
     table = sim.table
+    if ELIGIBLE_COL in table.columns:
+        table = table[table[ELIGIBLE_COL].astype(bool)]
     numeric = [c for c in table.columns if c.startswith(("quality_", *COST_PREFIXES))]
     grouped = table.groupby("config_id", sort=False)
     out = grouped[numeric].mean().reset_index()

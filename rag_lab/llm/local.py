@@ -23,9 +23,12 @@ instructions into the user turn, as Gemma's own template does (``merge_system``)
 
 :class:`LocalModelServer` starts ``python -m llama_cpp.server`` on a free loopback port, waits
 until ``/v1/models`` answers, hands out an :class:`OpenAIBackend` for it, and stops the process on
-exit (terminate → wait → kill). The server's output goes to a log file for diagnosis; a failed
-start raises with the tail of that log. The process inherits only an allow-list of environment
-variables (no API keys).
+exit (terminate → wait → kill), through :class:`~rag_lab.llm.process.ServerProcess`. The server's
+output goes to a log file for diagnosis. When the process dies — while starting or later, mid-sweep —
+the error says how (exit status or signal: "killed by SIGILL (illegal instruction)" is a build for
+another CPU, see :mod:`rag_lab.native_build`), what to do, and the last lines of that log: the backend
+it hands out carries the process's liveness hook, so a dead server is named at once instead of being
+retried as a network fault. The process inherits only an allow-list of environment variables (no API keys).
 
 The models are tiny and slow (about a second per call on two cores) but real: the backend asks for
 structured output the way llama-cpp-python understands (``{"type": "json_object", "schema":
@@ -36,24 +39,20 @@ into the validation fallback and the guard like any other model's output.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import importlib.util
 import logging
 import os
 import socket
-import subprocess
 import sys
 import tempfile
-import time
-import urllib.error
-import urllib.request
 from pathlib import Path
-from typing import IO, Any, NamedTuple
+from typing import Any, NamedTuple
 
-from rag_lab.errors import ConfigError, LLMBackendError
+from rag_lab.errors import ConfigError
 from rag_lab.llm.gguf import is_gguf, read_metadata
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
+from rag_lab.llm.process import ProcessDeath, ServerProcess
 from rag_lab.paths import cache_dir
 
 log = logging.getLogger(__name__)
@@ -66,7 +65,6 @@ LOCAL_MODEL_ALIAS = "local-gguf"
 #: Environment variables the server process inherits; nothing else (no API keys, and no
 #: variables that llama-cpp-python's settings would read, such as MODEL, PORT or API_KEY).
 _ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "VIRTUAL_ENV")
-_LOG_TAIL_CHARS = 2000
 
 
 def llama_cpp_available() -> bool:
@@ -187,30 +185,6 @@ def free_port(host: str = "127.0.0.1") -> int:
 DEFAULT_THREADS = 1
 
 
-def _die_with_parent():
-    """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGKILL
-    when the process (strictly: the thread) that started it dies — so a sweep killed with SIGKILL or an
-    unhandled SIGTERM does not leave a model server behind, holding a core and hundreds of MB. SIGKILL,
-    not SIGTERM: on SIGTERM uvicorn waits for the request in flight, and a tiny model rambling to its
-    token limit on a busy machine takes many minutes. None elsewhere. The function only makes one libc
-    call, resolved before the fork."""
-    if not sys.platform.startswith("linux"):
-        return None
-    import ctypes
-    import signal
-
-    try:
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-    pr_set_pdeathsig = 1
-
-    def set_pdeathsig() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-    return set_pdeathsig
-
-
 class LocalModelServer:
     """llama-cpp-python's server on 127.0.0.1, as a context manager::
 
@@ -247,11 +221,10 @@ class LocalModelServer:
             tempfile.NamedTemporaryFile(prefix="rag_lab_llama_server_", suffix=".log", delete=False).name
         )
         self.port: int | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._log: IO[bytes] | None = None
+        self.process = ServerProcess("llama.cpp server", self.log_path)
 
     def __repr__(self) -> str:
-        state = f"running at {self.base_url}" if self._proc is not None else "stopped"
+        state = f"running at {self.base_url}" if self.port is not None else "stopped"
         return f"LocalModelServer(model={self.model_path.name!r}, chat_format={self.chat.chat_format!r}, {state})"
 
     @property
@@ -271,64 +244,32 @@ class LocalModelServer:
         ]
 
     def start(self) -> None:
-        """Start the server and wait until it answers (raises LLMBackendError with the log tail)."""
+        """Start the server and wait until it answers (raises LLMBackendError saying how it died, with the log tail)."""
         if not llama_cpp_available():
             raise ConfigError("llama-cpp-python is not installed; install the extra: pip install -e '.[local]'")
-        if self._proc is not None:
+        if self.port is not None:
             return
         self.port = free_port()
         env = {k: v for k, v in os.environ.items() if k in _ENV_ALLOWLIST}
-        self._log = self.log_path.open("ab")
-        self._proc = subprocess.Popen(
-            self.command(self.port), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT, env=env,
-            preexec_fn=_die_with_parent(),
-        )
+        self.process.start(self.command(self.port), env)
         try:
-            self._wait_ready()
+            self.process.wait_ready(f"{self.base_url}/models", self.startup_timeout_s, self.base_url)
         except BaseException:
             self.stop()
             raise
 
-    def _wait_ready(self) -> None:
-        deadline = time.monotonic() + self.startup_timeout_s
-        url = f"{self.base_url}/models"
-        while True:
-            assert self._proc is not None
-            code = self._proc.poll()
-            if code is not None:
-                raise LLMBackendError(self.base_url, f"the llama.cpp server exited with code {code} while starting; "
-                                                     f"log {self.log_path}:\n{self.log_tail()}", None)
-            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError):  # not up yet: poll again
-                with urllib.request.urlopen(url, timeout=2) as resp:
-                    if resp.status == 200:
-                        return
-            if time.monotonic() > deadline:
-                raise LLMBackendError(self.base_url, f"the llama.cpp server did not answer /v1/models within "
-                                                     f"{self.startup_timeout_s:g} s; log {self.log_path}:\n"
-                                                     f"{self.log_tail()}", None)
-            time.sleep(0.25)
-
     def stop(self, timeout_s: float = 10.0) -> None:
         """Terminate the server (kill it if it does not exit within ``timeout_s``)."""
-        proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait(timeout=timeout_s)
-        if self._log is not None:
-            self._log.close()
-            self._log = None
+        self.process.stop(timeout_s)
         self.port = None
+
+    def death(self, wait_s: float = 0.0) -> ProcessDeath | None:
+        """How the server process ended, or None while it runs (the backend's liveness hook)."""
+        return self.process.death(wait_s)
 
     def log_tail(self) -> str:
         """The last lines of the server's log."""
-        try:
-            return self.log_path.read_text(encoding="utf-8", errors="replace")[-_LOG_TAIL_CHARS:]
-        except OSError as exc:
-            return f"(log unreadable: {exc})"
+        return self.process.log_tail()
 
     @property
     def cache_label(self) -> str:
@@ -350,6 +291,7 @@ class LocalModelServer:
             "cache_label": self.cache_label,
             "merge_system": self.chat.merge_system,
             "api_key": NO_KEY,  # never forward OPENAI_API_KEY to a local server
+            "liveness": self.death,  # a dead server is named at once, with its signal and log
         }
         options.update(kwargs)
         return OpenAIBackend(self.alias, **options)

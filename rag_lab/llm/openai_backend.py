@@ -34,6 +34,14 @@ random from a seedable generator; a ``Retry-After`` header is honoured up to the
 in :attr:`OpenAIBackend.stats`. Then — or at once for other 4xx — :class:`~rag_lab.errors.LLMBackendError`
 names the server, the status and the attempts.
 
+A dead server is named, not retried: a backend for a server process the lab started (the local
+model, :class:`~rag_lab.llm.local.LocalModelServer`) gets that process's ``liveness`` hook; when an
+attempt fails to connect, is reset or times out, the backend asks it, and if the process has exited it
+raises :class:`~rag_lab.errors.BackendProcessDied` at once — exit status or signal ("killed by SIGILL
+(illegal instruction)"), what to do, the last lines of the server's log. For any server, a refused
+connection after the server has answered once in this process is :class:`~rag_lab.errors.ServerWentAway`
+at once (it was stopped, crashed or moved), not a network fault to retry.
+
 Secrets: the API key (argument or ``OPENAI_API_KEY``) lives only inside the ``openai`` client.
 It is not in :func:`repr`, the cache identity, log lines or error messages (server messages are
 scrubbed of it and of ``sk-…`` tokens), and errors are raised ``from None`` so tracebacks do not
@@ -59,12 +67,12 @@ import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, Protocol
 from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
-from rag_lab.errors import ConfigError, LLMBackendError
+from rag_lab.errors import BackendProcessDied, ConfigError, LLMBackendError, ServerWentAway
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Message, Usage
 from rag_lab.llm.server import ROLE_HEADER
 from rag_lab.llm.structured import Fallback
@@ -72,6 +80,14 @@ from rag_lab.llm.structured import Fallback
 log = logging.getLogger(__name__)
 
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
+
+
+class Liveness(Protocol):
+    """How a backend asks whether its server process is still there: None while it runs, else a record
+    with ``message()`` (a :class:`rag_lab.llm.process.ProcessDeath`). ``wait_s``: how long to wait for a
+    process that just dropped a connection to finish exiting."""
+
+    def __call__(self, wait_s: float = ...) -> Any: ...
 _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
 #: What is sent as the key to servers that need none (llama-cpp-python, the lab server).
 NO_KEY = "no-key"
@@ -148,6 +164,7 @@ class OpenAIBackend(LLMBackend):
         cache_label: str | None = None,
         send_role_header: bool = True,
         merge_system: bool = False,
+        liveness: Liveness | None = None,
     ) -> None:
         model = model or os.environ.get("RAG_LAB_MODEL")
         if model is not None and not model.strip():
@@ -176,6 +193,8 @@ class OpenAIBackend(LLMBackend):
         self.cache_label = cache_label or self.base_url
         self.send_role_header = send_role_header
         self.merge_system = merge_system
+        self.liveness = liveness
+        self._answered = False  # the server answered once: a refused connection now means it went away
         self.stats = BackendStats()
         self._stats_lock = threading.Lock()
         self._rng = random.Random(jitter_seed)
@@ -312,8 +331,11 @@ class OpenAIBackend(LLMBackend):
                 self.stats.attempts += 1
             retry_after: float | None = None
             try:
-                return self._client.chat.completions.create(**kwargs)
+                completion = self._client.chat.completions.create(**kwargs)
+                self._answered = True
+                return completion
             except openai.APIStatusError as exc:
+                self._answered = True
                 status = exc.status_code
                 what = f"HTTP {status}: {self._server_message(exc)}"
                 if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
@@ -325,8 +347,16 @@ class OpenAIBackend(LLMBackend):
                 retry_after = _retry_after(exc)
                 last_status: int | None = status
             except openai.APITimeoutError:
+                self._raise_if_dead(attempt)
                 what, last_status = f"no answer within {self.timeout_s:g} s", None
             except openai.APIConnectionError as exc:
+                self._raise_if_dead(attempt)
+                if self._answered and _refused(exc):
+                    self._count_error()
+                    raise ServerWentAway(self.base_url, "the server went away: it answered earlier in this process and "
+                                                        "now refuses connections (stopped, crashed, or moved to another "
+                                                        "port); not retried. Restart it, or check the base URL",
+                                         None, attempt) from None
                 what, last_status = f"connection failed: {self._scrub(str(exc))}", None
             except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
                 what, last_status = f"unreadable response body ({type(exc).__name__})", None
@@ -341,6 +371,15 @@ class OpenAIBackend(LLMBackend):
                         self.base_url, attempt, attempts, what, delay)
             time.sleep(delay)
         raise AssertionError("unreachable: the loop returns or raises")
+
+    def _raise_if_dead(self, attempt: int) -> None:
+        """Raise BackendProcessDied when the server process behind this backend has exited."""
+        if self.liveness is None:
+            return
+        death = self.liveness(wait_s=1.0)
+        if death is not None:
+            self._count_error()
+            raise BackendProcessDied(self.base_url, death, attempt) from None
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         """Seconds to wait before retry number ``attempt`` (1-based)."""
@@ -400,6 +439,18 @@ def _merged(messages: Sequence[Message]) -> list[dict[str, str]]:
         else:
             rest[first_user] = {"role": "user", "content": f"{system}\n\n{rest[first_user]['content']}"}
     return rest
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection error was a refused connection (nothing listens on the port), from its cause chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, ConnectionRefusedError) or "Connection refused" in str(current) or "Errno 111" in str(current):
+            return True
+        current = current.__cause__ or current.__context__
+    return False
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:

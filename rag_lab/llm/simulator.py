@@ -2,16 +2,19 @@
 
 :class:`SimulatedBackend` reads **only the messages of the request it receives** — the sections
 built by :mod:`rag_lab.llm.prompts` (QUESTION, SEARCHES, EVIDENCE, DRAFT) and the instruction
-text — and answers every role from generic signals found there (:mod:`rag_lab.llm.sim.reader`):
-sentences, embedding similarity with the packaged all-MiniLM-L6-v2 (cached), capitalised names,
-numbers and dates, question words, and which evidence item's title another item names. Reading
-tuned to the synthetic world is an opt-in adapter (``SimulatorProfile(reader="world")``). It never
+text — and answers every role with one reader for all text (:mod:`rag_lab.llm.sim.ideal`): generic
+signals only — sentences, embedding similarity with the packaged all-MiniLM-L6-v2 (cached),
+capitalised names and identifiers, numbers and dates, question words, and which evidence item's
+title another item names. No rule is written for one corpus's templates. It never
 opens a dataset, an evaluation set or any label: ``tests/test_sim_honesty.py`` runs it in a
 subprocess under an audit hook that fails on any such open or import, and checks that its answers
 follow counterfactual edits of the evidence.
 
 Roles (``request.role``): ``route``, ``rewrite``, ``hyde``, ``controller``, ``answer``, ``judge``,
-``grade``. Each is documented in its module under :mod:`rag_lab.llm.sim`. HyDE passages only
+``grade``. The package is one design: :mod:`.sim.prompt` parses the request, :mod:`.sim.text` /
+:mod:`.sim.entities` / :mod:`.sim.question` / :mod:`.sim.evidence` read it, :mod:`.sim.ideal` gives
+each role's ideal output (the controller's hop planning in :mod:`.sim.plan`), :mod:`.sim.knobs`
+draws and applies every behaviour knob, and :meth:`SimulatedBackend.explain` dispatches on the role. HyDE passages only
 rephrase the question: the simulator has no world knowledge.
 
 Behaviour knobs (:class:`~rag_lab.llm.sim.profile.SimulatorProfile`; profiles ``ideal``,
@@ -34,18 +37,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 
 from rag_lab.embedding import Embedder
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
-from rag_lab.llm.prompts import INSUFFICIENT, parse_evidence, parse_sections
-from rag_lab.llm.schemas import ROLES
-from rag_lab.llm.sim.answer import template_of
-from rag_lab.llm.sim.controller import apply_knobs, parse_searches
-from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures
+from rag_lab.llm.prompts import INSUFFICIENT
+from rag_lab.llm.sim.ideal import IdealModel
+from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures, controller_knobs, route_knob
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile, get_profile
-from rag_lab.llm.sim.reader import make_reader
-from rag_lab.llm.sim.routing import apply_route_knob, requested_count
+from rag_lab.llm.sim.prompt import read_prompt
 from rag_lab.llm.sim.tokens import TokenCounter
 from rag_lab.llm.sim.vectors import Similarity
 
@@ -53,8 +52,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-3"
-_TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
+SIM_VERSION = "sim-4"
 
 
 class SimulatedBackend(LLMBackend):
@@ -89,7 +87,7 @@ class SimulatedBackend(LLMBackend):
         if sentence_items < 0:
             raise ValueError(f"sentence_items must be >= 0, got {sentence_items}")
         self.sentence_items = sentence_items
-        self.reader = make_reader(self.profile.reader, self.similarity, sentence_items)
+        self.model_ideal = IdealModel(self.similarity, sentence_items)
 
     def cache_identity(self) -> tuple[str, str]:
         blob = json.dumps(
@@ -124,49 +122,27 @@ class SimulatedBackend(LLMBackend):
     def explain(self, role: str, messages: tuple[Message, ...] | list[Message]) -> tuple[str, list[dict]]:
         """The raw output text and the record of every behaviour knob drawn where it applied
         (``{"knob", "rate", "draw", "fired"}``, in the order drawn; empty when none applied)."""
-        system = "\n".join(m.content for m in messages if m.role == "system")
-        role = self._resolve_role(role, system)
-        user = next((m.content for m in reversed(messages) if m.role == "user"), "")
-        sections = parse_sections(user)
-        question = sections.get("QUESTION", user).strip()
-        searches = parse_searches(sections.get("SEARCHES", ""))
-        draws = CallRandom(self.profile, role, question, step=len(searches) if role == "controller" else 0)
-        reader = self.reader
-        items = parse_evidence(sections.get("EVIDENCE", ""))
-
-        if role == "route":
-            obj = apply_route_knob(reader.route(question), reader.is_comparison(question), draws)
+        p = read_prompt(role, messages)
+        draws = CallRandom(self.profile, p.role, p.question, step=len(p.searches) if p.role == "controller" else 0)
+        ideal = self.model_ideal
+        if p.role == "route":
+            obj = route_knob(ideal.route(p.question), ideal.is_comparison(p.question), draws)
             text, _ = apply_format_failures(obj, draws)
-        elif role == "rewrite":
-            text = json.dumps({"queries": reader.rewrite(question, requested_count(system), draws.rng)})
-        elif role == "hyde":
-            text = json.dumps({"passages": reader.hyde(question, requested_count(system), draws.rng)})
-        elif role == "controller":
-            ideal = reader.decide(question, items, searches)
-            decision = apply_knobs(ideal, reader, question, searches, system, draws)
+        elif p.role == "rewrite":
+            text = json.dumps({"queries": ideal.rewrite(p.question, p.count, draws.rng)})
+        elif p.role == "hyde":
+            text = json.dumps({"passages": ideal.hyde(p.question, p.count, draws.rng)})
+        elif p.role == "controller":
+            decision = controller_knobs(ideal.decide(p.question, p.evidence, p.searches), p.question, p.searches,
+                                        p.budget, p.searches_run, draws)
             text, _ = apply_format_failures(decision.as_json(), draws)
-        elif role == "answer":
-            text = reader.answer(question, items, template_of(system), lambda: draws.fires("premature_stop"))
-        elif role == "judge":
-            text = json.dumps(reader.judge(question, sections.get("DRAFT", ""),
-                                           items if "EVIDENCE" in sections else None))
+        elif p.role == "answer":
+            text = ideal.answer(p.question, p.evidence, p.template, draws.partial_answer)
+        elif p.role == "judge":
+            text = json.dumps(ideal.judge(p.question, p.draft, p.items))
         else:  # grade
-            text = json.dumps(reader.grade(question, items[0]) if items else {"score": -1.0})
+            text = json.dumps(ideal.grade(p.question, p.evidence[0]) if p.evidence else {"score": -1.0})
         return (text if text else INSUFFICIENT), draws.record
-
-    @staticmethod
-    def _resolve_role(role: str, system: str) -> str:
-        """The role to play: ``role`` when it is a pipeline role; for a generic ``chat`` request
-        (e.g. through ``rag-lab serve`` without a role header) the role named by the prompt's
-        version tag (``[controller-v1] …``), else ``answer`` (extractive, or INSUFFICIENT)."""
-        if role in ROLES:
-            return role
-        tag = _TAG.match(system)
-        if tag and tag.group(1) in ROLES:
-            return tag.group(1)
-        if role == "chat":
-            return "answer"
-        raise ValueError(f"the simulated backend has no role {role!r}; roles: {', '.join(ROLES)} (or chat)")
 
     def __repr__(self) -> str:
         return f"SimulatedBackend(model={self.model!r}, profile={self.profile.name!r})"

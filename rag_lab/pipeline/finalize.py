@@ -100,8 +100,14 @@ def truncate(
     * ``rank_then_truncate``: relevance order, keep the best;
     * ``refine``: split every candidate into sentence strips, keep the strips most relevant to
       ``queries``
-      (each chunk's kept strips stay together, in document order, and keep the chunk's score).
+      (each chunk's kept strips stay together, in document order, and keep the chunk's score);
+    * ``round_slots``: rank-then-truncate with a slot reserved for each round — the most relevant
+      chunk every retrieval round brought is kept first (a later round's evidence is what the loop
+      searched for, and it ranks low against the original question), the remaining places go by
+      relevance; the kept chunks are shown in relevance order.
     """
+    if strategy == "round_slots":
+        return _fit(_round_slots(candidates, max_snippets), max_snippets, max_tokens)
     if strategy == "append_then_truncate":
         return _fit(sorted(candidates, key=lambda c: (c.round, c.rank)), max_snippets, max_tokens)
     if strategy == "rank_then_truncate":
@@ -109,6 +115,18 @@ def truncate(
     if strategy == "refine":
         return _refine(candidates, max_snippets, max_tokens, res, queries)
     raise ValueError(f"unknown truncation strategy {strategy!r}")
+
+
+def _round_slots(candidates: list[Candidate], max_snippets: int) -> list[Candidate]:
+    """The best chunk of each round (the latest rounds first when there are more rounds than places),
+    then the rest by relevance, cut to ``max_snippets`` and shown in relevance order."""
+    ranked = sorted(candidates, key=lambda c: (-c.score, c.round, c.rank))
+    rounds = sorted({c.round for c in candidates}, reverse=True)
+    kept: list[Candidate] = []
+    for r in rounds[:max_snippets]:
+        kept.append(next(c for c in ranked if c.round == r))
+    kept += [c for c in ranked if c not in kept][: max(0, max_snippets - len(kept))]
+    return sorted(kept, key=lambda c: (-c.score, c.round, c.rank))
 
 
 def _refine(candidates: list[Candidate], max_snippets: int, max_tokens: int, res: CorpusResources,

@@ -97,9 +97,11 @@ class Truncation(Policy):
     """How the evidence bundle is cut to the context budget. ``append_then_truncate`` keeps the
     first snippets in arrival order (the classic bug: once round 1 fills the limit, later evidence
     never reaches the prompt); ``rank_then_truncate`` orders all evidence by relevance to the
-    question first; ``refine`` splits chunks into sentence strips and keeps the best strips."""
+    question first; ``refine`` splits chunks into sentence strips and keeps the best strips;
+    ``round_slots`` ranks too but reserves a place for the best chunk of every retrieval round, so
+    the evidence a later round was asked to find is not cut for ranking low against the question."""
 
-    strategy: Literal["append_then_truncate", "rank_then_truncate", "refine"] = "rank_then_truncate"
+    strategy: Literal["append_then_truncate", "rank_then_truncate", "refine", "round_slots"] = "rank_then_truncate"
     max_snippets: int = Field(default=5, ge=1, le=50)
     max_tokens: int = Field(default=1024, ge=32, le=32_768)
 

@@ -33,7 +33,7 @@ def shared_data(dataset: str) -> tuple[Dataset, CorpusResources]:
 
 def simulator_backend(profile: str = "typical", knobs: Mapping[str, float | str] | None = None) -> LLMBackend:
     """The simulator with ``profile`` (and ``knobs`` overridden, as in a sweep's ``backend.knobs``, e.g.
-    ``{"reader": "world"}``) behind the default response cache, kept open for the process."""
+    ``{"synonym_spinning": 0.6}``) behind the default response cache, kept open for the process."""
     key = json.dumps([profile, dict(knobs or {})], sort_keys=True)
     with _LOCK:
         if key not in _BACKENDS:

@@ -10,10 +10,20 @@ The sweep runs in a background thread through :func:`rag_lab.experiments.run_swe
 counts the (candidate, question) rows committed to the run directory, polled from its store. The plot's
 points are labelled by the parameters each candidate changes from the base config; its cost and quality
 axes are chosen from dropdowns (:meth:`SweepPanel.set_axes`), which re-draw without re-running.
+
+Instead of the grid, the panel can **search** the same keys (a value box may hold ``low..high``, a range)
+with an Optuna sampler or race every grid point over questions (:meth:`SweepPanel.search`, the *search*
+button): trials arrive in the log as the sampler proposes them, dropped candidates with the reason, and the
+table and the front re-draw as they arrive.
+
+>>> panel.choose({"round_cap.max_rounds": ["1..4"], "disclosure.disclosed": [False, True]})   # doctest: +SKIP
+>>> result = panel.search(sampler="nsga2", trials=12, race=[20, 40])                          # doctest: +SKIP
+>>> panel.log_lines()                 # "trial 0: …", "dropped …: after 20 questions, dominated by …"  # doctest: +SKIP
 """
 
 from __future__ import annotations
 
+import html
 import tempfile
 import threading
 import time
@@ -37,6 +47,8 @@ from rag_lab.widgets.static import with_static_html
 
 CSS_CLASS = "rag-lab-sweep-panel"
 POLL_S = 0.2
+#: Least seconds between two re-draws of the table and front while a search runs.
+REFRESH_S = 0.5
 
 
 def _as_text(value: Any) -> str:
@@ -72,6 +84,9 @@ class SweepPanel:
         self.knobs = dict(knobs or {})
         self.per_type = per_type
         self.result: SweepResult | None = None
+        #: What the latest search reported, in order (:class:`rag_lab.experiments.search.SearchEvent`).
+        self.events: list[Any] = []
+        self._last_refresh = 0.0
         self._last_dir: Path | None = None
         self._thread: threading.Thread | None = None
         self._error: BaseException | None = None
@@ -85,6 +100,16 @@ class SweepPanel:
         run_button.on_click(lambda _b: self._run_clicked())
         export_button = widgets.Button(description="export", icon="folder-open")
         export_button.on_click(lambda _b: self.export())
+        self._sampler = widgets.Dropdown(options=["nsga2", "tpe", "grid"], value="nsga2", description="sampler")
+        self._trials = widgets.BoundedIntText(value=12, min=1, max=10_000, description="trials")
+        self._race = widgets.Text(value="", description="race batches", placeholder="e.g. 20, 40 (empty: no race)",
+                                  style={"description_width": "initial"})
+        self._constraints = widgets.Text(value="", description="constraints", placeholder="cost_llm_calls <= 3",
+                                         style={"description_width": "initial"})
+        search_button = widgets.Button(description="search", icon="search")
+        search_button.on_click(lambda _b: self._search_clicked())
+        self._log = widgets.HTML(value="")
+        self._log.add_class("rag-lab-search-log")
         self._progress = widgets.IntProgress(value=0, min=0, max=1, description="questions")
         self._state = widgets.Label(value="choose parameters and values")
         self._state.add_class("rag-lab-state")
@@ -96,6 +121,8 @@ class SweepPanel:
         self.widget = widgets.VBox([
             widgets.HBox([self._keys, self._values]),
             widgets.HBox([run_button, self._progress, self._state]),
+            widgets.HBox([self._sampler, self._trials, self._race, self._constraints, search_button]),
+            self._log,
             self._table,
             self.axes.widget,
             self.figure,
@@ -123,29 +150,97 @@ class SweepPanel:
             raise ConfigError(f"no values for {empty}")
         return grid
 
+    def space(self) -> dict[str, Any]:
+        """The search space the panel shows: a box ``low..high`` is a range, else comma-separated choices."""
+        space: dict[str, Any] = {}
+        for key, text in self._texts.items():
+            if ".." in text.value:
+                low, _, high = text.value.partition("..")
+                space[key] = {"low": parse_value(key, low), "high": parse_value(key, high)}
+            else:
+                space[key] = [parse_value(key, part) for part in text.value.split(",") if part.strip()]
+        empty = [k for k, v in space.items() if not v]
+        if empty or not space:
+            raise ConfigError(f"no values for {empty or 'any parameter'}: choose parameters and values first")
+        return space
+
+    def search_spec(self, sampler: str = "nsga2", trials: int | None = 12, race: Sequence[int] | None = None,
+                    constraints: Sequence[str] = (), objectives: Sequence[str] | None = None, seed: int = 0) -> SweepSpec:
+        """The :class:`SweepSpec` of a search over :meth:`space`: ``sampler`` (``nsga2``, ``tpe`` or ``grid``),
+        ``trials``, ``race`` (question batches; None: no race), ``constraints``, ``objectives`` (default: the
+        panel's cost and quality axes) and the sampler's ``seed``."""
+        search: dict[str, Any] = {"sampler": sampler, "seed": seed, "constraints": list(constraints),
+                                  "objectives": list(objectives or [self.cost_col, self.quality_col])}
+        if sampler != "grid":
+            search["trials"] = trials
+        if race:
+            search["race"] = {"batches": list(race)}
+        return SweepSpec.from_dict({**self._spec_data(self.space() if sampler != "grid" else self.grid()),
+                                    "search": search})
+
     def spec(self) -> SweepSpec:
         """The :class:`SweepSpec` of the current choice (only the base's non-default values are stored)."""
+        return SweepSpec.from_dict(self._spec_data(self.grid()))
+
+    def _spec_data(self, grid: Any) -> dict[str, Any]:
         defaults = PipelineConfig().flat()
         base = {k: v for k, v in self.base.flat().items() if v != defaults[k]}
-        return SweepSpec.from_dict({"name": self.name, "dataset": self.dataset, "split": self.split,
-                                    "types": self.types, "per_type": self.per_type, "limit": self.limit,
-                                    "base": base, "grid": self.grid(),
-                                    "backend": {"kind": "sim", "profile": self.profile, "knobs": self.knobs}})
+        return {"name": self.name, "dataset": self.dataset, "split": self.split, "types": self.types,
+                "per_type": self.per_type, "limit": self.limit, "base": base, "grid": grid,
+                "backend": {"kind": "sim", "profile": self.profile, "knobs": self.knobs}}
 
     def run(self, wait: bool = True) -> SweepResult | None:
         """Run the chosen sweep in the background; with ``wait``, block and return its :class:`SweepResult`."""
+        return self._start(self.spec(), wait)
+
+    def search(self, sampler: str = "nsga2", trials: int | None = 12, race: Sequence[int] | None = None,
+               constraints: Sequence[str] = (), objectives: Sequence[str] | None = None, seed: int = 0,
+               wait: bool = True) -> SweepResult | None:
+        """Search the chosen keys instead of gridding them (arguments as :meth:`search_spec`), in the background;
+        the log, the table and the front update as trials arrive and candidates are dropped. With ``wait``,
+        block and return the :class:`SweepResult`."""
+        return self._start(self.search_spec(sampler, trials, race, constraints, objectives, seed), wait)
+
+    def _start(self, spec: SweepSpec, wait: bool) -> SweepResult | None:
         if self._thread is not None and self._thread.is_alive():
             raise RuntimeError("a sweep is already running; wait() for it first")
-        spec = self.spec()
         run_dir = self.run_dir if self.run_dir is not None else Path(tempfile.mkdtemp(prefix="rag_lab_sweep_"))
         dataset, _ = shared_data(self.dataset)
-        total = SweepPlan.build(spec, dataset.evalset).n_pairs
+        plan = SweepPlan.build(spec, dataset.evalset)
+        if spec.search is None:
+            total = plan.n_pairs
+            self._state.value = f"running {total} (candidate, question) pairs…"
+        else:  # at most every trial on every question; a race or repeated configs spend less
+            total = (spec.search.trials or len(plan.runs)) * len(plan.qids)
+            self._state.value = f"searching ({spec.search.sampler}, at most {total} question runs)…"
         self._progress.max, self._progress.value, self._progress.bar_style = total, 0, "info"
-        self._state.value = f"running {total} (candidate, question) pairs…"
         self._error = None
+        self.events = []
+        self._log.value = ""
         self._thread = threading.Thread(target=self._work, args=(spec, run_dir), daemon=True, name="sweep-panel")
         self._thread.start()
         return self.wait() if wait else None
+
+    def log_lines(self) -> list[str]:
+        """The latest search's log, one line per event: trials told to the sampler and candidates dropped."""
+        return [f"{e.kind}: {e.candidate_id}: {e.text}" if e.kind == "dropped" else e.text for e in self.events
+                if e.kind in ("trial", "dropped")]
+
+    def _on_event(self, event: Any, run_dir: Path) -> None:
+        self.events.append(event)
+        lines = self.log_lines()[-12:]
+        dropped = sum(e.kind == "dropped" for e in self.events)
+        trials = sum(e.kind == "trial" for e in self.events)
+        self._log.value = ("<pre style='font-size:0.8em;max-height:12em;overflow:auto'>"
+                           + html.escape("\n".join(lines)) + "</pre>")
+        self._state.value = f"searching: {trials} trials, {dropped} dropped"
+        now = time.perf_counter()
+        if event.kind in ("trial", "dropped") and now - self._last_refresh > REFRESH_S:
+            self._last_refresh = now
+            try:  # the front so far, read from the run directory the search is writing
+                self._show(SweepResult.load(run_dir, pareto=(self.cost_col, self.quality_col)))
+            except (ConfigError, ValueError, KeyError):
+                pass
 
     def wait(self) -> SweepResult | None:
         """Block until the running sweep ends; return the latest result, re-raising a run's error."""
@@ -170,13 +265,23 @@ class SweepPanel:
         except (ConfigError, RuntimeError) as exc:
             self._state.value = f"invalid: {exc}"
 
+    def _search_clicked(self) -> None:
+        try:
+            race = [int(b) for b in self._race.value.split(",") if b.strip()]
+            constraints = [c.strip() for c in self._constraints.value.split(";") if c.strip()]
+            self.search(sampler=self._sampler.value, trials=self._trials.value, race=race or None,
+                        constraints=constraints, wait=False)
+        except (ConfigError, RuntimeError, ValueError) as exc:
+            self._state.value = f"invalid: {exc}"
+
     def _work(self, spec: SweepSpec, run_dir: Path) -> None:
         done = threading.Event()
         poller = threading.Thread(target=self._poll, args=(run_dir, done), daemon=True, name="sweep-panel-progress")
         poller.start()
         start = time.perf_counter()
         try:
-            result = run_sweep(spec, run_dir, progress="quiet", pareto=(self.cost_col, self.quality_col))
+            result = run_sweep(spec, run_dir, progress="quiet", pareto=(self.cost_col, self.quality_col),
+                               on_event=lambda event: self._on_event(event, run_dir))
         except Exception as exc:  # shown on the panel, re-raised by wait()
             self._error = exc
             self._state.value = f"error: {type(exc).__name__}: {exc}"
@@ -230,7 +335,8 @@ class SweepPanel:
             result.table.columns) else result.table
         table = table.assign(changes=table["candidate_id"].map(result.labels()))
         cols = ["candidate_id", "changes", *result.param_columns, "n_questions", self.quality_col,
-                f"{self.quality_col}_lo", f"{self.quality_col}_hi", *beside(self.quality_col), self.cost_col, "is_pareto"]
+                f"{self.quality_col}_lo", f"{self.quality_col}_hi", *beside(self.quality_col), self.cost_col, "is_pareto",
+                "status", "dropped_after", "dropped_by"]
         self._table.value = table[[c for c in cols if c in table.columns]].to_html(
             index=False, escape=True, float_format=lambda v: f"{v:.3f}", classes="rag-lab-sweep-table")
         figure = cost_quality_figure(cost_quality_info(table, self.cost_col, self.quality_col, text_col="changes"))

@@ -21,6 +21,15 @@ def _say(rng: random.Random, *variants: str) -> str:
     return rng.choice(variants)
 
 
+def _code(name: str) -> str:
+    """An identifier (a service name, a flag code) as technical documents write it: in a code span."""
+    return f"`{name}`"
+
+
+def _long_date(d: dt.date) -> str:
+    return f"{d.strftime('%B')} {d.day}, {d.year}"
+
+
 def _article(word: str) -> str:
     return "an" if word[0].lower() in "aeiou" else "a"
 
@@ -60,8 +69,8 @@ def team_page(rng: random.Random, w: World, t: Team) -> Document:
              f"{t.focus.capitalize()} is the focus of Team {t.name}."),
         _say(rng, f"The team is led by {lead.name}.", f"{lead.name} leads Team {t.name}.",
              f"Engineering lead: {lead.name}."),
-        _say(rng, f"Talk to the team in {t.channel}.", f"The team channel is {t.channel}.",
-             f"Questions go to {t.channel}."),
+        _say(rng, f"Talk to the team in the {t.channel} chat channel.", f"The team channel is {t.channel}.",
+             f"Questions go to the team's chat channel, {t.channel}."),
         _say(rng, f"Most of the team sits in {t.office}.", f"Home office: {t.office}."),
     ]
     return _doc(t.tid, f"Team {t.name}", body, "wiki", "team", dt.date(2025, 1, 15), t.tid)
@@ -77,7 +86,7 @@ def service_page(rng: random.Random, w: World, s: Service, outdated: bool = Fals
         _say(rng, f"It handles {s.purpose}.", f"Its job is {s.purpose}.", f"The service covers {s.purpose}."),
         _say(rng, f"It listens on port {s.port}.", f"The service binds to TCP port {s.port}.",
              f"Clients reach it on port {s.port}."),
-        _say(rng, f"State is kept in {s.datastore}.", f"{s.name} stores its data in {s.datastore}.",
+        _say(rng, f"State is kept in {s.datastore}.", f"{_code(s.name)} stores its data in {s.datastore}.",
              f"Its primary datastore is {s.datastore}."),
         _say(rng, f"Production runs {replicas} replicas.", f"It is deployed with {replicas} replicas in production.",
              f"{replicas} instances serve production traffic."),
@@ -87,15 +96,15 @@ def service_page(rng: random.Random, w: World, s: Service, outdated: bool = Fals
              f"Escalations: {oncall}."),
     ]
     rng.shuffle(facts)
-    intro = _say(rng, f"{s.name} is {_article(s.language)} {s.language} service owned by Team {team.name}.",
-                 f"Team {team.name} owns {s.name}, which is written in {s.language}.",
-                 f"{s.name} is maintained by the {team.name} team and implemented in {s.language}.")
+    intro = _say(rng, f"{_code(s.name)} is {_article(s.language)} {s.language} service owned by Team {team.name}.",
+                 f"Team {team.name} owns {_code(s.name)}, which is written in {s.language}.",
+                 f"{_code(s.name)} is maintained by Team {team.name} and implemented in {s.language}.")
     status = (
         f"ARCHIVED PAGE — last updated {updated.isoformat()}; superseded by the current overview."
         if outdated else f"Last updated {updated.isoformat()}."
     )
     doc_id = s.sid + ("-archived" if outdated else "")
-    return _doc(doc_id, f"{s.name} service overview", [intro, *facts, status], "wiki",
+    return _doc(doc_id, f"{s.name} (service)", [intro, *facts, status], "wiki",
                 "service_outdated" if outdated else "service", updated, s.sid,
                 **({"outdated": True} if outdated else {}))
 
@@ -103,9 +112,9 @@ def service_page(rng: random.Random, w: World, s: Service, outdated: bool = Fals
 def runbook(rng: random.Random, w: World, s: Service, injection: str | None) -> Document:
     dep = w.service[s.depends_on]
     body = [
-        _say(rng, f"When {s.name} alerts fire, first check its dependency {dep.name}.",
-             f"{s.name} calls {dep.name}; most alerts trace back to that dependency.",
-             f"If {s.name} degrades, look at {dep.name} before anything else."),
+        _say(rng, f"When {_code(s.name)} alerts fire, first check its dependency {_code(dep.name)}.",
+             f"{_code(s.name)} calls {_code(dep.name)}; most alerts trace back to that dependency.",
+             f"If {_code(s.name)} degrades, look at {_code(dep.name)} before anything else."),
         _say(rng, f"Restart with `kubectl rollout restart deploy/{s.name}`.",
              f"A rolling restart (`kubectl rollout restart deploy/{s.name}`) clears most stuck workers."),
         _say(rng, "Dashboards live in the observability folder of the same name.",
@@ -120,9 +129,9 @@ def runbook(rng: random.Random, w: World, s: Service, injection: str | None) -> 
 def rename_note(rng: random.Random, s: Service) -> Document:
     assert s.former_name and s.rename_date
     body = [
-        _say(rng, f"The service formerly called {s.former_name} has been renamed to {s.name}.",
-             f"{s.former_name} is now {s.name}.",
-             f"Heads up: {s.former_name} was renamed {s.name}."),
+        _say(rng, f"The service formerly called {_code(s.former_name)} has been renamed to {_code(s.name)}.",
+             f"{_code(s.former_name)} is now {_code(s.name)}.",
+             f"Heads up: {_code(s.former_name)} was renamed {_code(s.name)}."),
         _say(rng, "Old dashboards and alerts keep the previous name for a while.",
              "Update your bookmarks; the old hostname redirects until the end of the quarter."),
     ]
@@ -137,15 +146,16 @@ def flag_page(rng: random.Random, w: World, f: Flag, outdated: bool = False) -> 
     updated = f.old_updated if outdated else f.updated
     assert rollout is not None and updated is not None
     body = [
-        _say(rng, f"{f.code} gates {f.purpose}.", f"The {f.code} flag controls {f.purpose}.",
-             f"Turning on {f.code} enables {f.purpose}."),
-        _say(rng, f"It is evaluated in {svc.name}.", f"{svc.name} reads this flag.",
-             f"Defined in the {svc.name} config."),
+        _say(rng, f"{_code(f.code)} gates {f.purpose}.", f"The {_code(f.code)} flag controls {f.purpose}.",
+             f"Turning on {_code(f.code)} enables {f.purpose}."),
+        _say(rng, f"It is evaluated in {_code(svc.name)}.", f"{_code(svc.name)} reads this flag.",
+             f"Defined in the {_code(svc.name)} config."),
         _say(rng, f"Default: {'on' if f.default_on else 'off'}.",
              f"The flag defaults to {'on' if f.default_on else 'off'}."),
         _say(rng, f"Rollout: {rollout}% of traffic.", f"Currently rolled out to {rollout}% of traffic.",
              f"{rollout}% of requests see it."),
-        _say(rng, f"Introduced in {svc.name} {rel.version}.", f"Added in release {rel.version} of {svc.name}."),
+        _say(rng, f"Introduced in {_code(svc.name)} {rel.version}.",
+             f"Added in release {rel.version} of {_code(svc.name)}."),
         (f"ARCHIVED — state as of {updated.isoformat()}." if outdated
          else f"Last updated {updated.isoformat()}."),
     ]
@@ -159,8 +169,8 @@ def flag_launch(rng: random.Random, f: Flag) -> Document:
     body = [
         _say(rng, f"Customers will soon see {f.business}.", f"We are launching {f.business} this quarter.",
              f"{f.business} is coming to all plans."),
-        _say(rng, f"Under the hood it is controlled by the {f.code} flag.",
-             f"Engineering ships it behind {f.code}.", f"Internally the switch is {f.code}."),
+        _say(rng, f"Under the hood it is controlled by the {_code(f.code)} flag.",
+             f"Engineering ships it behind {_code(f.code)}.", f"Internally the switch is {_code(f.code)}."),
         _say(rng, "Marketing material is in the launch folder.", "Support has a macro ready for questions."),
     ]
     return _doc(f"launch-{f.fid}", f"Launching {f.business}", body, "announcement", "launch", f.launch_date, f.fid)
@@ -169,14 +179,14 @@ def flag_launch(rng: random.Random, f: Flag) -> Document:
 def release_notes(rng: random.Random, w: World, r: Release) -> Document:
     svc = w.service[r.service]
     manager = w.person[r.manager]
-    changes = [f"introduces the flag {w.flag[f].code} (off by default)" for f in r.flags]
+    changes = [f"introduces the flag {_code(w.flag[f].code)} (off by default)" for f in r.flags]
     changes += rng.sample(
         ["fixes a race in connection draining", "upgrades the HTTP client", "reduces memory use at start-up",
          "adds structured logging fields", "tightens input validation", "removes a deprecated endpoint",
          "improves retry jitter", "bumps the base image"], 2)
     body = [
-        _say(rng, f"{svc.name} {r.version} was released on {r.date.isoformat()}.",
-             f"Release {r.version} of {svc.name} shipped {r.date.isoformat()}."),
+        _say(rng, f"{_code(svc.name)} {r.version} was released on {r.date.isoformat()}.",
+             f"Release {r.version} of {_code(svc.name)} shipped {r.date.isoformat()}."),
         _say(rng, f"Release manager: {manager.name}.", f"{manager.name} managed this release.",
              f"Shipped by release manager {manager.name}."),
         "Changes: " + "; ".join(changes) + ".",
@@ -188,8 +198,8 @@ def release_notes(rng: random.Random, w: World, r: Release) -> Document:
 def incident_report(rng: random.Random, w: World, i: Incident) -> Document:
     svc = w.service[i.service]
     body = [
-        _say(rng, f"Incident {i.iid} on {i.date.isoformat()} affected {svc.name}.",
-             f"{i.iid} ({i.date.isoformat()}) hit {svc.name}."),
+        _say(rng, f"Incident {i.iid} on {_long_date(i.date)} affected {_code(svc.name)}.",
+             f"{i.iid} ({_long_date(i.date)}) hit {_code(svc.name)}."),
         f"Summary: {i.technical}.",
         _say(rng, f"Root cause: {i.cause}.", f"The root cause was {i.cause}."),
         _say(rng, f"Resolved by {i.fix} after {i.minutes} minutes.",
@@ -206,9 +216,9 @@ def meeting_notes(rng: random.Random, w: World, n: int, date: dt.date, injection
     team = rng.choice(w.teams)
     body = [
         f"Attendees: {', '.join(p.name for p in people)}.",
-        _say(rng, f"We discussed the {services[0].name} dashboards and the {services[1].name} migration.",
-             f"Brief update on {services[0].name}; {services[1].name} is waiting on capacity."),
-        _say(rng, f"Team {team.name} asked about the {flag.code} rollout plan.",
+        _say(rng, f"We discussed the {_code(services[0].name)} dashboards and the {_code(services[1].name)} migration.",
+             f"Brief update on {_code(services[0].name)}; {_code(services[1].name)} is waiting on capacity."),
+        _say(rng, f"Team {team.name} asked about the {_code(flag.code)} rollout plan.",
              f"{people[0].name.split()[0]} will follow up with Team {team.name} on {flag.business}."),
         injection or "",
         "Next sync in two weeks.",

@@ -94,7 +94,7 @@ def bridge(w: World, rng: random.Random) -> list[dict]:
                       "incident_service_team", aliases=(team.name,), bridge_entity=svc.name))
     for p in w.people:
         team = w.team[p.team]
-        out.append(_q(f"What is the chat channel of the team {p.name} belongs to?", "bridge", team.channel,
+        out.append(_q(f"What is the chat channel of the team that {p.name} belongs to?", "bridge", team.channel,
                       [p.pid, team.tid], 2, "person_team_channel",
                       bridge_entity=f"Team {team.name}"))
     return out

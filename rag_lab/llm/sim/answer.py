@@ -1,4 +1,4 @@
-"""The generic reader's answer role: an extractive answer with ``[n]`` citations, or
+"""The answer role: an extractive answer with ``[n]`` citations, or
 ``INSUFFICIENT``. It writes only what it copies from the evidence.
 
 * **lookup** → the best-supported sentence (:mod:`~rag_lab.llm.sim.evidence`) among the items
@@ -20,19 +20,9 @@ from collections.abc import Callable
 
 from rag_lab.llm.prompts import INSUFFICIENT
 from rag_lab.llm.sim.entities import extract, mentions
-from rag_lab.llm.sim.evidence import Candidate, Evidence, number_values
-from rag_lab.llm.sim.ideal import side
+from rag_lab.llm.sim.evidence import Candidate, Evidence, number_values, side
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import content_stems, stem, words
-
-
-def template_of(system_text: str) -> str:
-    """Which answer template the prompt uses: ``fallback``, ``ambiguous`` or ``correct``."""
-    if "No usable evidence was found" in system_text:
-        return "fallback"
-    if "may be only partly relevant" in system_text or "confidence is low" in system_text:
-        return "ambiguous"
-    return "correct"
 
 
 def answer(qa: QuestionAnalysis, ev: Evidence, template: str,
@@ -50,7 +40,7 @@ def _cite(ev: Evidence, c: Candidate) -> str:
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
-    related = [i for i in range(len(ev.items)) if ev.related(i)]
+    related = ev.answer_items()
     found = ev.candidates(related)
     if not found:
         return None
@@ -59,6 +49,8 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
         if not found:
             return None
     best = found[0]
+    if qa.answer_type is None and qa.head is None and not qa.yes_no and qa.terms and best.terms == 0:
+        return None  # nothing of the asked kind and none of the asked words: the fact is not there
     text = _cite(ev, best)
     other = _other_hop(ev, best, related)
     if other is not None:

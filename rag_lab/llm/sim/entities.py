@@ -1,9 +1,10 @@
-"""Names and identifiers in any English text, found from typography alone.
+r"""Names and identifiers in any English text, found from typography alone.
 
 * ``name`` — a run of capitalised words (``Christopher Nolan``, ``The Oberoi Group``), joined by
   a few lower-case connectors (``of``, ``de``, ``van``…), with leading function words dropped;
   a single capitalised word that only opens a sentence is not a name;
-* ``quoted`` — a short span in double quotes (titles: ``"Tinted Windows"``);
+* ``quoted`` — a short span in double quotes (titles: ``"Tinted Windows"``) or in a code span
+  (backticks: how technical text writes an identifier, ``\`user-api\```);
 * ``id`` — a token that is not a plain word: it mixes letters with digits or underscores, or
   starts with ``@``/``#`` (``AB-1234``, ``MAX_SIZE``, ``@name``, ``#topic``, ``3.1.0``).
 
@@ -22,7 +23,7 @@ _CONNECTORS = frozenset("of for the de da del der van von la le du di y & and in
 _CAP = r"(?:[A-ZÀ-ÖØ-Þ][\w'’.\-]*[\w]|[A-ZÀ-ÖØ-Þ])"
 _NAME = re.compile(rf"{_CAP}(?:\s+(?:(?:of|for|the|de|da|del|der|van|von|la|le|du|di|y|&|in|on|at|to|a|an)\s+)*{_CAP})*"
                    r"(?:\s+\d{1,3}(?![\d,.]*\d))?")
-_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]")
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|`([^`\s][^`]{0,78}[^`\s])`")
 _ID = re.compile(r"(?<![\w@#])(?:[@#][A-Za-z0-9_][\w.\-]*|(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])[A-Za-z0-9][\w.\-]*[A-Za-z0-9]"
                  r"|[A-Za-z0-9]+_[\w]+)")
 _SENTENCE_START = re.compile(r"(^|[.!?:;\"“(\[—–]\s*)$")
@@ -73,9 +74,10 @@ def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
         found.append((start, entity))
 
     for m in _QUOTED.finditer(text):
-        inner = m.group(1).strip()
+        g = 1 if m.group(1) is not None else 2
+        inner = m.group(g).strip()
         if inner:
-            add(m.start(1), m.end(1), Entity(inner, "quoted", inner.lower()))
+            add(m.start(g), m.end(g), Entity(inner, "quoted", inner.lower()))
     for m in _ID.finditer(text):
         token = m.group(0).rstrip(".")
         if re.fullmatch(r"\d[\d.,]*|\d+(st|nd|rd|th|s)", token, re.I):

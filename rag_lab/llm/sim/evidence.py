@@ -27,6 +27,9 @@ from rag_lab.llm.sim.vectors import Similarity
 
 SIM_RELATED = 0.30
 TERM_W, SIM_W, TYPE_W, FOCUS_W = 0.45, 0.45, 0.35, 0.15
+#: A sentence whose only new names are other items' subjects is a link to follow, not the answer: it
+#: loses LINK_W (the answer to a chained question is read in the linked item).
+LINK_W = 0.15
 #: Support a sentence needs before the controller calls the evidence sufficient.
 SUFFICIENT = 0.62
 #: A next-hop name loses NEAR_W per word between it and the nearest question term, up to NEAR_CAP words.
@@ -127,6 +130,18 @@ class Evidence:
         # item i links to item k when i's text names k's title (the way encyclopedia pages link)
         self.links = [[k for k, other in enumerate(self.items) if k != i and self._names_title(it.text, other)]
                       for i, it in enumerate(self.items)]
+        # the hop at which each item is reached from the question's names: 0 names a focus, 1 is linked
+        # from an item that does, 2 from a hop-1 item… (a chain of lookups, as far as the evidence goes)
+        self.hop: dict[int, int] = {i: 0 for i in range(len(self.items)) if self.names[i]}
+        frontier = list(self.hop)
+        while frontier:
+            nxt = []
+            for k in frontier:
+                for i in self.links[k]:
+                    if i not in self.hop:
+                        self.hop[i] = self.hop[k] + 1
+                        nxt.append(i)
+            frontier = nxt
 
     @staticmethod
     def _names_title(text: str, other: Item) -> bool:
@@ -149,38 +164,80 @@ class Evidence:
         return focus.key in title or (len(title) > 2 and title in focus.key)
 
     def anchored(self, i: int) -> bool:
-        """Item ``i`` names a focus, or is linked from an item that does (a second hop)."""
-        if self.names[i]:
-            return True
-        return any(i in self.links[k] for k in range(len(self.items)) if self.names[k])
+        """Item ``i`` names a focus, or is reached from one that does by links (a later hop)."""
+        return i in self.hop
 
     def related(self, i: int) -> bool:
         return bool(self.names[i]) or self.item_sim[i] >= SIM_RELATED
 
+    def answer_items(self) -> list[int]:
+        """The items an answer is read from: those related to the question — and when the question names
+        something and some item is anchored to it (names it, or is linked from one that does), only those:
+        a sentence about another subject is no answer about this one."""
+        related = [i for i in range(len(self.items)) if self.related(i) or self.anchored(i)]
+        anchored = [i for i in related if self.anchored(i)]
+        return anchored if self.qa.foci and anchored else related
+
     # --- sentences as answers ------------------------------------------------------------------
+
+    def typed_values(self, text: str) -> list[str]:
+        """The values of the expected kind in ``text`` that the question does not hold (a year, a number,
+        a full name for "who", a name after a preposition of place for "where", any name, identifier or
+        number for "which <noun>"), as written."""
+        t = self.qa.answer_type
+        if t == "year":
+            return [str(y) for y in years(text) if str(y) not in self.qa.text]
+        if t == "number":
+            return [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
+        fresh = [e for e in extract(text) if e.kind in ("name", "quoted") and not mentions(self.qa.text, e)]
+        if t is None and self.qa.head is not None:  # "which river", "which label": a name, an identifier or a number
+            ids = [e for e in extract(text) if e.kind == "id" and not mentions(self.qa.text, e)]
+            nums = [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
+            return [e.text for e in (*fresh, *ids)] + nums
+        if t == "person":  # a full name: two capitalised words or more
+            return [e.text for e in fresh if len(e.tokens) >= 2]
+        if t == "place":  # a name after a preposition of place ("in Tulsa", "at Schofield Barracks")
+            return [e.text for e in fresh
+                    if re.search(r"\b(?:in|at|from|near|of|to|outside|across)\s+(?:the\s+)?" + re.escape(e.text), text)]
+        return []
 
     def typed(self, text: str) -> bool:
         """Whether ``text`` holds a value of the expected kind that the question does not hold."""
-        t = self.qa.answer_type
-        if t == "year":
-            return any(str(y) not in self.qa.text for y in years(text))
-        if t == "number":
-            return any(not (v.is_integer() and str(int(v)) in self.qa.text) for v in number_values(text))
-        fresh = [e for e in extract(text) if e.kind in ("name", "quoted") and not mentions(self.qa.text, e)]
-        if t == "person":  # a full name: two capitalised words or more
-            return any(len(e.tokens) >= 2 for e in fresh)
-        if t == "place":  # a name after a preposition of place ("in Tulsa", "at Schofield Barracks")
-            return any(re.search(r"\b(?:in|at|from|near|of|to|outside|across)\s+(?:the\s+)?" + re.escape(e.text), text)
-                       for e in fresh)
-        if t is None and self.qa.head is not None:
-            return bool(fresh)
-        return False
+        return bool(self.typed_values(text))
+
+    def links_only(self, i: int, text: str) -> bool:
+        """Whether every value of the expected kind in ``text`` (item ``i``) is the subject (title) of
+        another evidence item: the sentence names the next hop, the answer is read there."""
+        found = self.typed_values(text)
+        labels = {it.label.lower() for k, it in enumerate(self.items) if k != i}
+        return bool(found) and all(v.lower() in labels for v in found)
+
+    def chain_terms(self, c: Candidate) -> float:
+        """The share of the question's terms that candidate ``c`` covers together with the chain that
+        leads to its item (the items of earlier hops): in a chain each hop states its own part."""
+        stems = set(self.items[c.i].sentence_stems[c.j]) | content_stems(self.items[c.i].title)
+        depth = self.hop.get(c.i)
+        if depth:
+            for k, h in self.hop.items():
+                if h < depth:
+                    stems |= self.items[k].stems
+        return self.term_share(stems)
+
+    def covers_relation(self, c: Candidate) -> bool:
+        """Whether candidate ``c`` (with its item's title) holds a term of what the question asks of the
+        thing it describes (:attr:`QuestionAnalysis.relation`); True when the question describes nothing or
+        when ``c`` comes from a later hop (the item the description led to)."""
+        if not self.qa.relation or self.hop.get(c.i, 0) >= 1:  # a later hop: the described thing was followed
+            return True
+        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
+        return any(t in stems for t in self.qa.relation)
 
     def term_share(self, stems: frozenset[str] | set[str]) -> float:
         terms = self.qa.terms
         if not terms:
             return 1.0
-        weights = {t: (2.0 if self.qa.head and t.startswith(self.qa.head[:4]) else 1.0) for t in terms}
+        weights = {t: (2.0 if (self.qa.head and t.startswith(self.qa.head[:4])) or t in self.qa.relation else 1.0)
+                   for t in terms}
         return sum(w for t, w in weights.items() if t in stems) / sum(weights.values())
 
     def candidates(self, items: list[int] | None = None) -> list[Candidate]:
@@ -196,7 +253,7 @@ class Evidence:
                 typed = self.typed(sent)
                 expected = self.qa.answer_type is not None or (self.qa.head is not None and not self.qa.yes_no)
                 support = (TERM_W * terms + SIM_W * max(0.0, sim) + (TYPE_W * typed if expected else TYPE_W * 0.5)
-                           + FOCUS_W * focus - 0.01 * j)
+                           + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0))
                 out.append(Candidate(i, j, sent, round(support, 4), typed, terms))
         out.sort(key=lambda c: (-c.support, c.i, c.j))
         return out
@@ -214,8 +271,8 @@ class Evidence:
         names more often than it sits inside one."""
         covered = {it.label.lower() for it in self.items}
         question_keys = {f.key for f in self.qa.foci}
-        best: tuple[float, str, int, frozenset[str]] | None = None
-        for c in self.candidates([i for i in range(len(self.items)) if self.names[i] and i not in exclude]):
+        best: tuple[tuple[int, float], str, int, frozenset[str]] | None = None
+        for c in self.candidates([i for i in self.hop if i not in exclude]):
             for e in extract(c.text):
                 if e.kind not in ("name", "quoted"):
                     continue
@@ -226,7 +283,8 @@ class Evidence:
                     continue
                 # a full name or a title is a better next hop than a lone capitalised word, and a name
                 # written next to the question's own words is what the sentence says about the asked link
-                score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
+                # and the chain goes on from where it got to: a name in a later-hop item comes first
+                score = (self.hop[c.i], c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
                          - NEAR_W * self._distance_to_terms(c.text, e.text))
                 if best is None or score > best[0]:
                     stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
@@ -261,3 +319,17 @@ class Evidence:
             out.append((rank, sent, float(found[0])))
         out.sort(key=lambda x: -x[0])
         return [(s, v) for _, s, v in out]
+
+def side(ev: Evidence, focus_index: int) -> int | None:
+    """The item that states the compared fact for one side of a comparison: an item about the
+    focus (its title) before one that merely names it; with a year/number comparison it must
+    hold such a value."""
+    focus = ev.qa.foci[focus_index]
+    order = sorted(range(len(ev.items)), key=lambda i: (not ev.about(i, focus), focus not in ev.names[i],
+                                                         -ev.item_sim[i]))
+    for i in order:
+        if not (ev.about(i, focus) or focus in ev.names[i]):
+            continue
+        if ev.qa.measure is None or ev.values(i):
+            return i
+    return None

@@ -1,135 +1,99 @@
-"""The generic reader's controller decision with every knob off.
+"""The ideal output of every role — what the simulated model writes with every knob off — from
+the prompt alone (:class:`~rag_lab.llm.sim.prompt.Prompt`) and the reading modules
+(:mod:`.question`, :mod:`.evidence`, with :mod:`.entities` and :mod:`.text` under them).
 
-* no evidence → ``retrieve_again`` with a rephrasing (until every rephrasing was searched);
-* **comparison** → each of the two compared names needs an item about it (holding a year or a
-  number when the comparison is by one); a missing side → ``retrieve_again`` "<name> <terms>",
-  one targeted search per side; when spent → ``insufficient`` (``partial`` if one side is there);
-* **lookup** → a sentence whose support (:mod:`~rag_lab.llm.sim.evidence`) reaches
-  :data:`~rag_lab.llm.sim.evidence.SUFFICIENT` and that holds a value of the expected kind →
-  ``answer`` (``rerank`` when its item is shown third or later among more than three) — unless that
-  sentence holds less than :data:`OPEN_HOP` of the question's terms (or comes from an item unrelated
-  to the question's names) and the evidence points to a bridge, which is searched first; otherwise
-  a name the focus's evidence points to but no item is about (a bridge, picked by
-  :meth:`~rag_lab.llm.sim.evidence.Evidence.bridge`) → ``retrieve_again`` "<bridge> <the question's
-  words its sentence does not cover, then the rest>" (:func:`next_hop`, ``partial``); a named
-  focus found nowhere → one search for it; else one keyword search; when those are spent →
-  ``answer`` if the best support is at least :data:`SETTLE`, else ``insufficient``.
+One reader for all text: the signals are those any English text has (sentences, MiniLM
+similarity, capitalised names, identifiers, numbers and dates, question words, which item's title
+another item names); no rule knows a corpus. Per role:
+
+* ``route`` — :meth:`IdealModel.route`; ``rewrite`` / ``hyde`` — :mod:`.paraphrase`;
+* ``controller`` — :func:`.plan.ideal_decision` (hop planning);
+* ``answer`` — :func:`.answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
+
+The behaviour knobs are applied on top by :mod:`.knobs`; :mod:`rag_lab.llm.simulator` dispatches.
 """
 
 from __future__ import annotations
 
-from rag_lab.llm.sim.controller import fresh, searched_for
-from rag_lab.llm.sim.decision import Decision
-from rag_lab.llm.sim.evidence import SUFFICIENT, Evidence
-from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
-from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import stem
+import random
+import re
+from collections.abc import Callable
 
-#: Support at which, with nothing left to search, the controller answers rather than give up.
-SETTLE = 0.45
-#: Below this share of the question's terms in the answering sentence (and its title), a bridge the
-#: evidence points to is searched before answering.
-OPEN_HOP = 0.5
-#: Question words a next-hop query carries after the bridge name.
-HOP_WORDS = 6
+from rag_lab.llm.prompts import EvidenceItem
+from rag_lab.llm.sim.answer import answer
+from rag_lab.llm.sim.evidence import Evidence
+from rag_lab.llm.sim.judging import grade, judge_draft_only, judge_with_evidence
+from rag_lab.llm.sim.paraphrase import passages, variants
+from rag_lab.llm.sim.plan import Decision, ideal_decision
+from rag_lab.llm.sim.question import DESCRIBED, analyse
+from rag_lab.llm.sim.vectors import Similarity
 
-
-def targeted(label: str, qa: QuestionAnalysis) -> list[str]:
-    """Refined queries for ``label`` and the question's terms, most specific first."""
-    extra = [w for w in qa.term_words if w.lower() not in label.lower()]
-    return list(dict.fromkeys([" ".join([label, *extra]).strip(), f"{label} {' '.join(extra[:2])}".strip(), label]))
+#: A code span (backticks): how technical text marks an identifier.
+_CODE = re.compile(r"`([^`\s][^`]{0,78}[^`\s])`")
 
 
-def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[str]:
-    """Queries for the next hop of a chain: the bridge name with the question's words, those the
-    sentence naming it does not already cover (what is still asked about it) first, most specific
-    query first."""
-    words = [w for w in qa.term_words if w.lower() not in label.lower()]
-    open_words = [w for w in words if stem(w) not in covered]
-    if qa.head and qa.head not in words:
-        open_words.append(qa.head)
-    ordered = list(dict.fromkeys([*open_words, *words]))
-    return list(dict.fromkeys([" ".join([label, *ordered[:HOP_WORDS]]).strip(), *targeted(label, qa)]))
+class IdealModel:
+    """Each role's ideal output (see the module doc). ``similarity``: the embedding similarity the
+    reading uses (None: no embeddings, lexical signals only); ``sentence_items``: how many of the
+    most similar items are also read sentence by sentence with embeddings."""
 
+    def __init__(self, similarity: Similarity | None, sentence_items: int = 4) -> None:
+        self.similarity = similarity
+        self.sentence_items = sentence_items
 
-def side(ev: Evidence, focus_index: int) -> int | None:
-    """The item that states the compared fact for one side of a comparison: an item about the
-    focus (its title) before one that merely names it; with a year/number comparison it must
-    hold such a value."""
-    focus = ev.qa.foci[focus_index]
-    order = sorted(range(len(ev.items)), key=lambda i: (not ev.about(i, focus), focus not in ev.names[i],
-                                                         -ev.item_sim[i]))
-    for i in order:
-        if not (ev.about(i, focus) or focus in ev.names[i]):
-            continue
-        if ev.qa.measure is None or ev.values(i):
-            return i
-    return None
+    def evidence(self, question: str, items: list[EvidenceItem], sentence_items: int | None = None) -> Evidence:
+        """The evidence read against the question; a title, or a span the evidence writes as code, that the
+        question spells out is one of its names (``Le roi malgré lui``, ``user-api``)."""
+        titles = [re.sub(r"\s*\([^)]*\)\s*$", "", it.title).strip() for it in items]
+        titles += [span for it in items for span in _CODE.findall(it.text)]
+        titles = tuple(dict.fromkeys(titles))
+        return Evidence(analyse(question, titles), items, self.similarity,
+                        sentence_items=self.sentence_items if sentence_items is None else sentence_items)
 
+    def is_comparison(self, question: str) -> bool:
+        return analyse(question).comparison
 
-def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    if not ev.items:
-        q = fresh([paraphrase(qa.text, searches, start=k) for k in range(4)], searches)
-        if q is None:
-            return Decision("insufficient", reason="no evidence after every rephrasing was searched")
-        return Decision("retrieve_again", (q,), reason="no evidence yet: searching again with a rephrased question")
-    if qa.comparison:
-        return _comparison(qa, ev, searches)
-    return _lookup(qa, ev, searches)
+    def route(self, question: str) -> dict[str, str]:
+        """COMPLEX for a comparison, for several names, or for a question that describes its
+        subject instead of naming it (a relative clause: "the band who …", "the company that …");
+        SIMPLE for one name and one asked fact."""
+        qa = analyse(question)
+        if qa.comparison:
+            return {"route": "COMPLEX", "reason": "compares " + " and ".join(qa.names()[:2])}
+        if len(qa.foci) >= 2:
+            return {"route": "COMPLEX", "reason": "several names: " + ", ".join(qa.names()[:3])}
+        low = f" {qa.text.lower()} "
+        if any(f" {w} " in low for w in ("who", "which", "that", "whose", "whom")) and not low.strip().startswith(
+                ("who ", "which ", "whose ", "whom ")) or "'s " in low or "’s " in low or DESCRIBED.search(qa.text):
+            return {"route": "COMPLEX", "reason": "the subject is described, not named: a lookup chain"}
+        if not qa.foci:
+            return {"route": "COMPLEX", "reason": "names nothing: ambiguous"}
+        return {"route": "SIMPLE", "reason": f"one fact about {qa.names()[0]}"}
 
+    def rewrite(self, question: str, n: int, rng: random.Random) -> list[str]:
+        options = list(variants(question))
+        head, tail = options[:2], options[2:]
+        rng.shuffle(tail)
+        return (head + tail)[:n] or [question]
 
-def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    found = [side(ev, k) for k in range(2)]
-    if all(i is not None for i in found):
-        cites = ", ".join(f"[{ev.items[i].n}]" for i in found)  # type: ignore[index]
-        return Decision("answer", reason=f"both compared facts are in the evidence ({cites})")
-    missing = [qa.foci[k] for k in range(2) if found[k] is None]
-    partial = len(missing) < 2
-    queries: list[str] = []
-    for f in missing:
-        if not searched_for(f.text, searches):
-            q = fresh(targeted(f.text, qa), [*searches, *queries])
-            if q:
-                queries.append(q)
-    names = ", ".join(f.text for f in missing)
-    if not queries:
-        return Decision("insufficient", partial=partial, reason=f"nothing on {names} after targeted searches")
-    return Decision("retrieve_again", tuple(queries), partial=partial, reason=f"comparison: nothing yet on {names}")
+    def hyde(self, question: str, n: int, rng: random.Random) -> list[str]:
+        return passages(question, n, pick=rng.randrange(2))
 
+    def decide(self, question: str, items: list[EvidenceItem], searches: list[str]) -> Decision:
+        ev = self.evidence(question, items)
+        return ideal_decision(ev.qa, ev, searches)
 
-def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    related = [i for i in range(len(ev.items)) if ev.related(i)]
-    expected = qa.answer_type is not None
-    found = ev.candidates(related)
-    typed = [c for c in found if c.typed] if expected else found
-    best = typed[0] if typed else (found[0] if found else None)
-    bridge = ev.bridge()
-    # the answering sentence covers less than half of what the question says, and the evidence about
-    # the question's names points to a name no item is about: that hop comes first
-    # — or the answering sentence comes from an item that neither names the question's names nor is
-    # linked from one that does (another subject's page), while such a link is there to follow
-    open_hop = (bridge is not None and best is not None and not searched_for(bridge[0], searches)
-                and ((best.terms < OPEN_HOP and bool(ev.names[best.i])) or not ev.anchored(best.i)))
-    if best is not None and best.support >= SUFFICIENT and (best.typed or not expected) and not open_hop:
-        if best.i >= 2 and len(ev.items) > 3:
-            return Decision("rerank", reason=f"sufficient evidence, but the best item [{ev.items[best.i].n}] is "
-                                             f"shown at position {best.i + 1}")
-        return Decision("answer", reason=f"the evidence states the asked fact [{ev.items[best.i].n}]")
-    if bridge is not None and not searched_for(bridge[0], searches):
-        name, source, covered = bridge
-        q = fresh(next_hop(name, qa, covered), searches)
-        if q:
-            return Decision("retrieve_again", (q,), partial=True, bridge=name,
-                            reason=f"next hop: [{ev.items[source].n}] names {name}; the asked fact is missing")
-    names = " ".join(qa.names())
-    if names and not any(ev.names) and not searched_for(names, searches):
-        q = fresh(targeted(names, qa), searches)
-        if q:
-            return Decision("retrieve_again", (q,), reason=f"nothing names {names} yet; searching for it directly")
-    if len(searches) <= 1:
-        q = fresh([keyword_query(qa.text)], searches)
-        if q:
-            return Decision("retrieve_again", (q,), reason="the evidence is on the topic but lacks the fact")
-    if best is not None and best.support >= SETTLE:
-        return Decision("answer", reason=f"the best evidence [{ev.items[best.i].n}] is the most that was found")
-    return Decision("insufficient", reason="the asked fact is not in the evidence after targeted searches")
+    def answer(self, question: str, items: list[EvidenceItem], template: str,
+               allow_partial: Callable[[], bool] = lambda: False) -> str:
+        ev = self.evidence(question, items)
+        return answer(ev.qa, ev, template, allow_partial)
+
+    def judge(self, question: str, draft: str, items: list[EvidenceItem] | None) -> dict[str, object]:
+        if items is None:
+            return judge_draft_only(analyse(question), draft)
+        ev = self.evidence(question, items, sentence_items=0)
+        return judge_with_evidence(ev.qa, draft, ev)
+
+    def grade(self, question: str, item: EvidenceItem) -> dict[str, float]:
+        ev = self.evidence(question, [item], sentence_items=0)
+        return grade(ev.qa, ev)

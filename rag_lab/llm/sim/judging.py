@@ -1,4 +1,4 @@
-"""The generic reader's judge and grade roles.
+"""The judge and grade roles.
 
 **judge** — two behaviours, depending on what the prompt shows:
 
@@ -51,8 +51,7 @@ def _own_style(draft: str) -> bool:
 def support_verdict(overlap: float, invalid: int, missing_numbers: list[float], missing_names: list[str],
                     own_style: bool) -> dict[str, object]:
     """The IsSup-style verdict from what a reader measured of a draft against its cited evidence (the share
-    of its content words found there, invalid citations, numbers and names the evidence lacks), shared by
-    the generic reader and the world adapter."""
+    of its content words found there, invalid citations, numbers and names the evidence lacks)."""
     score = overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0)
     if own_style:
         score = min(1.0, score + SELF_PREFERENCE)

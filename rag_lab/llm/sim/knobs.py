@@ -1,4 +1,4 @@
-"""Per-call randomness and the output-format failures of the simulated LLM.
+"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else.
 
 :class:`CallRandom` is the only source of randomness. Its draws are common random numbers: a
 function of (seed, role, question, step index, knob) only, so the same request always draws the
@@ -6,9 +6,24 @@ same numbers, another seed draws differently, and a change of evidence (another 
 truncation) does not re-draw any knob. A knob fires iff its draw is below its rate (a knob at 1.0
 always fires, at 0.0 never, and raising a rate only adds firings).
 
-The format failures (:func:`broken_json`, :func:`hallucinate`, :func:`mistype`) turn a correct
-decision object into output a validator must reject; none can be repaired by extracting an
-embedded JSON object.
+Where each knob applies (the ideal output comes from :mod:`~rag_lab.llm.sim.ideal`; a knob is
+drawn only where it applies, and every draw is recorded):
+
+* route — :func:`route_knob`: ``comparison_underrate``;
+* controller — :func:`controller_knobs`, several may fire on one decision:
+
+  1. ``synonym_spinning`` — the evidence suffices, yet search again with a paraphrase;
+  2. ``budget_thrift`` — a stated budget, and a re-search although the evidence suffices: stop and
+     answer (undoes spinning);
+  3. ``premature_stop`` — a multi-part question with only part covered: answer now;
+  4. ``bridge_drop`` — the next-hop query loses its bridge entity;
+  5. ``budget_anchoring`` — a stated budget not used up, and a decision to stop: keep searching;
+
+* answer — :meth:`CallRandom.partial_answer`: ``premature_stop`` (answer from partial evidence);
+* route and controller output — :func:`apply_format_failures`: ``invalid_json``,
+  ``hallucinated_action``, ``wrong_types`` (:func:`broken_json`, :func:`hallucinate`,
+  :func:`mistype` turn a correct decision object into output a validator must reject; none can be
+  repaired by extracting an embedded JSON object).
 """
 
 from __future__ import annotations
@@ -16,8 +31,11 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from dataclasses import replace
 from typing import Any
 
+from rag_lab.llm.sim.paraphrase import drop_bridge, paraphrase
+from rag_lab.llm.sim.plan import Decision
 from rag_lab.llm.sim.profile import SimulatorProfile
 
 #: Action names a tool-calling model invents in place of the four it was given.
@@ -63,6 +81,45 @@ class CallRandom:
     @property
     def fired(self) -> list[str]:
         return [r["knob"] for r in self.record if r["fired"]]
+
+    def partial_answer(self) -> bool:
+        """``premature_stop`` on the answer role: asked only when the evidence covers part of the question."""
+        return self.fires("premature_stop")
+
+
+def route_knob(decision: dict[str, str], comparison: bool, draws: CallRandom) -> dict[str, str]:
+    """``comparison_underrate``: a comparison question (the only place it applies) routed SIMPLE."""
+    if comparison and decision.get("route") == "COMPLEX" and draws.fires("comparison_underrate"):
+        return {"route": "SIMPLE", "reason": "one lookup per named thing"}
+    return decision
+
+
+def controller_knobs(ideal: Decision, question: str, searches: list[str], budget: int | None, run: int,
+                     draws: CallRandom) -> Decision:
+    """The ideal controller decision with the behaviour knobs applied (see the module doc);
+    ``budget``: the search budget the prompt states (None: none stated); ``run``: searches run."""
+    d = ideal
+    fired: list[str] = []
+    if ideal.action in ("answer", "rerank") and draws.fires("synonym_spinning"):
+        q = paraphrase(question, searches, start=draws.rng.randrange(2))
+        d = Decision("retrieve_again", (q,), reason="searching again to confirm")
+        fired.append("synonym_spinning")
+        if budget is not None and draws.fires("budget_thrift"):
+            d = ideal
+            fired.append("budget_thrift")
+    elif ideal.action in ("retrieve_again", "insufficient") and ideal.partial and draws.fires("premature_stop"):
+        d = Decision("answer", reason="the evidence seems sufficient")
+        fired.append("premature_stop")
+    elif ideal.action == "retrieve_again" and ideal.bridge and draws.fires("bridge_drop"):
+        q = drop_bridge(question, ideal.bridge, searches)
+        d = replace(ideal, queries=(q,), bridge=None, reason="searching for the missing fact")
+        fired.append("bridge_drop")
+    if (d.action in ("answer", "rerank", "insufficient") and budget is not None and run < budget
+            and draws.fires("budget_anchoring")):
+        q = paraphrase(question, searches, start=draws.rng.randrange(3))
+        d = Decision("retrieve_again", (q,), reason=f"{budget - run} searches left; searching more")
+        fired.append("budget_anchoring")
+    return replace(d, knobs=tuple(fired))
 
 
 def broken_json(obj: dict[str, Any], rng: random.Random) -> str:

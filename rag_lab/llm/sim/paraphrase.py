@@ -86,3 +86,13 @@ def passages(question: str, n: int, pick: int = 0) -> list[str]:
     while len(out) < n:
         out.append(out[len(out) % len(out)])
     return out[:n]
+
+
+def drop_bridge(question: str, bridge: str, searches: list[str]) -> str:
+    """The next-hop query a model writes when it forgets the bridge: the question's own words."""
+    words = [w for w in keyword_query(question).split() if w.lower() not in bridge.lower().split()]
+    used = {normalise(s) for s in searches}
+    for c in (" ".join(words), paraphrase(question, searches)):
+        if c and normalise(c) not in used:
+            return c
+    return " ".join(words)

@@ -77,17 +77,14 @@ class SimulatorProfile(BaseModel):
     (seed, role, question, step), not of the evidence. Every opportunity and firing is recorded in
     the trace (``LLMCall.knobs``), and observed rates per role are reported next to these.
 
-    ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string);
-    ``reader`` picks how the simulator reads: ``generic`` (default: generic signals only, measured
-    on real text) or ``world`` (the opt-in adapter written for the synthetic world,
-    :mod:`rag_lab.llm.sim.adapters.world`).
+    ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string).
+    No field selects a reader: the simulator has one (:mod:`rag_lab.llm.sim.ideal`).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str = Field(default="custom", min_length=1, max_length=40, pattern=r"^[A-Za-z0-9_.-]+$")
     seed: int = Field(default=0, ge=0)
-    reader: Literal["generic", "world"] = "generic"
     synonym_spinning: float = _Rate
     budget_anchoring: float = _Rate
     budget_thrift: float = _Rate

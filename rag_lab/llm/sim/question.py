@@ -37,8 +37,65 @@ _TYPES = (
                 r"county|region|place|island|province|continent|location)\b", re.I), "place"),
     (re.compile(r"^\s*(who|whom|whose)\b|[,;:]\s*(who|whom)\b|\b(what|which)\s+(person|man|woman)\b", re.I), "person"),
 )
-_WH_NOUN = re.compile(r"\b(?:which|what)\s+([a-z]+)\b", re.I)
+_WH_NOUN = re.compile(r"\b(?:which|what)\s+([a-z]+)(?:\s+([a-z]+))?(?:\s+([a-z]+))?", re.I)
+_WHAT_IS_THE = re.compile(r"\b(?:which|what)\s+(?:is|are|was|were)\s+the\s+([a-z]+)(?:\s+([a-z]+))?\s+"
+                          r"(of|for|in|on|at|behind|that|who)\b", re.I)
 _AUX = frozenset("is are was were does do did has have had can could will would should".split())
+
+
+def _head(text: str) -> str | None:
+    """The noun a which/what question asks for: the word after "which"/"what", or the last word of a
+    two-word compound when an auxiliary follows it ("which record label did …" → label; English
+    compounds are head-final)."""
+    desc = _WHAT_IS_THE.search(text)
+    if desc:  # "what is the home ground of …": the description's noun
+        first, second, third = (g.lower() if g else None for g in desc.groups())
+        return second if second and third else first
+    wh = _WH_NOUN.search(text)
+    if not wh:
+        return None
+    first, second, third = (g.lower() if g else None for g in wh.groups())
+    if first in _AUX or first in STOPWORDS:
+        return None
+    if second and third in _AUX and second not in _AUX | STOPWORDS:
+        return second
+    return first
+
+
+#: A definite description standing for a thing the question does not name: "the ship sunk by …",
+#: "the director of the film …", "the club that …" / "the band who …", "the label behind …".
+DESCRIBED = re.compile(r"\bthe\s+[a-z]+\s+(?:that|who|whom|whose|which|where|[a-z]+ed\s+by|of(?=\s+(?:the|a|an)\s|\s+[A-Z])|"
+                       r"behind|responsible\s+for)\b")
+#: The two things an English comparison sets side by side, whatever their case: "…, A or B?", "A vs B:",
+#: "between A and B", "compare A and B", "both A and B <verb>".
+_PAIRS = (
+    re.compile(r",\s*(?:the\s+)?([^,?]{2,60}?)\s+or\s+(?:the\s+)?([^,?]{2,60}?)\s*\?\s*$", re.I),
+    re.compile(r"^\s*([^\s:,]+(?:\s+[^\s:,]+){0,3}?)\s+(?:vs\.?|versus)\s+([^:,?]{2,60}?)\s*[:,?]", re.I),
+    re.compile(r"\bbetween\s+(?:the\s+)?([^,?]{2,60}?)\s+and\s+(?:the\s+)?([^,?—–]{2,60}?)\s*(?:,|\?|$|\s+in\s|[—–])",
+               re.I),
+    re.compile(r"\bcompare\s+(?:the\s+)?([^,?]{2,60}?)\s+and\s+(?:the\s+)?([^,?—–]{2,60}?)\s*(?:[—–,?]|\s-\s|$)",
+               re.I),
+    re.compile(r"\bboth\s+(\S{3,60})\s+and\s+(\S{3,60})\s+(?:are|were|is|was|have|had|\w+ed|\w+en)\b", re.I),
+)
+
+
+def _with_pair(text: str, found: tuple[Entity, ...]) -> tuple[Entity, ...]:
+    """``found`` with the two compared spans of a comparison's syntax added as names when no name
+    found already covers them (a lower-case identifier such as ``user-api`` is a name there too)."""
+    for pattern in _PAIRS:
+        m = pattern.search(text)
+        if not m:
+            continue
+        out = list(found)
+        for g in (1, 2):
+            span = m.group(g).strip(" \"'“”’`.")
+            key = span.lower()
+            if len(key) < 2 or len(span.split()) > 6 or any(e.key in key or key in e.key for e in found):
+                continue
+            out.append(Entity(span, "name", key))
+        low = text.lower()
+        return tuple(sorted(out, key=lambda e: low.find(e.key)))
+    return found
 
 
 @dataclass(frozen=True)
@@ -56,6 +113,7 @@ class QuestionAnalysis:
     kind: str | None = None
     measure: str | None = None
     direction: str | None = None
+    relation: tuple[str, ...] = ()
 
     @property
     def multi_part(self) -> bool:
@@ -114,13 +172,13 @@ def analyse(question: str, titles: tuple[str, ...] = ()) -> QuestionAnalysis:
     low = text.lower()
     foci = tuple(e for e in extract(text, question=True) if not re.fullmatch(r"[\d\s,.\-–]+", e.text))
     foci = _with_titles(text, foci, titles)
+    foci = _with_pair(text, foci)
     tokens = words(text)
     yes_no = bool(_YES_NO.match(text)) and " or " not in low  # "Was A or B …?" asks which
     answer_type = next((kind for pattern, kind in _TYPES if pattern.search(text)), None)
     if yes_no:
         answer_type = None
-    wh = _WH_NOUN.search(text)
-    head = wh.group(1).lower() if wh and wh.group(1).lower() not in _AUX | STOPWORDS else None
+    head = _head(text)
 
     joined = re.search(r"\b(or|vs\.?|versus)\b", low) is not None or re.search(r"\band\b", low) is not None
     marker = any(w in _COMPARE_WORDS for w in tokens)
@@ -152,8 +210,13 @@ def analyse(question: str, titles: tuple[str, ...] = ()) -> QuestionAnalysis:
     if answer_type is not None and head is not None:
         term_words = [w for w in term_words if w != head]  # "what year", "which city": the kind, not a term
     terms = tuple(dict.fromkeys(stem(w) for w in term_words))
+    described = next(reversed(list(DESCRIBED.finditer(text))), None)  # the innermost description
+    relation = ()
+    if described and not comparison:  # "the coach of | the club that signed X": what is asked of the described thing
+        before = {stem(w) for w in content_words(text[:described.start()])}
+        relation = tuple(t for t in terms if t in before)
     return QuestionAnalysis(
         text=text, foci=foci, terms=terms, term_words=tuple(dict.fromkeys(term_words)), head=head,
         answer_type=answer_type, yes_no=yes_no, comparison=comparison, kind=kind, measure=measure,
-        direction=direction,
+        direction=direction, relation=relation,
     )

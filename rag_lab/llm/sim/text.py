@@ -1,6 +1,6 @@
 """Plain-text helpers of the simulator: words, a light stemmer, English function words,
 sentences, dates, years, numbers and percentages. General English; nothing here is specific to a
-corpus (the world adapter adds its own word lists in :mod:`.adapters.world.text`).
+corpus.
 """
 
 from __future__ import annotations
@@ -51,11 +51,26 @@ def words(text: str) -> list[str]:
     return [w.lower().removesuffix("'s").removesuffix("’s") for w in _WORD.findall(text)]
 
 
+#: Irregular past forms of common English verbs, to their base form (``led`` is ``lead``).
+_IRREGULAR = {
+    "led": "lead", "held": "hold", "won": "win", "wrote": "write", "written": "write", "began": "begin",
+    "begun": "begin", "became": "become", "made": "make", "known": "know", "knew": "know", "grew": "grow",
+    "grown": "grow", "sold": "sell", "taught": "teach", "brought": "bring", "built": "build", "sang": "sing",
+    "sung": "sing", "ran": "run", "gave": "give", "given": "give", "took": "take", "taken": "take", "met": "meet",
+    "fought": "fight", "drew": "draw", "drawn": "draw", "chose": "choose", "chosen": "choose", "spoke": "speak",
+    "spoken": "speak", "kept": "keep", "found": "find", "told": "tell", "sat": "sit", "sent": "send",
+    "spent": "spend", "shot": "shoot", "stood": "stand", "struck": "strike", "thought": "think", "bought": "buy",
+    "caught": "catch", "paid": "pay", "lost": "lose", "fell": "fall", "fallen": "fall", "rose": "rise",
+    "risen": "rise", "shown": "show", "flew": "fly", "flown": "fly", "went": "go", "gone": "go",
+}
+
+
 @lru_cache(maxsize=65536)
 def stem(word: str) -> str:
     """A light suffix-stripping stemmer (``listens``/``listened``/``listening`` → ``listen``;
     ``cities``/``city`` → ``city``; ``houses``/``house`` → ``hous``; ``sits`` → ``sit`` but ``site`` stays ``site``)."""
     w = word.lower()
+    w = _IRREGULAR.get(w, w)
     if len(w) > 4 and w.endswith("ies"):
         return w[:-3] + "y"
     if w.endswith("es") and w[:-2].endswith(("s", "x", "z", "ch", "sh")) and len(w) > 4:

@@ -1,0 +1,169 @@
+"""A sweep's results where researchers keep them: a local MLflow tracking folder (the ``mlflow`` extra).
+
+>>> logged = log_sweep("reports/quickstart", "mlruns-lab", report="reports/quickstart/report.html")  # doctest: +SKIP
+>>> logged.run_ids                     # candidate id -> MLflow run id                                # doctest: +SKIP
+
+The folder holds MLflow's SQLite store (``mlflow.db``; MLflow 3 keeps its file store in maintenance mode)
+and the artifacts (``artifacts/``); open it with ``mlflow ui --backend-store-uri sqlite:///FOLDER/mlflow.db``
+or ``MlflowClient("sqlite:///FOLDER/mlflow.db")``. One experiment per sweep name; one parent run per run
+directory (tagged with its fingerprint) holding the HTML report as an artifact; under it one run per
+candidate (config and seed) with:
+
+- params: every parameter of the candidate's resolved config (dotted keys), and its seed;
+- metrics: every ``quality_*`` mean (with its CI bounds), ``cost_*``/``spent_*``/``run_*`` means per question,
+  ``n_questions``, ``is_pareto``, and the paired difference against the sweep's base config for the headline
+  quality and cost columns: ``delta_vs_base.<metric>`` with ``.lo`` and ``.hi`` (the report's Δ table);
+- tags: ``rag_lab.candidate_id``, ``rag_lab.config_id``, ``rag_lab.label`` (what it changes), and for a search
+  ``rag_lab.status`` and ``rag_lab.drop_reason``.
+
+Logging the same run directory again updates the same MLflow runs (found by their tags), it never
+duplicates them. Nothing secret is logged: params are the pipeline config, never backend keys.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rag_lab.errors import ConfigError
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX
+
+DB_FILE = "mlflow.db"
+ARTIFACTS = "artifacts"
+TAG = "rag_lab"
+
+
+@dataclass(frozen=True)
+class MlflowLogged:
+    """Where a sweep was logged: the tracking URI, the experiment, the parent run and each candidate's run."""
+
+    tracking_uri: str
+    experiment_id: str
+    parent_run_id: str
+    run_ids: dict[str, str]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tracking_uri": self.tracking_uri, "experiment_id": self.experiment_id,
+                "parent_run_id": self.parent_run_id, "run_ids": self.run_ids}
+
+    def text(self) -> str:
+        return (f"logged {len(self.run_ids)} candidates to MLflow ({self.tracking_uri}, experiment "
+                f"{self.experiment_id}, parent run {self.parent_run_id})")
+
+
+def tracking_uri(folder: str | os.PathLike[str]) -> str:
+    """The SQLite tracking URI of a local tracking ``folder``."""
+    return f"sqlite:///{Path(folder).resolve() / DB_FILE}"
+
+
+def _client(folder: Path) -> Any:
+    try:
+        from mlflow.tracking import MlflowClient
+    except ImportError:
+        raise ConfigError("logging to MLflow needs the mlflow extra: pip install 'rag_lab[mlflow]'") from None
+    folder.mkdir(parents=True, exist_ok=True)
+    return MlflowClient(tracking_uri=tracking_uri(folder))
+
+
+def _experiment(client: Any, name: str, folder: Path) -> str:
+    found = client.get_experiment_by_name(name)
+    if found is not None:
+        return found.experiment_id
+    return client.create_experiment(name, artifact_location=(folder.resolve() / ARTIFACTS / name).as_uri())
+
+
+def _find_run(client: Any, experiment_id: str, tags: dict[str, str]) -> str | None:
+    query = " and ".join(f"tags.`{k}` = '{v}'" for k, v in tags.items())
+    runs = client.search_runs([experiment_id], filter_string=query, max_results=2)
+    return runs[0].info.run_id if runs else None
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return None if math.isnan(number) else number
+
+
+def log_sweep(
+    source: SweepResult | str | os.PathLike[str],
+    tracking_dir: str | os.PathLike[str],
+    experiment: str | None = None,
+    report: str | os.PathLike[str] | None = None,
+    reference: Any = None,
+) -> MlflowLogged:
+    """Log the sweep in ``source`` (a :class:`SweepResult` or a run directory) to the local MLflow tracking
+    folder ``tracking_dir`` (see the module doc); ``experiment`` defaults to the sweep's name, ``report`` is an
+    HTML report to attach to the parent run, ``reference`` the paired differences' reference (default: the
+    base config, as in the report)."""
+    from mlflow.entities import Metric, Param, RunTag
+
+    sweep = source if isinstance(source, SweepResult) else SweepResult.load(source)
+    folder = Path(tracking_dir)
+    client = _client(folder)
+    name = experiment or sweep.spec["name"]
+    experiment_id = _experiment(client, name, folder)
+    fingerprint = sweep.store.meta()["fingerprint"]
+    parent_tags = {f"{TAG}.fingerprint": fingerprint, f"{TAG}.kind": "sweep"}
+    parent = _find_run(client, experiment_id, parent_tags)
+    if parent is None:
+        parent = client.create_run(experiment_id, run_name=name, tags={
+            **parent_tags, f"{TAG}.run_dir": str(Path(sweep.run_dir).resolve()),
+            f"{TAG}.search": "yes" if sweep.search else "no"}).info.run_id
+    now = int(time.time() * 1000)
+    client.log_batch(parent, metrics=[Metric("candidates", float(len(sweep.table)), now, 0),
+                                      Metric("question_runs", float(sweep.question_runs()), now, 0),
+                                      Metric("questions", float(len(sweep.qids)), now, 0)])
+    deltas = {m: frame.set_index("candidate_id") for m, frame in _comparisons(sweep, reference).items()}
+    labels = sweep.labels()
+    configs = {c["candidate_id"]: c for c in sweep.store.candidates()}
+    run_ids: dict[str, str] = {}
+    for _, row in sweep.table.iterrows():
+        cid = row["candidate_id"]
+        tags = {f"{TAG}.candidate_id": cid, f"{TAG}.fingerprint": fingerprint, f"{TAG}.kind": "candidate"}
+        run_id = _find_run(client, experiment_id, tags)
+        if run_id is None:
+            run_id = client.create_run(experiment_id, run_name=labels.get(cid, cid),
+                                       tags={**tags, "mlflow.parentRunId": parent}).info.run_id
+        config = configs[cid]
+        params = [Param(k, str(v)) for k, v in sorted(config["config"].items())] + [Param("seed", str(config["seed"]))]
+        metrics = [Metric(col, value, now, 0) for col in sweep.table.columns
+                   if col.startswith((QUALITY_PREFIX, *COST_PREFIXES)) or col in ("n_questions",)
+                   for value in [_number(row[col])] if value is not None]
+        metrics.append(Metric("is_pareto", float(bool(row["is_pareto"])), now, 0))
+        for metric, frame in deltas.items():
+            if cid in frame.index:
+                d = frame.loc[cid]
+                metrics += [Metric(f"delta_vs_base.{metric}{suffix}", value, now, 0)
+                            for suffix, key in (("", "delta"), (".lo", "lo"), (".hi", "hi"))
+                            for value in [_number(d[key])] if value is not None]
+        run_tags = [RunTag(f"{TAG}.config_id", row["config_id"]), RunTag(f"{TAG}.label", labels.get(cid, ""))]
+        if "status" in row.index:
+            run_tags += [RunTag(f"{TAG}.status", str(row["status"])), RunTag(f"{TAG}.drop_reason", str(row["drop_reason"]))]
+        for start in range(0, len(params), 100):  # MLflow takes at most 100 params per batch
+            client.log_batch(run_id, params=params[start:start + 100])
+        client.log_batch(run_id, metrics=metrics, tags=run_tags)
+        client.set_terminated(run_id)
+        run_ids[cid] = run_id
+    if report is not None:
+        client.log_artifact(parent, str(report))
+    client.set_terminated(parent)
+    return MlflowLogged(tracking_uri=tracking_uri(folder), experiment_id=experiment_id, parent_run_id=parent,
+                        run_ids=run_ids)
+
+
+def _comparisons(sweep: SweepResult, reference: Any) -> dict[str, Any]:
+    from rag_lab.experiments.report import comparisons
+
+    if len(sweep.table) < 2:
+        return {}
+    return comparisons(sweep, (DEFAULT_QUALITY, DEFAULT_COST), reference)

@@ -1,0 +1,203 @@
+"""A server process the lab started, watched: when it dies, the error says so, with how and why.
+
+A model server that crashes looks, from its client, like a network fault: the connection is reset or
+refused, and a client that only sees sockets retries and then reports "connection failed". The lab
+started the process, so it can do better: :class:`ServerProcess` keeps the ``Popen`` and the log
+file, and :meth:`ServerProcess.death` tells whether the process has exited and how — its exit
+status, or the signal that killed it (``killed by SIGILL (illegal instruction)``) — with the last
+lines of its log and what to do about it (:func:`advice`). :class:`~rag_lab.llm.openai_backend.OpenAIBackend`
+asks this (its ``liveness`` hook) whenever a call fails to connect or time out, and raises
+:class:`~rag_lab.errors.BackendProcessDied` at once instead of retrying a dead server.
+
+The process inherits only the environment it is given (the callers pass an allow-list, no API keys),
+writes stdout and stderr to its log, and on Linux is killed with the process that started it
+(``PR_SET_PDEATHSIG``), so a killed sweep leaves no model server behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from rag_lab.errors import LLMBackendError
+
+_LOG_TAIL_LINES = 20
+_LOG_TAIL_CHARS = 2000
+
+#: What to do when a server died of a signal, by signal.
+_SIGNAL_ADVICE = {
+    signal.SIGILL: "the server ran a CPU instruction this machine does not have: its native code was compiled for "
+                   "another CPU (e.g. with AVX-512 or AMX). Rebuild it portable: bash scripts/install.sh local "
+                   "(python -m rag_lab.native_build tells what the installed build was compiled for)",
+    signal.SIGKILL: "something killed the server: the kernel's out-of-memory killer (see dmesg), a time limit, or "
+                    "another process. Check free memory, or use a smaller model or context (n_ctx)",
+    signal.SIGSEGV: "the server crashed (segmentation fault): see its log; a corrupt model file or a library bug",
+    signal.SIGBUS: "the server crashed (bus error): often a model file that was truncated or changed while mapped",
+    signal.SIGABRT: "the server aborted (an assertion failed inside it): see its log",
+}
+
+
+def describe_exit(returncode: int) -> str:
+    """``0`` → "exited with status 0"; ``-4`` (Popen's convention for a signal) → "killed by SIGILL
+    (illegal instruction)"; ``132`` from a shell (128 + 4) reads the same."""
+    number = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else None
+    if number is not None:
+        try:
+            sig = signal.Signals(number)
+        except ValueError:
+            return f"killed by signal {number}"
+        text = signal.strsignal(sig) or sig.name
+        return f"killed by {sig.name} ({text.split(':')[0].lower()})"
+    return f"exited with status {returncode}"
+
+
+def advice(returncode: int) -> str:
+    """What a user should do about a server that ended with ``returncode``."""
+    number = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else None
+    if number is not None:
+        with contextlib.suppress(ValueError):
+            found = _SIGNAL_ADVICE.get(signal.Signals(number))
+            if found:
+                return found
+        return "the server was stopped by a signal: see its log"
+    if returncode == 0:
+        return "the server stopped by itself: was it shut down by another process?"
+    return "the server failed: the last lines of its log above say why"
+
+
+@dataclass(frozen=True)
+class ProcessDeath:
+    """How a watched server process ended."""
+
+    name: str
+    pid: int
+    returncode: int
+    log_path: Path
+    log_tail: str
+
+    @property
+    def how(self) -> str:
+        return describe_exit(self.returncode)
+
+    def message(self) -> str:
+        return (f"the {self.name} process (pid {self.pid}) {self.how}. What to do: {advice(self.returncode)}. "
+                f"Last lines of its log {self.log_path}:\n{self.log_tail}")
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGKILL
+    when the process (strictly: the thread) that started it dies — so a sweep killed with SIGKILL or an
+    unhandled SIGTERM does not leave a model server behind, holding a core and hundreds of MB. SIGKILL,
+    not SIGTERM: on SIGTERM uvicorn waits for the request in flight, and a tiny model rambling to its
+    token limit on a busy machine takes many minutes. None elsewhere. The function only makes one libc
+    call, resolved before the fork."""
+    if not sys.platform.startswith("linux"):
+        return None
+    import ctypes
+
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    pr_set_pdeathsig = 1
+
+    def set_pdeathsig() -> None:
+        prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+    return set_pdeathsig
+
+
+def read_tail(path: Path, lines: int = _LOG_TAIL_LINES, chars: int = _LOG_TAIL_CHARS) -> str:
+    """The last ``lines`` lines of ``path`` (at most ``chars`` characters)."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        return f"(log unreadable: {exc})"
+    return "\n".join(text.rstrip("\n").splitlines()[-lines:])[-chars:]
+
+
+class ServerProcess:
+    """One server process: started with its output to ``log_path``, ready when ``ready_url`` answers
+    200, watched by :meth:`death`, stopped by :meth:`stop` (terminate → wait → kill)."""
+
+    def __init__(self, name: str, log_path: Path) -> None:
+        self.name = name
+        self.log_path = log_path
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._log: IO[bytes] | None = None
+        self._death: ProcessDeath | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def start(self, command: Sequence[str], env: dict[str, str]) -> None:
+        self._death = None
+        self._log = self.log_path.open("ab")
+        self._proc = subprocess.Popen(list(command), stdin=subprocess.DEVNULL, stdout=self._log,
+                                      stderr=subprocess.STDOUT, env=env, preexec_fn=_die_with_parent())
+
+    def wait_ready(self, ready_url: str, timeout_s: float, server_label: str) -> None:
+        """Poll ``ready_url`` until it answers 200; raise LLMBackendError (with how the process ended, or
+        the log tail after ``timeout_s``)."""
+        deadline = time.monotonic() + timeout_s
+        while True:
+            dead = self.death()
+            if dead is not None:
+                raise LLMBackendError(server_label, f"{dead.message()}\n(it died while starting)", None)
+            with contextlib.suppress(urllib.error.URLError, ConnectionError, TimeoutError):  # not up yet: poll again
+                with urllib.request.urlopen(ready_url, timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            if time.monotonic() > deadline:
+                raise LLMBackendError(server_label, f"the {self.name} did not answer {ready_url} within {timeout_s:g} s; "
+                                                    f"log {self.log_path}:\n{self.log_tail()}", None)
+            time.sleep(0.25)
+
+    def death(self, wait_s: float = 0.0) -> ProcessDeath | None:
+        """How the process ended, or None while it runs (after waiting up to ``wait_s`` for it to end:
+        a server that just dropped a connection may be a few milliseconds from being reaped)."""
+        if self._death is not None:
+            return self._death
+        proc = self._proc
+        if proc is None:
+            return None
+        code = proc.poll()
+        if code is None and wait_s > 0:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                code = proc.wait(timeout=wait_s)
+        if code is None:
+            return None
+        if self._log is not None:
+            self._log.flush()
+        self._death = ProcessDeath(self.name, proc.pid, code, self.log_path, self.log_tail())
+        return self._death
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=timeout_s)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=timeout_s)
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def log_tail(self) -> str:
+        return read_tail(self.log_path)

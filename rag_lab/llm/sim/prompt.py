@@ -1,0 +1,126 @@
+"""Prompt parsing: everything the simulator learns from a request, read off its messages only.
+
+:func:`read_prompt` turns the messages into a :class:`Prompt` — the role to play, the question,
+the searches already run, the numbered evidence, the draft a judge is shown, the answer template
+the instructions select, the count a rewrite/HyDE instruction asks for and the search budget the
+controller instructions state (if any). Nothing else in the simulator looks at the raw messages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from rag_lab.llm.base import Message
+from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_sections
+from rag_lab.llm.schemas import ROLES
+
+_TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
+#: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
+_BUDGET = re.compile(
+    r"\b(?:at most|no more than|up to|maximum of|max(?:imum)?)\s+(\d+)\s+(?:searches|search(?:es)? rounds?|"
+    r"retrieval rounds?|rounds?|retrievals?|queries|tool calls)\b",
+    re.IGNORECASE,
+)
+_RUN = re.compile(r"\b(\d+)\s+(?:have|has)\s+been\s+run\b", re.IGNORECASE)
+_N = re.compile(r"\bWrite (\d+) (?:alternative|short hypothetical|hypothetical)", re.IGNORECASE)
+
+
+def stated_budget(system_text: str) -> int | None:
+    """The search budget the prompt states ("at most N searches"), or None."""
+    m = _BUDGET.search(system_text)
+    return int(m.group(1)) if m else None
+
+
+def searches_run(system_text: str, searches: list[str]) -> int:
+    """How many searches ran: the number the prompt states ("2 have been run"), else the SEARCHES listed."""
+    m = _RUN.search(system_text)
+    return int(m.group(1)) if m else len(searches)
+
+
+def parse_searches(block: str) -> list[str]:
+    """The queries listed in a SEARCHES section ("1. …" lines; "(none)" is empty)."""
+    out = []
+    for line in block.splitlines():
+        line = line.strip()
+        if not line or line == "(none)":
+            continue
+        out.append(re.sub(r"^\d+\.\s*", "", line))
+    return out
+
+
+def requested_count(system_text: str, default: int = 3) -> int:
+    """The ``n`` the instruction asks for ("Write 3 alternative search queries")."""
+    m = _N.search(system_text)
+    return max(1, min(16, int(m.group(1)))) if m else default
+
+
+def template_of(system_text: str) -> str:
+    """Which answer template the prompt uses: ``fallback``, ``ambiguous`` or ``correct``."""
+    if "No usable evidence was found" in system_text:
+        return "fallback"
+    if "may be only partly relevant" in system_text or "confidence is low" in system_text:
+        return "ambiguous"
+    return "correct"
+
+
+def resolve_role(role: str, system: str) -> str:
+    """The role to play: ``role`` when it is a pipeline role; for a generic ``chat`` request
+    (e.g. through ``rag-lab serve`` without a role header) the role named by the prompt's
+    version tag (``[controller-v1] …``), else ``answer`` (extractive, or INSUFFICIENT)."""
+    if role in ROLES:
+        return role
+    tag = _TAG.match(system)
+    if tag and tag.group(1) in ROLES:
+        return tag.group(1)
+    if role == "chat":
+        return "answer"
+    raise ValueError(f"the simulated backend has no role {role!r}; roles: {', '.join(ROLES)} (or chat)")
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One request as the simulator reads it. ``items`` is ``None`` when the prompt has no EVIDENCE
+    section at all (a draft-only judge), ``[]`` when the section is empty."""
+
+    role: str
+    system: str
+    question: str
+    searches: list[str] = field(default_factory=list)
+    items: list[EvidenceItem] | None = None
+    draft: str = ""
+
+    @property
+    def evidence(self) -> list[EvidenceItem]:
+        return self.items or []
+
+    @property
+    def budget(self) -> int | None:
+        return stated_budget(self.system)
+
+    @property
+    def searches_run(self) -> int:
+        return searches_run(self.system, self.searches)
+
+    @property
+    def template(self) -> str:
+        return template_of(self.system)
+
+    @property
+    def count(self) -> int:
+        return requested_count(self.system)
+
+
+def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Prompt:
+    """The :class:`Prompt` of a request: its system text, its last user message's sections."""
+    system = "\n".join(m.content for m in messages if m.role == "system")
+    user = next((m.content for m in reversed(messages) if m.role == "user"), "")
+    sections = parse_sections(user)
+    return Prompt(
+        role=resolve_role(role, system),
+        system=system,
+        question=sections.get("QUESTION", user).strip(),
+        searches=parse_searches(sections.get("SEARCHES", "")),
+        items=parse_evidence(sections["EVIDENCE"]) if "EVIDENCE" in sections else None,
+        draft=sections.get("DRAFT", ""),
+    )

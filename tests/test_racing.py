@@ -1,0 +1,283 @@
+"""Racing candidates over questions: drops only on a Holm-corrected paired test of dominance (or of a broken
+constraint), stages of growing batches, incumbents, the reasons stored and shown, and a raced search on the
+world that resumes after SIGKILL to the same rows and decisions."""
+
+from __future__ import annotations
+
+import json
+import math
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from rag_lab.experiments import holm, load_sweep, paired_test, run_sweep
+from rag_lab.experiments.racing import _dominance_p, race_order, run_race, stage_drops
+from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
+from rag_lab.experiments.store import RUN_FILE
+
+REPO = Path(__file__).resolve().parent.parent
+OBJECTIVES = [Objective.parse("cost_llm_calls"), Objective.parse("quality_answer_containment_strict")]
+N = 40
+
+
+def _values(cost: list[float] | float, quality: list[float]) -> dict[str, np.ndarray]:
+    cost = [cost] * len(quality) if not isinstance(cost, list) else cost
+    return {"cost_llm_calls": np.array(cost, float), "quality_answer_containment_strict": np.array(quality, float)}
+
+
+@pytest.fixture
+def field():
+    """Made-up per-question values (no simulator): ``leader`` cheap and right; ``worse`` dearer and often wrong;
+    ``same_cost`` as cheap but more often wrong (weakly dominated); ``cheaper`` cheapest but wrong (a trade-off);
+    ``close`` one question worse than the leader (not enough to show anything)."""
+    rng = np.random.default_rng(5)
+    leader_q = (rng.random(N) < 0.8).astype(float)
+    worse_q = np.where(rng.random(N) < 0.7, 0.0, leader_q)
+    close_q = leader_q.copy()
+    close_q[np.flatnonzero(leader_q)[0]] = 0.0
+    return {
+        "leader": _values(2.0, list(leader_q)),
+        "worse": _values(list(2.0 + rng.integers(1, 3, N)), list(worse_q)),
+        "same_cost": _values(2.0, list(worse_q)),
+        "cheaper": _values(1.0, [0.0] * N),
+        "close": _values(2.0, list(close_q)),
+    }
+
+
+def test_stage_drops_only_what_a_corrected_paired_test_shows_dominated(field):
+    ids = list(field)
+    drops = {d.candidate_id: d for d in stage_drops(field, ids, ids, OBJECTIVES, [], 0.05, N)}
+    assert set(drops) == {"worse", "same_cost"}  # cheaper is a trade-off, close is not shown worse
+    # the rival named is one that dominates it (leader, or close: the leader but for one question)
+    assert all(d.rival in ("leader", "close") and d.n_questions == N and d.status == "dropped" for d in drops.values())
+    worse = drops["worse"]
+    tests = {t["metric"]: t for t in worse.detail["tests"]}
+    direct = paired_test(field[worse.rival]["cost_llm_calls"], field["worse"]["cost_llm_calls"], alternative="less")
+    assert tests["cost_llm_calls"]["p"] == pytest.approx(direct.p) and tests["cost_llm_calls"]["delta"] < 0
+    assert worse.detail["p_holm"] <= 0.05 and worse.detail["p_holm"] >= worse.detail["p"]
+    assert (f"dominated by {worse.rival}" in worse.reason and f"after {N} questions" in worse.reason
+            and "Holm" in worse.reason)
+    same = {t["metric"]: t for t in drops["same_cost"].detail["tests"]}
+    assert same["cost_llm_calls"]["method"] == "tied" and "tied on all" in drops["same_cost"].reason
+    # strict dominance needs every objective shown better: a tie on cost keeps same_cost in
+    strict = {d.candidate_id for d in stage_drops(field, ids, ids, OBJECTIVES, [], 0.05, N, dominance="strict")}
+    assert strict == {"worse"}
+
+
+def test_a_rival_never_worse_on_quality_dominates_like_a_tie():
+    """Better on cost, and on quality better on two questions and worse on none: weakly dominating (as good as
+    a tie on quality), though two questions alone show nothing (one-sided exact p = 1/4)."""
+    leader_q = np.ones(20)
+    other_q = leader_q.copy()
+    other_q[[3, 7]] = 0.0
+    field = {"leader": _values(2.0, list(leader_q)), "other": _values(3.0, list(other_q))}
+    drops = stage_drops(field, ["other"], ["leader", "other"], OBJECTIVES, [], 0.05, 20)
+    assert [d.candidate_id for d in drops] == ["other"]
+    quality = {t["metric"]: t for t in drops[0].detail["tests"]}["quality_answer_containment_strict"]
+    assert quality["never_worse"] and quality["p"] == pytest.approx(0.25) and "never worse" in drops[0].reason
+    assert drops[0].detail["p"] == pytest.approx(paired_test(field["leader"]["cost_llm_calls"],
+                                                             field["other"]["cost_llm_calls"], alternative="less").p)
+    assert stage_drops(field, ["other"], ["leader", "other"], OBJECTIVES, [], 0.05, 20, dominance="strict") == []
+    leader_q[11] = 0.0  # now the rival is worse on one question: no longer never worse, and 2 vs 1 shows nothing
+    field["leader"] = _values(2.0, list(leader_q))
+    assert stage_drops(field, ["other"], ["leader", "other"], OBJECTIVES, [], 0.05, 20) == []
+
+
+def test_holm_correction_is_what_decides():
+    """Two candidates each worse than the leader on 5 questions and never better (one-sided exact p = 1/32
+    each): either alone is dropped at alpha 0.05; together Holm adjusts both to 1/16 and both stay."""
+    leader = np.ones(20)
+    edges = {}
+    for name, wrong in (("edge1", range(0, 5)), ("edge2", range(5, 10))):
+        q = leader.copy()
+        q[list(wrong)] = 0.0
+        edges[name] = _values(2.0, list(q))
+    field = {"leader": _values(2.0, list(leader)), **edges}
+    alone = stage_drops({k: field[k] for k in ("leader", "edge1")}, ["leader", "edge1"], ["leader", "edge1"],
+                        OBJECTIVES, [], 0.05, 20)
+    assert [d.candidate_id for d in alone] == ["edge1"] and alone[0].detail["p"] == pytest.approx(1 / 32)
+    together = stage_drops(field, list(field), list(field), OBJECTIVES, [], 0.05, 20)
+    assert together == []
+    assert holm([1 / 32, 1 / 32]) == pytest.approx([1 / 16, 1 / 16])
+
+
+def test_a_broken_constraint_drops_with_its_reason(field):
+    k = Constraint.parse("cost_llm_calls <= 2.5")
+    drops = {d.candidate_id: d for d in stage_drops(field, ["worse", "leader"], ["worse", "leader"], OBJECTIVES, [k],
+                                                   0.05, N)}
+    assert drops["worse"].rival in ("leader", None) and "leader" not in drops
+    only_constraint = stage_drops({"worse": field["worse"]}, ["worse"], ["worse"], OBJECTIVES, [k], 0.05, N)
+    assert len(only_constraint) == 1 and only_constraint[0].rival is None
+    assert "breaks cost_llm_calls <= 2.5" in only_constraint[0].reason
+
+
+def test_run_race_stages_incumbents_and_question_runs(field):
+    order = [f"q{i}" for i in range(N)]
+    asked: list[tuple[tuple[str, ...], int]] = []
+
+    def evaluate(ids, qids):
+        asked.append((tuple(ids), len(qids)))
+
+    def metric_values(cid, qids, metric):
+        return field[cid][metric][[order.index(q) for q in qids]]
+
+    spec = RaceSpec(batches=[10, 20])
+    out = run_race(["worse", "same_cost", "cheaper"], ["leader"], order, spec, OBJECTIVES, [], evaluate, metric_values)
+    assert asked[0] == (("worse", "same_cost", "cheaper"), 10)  # every challenger runs the first batch
+    dropped = {c: o.n_questions for c, o in out.items() if o.status == "dropped"}
+    assert out["cheaper"].status == "survived" and out["cheaper"].n_questions == N
+    assert dropped and all(n in (10, 20) for n in dropped.values())
+    for ids, n in asked[1:]:  # later stages run only the candidates still in the race
+        assert not set(ids) & {c for c, at in dropped.items() if at < n}
+    assert [n for _, n in asked] == [10, 20, N][:len(asked)]
+    assert race_order(order, 3) == race_order(order, 3) and sorted(race_order(order, 3)) == sorted(order)
+    assert race_order(order, 3) != race_order(order, 4)
+
+
+# --- on the world ------------------------------------------------------------------------------------
+
+RACED = {"name": "raced", "dataset": "world", "split": "test", "per_type": 3,
+         "backend": {"kind": "sim"},
+         "grid": {"round_cap.max_rounds": [1, 2, 3], "disclosure.disclosed": [False, True],
+                  "truncation.strategy": ["rank_then_truncate", "append_then_truncate"]},
+         "search": {"sampler": "grid", "race": {"batches": [8, 16]}}}
+
+
+def _check_race(result) -> None:
+    """Each dropped candidate ran exactly the questions before its drop, and the stored test is what the
+    paired test gives on those rows; survivors ran every question; the front holds survivors only."""
+    table = result.table.set_index("candidate_id")
+    order = race_order(result.qids, result.search["seed"])
+    race = result.store.race()
+    assert set(race) == set(table.index)
+    for cid, r in race.items():
+        stored = set(result.store.qids(cid))
+        assert stored == set(order[:r["n_questions"]])
+        if r["status"] != "dropped":
+            assert r["n_questions"] == len(order)
+            continue
+        assert table.loc[cid, "status"] == "dropped" and not table.loc[cid, "is_pareto"]
+        assert table.loc[cid, "dropped_after"] == r["n_questions"] and r["reason"] == table.loc[cid, "drop_reason"]
+        qids = order[:r["n_questions"]]
+        for t in r["detail"]["tests"]:
+            mine = result.rows(cid).set_index("qid").loc[qids, t["metric"]].astype(float).to_numpy()
+            if r["rival"] is None:
+                continue
+            theirs = result.rows(r["rival"]).set_index("qid").loc[qids, t["metric"]].astype(float).to_numpy()
+            keep = ~(np.isnan(mine) | np.isnan(theirs))
+            minimize = t["metric"].startswith("cost_")
+            gain = (mine - theirs) if minimize else (theirs - mine)
+            assert t["never_worse"] == bool((gain[keep] >= 0).all())
+            if t["method"] == "tied":
+                assert np.array_equal(mine[keep], theirs[keep])
+            else:
+                again = paired_test(theirs[keep], mine[keep], alternative="less" if minimize else "greater")
+                assert again.p == pytest.approx(t["p"])
+        if r["rival"] is not None:  # the pair's p: one objective shown better, the others better or never worse
+            tests = r["detail"]["tests"]
+            assert r["detail"]["p"] == pytest.approx(_dominance_p(tests, [t["never_worse"] for t in tests], "weak"))
+        assert r["detail"]["p_holm"] <= 0.05
+    assert table.loc[table["is_pareto"], "status"].eq("survived").all()
+
+
+def _rows(run_dir: Path) -> int:
+    try:
+        with sqlite3.connect(run_dir / RUN_FILE, timeout=5) as conn:
+            return conn.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.slow
+def test_a_raced_grid_resumes_after_sigkill_to_the_same_rows_and_decisions(tmp_path):
+    sweep_file = tmp_path / "raced.yaml"
+    sweep_file.write_text(yaml.safe_dump(RACED))
+    run_dir = tmp_path / "run"
+    command = [sys.executable, "-m", "rag_lab.cli", "sweep", str(sweep_file), "--out", str(run_dir), "--quiet"]
+    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 180
+    try:
+        while _rows(run_dir) < 30:
+            assert proc.poll() is None, f"the race ended before it was killed: {proc.stderr.read().decode()}"
+            assert time.monotonic() < deadline, "no rows after 180 s"
+            time.sleep(0.002)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    killed_at = _rows(run_dir)
+    resume = subprocess.run([*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert resume.returncode == 0, resume.stderr
+    out = json.loads(resume.stdout)
+    assert out["complete"] and out["reused"] == killed_at
+
+    uninterrupted = run_sweep(RACED, tmp_path / "uninterrupted", progress="quiet")
+    resumed = load_sweep(run_dir)
+    strip = lambda rows: {q: {k: v for k, v in r.items() if not k.startswith(("spent_", "run_"))}  # noqa: E731
+                          for q, r in rows.items()}
+    for cid in uninterrupted.table["candidate_id"]:
+        assert strip(resumed.store.rows(cid)) == strip(uninterrupted.store.rows(cid))
+    assert resumed.store.race() == uninterrupted.store.race()
+    assert resumed.question_runs() == uninterrupted.question_runs() == out["computed"] + killed_at
+    grid_runs = len(uninterrupted.table) * len(uninterrupted.qids)
+    dropped = (uninterrupted.table["status"] == "dropped").sum()
+    assert (uninterrupted.question_runs() < grid_runs) == bool(dropped)
+    _check_race(uninterrupted)
+
+
+@pytest.fixture(scope="module")
+def raced_search(tmp_path_factory):
+    sweep = {**RACED, "name": "raced-nsga2", "grid": {**RACED["grid"], "round_cap.max_rounds": {"low": 1, "high": 4}},
+             "search": {"sampler": "nsga2", "trials": 10, "population": 4, "race": {"batches": [8, 16]},
+                        "constraints": ["cost_llm_calls <= 50"]}}
+    return run_sweep(sweep, tmp_path_factory.mktemp("raced-nsga2"), progress="quiet")
+
+
+def test_a_raced_search_stores_trials_decisions_and_a_front_of_survivors(raced_search):
+    result = raced_search
+    trials = result.trials()
+    assert len(trials) == 10 and result.complete
+    table = result.table.set_index("candidate_id")
+    for _, t in trials.iterrows():  # a trial's values are means over the questions its candidate ran
+        rows = result.rows(t["candidate_id"])
+        assert t["n_questions"] == table.loc[t["candidate_id"], "n_questions"] == len(rows)
+        assert t["cost_llm_calls"] == pytest.approx(rows["cost_llm_calls"].mean())
+    _check_race(result)
+    assert result.question_runs() <= len(table) * len(result.qids)
+
+
+def test_report_states_who_was_dropped_after_how_many_questions_and_why(raced_search, tmp_path):
+    from rag_lab.experiments import write_report
+
+    html_text = write_report(raced_search, tmp_path / "r.html").read_text(encoding="utf-8")
+    assert "Search and race" in html_text
+    table = raced_search.table
+    assert f"{raced_search.question_runs()} question runs" in html_text
+    for _, row in table[table["status"] == "dropped"].iterrows():
+        assert row["candidate_id"] in html_text and f"after {int(row['dropped_after'])} questions" in html_text
+    assert math.isfinite(float(table["n_questions"].sum()))
+
+
+def test_verify_on_a_searched_front_works_as_on_a_grid(raced_search, capsys):
+    from rag_lab.cli import main
+    from rag_lab.experiments.verify import select_candidates
+
+    chosen = select_candidates(raced_search, top=3)
+    table = raced_search.table.set_index("config_id")
+    assert len(chosen) and table.loc[list(chosen["config_id"]), "is_eligible"].all()  # no dropped or infeasible one
+    front = set(table.index[table["is_pareto"]])
+    assert set(chosen.loc[chosen["reason"] == "pareto front", "config_id"]) == front or len(front) > 3
+    assert main(["verify", str(raced_search.run_dir), "--backend", "sim", "--profile", "ideal", "--top", "3",
+                 "--questions", "6", "--quiet", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["complete"] and len(out["candidates"]) == len(chosen)
