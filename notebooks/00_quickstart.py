@@ -47,7 +47,7 @@ import pandas as pd
 
 from rag_lab.evaluation.catalog import label
 from rag_lab.evaluation.question_metrics import question_metrics
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import (
     cost_quality_figure,
     cost_quality_info,
@@ -221,11 +221,12 @@ forest_figure(forest_info(comparison))
 # both configurations would be the same and Δ would be 0).
 
 # %%
+FINDINGS = FindingFamily(size=2, name="00_quickstart")   # Holm over the two claims below
 finding = paired_finding(result_sweep, QUALITY, candidate={"round_cap.max_rounds": 2},
-                         reference={"round_cap.max_rounds": 1}, direction="above",
+                         reference={"round_cap.max_rounds": 1}, direction="above", kind="measured", family=FINDINGS,
                          claim="a second retrieval round answers more two-hop questions")
 cost = paired_finding(result_sweep, COST, candidate={"round_cap.max_rounds": 2},
-                      reference={"round_cap.max_rounds": 1}, direction="above",
+                      reference={"round_cap.max_rounds": 1}, direction="above", kind="measured", family=FINDINGS,
                       claim="and it costs more LLM calls")
 print(finding)
 print(cost)

@@ -59,7 +59,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import (
     cost_quality_figure,
     cost_quality_info,
@@ -184,8 +184,10 @@ print(f"max_rounds=1 on {point['n_questions']} bridge questions: {point[COST]:.2
 # `_act` were a no-op, both configurations would run the same rounds and the Δ would be 0.
 
 # %%
+FINDINGS = FindingFamily(size=2, name="01_round_cap")   # Holm over this notebook's two claims
 finding = paired_finding(result, COST, candidate={"round_cap.max_rounds": 1}, reference={"round_cap.max_rounds": 2},
-                         direction="below", claim="capping retrieval at one round instead of two cuts LLM calls")
+                         direction="below", kind="measured", family=FINDINGS,
+                         claim="capping retrieval at one round instead of two cuts LLM calls")
 print(finding)
 assert finding.holds, finding.message
 
@@ -201,7 +203,8 @@ bridge = run_sweep({**spec, "name": "nb01_round_cap_bridge", "per_type": None, "
                     "grid": {"round_cap.max_rounds": [1, 2]}},
                    tempfile.mkdtemp(prefix="nb01b_"), progress="quiet", pareto=(COST, QUALITY))
 bridge_finding = paired_finding(bridge, QUALITY, candidate={"round_cap.max_rounds": 1},
-                                reference={"round_cap.max_rounds": 2}, direction="below",
+                                reference={"round_cap.max_rounds": 2}, direction="below", kind="measured",
+                                family=FINDINGS,
                                 claim="on two-hop questions, capping at one round loses answers that round 2 finds")
 print(bridge_finding)
 assert bridge_finding.holds, bridge_finding.message

@@ -58,7 +58,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm import prompts
 from rag_lab.pipeline import PipelineConfig
@@ -174,11 +174,21 @@ print(f"budget hidden, cap 4, {point['n_questions']} comparison questions: {poin
 # same sentence either way), the simulator could not tell the two apart and the Δ would be 0.
 
 # %%
+FINDINGS = FindingFamily(size=2, name="02_budget_disclosure")   # Holm over this notebook's two claims
+control = run_sweep({**spec, "name": "nb02_control", "grid": {"disclosure.disclosed": [False, True], "round_cap.max_rounds": [4]},
+                     "backend": {**spec["backend"], "knobs": {**KNOBS, "budget_anchoring": 0.0, "budget_thrift": 0.0}}},
+                    tempfile.mkdtemp(prefix="nb02c_"), progress="quiet")   # the knobs that read a stated budget at 0
 finding = paired_finding(result, COST, candidate={"disclosure.disclosed": True, "round_cap.max_rounds": 4},
                          reference={"disclosure.disclosed": False, "round_cap.max_rounds": 4}, direction="above",
+                         kind="by_construction", control=control, family=FINDINGS,
                          claim="stating the budget in the controller prompt raises LLM calls (budget anchoring)")
-print(finding)
+answers = paired_finding(result, QUALITY, candidate={"disclosure.disclosed": True, "round_cap.max_rounds": 4},
+                         reference={"disclosure.disclosed": False, "round_cap.max_rounds": 4}, direction="none",
+                         margin=0.1, kind="measured", family=FINDINGS,
+                         claim="the anchored rounds buy no answers (strict containment within ±0.1)")
+print(finding, answers, sep="\n\n")
 assert finding.holds, finding.message
+assert answers.holds, answers.message
 
 # %%
 t = result.table.set_index(["param_disclosure.disclosed", "param_round_cap.max_rounds"])

@@ -16,10 +16,11 @@
 # %% [markdown]
 # # 03 · Zero-yield stop
 #
-# > **Finding type:** a property of the pipeline and the data (measured), on a failure the simulator
-# > produces by construction. The spinning itself is the simulated controller's `synonym_spinning` knob
-# > (0.6 here); whether a paraphrase search brings back only chunks already seen, and so what the stop
-# > saves, is measured — it depends on the retriever and the world's documents, not on any knob.
+# > **Finding type:** by construction for what the stop saves: the spinning it stops is the simulated
+# > controller's `synonym_spinning` knob (0.6 here), and with the knob at 0 the saving vanishes (the
+# > finding asserts that control). Measured for what it costs: whether the stop loses answers, and how much
+# > of the spinning it catches (a paraphrase search that brings back only chunks already seen depends on the
+# > retriever and the world's documents, not on any knob).
 #
 # "Synonym spinning": the controller re-searches the same source with a paraphrase and gets the same
 # chunks back. **ZeroYieldStop** counts each round's yield — the number of chunk ids it brought that were
@@ -58,7 +59,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import (
     cost_quality_figure,
     cost_quality_info,
@@ -172,8 +173,12 @@ print(f"stop on, cap 4, {point['n_questions']} comparison questions: {point[COST
 # question. If the check in `_act` were a no-op, the two configurations would run identically and Δ = 0.
 
 # %%
+FINDINGS = FindingFamily(size=2, name="03_zero_yield_stop")   # Holm over this notebook's two claims
+control = run_sweep({**spec, "name": "nb03_control", "backend": {**spec["backend"], "knobs": {**KNOBS, "synonym_spinning": 0.0}}},
+                    tempfile.mkdtemp(prefix="nb03c_"), progress="quiet")   # the same sweep, no spinning
 finding = paired_finding(result, COST, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False},
-                         direction="below", claim="stopping on an empty round cuts the LLM calls a spinning controller spends")
+                         direction="below", kind="by_construction", control=control, family=FINDINGS,
+                         claim="stopping on an empty round cuts the LLM calls a spinning controller spends")
 print(finding)
 assert finding.holds, finding.message
 
@@ -187,7 +192,7 @@ assert finding.holds, finding.message
 
 # %%
 no_loss = paired_finding(result, QUALITY, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False},
-                         direction="none", tolerance=0.05,
+                         direction="none", margin=0.05, kind="measured", family=FINDINGS,
                          claim="the zero-yield stop costs no answers (strict containment unchanged within ±0.05)")
 print(no_loss)
 assert no_loss.holds, no_loss.message

@@ -63,7 +63,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import (
     cost_quality_figure,
     cost_quality_info,
@@ -207,7 +207,9 @@ never_rows = result.rows(never)
 refused = never_rows.groupby(never_rows["type"].eq("unanswerable"))["quality_refused"].mean()
 print(f"world reader, nothing discarded: refusal rate {refused[True]:.3f} on the unanswerable questions, "
       f"{refused[False]:.3f} on the answerable ones")
+FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # Holm over this notebook's two claims
 finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below",
+                         kind="measured", family=FINDINGS,
                          claim="with a reader that abstains by itself, raising crag.lower to 0.5 refuses answerable "
                                "questions and lowers abstention accuracy")
 print(finding)
@@ -226,7 +228,7 @@ unanswerable = run_sweep({**spec, "name": "nb05_crag_unanswerable", "types": ["u
                           "grid": {"crag.lower": [0.2, 0.3, 0.4, 0.5]}},
                          tempfile.mkdtemp(prefix="nb05u_"), progress="quiet", pareto=(COST, QUALITY))
 catches = paired_finding(unanswerable, QUALITY, candidate={"crag.lower": 0.5}, reference={"crag.lower": 0.2},
-                         direction="above",
+                         direction="above", kind="measured", family=FINDINGS,
                          claim="with a reader that does not abstain, raising crag.lower to 0.5 refuses unanswerable "
                                "questions it would otherwise answer")
 print(catches)

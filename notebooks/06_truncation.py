@@ -73,7 +73,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import (
     cost_quality_figure,
     cost_quality_info,
@@ -214,10 +214,13 @@ print(f"append_then_truncate on {point['n_questions']} bridge questions: later-r
 # %%
 RANK, APPEND = ({"truncation.strategy": s, "truncation.max_snippets": 5}
                 for s in ("rank_then_truncate", "append_then_truncate"))
+FINDINGS = FindingFamily(size=2, name="06_truncation")   # Holm over the two claims below
 finding = paired_finding(result, RETAINED, candidate=RANK, reference=APPEND, direction="above",
+                         kind="measured", family=FINDINGS,
                          claim="with a tight snippet limit, ranking before the cut keeps the gold evidence that "
                                "later rounds found, appending loses it")
 answers = paired_finding(result, QUALITY, candidate=RANK, reference=APPEND, direction="above",
+                         kind="measured", family=FINDINGS,
                          claim="and the answers are better for it")
 print(finding)
 print(answers)
@@ -230,7 +233,7 @@ for (strategy, limit), row in t.iterrows():
     print(f"{strategy:21s} {limit} snippets: later-round gold kept {row[RETAINED]:.3f}, gold evidence recall "
           f"{row['quality_evidence_recall']:.3f}, strict containment {row[QUALITY]:.3f}, tokens {row[COST]:.0f}")
 loose = paired_finding(result, RETAINED, candidate={**RANK, "truncation.max_snippets": 8},
-                       reference={**APPEND, "truncation.max_snippets": 8}, direction="none")
+                       reference={**APPEND, "truncation.max_snippets": 8}, direction="none", margin=0.05)
 print(f"Rank vs append, 5 snippets, later-round gold kept: {finding.measured}.")
 print(f"Rank vs append, 5 snippets, strict containment: {answers.measured}.")
 print(f"Rank vs append, 8 snippets (a loose limit), later-round gold kept: {loose.measured}.")

@@ -63,7 +63,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import SearchBudget
@@ -179,9 +179,11 @@ print(f"{BUDGET}-token budget on {point['n_questions']} bridge questions: {point
 # question. If the token check in `_act` were a no-op, both would run the same rounds and Δ = 0.
 
 # %%
+FINDINGS = FindingFamily(size=2, name="07_search_budget")   # Holm over this notebook's two claims
 finding = paired_finding(result, COST, candidate={"budget.max_tokens": BUDGET}, reference={"budget.max_tokens": None,
                                                                                              "budget.max_time_ms": None},
-                         direction="below", claim=f"a {BUDGET}-token search budget cuts tokens per question")
+                         direction="below", kind="measured", family=FINDINGS,
+                         claim=f"a {BUDGET}-token search budget cuts tokens per question")
 print(finding)
 assert finding.holds, finding.message
 
@@ -195,7 +197,8 @@ assert finding.holds, finding.message
 # %%
 cost = paired_finding(result, QUALITY, candidate={"budget.max_tokens": BUDGET}, reference={"budget.max_tokens": None,
                                                                                             "budget.max_time_ms": None},
-                      direction="below", claim=f"the {BUDGET}-token budget costs answers (strict containment drops)")
+                      direction="below", kind="measured", family=FINDINGS,
+                      claim=f"the {BUDGET}-token budget costs answers (strict containment drops)")
 print(cost)
 assert cost.holds, cost.message
 

@@ -16,12 +16,14 @@
 # %% [markdown]
 # # 08 · Query rewrite + reciprocal rank fusion
 #
-# > **Finding type:** measured, a property of the pipeline and the data — with a simulated writer. Each
+# > **Finding type:** definitional (the one asserted claim: the extra LLM call), with two measured effects
+# > reported but not shown at this size (p = 0.125 each after Holm) — a property of the pipeline and the
+# > data, with a simulated writer. Each
 # > rewrite is a real search of the world's corpus and the fusion is a line of pipeline code; no simulator
 # > knob reacts to `rewrite.*`. The rewrites themselves come from the simulator, which only rephrases
 # > (synonyms, keyword queries, statements) and knows no fact about the world; the gain on aliased questions
-# > and the loss on comparisons are measured with those rewrites. The extra LLM call and searches are true
-# > by construction.
+# > and the loss on comparisons are measured with those rewrites. The extra LLM call and searches are
+# > definitional: the pipeline makes them whenever rewriting is on.
 #
 # One query, one ranking: if the question's words are not the documents' words, the right document may not
 # make the top k. **QueryRewrite** asks the LLM for `n_rewrites` rephrasings, searches with each (and with
@@ -65,7 +67,7 @@ import tempfile
 import pandas as pd
 from IPython.display import display
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.index.base import reciprocal_rank_fusion
 from rag_lab.pipeline import PipelineConfig
@@ -224,20 +226,26 @@ print(f"rewriting off on {point['n_questions']} alias questions: evidence recall
 # Three rewrites fused with k_rrf = 60 against no rewriting, paired on the same questions: the price (one
 # `rewrite` call per question), the gain on aliased questions, and the loss on comparisons. If `_expand`
 # skipped the rewrite call (the policy switched off), every Δ would be 0.
+#
+# Only the price is asserted, and it is definitional. The gain and the loss were asserted once, on their
+# intervals alone; tested as a referee would, they are not findings at this size: on the 30 aliased
+# questions 4 gain evidence and none loses it, and the exact sign test on 4 of 4 discordant questions gives
+# p = 0.125; on the 30 comparisons 5 lose and none gains (sign-flip p = 0.062, Holm 0.125). Both are
+# printed below with their tests; more questions than the world's 30 per type would be needed to claim them.
 
 # %%
+FINDINGS = FindingFamily(size=1, name="08_query_rewrite")   # the one claim asserted below
 cost = paired_finding(alias, "cost_llm_calls", candidate=THREE, reference=OFF, direction="above",
+                      kind="definitional", family=FINDINGS,
                       claim="rewriting costs an extra LLM call per question (the rewrite role)")
-gain = paired_finding(alias, QUALITY, candidate=THREE, reference=OFF, direction="above",
+gain = paired_finding(alias, QUALITY, candidate=THREE, reference=OFF, direction="above", kind="measured",
                       claim="on aliased questions, three rewrites fused by RRF bring more gold evidence into the "
                             "final context")
-loss = paired_finding(comparison, QUALITY, candidate=THREE, reference=OFF, direction="below",
+loss = paired_finding(comparison, QUALITY, candidate=THREE, reference=OFF, direction="below", kind="measured",
                       claim="on comparison questions, three rewrites lose gold evidence from the final context")
 for f in (cost, gain, loss):
     print(f)
 assert cost.holds, cost.message
-assert gain.holds, gain.message
-assert loss.holds, loss.message
 
 # %%
 for name, sweep in (("alias", alias), ("comparison", comparison)):

@@ -65,7 +65,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
@@ -231,8 +231,14 @@ print(f"no upgrade on {point['n_questions']} comparison questions: strict contai
 # and answer identically and the Δ would be 0.
 
 # %%
+FINDINGS = FindingFamily(size=1, name="10_router")
+control = run_sweep({**spec, "name": "nb10_control",
+                     "grid": {"router.enabled": [True], "router.comparison_upgrade": [True, False]},
+                     "backend": {**spec["backend"], "knobs": {**KNOBS, "comparison_underrate": 0.0}}},
+                    tempfile.mkdtemp(prefix="nb10c_"), progress="quiet")   # the router no longer under-rates
 finding = paired_finding(result, QUALITY, candidate={"router.enabled": True, "router.comparison_upgrade": True},
                          reference={"router.enabled": True, "router.comparison_upgrade": False}, direction="above",
+                         kind="by_construction", control=control, family=FINDINGS,
                          claim="upgrading comparison wording to COMPLEX answers comparisons the under-rating router "
                                "sent to one-shot retrieval")
 print(finding)
@@ -247,10 +253,10 @@ upgrade_cost = paired_finding(result, COST, candidate={"router.enabled": True, "
                               reference={"router.enabled": True, "router.comparison_upgrade": False},
                               direction="above", claim="the upgrade costs controller calls")
 router_cost = paired_finding(result, COST, candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                             reference={"router.enabled": False}, direction="none",
+                             reference={"router.enabled": False}, direction="none", margin=0.5,
                              claim="the router against no router, in LLM calls")
 router_quality = paired_finding(result, QUALITY, candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                                reference={"router.enabled": False}, direction="none",
+                                reference={"router.enabled": False}, direction="none", margin=0.05,
                                 claim="the router against no router, in strict containment")
 t = table.set_index("label")
 print(f"Strict containment: {t[QUALITY].round(3).to_dict()}")

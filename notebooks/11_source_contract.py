@@ -19,7 +19,8 @@
 # > **Finding type:** a property of the pipeline and the data (measured). The contract is a filter in
 # > pipeline code; whether it leaves nothing on a question depends on which documents retrieval returns and
 # > what source type each one has on the shipped world. No simulator knob is involved: the simulated model
-# > only answers from, and cites, the context it is given.
+# > only answers from, and cites, the context it is given. That fail-closed cites no forbidden source is
+# > definitional (it is what the filter does); the headline is what the contract costs in answers.
 #
 # A **source contract** says which kinds of documents an answer may rest on, per route: every document
 # carries a source type (`metadata["source"]`: `wiki`, `directory`, `release_notes`, `incident`,
@@ -61,7 +62,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
@@ -225,16 +226,21 @@ print(f"fail-open on {point['n_questions']} alias questions: {point[LEAK]:.3f} o
 # would behave alike and the Δ would be 0.
 
 # %%
+FINDINGS = FindingFamily(size=2, name="11_source_contract")   # Holm over this notebook's two claims
 finding = paired_finding(result, LEAK, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_open"},
                          reference={"sources.simple": ALLOWED, "sources.mode": "fail_closed"}, direction="above",
+                         kind="definitional", family=FINDINGS,
                          claim="when the filter leaves nothing, fail-open answers cite sources outside the contract")
 print(finding)
-assert finding.holds, finding.message
 
 # %%
 price = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
                        reference={"sources.simple": ALLOWED, "sources.mode": "fail_open"}, direction="below",
+                       kind="measured", family=FINDINGS,
                        claim="fail-closed gives up the answers fail-open took from forbidden sources")
+print(price)
+assert price.holds, price.message
+assert finding.holds, finding.message
 contract = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
                           reference={"sources.simple": []}, direction="below",
                           claim="the wiki-only contract costs answers")

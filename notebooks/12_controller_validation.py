@@ -64,7 +64,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.experiments.paired import paired_difference
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm.schemas import ControllerDecision
@@ -225,8 +225,10 @@ print(f"on_invalid=refuse on {point['n_questions']} comparison questions: strict
 # evidence — no better than refusing — the two settings would end every run alike and the Δ would be 0.
 
 # %%
+FINDINGS = FindingFamily(size=1, name="12_controller_validation")
 finding = paired_finding(result, QUALITY, candidate={"validation.on_invalid": "fallback"},
                          reference={"validation.on_invalid": "refuse"}, direction="above",
+                         kind="by_construction", control=control, family=FINDINGS,
                          claim="the deterministic fallback answers from gathered evidence where a pipeline that "
                                "refuses invalid controller output gives up")
 print(finding)
@@ -237,7 +239,7 @@ abstention = paired_finding(result, "quality_abstention_accuracy", candidate={"v
                             reference={"validation.on_invalid": "refuse"}, direction="above",
                             claim="abstention accuracy, fallback vs refuse")
 no_failures = paired_finding(control, QUALITY, candidate={"validation.on_invalid": "fallback"},
-                             reference={"validation.on_invalid": "refuse"}, direction="none",
+                             reference={"validation.on_invalid": "refuse"}, direction="none", margin=0.05,
                              claim="without format failures the switch changes nothing")
 
 

@@ -20,8 +20,9 @@
 # > the best relevance score of the final context (MiniLM cosine against the question and its queries) with
 # > a number; which unanswerable questions fall below it, and which answerable ones fall with them, is a
 # > fact about the world's corpus and the embedding model. No simulator knob is involved: the simulator's
-# > generic reader simply answers from whatever context it is given. The citation cap is code too; how
-# > many answers it trims depends on how many cite more than one chunk.
+# > generic reader simply answers from whatever context it is given. The citation cap is code too: that a
+# > cap of one removes citations is definitional; how many answers it trims depends on how many cite more
+# > than one chunk.
 #
 # The last word on an answer belongs to deterministic code, not to the LLM. The **citation guard** keeps
 # only citations `[n]` that point into the final context (a whitelist), at most `max_citations` of them,
@@ -63,7 +64,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.policies import CitationGuard
 from rag_lab.widgets import PolicyExplorer, TraceViewer
@@ -222,8 +223,10 @@ print(f"default guard on {point['n_questions']} questions: refusal rate {point['
 # refusals are the guard's); if the cap were ignored, the third would be 0.
 
 # %%
+FINDINGS = FindingFamily(size=3, name="13_citation_guard")   # Holm over this notebook's three claims
 finding = paired_finding(unanswerable, "quality_abstention_accuracy", candidate={"citations.refusal_threshold": 0.5},
-                         reference={"citations.refusal_threshold": 0.1}, direction="above",
+                         reference={"citations.refusal_threshold": 0.1}, direction="above", kind="measured",
+                         family=FINDINGS,
                          claim="a refusal threshold of 0.5 refuses unanswerable questions the default 0.1 answers")
 print(finding)
 assert finding.holds, finding.message
@@ -231,7 +234,8 @@ assert finding.holds, finding.message
 # %%
 price = paired_finding(result, PRICE, candidate={"citations.refusal_threshold": 0.5, "citations.max_citations": 10},
                        reference={"citations.refusal_threshold": 0.1, "citations.max_citations": 10},
-                       direction="above", claim="and it refuses answerable questions too")
+                       direction="above", kind="measured", family=FINDINGS,
+                       claim="and it refuses answerable questions too")
 print(price)
 assert price.holds, price.message
 
@@ -239,7 +243,8 @@ assert price.holds, price.message
 cap = paired_finding(result, "quality_citation_validity",
                      candidate={"citations.refusal_threshold": 0.1, "citations.max_citations": 1},
                      reference={"citations.refusal_threshold": 0.1, "citations.max_citations": 10},
-                     direction="below", claim="a cap of one citation removes citations")
+                     direction="below", kind="definitional", family=FINDINGS,
+                     claim="a cap of one citation removes citations")
 print(cap)
 assert cap.holds, cap.message
 

@@ -16,8 +16,10 @@
 # %% [markdown]
 # # 16 · A real model next to the simulator
 #
-# > **Finding type:** measured — a property of a real model's outputs and of the pipeline's echo guard.
-# > Nothing here is simulated: SmolLM2-135M-Instruct (a 98 MB GGUF shipped on PyPI) runs locally behind
+# > **Finding type:** definitional checks on a real model: that the echo guard turns parroted drafts into
+# > refusals, and that a simulator which never parrots gives it nothing to do, hold by what the guard and the
+# > echo rate are; *whether and how often* the real model parrots is its measured behaviour, printed, on too
+# > few questions (10) to assert. Nothing here is simulated: SmolLM2-135M-Instruct (a 98 MB GGUF shipped on PyPI) runs locally behind
 # > llama-cpp-python's server on 127.0.0.1, on real HotpotQA questions. How often it parrots its prompt is
 # > the model's behaviour; what the guard does with a parroted draft is the pipeline's.
 #
@@ -47,7 +49,7 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
 from rag_lab.llm.local import llama_cpp_available
 
 pd.set_option("display.width", 200)
@@ -129,10 +131,13 @@ if LOCAL:
 
 # %%
 if LOCAL:
+    FINDINGS = FindingFamily(size=2, name="16_real_model")   # Holm over the two claims below
     echo = paired_finding(real, "quality_echo", candidate={"echo.enabled": True}, reference={"echo.enabled": False},
-                          direction="above", claim="the echo guard stops the real model's parroted drafts")
+                          direction="above", kind="definitional", family=FINDINGS,
+                          claim="the echo guard stops the real model's parroted drafts")
     sim_echo = paired_finding(runs["simulator"], "quality_echo", candidate={"echo.enabled": True},
-                              reference={"echo.enabled": False}, direction="none",
+                              reference={"echo.enabled": False}, direction="none", margin=0.05,
+                              kind="definitional", family=FINDINGS,
                               claim="the simulator never parrots, so the guard has nothing to stop")
     print(echo, sim_echo, sep="\n\n")
     assert echo.holds, echo.message

@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="run with this value of the policy's field instead of its default (repeatable)")
     parser.add_argument("--knobs-off", action="store_true",
                         help="set every simulator behaviour knob to 0 instead of switching a policy off")
-    args = parser.parse_args(argv)
+    args = parser.parse_intermixed_args(argv)
     if bool(args.policy) == args.knobs_off:
         parser.error("give a POLICY to switch off, or --knobs-off (not both)")
     script = args.notebook.resolve()

@@ -89,6 +89,8 @@ def test_previous_and_next_links(name):
 KIND_PHRASES = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
 #: Notebooks exempt from "a measured headline and a measured outcome finding", with the reason.
 EXEMPT = {
+    "09_judge_input": "its measured effect (with-evidence vs draft-only judge: 4 of 4 discordant questions of 140) is not "
+                      "significant (p = 0.125): reported, not asserted; only the definitional price is",
     "08_query_rewrite": "its measured effects (the alias gain, 4 of 4 discordant questions; the comparison loss, 5 of 5) "
                         "are not significant on the world's 30 questions per type (p = 0.125 after Holm): reported, not "
                         "asserted; only the definitional price is",
@@ -144,7 +146,7 @@ def asserted_findings(code: str) -> tuple[list[dict], list[int]]:
 
 def _banner_kinds(banner: str) -> list[str]:
     """The kinds a banner names, in the order it first names them."""
-    text = " ".join(line.lstrip("> ").strip() for line in banner.splitlines() if line.startswith(">"))
+    text = " ".join(line.lstrip("> ").strip() for line in banner.splitlines() if line.startswith(">")).lower()
     found = [(text.find(phrase), kind) for kind, phrase in KIND_PHRASES.items() if phrase in text]
     return [kind for _, kind in sorted(found)]
 

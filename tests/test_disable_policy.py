@@ -58,7 +58,7 @@ KNOB_NOTEBOOK = '''
 import tempfile
 display = print
 from rag_lab.experiments import paired_finding, run_sweep
-spec = {"name": "k", "dataset": "world", "split": "test", "types": ["comparison"], "per_type": 8,
+spec = {"name": "k", "dataset": "world", "split": "test", "types": ["comparison"], "per_type": 20,
         "base": {"round_cap.max_rounds": 4, "router.enabled": False},
         "backend": {"kind": "sim", "knobs": {"budget_anchoring": 1.0, "budget_thrift": 0.0}},
         "grid": {"disclosure.disclosed": [False, True]}}

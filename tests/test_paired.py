@@ -20,7 +20,7 @@ from rag_lab.experiments.paired import (
     paired_difference,
     unpaired_difference,
 )
-from rag_lab.experiments.paired_tests import holm, p_text
+from rag_lab.experiments.paired_tests import holm, p_clause, p_text
 from rag_lab.experiments.report import comparisons, delta_table_text, is_measured
 
 # ---------------------------------------------------------------- synthetic paired data
@@ -222,7 +222,7 @@ def test_report_and_cli_show_the_deltas(sweep, tmp_path):
     assert [float(frames[m]["p_holm"].iloc[i]) for m, i in family] == pytest.approx(holm(raw))
     assert all(math.isnan(v) for f in frames.values() for v in f.loc[f["is_reference"], "p_holm"])
     m, i = family[0]
-    assert f"p={p_text(raw[0])} (Holm {p_text(float(frames[m]['p_holm'].iloc[i]))})" in lines[2]
+    assert f"{p_clause(raw[0])} (Holm {p_text(float(frames[m]['p_holm'].iloc[i]))})" in lines[2]
     assert "Holm" in text and "p=" in text
 
 
@@ -234,7 +234,7 @@ def test_rag_lab_sweep_prints_the_delta_table(sweep, tmp_path, capsys):
     table = text[text.index("Δ = candidate − the base config"):].splitlines()
     assert table[1].split()[:3] == ["changes", "vs", "reference"]
     assert table[2].startswith("round_cap.max_rounds=1 ") and len(table) == 4
-    assert "Holm" in table[0] and re.search(r"p=[<0-9.]+ \(Holm [<0-9.]+\)", table[2])
+    assert "Holm" in table[0] and re.search(r"p[=<][0-9.]+ \(Holm <?[0-9.]+\)", table[2])
 
 
 def test_a_finding_holds_only_where_its_interval_lies_and_its_p_is_small():

@@ -136,8 +136,8 @@ class Control:
 class Finding:
     """The outcome of checking one claim: the paired Δ (candidate − reference) of ``metric``, its test, and
     whether it lies where the claim says. ``p`` is the claim's p-value (the paired test for a direction, the
-    TOST for ``none``; with a control, the larger of the claim's and the control's), ``p_adjusted`` the same
-    after Holm over its ``family`` (``p`` itself without one)."""
+    TOST for ``none``; with a control, the larger of the claim's, ``p_claim``, and the control's), ``p_adjusted``
+    the same after Holm over its ``family`` (``p`` itself without one)."""
 
     claim: str
     metric: str
@@ -161,6 +161,7 @@ class Finding:
     control: Control | None = None
     family: FindingFamily | None = field(default=None, repr=False, compare=False)
     family_index: int = -1
+    p_claim: float | None = None
 
     @property
     def p_adjusted(self) -> float:
@@ -197,7 +198,9 @@ class Finding:
         """``Δ = +0.033 [+0.008, +0.067] (0.533 vs 0.500), n=120 questions, 3% differ (4↑ 0↓), p=0.125 (exact)``."""
         text = (f"Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}] ({self.mean:.3f} vs {self.reference_mean:.3f}), "
                 f"n={self.n} questions, {self.share_differ:.0%} differ ({self.n_better}↑ {self.n_worse}↓), "
-                f"{p_clause(self.p)} ({self.method})")
+                f"{p_clause(self.p if self.p_claim is None else self.p_claim)} ({self.method})")
+        if self.control is not None:
+            text += f", with its control {p_clause(self.p)}"
         if self.family is not None:
             state = "Holm" if self.family.complete else "Bonferroni bound until the family is complete"
             text += f", {state} over {self.family.size} findings: {p_clause(self.p_adjusted)}"
@@ -285,6 +288,7 @@ def paired_finding(
     test = paired_test(values, ref_values, n_boot=n_boot)
     diff = test.difference
     p = equivalence_test(values, ref_values, float(bound)).p if direction == "none" else test.p
+    p_claim = p
     checked = None
     if control is not None:
         c_values, c_ref = control.paired_values(metric, candidate, reference)
@@ -303,5 +307,5 @@ def paired_finding(
         delta=diff.delta, lo=diff.lo, hi=diff.hi, n=diff.n, share_differ=diff.share_differ, mean=diff.mean,
         reference_mean=diff.reference_mean, p=float(p), method=("TOST" if direction == "none" else test.method),
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
-        family_index=index,
+        family_index=index, p_claim=p_claim,
     )

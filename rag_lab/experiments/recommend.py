@@ -42,7 +42,7 @@ def verdicts(result: SweepResult, metrics: Sequence[str] = (DEFAULT_QUALITY, "qu
     if not margin > 0:
         raise ValueError(f"margin must be > 0 (the equivalence bound, in the metrics' units), got {margin!r}")
     ref = result.reference(reference)
-    cost_frame = result.compare(cost, reference=ref["config_id"], n_boot=n_boot)
+    cost_frame = result.compare(cost, reference=reference, n_boot=n_boot)
     rows = [{"label": r["label"], "candidate_id": r["candidate_id"], "config_id": r["config_id"],
              "is_reference": bool(r["is_reference"]), f"{cost}: Δ": interval_text(r), "cost_delta": float(r["delta"])}
             for _, r in cost_frame.iterrows()]
