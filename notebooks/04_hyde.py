@@ -55,7 +55,7 @@
 # of the passages' embeddings (plus the question's with `include_query`). Later rounds (the controller's
 # refined queries) search normally. With `rewrite.enabled` the rewrite branch wins (notebook 08).
 #
-# The simulated writer (world reader): passage 1 restates the question as a statement; passages 2 and up
+# The simulated writer: passage 1 restates the question as a statement; passages 2 and up
 # put the question's first named thing in front as a header (a name, or a date written `YYYY-MM-DD`, the way
 # reports write it), swap words for general synonyms from the simulator's lexicon ("fix" → "resolve",
 # "mitigate"…) and add a keyword line. It never writes a name, number or fact that the question does not
@@ -84,8 +84,8 @@ HyDE.model_fields
 #
 # All 30 `mismatch` test questions of the world (an incident asked about in lay words; the answer is in the
 # technically worded incident report). HyDE off, or on with 1, 2 or 4 passages (with the question's
-# embedding in the mean), and 4 passages without it. The simulated LLM runs the `typical` profile with the
-# world reader (`reader: world`; with the generic reader most quality differences on the world are 0). The
+# embedding in the mean), and 4 passages without it. The simulated LLM runs the `typical` profile (its one
+# reader for all text). The
 # quality axis is **gold-evidence recall of the final context** (did the incident report reach the prompt);
 # the cost axis tokens per question (LLM calls are +1 for every HyDE setting, tokens grow with the
 # passages). The Pareto front is computed on those two axes.

@@ -80,7 +80,7 @@ SearchBudget.model_fields
 # ## The sweep
 #
 # 120 questions (the first 15 test questions of each type), a round cap of 4 so that the budget, not the
-# cap, is what binds, and the `typical` simulator with the world reader. The grid tries token budgets of
+# cap, is what binds, and the `typical` simulator. The grid tries token budgets of
 # 600, 700 and 800 per question, two time budgets (1.8 s and 2 s), and no budget. The world's documents
 # are short — a whole question costs about a thousand tokens here — so the article's 4096 would never bind;
 # scale a budget to your corpus. The Pareto front is computed on the plotted axes: tokens per question
@@ -219,7 +219,7 @@ for label, cid in ids.items():
 # where their modelled latency puts them; on another machine the retrieval part of their clock differs (the
 # time split above), so re-running can move a question that sits near the threshold.
 #
-# **Caveat.** The second rounds come from the simulated controller (`typical` profile, world reader), and the
+# **Caveat.** The second rounds come from the simulated controller (`typical` profile), and the
 # world's short documents set the token scale. A real model spends more tokens per call and asks for rounds
 # on other grounds: run the same sweep with `backend: {kind: openai}` or `{kind: local}` before choosing a
 # budget.
