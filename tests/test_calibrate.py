@@ -41,13 +41,13 @@ def world():
 
 @pytest.fixture(scope="module")
 def sim_runs(world):
-    """80 world questions (20 of each of four types) run twice by the simulator with :data:`RATES`: budget
+    """120 world questions (30 of each of four types) run twice by the simulator with :data:`RATES`: budget
     undisclosed on seed 0, disclosed on seed 1 (independent draws), round cap 2, no zero-yield stop (so
     the controller meets its budget spent and unspent). Returns (runs, types, the seed-0 backend)."""
     from rag_lab.llm.simulator import SimulatedBackend
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
-    questions = world.evalset.select(types=TYPES, per_type=20)
+    questions = world.evalset.select(types=TYPES, per_type=30)
     resources = CorpusResources(world.corpus)
     runs, backends = [], []
     for seed, disclosed in ((0, False), (1, True)):
