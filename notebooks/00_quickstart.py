@@ -97,7 +97,7 @@ examples
 #
 # A pipeline is a configuration (one frozen, validated object per policy), the corpus resources
 # (chunks, dense and BM25 indexes) and an LLM backend — here the simulated model with its `typical`
-# profile, reading the world with its opt-in world adapter (`reader: world`), behind the response cache.
+# profile (its one reader, the same on the world and on real text), behind the response cache.
 
 # %%
 question = next(iter(world.evalset.select(split="test", types=["bridge"], limit=1)))

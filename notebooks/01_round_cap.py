@@ -19,7 +19,7 @@
 # > **Finding type:** a property of the pipeline and the data (measured). The cap is a line of pipeline
 # > code, and no simulator knob reacts to it: the calls it saves and the answers it loses on two-hop
 # > questions are measured on the shipped world, with the simulated controller (`typical` profile,
-# > world reader) asking for rounds as the evidence it reads suggests.
+# > one reader for all text) asking for rounds as the evidence it reads suggests.
 #
 # A multi-round retrieval loop needs a hard stop. **RoundCap** caps the number of retrieval rounds *in
 # code*: when the controller asks for one more round after the cap, that request is a **policy
@@ -83,8 +83,8 @@ RoundCap.model_fields
 # ## The sweep
 #
 # The first 10 test questions of each of the 8 question types (80 questions), `max_rounds` from 1 to 4,
-# every other policy at its default. The simulated LLM runs the `typical` profile with the world reader
-# (`reader: world`; with the generic reader most quality differences on the world are 0). The Pareto
+# every other policy at its default. The simulated LLM runs the `typical` profile (one reader for all
+# text: the same that is measured on real HotpotQA and MuSiQue in benchmarks/bench_sim_real.py). The Pareto
 # front is computed on the axes plotted below: LLM calls per question against strict answer containment.
 
 # %%
@@ -233,7 +233,7 @@ print(stops)
 # anything on this world). The by-type table shows where each effect sits. The stop-reason table keeps
 # `cap_reached` apart from `answered`: a run stopped by the cap is not evidence that its context sufficed.
 #
-# **Caveat.** The controller is the simulated LLM (`typical` profile, world reader): it asks for a second
+# **Caveat.** The controller is the simulated LLM (`typical` profile): it asks for a second
 # round when the evidence it reads names a bridge entity it has not searched. A real model asks on other
 # grounds; run the same sweep with `backend: {kind: openai}` or `{kind: local}` to see whether the
 # trade-off holds for it.

@@ -78,7 +78,7 @@ for disclosed in (False, True):
 # ## The sweep
 #
 # 80 questions (the first 10 test questions of each type), disclosed or hidden, with caps of 2 and 4
-# rounds (4 is the article's limit). The simulator runs the `typical` profile with the world reader and
+# rounds (4 is the article's limit). The simulator runs the `typical` profile and
 # one knob raised: `budget_anchoring` from 0.2 to 0.6, so that the effect is visible on 80 questions. The
 # Pareto front is computed on the plotted axes: LLM calls per question against strict answer containment.
 

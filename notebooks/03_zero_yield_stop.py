@@ -83,7 +83,7 @@ ZeroYieldStop.model_fields
 # ## The sweep
 #
 # 80 questions (the first 10 test questions of each type), the stop on and off, a cap of 4 rounds so that
-# spinning has room. The simulator runs the `typical` profile with the world reader and
+# spinning has room. The simulator runs the `typical` profile and
 # `synonym_spinning` raised from 0.15 to 0.6: the probability that the controller, holding evidence that
 # already suffices, asks for a paraphrase search instead of answering. The Pareto front is computed on
 # the plotted axes: LLM calls per question against strict answer containment.

@@ -101,8 +101,8 @@ Truncation.model_fields
 # All 60 two-hop test questions of the world (`bridge`: the answer sits one hop from what the question
 # names; `comparison`: one document per side), a 3-round cap, and the three strategies at three snippet
 # limits. Round 1 alone brings `retrieval.top_k` = 5 chunks, so a limit of 3 or 5 is **tight** (round 1
-# fills it) and 8 is loose. The simulated LLM runs the `typical` profile with the world reader
-# (`reader: world`; with the generic reader most quality differences on the world are 0). Truncation acts
+# fills it) and 8 is loose. The simulated LLM runs the `typical` profile (its one
+# reader for all text). Truncation acts
 # after the loop, so the candidates share the loop's LLM calls through the response cache and differ only
 # in the answer prompt. The Pareto front is computed on the plotted axes: tokens per question against
 # strict answer containment.
@@ -251,7 +251,7 @@ print(f"Rank vs append, 8 snippets (a loose limit), later-round gold kept: {loos
 # Compare, too, the token column: the strategies cost the same, so only a retention metric (or the
 # marked-chunk test) catches the bug.
 #
-# **Caveat.** The loop is driven by the simulated controller (`typical` profile, world reader), which
+# **Caveat.** The loop is driven by the simulated controller (`typical` profile), which
 # decides when a second round runs and what it searches; a real model would bring later-round evidence on
 # other questions. What is not simulated is the cut itself: whenever later rounds bring evidence and round 1
 # has filled the limit, `append_then_truncate` drops it, with any model.

@@ -80,9 +80,9 @@ SearchBudget.model_fields
 # ## The sweep
 #
 # 120 questions (the first 15 test questions of each type), a round cap of 4 so that the budget, not the
-# cap, is what binds, and the `typical` simulator with the world reader. The grid tries token budgets of
+# cap, is what binds, and the `typical` simulator. The grid tries token budgets of
 # 600, 700 and 800 per question, two time budgets (1.8 s and 2 s), and no budget. The world's documents
-# are short — a whole question costs about a thousand tokens here — so the article's 4096 would never bind;
+# are short — a whole question costs about 1,450 tokens here — so the article's 4096 would never bind;
 # scale a budget to your corpus. The Pareto front is computed on the plotted axes: tokens per question
 # against strict answer containment.
 
@@ -116,12 +116,12 @@ pd.DataFrame({label: result.rows(cid)["stop_reason"].value_counts() for label, c
 # %% [markdown]
 # ## The mechanism in one trace
 #
-# The question on which a 700-token budget and no budget differ most in tokens (ties: the first in question
+# The question on which a 600-token budget and no budget differ most in tokens (ties: the first in question
 # order). The timeline's hover shows the cumulative tokens at every step; the controller step that asked for
 # round 2 carries the budget's rejection.
 
 # %%
-BUDGET = 700
+BUDGET = 600
 capped, free = result.rows(ids[f"budget.max_tokens={BUDGET}"]).set_index("qid"), result.rows(ids["base"]).set_index("qid")
 qid = (free[COST] - capped[COST]).abs().idxmax()
 trace = result.traces(ids[f"budget.max_tokens={BUDGET}"])[qid]
@@ -156,7 +156,7 @@ pd.DataFrame([time_split(tr) for tr in result.traces(ids["base"]).values()]).des
 # ## Try it yourself
 #
 # The explorer runs the full pipeline on the first 12 two-hop (`bridge`) test questions, starting from a
-# 700-token budget and a cap of 4. Move `budget.max_tokens` (or tick `unlimited`), or set a time budget;
+# 600-token budget and a cap of 4. Move `budget.max_tokens` (or tick `unlimited`), or set a time budget;
 # each configuration adds a point on tokens against strict containment. Run headless, the cell below runs
 # the starting configuration once.
 
@@ -175,7 +175,7 @@ print(f"{BUDGET}-token budget on {point['n_questions']} bridge questions: {point
 # %% [markdown]
 # ## The finding: what a token budget saves
 #
-# A 700-token budget against none, paired on the same 120 questions: the claim is that it cuts tokens per
+# A 600-token budget against none, paired on the same 120 questions: the claim is that it cuts tokens per
 # question. If the token check in `_act` were a no-op, both would run the same rounds and Δ = 0.
 
 # %%
@@ -222,7 +222,7 @@ for label, cid in ids.items():
 # where their modelled latency puts them; on another machine the retrieval part of their clock differs (the
 # time split above), so re-running can move a question that sits near the threshold.
 #
-# **Caveat.** The second rounds come from the simulated controller (`typical` profile, world reader), and the
+# **Caveat.** The second rounds come from the simulated controller (`typical` profile), and the
 # world's short documents set the token scale. A real model spends more tokens per call and asks for rounds
 # on other grounds: run the same sweep with `backend: {kind: openai}` or `{kind: local}` before choosing a
 # budget.

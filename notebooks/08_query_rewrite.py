@@ -93,8 +93,8 @@ QueryRewrite.model_fields
 #   rewards agreement, so the question is whether both sides survive.
 #
 # On `alias`: rewriting off, or on with 1 or 3 rewrites (k_rrf 60), and 3 rewrites with k_rrf 1.
-# On `comparison`: off, and 3 rewrites. The simulated LLM runs the `typical` profile with the world reader
-# (`reader: world`; with the generic reader most quality differences on the world are 0). Quality is
+# On `comparison`: off, and 3 rewrites. The simulated LLM runs the `typical` profile (its one
+# reader for all text). Quality is
 # **gold-evidence recall of the final context**; cost is tokens per question (the Pareto front is computed on
 # these two axes; the search count is in the table).
 

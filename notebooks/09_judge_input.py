@@ -56,7 +56,7 @@
 # section only in `with_evidence` mode. An `unsupported` verdict refuses the answer (stop reason
 # `insufficient`); an invalid judge output falls back to `supported`, so a broken judge never refuses.
 #
-# The simulated judge (`rag_lab/llm/sim/adapters/world/judging.py`, world reader): *with evidence* it says
+# The simulated judge (`rag_lab/llm/sim/judging.py`): *with evidence* it says
 # `supported` iff every number and name in the draft appears in the evidence the draft cites, every
 # citation points at an item, and most of its content words are found there; *draft only* it cannot check
 # support, so it rates usefulness — a draft that names the question's subject (or gives a value of the
@@ -86,7 +86,7 @@ JudgeInput.model_fields
 #
 # The first 20 test questions of each of the 8 types (160 questions, 20 of them unanswerable), three
 # configurations: no judge (the default), a draft-only judge and a with-evidence judge. The simulated
-# LLM runs the `typical` profile with the world reader (`reader: world`). The Pareto front is computed
+# LLM runs the `typical` profile. The Pareto front is computed
 # on the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
@@ -262,23 +262,23 @@ print("Judge refusals:", refusals.to_dict())
 # "unanswerable" row for both: on this world the unanswerable questions are already refused before any
 # judge runs (the answer step finds nothing to extract), so no judge gets the chance to catch them.
 #
-# That is the honest reading of the with-evidence line: on the world, with the world reader, its drafts are
+# That is the honest reading of the with-evidence line: on the world, with the simulator's reader, its drafts are
 # extracted from the evidence they cite, so a support check passes them and the judge costs a call per
 # answered question for no change in answers — compare its containment with no judge's. Then compare the
 # draft-only judge's with no judge's: a judge can also cost answers. A judge earns its cost where drafts can
 # contain claims the evidence does not hold.
 #
-# **Caveat.** Both judges are the simulator's (`typical` profile, world reader); their error directions
+# **Caveat.** Both judges are the simulator's (`typical` profile); their error directions
 # are written into it. A real judge — the same model as the writer, or another — has its own biases;
 # run the same sweep with `backend: {kind: openai}` or `{kind: local}` to measure them.
 
 # %% [markdown]
 # ## Try this
 #
-# 1. Switch the simulator to its generic reader (`"knobs": {"reader": "generic"}` in `BACKEND`): it answers
-#    the unanswerable questions from whatever it retrieved. Does either judge refuse those answers? What does
+# 1. Run the sweep on `types=["unanswerable"]`: the simulator answers some unanswerable questions from
+#    whatever it retrieved. Does either judge refuse those answers? What does
 #    a support check verify, and what does it not?
-# 2. With the generic reader, find a `mismatch` answer the with-evidence judge refused and read its reason
+# 2. Find a `mismatch` answer the with-evidence judge refused and read its reason
 #    in the trace viewer: which name in the draft was missing from the evidence?
 # 3. Run the sweep with `"profile": "sloppy"` (more premature stops: answers from half the evidence). Do the
 #    judges catch a comparison answered from one side only?

@@ -121,7 +121,7 @@ words.groupby("comparison wording").head(3)
 # * `retrieval.top_k` = 2 — one round of two chunks rarely covers both sides of a comparison, so one-shot
 #   retrieval is not enough (with the default 5 chunks one round often covers both: try it below).
 #
-# The simulated LLM otherwise runs the `typical` profile with the world reader. The Pareto front is computed
+# The simulated LLM otherwise runs the `typical` profile. The Pareto front is computed
 # on the plotted axes: LLM calls per question against strict answer containment.
 
 # %%

@@ -96,8 +96,8 @@ pd.DataFrame([{"source": world.corpus[d].metadata["source"], "kind": world.corpu
 # article's "external answers cite external evidence only". It is strict on purpose: like the article's
 # external filter, it often finds nothing allowed among a round's hits, which is when the two modes part.
 # The first 8 test questions of each of the 8 types (64 questions), three configurations: no contract,
-# the contract fail-closed and the contract fail-open. The simulated LLM runs the `typical` profile with the
-# world reader. The Pareto front is computed on the plotted axes: LLM calls per question against strict
+# the contract fail-closed and the contract fail-open. The simulated LLM runs the `typical` profile. The
+# Pareto front is computed on the plotted axes: LLM calls per question against strict
 # answer containment.
 
 # %%
@@ -268,7 +268,7 @@ print("Counts:", counts.to_dict())
 # a quality metric; it is a promise about provenance, and it needs its own metric — which is why the
 # article's fix ends in a verifier, not in a better ranking.
 #
-# **Caveat.** The simulated model (`typical` profile, world reader) answers only from the context it is
+# **Caveat.** The simulated model (`typical` profile) answers only from the context it is
 # given, so its citations follow the filter exactly. A real model may also answer from memory when the
 # context is empty; the guard's refusal rules (notebook 13) are what stop that.
 

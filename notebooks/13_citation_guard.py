@@ -19,8 +19,8 @@
 # > **Finding type:** a property of the pipeline and the data (measured). The refusal threshold compares
 # > the best relevance score of the final context (MiniLM cosine against the question and its queries) with
 # > a number; which unanswerable questions fall below it, and which answerable ones fall with them, is a
-# > fact about the world's corpus and the embedding model. No simulator knob is involved: the simulator's
-# > generic reader simply answers from whatever context it is given. The citation cap is code too: that a
+# > fact about the world's corpus and the embedding model. No simulator knob is involved: the
+# > simulator often answers from whatever context it is given. The citation cap is code too: that a
 # > cap of one removes citations is definitional; how many answers it trims depends on how many cite more
 # > than one chunk.
 #
@@ -79,11 +79,10 @@ CitationGuard.model_fields
 # %% [markdown]
 # ## The sweeps
 #
-# **Reader.** This notebook runs the simulator's default *generic* reader, not the world adapter the other
-# notebooks opt into. The world adapter recognises that the world's unanswerable questions (a desk phone
-# extension, a port of a service that does not exist) have nothing to extract and refuses them itself, so
-# the guard never sees them; the generic reader — the one measured on real text — answers them from whatever
-# it retrieved, with a low-confidence hedge. That confident answer to an unanswerable question is the
+# **Reader.** The simulator has one reader for all text. On the world's unanswerable questions (a desk
+# phone extension, a port of a service that does not exist) it refuses some by itself — nothing in the
+# evidence holds a value of the asked kind — and answers others from whatever it retrieved, with a
+# low-confidence hedge. That confident answer to an unanswerable question is the
 # failure the refusal threshold exists for.
 #
 # Two sweeps, `typical` profile. On the 56 **answerable** questions (the first 8 test questions of each of
@@ -95,7 +94,7 @@ CitationGuard.model_fields
 # %%
 PRICE, QUALITY = "quality_refused", "quality_answer_containment_strict"
 THRESHOLDS = [0.1, 0.3, 0.4, 0.5, 0.6]
-BACKEND = {"kind": "sim", "profile": "typical"}  # the generic reader (see above)
+BACKEND = {"kind": "sim", "profile": "typical"}  # the one reader (see above)
 ANSWERABLE = ["single", "bridge", "comparison", "mismatch", "alias", "vague", "stale"]
 spec = {
     "name": "nb13_citation_guard",
@@ -195,7 +194,7 @@ viewer
 # %% [markdown]
 # ## Try the guard yourself
 #
-# The explorer runs the full pipeline on the first 16 `unanswerable` test questions, generic reader, from
+# The explorer runs the full pipeline on the first 16 `unanswerable` test questions, from
 # the default guard, with abstention accuracy on the quality axis. Move the threshold slider and watch the
 # point climb; then switch `types` to an answerable type such as `["alias"]` and the quality axis back to
 # strict containment to see the price. Headless, the cell below runs the default once.
@@ -280,7 +279,7 @@ print(f"LLM calls per question (answerable, cap 10): {cap10['cost_llm_calls'].ro
 # LLM calls: it acts after generation (the small saving comes from the controller treating sub-threshold
 # evidence as unusable) — a refusal by threshold decides what the user is shown, not what was spent.
 #
-# **Caveat.** The generic reader answers unanswerable questions with a hedge ("Low confidence: …"); a real
+# **Caveat.** The simulator answers many unanswerable questions with a hedge ("Low confidence: …"); a real
 # model may answer them from memory with no hedge at all, and it may cite differently. Run the same sweeps
 # with `backend: {kind: openai}` or `{kind: local}`; the threshold's calibration is a property of the
 # corpus and the embedding model, and should carry over — check it.
@@ -288,8 +287,8 @@ print(f"LLM calls per question (answerable, cap 10): {cap10['cost_llm_calls'].ro
 # %% [markdown]
 # ## Try this
 #
-# 1. Switch to the world reader (`"knobs": {"reader": "world"}` in `BACKEND`): how many unanswerable questions
-#    reach the guard at all now, and what is the threshold then for?
+# 1. Raise the `typical` profile's `premature_stop` (`"knobs": {"premature_stop": 0.6}` in `BACKEND`): how many
+#    more unanswerable questions reach the guard with an answer, and what does the threshold catch then?
 # 2. Add 0.45 and 0.55 to `THRESHOLDS`: find the largest threshold whose strict-containment Δ interval still
 #    contains 0. That is the calibration step the agentic RAG article asks for.
 # 3. Change `citations.max_citations` to 2 or 3 in the grid: does citation precision keep rising as the cap

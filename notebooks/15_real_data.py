@@ -17,7 +17,7 @@
 # # 15 · Real data: the round-cap and truncation experiment on HotpotQA
 #
 # > **Finding type:** measured — a property of the pipeline *and this data*: real HotpotQA questions and
-# > Wikipedia paragraphs, read by the simulator's generic reader (no world vocabulary, no labels). The cost
+# > Wikipedia paragraphs, read by the simulator's one reader (no world vocabulary, no labels). The cost
 # > finding holds because the round cap is enforced in code; the quality finding — no measurable gain from
 # > extra rounds here — is a measurement of how this simulated model and this corpus interact, not a
 # > property of multi-hop questions in general.
@@ -128,7 +128,7 @@ print(f"questions that used more than one round: {(found['rounds used'] > 1).sum
 # %% [markdown]
 # The distractor setting gives each question only ten paragraphs, two of them gold, and hybrid retrieval
 # of the question finds most gold in round one; what round one misses, the later rounds' queries — which
-# the generic reader builds from the question and the evidence it holds — almost never find. The
+# the simulator builds from the question and the evidence it holds — almost never find. The
 # trace of a question that went to a second round shows what it searched for: compare its second query
 # with the question — a bridge query would name the entity the first paragraph introduced.
 
@@ -184,8 +184,8 @@ print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict con
 #    count there) — does a three-hop question get a third round, and does it help?
 # 2. Set `truncation.max_snippets` to 2 in the base: with fewer snippets, does append-then-truncate start to
 #    lose the evidence rank-then-truncate keeps, as on the world?
-# 3. Add `"knobs": {"reader": "world"}` to the backend: the world adapter cannot read Wikipedia — what
-#    happens to containment, and why is that the reason the default reader is the generic one?
+# 3. Add `"truncation.strategy": "round_slots"` to the grid's truncation line: does keeping a place for each
+#    round's best chunk keep the second hop that rank-then-truncate cuts?
 # 4. Point `dataset` at your own HotpotQA file (original or Hugging Face layout, JSON, JSON Lines or
 #    Parquet) — `rag-lab data info --dataset FILE` first shows how much of its gold the corpus holds.
 #

@@ -78,9 +78,10 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.calibration_result import USES, Calibration, KnobCalibration, RateEstimate
 from rag_lab.experiments.calibration_runs import CalibrationSource, read_run
 from rag_lab.llm import prompts, schemas
+from rag_lab.llm.base import Message
 from rag_lab.llm.sim.ideal import IdealModel as Reader
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
-from rag_lab.llm.sim.prompt import parse_searches, searches_run, stated_budget, template_of
+from rag_lab.llm.sim.prompt import Prompt, read_prompt, searches_run, stated_budget
 from rag_lab.llm.sim.text import normalise
 from rag_lab.llm.structured import embedded_objects, validate_output
 from rag_lab.pipeline.trace import LLMCall, Trace
@@ -164,20 +165,10 @@ def format_failure(role: str, raw: str) -> tuple[str | None, BaseModel | None]:
     return "wrong_types", None
 
 
-class _Prompt(NamedTuple):
-    system: str
-    question: str
-    searches: list[str]
-    items: list[prompts.EvidenceItem]
-
-
-def _read_prompt(messages: Sequence[Mapping[str, str]]) -> _Prompt:
-    """The prompt as the simulator reads it (instructions, question, searches, numbered evidence)."""
-    system = "\n".join(m["content"] for m in messages if m.get("role") == "system")
-    user = next((m["content"] for m in reversed(messages) if m.get("role") == "user"), "")
-    sections = prompts.parse_sections(user)
-    return _Prompt(system, sections.get("QUESTION", user).strip(), parse_searches(sections.get("SEARCHES", "")),
-                   prompts.parse_evidence(sections.get("EVIDENCE", "")))
+def _read_prompt(messages: Sequence[Mapping[str, str]]) -> Prompt:
+    """The prompt as the simulator reads it (:func:`rag_lab.llm.sim.prompt.read_prompt`), from a trace's messages."""
+    return read_prompt("chat", [Message(role=m["role"], content=m["content"]) for m in messages
+                                if m.get("role") in ("system", "user", "assistant")])
 
 
 def _names_bridge(queries: Iterable[str], bridge: str) -> bool:
@@ -266,7 +257,7 @@ def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_t
 
 def _controller(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any) -> None:
     p = _read_prompt(call.messages)
-    ideal = reader.decide(p.question, p.items, p.searches)
+    ideal = reader.decide(p.question, p.evidence, p.searches)
     budget = stated_budget(p.system)
     unspent = budget is not None and searches_run(p.system, p.searches) < budget
     action = parsed.action
@@ -291,7 +282,7 @@ def _answer(tallies: _Tallies, reader: Reader, call: LLMCall) -> None:
         asked.append(True)
         return False
 
-    reader.answer(p.question, p.items, template_of(p.system), partial)
+    reader.answer(p.question, p.evidence, p.template, partial)
     if asked:
         refused = call.raw_output.strip().upper().startswith(prompts.INSUFFICIENT)
         tallies.add("premature_stop", "answer", not refused)

@@ -23,7 +23,10 @@ _CONNECTORS = frozenset("of for the de da del der van von la le du di y & and in
 _CAP = r"(?:[A-ZÀ-ÖØ-Þ][\w'’.\-]*[\w]|[A-ZÀ-ÖØ-Þ])"
 _NAME = re.compile(rf"{_CAP}(?:\s+(?:(?:of|for|the|de|da|del|der|van|von|la|le|du|di|y|&|in|on|at|to|a|an)\s+)*{_CAP})*"
                    r"(?:\s+\d{1,3}(?![\d,.]*\d))?")
-_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|`([^`\s][^`]{0,78}[^`\s])`")
+#: A code span (backticks): how technical text marks an identifier.
+CODE_SPAN = r"`([^`\s][^`]{0,78}[^`\s])`"
+_QUOTED = re.compile(r"[\"“]([^\"”]{2,80})[\"”]|" + CODE_SPAN)
+_CODE = re.compile(CODE_SPAN)
 _ID = re.compile(r"(?<![\w@#])(?:[@#][A-Za-z0-9_][\w.\-]*|(?=[\w.\-]*\d)(?=[\w.\-]*[A-Za-z])[A-Za-z0-9][\w.\-]*[A-Za-z0-9]"
                  r"|[A-Za-z0-9]+_[\w]+)")
 _SENTENCE_START = re.compile(r"(^|[.!?:;\"“(\[—–]\s*)$")
@@ -107,6 +110,11 @@ def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
 @lru_cache(maxsize=65536)
 def _pattern(key: str) -> re.Pattern[str]:
     return re.compile(r"(?<![\w])" + re.escape(key) + r"(?![\w])", re.IGNORECASE)
+
+
+def code_spans(text: str) -> list[str]:
+    """The spans ``text`` writes as code (between backticks)."""
+    return _CODE.findall(text)
 
 
 def mentions(text: str, entity: Entity) -> bool:

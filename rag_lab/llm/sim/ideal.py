@@ -21,15 +21,13 @@ from collections.abc import Callable
 
 from rag_lab.llm.prompts import EvidenceItem
 from rag_lab.llm.sim.answer import answer
+from rag_lab.llm.sim.entities import code_spans
 from rag_lab.llm.sim.evidence import Evidence
 from rag_lab.llm.sim.judging import grade, judge_draft_only, judge_with_evidence
 from rag_lab.llm.sim.paraphrase import passages, variants
 from rag_lab.llm.sim.plan import Decision, ideal_decision
 from rag_lab.llm.sim.question import DESCRIBED, analyse
 from rag_lab.llm.sim.vectors import Similarity
-
-#: A code span (backticks): how technical text marks an identifier.
-_CODE = re.compile(r"`([^`\s][^`]{0,78}[^`\s])`")
 
 
 class IdealModel:
@@ -45,7 +43,7 @@ class IdealModel:
         """The evidence read against the question; a title, or a span the evidence writes as code, that the
         question spells out is one of its names (``Le roi malgré lui``, ``user-api``)."""
         titles = [re.sub(r"\s*\([^)]*\)\s*$", "", it.title).strip() for it in items]
-        titles += [span for it in items for span in _CODE.findall(it.text)]
+        titles += [span for it in items for span in code_spans(it.text)]
         titles = tuple(dict.fromkeys(titles))
         return Evidence(analyse(question, titles), items, self.similarity,
                         sentence_items=self.sentence_items if sentence_items is None else sentence_items)
