@@ -69,6 +69,17 @@ class Lab:
         return "\n".join(text[-lines:])
 
 
+def require_browser() -> None:
+    """Skip when Debian's Chromium is missing, or fail when RAG_LAB_REQUIRE_BROWSER is set (as .ci/run does)."""
+    import pytest
+
+    if os.path.exists(CHROMIUM):
+        return
+    if os.environ.get("RAG_LAB_REQUIRE_BROWSER", "") not in ("", "0"):
+        pytest.fail(f"RAG_LAB_REQUIRE_BROWSER is set but {CHROMIUM} is missing (scripts/ensure_chromium.sh installs it as root)")
+    pytest.skip(f"{CHROMIUM} missing (bash scripts/test.sh installs Debian's chromium when run as root)")
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

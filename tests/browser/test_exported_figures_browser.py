@@ -8,11 +8,10 @@ Skips only when Chromium is missing and RAG_LAB_REQUIRE_BROWSER is unset (.ci/ru
 from __future__ import annotations
 
 import base64
-import os
 from pathlib import Path
 
 import pytest
-from jupyterlab_harness import CHROMIUM, chromium
+from jupyterlab_harness import chromium, require_browser
 
 from rag_lab.experiments import run_sweep
 from rag_lab.experiments.report import report_figures
@@ -36,21 +35,13 @@ WHITE_FRACTION_JS = """async (src) => {
 }"""
 
 
-def _require_browser() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    if os.environ.get("RAG_LAB_REQUIRE_BROWSER", "") not in ("", "0"):
-        pytest.fail(f"RAG_LAB_REQUIRE_BROWSER is set but {CHROMIUM} is missing (scripts/ensure_chromium.sh installs it)")
-    pytest.skip(f"{CHROMIUM} missing (bash scripts/test.sh installs Debian's chromium when run as root)")
-
-
 def _white_share(page, png: bytes) -> float:
     page.set_content("<html><body></body></html>")
     return float(page.evaluate(WHITE_FRACTION_JS, "data:image/png;base64," + base64.b64encode(png).decode()))
 
 
 def test_exported_svg_and_pdf_open_in_chromium(tmp_path: Path) -> None:
-    _require_browser()
+    require_browser()
     result = run_sweep(SMALL, tmp_path / "run", progress="quiet")
     figure = report_figures(result)["cost_quality"]
     svg, pdf = export_figures({"cost_quality": figure}, tmp_path / "figures", ("svg", "pdf"))

@@ -10,14 +10,13 @@ RAG_LAB_REQUIRE_BROWSER is unset (.ci/run sets it, and scripts/test.sh installs 
 from __future__ import annotations
 
 import contextlib
-import os
 import re
 import shutil
 import time
 from pathlib import Path
 
 import pytest
-from jupyterlab_harness import CHROMIUM, chromium, jupyterlab, open_notebook, run_all_cells
+from jupyterlab_harness import chromium, jupyterlab, open_notebook, require_browser, run_all_cells
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(480)]
 
@@ -36,17 +35,9 @@ POINTS = f"{EXPLORER} .js-plotly-plot .scatterlayer .point"
 RUNS = re.compile(r"runs:\s*(\d+)")
 
 
-def _require_browser() -> None:
-    if os.path.exists(CHROMIUM):
-        return
-    if os.environ.get("RAG_LAB_REQUIRE_BROWSER", "") not in ("", "0"):
-        pytest.fail(f"RAG_LAB_REQUIRE_BROWSER is set but {CHROMIUM} is missing (scripts/ensure_chromium.sh installs it as root)")
-    pytest.skip(f"{CHROMIUM} missing (bash scripts/test.sh installs Debian's chromium when run as root)")
-
-
 @pytest.fixture
 def lab(tmp_path):
-    _require_browser()
+    require_browser()
     root = tmp_path / "lab"
     root.mkdir()
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
