@@ -16,7 +16,8 @@
 # %% [markdown]
 # # 14 · Capstone: every headline policy on one cost-quality plot
 #
-# > **Finding type:** measured, with a definitional check (HyDE's extra call); each finding says which. The
+# > **Finding type:** definitional (the one asserted claim, HyDE's extra call), with measured effects printed
+# > beside it but not shown at this size (p = 0.070 each); each finding says which. The
 # > round-cap and truncation findings are measured properties of the pipeline (real retrieval over the
 # > world's corpus; the simulated model only decides when to search again). The budget-disclosure point
 # > moves because the simulator's `budget_anchoring` knob reads the prompt — true by construction, its size
@@ -129,24 +130,25 @@ summary.drop(columns=["candidate_id", "config_id"])
 # %% [markdown]
 # ## The findings
 #
-# Two pipeline properties the course measured one at a time hold together: capping the loop at one round,
-# and appending before truncating, each lose answers against the base. (If the round cap stopped binding,
-# or the append strategy ranked like the default, the Δ would be 0 and the asserts below would fail.)
+# Two pipeline properties the course measured one at a time, tested together here: capping the loop at one
+# round, and appending before truncating, each lose answers against the base. (If the round cap stopped
+# binding, or the append strategy ranked like the default, the Δ would be 0.) Neither is asserted any more:
+# each was asserted on its interval alone, and on the world read by the one simulated reader each is 7
+# questions lost and 1 gained of 105 — an interval that excludes 0, but an exact sign test p = 0.070. They
+# are printed, not findings at this size; only HyDE's definitional price is asserted.
 
 # %%
-FINDINGS = FindingFamily(size=3, name="14_capstone")   # Holm over the three claims below
+FINDINGS = FindingFamily(size=1, name="14_capstone")   # the one claim asserted below
 one_round = paired_finding(result, QUALITY, candidate={"round_cap.max_rounds": 1}, direction="below",
-                           kind="measured", family=FINDINGS, claim="capping the loop at one round loses answers")
+                           kind="measured", claim="capping the loop at one round loses answers")
 append = paired_finding(result, QUALITY, candidate={"truncation.strategy": "append_then_truncate"},
-                        direction="below", kind="measured", family=FINDINGS,
+                        direction="below", kind="measured",
                         claim="append-then-truncate loses answers that rank-then-truncate keeps")
 hyde_cost = paired_finding(result, COST, candidate={"hyde.enabled": True, "hyde.n_docs": 4}, direction="above",
                            kind="definitional", family=FINDINGS,
                            claim="HyDE costs at least one more LLM call per question")
 for f in (one_round, append, hyde_cost):
     print(f, end="\n\n")
-assert one_round.holds, one_round.message
-assert append.holds, append.message
 assert hyde_cost.holds, hyde_cost.message
 
 # %% [markdown]
