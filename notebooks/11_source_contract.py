@@ -20,7 +20,8 @@
 # > pipeline code; whether it leaves nothing on a question depends on which documents retrieval returns and
 # > what source type each one has on the shipped world. No simulator knob is involved: the simulated model
 # > only answers from, and cites, the context it is given. That fail-closed cites no forbidden source is
-# > definitional (it is what the filter does); the headline is what the contract costs in answers.
+# > definitional (it is what the filter does); the headline is what the contract costs in answers: at most
+# > 0.10 strict containment against fail-open, shown by an equivalence test (one question of 56 differs).
 #
 # A **source contract** says which kinds of documents an answer may rest on, per route: every document
 # carries a source type (`metadata["source"]`: `wiki`, `directory`, `release_notes`, `incident`,
@@ -235,9 +236,10 @@ print(finding)
 
 # %%
 price = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
-                       reference={"sources.simple": ALLOWED, "sources.mode": "fail_open"}, direction="below",
-                       kind="measured", family=FINDINGS,
-                       claim="fail-closed gives up the answers fail-open took from forbidden sources")
+                       reference={"sources.simple": ALLOWED, "sources.mode": "fail_open"}, direction="none",
+                       margin=0.10, kind="measured", family=FINDINGS,
+                       claim="fail-closed costs at most 0.10 strict containment against fail-open (it gives up only "
+                             "the answers fail-open took from forbidden sources)")
 print(price)
 assert price.holds, price.message
 assert finding.holds, finding.message

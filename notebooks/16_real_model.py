@@ -140,8 +140,9 @@ if LOCAL:
                               kind="definitional", family=FINDINGS,
                               claim="the simulator never parrots, so the guard has nothing to stop")
     print(echo, sim_echo, sep="\n\n")
-    assert echo.holds, echo.message
-    assert sim_echo.holds, sim_echo.message
+    # definitional checks, asserted as the facts they are (10 questions give no paired test power):
+    assert stopped, "the echo guard stopped none of the real model's drafts"
+    assert runs["simulator"].table["quality_echo"].max() == 0, "the simulator parroted a prompt"
 
 # %% [markdown]
 # ## Your turn
