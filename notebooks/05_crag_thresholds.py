@@ -89,8 +89,8 @@ print("grades of three bundles at upper=0.5, lower=0.2:",
 #
 # The first 10 test questions of each of the 8 types (80 questions; the 10 `unanswerable` ones are where a
 # refusal is right). `lower` in {−1 (never discard), 0.2 (the default), 0.3, 0.4, 0.5} × `upper` in
-# {0.5 (the default), 0.7, 1.0}. The simulated LLM runs the `typical` profile with the world reader
-# (`reader: world`). CRAG acts after the retrieval loop, so the candidates share the loop's LLM calls
+# {0.5 (the default), 0.7, 1.0}. The simulated LLM runs the `typical` profile (its one reader reads the
+# world as it reads any text). CRAG acts after the retrieval loop, so the candidates share the loop's LLM calls
 # through the response cache. The plotted axes — and the Pareto front — are tokens per question against
 # **abstention accuracy** (refuse an unanswerable question, answer an answerable one).
 
@@ -274,7 +274,7 @@ for label, row in unanswerable.compare(QUALITY, reference={"crag.lower": 0.2}).s
 # ## Try this
 #
 # 1. In the explorer, raise `crag.lower` to 0.4, then 0.5: how many of the 12 mismatch questions turn into
-#    refusals? Now switch the explorer to `types=["unanswerable"], knobs={"reader": "generic"}` and repeat.
+#    refusals? Now switch the explorer to `types=["unanswerable"]` and repeat.
 # 2. Set `"crag.evaluator": "lexical"` in the sweep's `base` (share of the question's content words found in
 #    the chunk): does it separate unanswerable from mismatch questions better than the embedding score?
 #    (`"llm"` asks the model to grade each chunk — watch the LLM-call column.)
