@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli_pipeline import add_pipeline_parsers, eval_command, parse_settings, run_command
+from rag_lab.cli_robustness import add_robustness_parser, robustness_command
 from rag_lab.cli_sim_to_real import add_sim_to_real_parsers, calibrate_command, verify_command
 from rag_lab.cli_sweep import add_sweep_parsers, report_command, sweep_command
 from rag_lab.errors import RagLabError
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     add_pipeline_parsers(sub, _add_dataset)
     add_sweep_parsers(sub)
     add_sim_to_real_parsers(sub)
+    add_robustness_parser(sub)
 
     notebooks = sub.add_parser("notebooks", help="the course notebooks").add_subparsers(dest="notebooks_command",
                                                                                      required=True)
@@ -261,6 +263,8 @@ def main(argv: list[str] | None = None) -> int:
             result, text = calibrate_command(args)
         elif args.command == "verify":
             result, text = verify_command(args)
+        elif args.command == "robustness":
+            result, text = robustness_command(args)
         else:
             result, text = _retrieval_eval(args)
     except (RagLabError, ValueError, OSError) as exc:
