@@ -339,7 +339,8 @@ def markdown(table: RobustnessTable) -> str:
     lines = [
         "# Robustness of the headline findings",
         "",
-        f"Made by `{table.command}` with simulator {table.sim_version} in {table.seconds:.0f} s. Each finding of "
+        f"Made by `{table.command}` with simulator {table.sim_version} (this invocation: {table.seconds:.0f} s; cells "
+        "already in its work directory are reused, not re-run). Each finding of "
         "notebooks 01–06 re-run on the world (the notebook's questions, test split), on the first "
         f"{table.real_limit} questions of each real sample, with simulator seeds {', '.join(map(str, table.seeds))}. "
         "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the exact paired test's "
@@ -352,7 +353,7 @@ def markdown(table: RobustnessTable) -> str:
     ]
     for row in table.findings:
         by = {(c["dataset"], c["seed"]): c for c in row["cells"]}
-        claim = row["claim"] + (f" (±{row['margin']:g})" if row["margin"] is not None else "")
+        claim = row["claim"] + (f" (±{row['margin']:g})" if row["margin"] is not None and "±" not in row["claim"] else "")
         cells = []
         for key in cols:
             c = by.get(key)
