@@ -304,9 +304,21 @@ def check_current(table: RobustnessTable) -> None:
                           f"{SIM_VERSION}: regenerate it with `{COMMAND}`")
 
 
+def _verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]:
+    """(mark, words) of a cell: holds, agrees but not significant, no difference at all, or against the claim."""
+    if cell["holds"]:
+        return "✓", "holds"
+    if cell["agrees"]:
+        return "~", "agrees, not significant"
+    if row["direction"] == "none":
+        return "✗", "outside the margin"
+    if cell["delta"] == 0:
+        return "·", "no difference"
+    return "✗", "opposite sign"
+
+
 def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
-    mark = "holds" if cell["holds"] else "agrees, not significant" if cell["agrees"] else "opposite sign" \
-        if row["direction"] != "none" else "outside the margin"
+    mark = _verdict(row, cell)[1]
     return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}"
 
 
@@ -346,7 +358,8 @@ def markdown(table: RobustnessTable) -> str:
         "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the exact paired test's "
         "p (one-sided in the claimed direction; TOST for a no-change claim) and the Holm-adjusted p over every cell "
         f"of this table. **✓** holds (interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
-        "p < α), **~** the sign agrees but it does not hold, **✗** the opposite sign (no change: outside the margin).",
+        "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (Δ = 0), **✗** the opposite "
+        "sign (no change: outside the margin).",
         "",
         head,
         "|" + "---|" * (5 + len(cols)),
@@ -360,7 +373,7 @@ def markdown(table: RobustnessTable) -> str:
             if c is None:
                 cells.append("–")
                 continue
-            mark = "✓" if c["holds"] else "~" if c["agrees"] else "✗"
+            mark = _verdict(row, c)[0]
             cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})")
         s = row["summary"]
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {claim} | {row['metric']} | "
