@@ -39,7 +39,7 @@ def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_06():
         text = (Path(__file__).parent.parent / "notebooks" / f"{f.notebook}.py").read_text()
         assert f.metric in text, f.key
         for arm in (f.candidate, f.reference):
-            for key, value in arm.items():
+            for key in arm:
                 assert key in text, (f.key, key)
     with pytest.raises(ConfigError, match="margin"):
         HeadlineFinding("x", "01", "c", "m", {}, {}, "none")

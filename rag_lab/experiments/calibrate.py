@@ -49,9 +49,10 @@ Where each estimator looks (only traces; the gold labels are used by the cross-c
     undoing it while budget is left, bridge drop keeping a search), so ``t`` is the maximum-likelihood
     value over all of them given the ``premature_stop``, ``budget_anchoring`` and ``bridge_drop``
     estimates, its interval the percentiles of refits on resampled calls with those three drawn from their
-    posteriors (most stops on partly covered questions are premature stops, so the interval is wide). It needs runs with the budget disclosed *and* undisclosed (a sweep over
-    ``disclosure.disclosed``). The same calls on a single-part search with no budget stated are reported
-    beside (``settle (no budget)``): the simulator never stops there, a real model may.
+    posteriors (most stops on partly covered questions are premature stops, so the interval is wide).
+    It needs runs with the budget disclosed *and* undisclosed (a sweep over ``disclosure.disclosed``).
+    The same calls on a single-part search with no budget stated are reported beside
+    (``settle (no budget)``): the simulator never stops there, a real model may.
 
 * **reported beside the knobs** (no knob stands for them, so they are not in the profile): route calls on
   questions the reader routes COMPLEX that are not comparisons, routed SIMPLE by the model (a small model

@@ -23,9 +23,10 @@ is a property of the simulator: it shows how to *measure* an effect; only a real
 whether the effect is real.
 
 Determinism and common random numbers: every knob draw is SHA-256 of (seed, role, question, decision
-index — for the controller the retrieval rounds already run — knob), not of the evidence, so the same request always gives the same output, another
-seed changes the draws, and two configurations that differ in one policy face the same model
-"mood" on the same question. Every knob drawn is recorded on the generation (``Generation.knobs``)
+index — for the controller the retrieval rounds already run —, knob), not of the evidence nor of the
+rest of the prompt, so the same request always gives the same output, another seed changes the draws,
+and two configurations that differ in one policy face the same model "mood" on the same question at the
+same decision. Every knob drawn is recorded on the generation (``Generation.knobs``)
 and from there in the trace (``LLMCall.knobs``).
 Similarities are rounded to 4 decimals so float noise from batched embedding cannot flip them.
 

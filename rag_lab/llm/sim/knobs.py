@@ -35,8 +35,8 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from rag_lab.llm.sim.evidence import Evidence
