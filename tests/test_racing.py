@@ -257,7 +257,7 @@ def test_a_raced_search_stores_trials_decisions_and_a_front_of_survivors(raced_s
 
 
 def test_report_states_who_was_dropped_after_how_many_questions_and_why(raced_search, tmp_path):
-    from rag_lab.experiments import write_report
+    from rag_lab.report import write_report
 
     html_text = write_report(raced_search, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Search and race" in html_text

@@ -167,7 +167,7 @@ def test_constraints_are_honoured_on_the_front(tmp_path, unconstrained):
     assert not table.loc[~table["is_feasible"], "is_pareto"].any()
     # the grid's own front, with the same constraint applied, is reached by no infeasible point
     gridded = unconstrained.table.assign(is_eligible=unconstrained.table["cost_llm_calls"] <= bound)
-    from rag_lab.experiments.stats import add_pareto
+    from rag_lab.stats.summary import add_pareto
     front = add_pareto(gridded, "cost_llm_calls", "quality_answer_containment_strict")
     assert (front.loc[front["is_pareto"], "cost_llm_calls"] <= bound).all()
     trials = result.trials()

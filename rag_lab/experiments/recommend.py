@@ -24,8 +24,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.paired import interval_text
-from rag_lab.experiments.paired_tests import equivalence_test, holm, paired_test
+from rag_lab.stats.paired import interval_text
+from rag_lab.stats.significance import equivalence_test, holm, paired_test
 
 if TYPE_CHECKING:
     from rag_lab.experiments.results import SweepResult

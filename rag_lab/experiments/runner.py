@@ -22,6 +22,7 @@ from rag_lab.experiments.executors import check_executor, execute
 from rag_lab.experiments.plan import SweepPlan
 from rag_lab.experiments.progress import SweepProgress
 from rag_lab.experiments.results import DEFAULT_PARETO, SweepResult
+from rag_lab.experiments.search import run_search
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.sweep import SweepSpec, load_sweep_spec
 from rag_lab.experiments.worker import WorkContext, WorkerState, WorkUnit
@@ -65,8 +66,6 @@ def run_sweep(
     plan = SweepPlan.build(spec, dataset.evalset)
     store = RunStore.create(run_dir, plan, overwrite=overwrite)
     if spec.search is not None:
-        from rag_lab.experiments.search import run_search
-
         computed, reused = run_search(spec, plan, dataset, store, workers=workers,
                                       executor=executor, dask_address=dask_address, progress=progress,
                                       on_event=on_event)

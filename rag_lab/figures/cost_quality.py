@@ -21,7 +21,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.experiments.stats import pareto_mask
 from rag_lab.figures.common import (
     PARAM_PREFIX,
     as_frame,
@@ -35,6 +34,7 @@ from rag_lab.figures.common import (
     require_columns,
     short,
 )
+from rag_lab.stats.summary import pareto_mask
 
 
 @dataclass(frozen=True)

@@ -136,13 +136,7 @@ class _QuestionRun:
                              params=SamplingParams(max_tokens=max_tokens))
         response = self.backend.complete(request, fallback=fallback)
         self.state.charge(response)
-        call = LLMCall(
-            role=role, messages=[m.model_dump() for m in messages], raw_output=response.text,
-            outcome=response.outcome, reason=response.reason, prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens, latency_s=response.latency_s,
-            modelled_latency_s=response.modelled_latency_s, cached=response.cached, knobs=response.knobs,
-        )
-        return response, call
+        return response, LLMCall.of(response, messages)
 
     # --- the run -----------------------------------------------------------------------------
 

@@ -11,7 +11,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag_lab.index import IndexKind
 from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
+
+__all__ = [
+    "CRAG", "BudgetDisclosure", "CitationGuard", "ControllerValidation", "EchoGuard", "Finalize", "HyDE", "JudgeInput",
+    "Policy", "QueryRewrite", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "Truncation",
+    "ZeroYieldStop",
+]
 
 SourceType = str
 Route = Literal["SIMPLE", "COMPLEX"]
@@ -179,7 +186,7 @@ class SourceContract(Policy):
 class Retrieval(Policy):
     """Which index answers queries and how many chunks each query brings back."""
 
-    retriever: Literal["dense", "exact", "bm25", "hybrid"] = "hybrid"
+    retriever: IndexKind = Field(default="hybrid", description="an index kind of rag_lab.index.INDEX_KINDS")
     top_k: int = Field(default=5, ge=1, le=100)
     controller_evidence: int = Field(default=8, ge=1, le=50, description="chunks shown to the controller")
 
@@ -191,8 +198,3 @@ class Finalize(Policy):
     mmr: bool = False
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
 
-
-POLICY_CLASSES: tuple[type[Policy], ...] = (
-    RoundCap, SearchBudget, BudgetDisclosure, ZeroYieldStop, HyDE, QueryRewrite, CRAG, Truncation,
-    JudgeInput, ControllerValidation, CitationGuard, EchoGuard, Router, SourceContract, Retrieval, Finalize,
-)
