@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -37,8 +37,7 @@ from rag_lab.figures.common import (
 from rag_lab.stats.summary import pareto_mask
 
 
-@dataclass(frozen=True)
-class CostQualityInfo:
+class CostQualityInfo(NamedTuple):
     """Everything the cost-vs-quality scatter shows, one entry per plotted candidate.
 
     Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi``
