@@ -1,4 +1,4 @@
-"""Searching the policy space (DESIGN.md §6): the ``search:`` section, Optuna's samplers over dotted
+"""Searching the policy space (docs/design.md §6): the ``search:`` section, Optuna's samplers over dotted
 ranges, choices and conditional branches, trials as candidates of the same run store, constraints, and
 resume after SIGKILL giving the same trials and rows as an uninterrupted search."""
 

@@ -1,4 +1,4 @@
-"""Sweeps (DESIGN.md §6): grid semantics, spec files, the run store, resume after SIGKILL, parallel and
+"""Sweeps (docs/design.md §6): grid semantics, spec files, the run store, resume after SIGKILL, parallel and
 Dask execution equal to serial, reuse across candidates through the response cache, and the CLI."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Experiments: sweeps over policy parameters that persist, resume and scale out, their statistics
 (bootstrap CIs, mean ± std over seeds, Pareto fronts, paired exact/permutation tests, Holm, TOST) and HTML
-reports (DESIGN.md §5–6); the figures
+reports (docs/design.md §5–6); the figures
 are in :mod:`rag_lab.figures`. Simulator profiles fitted to a real run's traces:
 :mod:`rag_lab.experiments.calibrate`; a simulated sweep's winners re-run on a real backend:
 :mod:`rag_lab.experiments.verify`."""

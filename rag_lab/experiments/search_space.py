@@ -1,4 +1,4 @@
-"""Declaring a search instead of a grid: the ``search:`` section of a sweep file (DESIGN.md §6).
+"""Declaring a search instead of a grid: the ``search:`` section of a sweep file (docs/design.md §6).
 
 >>> spec = SearchSpec.model_validate({"sampler": "nsga2", "trials": 30,
 ...                                   "constraints": ["cost_llm_calls <= 3"]})

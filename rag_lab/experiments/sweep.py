@@ -1,5 +1,5 @@
 """Declaring a sweep: a parameter :class:`Grid` over dotted pipeline keys, and the :class:`SweepSpec`
-that names the data, the base config, the grid, the backend and the seeds (DESIGN.md §6).
+that names the data, the base config, the grid, the backend and the seeds (docs/design.md §6).
 
 Grid semantics follow scikit-learn's ``ParameterGrid``:
 

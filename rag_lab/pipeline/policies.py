@@ -1,4 +1,4 @@
-"""The policies: small, frozen, validated configuration objects (DESIGN.md §2).
+"""The policies: small, frozen, validated configuration objects (docs/design.md §2).
 
 Each policy holds parameters only. Run-time state (round counters, chunks seen, tokens used)
 lives in :class:`rag_lab.pipeline.state.QuestionState`, never here. Every field is bounded and

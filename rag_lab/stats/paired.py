@@ -1,4 +1,4 @@
-"""Paired differences between two configurations measured on the same questions (DESIGN.md §5).
+"""Paired differences between two configurations measured on the same questions (docs/design.md §5).
 
 Two candidates of a sweep answer the *same* questions, so the question-to-question spread that makes
 each candidate's own interval wide (some questions are easy for every configuration, some hard for

@@ -1,4 +1,4 @@
-"""Significance tests for paired differences on the same questions (DESIGN.md §5): exact sign / McNemar,
+"""Significance tests for paired differences on the same questions (docs/design.md §5): exact sign / McNemar,
 paired sign-flip permutation, Holm's correction, and an equivalence test (TOST) with a stated margin.
 
 The paired bootstrap interval of :func:`~rag_lab.stats.paired.paired_difference` says how large a
