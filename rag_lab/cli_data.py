@@ -6,19 +6,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from rag_lab.chunking import chunk_corpus
 from rag_lab.cli_options import add_dataset, command, group, parse_settings
-from rag_lab.data_build.hotpotqa_export import export_hotpotqa
-from rag_lab.data_build.vectors import write_vector_file
-from rag_lab.index import INDEX_KINDS
-from rag_lab.loaders import load_dataset
-from rag_lab.records import GoldCoverage
-from rag_lab.retrieval_eval import evaluate_retrieval, format_report
-from rag_lab.world import WorldConfig, generate_world, write_world
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,7 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                  "Recall@k, MRR@k, nDCG@k of gold documents, by question type")
     add_dataset(ev)
     ev.add_argument("--retriever", nargs="+", default=["dense"], metavar="KIND",
-                    help=f"one or more of {', '.join(INDEX_KINDS)}, or all")
+                    help="one or more index kinds (the names of rag_lab.index.INDEX_KINDS: dense, exact, bm25, "
+                         "hybrid, and any registered since), or all")
     ev.add_argument("--k", type=int, default=10)
     ev.add_argument("--split", default=None)
     ev.add_argument("--limit", type=int, default=None)
@@ -62,6 +54,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def data_info(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from collections import Counter
+
+    from rag_lab.chunking import chunk_corpus
+    from rag_lab.loaders import load_dataset
+
     ds = load_dataset(args.dataset)
     questions = list(ds.evalset)
     formats = Counter(
@@ -88,6 +85,8 @@ def data_info(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 def data_info_text(info: dict[str, Any]) -> str:
     """The human summary of ``data info``: one line per fact, coverage and notes spelled out."""
+    from rag_lab.records import GoldCoverage
+
     lines = [f"{info['dataset']} ({info['source'] or 'shipped'})"]
     for key in ("formats", "documents", "chunks", "questions", "questions_by_type", "questions_by_split",
                 "answerable", "with_answer_aliases", "with_hop_order"):
@@ -100,12 +99,16 @@ def data_info_text(info: dict[str, Any]) -> str:
 
 
 def build_vectors(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.data_build.vectors import write_vector_file
+
     written = [write_vector_file(folder) for folder in args.dataset_dir]
     result = {"files": [{"file": str(p), "bytes": p.stat().st_size} for p in written]}
     return result, "\n".join(f"wrote {p} ({p.stat().st_size / 1e6:.1f} MB)" for p in written)
 
 
 def world_generate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.world import WorldConfig, generate_world, write_world
+
     config = WorldConfig(seed=args.seed, scale=args.scale, questions_per_type=args.questions_per_type,
                          dev_per_type=args.dev_per_type)
     ds = generate_world(config)
@@ -115,6 +118,9 @@ def world_generate(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def world_export_hotpotqa(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.data_build.hotpotqa_export import export_hotpotqa
+    from rag_lab.world import WorldConfig, generate_world
+
     config = WorldConfig(seed=args.seed, questions_per_type=args.questions_per_type, dev_per_type=0,
                          question_types=("bridge", "comparison"))
     examples = export_hotpotqa(generate_world(config), n_distractors=args.distractors)
@@ -125,6 +131,10 @@ def world_export_hotpotqa(args: argparse.Namespace) -> tuple[dict[str, Any], str
 
 
 def retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.index import INDEX_KINDS
+    from rag_lab.loaders import load_dataset
+    from rag_lab.retrieval_eval import evaluate_retrieval, format_report
+
     kinds = list(INDEX_KINDS) if args.retriever == ["all"] else args.retriever
     unknown = [k for k in kinds if k not in INDEX_KINDS]
     if unknown:

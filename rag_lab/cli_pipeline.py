@@ -11,12 +11,8 @@ from typing import Any
 
 from rag_lab.cli_options import add_backend_options, add_dataset, command, parse_settings, sim_profile
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation import evaluate_pipeline, summarize
 from rag_lab.llm.factory import open_backend
-from rag_lab.llm.local import DEFAULT_MODEL
 from rag_lab.llm.sim.profile import SimulatorProfile
-from rag_lab.loaders import load_dataset
-from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 from rag_lab.records import UNLABELED, GoldCoverage, gold_coverage
 
 __all__ = ["parse_settings", "register"]  # parse_settings: re-exported for the benchmarks
@@ -49,7 +45,9 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     add_backend_options(p)
 
 
-def _config(args: argparse.Namespace) -> PipelineConfig:
+def _config(args: argparse.Namespace):
+    from rag_lab.pipeline import PipelineConfig
+
     config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
     settings = parse_settings(args.settings)
     return config.set(settings) if settings else config
@@ -66,12 +64,17 @@ def _backend(args: argparse.Namespace, profile: SimulatorProfile | None = None):
 def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
     """The model a real backend ran: the local GGUF named or defaulted, or the OpenAI-compatible
     server's model (given, from the environment, or the server's only one)."""
+    from rag_lab.llm.local import DEFAULT_MODEL
+
     if args.backend == "local":
         return args.model or DEFAULT_MODEL
     return backend.model if args.backend == "openai" else None
 
 
 def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.loaders import load_dataset
+    from rag_lab.pipeline import CorpusResources, Pipeline
+
     config = _config(args)
     dataset = load_dataset(args.dataset)
     try:
@@ -91,6 +94,10 @@ def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.evaluation import evaluate_pipeline, summarize
+    from rag_lab.loaders import load_dataset
+    from rag_lab.pipeline import CorpusResources, Pipeline
+
     config = _config(args)
     dataset = load_dataset(args.dataset)
     evalset = dataset.evalset.select(split=args.split, types=args.types, limit=args.limit, per_type=args.per_type)

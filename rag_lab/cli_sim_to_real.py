@@ -10,9 +10,6 @@ from typing import Any
 
 from rag_lab.cli_options import add_backend_options, command, parse_settings, reject_sim_settings
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.calibrate import calibrate, read_run
-from rag_lab.experiments.sweep import BackendSpec
-from rag_lab.experiments.verify import DEFAULT_TOP, run_verify
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -44,6 +41,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def calibrate_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.experiments.calibrate import calibrate, read_run
+
     calibration = calibrate(read_run(args.source), base=args.base, name=args.name,
                             min_opportunities=args.min_opportunities)
     path = calibration.write(args.out)
@@ -52,6 +51,9 @@ def calibrate_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def verify_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.experiments.sweep import BackendSpec
+    from rag_lab.experiments.verify import DEFAULT_TOP, run_verify
+
     reject_sim_settings(args)
     if args.seed != 0 or args.chat_format is not None:
         raise ConfigError("verify runs the sweep's own seeds; --seed and --chat-format are not settings of verify")

@@ -115,23 +115,19 @@ def _fmt(value: Any) -> str:
 
 
 def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.figures.export import parse_formats
-    from rag_lab.report import write_report
+    from rag_lab.figures.export import export_figures, parse_formats
+    from rag_lab.report import report_figures, write_report
+    from rag_lab.report.mlflow_log import log_sweep
 
     formats = parse_formats(args.export) if args.export else None  # a bad format fails before anything is written
     path = write_report(args.run_dir, args.out)
     out: dict[str, Any] = {"report": str(path)}
     lines = [f"wrote {path}"]
     if formats:
-        from rag_lab.figures.export import export_figures
-        from rag_lab.report import report_figures
-
         written = export_figures(report_figures(args.run_dir), args.figures or path.parent / "figures", formats)
         out["figures"] = [str(p) for p in written]
         lines.append(f"wrote {len(written)} figure files into {written[0].parent}" if written else "no figures")
     if args.mlflow is not None:
-        from rag_lab.report.mlflow_log import log_sweep
-
         logged = log_sweep(args.run_dir, args.mlflow, report=path)
         out["mlflow"] = logged.to_dict()
         lines.append(logged.text())

@@ -8,9 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli_options import CommandFailed, command, group
-from rag_lab.llm.server import LabServer, Latency, check_loopback
-from rag_lab.llm.simulator import SimulatedBackend
-from rag_lab.notebook_export import export_notebooks
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -37,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def serve_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Serve until Ctrl-C; the address is printed as soon as the server listens (the result comes at the end)."""
+    from rag_lab.llm.server import LabServer, Latency, check_loopback
+    from rag_lab.llm.simulator import SimulatedBackend
+
     check_loopback(args.host)  # refuse before building a backend
     latency = Latency.parse(args.latency) if args.latency is not None else None
     backend = SimulatedBackend(profile=args.profile)
@@ -56,6 +56,8 @@ def serve_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def notebooks_export(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.notebook_export import export_notebooks
+
     results = export_notebooks(Path(args.notebooks), Path(args.out), only=args.only, timeout=args.timeout)
     failed = [r.name for r in results if not r.ok]
     summary = {"index": str(Path(args.out) / "index.html"), "notebooks": len(results), "failed": failed,

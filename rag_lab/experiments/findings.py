@@ -41,13 +41,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from rag_lab.evaluation.catalog import label as metric_label
+from rag_lab.experiments.results import SweepResult
 from rag_lab.stats.significance import equivalence_test, holm, p_clause, paired_test
-
-if TYPE_CHECKING:
-    from rag_lab.experiments.results import SweepResult
 
 Direction = Literal["above", "below", "none"]
 Kind = Literal["measured", "by_construction", "definitional"]

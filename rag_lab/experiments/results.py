@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.experiments.search_space import Constraint
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
 from rag_lab.pipeline import Result, Trace
@@ -121,8 +122,6 @@ class SweepResult:
         ``dropped_after`` (questions), ``dropped_by`` (a candidate id, or None for a broken constraint),
         ``drop_reason``, ``is_feasible`` (every constraint holds on the means) and ``is_eligible`` (not dropped,
         feasible, every question run: what may be on the front)."""
-        from rag_lab.experiments.search_space import Constraint
-
         race = self.store.race()
         full = table["n_questions"] == len(self.qids)
         status = [race[c]["status"] if c in race else "complete" if f else "incomplete"

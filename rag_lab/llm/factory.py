@@ -1,5 +1,8 @@
 """Open an LLM backend by kind: ``sim`` (the embedded default), ``openai`` or ``local``.
 
+Each opener imports its backend's module when it runs, so that naming the kinds (``rag-lab --help``) does
+not load the ``openai`` client, the simulator's tokenizer or the local model's launcher.
+
 :func:`open_backend` is a context manager because the local model is a server process that must
 be stopped; every backend is wrapped in the response cache unless ``cache=False``.
 """
@@ -16,10 +19,7 @@ from pydantic import ValidationError
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.cache import CachedBackend, ResponseCache
-from rag_lab.llm.local import LocalModelServer
-from rag_lab.llm.openai_backend import OpenAIBackend
 from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
-from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.llm.token_cap import TokenCapBackend
 from rag_lab.registry import Registry
 
@@ -50,11 +50,15 @@ BACKEND_KINDS = BACKENDS
 
 @contextmanager
 def _open_sim(options: BackendOptions) -> Iterator[LLMBackend]:
+    from rag_lab.llm.simulator import SimulatedBackend
+
     yield SimulatedBackend(profile=options.profile, seed=options.seed)
 
 
 @contextmanager
 def _open_openai(options: BackendOptions) -> Iterator[LLMBackend]:
+    from rag_lab.llm.openai_backend import OpenAIBackend
+
     limit = {} if options.max_concurrency is None else {"max_concurrency": options.max_concurrency}
     yield OpenAIBackend(options.model, base_url=options.base_url, **limit)
 
@@ -63,6 +67,8 @@ def _open_openai(options: BackendOptions) -> Iterator[LLMBackend]:
 def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
     if options.base_url is not None:
         raise ConfigError("the local backend starts its own server: base_url is for --backend openai")
+    from rag_lab.llm.local import LocalModelServer
+
     with LocalModelServer(options.model, chat_format=options.chat_format) as server:
         yield server.backend()
 
