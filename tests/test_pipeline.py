@@ -126,8 +126,9 @@ def test_budget_disclosure_changes_only_the_prompt():
         result, trace = run(res, be, **{"round_cap.max_rounds": 2, "disclosure.disclosed": disclosed})
         prompts[disclosed] = be.requests_for("controller")[0].messages[0].content
         assert result.rounds_used == 2 and result.stop_reason == StopReason.CAP_REACHED
-    assert "at most 2 searches" in prompts[True] and "at most" not in prompts[False]
-    assert "as few searches as possible" in prompts[False]
+    # the budget in the unit the cap counts (rounds), and both arms state the rounds run: they differ by the cap alone
+    assert "at most 2 rounds of searches in total; 1 has been run" in prompts[True] and "at most" not in prompts[False]
+    assert "as few rounds of searches as possible; 1 has been run" in prompts[False]
 
 
 def test_token_budget_stops_retrieval():

@@ -251,7 +251,7 @@ class _QuestionRun:
         while True:
             shown = self._controller_evidence()
             messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
-                                                 self.cfg.disclosure.disclosed)
+                                                 self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used)
             on_invalid = self.cfg.validation.on_invalid
             fallback = (self._fallback_decision if on_invalid == "fallback" else
                         ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))

@@ -48,8 +48,8 @@ class SearchBudget(Policy):
 
 
 class BudgetDisclosure(Policy):
-    """Whether the controller prompt states the cap ("at most N searches") or only asks for as
-    few searches as possible. The cap is enforced in code either way."""
+    """Whether the controller prompt states the cap in the unit it counts ("at most N rounds of
+    searches") or only asks for as few rounds as possible. The cap is enforced in code either way."""
 
     disclosed: bool = False
 
