@@ -1,6 +1,7 @@
 """The bounded pipeline, its policies, per-question state and traces."""
 
 from rag_lab.pipeline.config import PipelineConfig
+from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.pipeline import REFUSAL, ContextItem, Pipeline, Result
 from rag_lab.pipeline.policies import (
     CRAG,
@@ -30,7 +31,7 @@ __all__ = [
     "CRAG", "POLICY_CLASSES", "BudgetDisclosure", "CitationGuard", "ContextItem", "ControllerValidation", "CorpusResources",
     "EchoGuard",
     "Finalize",
-    "HyDE", "JudgeInput", "Pipeline", "PipelineConfig", "Policy", "QueryRewrite", "QuestionState", "REFUSAL",
+    "HyDE", "Intervention", "JudgeInput", "Pipeline", "PipelineConfig", "Policy", "QueryRewrite", "QuestionState", "REFUSAL",
     "Result", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "StopReason", "Trace",
     "TraceStep", "Truncation", "ZeroYieldStop",
 ]
