@@ -1,0 +1,50 @@
+"""Facts read off one question's trace against its gold labels: which chunks a round brought (gold ones
+marked), how many gold documents were found by round 1, by any round and in the final context, and where
+the question's time went. The notebooks print these; the evaluation layer owns them because they compare a
+run with the gold, which the pipeline never sees."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from rag_lab.pipeline.trace import Trace
+
+#: The stages :func:`gold_found` counts, in order.
+GOLD_STAGES = ("round 1", "any round", "final context")
+
+
+def doc_of(chunk_id: str) -> str:
+    """The document a chunk id belongs to (``doc#3`` → ``doc``)."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
+def round_chunks(trace: Trace, round_no: int = 1) -> list[str]:
+    """The chunk ids retrieval round ``round_no`` brought, in rank order (empty when it never ran)."""
+    return [c for s in trace.steps if s.kind == "retrieve" and s.round == round_no for c in s.retrieved]
+
+
+def mark_gold(chunk_ids: Iterable[str], gold_doc_ids: Iterable[str]) -> str:
+    """``a#0 (gold), b#2`` — the chunks, comma-separated, with those of a gold document marked."""
+    gold = set(gold_doc_ids)
+    return ", ".join(c + (" (gold)" if doc_of(c) in gold else "") for c in chunk_ids)
+
+
+def gold_found(trace: Trace, gold_doc_ids: Iterable[str]) -> dict[str, int]:
+    """How many of the gold documents round 1, any round and the final context (finalize's kept chunks)
+    reached (:data:`GOLD_STAGES`)."""
+    gold = set(gold_doc_ids)
+    retrieved = [s for s in trace.steps if s.kind == "retrieve"]
+    found = {
+        "round 1": {doc_of(c) for s in retrieved if s.round == 1 for c in s.retrieved},
+        "any round": {doc_of(c) for s in retrieved for c in s.retrieved},
+        "final context": {doc_of(c) for s in trace.steps if s.kind == "finalize" for c in s.retrieved},
+    }
+    return {stage: len(gold & found[stage]) for stage in GOLD_STAGES}
+
+
+def time_split(trace: Trace) -> dict[str, float]:
+    """Where one question's time went, in ms: the modelled latency of its LLM calls (what a time budget
+    counts for a simulated model) and the measured wall time of its retrieval rounds."""
+    modelled = sum(c.modelled_latency_s or 0.0 for c in trace.llm_calls())
+    retrieval = sum(s.latency_s for s in trace.steps if s.kind == "retrieve")
+    return {"modelled LLM ms": 1000.0 * modelled, "retrieval wall ms": 1000.0 * retrieval}

@@ -1,0 +1,173 @@
+"""Reading a sweep the way a lesson does: configurations by name, labelled tables, means by question type,
+the question where two configurations differ most, several metrics' paired differences at once, and a
+paired difference across two sweeps run on the same questions. Each is one call in a notebook, so the
+notebook declares, runs and asserts while the package computes.
+
+Every candidate is picked as in :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted
+keys matching exactly one configuration)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from rag_lab.experiments.paired import interval_text
+from rag_lab.experiments.paired_tests import PairedTest, paired_test
+from rag_lab.experiments.results import SweepResult
+from rag_lab.pipeline.interventions import Intervention
+from rag_lab.pipeline.trace import StepKind
+
+Pick = str | Mapping[str, Any]
+
+
+def named(result: SweepResult, picks: Mapping[str, Pick]) -> dict[str, str]:
+    """``{name: candidate_id}`` for each named configuration of ``result``."""
+    return {name: result.reference(pick)["candidate_id"] for name, pick in picks.items()}
+
+
+def _names(result: SweepResult, names: Mapping[str, str] | None) -> dict[str, str]:
+    """``{candidate_id: name}`` from ``names`` (``{name: candidate_id}``, as :func:`named` gives), or every
+    run labelled by the parameters that differ from the base config."""
+    return {cid: name for name, cid in names.items()} if names is not None else result.labels()
+
+
+def labelled_table(result: SweepResult, columns: Iterable[str], names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """The sweep's table with a ``label`` column first, then ``columns`` (``M±`` expands to ``M, M_lo, M_hi``).
+    ``names`` (``{name: candidate_id}``) keeps only the named configurations, in table order, labelled by
+    name; without it every configuration is labelled by the parameters that differ from the base config."""
+    labels = _names(result, names)
+    table = result.table[result.table["candidate_id"].isin(labels)]
+    wanted: list[str] = []
+    for c in columns:
+        wanted += [c[:-1], f"{c[:-1]}_lo", f"{c[:-1]}_hi"] if c.endswith("±") else [c]
+    missing = [c for c in wanted if c not in table.columns]
+    if missing:
+        raise KeyError(f"no column {missing} in the sweep's table (columns: {list(table.columns)})")
+    return table.assign(label=table["candidate_id"].map(labels))[["label", *wanted]].reset_index(drop=True)
+
+
+def group_means(result: SweepResult, metrics: str | Iterable[str], names: Mapping[str, str] | None = None,
+                by: str | Mapping[str, Any] = "type") -> pd.DataFrame:
+    """The mean of each metric per group of questions (rows) for each configuration (columns, by name; with
+    several metrics, columns (metric, name)). ``by`` is a rows column (default the question type) or a
+    mapping qid → group."""
+    one = isinstance(metrics, str)
+    metrics = [metrics] if isinstance(metrics, str) else list(metrics)
+    frames = {}
+    for cid, name in _names(result, names).items():
+        rows = result.rows(cid)
+        key = rows["qid"].map(by) if isinstance(by, Mapping) else rows[by]
+        frames[name] = rows.groupby(key.rename(by if isinstance(by, str) else "group"))[metrics].mean()
+    out = pd.concat(frames, axis=1)
+    out = out.swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+    return out[metrics[0]] if one else out
+
+
+def value_counts(result: SweepResult, column: str, names: Mapping[str, str] | None = None) -> pd.DataFrame:
+    """How often each value of ``column`` (e.g. ``stop_reason``, ``route``) occurs, per configuration."""
+    return pd.DataFrame({name: result.rows(cid)[column].value_counts()
+                         for cid, name in _names(result, names).items()}).fillna(0).astype(int)
+
+
+def trace_contrast(result: SweepResult, names: Mapping[str, str], qid: str, clip: int = 100) -> pd.DataFrame:
+    """One question's traces under each named configuration (``{name: candidate_id}``), step by step: the
+    step, its round, queries, retrieved chunks, round yield, decision, knobs fired, interventions and the raw
+    LLM output (clipped to ``clip`` characters); then a ``result`` row with the status and the answer."""
+    records = []
+    for name, cid in names.items():
+        trace, res = result.traces(cid)[qid], result.result(cid, qid)
+        for s in trace.steps:
+            decision = s.decision or {}
+            records.append({"config": name, "step": s.kind, "round": s.round, "queries": " | ".join(s.queries),
+                            "retrieved": ", ".join(s.retrieved), "yield": s.round_yield,
+                            "decision": decision.get("action", decision.get("route", decision.get("verdict", ""))),
+                            "knobs fired": ", ".join(s.knobs), "interventions": "; ".join(s.interventions),
+                            "LLM output": (s.llm.raw_output[:clip] if s.llm is not None else "")})
+        records.append({"config": name, "step": "result", "decision": res.status, "LLM output": res.answer[:clip],
+                        "interventions": f"stop {res.stop_reason}, {res.rounds_used} round(s)"})
+    return pd.DataFrame(records).fillna("").set_index(["config", "step"])
+
+
+def with_intervention(result: SweepResult, candidate: Pick, code: Intervention, kind: StepKind | None = None) -> list[str]:
+    """The questions (in question order) whose trace under ``candidate`` records an intervention with
+    ``code`` (on a step of ``kind``, when given)."""
+    traces = result.traces(result.reference(candidate)["candidate_id"])
+    return [q for q in result.qids if q in traces and traces[q].has(code, kind=kind)]
+
+
+def contrast_question(result: SweepResult, candidate: Pick, reference: Pick,
+                      weights: Mapping[str, float] | str) -> str:
+    """The question on which ``candidate`` and ``reference`` differ most: the largest Σ weight·|Δ metric|
+    (undefined values count as 0; ``weights`` may be one metric name), the first in question order on a tie —
+    so with a 0/1 metric, the first question where the two differ, or the first question when none does."""
+    weights = {weights: 1.0} if isinstance(weights, str) else dict(weights)
+    if not weights:
+        raise ValueError("contrast_question needs at least one metric to weigh")
+    a = result.rows(result.reference(candidate)["candidate_id"]).set_index("qid")
+    b = result.rows(result.reference(reference)["candidate_id"]).set_index("qid").reindex(a.index)
+    score = sum(w * (a[m].astype(float).fillna(0) - b[m].astype(float).fillna(0)).abs() for m, w in weights.items())
+    return str(score.idxmax())
+
+
+def differing(result: SweepResult, candidate: Pick, reference: Pick, column: str) -> list[str]:
+    """The questions (in question order) whose ``column`` differs between the two configurations."""
+    a = result.rows(result.reference(candidate)["candidate_id"]).set_index("qid")[column]
+    b = result.rows(result.reference(reference)["candidate_id"]).set_index("qid")[column].reindex(a.index)
+    if a.dtype.kind in "fiub":
+        a, b = a.astype(float).fillna(0), b.astype(float).fillna(0)
+    return [str(q) for q in a.index[a.ne(b)]]
+
+
+def interval_table(result: SweepResult, metrics: Iterable[str], reference: Pick | None = None) -> pd.DataFrame:
+    """Every configuration but the reference (rows, by label) against it, one column per metric: the paired
+    ``Δ [lo, hi]`` (:func:`~rag_lab.experiments.paired.interval_text`) and its exact / permutation p."""
+    out: dict[str, pd.Series] = {}
+    for metric in metrics:
+        cmp = result.compare(metric, reference=reference)
+        cmp = cmp[~cmp["is_reference"]].set_index("label")
+        out[metric] = cmp.apply(lambda r: f"{interval_text(r)} p={r['p']:.3g}", axis=1)
+    return pd.DataFrame(out).rename_axis(index="against the reference")
+
+
+def paired_summary(result: SweepResult, metrics: Iterable[str], candidate: Pick, reference: Pick | None = None,
+                   n_boot: int = 2000) -> pd.DataFrame:
+    """``candidate`` against ``reference`` on each metric (rows): both means, the relative change, the paired
+    ``Δ [lo, hi]``, questions better / worse and the paired test's p (uncorrected: a notebook's asserted
+    findings carry the Holm-corrected one)."""
+    rows = []
+    for metric in metrics:
+        values, ref = result.paired_values(metric, candidate, reference)
+        rows.append(_summary_row(metric, paired_test(values, ref, n_boot=n_boot)))
+    return pd.DataFrame(rows).set_index("metric")
+
+
+def _summary_row(metric: str, test: PairedTest) -> dict[str, Any]:
+    d = test.difference
+    relative = (d.mean - d.reference_mean) / d.reference_mean if d.reference_mean else np.nan
+    return {"metric": metric, "candidate": round(d.mean, 3), "reference": round(d.reference_mean, 3),
+            "relative": f"{relative:+.0%}" if relative == relative else "–", "Δ [lo, hi]": interval_text(d._asdict()),
+            "better": test.n_better, "worse": test.n_worse, "n": d.n, "p": test.p}
+
+
+def paired_across(result: SweepResult, candidate: Pick, other: SweepResult, reference: Pick, metric: str,
+                  n_boot: int = 2000) -> PairedTest:
+    """The paired test of ``metric`` between ``candidate`` in ``result`` and ``reference`` in ``other``, two
+    sweeps run on the same questions (paired by question id, seeds averaged within a question). Two sweeps
+    over different questions are an error, not a silent partial pairing."""
+    if list(result.qids) != list(other.qids):
+        only = sorted(set(result.qids) ^ set(other.qids))
+        raise ValueError(f"the two sweeps ran different questions ({len(only)} not in both, e.g. {only[:3]}): "
+                         "a paired difference needs the same questions")
+    values, _ = result.paired_values(metric, candidate, candidate)
+    ref, _ = other.paired_values(metric, reference, reference)
+    return paired_test(values, ref, n_boot=n_boot)
+
+
+def across_summary(result: SweepResult, candidate: Pick, other: SweepResult, reference: Pick,
+                   metrics: Iterable[str]) -> pd.DataFrame:
+    """:func:`paired_summary` for a candidate of one sweep against a reference of another (:func:`paired_across`)."""
+    return pd.DataFrame([_summary_row(m, paired_across(result, candidate, other, reference, m))
+                         for m in metrics]).set_index("metric")
