@@ -61,8 +61,7 @@ def group_means(result: SweepResult, metrics: str | Iterable[str], names: Mappin
         rows = result.rows(cid)
         key = rows["qid"].map(by) if isinstance(by, Mapping) else rows[by]
         frames[name] = rows.groupby(key.rename(by if isinstance(by, str) else "group"))[metrics].mean()
-    out = pd.concat(frames, axis=1)
-    out = out.swaplevel(axis=1).sort_index(axis=1, level=0, sort_remaining=False)
+    out = pd.concat({m: pd.DataFrame({name: frame[m] for name, frame in frames.items()}) for m in metrics}, axis=1)
     return out[metrics[0]] if one else out
 
 
@@ -88,7 +87,7 @@ def trace_contrast(result: SweepResult, names: Mapping[str, str], qid: str, clip
                             "LLM output": (s.llm.raw_output[:clip] if s.llm is not None else "")})
         records.append({"config": name, "step": "result", "decision": res.status, "LLM output": res.answer[:clip],
                         "interventions": f"stop {res.stop_reason}, {res.rounds_used} round(s)"})
-    return pd.DataFrame(records).fillna("").set_index(["config", "step"])
+    return pd.DataFrame(records).astype(object).fillna("").set_index(["config", "step"])
 
 
 def with_intervention(result: SweepResult, candidate: Pick, code: Intervention, kind: StepKind | None = None) -> list[str]:
