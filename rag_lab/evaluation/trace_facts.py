@@ -1,12 +1,15 @@
 """Facts read off one question's trace against its gold labels: which chunks a round brought (gold ones
-marked), how many gold documents were found by round 1, by any round and in the final context, and where
-the question's time went. The notebooks print these; the evaluation layer owns them because they compare a
-run with the gold, which the pipeline never sees."""
+marked), how many gold documents were found by round 1, by any round and in the final context, where the
+question's time went, and which cited sources a source contract should have kept out. The notebooks print
+these; the evaluation layer owns them because they compare a run with the gold, which the pipeline never
+sees."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
+from rag_lab.pipeline.interventions import Intervention
+from rag_lab.pipeline.pipeline import Result
 from rag_lab.pipeline.trace import Trace
 
 #: The stages :func:`gold_found` counts, in order.
@@ -48,3 +51,23 @@ def time_split(trace: Trace) -> dict[str, float]:
     modelled = sum(c.modelled_latency_s or 0.0 for c in trace.llm_calls())
     retrieval = sum(s.latency_s for s in trace.steps if s.kind == "retrieve")
     return {"modelled LLM ms": 1000.0 * modelled, "retrieval wall ms": 1000.0 * retrieval}
+
+
+def cited_outside(result: Result, source_of: Mapping[str, str], allowed: Iterable[str]) -> list[str]:
+    """The source types (``source_of``: doc id → type) of an *answered* result's cited chunks that ``allowed``
+    does not include, sorted; empty for a refusal."""
+    if result.status != "answered":
+        return []
+    return sorted({source_of[doc_of(c)] for c in result.cited_chunk_ids} - set(allowed))
+
+
+def emptied_by_contract(trace: Trace) -> int:
+    """Retrieval rounds in which the source contract removed every hit: left empty (fail-closed) or, with
+    nothing allowed left, replaced by the unfiltered hits (fail-open)."""
+    return sum(1 for s in trace.steps if s.kind == "retrieve" and s.has(Intervention.SOURCE_REMOVED)
+               and (not s.retrieved or s.has(Intervention.SOURCE_FAIL_OPEN)))
+
+
+def fail_open_fallbacks(trace: Trace) -> int:
+    """Retrieval rounds where fail-open used the unfiltered, off-contract hits."""
+    return sum(1 for s in trace.steps if s.kind == "retrieve" and s.has(Intervention.SOURCE_FAIL_OPEN))

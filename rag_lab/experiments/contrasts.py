@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks
+from rag_lab.experiments.findings import Finding
 from rag_lab.experiments.paired import interval_text
 from rag_lab.experiments.paired_tests import PairedTest, paired_test
 from rag_lab.experiments.results import SweepResult
@@ -71,14 +73,19 @@ def value_counts(result: SweepResult, column: str, names: Mapping[str, str] | No
                          for cid, name in _names(result, names).items()}).fillna(0).astype(int)
 
 
-def trace_contrast(result: SweepResult, names: Mapping[str, str], qid: str, clip: int = 100) -> pd.DataFrame:
-    """One question's traces under each named configuration (``{name: candidate_id}``), step by step: the
-    step, its round, queries, retrieved chunks, round yield, decision, knobs fired, interventions and the raw
-    LLM output (clipped to ``clip`` characters); then a ``result`` row with the status and the answer."""
+def trace_contrast(result: SweepResult, names: Mapping[str, str], qid: str, clip: int = 100,
+                   steps: Iterable[str] | None = None) -> pd.DataFrame:
+    """One question's traces under each named configuration (``{name: candidate_id}``), step by step (only
+    the step kinds in ``steps``, when given): the step, its round, queries, retrieved chunks, round yield,
+    decision, knobs fired, interventions and the raw LLM output (clipped to ``clip`` characters); then a
+    ``result`` row with the status and the answer."""
     records = []
+    kinds = set(steps) if steps is not None else None
     for name, cid in names.items():
         trace, res = result.traces(cid)[qid], result.result(cid, qid)
         for s in trace.steps:
+            if kinds is not None and s.kind not in kinds:
+                continue
             decision = s.decision or {}
             records.append({"config": name, "step": s.kind, "round": s.round, "queries": " | ".join(s.queries),
                             "retrieved": ", ".join(s.retrieved), "yield": s.round_yield,
@@ -170,3 +177,41 @@ def across_summary(result: SweepResult, candidate: Pick, other: SweepResult, ref
     """:func:`paired_summary` for a candidate of one sweep against a reference of another (:func:`paired_across`)."""
     return pd.DataFrame([_summary_row(m, paired_across(result, candidate, other, reference, m))
                          for m in metrics]).set_index("metric")
+
+
+def source_audit(result: SweepResult, names: Mapping[str, str], source_of: Mapping[str, str],
+                 allowed: Iterable[str]) -> pd.DataFrame:
+    """Per named configuration (columns): answered questions, answers citing a source outside ``allowed``,
+    retrieval rounds the source contract left empty (or fail-open replaced), and fail-open fallbacks — each
+    counted from the results and the interventions' codes."""
+    allowed = list(allowed)
+    out = {}
+    for name, cid in names.items():
+        traces = result.traces(cid)
+        results = [result.result(cid, q) for q in result.qids]
+        out[name] = {"answered": sum(r.status == "answered" for r in results),
+                     "answers citing a source outside the contract": sum(bool(cited_outside(r, source_of, allowed))
+                                                                         for r in results),
+                     "rounds the filter left empty": sum(emptied_by_contract(t) for t in traces.values()),
+                     "fail-open fallbacks": sum(fail_open_fallbacks(t) for t in traces.values())}
+    return pd.DataFrame(out)
+
+
+def off_contract_answers(result: SweepResult, candidate: Pick, source_of: Mapping[str, str], allowed: Iterable[str],
+                         metric: str) -> pd.DataFrame:
+    """The answered questions of ``candidate`` that cite a source outside ``allowed``: type, the sources, and
+    ``metric`` (indexed by qid, in question order)."""
+    cid = result.reference(candidate)["candidate_id"]
+    rows = result.rows(cid).set_index("qid")
+    allowed = list(allowed)
+    records = [{"qid": q, "type": rows.loc[q, "type"], "cited sources outside the contract": ", ".join(bad),
+                metric: rows.loc[q, metric]}
+               for q in result.qids if (bad := cited_outside(result.result(cid, q), source_of, allowed))]
+    return pd.DataFrame(records, columns=["qid", "type", "cited sources outside the contract", metric]).set_index("qid")
+
+
+def findings_table(*findings: Finding) -> pd.DataFrame:
+    """The checked findings, one row each: the claim, its kind, what was measured (Δ [lo, hi], p, Holm) and
+    whether it holds — what a notebook shows before it asserts them."""
+    return pd.DataFrame([{"claim": f.claim, "kind": f.kind, "metric": f.metric, "measured": f.measured,
+                          "holds": f.holds} for f in findings])
