@@ -71,3 +71,9 @@ def emptied_by_contract(trace: Trace) -> int:
 def fail_open_fallbacks(trace: Trace) -> int:
     """Retrieval rounds where fail-open used the unfiltered, off-contract hits."""
     return sum(1 for s in trace.steps if s.kind == "retrieve" and s.has(Intervention.SOURCE_FAIL_OPEN))
+
+
+def best_context_score(result: Result) -> float:
+    """The highest relevance score in the final context (what the refusal threshold compares); NaN when
+    the context is empty."""
+    return max((c.score for c in result.context), default=float("nan"))

@@ -104,6 +104,14 @@ def with_intervention(result: SweepResult, candidate: Pick, code: Intervention, 
     return [q for q in result.qids if q in traces and traces[q].has(code, kind=kind)]
 
 
+def intervention_texts(result: SweepResult, candidate: Pick, code: Intervention) -> dict[str, list[str]]:
+    """``{qid: texts}`` of the interventions recorded with ``code`` under ``candidate``, for the questions
+    (in question order) that have any."""
+    traces = result.traces(result.reference(candidate)["candidate_id"])
+    found = {q: traces[q].intervention_texts(code) for q in result.qids if q in traces}
+    return {q: texts for q, texts in found.items() if texts}
+
+
 def contrast_question(result: SweepResult, candidate: Pick, reference: Pick,
                       weights: Mapping[str, float] | str) -> str:
     """The question on which ``candidate`` and ``reference`` differ most: the largest Σ weight·|Δ metric|
@@ -154,7 +162,8 @@ def _summary_row(metric: str, test: PairedTest) -> dict[str, Any]:
     d = test.difference
     relative = (d.mean - d.reference_mean) / d.reference_mean if d.reference_mean else np.nan
     return {"metric": metric, "candidate": round(d.mean, 3), "reference": round(d.reference_mean, 3),
-            "relative": f"{relative:+.0%}" if relative == relative else "–", "Δ [lo, hi]": interval_text(d._asdict()),
+            "relative": f"{relative:+.0%}" if relative == relative else "–", "delta": d.delta,
+            "Δ [lo, hi]": interval_text(d._asdict()),
             "better": test.n_better, "worse": test.n_worse, "n": d.n, "p": test.p}
 
 
@@ -177,6 +186,13 @@ def across_summary(result: SweepResult, candidate: Pick, other: SweepResult, ref
     """:func:`paired_summary` for a candidate of one sweep against a reference of another (:func:`paired_across`)."""
     return pd.DataFrame([_summary_row(m, paired_across(result, candidate, other, reference, m))
                          for m in metrics]).set_index("metric")
+
+
+def across_table(result: SweepResult, candidates: Mapping[str, Pick], other: SweepResult, reference: Pick,
+                 metrics: Iterable[str]) -> pd.DataFrame:
+    """:func:`across_summary` for several named candidates (``{name: pick}``), one block of rows per name."""
+    metrics = list(metrics)
+    return pd.concat({name: across_summary(result, pick, other, reference, metrics) for name, pick in candidates.items()})
 
 
 def source_audit(result: SweepResult, names: Mapping[str, str], source_of: Mapping[str, str],
@@ -215,3 +231,107 @@ def findings_table(*findings: Finding) -> pd.DataFrame:
     whether it holds — what a notebook shows before it asserts them."""
     return pd.DataFrame([{"claim": f.claim, "kind": f.kind, "metric": f.metric, "measured": f.measured,
                           "holds": f.holds} for f in findings])
+
+
+def answers_table(runs: Mapping[str, tuple[SweepResult, Pick]], metrics: Iterable[str] = (), clip: int = 160) -> pd.DataFrame:
+    """The same questions answered under several runs side by side (``runs``: name → (sweep, candidate);
+    the sweeps must hold the same questions): per question the text, then per run its answer (clipped), status
+    and ``metrics``."""
+    picked = {name: (r, r.reference(c)["candidate_id"]) for name, (r, c) in runs.items()}
+    first = next(iter(picked.values()))[0]
+    metrics = list(metrics)
+    records = []
+    for qid in first.qids:
+        row: dict[str, Any] = {"qid": qid, "question": first.result(picked[next(iter(picked))][1], qid).question}
+        for name, (r, cid) in picked.items():
+            res, values = r.result(cid, qid), r.rows(cid).set_index("qid").loc[qid]
+            row[f"{name}: answer"], row[f"{name}: status"] = res.answer[:clip], res.status
+            row.update({f"{name}: {m}": values[m] for m in metrics})
+        records.append(row)
+    return pd.DataFrame(records).set_index("qid")
+
+
+def refusals_by_baseline(result: SweepResult, names: Mapping[str, str], baseline: Pick, code: Intervention,
+                         metric: str, calls: str | None = None) -> pd.DataFrame:
+    """What an intervention refused, per named configuration (columns): the questions whose trace records
+    ``code`` (e.g. the judge's refusal), classified by the same question's outcome under ``baseline`` — a
+    correct answer (``metric`` 1), a wrong one on an answerable question, or an answer to an unanswerable
+    question; with ``calls`` (a cost column, e.g. ``cost_calls_judge``) first, its total."""
+    base = result.rows(result.reference(baseline)["candidate_id"]).set_index("qid")
+    out = {}
+    for name, cid in names.items():
+        refused = base.loc[with_intervention(result, cid, code)]
+        column: dict[str, int] = {}
+        if calls is not None:
+            column[calls] = int(result.rows(cid).get(calls, pd.Series(dtype=float)).fillna(0).sum())
+        column.update({"refused": len(refused), "… correct answers": int((refused[metric] == 1).sum()),
+                       "… wrong answers": int((refused["answerable"] & (refused[metric] == 0)).sum()),
+                       "… answers to unanswerable questions": int((~refused["answerable"].astype(bool)).sum())})
+        out[name] = column
+    return pd.DataFrame(out)
+
+
+def refused_share_by_type(result: SweepResult, names: Mapping[str, str], code: Intervention) -> pd.DataFrame:
+    """The share of each question type's questions (rows) whose trace records ``code``, per named configuration."""
+    out = {}
+    for name, cid in names.items():
+        rows = result.rows(cid).set_index("qid")
+        hit = rows.index.isin(with_intervention(result, cid, code))
+        out[name] = pd.Series(hit, index=rows.index).groupby(rows["type"]).mean()
+    return pd.DataFrame(out)
+
+
+def fallback_vs_meant(result: SweepResult, candidate: Pick, clean: SweepResult, clean_candidate: Pick) -> pd.DataFrame:
+    """Every controller decision the deterministic fallback made under ``candidate`` (found by its
+    intervention code) beside what the model meant: the decision at the same controller call of
+    ``clean_candidate`` in ``clean`` (the same questions without format failures; ``""`` where that run made
+    fewer calls), and both runs' final status."""
+    cid, clean_id = result.reference(candidate)["candidate_id"], clean.reference(clean_candidate)["candidate_id"]
+    records = []
+    for q in result.qids:
+        steps = [s for s in result.traces(cid)[q].steps if s.kind == "controller"]
+        clean_steps = [s for s in clean.traces(clean_id)[q].steps if s.kind == "controller"]
+        for i, step in enumerate(steps):
+            if step.has(Intervention.INVALID_FALLBACK):
+                records.append({"qid": q, "model meant": clean_steps[i].decision["action"] if i < len(clean_steps) else "",
+                                "fallback decided": step.decision["action"], "status": result.result(cid, q).status,
+                                "status without failures": clean.result(clean_id, q).status})
+    return pd.DataFrame(records, columns=["qid", "model meant", "fallback decided", "status", "status without failures"])
+
+
+def call_outcomes(result: SweepResult, candidate: Pick, roles: Iterable[str] = ("route", "controller")) -> pd.DataFrame:
+    """How the structured LLM calls of ``roles`` under ``candidate`` were validated: calls per role (rows) and
+    outcome (columns: ``valid``, ``repaired``, ``fallback``, ``invalid``, those that occurred)."""
+    roles = set(roles)
+    calls = [(c.role, c.outcome) for t in result.traces(result.reference(candidate)["candidate_id"]).values()
+             for c in t.llm_calls() if c.role in roles]
+    return pd.DataFrame(calls, columns=["role", "outcome"]).value_counts().unstack(fill_value=0)
+
+
+def means(result: SweepResult, names: Mapping[str, str], metrics: Iterable[str]) -> pd.DataFrame:
+    """The sweep table's mean of each metric (columns) for each named configuration (rows, by name, in the
+    order of ``names``)."""
+    table = result.table.set_index("candidate_id")
+    metrics = list(metrics)
+    return pd.DataFrame({name: table.loc[cid, metrics] for name, cid in names.items()}).T.rename_axis("configuration")
+
+
+def paired_blocks(result: SweepResult, metrics: Iterable[str], pairs: Mapping[str, tuple[Pick, Pick]]) -> pd.DataFrame:
+    """:func:`paired_summary` for several named (candidate, reference) pairs, one block of rows per name."""
+    metrics = list(metrics)
+    return pd.concat({name: paired_summary(result, metrics, cand, ref) for name, (cand, ref) in pairs.items()})
+
+
+def knob_table(result: SweepResult, names: Mapping[str, str], knobs: Iterable[str] | None = None) -> pd.DataFrame:
+    """:meth:`SweepResult.knob_rates` of each named configuration (one block of rows per name), only the
+    ``knobs`` given (all when None)."""
+    wanted = set(knobs) if knobs is not None else None
+    out = pd.concat({name: result.knob_rates(cid) for name, cid in names.items()})
+    return out[out["knob"].isin(wanted)] if wanted is not None else out
+
+
+def group_share(result: SweepResult, candidate: Pick, column: str, value: Any, by: str = "type") -> pd.Series:
+    """The share of each group's questions (default: by question type) whose ``column`` equals ``value``
+    under ``candidate`` (e.g. the share routed COMPLEX)."""
+    rows = result.rows(result.reference(candidate)["candidate_id"])
+    return (rows[column] == value).groupby(rows[by]).mean()

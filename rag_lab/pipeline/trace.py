@@ -134,6 +134,11 @@ class Trace(BaseModel):
         """Whether any step (of ``kind``, when given) recorded an intervention with ``code``."""
         return any(s.has(code) for s in self.steps if kind is None or s.kind == kind)
 
+    def intervention_texts(self, code: Intervention) -> list[str]:
+        """The plain-words text of every intervention recorded with ``code``, in step order."""
+        return [text for s in self.steps if s.has(code) for c, text in zip(s.codes, s.interventions, strict=True)
+                if c == code]
+
     def llm_calls(self) -> list[LLMCall]:
         return [s.llm for s in self.steps if s.llm is not None]
 

@@ -1,6 +1,7 @@
-"""The one setup call of a course notebook and the sweep it runs: pandas display options for wide tables,
-and a sweep run quietly into a fresh temporary directory named after the sweep (a notebook's sweeps are
-throw-away; the simulator's response cache keeps re-runs fast)."""
+"""The one setup call of a course notebook and the sweep it runs: pandas display options for wide tables
+(and the policy's fields), a sweep run quietly into a fresh temporary directory named after the sweep (a
+notebook's sweeps are throw-away; the simulator's response cache keeps re-runs fast), and a table of how
+validation treats sample structured outputs."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pydantic import BaseModel
 
 from rag_lab.experiments import SweepResult, run_sweep
 from rag_lab.experiments.results import DEFAULT_PARETO
+from rag_lab.llm.structured import validate_output
 
 
 def setup_notebook(policy: type[BaseModel] | None = None, colwidth: int = 90) -> pd.DataFrame | None:
@@ -46,3 +48,18 @@ def lesson_sweep(spec: Mapping[str, Any], pareto: tuple[str, str] = DEFAULT_PARE
     spec = {**spec, **changes}
     run_dir = tempfile.mkdtemp(prefix=f"{spec.get('name', 'sweep')}_")
     return run_sweep(spec, run_dir, progress="quiet", pareto=pareto)
+
+
+def validation_table(samples: Mapping[str, str], schema: type[BaseModel], fallback: BaseModel | None = None) -> pd.DataFrame:
+    """How structured-output validation treats each sample output (name → raw text): the outcome, the
+    decision it yields and why, with ``fallback`` and without one."""
+    rows = []
+    for name, text in samples.items():
+        with_fb, without = validate_output(text, schema, fallback), validate_output(text, schema)
+        rows.append({"output": name, "outcome": with_fb.outcome, "decision": _action(with_fb.parsed),
+                     "why": with_fb.reason, "without a fallback": without.outcome})
+    return pd.DataFrame(rows).set_index("output")
+
+
+def _action(parsed: BaseModel | None) -> Any:
+    return getattr(parsed, "action", parsed) if parsed is not None else None
