@@ -115,15 +115,23 @@ def intervention_texts(result: SweepResult, candidate: Pick, code: Intervention)
 def contrast_question(result: SweepResult, candidate: Pick, reference: Pick,
                       weights: Mapping[str, float] | str) -> str:
     """The question on which ``candidate`` and ``reference`` differ most: the largest Σ weight·|Δ metric|
-    (undefined values count as 0; ``weights`` may be one metric name), the first in question order on a tie —
-    so with a 0/1 metric, the first question where the two differ, or the first question when none does."""
+    (undefined values count as 0; a non-numeric column, e.g. ``status``, counts 1 where it differs;
+    ``weights`` may be one column name), the first in question order on a tie — so with a 0/1 metric or a
+    status, the first question where the two differ, or the first question when none does."""
     weights = {weights: 1.0} if isinstance(weights, str) else dict(weights)
     if not weights:
         raise ValueError("contrast_question needs at least one metric to weigh")
     a = result.rows(result.reference(candidate)["candidate_id"]).set_index("qid")
     b = result.rows(result.reference(reference)["candidate_id"]).set_index("qid").reindex(a.index)
-    score = sum(w * (a[m].astype(float).fillna(0) - b[m].astype(float).fillna(0)).abs() for m, w in weights.items())
+    score = sum(w * _gap(a[m], b[m]) for m, w in weights.items())
     return str(score.idxmax())
+
+
+def _gap(a: pd.Series, b: pd.Series) -> pd.Series:
+    """|a − b| per question for numbers (undefined as 0); 1 where they differ, else 0, for anything else."""
+    if a.dtype.kind in "fiub" and b.dtype.kind in "fiub":
+        return (a.astype(float).fillna(0) - b.astype(float).fillna(0)).abs()
+    return a.ne(b).astype(float)
 
 
 def differing(result: SweepResult, candidate: Pick, reference: Pick, column: str) -> list[str]:
