@@ -8,8 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+import pandas as pd
+
+from rag_lab.index import reciprocal_rank_fusion
+from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.pipeline import Result
+from rag_lab.pipeline.resources import CorpusResources
 from rag_lab.pipeline.trace import Trace
 
 #: The stages :func:`gold_found` counts, in order.
@@ -77,3 +82,25 @@ def best_context_score(result: Result) -> float:
     """The highest relevance score in the final context (what the refusal threshold compares); NaN when
     the context is empty."""
     return max((c.score for c in result.context), default=float("nan"))
+
+
+def fusion_table(resources: CorpusResources, trace: Trace, config: PipelineConfig,
+                 gold_doc_ids: Iterable[str] = ()) -> pd.DataFrame:
+    """Round 1 of query rewriting, recomputed from a trace: each of its queries (the expand step's: the
+    question, then the rewrites) ranked by ``config``'s retriever at ``retrieval.top_k``, the rankings fused by
+    Reciprocal Rank Fusion (``rewrite.k_rrf``), and per fused chunk (gold ones marked) its rank in each query,
+    its RRF score, its fused rank and whether it made the fused top k. Raises if the top k is not the
+    trace's round 1, so the table is the pipeline's own fusion, not a look-alike."""
+    expand = next((s for s in trace.steps if s.kind == "expand"), None)
+    if expand is None or len(expand.queries) < 2:
+        raise ValueError(f"trace {trace.qid} has no query expansion to recompute (rewriting was off)")
+    top_k = config.get("retrieval.top_k")
+    rankings = [[c for c, _ in resources.search(config.get("retrieval.retriever"), q, top_k)] for q in expand.queries]
+    fused = reciprocal_rank_fusion(rankings, k=config.get("rewrite.k_rrf"))
+    if [c for c, _ in fused][:top_k] != round_chunks(trace):
+        raise ValueError(f"the recomputed fusion differs from round 1 of trace {trace.qid}: another config or index?")
+    gold = list(gold_doc_ids)
+    return pd.DataFrame([{"chunk": mark_gold([c], gold),
+                          **{f"rank in q{i}": (r.index(c) + 1 if c in r else None) for i, r in enumerate(rankings)},
+                          "RRF score": round(score, 4), "fused rank": n, "in round 1": n <= top_k}
+                         for n, (c, score) in enumerate(fused, start=1)])

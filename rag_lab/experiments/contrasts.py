@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks
+from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found
 from rag_lab.experiments.findings import Finding
 from rag_lab.experiments.paired import interval_text
 from rag_lab.experiments.paired_tests import PairedTest, paired_test
@@ -343,3 +343,29 @@ def group_share(result: SweepResult, candidate: Pick, column: str, value: Any, b
     under ``candidate`` (e.g. the share routed COMPLEX)."""
     rows = result.rows(result.reference(candidate)["candidate_id"])
     return (rows[column] == value).groupby(rows[by]).mean()
+
+
+def calls_table(result: SweepResult, names: Mapping[str, str]) -> pd.DataFrame:
+    """LLM calls incurred per role (rows) for each named configuration (columns), from the traces."""
+    return pd.DataFrame({name: result.calls_by_role(cid).set_index("role")["incurred"]
+                         for name, cid in names.items()}).fillna(0).astype(int)
+
+
+def gold_stages(result: SweepResult, names: Mapping[str, str], gold: Any) -> pd.DataFrame:
+    """Per question (rows, in question order), how many gold documents each named configuration
+    (``{name: candidate_id}``) found by round 1, by any round and in the final context
+    (:func:`~rag_lab.evaluation.trace_facts.gold_found`); columns (name, stage). ``gold`` maps a qid to its
+    gold doc ids, or to a question carrying them (an :class:`~rag_lab.records.EvalSet`)."""
+    def ids(qid: str) -> Iterable[str]:
+        entry = gold[qid]
+        return getattr(entry, "gold_doc_ids", entry)
+
+    return pd.concat({name: pd.DataFrame({q: gold_found(result.traces(cid)[q], ids(q)) for q in result.qids}).T
+                      for name, cid in names.items()}, axis=1).rename_axis("qid")
+
+
+def stacked_tables(sweeps: Mapping[str, SweepResult], columns: Iterable[str], key: str = "sweep") -> pd.DataFrame:
+    """:func:`labelled_table` of several sweeps, one under the other, with a first ``key`` column naming the sweep."""
+    columns = list(columns)
+    out = pd.concat([labelled_table(s, columns).assign(**{key: name}) for name, s in sweeps.items()], ignore_index=True)
+    return out[[key, *[c for c in out.columns if c != key]]]
