@@ -285,13 +285,13 @@ class Evidence:
                 # written next to the question's own words is what the sentence says about the asked link
                 # and the chain goes on from where it got to: a name in a later-hop item comes first
                 score = (self.hop[c.i], c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
-                         - NEAR_W * self._distance_to_terms(c.text, e.text))
+                         - NEAR_W * self.distance_to_terms(c.text, e.text))
                 if best is None or score > best[0]:
                     stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
                     best = (score, e.text, c.i, stems)
         return (best[1], best[2], best[3]) if best else None
 
-    def _distance_to_terms(self, sentence: str, name: str) -> int:
+    def distance_to_terms(self, sentence: str, name: str) -> int:
         """Words between ``name`` and the nearest of the question's terms in ``sentence`` (at most
         :data:`NEAR_CAP`; the cap when the sentence holds no term)."""
         tokens = re.findall(r"[\w'’]+", sentence)
