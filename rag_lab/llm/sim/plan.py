@@ -96,7 +96,8 @@ def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[
         asked = [w for w in words if stem(w) in qa.relation]
         if asked:
             return list(dict.fromkeys([" ".join([label, *asked[:HOP_WORDS]]), *targeted(label, qa)]))
-    open_words = [w for w in words if stem(w) not in covered]
+    open_words = [w for w in words if stem(w) in qa.asked and stem(w) not in covered]
+    open_words += [w for w in words if stem(w) not in covered]
     if qa.head and qa.head not in words:
         open_words.append(qa.head)
     ordered = list(dict.fromkeys([*open_words, *words]))
@@ -147,9 +148,10 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
     # linked from one that does (another subject's page), while such a link is there to follow
     # — or the question asks something of a described thing ("the lead of | the club that …") and the
     # answering sentence covers none of what is asked of it: it describes the thing, the next hop answers
+    # — or the answering sentence holds none of what the question asks (the words at its question word)
     open_hop = (bridge is not None and best is not None and not searched_for(bridge[0], searches)
                 and ((ev.chain_terms(best) < OPEN_HOP and ev.anchored(best.i)) or not ev.anchored(best.i)
-                     or (bool(qa.relation) and not ev.covers_relation(best))))
+                     or (bool(qa.relation) and not ev.covers_relation(best)) or ev.leaves_asked_open(best)))
     if best is not None and best.support >= SUFFICIENT and (best.typed or not expected) and not open_hop:
         if best.i >= 2 and len(ev.items) > 3:
             return Decision("rerank", reason=f"sufficient evidence, but the best item [{ev.items[best.i].n}] is "
