@@ -22,10 +22,12 @@ from functools import cached_property, lru_cache
 from rag_lab.llm.prompts import EvidenceItem
 from rag_lab.llm.sim.entities import Entity, extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import content_stems, numbers, sentences, stem, years
+from rag_lab.llm.sim.text import STOPWORDS, content_stems, numbers, sentences, stem, years
 from rag_lab.llm.sim.vectors import Similarity
 
 SIM_RELATED = 0.30
+#: A sentence gains up to ASKED_W for holding what the question asks (the words at its question word).
+ASKED_W = 0.2
 TERM_W, SIM_W, TYPE_W, FOCUS_W = 0.45, 0.45, 0.35, 0.15
 #: A sentence whose only new names are other items' subjects is a link to follow, not the answer: it
 #: loses LINK_W (the answer to a chained question is read in the linked item).
@@ -37,6 +39,8 @@ NEAR_W, NEAR_CAP = 0.05, 10
 #: A next-hop name gains STRENGTH_W times the strength of the item naming it (:meth:`Evidence.strength`) and
 #: DEPTH_W per hop of that item along the chain (the chain goes on from where it got to).
 STRENGTH_W, DEPTH_W = 0.5, 0.3
+#: Lower-case words after which a capitalised word is still a name, not a modifier ("Aqua is", "Tulsa in").
+_NOT_HEAD = tuple(sorted(STOPWORDS | {"born", "died", "became", "won", "played", "released", "founded"}))
 _PREPOSITION = re.compile(r"\s+(?:in|on|at|to|from)\s+")
 _DATE_WORD = re.compile(r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
                         r"|\d+)$", re.I)
@@ -247,6 +251,12 @@ class Evidence:
         stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
         return any(t in stems for t in self.qa.relation)
 
+    def asked_share(self, stems: frozenset[str]) -> float:
+        """The share of what the question asks (:attr:`QuestionAnalysis.asked`) that ``stems`` hold (0 when
+        it asks nothing in particular)."""
+        asked = self.qa.asked
+        return sum(1 for t in asked if t in stems) / len(asked) if asked else 0.0
+
     def leaves_asked_open(self, c: Candidate) -> bool:
         """Whether candidate ``c`` (with its item's title) holds none of what the question asks
         (:attr:`QuestionAnalysis.asked`; the noun of a typed question — "what city" — is the value's
@@ -278,7 +288,8 @@ class Evidence:
                 typed = self.typed(sent)
                 expected = self.qa.answer_type is not None or (self.qa.head is not None and not self.qa.yes_no)
                 support = (TERM_W * terms + SIM_W * max(0.0, sim) + (TYPE_W * typed if expected else TYPE_W * 0.5)
-                           + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0))
+                           + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0)
+                           + ASKED_W * self.asked_share(item.sentence_stems[j] | title_stems))
                 out.append(Candidate(i, j, sent, round(support, 4), typed, terms))
         out.sort(key=lambda c: (-c.support, c.i, c.j))
         return out
@@ -311,6 +322,9 @@ class Evidence:
                 # and the chain goes on from where it got to: a name in a later-hop item comes first
                 if re.search(r"[=?<>{}|]", e.text):
                     continue  # markup or a question, not a name
+                if len(e.tokens) == 1 and e.kind == "name" and re.search(
+                        r"(?<![\w-])" + re.escape(e.text) + r"\s+(?!(?:" + "|".join(_NOT_HEAD) + r")\b)[a-z][a-z\-]+", c.text):
+                    continue  # one capitalised word before a common noun modifies it ("American wrestler")
                 score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
                          - NEAR_W * self.distance_to_terms(c.text, e.text)
                          + STRENGTH_W * self.strength(c.i) + DEPTH_W * self.hop[c.i])

@@ -192,7 +192,7 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
         out = [stem(w) for w in desc.group(1).split() if stem(w) in termset]
     else:
         toks = [t.lower() for t in re.findall(r"[A-Za-z0-9][\w'’\-]*", text)]
-        at = next((k for k, w in enumerate(toks) if w in _WH and (w == "what" or k == 0 or k == len(toks) - 1
+        at = next((k for k, w in enumerate(toks) if w in _WH and (w in ("what", "how") or k == 0 or k == len(toks) - 1
                                                                  or toks[k - 1] in _PREPOSITIONS)), None)
         if at is None:
             return ()
@@ -205,6 +205,9 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
         out = [stem(w) for w in window if stem(w) in termset]
     if head is not None and head not in _GENERIC_HEADS:
         out.append(stem(head))
+    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]+)", text, re.I)  # "how many copies": copies are asked
+    if counted and stem(counted.group(1)) in termset:
+        out.append(stem(counted.group(1)))
     return tuple(dict.fromkeys(out))
 
 
