@@ -31,8 +31,9 @@ _COMPARE_WORDS = frozenset("both same different differ difference compare compar
 _YES_NO = re.compile(r"^\s*(are|is|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I)
 _TYPES = (
     (re.compile(r"\b(what|which|in what|in which)\s+year\b|^\s*when\b|\bwhen\s+(was|were|did|is|does)\b", re.I), "year"),
-    (re.compile(r"\bhow\s+(many|much|long|old|tall|far|big|large)\b|\bwhat\s+(number|percentage|amount)\b", re.I),
-     "number"),
+    (re.compile(r"\bhow\s+(many|much|long|old|tall|far|big|large)\b|\bwhat\s+(number|percentage|amount)\b|"
+                r"\b(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:[a-z]+\s+){0,2}(?:percentage|percent|number|count|"
+                r"amount|total)\s+of\b", re.I), "number"),
     (re.compile(r"^\s*where\b|\bwhere\s+(is|was|are|were|did|does)\b|\b(what|which)\s+(city|country|state|town|"
                 r"county|region|place|island|province|continent|location)\b", re.I), "place"),
     (re.compile(r"^\s*(who|whom|whose)\b|[,;:]\s*(who|whom)\b|\b(what|which)\s+(person|man|woman)\b", re.I), "person"),
