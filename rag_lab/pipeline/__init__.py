@@ -2,6 +2,7 @@
 
 from rag_lab.pipeline.config import POLICIES, POLICY_CLASSES, PipelineConfig
 from rag_lab.pipeline.finalize import ContextItem
+from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.pipeline import REFUSAL, Pipeline, Result
 from rag_lab.pipeline.policies import *  # noqa: F403  (the policy classes, policies.__all__)
 from rag_lab.pipeline.policies import __all__ as _policy_names
@@ -10,6 +11,6 @@ from rag_lab.pipeline.state import QuestionState
 from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
 
 __all__ = [
-    "POLICIES", "POLICY_CLASSES", "REFUSAL", "ContextItem", "CorpusResources", "Pipeline", "PipelineConfig",
+    "POLICIES", "POLICY_CLASSES", "REFUSAL", "ContextItem", "CorpusResources", "Intervention", "Pipeline", "PipelineConfig",
     "QuestionState", "Result", "StopReason", "Trace", "TraceStep", *_policy_names,
 ]

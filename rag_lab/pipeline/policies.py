@@ -7,6 +7,7 @@ unknown fields are rejected at construction, so a typo in a sweep fails loudly.
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
@@ -48,8 +49,8 @@ class SearchBudget(Policy):
 
 
 class BudgetDisclosure(Policy):
-    """Whether the controller prompt states the cap ("at most N searches") or only asks for as
-    few searches as possible. The cap is enforced in code either way."""
+    """Whether the controller prompt states the cap in the unit it counts ("at most N rounds of
+    searches") or only asks for as few rounds as possible. The cap is enforced in code either way."""
 
     disclosed: bool = False
 
@@ -168,6 +169,12 @@ class Router(Policy):
     enabled: bool = True
     comparison_upgrade: bool = True
     comparison_words: tuple[str, ...] = COMPARISON_WORDS
+
+    def has_comparison_wording(self, question: str) -> bool:
+        """The upgrade's rule: any of ``comparison_words`` in ``question``, on word boundaries, ignoring
+        case (the pipeline applies it to a SIMPLE route when ``comparison_upgrade`` is on)."""
+        lowered = f" {question.lower()} "
+        return any(re.search(rf"\b{re.escape(w)}\b", lowered) for w in self.comparison_words)
 
 
 class SourceContract(Policy):
