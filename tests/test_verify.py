@@ -218,7 +218,7 @@ def test_cli_verify(sim_run, tmp_path, capsys):
                  "--top", "3", "--questions", "6", "--quiet"]) == 0
     assert "rank agreement on" in capsys.readouterr().out
     assert main(["verify", str(run_dir), "--backend", "local", "--profile", "sloppy"]) == 2
-    assert "--profile and --sim are settings of --backend sim" in capsys.readouterr().err
+    assert "--profile, --seed and --sim are settings of --backend sim" in capsys.readouterr().err
     assert main(["verify", str(tmp_path), "--backend", "sim"]) == 2
     assert "not a sweep run directory" in capsys.readouterr().err
 

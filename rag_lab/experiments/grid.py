@@ -13,6 +13,9 @@ from typing import Any
 from rag_lab.errors import ConfigError
 from rag_lab.pipeline import PipelineConfig
 
+#: Grid keys with this prefix set the backend of a candidate (``backend.profile``, ``backend.knobs.<knob>``).
+BACKEND_PREFIX = "backend."
+
 GridSpec = Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]]
 
 
@@ -67,32 +70,43 @@ class Grid:
         """Every dotted key the grid sets anywhere, sorted."""
         return sorted({k for entry in self._entries for k, _ in entry})
 
-    def resolve(self, base: PipelineConfig) -> list[GridCandidate]:
+    def resolve(self, base: PipelineConfig, backend: Any = None) -> list[GridCandidate]:
         """Validate every candidate against ``base`` and return the distinct configs, in grid order.
 
         Unknown keys and invalid values raise :class:`ConfigError` naming the candidate, before
         anything runs. Candidates that resolve to the same config (typically the baseline value
         listed in several dicts of a one-factor-at-a-time grid) **collapse** into the first one;
         its ``params`` become the union of the duplicates' params (they agree, since the configs
-        are equal) and ``grid_indices`` lists every grid position it stands for."""
+        are equal) and ``grid_indices`` lists every grid position it stands for.
+
+        Keys under ``backend.`` (:data:`BACKEND_PREFIX`) set the candidate's backend instead of a policy:
+        ``backend`` is the sweep's :class:`~rag_lab.experiments.sweep.BackendSpec`, and each candidate's is
+        ``backend.with_settings(...)``. Its ``flat`` config then holds those keys too, and its id hashes them."""
+        backend_keys = [k for k in self.keys if k.startswith(BACKEND_PREFIX)]
+        if backend_keys and backend is None:
+            raise ConfigError(f"grid keys {backend_keys} set the backend: resolve the grid with the sweep's backend")
         for key in self.keys:
+            if key in backend_keys:
+                continue
             try:
                 base.get(key)
             except ConfigError as exc:
                 raise ConfigError(f"grid key {key!r}: {exc}") from None
         unique: dict[str, GridCandidate] = {}
         for index, params in enumerate(self):
+            policy = {k: v for k, v in params.items() if k not in backend_keys}
+            settings = {k.removeprefix(BACKEND_PREFIX): v for k, v in params.items() if k in backend_keys}
             try:
-                config = base.set(params)
+                config = base.set(policy)
+                spec = backend.with_settings(settings) if settings else backend
             except ConfigError as exc:
                 raise ConfigError(f"grid candidate {index} {params}: {exc}") from None
-            digest = config_id(config)
-            if digest in unique:
-                first = unique[digest]
-                unique[digest] = GridCandidate(config_id=digest, params={**first.params, **params}, config=config,
-                                               grid_indices=(*first.grid_indices, index))
-            else:
-                unique[digest] = GridCandidate(config_id=digest, params=params, config=config, grid_indices=(index,))
+            flat = {**config.flat(), **(spec.flat(backend_keys) if backend_keys else {})}
+            digest = short_hash(flat) if backend_keys else config_id(config)
+            merged = {**unique[digest].params, **params} if digest in unique else params
+            indices = (*unique[digest].grid_indices, index) if digest in unique else (index,)
+            unique[digest] = GridCandidate(config_id=digest, params=merged, config=config, grid_indices=indices,
+                                           backend=spec if backend_keys else None, flat=flat)
         return list(unique.values())
 
 
@@ -104,6 +118,10 @@ class GridCandidate:
     params: dict[str, Any]
     config: PipelineConfig
     grid_indices: tuple[int, ...]
+    #: The candidate's own backend when the grid sets ``backend.*`` keys (None: the sweep's).
+    backend: Any = None
+    #: Every dotted key's value: the config's, and the ``backend.*`` keys the grid sets.
+    flat: dict[str, Any] | None = None
 
 
 def _entry(entry: Any, position: int) -> list[tuple[str, list[Any]]]:

@@ -79,7 +79,8 @@ def run_sweep(
     if chunk_size is None:
         chunk_size = 1 if executor in ("serial", "threads") else max(1, math.ceil(n_pending / (workers * UNITS_PER_WORKER)))
     units = [
-        WorkUnit(candidate_id=run.candidate_id, config=run.config, seed=run.seed, qids=tuple(qids[i:i + chunk_size]))
+        WorkUnit(candidate_id=run.candidate_id, config=run.config, seed=run.seed, qids=tuple(qids[i:i + chunk_size]),
+                 backend=run.backend)
         for run in plan.runs
         for qids in [pending[run.candidate_id]]
         for i in range(0, len(qids), chunk_size)

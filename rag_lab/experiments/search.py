@@ -77,7 +77,7 @@ class _Evaluator:
             return
         size = 1 if self.executor in ("serial", "threads") else max(1, math.ceil(n_pending / (self.workers * 4)))
         units = [WorkUnit(candidate_id=cid, config=self.runs[cid].config, seed=self.runs[cid].seed,
-                          qids=tuple(q[i:i + size]))
+                          qids=tuple(q[i:i + size]), backend=self.runs[cid].backend)
                  for cid, q in pending for i in range(0, len(q), size)]
         for outcomes in execute(units, self.context, self.local, self.executor, self.workers, self.dask_address):
             for outcome in outcomes:

@@ -17,7 +17,7 @@ validates every candidate against a base config before anything runs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.grid import Grid, short_hash
+from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
 from rag_lab.llm.sim.profile import is_profile_file
@@ -80,6 +80,37 @@ class BackendSpec(BaseModel):
         elif self.knobs:
             raise ValueError(f"knobs are simulator settings; backend {self.kind!r} takes none")
         return self
+
+    def with_settings(self, settings: Mapping[str, Any]) -> BackendSpec:
+        """A validated copy with the dotted ``settings`` changed: ``profile``, ``model``, ``max_tokens`` … by
+        their field name, and one simulator knob as ``knobs.<knob>`` (the keys a grid writes as
+        ``backend.profile`` or ``backend.knobs.synonym_spinning``, without the ``backend.`` prefix)."""
+        data = self.model_dump()
+        knobs = dict(data["knobs"])
+        for key, value in settings.items():
+            field, _, knob = key.partition(".")
+            if field == "knobs" and knob:
+                knobs[knob] = value
+            elif field in type(self).model_fields and not knob and field not in ("kind", "knobs"):
+                data[field] = value
+            else:
+                raise ConfigError(f"'backend.{key}' is not a backend setting a grid can vary; use one of "
+                                  f"{', '.join(f'backend.{f}' for f in type(self).model_fields if f not in ('kind', 'knobs'))}"
+                                  " or backend.knobs.<knob>")
+        try:
+            return BackendSpec.model_validate({**data, "knobs": knobs})
+        except ValidationError as exc:
+            raise ConfigError(explain_validation(exc, "backend")) from None
+
+    def flat(self, keys: Iterable[str]) -> dict[str, Any]:
+        """This backend's values of the dotted ``keys`` (``backend.profile``, ``backend.knobs.<knob>``: a knob's
+        effective value, from the profile where the spec does not override it)."""
+        profile = simulator_profile(self.profile, self.knobs).model_dump() if self.kind == "sim" else {}
+        out = {}
+        for key in keys:
+            field, _, knob = key.removeprefix(BACKEND_PREFIX).partition(".")
+            out[key] = self.knobs.get(knob, profile.get(knob)) if field == "knobs" else getattr(self, field)
+        return out
 
     def identity(self) -> dict[str, Any]:
         """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens``
