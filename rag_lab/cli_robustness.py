@@ -8,11 +8,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rag_lab.cli_options import command
 
-def add_robustness_parser(sub: argparse._SubParsersAction) -> None:
+
+def register(sub: argparse._SubParsersAction) -> None:
     # defaults resolved in the command: importing rag_lab.experiments here would slow every rag-lab start
-    rob = sub.add_parser("robustness", help="re-run the headline findings of notebooks 01-06 on every dataset and "
-                                            "seed: paired delta, interval, exact p, Holm p, sign agreement per cell")
+    rob = command(sub, "robustness", robustness_command,
+                  "re-run the headline findings of notebooks 01-06 on every dataset and seed: paired delta, interval, "
+                  "exact p, Holm p, sign agreement per cell")
     rob.add_argument("--findings", nargs="+", default=None, metavar="KEY",
                      help="only these findings (default: every one registered in rag_lab.experiments.robustness)")
     rob.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
@@ -28,11 +31,9 @@ def add_robustness_parser(sub: argparse._SubParsersAction) -> None:
     rob.add_argument("--markdown", type=Path, default=None, metavar="MD",
                      help="the report's markdown (default: the shipped data/robustness.md)")
     rob.add_argument("--quiet", action="store_true", help="no line per finished cell on stderr")
-    rob.add_argument("--json", action="store_true")
 
 
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.experiments.paired import interval_text
     from rag_lab.experiments.robustness import (
         CELL_DATASETS,
         REAL_LIMIT,
@@ -42,6 +43,7 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         markdown,
         run_robustness,
     )
+    from rag_lab.stats.paired import interval_text
 
     def progress(key: str, cell: dict[str, Any]) -> None:
         if not args.quiet:

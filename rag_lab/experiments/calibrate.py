@@ -91,6 +91,7 @@ from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
 from rag_lab.llm.sim.prompt import Prompt, read_prompt, searches_run, stated_budget
 from rag_lab.llm.sim.text import normalise
 from rag_lab.llm.structured import embedded_objects, validate_output
+from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.trace import LLMCall, Trace
 
 __all__ = ["Calibration", "CalibrationSource", "KnobCalibration", "RateEstimate", "calibrate", "format_failure",
@@ -249,7 +250,7 @@ def _echo(tallies: _Tallies, trace: Trace, call: LLMCall) -> None:
     at = next((i for i, st in enumerate(steps) if st.llm is call), None)
     guard = next((st for st in steps[at + 1:] if st.kind == "guard"), None) if at is not None else None
     if guard is not None and "echo" in guard.detail:
-        tallies.add("echo", "answer", any(i.startswith("not an answer (echo)") for i in guard.interventions))
+        tallies.add("echo", "answer", guard.has(Intervention.ECHO))
 
 
 def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_type: str | None) -> None:

@@ -7,10 +7,10 @@ equivalence margin), shared settings and simulator knobs — and :func:`run_robu
 on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
 first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
 simulator seeds 0 and 1. Per cell it reports the paired Δ with its bootstrap interval, the exact paired
-test of :func:`~rag_lab.experiments.paired_tests.paired_test` (sign / McNemar for 0/1 metrics, sign-flip
+test of :func:`~rag_lab.stats.significance.paired_test` (sign / McNemar for 0/1 metrics, sign-flip
 permutation otherwise; one-sided in the claimed direction) or, for a "no change" claim, the TOST of
-:func:`~rag_lab.experiments.paired_tests.equivalence_test` with the notebook's margin; Holm's correction
-(:func:`~rag_lab.experiments.paired_tests.holm`) over every cell of the table (one family); and
+:func:`~rag_lab.stats.significance.equivalence_test` with the notebook's margin; Holm's correction
+(:func:`~rag_lab.stats.significance.holm`) over every cell of the table (one family); and
 
 * ``agrees`` — the sign of Δ is the claimed one (for a no-change claim: ``|Δ| < margin``);
 * ``holds`` — the finding holds in that cell: the interval lies on the claimed side of 0 and the
@@ -33,9 +33,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.paired import interval_text
-from rag_lab.experiments.paired_tests import equivalence_test, holm, p_text, paired_test
 from rag_lab.paths import DATA_DIR
+from rag_lab.stats.paired import changes_label, interval_text
+from rag_lab.stats.significance import equivalence_test, holm, p_text, paired_test
 
 __all__ = ["CELL_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
            "check_current", "load_table", "quote", "run_robustness"]
@@ -339,8 +339,6 @@ def quote(key: str, table: RobustnessTable | None = None) -> str:
 
 
 def _settings(settings: Mapping[str, Any]) -> str:
-    from rag_lab.experiments.paired import changes_label
-
     return changes_label(settings)
 
 
