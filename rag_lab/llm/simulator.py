@@ -52,7 +52,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-9"
+SIM_VERSION = "sim-10"
 
 
 class SimulatedBackend(LLMBackend):
