@@ -592,3 +592,63 @@ def test_the_controller_plans_a_third_hop_and_stops_when_the_parts_are_covered(i
     assert third["action"] in ("answer", "rerank"), third
     assert "Tulsa" in ideal.respond("answer", prompts.answer_prompt(THREE_HOP_Q, numbered(ALBUM, LABEL, FOUNDER),
                                                                      "correct"))
+
+
+# --- sim-6..9: what a question asks, concise answers ---------------------------------------------
+
+SHOW = E(1, "Harbor Patrol", "Dan Reyes voices the character of Captain Vole on the animated series \"Harbor "
+         "Patrol\", which aired for four seasons on a cable network.")
+SHOW_PAGE = E(2, "Harbor Patrol (TV series)", "Harbor Patrol is an American animated series. It was created by "
+              "Mina Okafor for a cable network.")
+CREATED_Q = "Dan Reyes voices the character of Captain Vole on an animated series created by who?"
+
+
+def test_what_a_question_asks_is_read_at_its_question_word():
+    """The asked words are those at the question word (before a late one, the last words after an opening
+    one, the description of "Who was the X of …"), not a relative pronoun's clause."""
+    from rag_lab.llm.sim.question import analyse
+
+    assert analyse(CREATED_Q).asked[0] == "creat"
+    tinted = analyse('The band who released the debut album "Tinted Windows" had their first performance in what city?')
+    assert "performanc" in tinted.asked and "releas" not in tinted.asked
+    assert analyse("Who was the military commander of the last active ruler of Egypt?").asked == ("commander",
+                                                                                                   "military")
+    assert "copy" in analyse("The novels have sold more than how many copies?").asked
+
+
+def test_a_sentence_without_what_is_asked_sends_the_controller_to_the_next_hop(generic):
+    """The first page says who voices whom on which series (every name of the question, a full name of a
+    person) but not who *created* the series: the controller searches the series with what is asked, and
+    answers once a sentence holds it."""
+    first = decision(generic, CREATED_Q, [SHOW], [CREATED_Q])
+    assert first["action"] == "retrieve_again", first
+    assert first["queries"][0].startswith("Harbor Patrol") and "creat" in first["queries"][0], first
+    both = numbered(SHOW, SHOW_PAGE)
+    assert decision(generic, CREATED_Q, both, [CREATED_Q, first["queries"][0]])["action"] in ("answer", "rerank")
+    assert "Mina Okafor" in generic.respond("answer", prompts.answer_prompt(CREATED_Q, both, "correct"))
+
+
+def test_a_long_two_hop_answer_is_cut_to_the_sentence_that_states_the_fact(generic):
+    """Two hops' sentences that do not fit a concise answer (44 words) leave the one at the end of the chain,
+    without the asides in parentheses that hold nothing asked; the answer stays short and keeps the fact."""
+    from rag_lab.llm.sim.answer import CONCISE_WORDS
+    from rag_lab.text_overlap import answer_tokens
+
+    question = "In which city was the founder of the label that released Night Tide born?"
+    album = E(1, "Night Tide", "Night Tide (Danish: Nattens Tidevand, pronounced [ˈnadəns ˈtiðəˌvanˀ]) is a 1998 "
+              "album by the experimental rock group Copper Wolves, recorded over two long winters in a converted "
+              "church and released by Harrow Records after a lengthy dispute with their first label.")
+    label = E(2, "Harrow Records", "Harrow Records is an independent record label, founded in 1987 by the music "
+              "producer Mara Lindell (1950–2019), who was born in Tulsa, Oklahoma, and who ran the label from a "
+              "small office above a bakery for most of its first two decades of operation.")
+    text = generic.respond("answer", prompts.answer_prompt(question, [album, label], "correct"))
+    assert "Tulsa" in text and "[2]" in text, text
+    assert len(text.split()) <= CONCISE_WORDS + 2 and len(answer_tokens(text)) <= 48, text
+    assert "Danish" not in text and "1950" not in text, text
+
+
+def test_a_five_digit_number_is_no_year():
+    from rag_lab.llm.sim.text import years
+
+    assert years("It listens on port 16456.") == []
+    assert years("born 14 March 1966, retired 2019.") == [1966, 2019]

@@ -53,7 +53,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-10"  # sim-9 (the reader, issue 22) merged with sim-6 (thrift and CRN, issue 19)
+SIM_VERSION = "sim-11"  # the reader of issue 22 (its sim-10) with the thrift and CRN of issue 19 (its sim-6)
 
 
 class SimulatedBackend(LLMBackend):

@@ -48,7 +48,7 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
         found = [c for c in found if c.typed]
         if not found:
             return None
-    best = found[0]
+    best = next((c for c in found if not ev.leaves_asked_open(c)), found[0])  # the sentence saying what is asked
     if qa.answer_type is None and qa.head is None and not qa.yes_no and qa.terms and best.terms == 0:
         return None  # nothing of the asked kind and none of the asked words: the fact is not there
     other = _other_hop(ev, best, related)

@@ -260,12 +260,16 @@ class Evidence:
     def leaves_asked_open(self, c: Candidate) -> bool:
         """Whether candidate ``c`` (with its item's title) holds none of what the question asks
         (:attr:`QuestionAnalysis.asked`; the noun of a typed question — "what city" — is the value's
-        kind, not a word the answer must repeat): it says something else about the question's names."""
-        need = set(self.qa.asked) - ({stem(self.qa.head)} if self.qa.head and self.qa.answer_type else set())
+        kind, not a word the answer must repeat), or lacks the word next to the question word (the relation
+        asked: "created" in "a series created by who"): it says something else about the question's names."""
+        typed_head = {stem(self.qa.head)} if self.qa.head and self.qa.answer_type else set()
+        need = [t for t in self.qa.asked if t not in typed_head]
         if not need:
             return False
         stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
-        return not (need & stems)
+        head = stem(self.qa.head) if self.qa.head else None
+        nearest = next((t for t in need if t != head), None)  # the word at the question word: the relation asked
+        return not (set(need) & stems) or (nearest is not None and nearest not in stems)
 
     def term_share(self, stems: frozenset[str] | set[str]) -> float:
         terms = self.qa.terms

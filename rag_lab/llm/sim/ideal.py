@@ -29,7 +29,6 @@ from rag_lab.llm.sim.plan import Decision, ideal_decision
 from rag_lab.llm.sim.question import DESCRIBED, analyse
 from rag_lab.llm.sim.vectors import Similarity
 
-
 #: A description of several words ("the last active ruler of …", "a commentator of …", "a language spoken
 #: between …") or a second predicate ("was born in 1984 and played …", "…, and its beginning …"): the
 #: question chains two facts even when it names one thing.

@@ -92,12 +92,15 @@ def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[
     sentence naming it does not already cover (what is still asked about it) first, most specific
     query first."""
     words = [w for w in qa.term_words if w.lower() not in label.lower()]
+    # what the question asks (the words at its question word) and the sentence naming the bridge does not say
+    open_asked = sorted((w for w in words if stem(w) in qa.asked and stem(w) not in covered),
+                        key=lambda w: qa.asked.index(stem(w)))
     if qa.relation:  # "the lead of | the club that …": the bridge names the club; what is asked of it remains
         asked = [w for w in words if stem(w) in qa.relation]
         if asked:
-            return list(dict.fromkeys([" ".join([label, *asked[:HOP_WORDS]]), *targeted(label, qa)]))
-    open_words = [w for w in words if stem(w) in qa.asked and stem(w) not in covered]
-    open_words += [w for w in words if stem(w) not in covered]
+            lead = list(dict.fromkeys([*open_asked, *asked]))[:HOP_WORDS]
+            return list(dict.fromkeys([" ".join([label, *lead]), *targeted(label, qa)]))
+    open_words = [*open_asked, *(w for w in words if stem(w) not in covered)]
     if qa.head and qa.head not in words:
         open_words.append(qa.head)
     ordered = list(dict.fromkeys([*open_words, *words]))
@@ -156,7 +159,8 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
     expected = qa.answer_type is not None
     found = ev.candidates(related)
     typed = [c for c in found if c.typed] if expected else found
-    best = typed[0] if typed else (found[0] if found else None)
+    pool = typed if typed else found
+    best = next((c for c in pool if not ev.leaves_asked_open(c)), pool[0]) if pool else None
     bridge = ev.bridge()
     described = _described(qa, ev, best, searches)
     if described is not None:  # the best sentence is on a page the question describes but does not name

@@ -36,7 +36,8 @@ _TYPES = (
                 r"amount|total)\s+of\b", re.I), "number"),
     (re.compile(r"^\s*where\b|\bwhere\s+(is|was|are|were|did|does)\b|\b(what|which)\s+(city|country|state|town|"
                 r"county|region|place|island|province|continent|location)\b", re.I), "place"),
-    (re.compile(r"^\s*(who|whom|whose)\b|[,;:]\s*(who|whom)\b|\b(what|which)\s+(person|man|woman)\b", re.I), "person"),
+    (re.compile(r"^\s*(who|whom|whose)\b|[,;:]\s*(who|whom)\b|\b(what|which)\s+(person|man|woman)\b|"
+                r"\b(?:by|for|to|with|from|of)\s+(?:who|whom)\s*\??\s*$", re.I), "person"),
 )
 _WH_NOUN = re.compile(r"\b(?:which|what)\s+([a-z]+)(?:\s+([a-z]+))?(?:\s+([a-z]+))?", re.I)
 _WHAT_IS_THE = re.compile(r"\b(?:which|what)\s+(?:is|are|was|were)\s+the\s+([a-z]+)(?:\s+([a-z]+))?\s+"
@@ -185,12 +186,12 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
     created by | who"), else the last words of a question that opens with it ("What medal did the
     opponent of X | win in 1984"); with the noun it asks for ("city"). A relative pronoun ("the band who
     released …") is no question word: only "what", or a question word that opens the question, ends it or
-    follows a preposition, is one."""
+    follows a preposition, is one. Nearest to the question word first (the description's noun first)."""
     termset = set(terms)
     out: list[str] = []
     desc = _DESCRIPTION.match(text)
     if desc:
-        out = [stem(w) for w in desc.group(1).split() if stem(w) in termset]
+        out = [stem(w) for w in reversed(desc.group(1).split()) if stem(w) in termset]
     else:
         toks = [t.lower() for t in re.findall(r"[A-Za-z0-9][\w'’\-]*", text)]
         at = next((k for k, w in enumerate(toks) if w in _WH and (w in ("what", "how") or k == 0 or k == len(toks) - 1
@@ -203,7 +204,7 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
         else:
             end = at - 1 if toks[at - 1] in _PREPOSITIONS else at
             window = toks[max(0, end - ASKED_WINDOW):end]
-        out = [stem(w) for w in window if stem(w) in termset]
+        out = [stem(w) for w in reversed(window) if stem(w) in termset]  # the nearest to the question word first
     if head is not None and head not in _GENERIC_HEADS:
         out.append(stem(head))
     counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]+)", text, re.I)  # "how many copies": copies are asked
