@@ -54,22 +54,14 @@
 # the prompt.
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm import prompts
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import BudgetDisclosure
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
-
-print(BudgetDisclosure.__doc__)
+setup_notebook(BudgetDisclosure, colwidth=80)
 for disclosed in (False, True):
     system = prompts.controller_prompt("(question)", [], ["(first search)"], 4, disclosed)[0].content
     print(f"disclosed={disclosed}:", next(s.strip() + "." for s in system.split(".") if "searches" in s))
@@ -83,23 +75,18 @@ for disclosed in (False, True):
 # Pareto front is computed on the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
-COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-KNOBS = {"budget_anchoring": 0.6}
-spec = {
-    "name": "nb02_budget_disclosure",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 10,
-    "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
-    "grid": {"disclosure.disclosed": [False, True], "round_cap.max_rounds": [2, 4]},
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb02_"), progress="quiet", pareto=(COST, QUALITY))
-columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention_accuracy",
-                                  "cost_rounds", COST, "cost_tokens", "is_pareto"]
-result.table[columns]
+COST, QUALITY, KNOBS = "cost_llm_calls", "quality_answer_containment_strict", {"budget_anchoring": 0.6}
+spec = {"name": "nb02_budget_disclosure", "dataset": "world", "split": "test", "per_type": 10,
+        "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
+        "grid": {"disclosure.disclosed": [False, True], "round_cap.max_rounds": [2, 4]}}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+ARM = {(shown, cap): {"disclosure.disclosed": shown, "round_cap.max_rounds": cap} for shown in (False, True) for cap in (2, 4)}
+D4, H4 = ARM[True, 4], ARM[False, 4]  # disclosed and hidden, at a cap of 4
+table = contrasts.labelled_table(result, ["param_round_cap.max_rounds", f"{QUALITY}±", "quality_abstention_accuracy",
+                                          "cost_rounds", COST, "cost_tokens", "is_pareto"])
+table
 
 # %%
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="param_round_cap.max_rounds", text_col="label"))
 
 # %% [markdown]
@@ -108,19 +95,16 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="param_roun
 # retrieval and never read the controller prompt):
 
 # %%
-ids = result.table.set_index(["param_disclosure.disclosed", "param_round_cap.max_rounds"])["candidate_id"]
-hidden, shown = result.rows(ids[(False, 4)]), result.rows(ids[(True, 4)])
-pd.DataFrame({"rounds, hidden": hidden.groupby("type")["cost_rounds"].mean(),
-              "rounds, disclosed": shown.groupby("type")["cost_rounds"].mean(),
-              "share routed COMPLEX": hidden.groupby("type")["route"].apply(lambda s: (s == "COMPLEX").mean())}).round(2)
+AT4 = contrasts.named(result, {"hidden": H4, "disclosed": D4})
+routed = contrasts.group_share(result, H4, "route", "COMPLEX")
+contrasts.group_means(result, "cost_rounds", AT4).add_prefix("rounds, ").assign(**{"share routed COMPLEX": routed}).round(2)
 
 # %% [markdown]
 # How often the knob had the opportunity and fired, read from the disclosed run's traces (with the budget
 # hidden it never has an opportunity):
 
 # %%
-rates = pd.concat({"disclosed": result.knob_rates(ids[(True, 4)]), "hidden": result.knob_rates(ids[(False, 4)])})
-rates[rates["knob"].isin(["budget_anchoring", "budget_thrift", "synonym_spinning"])]
+contrasts.knob_table(result, AT4, ["budget_anchoring", "budget_thrift", "synonym_spinning"])
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -130,22 +114,14 @@ rates[rates["knob"].isin(["budget_anchoring", "budget_thrift", "synonym_spinning
 # call, and the paraphrase searches they led to.
 
 # %%
-h, d = hidden.set_index("qid"), shown.set_index("qid")
-qid = (d[COST] - h[COST]).abs().idxmax()
-trace = result.traces(ids[(True, 4)])[qid]
-print(f"{qid} ({d.loc[qid, 'type']}): {trace.question}")
-for label, rows in (("hidden", h), ("disclosed", d)):
-    print(f"{label:>9}: {int(rows.loc[qid, COST])} LLM calls, {int(rows.loc[qid, 'cost_rounds'])} rounds, "
-          f"stop {rows.loc[qid, 'stop_reason']}")
-for call in trace.llm_calls():
-    if call.role == "controller":
-        print("controller call, knobs fired:", call.fired or "none", "| output:", call.raw_output[:120])
-trace_timeline_figure(trace_timeline_info(trace))
+qid = contrasts.contrast_question(result, D4, H4, COST)
+contrasts.trace_contrast(result, AT4, qid, steps=["controller", "retrieve"])
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=ids[(True, 4)], qid=qid)
-viewer
+trace_timeline_figure(trace_timeline_info(result.traces(AT4["disclosed"])[qid]))
+
+# %%
+TraceViewer(result).select(candidate_id=AT4["disclosed"], qid=qid)
 
 # %% [markdown]
 # ## Try it yourself
@@ -157,14 +133,11 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["disclosure.disclosed", "round_cap.max_rounds"], split="test",
-                          types=["comparison"], limit=12, base=PipelineConfig().set({"round_cap.max_rounds": 4}),
-                          knobs=KNOBS)
+                          types=["comparison"], limit=12, base=PipelineConfig().set(H4), knobs=KNOBS)
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"budget hidden, cap 4, {point['n_questions']} comparison questions: {point[COST]:.2f} LLM calls and "
-      f"{point['cost_rounds']:.2f} rounds per question")
+explorer.run(wait=True)  # the budget hidden, cap 4, on the comparison questions: LLM calls and rounds per question
 
 # %% [markdown]
 # ## The finding
@@ -175,49 +148,42 @@ print(f"budget hidden, cap 4, {point['n_questions']} comparison questions: {poin
 
 # %%
 FINDINGS = FindingFamily(size=2, name="02_budget_disclosure")   # Holm over this notebook's two claims
-control = run_sweep({**spec, "name": "nb02_control", "grid": {"disclosure.disclosed": [False, True], "round_cap.max_rounds": [4]},
-                     "backend": {**spec["backend"], "knobs": {**KNOBS, "budget_anchoring": 0.0, "budget_thrift": 0.0}}},
-                    tempfile.mkdtemp(prefix="nb02c_"), progress="quiet")   # the knobs that read a stated budget at 0
-finding = paired_finding(result, COST, candidate={"disclosure.disclosed": True, "round_cap.max_rounds": 4},
-                         reference={"disclosure.disclosed": False, "round_cap.max_rounds": 4}, direction="above",
-                         kind="by_construction", control=control, family=FINDINGS,
-                         claim="stating the budget in the controller prompt raises LLM calls (budget anchoring)")
-answers = paired_finding(result, QUALITY, candidate={"disclosure.disclosed": True, "round_cap.max_rounds": 4},
-                         reference={"disclosure.disclosed": False, "round_cap.max_rounds": 4}, direction="none",
-                         margin=0.1, kind="measured", family=FINDINGS,
-                         claim="the anchored rounds buy no answers (strict containment within ±0.1)")
-print(finding, answers, sep="\n\n")
+control = lesson_sweep(spec, name="nb02_control", grid={"disclosure.disclosed": [False, True], "round_cap.max_rounds": [4]},
+                       backend={**spec["backend"], "knobs": {**KNOBS, "budget_anchoring": 0.0, "budget_thrift": 0.0}})
+finding = paired_finding(result, COST, candidate=D4, reference=H4, direction="above", kind="by_construction", control=control,
+                         family=FINDINGS, claim="stating the budget in the controller prompt raises LLM calls (budget anchoring)")
+answers = paired_finding(result, QUALITY, candidate=D4, reference=H4, direction="none", margin=0.1, kind="measured",
+                         family=FINDINGS, claim="the anchored rounds buy no answers (strict containment within ±0.1)")
 assert finding.holds, finding.message
 assert answers.holds, answers.message
+contrasts.findings_table(finding, answers)
 
 # %%
-t = result.table.set_index(["param_disclosure.disclosed", "param_round_cap.max_rounds"])
-for cap in (2, 4):
-    ref = {"disclosure.disclosed": False, "round_cap.max_rounds": cap}
-    cand = {"disclosure.disclosed": True, "round_cap.max_rounds": cap}
-    calls = paired_finding(result, COST, candidate=cand, reference=ref)
-    rounds = paired_finding(result, "cost_rounds", candidate=cand, reference=ref)
-    quality = paired_finding(result, QUALITY, candidate=cand, reference=ref)
-    h_, d_ = t.loc[(False, cap)], t.loc[(True, cap)]
-    print(f"cap {cap}: rounds {h_['cost_rounds']:.2f} hidden -> {d_['cost_rounds']:.2f} disclosed "
-          f"(paired {rounds.measured}); LLM calls {h_[COST]:.2f} -> {d_[COST]:.2f} "
-          f"({(d_[COST] - h_[COST]) / h_[COST]:+.0%} when disclosed); strict containment {quality.measured}")
-print("Stop reasons at a cap of 4:")
-print(pd.DataFrame({"hidden": hidden["stop_reason"].value_counts(), "disclosed": shown["stop_reason"].value_counts()})
-      .fillna(0).astype(int))
+gaps = contrasts.paired_blocks(result, ["cost_rounds", COST, QUALITY],
+                              {f"cap {c}": (ARM[True, c], ARM[False, c]) for c in [2, 4]})
+stops = contrasts.value_counts(result, "stop_reason", AT4)  # how the runs ended at a cap of 4
+# what the prose below reads off the numbers: a cap of 2 leaves less room to anchor than a cap of 4; the gap is
+# smaller than the article's 3.2 -> 1.8 rounds; single-hop questions enter the loop too; more empty-round stops
+assert gaps.loc[("cap 2", "cost_rounds"), "delta"] < gaps.loc[("cap 4", "cost_rounds"), "delta"] < 3.2 - 1.8, gaps
+assert routed["single"] > 0.5 and stops.loc["empty_round", "disclosed"] > stops.loc["empty_round", "hidden"], stops
+gaps
+
+# %%
+stops
 
 # %% [markdown]
 # ## What was measured
 #
-# The lines above give, for each cap, the mean rounds and LLM calls with the budget hidden and disclosed,
-# their paired differences, and the paired difference in strict containment; then how the runs ended. Read three things: the size
-# of the gap at each cap (a cap of 2 leaves room for only one anchored round), whether the extra rounds buy
-# any answers (the containment line), and how far the gap is from the article's 3.2 → 1.8 rounds. It is
-# smaller here for reasons the tables above show: the router sends most single-hop questions to one-shot
-# retrieval, so they never read the controller prompt (the article's savings came mostly from simple
-# questions), and an anchored paraphrase search often brings back only chunks already seen, so the
-# zero-yield stop (notebook 03) ends the run there — compare the `empty_round` counts in the stop-reason
-# table.
+# The tables above give, for each cap, the mean rounds, LLM calls and strict containment with the budget
+# hidden and disclosed and their paired differences; then how the runs ended. Read three things: the size
+# of the gap at each cap (a cap of 2 leaves room for only one anchored round: asserted smaller than at 4),
+# whether the extra rounds buy any answers (the containment rows), and how far the gap is from the
+# article's 3.2 → 1.8 rounds. It is smaller here (asserted), and not because simple questions skip the
+# controller (the article's savings came mostly from simple questions): on the world the router sends the
+# single-hop questions into the loop too (asserted: most are routed COMPLEX), where they read the stated
+# budget like the rest. The gap is smaller because an anchored paraphrase search often brings back only
+# chunks already seen, so the zero-yield stop (notebook 03) ends the run there — the disclosed runs end on
+# an empty round more often (asserted; the stop-reason table).
 #
 # **Caveat.** The anchoring is the simulator's `budget_anchoring` knob at 0.6 — a setting, not a
 # measurement of any language model; the size of the gap follows from it (and from `budget_thrift`, which

@@ -55,29 +55,14 @@
 # the one-shot fallback (notebook 01's `fallback` stop).
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    round_yield_figure,
-    round_yield_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-)
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.figures import cost_quality_figure, cost_quality_info, round_yield_figure, round_yield_info
+from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import ZeroYieldStop
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
-
-print(ZeroYieldStop.__doc__)
-ZeroYieldStop.model_fields
+setup_notebook(ZeroYieldStop, colwidth=80)
 
 # %% [markdown]
 # ## The sweep
@@ -89,38 +74,29 @@ ZeroYieldStop.model_fields
 # the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
-COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-KNOBS = {"synonym_spinning": 0.6}
-spec = {
-    "name": "nb03_zero_yield",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 10,
-    "base": {"round_cap.max_rounds": 4},
-    "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
-    "grid": {"zero_yield.enabled": [True, False]},
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb03_"), progress="quiet", pareto=(COST, QUALITY))
-columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_evidence_recall",
-                                  "quality_abstention_accuracy", "cost_rounds", COST, "cost_tokens", "is_pareto"]
-result.table[columns]
+COST, QUALITY, KNOBS = "cost_llm_calls", "quality_answer_containment_strict", {"synonym_spinning": 0.6}
+spec = {"name": "nb03_zero_yield", "dataset": "world", "split": "test", "per_type": 10, "base": {"round_cap.max_rounds": 4},
+        "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS}, "grid": {"zero_yield.enabled": [True, False]}}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+ON, OFF = {"zero_yield.enabled": True}, {"zero_yield.enabled": False}
+NAMES = contrasts.named(result, {"stop enabled": ON, "stop disabled": OFF})
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_evidence_recall", "quality_abstention_accuracy",
+                                          "cost_rounds", COST, "cost_tokens", "is_pareto"])
+table
 
 # %%
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %%
-ids = result.table.set_index("param_zero_yield.enabled")["candidate_id"]
-on, off = result.rows(ids[True]), result.rows(ids[False])
-pd.DataFrame({"stop enabled": on["stop_reason"].value_counts(), "stop disabled": off["stop_reason"].value_counts()}
-             ).fillna(0).astype(int)
+stops = contrasts.value_counts(result, "stop_reason", NAMES)
+stops
 
 # %% [markdown]
 # The yield curve without the stop: new chunks per round, one grey line per question, the mean in bold.
 # Rounds after the first mostly bring nothing new — what the spinning controller buys with its calls.
 
 # %%
-round_yield_figure(round_yield_info(result.traces(ids[False])))
+round_yield_figure(round_yield_info(result.traces(NAMES["stop disabled"])))
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -130,23 +106,18 @@ round_yield_figure(round_yield_info(result.traces(ids[False])))
 # controller is asked again and may spin again.
 
 # %%
-qid = (off.set_index("qid")[COST] - on.set_index("qid")[COST]).abs().idxmax()
-with_stop, without_stop = result.traces(ids[True])[qid], result.traces(ids[False])[qid]
-print(f"{qid}: {with_stop.question}")
-for label, tr in (("with the stop", with_stop), ("without it", without_stop)):
-    fired = [k for call in tr.llm_calls() if call.role == "controller" for k in call.fired]
-    print(f"{label:>14}: stop {tr.stop_reason}, yields per round {tr.yields()}, {len(tr.llm_calls())} LLM calls, "
-          f"controller knobs fired {fired}")
-print("searches without the stop:", [s.queries for s in without_stop.steps if s.kind == "retrieve"])
-trace_timeline_figure(trace_timeline_info(with_stop))
+qid = contrasts.contrast_question(result, OFF, ON, COST)
+print(f"{qid}: {result.result(NAMES['stop enabled'], qid).question}")
+contrasts.trace_contrast(result, NAMES, qid, steps=["controller", "retrieve"])
 
 # %%
-trace_timeline_figure(trace_timeline_info(without_stop))
+trace_timeline_figure(trace_timeline_info(result.traces(NAMES["stop enabled"])[qid]))
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=ids[True], qid=qid)
-viewer
+trace_timeline_figure(trace_timeline_info(result.traces(NAMES["stop disabled"])[qid]))
+
+# %%
+TraceViewer(result).select(candidate_id=NAMES["stop enabled"], qid=qid)
 
 # %% [markdown]
 # ## Try it yourself
@@ -157,14 +128,11 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["zero_yield.enabled", "round_cap.max_rounds"], split="test",
-                          types=["comparison"], limit=12, base=PipelineConfig().set({"round_cap.max_rounds": 4}),
-                          knobs=KNOBS)
+                          types=["comparison"], limit=12, base=PipelineConfig().set(spec["base"]), knobs=KNOBS)
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"stop on, cap 4, {point['n_questions']} comparison questions: {point[COST]:.2f} LLM calls per question, "
-      f"strict containment {point[QUALITY]:.3f}")
+explorer.run(wait=True)  # the stop on, cap 4, on the comparison questions: LLM calls and strict containment
 
 # %% [markdown]
 # ## The finding: what the stop saves
@@ -174,10 +142,9 @@ print(f"stop on, cap 4, {point['n_questions']} comparison questions: {point[COST
 
 # %%
 FINDINGS = FindingFamily(size=2, name="03_zero_yield_stop")   # Holm over this notebook's two claims
-control = run_sweep({**spec, "name": "nb03_control", "backend": {**spec["backend"], "knobs": {**KNOBS, "synonym_spinning": 0.0}}},
-                    tempfile.mkdtemp(prefix="nb03c_"), progress="quiet")   # the same sweep, no spinning
-finding = paired_finding(result, COST, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False},
-                         direction="below", kind="by_construction", control=control, family=FINDINGS,
+control = lesson_sweep(spec, name="nb03_control", backend={**spec["backend"], "knobs": {**KNOBS, "synonym_spinning": 0.0}})
+finding = paired_finding(result, COST, candidate=ON, reference=OFF, direction="below", kind="by_construction",
+                         control=control, family=FINDINGS,  # the control: the same sweep, no spinning
                          claim="stopping on an empty round cuts the LLM calls a spinning controller spends")
 print(finding)
 assert finding.holds, finding.message
@@ -191,30 +158,30 @@ assert finding.holds, finding.message
 # bought with answers; unlike the first, it would also hold with the stop switched off.
 
 # %%
-no_loss = paired_finding(result, QUALITY, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False},
-                         direction="none", margin=0.05, kind="measured", family=FINDINGS,
+no_loss = paired_finding(result, QUALITY, candidate=ON, reference=OFF, direction="none", margin=0.05, kind="measured",
+                         family=FINDINGS,
                          claim="the zero-yield stop costs no answers (strict containment unchanged within ±0.05)")
 print(no_loss)
 assert no_loss.holds, no_loss.message
 
 # %%
-t = result.table.set_index("param_zero_yield.enabled")
-n_empty = int((on["stop_reason"] == "empty_round").sum())
-print(f"{n_empty} of {len(on)} questions stopped on an empty round.")
-for col in ("cost_rounds", COST, "cost_tokens", "cost_modelled_latency_s"):
-    f = paired_finding(result, col, candidate={"zero_yield.enabled": True}, reference={"zero_yield.enabled": False})
-    print(f"{col}: {t.loc[False, col]:.2f} without the stop -> {t.loc[True, col]:.2f} with it "
-          f"({(t.loc[True, col] - t.loc[False, col]) / t.loc[False, col]:+.0%}); paired {f.measured}")
-print(f"strict containment: paired {no_loss.measured}")
+saved = contrasts.paired_summary(result, ["cost_rounds", COST, "cost_tokens", "cost_modelled_latency_s", QUALITY], ON, OFF)
+n_empty = stops.loc["empty_round", "stop enabled"] if "empty_round" in stops.index else 0
+print(f"{n_empty} of {len(result.qids)} questions stopped on an empty round.")
+# what the prose below reads off the numbers: the saving sits on a small share of the questions, the ones the
+# stop ended on an empty round
+assert 0 < finding.share_differ < 0.5 and n_empty <= len(result.qids) / 2, (finding.share_differ, n_empty)
+saved
 
 # %% [markdown]
 # ## What was measured
 #
-# The lines above give how many questions the stop ended on an empty round and what it saved per question
-# in rounds, LLM calls, tokens and modelled latency (means and paired Δ), then the paired Δ of strict
-# containment. Read the share of questions that differ beside each Δ: the stop acts only where the
-# controller spun *and* the paraphrase found nothing new, so a small share of questions carries the whole
-# saving. Where a paraphrase did find a new chunk (a yield above 0), the stop rightly let the loop go on.
+# The line and the table above give how many questions the stop ended on an empty round and what it saved
+# per question in rounds, LLM calls, tokens and modelled latency (means, relative change and paired Δ), then
+# the paired Δ of strict containment. Read the questions better and worse beside each Δ: the stop acts only
+# where the controller spun *and* the paraphrase found nothing new, so a small share of questions carries
+# the whole saving (asserted: under half of the questions differ in LLM calls). Where a paraphrase did
+# find a new chunk (a yield above 0), the stop rightly let the loop go on.
 #
 # **Caveat.** The spinning comes from the simulator's `synonym_spinning` knob at 0.6 — a setting, not a
 # measurement of any language model. What a paraphrase retrieves is real (the hybrid retriever on the

@@ -61,22 +61,14 @@
 # does not hold — the passages are rephrasings, not answers.
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.evaluation.trace_facts import mark_gold, round_chunks
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline.policies import HyDE
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 100)
-
-print(HyDE.__doc__)
-HyDE.model_fields
+setup_notebook(HyDE, colwidth=100)
 
 # %% [markdown]
 # ## The sweep
@@ -90,26 +82,17 @@ HyDE.model_fields
 # passages). The Pareto front is computed on those two axes.
 
 # %%
-COST, QUALITY = "cost_tokens", "quality_evidence_recall"
-BACKEND = {"kind": "sim", "profile": "typical"}
-spec = {
-    "name": "nb04_hyde",
-    "dataset": "world",
-    "split": "test",
-    "types": ["mismatch"],
-    "backend": BACKEND,
-    "grid": [{"hyde.enabled": [False]},
-             {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4]},
-             {"hyde.enabled": [True], "hyde.n_docs": [4], "hyde.include_query": [False]}],
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb04_"), progress="quiet", pareto=(COST, QUALITY))
-columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_has_answer_in_context",
-                                  "quality_answer_containment_strict", "cost_llm_calls", "cost_embedding_calls",
-                                  COST, "is_pareto"]
-result.table[columns]
+COST, QUALITY, STRICT = "cost_tokens", "quality_evidence_recall", "quality_answer_containment_strict"
+spec = {"name": "nb04_hyde", "dataset": "world", "split": "test", "types": ["mismatch"],
+        "backend": {"kind": "sim", "profile": "typical"},
+        "grid": [{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4]},
+                 {"hyde.enabled": [True], "hyde.n_docs": [4], "hyde.include_query": [False]}]}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_has_answer_in_context", STRICT, "cost_llm_calls",
+                                          "cost_embedding_calls", COST, "is_pareto"])
+table
 
 # %%
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %% [markdown]
@@ -119,21 +102,18 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %%
 OFF, FOUR = {"hyde.enabled": False}, {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}
-off_id, four_id = result.reference(OFF)["candidate_id"], result.reference(FOUR)["candidate_id"]
-pd.DataFrame({"HyDE off": result.calls_by_role(off_id).set_index("role")["incurred"],
-              "HyDE, 4 passages": result.calls_by_role(four_id).set_index("role")["incurred"]}).fillna(0).astype(int)
+IDS = contrasts.named(result, {"HyDE off": OFF, "HyDE, 4 passages": FOUR})
+contrasts.calls_table(result, IDS)
 
 # %% [markdown]
 # HyDE is meant for vocabulary mismatch. On the other question types it has less to fix — a second, small
 # sweep (5 questions of each other type, HyDE off vs 4 passages) shows gold-evidence recall by type:
 
 # %%
-others = run_sweep({**spec, "name": "nb04_hyde_other_types", "per_type": 5,
-                    "types": ["single", "alias", "vague", "bridge", "comparison", "stale"],
-                    "grid": [{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [4]}]},
-                   tempfile.mkdtemp(prefix="nb04o_"), progress="quiet", pareto=(COST, QUALITY))
-pd.DataFrame({result_label: others.rows(cid).groupby("type")[QUALITY].mean()
-              for cid, result_label in others.labels().items()}).round(2)
+others = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb04_hyde_other_types", per_type=5,
+                      types=["single", "alias", "vague", "bridge", "comparison", "stale"],
+                      grid=[{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [4]}])
+contrasts.group_means(others, QUALITY).round(2)
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -144,29 +124,15 @@ pd.DataFrame({result_label: others.rows(cid).groupby("type")[QUALITY].mean()
 # and without them; the timeline is the HyDE run's.
 
 # %%
-off_rows, four_rows = result.rows(off_id).set_index("qid"), result.rows(four_id).set_index("qid")
-contrast = 2 * (four_rows["quality_answer_containment_strict"].fillna(0)
-                - off_rows["quality_answer_containment_strict"].fillna(0)).abs() + (
-    four_rows["quality_has_answer_in_context"].fillna(0) - off_rows["quality_has_answer_in_context"].fillna(0)).abs()
-qid = contrast.idxmax()
-gold = set(load_dataset("world").evalset[qid].gold_doc_ids)
-hyde_trace, off_trace = result.traces(four_id)[qid], result.traces(off_id)[qid]
-expand = next(s for s in hyde_trace.steps if s.kind == "expand")
-print(qid, "|", hyde_trace.question, "| gold documents:", sorted(gold))
-print("HyDE passages:")
-for p in expand.queries:
-    print("  -", p)
-
-
-def round_one(trace):
-    return ", ".join(c + (" (gold)" if c.split("#")[0] in gold else "")
-                     for c in next(s.retrieved for s in trace.steps if s.kind == "retrieve"))
-
-
-print("round 1 with HyDE:   ", round_one(hyde_trace))
-print("round 1 without HyDE:", round_one(off_trace))
-print("answer with HyDE:   ", result.result(four_id, qid).answer[:200])
-print("answer without HyDE:", result.result(off_id, qid).answer[:200])
+qid = contrasts.contrast_question(result, FOUR, OFF, {STRICT: 2, "quality_has_answer_in_context": 1})
+gold = load_dataset("world").evalset[qid].gold_doc_ids
+hyde_trace, off_trace = result.traces(IDS["HyDE, 4 passages"])[qid], result.traces(IDS["HyDE off"])[qid]
+print(qid, "|", hyde_trace.question, "| gold documents:", sorted(gold), "\nHyDE passages:")
+print("\n".join(f"  - {p}" for p in next(s for s in hyde_trace.steps if s.kind == "expand").queries))
+print("round 1 with HyDE:   ", mark_gold(round_chunks(hyde_trace), gold))
+print("round 1 without HyDE:", mark_gold(round_chunks(off_trace), gold))
+print("answer with HyDE:   ", result.result(IDS["HyDE, 4 passages"], qid).answer[:200])
+print("answer without HyDE:", result.result(IDS["HyDE off"], qid).answer[:200])
 
 # %%
 trace_timeline_figure(trace_timeline_info(hyde_trace))
@@ -176,9 +142,7 @@ trace_timeline_figure(trace_timeline_info(hyde_trace))
 # and the passages.
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=four_id, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=IDS["HyDE, 4 passages"], qid=qid)
 
 # %% [markdown]
 # ## Try HyDE yourself
@@ -194,9 +158,7 @@ explorer = PolicyExplorer(dataset="world", params=["hyde.enabled", "hyde.n_docs"
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"HyDE off on {point['n_questions']} mismatch questions: evidence recall {point[QUALITY]:.3f}, "
-      f"{point['cost_llm_calls']:.2f} LLM calls per question")
+explorer.run(wait=True)  # HyDE off on the mismatch questions: evidence recall, LLM calls per question
 
 # %% [markdown]
 # ## The findings
@@ -215,29 +177,22 @@ finding = paired_finding(result, QUALITY, candidate=FOUR, reference=OFF, directi
                          kind="measured", family=FINDINGS,
                          claim="on vocabulary-mismatch questions, the mean embedding of 4 passages that only rephrase "
                                "the question brings no more gold evidence into the final context")
-print(cost)
-print(finding)
 assert finding.holds, finding.message
 assert cost.holds, cost.message
+contrasts.findings_table(cost, finding)
 
 # %%
-compared = {m: result.compare(m, reference=OFF).set_index("label")
-            for m in (QUALITY, "quality_answer_containment_strict", COST)}
-for label in compared[QUALITY].index:
-    if label == "reference":
-        continue
-    parts = [f"{m}: Δ {compared[m].loc[label, 'delta']:+.3f} [{compared[m].loc[label, 'lo']:+.3f}, "
-             f"{compared[m].loc[label, 'hi']:+.3f}]" for m in compared]
-    print(f"{label}\n    " + "; ".join(parts))
+contrasts.interval_table(result, [QUALITY, STRICT, COST], reference=OFF)
 
 # %% [markdown]
 # ## What was measured
 #
-# The two finding lines give the price (LLM calls per question, HyDE with 4 passages minus off) and the recall
-# change (gold-evidence recall of the final context on the 30 mismatch questions) with their 95% paired intervals.
-# The block below them repeats the comparison for every setting against HyDE off, on recall, strict answer
-# containment and tokens. Read it from the top: does a single passage change anything (the simulated writer's
-# first passage is a plain restatement with no new words)? Does any number of passages move recall, when
+# The findings table gives the price (LLM calls per question, HyDE with 4 passages minus off) and the recall
+# change (gold-evidence recall of the final context on the 30 mismatch questions) with their 95% paired
+# intervals. The table below it repeats the comparison for every setting against HyDE off, on recall, strict
+# answer containment and tokens (Δ [lo, hi] and the paired test's p). Read it from the top: does a single
+# passage change anything (the simulated writer's first passage is a plain restatement with no new words)?
+# Does any number of passages move recall, when
 # none holds a word the question lacks? What does leaving the question out of the mean change? The tokens column
 # says what each step costs. The by-type table above says where HyDE's gain lives, where it does nothing,
 # and where it can hurt: a comparison question names two things, and one mean vector of passages about both

@@ -59,22 +59,16 @@
 # not on another. Prefer token budgets (or modelled latency alone) for a finding someone else can reproduce.
 
 # %%
-import tempfile
-
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.evaluation.trace_facts import time_split
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import SearchBudget
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
-
-print(SearchBudget.__doc__)
-SearchBudget.model_fields
+setup_notebook(SearchBudget, colwidth=80)
 
 # %% [markdown]
 # ## The sweep
@@ -87,20 +81,14 @@ SearchBudget.model_fields
 # against strict answer containment.
 
 # %%
-COST, QUALITY = "cost_tokens", "quality_answer_containment_strict"
-spec = {
-    "name": "nb07_search_budget",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 15,
-    "base": {"round_cap.max_rounds": 4},
-    "backend": {"kind": "sim", "profile": "typical"},
-    "grid": [{"budget.max_tokens": [None, 600, 700, 800]}, {"budget.max_time_ms": [1800, 2000]}],
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb07_"), progress="quiet", pareto=(COST, QUALITY))
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
-table[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_evidence_recall", "cost_rounds", "cost_llm_calls",
-       COST, "cost_modelled_latency_s", "is_pareto"]]
+COST, QUALITY, BUDGET = "cost_tokens", "quality_answer_containment_strict", 600
+spec = {"name": "nb07_search_budget", "dataset": "world", "split": "test", "per_type": 15,
+        "base": {"round_cap.max_rounds": 4}, "backend": {"kind": "sim", "profile": "typical"},
+        "grid": [{"budget.max_tokens": [None, 600, 700, 800]}, {"budget.max_time_ms": [1800, 2000]}]}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_evidence_recall", "cost_rounds", "cost_llm_calls", COST,
+                                          "cost_modelled_latency_s", "is_pareto"])
+table
 
 # %%
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
@@ -110,8 +98,7 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # controller had asked for more):
 
 # %%
-ids = dict(zip(table["label"], table["candidate_id"], strict=True))
-pd.DataFrame({label: result.rows(cid)["stop_reason"].value_counts() for label, cid in ids.items()}).fillna(0).astype(int)
+contrasts.value_counts(result, "stop_reason")
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -121,21 +108,16 @@ pd.DataFrame({label: result.rows(cid)["stop_reason"].value_counts() for label, c
 # round 2 carries the budget's rejection.
 
 # %%
-BUDGET = 600
-capped, free = result.rows(ids[f"budget.max_tokens={BUDGET}"]).set_index("qid"), result.rows(ids["base"]).set_index("qid")
-qid = (free[COST] - capped[COST]).abs().idxmax()
-trace = result.traces(ids[f"budget.max_tokens={BUDGET}"])[qid]
-print(f"{qid} ({capped.loc[qid, 'type']}): {trace.question}")
-for label, rows in ((f"budget {BUDGET}", capped), ("no budget", free)):
-    print(f"{label:>10}: {int(rows.loc[qid, COST])} tokens, {int(rows.loc[qid, 'cost_rounds'])} round(s), "
-          f"stop {rows.loc[qid, 'stop_reason']}, strict containment {rows.loc[qid, QUALITY]}")
-print("interventions:", trace.interventions)
-trace_timeline_figure(trace_timeline_info(trace))
+FREE, CAPPED = {"budget.max_tokens": None, "budget.max_time_ms": None}, {"budget.max_tokens": BUDGET}
+qid = contrasts.contrast_question(result, CAPPED, FREE, COST)
+IDS = contrasts.named(result, {f"budget {BUDGET}": CAPPED, "no budget": FREE})
+contrasts.trace_contrast(result, IDS, qid, steps=["controller", "retrieve"])
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=ids[f"budget.max_tokens={BUDGET}"], qid=qid)
-viewer
+trace_timeline_figure(trace_timeline_info(result.traces(IDS[f"budget {BUDGET}"])[qid]))
+
+# %%
+TraceViewer(result).select(candidate_id=IDS[f"budget {BUDGET}"], qid=qid)
 
 # %% [markdown]
 # Where the time of a question goes, in the run without a budget: the modelled LLM latency (a function of
@@ -143,14 +125,7 @@ viewer
 # changes from run to run). A time budget adds the two, which is why it is the less reproducible one.
 
 # %%
-def time_split(tr):
-    modelled = sum(c.modelled_latency_s or 0.0 for c in tr.llm_calls())
-    retrieval = sum(s.latency_s for s in tr.steps if s.kind == "retrieve")
-    return {"modelled LLM ms": 1000 * modelled, "retrieval wall ms": 1000 * retrieval}
-
-
-pd.DataFrame([time_split(tr) for tr in result.traces(ids["base"]).values()]).describe().loc[
-    ["mean", "50%", "max"]].round(1)
+pd.DataFrame([time_split(t) for t in result.traces(IDS["no budget"]).values()]).describe().loc[["mean", "50%", "max"]].round(1)
 
 # %% [markdown]
 # ## Try it yourself
@@ -162,15 +137,12 @@ pd.DataFrame([time_split(tr) for tr in result.traces(ids["base"]).values()]).des
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["budget.max_tokens", "budget.max_time_ms", "budget.max_rounds"],
-                          split="test", types=["bridge"], limit=12,
-                          base=PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_tokens": BUDGET}),
-                          cost_col=COST, quality_col=QUALITY)
+                          split="test", types=["bridge"], limit=12, cost_col=COST, quality_col=QUALITY,
+                          base=PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_tokens": BUDGET}))
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"{BUDGET}-token budget on {point['n_questions']} bridge questions: {point[COST]:.0f} tokens per question, "
-      f"strict containment {point[QUALITY]:.3f}")
+explorer.run(wait=True)  # the 600-token budget on the bridge questions: tokens per question, strict containment
 
 # %% [markdown]
 # ## The finding: what a token budget saves
@@ -180,10 +152,8 @@ print(f"{BUDGET}-token budget on {point['n_questions']} bridge questions: {point
 
 # %%
 FINDINGS = FindingFamily(size=1, name="07_search_budget")   # the one asserted claim (the second is reported)
-finding = paired_finding(result, COST, candidate={"budget.max_tokens": BUDGET}, reference={"budget.max_tokens": None,
-                                                                                             "budget.max_time_ms": None},
-                         direction="below", kind="measured", family=FINDINGS,
-                         claim=f"a {BUDGET}-token search budget cuts tokens per question")
+finding = paired_finding(result, COST, candidate=CAPPED, reference=FREE, direction="below", kind="measured",
+                         family=FINDINGS, claim=f"a {BUDGET}-token search budget cuts tokens per question")
 print(finding)
 assert finding.holds, finding.message
 
@@ -196,27 +166,19 @@ assert finding.holds, finding.message
 # asserted: a paper could not claim it from this sample.
 
 # %%
-cost = paired_finding(result, QUALITY, candidate={"budget.max_tokens": BUDGET}, reference={"budget.max_tokens": None,
-                                                                                            "budget.max_time_ms": None},
-                      direction="below", kind="measured",
+cost = paired_finding(result, QUALITY, candidate=CAPPED, reference=FREE, direction="below", kind="measured",
                       claim=f"the {BUDGET}-token budget costs answers (strict containment drops)")
 print(cost)
 # On the one-reader world this is 7 questions lost and 1 gained of 105 (exact p = 0.070): reported, not asserted.
 
 # %%
-reference = {"budget.max_tokens": None, "budget.max_time_ms": None}
-for label, cid in ids.items():
-    if label == "base":
-        continue
-    saved = paired_finding(result, COST, candidate=cid, reference=reference)
-    lost = paired_finding(result, QUALITY, candidate=cid, reference=reference)
-    print(f"{label}: tokens {saved.measured}; strict containment {lost.measured}")
+contrasts.interval_table(result, [COST, QUALITY], reference=FREE)
 
 # %% [markdown]
 # ## What was measured
 #
-# The lines above give, for every budget against none, the paired Δ in tokens per question and in strict
-# containment, each with its interval and the share of questions that differ. Read them as a price list: how
+# The last table gives, for every budget against none, the paired Δ in tokens per question and in strict
+# containment, each with its interval and the paired test's p. Read them as a price list: how
 # many tokens a tighter budget saves, how many answers each saving costs, and which budgets sit on the Pareto
 # front of the figure. The stop-reason table shows how many runs each budget ended; the by-question trace
 # shows that the tokens were already spent on the controller call that asked for more. The time budgets land

@@ -64,22 +64,13 @@
 # simulator's own style (the self-preference bias).
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
-from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 90)
-
-print(JudgeInput.__doc__)
-JudgeInput.model_fields
+setup_notebook(JudgeInput)
 
 # %% [markdown]
 # ## The sweep
@@ -91,23 +82,16 @@ JudgeInput.model_fields
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-BACKEND = {"kind": "sim", "profile": "typical"}
-spec = {
-    "name": "nb09_judge_input",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 20,
-    "backend": BACKEND,
-    "grid": [{"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only", "with_evidence"]}],
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb09_"), progress="quiet", pareto=(COST, QUALITY))
-NONE = result.reference({"judge.enabled": False})["candidate_id"]
-DRAFT = result.reference({"judge.enabled": True, "judge.mode": "draft_only"})["candidate_id"]
-EVIDENCE = result.reference({"judge.enabled": True, "judge.mode": "with_evidence"})["candidate_id"]
-NAMES = {NONE: "no judge", DRAFT: "draft-only judge", EVIDENCE: "with-evidence judge"}
-table = result.table.assign(label=result.table["candidate_id"].map(NAMES))
-table[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention_accuracy", "quality_refused",
-       "quality_citation_precision", COST, "cost_tokens", "is_pareto"]]
+spec = {"name": "nb09_judge_input", "dataset": "world", "split": "test", "per_type": 20,
+        "backend": {"kind": "sim", "profile": "typical"},
+        "grid": [{"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only", "with_evidence"]}]}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+NONE, DRAFT, EVIDENCE = [{"judge.enabled": False}] + [{"judge.enabled": True, "judge.mode": m}
+                                                        for m in ("draft_only", "with_evidence")]
+NAMES = contrasts.named(result, {"no judge": NONE, "draft-only judge": DRAFT, "with-evidence judge": EVIDENCE})
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_abstention_accuracy", "quality_refused",
+                                          "quality_citation_precision", COST, "cost_tokens", "is_pareto"], NAMES)
+table
 
 # %%
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
@@ -120,34 +104,15 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # should have been refused). A judge earns its call by refusing the last two kinds, not the first.
 
 # %%
-base = result.rows(NONE).set_index("qid")
-
-
-def judge_refused(cid):
-    """The questions whose answer this run's judge turned into a refusal."""
-    return [q for q, trace in result.traces(cid).items()
-            if any(s.kind == "judge" and s.interventions for s in trace.steps)]
-
-
-def verdicts(cid):
-    refused = base.loc[judge_refused(cid)]
-    return {"judge calls": int(result.rows(cid)["cost_calls_judge"].fillna(0).sum()),
-            "refused by the judge": len(refused),
-            "… correct answers": int((refused[QUALITY] == 1).sum()),
-            "… wrong answers": int((refused["answerable"] & (refused[QUALITY] == 0)).sum()),
-            "… answers to unanswerable questions": int((~refused["answerable"]).sum())}
-
-
-refusals = pd.DataFrame({"draft_only": verdicts(DRAFT), "with_evidence": verdicts(EVIDENCE)})
+JUDGES = {"draft_only": NAMES["draft-only judge"], "with_evidence": NAMES["with-evidence judge"]}
+refusals = contrasts.refusals_by_baseline(result, JUDGES, NONE, Intervention.JUDGE_REFUSED, QUALITY, calls="cost_calls_judge")
 refusals
 
 # %% [markdown]
 # Where the refusals fall, by question type (share of questions refused by the judge):
 
 # %%
-pd.DataFrame({name: base.loc[judge_refused(cid)].groupby("type").size().reindex(base["type"].unique(), fill_value=0)
-              / base.groupby("type").size()
-              for name, cid in (("draft_only", DRAFT), ("with_evidence", EVIDENCE))}).round(2)
+contrasts.refused_share_by_type(result, JUDGES, Intervention.JUDGE_REFUSED).round(2)
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -157,30 +122,22 @@ pd.DataFrame({name: base.loc[judge_refused(cid)].groupby("type").size().reindex(
 # each verdict's reason.
 
 # %%
-draft_rows, evidence_rows = result.rows(DRAFT).set_index("qid"), result.rows(EVIDENCE).set_index("qid")
-disagree = draft_rows.index[draft_rows["status"] != evidence_rows["status"]]
-qid = disagree[0] if len(disagree) else draft_rows.index[0]  # (no disagreement: the first question)
-print(f"{len(disagree)} of {len(draft_rows)} questions get different verdicts; shown: {qid} "
-      f"({base.loc[qid, 'type']})")
-print("question:", result.traces(DRAFT)[qid].question)
-print("answer without a judge:", result.result(NONE, qid).answer)
-for name, cid in (("draft_only", DRAFT), ("with_evidence", EVIDENCE)):
+qid = contrasts.contrast_question(result, DRAFT, EVIDENCE, "status")  # the first the verdicts part on (or the first)
+unjudged = result.result(NAMES["no judge"], qid)
+print(f"{len(contrasts.differing(result, DRAFT, EVIDENCE, 'status'))} of {len(result.qids)} questions get different verdicts; "
+      f"shown: {qid}: {unjudged.question}\nanswer without a judge: {unjudged.answer}")
+for name, cid in JUDGES.items():
     judge = next(s for s in result.traces(cid)[qid].steps if s.kind == "judge")
-    user = judge.llm.messages[-1]["content"]
-    print(f"\n--- {name} judge: verdict {judge.decision['verdict']} ({judge.decision['reason']}); "
-          f"status {result.result(cid, qid).status}")
-    print(user[:700])
+    print(f"\n--- {name}: {judge.decision}; status {result.result(cid, qid).status}\n{judge.llm.messages[-1]['content'][:700]}")
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(DRAFT)[qid]))
+trace_timeline_figure(trace_timeline_info(result.traces(JUDGES["draft_only"])[qid]))
 
 # %% [markdown]
 # Every question and both judges, in the trace viewer (the judge's prompt is under the judge step):
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=DRAFT, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=JUDGES["draft_only"], qid=qid)
 
 # %% [markdown]
 # ## Try the judge yourself
@@ -192,14 +149,11 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["judge.enabled", "judge.mode"], split="test", types=["alias"],
-                          limit=12, base=PipelineConfig().set({"judge.enabled": True, "judge.mode": "draft_only"}),
-                          knobs={})
+                          limit=12, base=PipelineConfig().set({"judge.enabled": True, "judge.mode": "draft_only"}), knobs={})
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"draft-only judge on {point['n_questions']} alias questions: strict containment {point[QUALITY]:.3f}, "
-      f"refusal rate {point['quality_refused']:.3f}, {point[COST]:.2f} LLM calls per question")
+explorer.run(wait=True)  # the draft-only judge on the alias questions: strict containment, refusal rate, LLM calls
 
 # %% [markdown]
 # ## The finding
@@ -218,9 +172,7 @@ print(f"draft-only judge on {point['n_questions']} alias questions: strict conta
 
 # %%
 FINDINGS = FindingFamily(size=1, name="09_judge_input")
-finding = paired_finding(result, QUALITY, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
-                         reference={"judge.enabled": True, "judge.mode": "draft_only"}, direction="above",
-                         kind="measured",
+finding = paired_finding(result, QUALITY, candidate=EVIDENCE, reference=DRAFT, direction="above", kind="measured",
                          claim="a judge that sees the evidence keeps correct answers a draft-only judge refuses")
 print(finding)
 
@@ -229,38 +181,32 @@ print(finding)
 # asserted), and what does it cost (asserted: definitional)?
 
 # %%
-no_effect = paired_finding(result, QUALITY, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
-                           reference={"judge.enabled": False}, direction="none", margin=0.05,
+no_effect = paired_finding(result, QUALITY, candidate=EVIDENCE, reference=NONE, direction="none", margin=0.05,
                            claim="on the world, the with-evidence judge changes no answer")
-judge_cost = paired_finding(result, COST, candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
-                            reference={"judge.enabled": False}, direction="above", kind="definitional",
+judge_cost = paired_finding(result, COST, candidate=EVIDENCE, reference=NONE, direction="above", kind="definitional",
                             family=FINDINGS, claim="the judge costs LLM calls")
 assert judge_cost.holds, judge_cost.message
-abstention = paired_finding(result, "quality_abstention_accuracy",
-                            candidate={"judge.enabled": True, "judge.mode": "with_evidence"},
-                            reference={"judge.enabled": True, "judge.mode": "draft_only"}, direction="above",
+unanswerable = refusals.loc["… answers to unanswerable questions"]  # what the prose below reads off the numbers
+answered = contrasts.group_share(result, NONE, "status", "answered")["unanswerable"]  # with no judge at all
+assert answered > 0 and unanswerable["with_evidence"] == 0 < unanswerable["draft_only"], (answered, unanswerable.to_dict())
+abstention = paired_finding(result, "quality_abstention_accuracy", candidate=EVIDENCE, reference=DRAFT,
                             claim="abstention accuracy, with-evidence vs draft-only judge")
-t = table.set_index("label")
-print(f"Strict containment by configuration: {t[QUALITY].round(3).to_dict()}")
-print(f"Refusal rate: {t['quality_refused'].round(3).to_dict()}")
-print(f"LLM calls per question: {t[COST].round(2).to_dict()}; tokens: {t['cost_tokens'].round(0).to_dict()}")
-print(f"With-evidence vs draft-only judge, strict containment: {finding.measured}")
-print(f"With-evidence vs draft-only judge, abstention accuracy: {abstention.measured}")
-print(f"With-evidence judge vs no judge, strict containment: {no_effect.measured}")
-print(f"With-evidence judge vs no judge, LLM calls: {judge_cost.measured}")
-print("Judge refusals:", refusals.to_dict())
+contrasts.findings_table(finding, abstention, no_effect, judge_cost)
 
 # %% [markdown]
 # ## What was measured
 #
-# The first lines give each configuration's strict containment, refusal rate and cost. Then the paired
-# differences: the with-evidence judge against the draft-only judge on containment (the former finding)
-# and on abstention accuracy, and the with-evidence judge against no judge, on containment and on LLM
-# calls. The refusal table above says what each judge refused: read its "correct answers" row for the
+# The sweep's table gives each configuration's strict containment, refusal rate and cost. The findings
+# table the paired differences: the with-evidence judge against the draft-only judge on containment (the
+# former finding) and on abstention accuracy, and the with-evidence judge against no judge, on containment
+# and on LLM calls. The refusal table above says what each judge refused: read its "correct answers" row for the
 # draft-only judge — answers it could not check and judged by their wording (a comparison answered "No: not
 # both …", a flag answer that names the service but not the business name asked about) — and its
-# "unanswerable" row for both: on this world the unanswerable questions are already refused before any
-# judge runs (the answer step finds nothing to extract), so no judge gets the chance to catch them.
+# "unanswerable" row for both: on this world the answer step refuses some unanswerable questions before
+# any judge runs (it finds nothing to extract) and answers the others from whatever was retrieved. The
+# with-evidence judge refuses none of those answers — a support check passes a draft extracted from the
+# evidence it cites, whether or not that evidence answers the question — while the draft-only judge,
+# reading only the wording, refuses a few (the last cell asserts this).
 #
 # That is the honest reading of the with-evidence line: on the world, with the simulator's reader, its drafts are
 # extracted from the evidence they cite, so a support check passes them and the judge costs a call per

@@ -60,24 +60,16 @@
 # round 1.
 
 # %%
-import re
-import tempfile
-
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
-from rag_lab.pipeline import PipelineConfig
-from rag_lab.pipeline.policies import COMPARISON_WORDS, Router
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.pipeline import Intervention, PipelineConfig
+from rag_lab.pipeline.policies import Router
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 90)
-
-print(Router.__doc__)
-Router.model_fields
+setup_notebook(Router)
 
 # %% [markdown]
 # ## The questions
@@ -87,32 +79,24 @@ Router.model_fields
 # needs no pipeline run, only the word list:
 
 # %%
-def has_comparison_wording(text):
-    """The pipeline's rule (``_QuestionRun._route``): any word of the list, on word boundaries."""
-    return any(re.search(rf"\b{re.escape(w)}\b", f" {text.lower()} ") for w in COMPARISON_WORDS)
-
-
-world = load_dataset("world")
-comparisons = world.evalset.select(split="test", types=["comparison"]).questions
-test = world.evalset.select(split="test").questions
-reach = pd.DataFrame([{"type": q.type, "comparison wording": has_comparison_wording(q.text)} for q in test])
-print(f"the rule's words: {list(COMPARISON_WORDS)}")
-reach.groupby("type")["comparison wording"].agg(["sum", "count"]).rename(columns={"sum": "with wording",
-                                                                                  "count": "questions"})
+world, router = load_dataset("world"), Router()  # the pipeline's own rule: Router.has_comparison_wording
+reach = pd.DataFrame([{"qid": q.qid, "type": q.type, "question": q.text, "comparison wording":
+                       router.has_comparison_wording(q.text)} for q in world.evalset.select(split="test")])
+reach.groupby("type")["comparison wording"].agg(**{"with wording": "sum", "questions": "count"})
 
 # %% [markdown]
 # Only comparison questions use the words, so the upgrade cannot touch any other type on the world; and
 # the rule is conservative — some comparisons are phrased without any of its words:
 
 # %%
-words = pd.DataFrame([{"question": q.text, "comparison wording": has_comparison_wording(q.text)} for q in comparisons])
-words.groupby("comparison wording").head(3)
+reach[reach["type"] == "comparison"].groupby("comparison wording").head(3)[["question", "comparison wording"]]
 
 # %% [markdown]
 # ## The sweep
 #
-# The 30 comparison test questions (the only ones the rule can reach, above). Three configurations: the router with the upgrade (the default), the router without it, and no router (every
-# question enters the loop). Two settings make the mechanism visible, and the notebook says so rather than
+# The 30 comparison test questions (the only ones the rule can reach, above). Three configurations: the
+# router with the upgrade (the default), the router without it, and no router (every question enters the
+# loop). Two settings make the mechanism visible, and the notebook says so rather than
 # hiding them:
 #
 # * the simulator's `comparison_underrate` knob at 1.0 — the simulated router calls *every* comparison
@@ -125,26 +109,17 @@ words.groupby("comparison wording").head(3)
 # on the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
-COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-KNOBS = {"comparison_underrate": 1.0}
-spec = {
-    "name": "nb10_router",
-    "dataset": "world",
-    "split": "test",
-    "types": ["comparison"],
-    "per_type": 30,
-    "base": {"retrieval.top_k": 2},
-    "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
-    "grid": [{"router.enabled": [True], "router.comparison_upgrade": [True, False]}, {"router.enabled": [False]}],
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb10_"), progress="quiet", pareto=(COST, QUALITY))
-UPGRADE = result.reference({"router.enabled": True, "router.comparison_upgrade": True})["candidate_id"]
-NO_UPGRADE = result.reference({"router.enabled": True, "router.comparison_upgrade": False})["candidate_id"]
-NO_ROUTER = result.reference({"router.enabled": False})["candidate_id"]
-NAMES = {UPGRADE: "router + upgrade", NO_UPGRADE: "router, no upgrade", NO_ROUTER: "no router"}
-table = result.table.assign(label=result.table["candidate_id"].map(NAMES))
-table[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_rounds_at_least_hops", "quality_evidence_recall",
-       "cost_rounds", COST, "cost_tokens", "is_pareto"]]
+COST, QUALITY, KNOBS = "cost_llm_calls", "quality_answer_containment_strict", {"comparison_underrate": 1.0}
+spec = {"name": "nb10_router", "dataset": "world", "split": "test", "types": ["comparison"], "per_type": 30,
+        "base": {"retrieval.top_k": 2}, "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
+        "grid": [{"router.enabled": [True], "router.comparison_upgrade": [True, False]}, {"router.enabled": [False]}]}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+UPGRADE, NO_UPGRADE = ({"router.enabled": True, "router.comparison_upgrade": up} for up in (True, False))
+NAMES = contrasts.named(result, {"router + upgrade": UPGRADE, "router, no upgrade": NO_UPGRADE,
+                                 "no router": {"router.enabled": False}})
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_rounds_at_least_hops", "quality_evidence_recall",
+                                          "cost_rounds", COST, "cost_tokens", "is_pareto"], NAMES)
+table
 
 # %%
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
@@ -154,53 +129,33 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # upgrade can only change the questions that do.
 
 # %%
-rows = {NAMES[cid]: result.rows(cid) for cid in NAMES}
-wording = {q.qid: has_comparison_wording(q.text) for q in comparisons}
-routes = pd.DataFrame({name: r["route"].value_counts() for name, r in rows.items()}).fillna(0).astype(int)
-upgraded = [q for q, t in result.traces(UPGRADE).items()
-            if any("upgraded" in i for s in t.steps if s.kind == "route" for i in s.interventions)]
-print(f"upgraded SIMPLE → COMPLEX by the rule: {len(upgraded)} questions")
-display_cols = [QUALITY, "quality_rounds_at_least_hops", COST]
-by_wording = pd.concat({name: r.assign(wording=r["qid"].map(wording)).groupby("wording")[display_cols].mean()
-                        for name, r in rows.items()}, axis=1).rename_axis(index="comparison wording").round(3)
-routes
+print("routes upgraded (by code):", len(contrasts.with_intervention(result, UPGRADE, Intervention.COMPARISON_UPGRADE, "route")))
+contrasts.value_counts(result, "route", NAMES)
 
 # %%
-by_wording
+contrasts.group_means(result, [QUALITY, "quality_rounds_at_least_hops", COST], NAMES,
+                      by=reach.set_index("qid")["comparison wording"].to_dict()).rename_axis(index="comparison wording").round(3)
 
 # %% [markdown]
 # ## The mechanism in one trace
 #
 # The first comparison question (in question order) whose strict containment differs between the router
-# with and without the upgrade: the same SIMPLE verdict from the router, then one-shot retrieval without
-# the upgrade, and the loop with it.
+# with and without the upgrade, step by step under both: the same SIMPLE verdict from the router, then
+# one-shot retrieval without the upgrade, and the loop with it (the timeline below is the upgraded run).
 
 # %%
-on, off = rows["router + upgrade"].set_index("qid"), rows["router, no upgrade"].set_index("qid")
-differ = on.index[on[QUALITY].fillna(0) != off[QUALITY].fillna(0)]
-qid = differ[0] if len(differ) else on.index[0]  # (no difference: the first question)
-print(f"{len(differ)} questions differ in strict containment; shown: {qid} ({on.loc[qid, 'type']})")
-print("question:", result.traces(UPGRADE)[qid].question, "| gold:", world.evalset[qid].answer)
-for name, cid in (("router, no upgrade", NO_UPGRADE), ("router + upgrade", UPGRADE)):
-    trace = result.traces(cid)[qid]
-    route = next(s for s in trace.steps if s.kind == "route")
-    print(f"\n{name}: router said {route.llm.raw_output!r}; route {trace.route}; {route.interventions}")
-    print(f"   rounds {trace.rounds_used}, queries {[s.queries for s in trace.steps if s.kind == 'retrieve']}")
-    print(f"   answer: {result.result(cid, qid).answer}")
+qid = contrasts.contrast_question(result, UPGRADE, NO_UPGRADE, QUALITY)  # the first that differs (or the first)
+print(f"{len(contrasts.differing(result, UPGRADE, NO_UPGRADE, QUALITY))} differ; shown {qid}: {world.evalset[qid].text}")
+contrasts.trace_contrast(result, {k: NAMES[k] for k in ("router, no upgrade", "router + upgrade")}, qid)
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(NO_UPGRADE)[qid]))
-
-# %%
-trace_timeline_figure(trace_timeline_info(result.traces(UPGRADE)[qid]))
+trace_timeline_figure(trace_timeline_info(result.traces(NAMES["router + upgrade"])[qid]))
 
 # %% [markdown]
 # Any question and configuration, in the trace viewer:
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=UPGRADE, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=NAMES["router + upgrade"], qid=qid)
 
 # %% [markdown]
 # ## Try the router yourself
@@ -212,15 +167,12 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["router.enabled", "router.comparison_upgrade"], split="test",
-                          types=["comparison"], limit=12,
-                          base=PipelineConfig().set({"retrieval.top_k": 2, "router.comparison_upgrade": False}),
-                          knobs=KNOBS)
+                          types=["comparison"], limit=12, knobs=KNOBS,
+                          base=PipelineConfig().set({"retrieval.top_k": 2, "router.comparison_upgrade": False}))
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"no upgrade on {point['n_questions']} comparison questions: strict containment {point[QUALITY]:.3f}, "
-      f"{point[COST]:.2f} LLM calls per question")
+explorer.run(wait=True)  # the starting point: no upgrade, on the comparison questions
 
 # %% [markdown]
 # ## The finding
@@ -232,12 +184,9 @@ print(f"no upgrade on {point['n_questions']} comparison questions: strict contai
 
 # %%
 FINDINGS = FindingFamily(size=1, name="10_router")
-control = run_sweep({**spec, "name": "nb10_control",
-                     "grid": {"router.enabled": [True], "router.comparison_upgrade": [True, False]},
-                     "backend": {**spec["backend"], "knobs": {**KNOBS, "comparison_underrate": 0.0}}},
-                    tempfile.mkdtemp(prefix="nb10c_"), progress="quiet")   # the router no longer under-rates
-finding = paired_finding(result, QUALITY, candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                         reference={"router.enabled": True, "router.comparison_upgrade": False}, direction="above",
+control = lesson_sweep(spec, name="nb10_control", grid={"router.enabled": [True], "router.comparison_upgrade": [True, False]},
+                       backend={**spec["backend"], "knobs": {**KNOBS, "comparison_underrate": 0.0}})  # no under-rating
+finding = paired_finding(result, QUALITY, candidate=UPGRADE, reference=NO_UPGRADE, direction="above",
                          kind="by_construction", control=control, family=FINDINGS,
                          claim="upgrading comparison wording to COMPLEX answers comparisons the under-rating router "
                                "sent to one-shot retrieval")
@@ -245,39 +194,23 @@ print(finding)
 assert finding.holds, finding.message
 
 # %%
-rounds = paired_finding(result, "quality_rounds_at_least_hops",
-                        candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                        reference={"router.enabled": True, "router.comparison_upgrade": False}, direction="above",
-                        claim="the upgrade gives two-hop questions their second round")
-upgrade_cost = paired_finding(result, COST, candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                              reference={"router.enabled": True, "router.comparison_upgrade": False},
-                              direction="above", claim="the upgrade costs controller calls")
-router_cost = paired_finding(result, COST, candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                             reference={"router.enabled": False}, direction="none", margin=0.5,
-                             claim="the router against no router, in LLM calls")
-router_quality = paired_finding(result, QUALITY, candidate={"router.enabled": True, "router.comparison_upgrade": True},
-                                reference={"router.enabled": False}, direction="none", margin=0.05,
-                                claim="the router against no router, in strict containment")
-t = table.set_index("label")
-print(f"Strict containment: {t[QUALITY].round(3).to_dict()}")
-print(f"Rounds ≥ minimum hops: {t['quality_rounds_at_least_hops'].round(3).to_dict()}")
-print(f"LLM calls per question: {t[COST].round(2).to_dict()}; tokens: {t['cost_tokens'].round(0).to_dict()}")
-print(f"Upgrade vs no upgrade — strict containment: {finding.measured}")
-print(f"Upgrade vs no upgrade — rounds ≥ hops: {rounds.measured}")
-print(f"Upgrade vs no upgrade — LLM calls: {upgrade_cost.measured}")
-print(f"Router + upgrade vs no router — LLM calls: {router_cost.measured}")
-print(f"Router + upgrade vs no router — strict containment: {router_quality.measured}")
+contrasts.paired_summary(result, [QUALITY, "quality_rounds_at_least_hops", COST, "cost_tokens"], UPGRADE, NO_UPGRADE)
+
+# %%
+contrasts.interval_table(result, [QUALITY, COST, "cost_tokens"], reference={"router.enabled": False})
 
 # %% [markdown]
 # ## What was measured
 #
-# The lines above give each configuration's strict containment, share of questions given at least their
-# minimum hops, and cost; then the paired differences. Read the upgrade lines together: the containment
+# The configuration table gives each configuration's strict containment, share of questions given at least
+# their minimum hops, and cost; the two tables above give the paired differences (the upgrade against no
+# upgrade: both means, Δ [lo, hi], questions better and worse, p; then every configuration against no
+# router). Read the upgrade rows together: the containment
 # gain (asserted), the rounds gain that explains it (the upgraded comparisons got a controller, which asked
 # for the other side), and the calls it costs (one controller call or more on each upgraded question).
 # The wording table shows that the gain and the cost sit on the questions the rule's words reach.
 #
-# Then the router lines, which are about the router itself rather than the upgrade: on these questions a
+# Then the router rows, which are about the router itself rather than the upgrade: on these questions a
 # route call is one LLM call on *every* question, while the loop it saves on a SIMPLE question is often
 # one controller call that answers at once — so read whether routing saves calls at all here, and whether
 # the no-router configuration loses any answers. The router pays for itself where the loop is expensive

@@ -59,23 +59,16 @@
 # metric `quality_off_contract_citation` is 1 for an answer that cites one of them.
 
 # %%
-import tempfile
-
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import SourceContract
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 90)
-
-print(SourceContract.__doc__)
-SourceContract.model_fields
+setup_notebook(SourceContract)
 
 # %% [markdown]
 # ## The world's source types
@@ -87,8 +80,7 @@ SourceContract.model_fields
 # %%
 world = load_dataset("world")
 SOURCE = {d: world.corpus[d].metadata["source"] for d in world.corpus.doc_ids}
-pd.DataFrame([{"source": world.corpus[d].metadata["source"], "kind": world.corpus[d].metadata["kind"]}
-              for d in world.corpus.doc_ids]).value_counts().rename("documents").to_frame()
+pd.DataFrame([world.corpus[d].metadata for d in world.corpus.doc_ids])[["source", "kind"]].value_counts().to_frame("documents")
 
 # %% [markdown]
 # ## The sweep
@@ -104,23 +96,15 @@ pd.DataFrame([{"source": world.corpus[d].metadata["source"], "kind": world.corpu
 # %%
 COST, QUALITY, LEAK = "cost_llm_calls", "quality_answer_containment_strict", "quality_off_contract_citation"
 ALLOWED = ["wiki"]
-spec = {
-    "name": "nb11_source_contract",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 8,
-    "base": {"sources.simple": ALLOWED, "sources.complex": ALLOWED},
-    "backend": {"kind": "sim", "profile": "typical"},
-    "grid": [{"sources.simple": [[]], "sources.complex": [[]]}, {"sources.mode": ["fail_closed", "fail_open"]}],
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb11_"), progress="quiet", pareto=(COST, QUALITY))
-NONE = result.reference({"sources.simple": []})["candidate_id"]
-CLOSED = result.reference({"sources.simple": ALLOWED, "sources.mode": "fail_closed"})["candidate_id"]
-OPEN = result.reference({"sources.simple": ALLOWED, "sources.mode": "fail_open"})["candidate_id"]
-NAMES = {NONE: "no contract", CLOSED: "wiki only, fail-closed", OPEN: "wiki only, fail-open"}
-table = result.table.assign(label=result.table["candidate_id"].map(NAMES))
-table[["label", LEAK, QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_refused", "quality_evidence_recall", COST,
-       "is_pareto"]]
+spec = {"name": "nb11_source_contract", "dataset": "world", "split": "test", "per_type": 8,
+        "base": {"sources.simple": ALLOWED, "sources.complex": ALLOWED}, "backend": {"kind": "sim", "profile": "typical"},
+        "grid": [{"sources.simple": [[]], "sources.complex": [[]]}, {"sources.mode": ["fail_closed", "fail_open"]}]}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+CLOSED, OPEN = ({"sources.simple": ALLOWED, "sources.mode": mode} for mode in ("fail_closed", "fail_open"))
+NAMES = contrasts.named(result, {"no contract": {"sources.simple": []}, "wiki, fail-closed": CLOSED, "wiki, fail-open": OPEN})
+table = contrasts.labelled_table(result, [LEAK, f"{QUALITY}±", "quality_refused", "quality_evidence_recall", COST,
+                                          "is_pareto"], NAMES)
+table
 
 # %%
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
@@ -133,39 +117,15 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # cited chunk's document), and the retrieval rounds in which the filter left nothing.
 
 # %%
-def wrong_kind(cid):
-    """Per answered question, the source types of its cited chunks that are not allowed."""
-    out = {}
-    for qid in result.qids:
-        res = result.result(cid, qid)
-        bad = sorted({SOURCE[c.rsplit("#", 1)[0]] for c in res.cited_chunk_ids} - set(ALLOWED))
-        if res.status == "answered" and bad:
-            out[qid] = bad
-    return out
-
-
-def emptied_rounds(cid):
-    return sum(1 for t in result.traces(cid).values() for s in t.steps if s.kind == "retrieve"
-               and any(i.startswith("source contract removed") for i in s.interventions) and
-               (not s.retrieved or s.detail.get("off_contract")))
-
-
-counts = pd.DataFrame({NAMES[cid]: {"answered": int((result.rows(cid)["status"] == "answered").sum()),
-                                    "answers citing a non-wiki source": len(wrong_kind(cid)),
-                                    "rounds the filter left empty": emptied_rounds(cid),
-                                    "fail-open fallbacks": sum(1 for t in result.traces(cid).values()
-                                                               for s in t.steps if s.detail.get("off_contract"))}
-                       for cid in NAMES})
+counts = contrasts.source_audit(result, NAMES, SOURCE, ALLOWED)  # rounds found by the interventions' codes
 counts
 
 # %% [markdown]
 # The source types the fail-open answers cited, and the question types they answered:
 
 # %%
-leaks = wrong_kind(OPEN)
-rows_open = result.rows(OPEN).set_index("qid")
-pd.DataFrame([{"qid": q, "type": rows_open.loc[q, "type"], "cited non-wiki sources": ", ".join(s),
-               "strict containment": rows_open.loc[q, QUALITY]} for q, s in leaks.items()])
+leaks = contrasts.off_contract_answers(result, OPEN, SOURCE, ALLOWED, QUALITY)
+leaks
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -175,26 +135,19 @@ pd.DataFrame([{"qid": q, "type": rows_open.loc[q, "type"], "cited non-wiki sourc
 # the removed hits come back.
 
 # %%
-qid = next(iter(leaks)) if leaks else result.qids[0]  # (no leak: the first question)
-print(f"{len(leaks)} fail-open answers cite a non-wiki source; shown: {qid} ({rows_open.loc[qid, 'type']})")
-print("question:", result.traces(OPEN)[qid].question)
-for cid in (CLOSED, OPEN):
-    trace, res = result.traces(cid)[qid], result.result(cid, qid)
-    first = next(s for s in trace.steps if s.kind == "retrieve")
-    print(f"\n{NAMES[cid]}: round 1 kept {first.retrieved} — {first.interventions}")
-    print(f"   status {res.status}; answer: {res.answer}")
-    print(f"   cited: {[(c, SOURCE[c.rsplit('#', 1)[0]]) for c in res.cited_chunk_ids]}")
+qid = leaks.index[0] if len(leaks) else result.qids[0]  # (no leak: the first question)
+print(f"{len(leaks)} fail-open answers cite a non-wiki source; shown: {qid}: {world.evalset[qid].text}")
+contrasts.trace_contrast(result, {k: NAMES[k] for k in ("wiki, fail-closed", "wiki, fail-open")}, qid,
+                         steps=["retrieve"])
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(OPEN)[qid]))
+trace_timeline_figure(trace_timeline_info(result.traces(NAMES["wiki, fail-open"])[qid]))
 
 # %% [markdown]
 # Any question and configuration, in the trace viewer (the retrieve steps carry the contract's interventions):
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=OPEN, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=NAMES["wiki, fail-open"], qid=qid)
 
 # %% [markdown]
 # ## Try the contract yourself
@@ -206,16 +159,12 @@ viewer
 # that costs. Headless, the cell below runs the starting configuration once.
 
 # %%
-explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=8,
-                          base=PipelineConfig().set({"sources.simple": ALLOWED, "sources.complex": ALLOWED,
-                                                     "sources.mode": "fail_open"}),
-                          quality_col=LEAK)
+explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=8, quality_col=LEAK,
+                          base=PipelineConfig().set({**spec["base"], "sources.mode": "fail_open"}))
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"fail-open on {point['n_questions']} alias questions: {point[LEAK]:.3f} of answers cite a source outside "
-      f"the contract; strict containment {point[QUALITY]:.3f}")
+explorer.run(wait=True)  # fail-open on the alias questions: the share of answers citing outside the contract
 
 # %% [markdown]
 # ## The finding
@@ -228,44 +177,37 @@ print(f"fail-open on {point['n_questions']} alias questions: {point[LEAK]:.3f} o
 
 # %%
 FINDINGS = FindingFamily(size=2, name="11_source_contract")   # Holm over this notebook's two claims
-finding = paired_finding(result, LEAK, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_open"},
-                         reference={"sources.simple": ALLOWED, "sources.mode": "fail_closed"}, direction="above",
-                         kind="definitional", family=FINDINGS,
+finding = paired_finding(result, LEAK, candidate=OPEN, reference=CLOSED, direction="above", kind="definitional",
+                         family=FINDINGS,
                          claim="when the filter leaves nothing, fail-open answers cite sources outside the contract")
-print(finding)
 
 # %%
-price = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
-                       reference={"sources.simple": ALLOWED, "sources.mode": "fail_open"}, direction="none",
-                       margin=0.10, kind="measured", family=FINDINGS,
-                       claim="fail-closed costs at most 0.10 strict containment against fail-open (it gives up only "
-                             "the answers fail-open took from forbidden sources)")
-print(price)
+price = paired_finding(result, QUALITY, candidate=CLOSED, reference=OPEN, direction="none", margin=0.10, kind="measured",
+                       family=FINDINGS, claim="fail-closed costs at most 0.10 strict containment against fail-open (it "
+                                              "gives up only the answers fail-open took from forbidden sources)")
 assert price.holds, price.message
 assert finding.holds, finding.message
-contract = paired_finding(result, QUALITY, candidate={"sources.simple": ALLOWED, "sources.mode": "fail_closed"},
-                          reference={"sources.simple": []}, direction="below",
-                          claim="the wiki-only contract costs answers")
-t = table.set_index("label")
-print(f"Answers citing a source outside the contract: {t[LEAK].round(3).to_dict()}")
-print(f"Strict containment: {t[QUALITY].round(3).to_dict()}; refusal rate: {t['quality_refused'].round(3).to_dict()}")
-print(f"Fail-open vs fail-closed, off-contract citations: {finding.measured}")
-print(f"Fail-closed vs fail-open, strict containment: {price.measured}")
-print(f"Fail-closed contract vs no contract, strict containment: {contract.measured}")
-print("Counts:", counts.to_dict())
+closed = counts["wiki, fail-closed"]  # what the prose below reads off the numbers:
+assert price.delta < 0 and closed["answers citing a source outside the contract"] == 0, (price.delta, closed.to_dict())
+contrasts.findings_table(finding, price)
+
+# %%
+contrasts.interval_table(result, [LEAK, QUALITY, "quality_refused"], reference=CLOSED)
 
 # %% [markdown]
 # ## What was measured
 #
-# The first line is the share of answers citing a source outside the contract, per configuration (the no-
-# contract run has no contract to break, so read its non-wiki citations in the counts table instead); then
-# each configuration's strict containment and refusal rate; then the paired differences: the leak
-# (asserted), what fail-closed gives up against fail-open, and what the contract itself costs against no
-# contract. The counts table ties them together: every fail-open fallback is a round the filter left empty,
-# and the answers built on those rounds are the ones citing forbidden sources; under fail-closed the same
+# The sweep's table gives the share of answers citing a source outside the contract, per configuration
+# (the no-contract run has no contract to break, so read its non-wiki citations in the counts table
+# instead), and each configuration's strict containment and refusal rate; the findings table the two
+# asserted differences, the leak and what fail-closed gives up against fail-open; the last table every
+# configuration against fail-closed, so also what the contract itself costs against no contract. The
+# counts table ties them together: every fail-open fallback is a round the filter left empty, and the
+# answers built on those rounds are the ones citing forbidden sources; under fail-closed the same
 # rounds stay empty and those questions are refused.
 #
-# Read the containment line with care: fail-open *scores higher* than fail-closed, because some of the
+# Read the containment row with care: fail-open *scores higher* than fail-closed (asserted above, with
+# fail-closed citing no forbidden source), because some of the
 # answers it took from forbidden sources are right. A containment chart rewards the bug. The contract is not
 # a quality metric; it is a promise about provenance, and it needs its own metric — which is why the
 # article's fix ends in a verifier, not in a better ranking.

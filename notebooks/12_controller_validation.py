@@ -60,43 +60,29 @@
 # its own fallback (an invalid route becomes COMPLEX), unchanged by this switch.
 
 # %%
-import tempfile
-
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.experiments.paired import paired_difference
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm.schemas import ControllerDecision
-from rag_lab.llm.structured import validate_output
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import ControllerValidation
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook, validation_table
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 90)
-
-print(ControllerValidation.__doc__)
+setup_notebook(ControllerValidation)
 
 # %% [markdown]
 # Validation on five outputs: a valid decision; a valid object wrapped in prose (repaired); text that is not
-# JSON, an invented action, a string where a list belongs (all three replaced by the caller's fallback); and
-# the last one again with no fallback given (`invalid`: nothing to act on).
+# JSON, an invented action, a string where a list belongs (all three replaced by the caller's fallback); the
+# last column is each outcome with no fallback given (`invalid` for those three: nothing to act on).
 
 # %%
-fallback = ControllerDecision(action="insufficient", reason="fallback")
-samples = {
-    "valid": '{"action": "answer", "queries": [], "reason": "ok"}',
-    "prose around JSON": 'Sure! {"action": "answer", "queries": [], "reason": "ok"} Hope this helps.',
-    "not JSON": "action: answer\nreason: the evidence names both services",
-    "invented action": '{"action": "search_web", "queries": ["quota-api replicas"]}',
-    "wrong type": '{"action": "retrieve_again", "queries": "quota-api replicas"}',
-}
-checks = [(name, validate_output(text, ControllerDecision, fallback)) for name, text in samples.items()]
-checks.append(("wrong type, no fallback", validate_output(samples["wrong type"], ControllerDecision)))
-pd.DataFrame([{"output": name, "outcome": c.outcome, "decision": c.parsed.action if c.parsed else None,
-               "why": c.reason} for name, c in checks])
+samples = {"valid": '{"action": "answer", "queries": [], "reason": "ok"}',
+           "prose around JSON": 'Sure! {"action": "answer", "queries": [], "reason": "ok"} Hope this helps.',
+           "not JSON": "action: answer\nreason: the evidence names both services",
+           "invented action": '{"action": "search_web", "queries": ["quota-api replicas"]}',
+           "wrong type": '{"action": "retrieve_again", "queries": "quota-api replicas"}'}
+validation_table(samples, ControllerDecision, fallback=ControllerDecision(action="insufficient", reason="fallback"))
 
 # %% [markdown]
 # ## The sweep
@@ -111,28 +97,18 @@ pd.DataFrame([{"output": name, "outcome": c.outcome, "decision": c.parsed.action
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
 FORMAT_KNOBS = {"invalid_json": 0.1, "hallucinated_action": 0.1, "wrong_types": 0.1}
-spec = {
-    "name": "nb12_controller_validation",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 8,
-    "backend": {"kind": "sim", "profile": "ideal", "knobs": FORMAT_KNOBS},
-    "grid": {"validation.on_invalid": ["fallback", "refuse"]},
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb12_"), progress="quiet", pareto=(COST, QUALITY))
-control = run_sweep({**spec, "name": "nb12_control", "backend": {"kind": "sim", "profile": "ideal"}},
-                    tempfile.mkdtemp(prefix="nb12c_"), progress="quiet", pareto=(COST, QUALITY))
-FALLBACK = result.reference({"validation.on_invalid": "fallback"})["candidate_id"]
-REFUSE = result.reference({"validation.on_invalid": "refuse"})["candidate_id"]
-both = pd.concat([result.table.assign(label="format failures, " + result.table["param_validation.on_invalid"]),
-                  control.table.assign(label="no failures, " + control.table["param_validation.on_invalid"])],
-                 ignore_index=True)
-both[["label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention_accuracy", "quality_refused",
-      "quality_fallback", COST, "cost_tokens"]]
+spec = {"name": "nb12_controller_validation", "dataset": "world", "split": "test", "per_type": 8,
+        "backend": {"kind": "sim", "profile": "ideal", "knobs": FORMAT_KNOBS},
+        "grid": {"validation.on_invalid": ["fallback", "refuse"]}}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+control = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb12_control", backend={"kind": "sim", "profile": "ideal"})
+FALLBACK, REFUSE = {"validation.on_invalid": "fallback"}, {"validation.on_invalid": "refuse"}
+columns = [f"{QUALITY}±", "quality_abstention_accuracy", "quality_refused", "quality_fallback", COST, "cost_tokens", "is_pareto"]
+table = contrasts.labelled_table(result, columns)
+pd.concat({"format failures": table, "no failures": contrasts.labelled_table(control, columns)})
 
 # %%
-cost_quality_figure(cost_quality_info(result.table.assign(label="on_invalid=" + result.table["param_validation.on_invalid"]),
-                                      COST, QUALITY, text_col="label"))
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %% [markdown]
 # What validation saw: every structured call of the format-failure run, by role and outcome. The simulator's
@@ -140,9 +116,7 @@ cost_quality_figure(cost_quality_info(result.table.assign(label="on_invalid=" + 
 # stays empty here; a real model's prose-wrapped JSON is what repair is for.
 
 # %%
-calls = [(c.role, c.outcome) for t in result.traces(FALLBACK).values() for c in t.llm_calls()
-         if c.role in ("route", "controller")]
-outcomes = pd.DataFrame(calls, columns=["role", "outcome"]).value_counts().unstack(fill_value=0)
+outcomes = contrasts.call_outcomes(result, FALLBACK)
 outcomes
 
 # %% [markdown]
@@ -153,17 +127,7 @@ outcomes
 # and its fallback sent a SIMPLE question into the loop).
 
 # %%
-clean = control.reference({"validation.on_invalid": "fallback"})["candidate_id"]
-meant = []
-for q, trace in result.traces(FALLBACK).items():
-    steps = [s for s in trace.steps if s.kind == "controller"]
-    clean_steps = [s for s in control.traces(clean)[q].steps if s.kind == "controller"]
-    for i, step in enumerate(steps):
-        if step.llm is not None and step.llm.outcome == "fallback":
-            meant.append({"qid": q, "model meant": clean_steps[i].decision["action"] if i < len(clean_steps) else "",
-                          "fallback decided": step.decision["action"], "status": result.result(FALLBACK, q).status,
-                          "status without failures": control.result(clean, q).status})
-meant = pd.DataFrame(meant)
+meant = contrasts.fallback_vs_meant(result, FALLBACK, control, FALLBACK)  # the fallback's decisions, by their code
 meant.groupby(["model meant", "fallback decided", "status", "status without failures"]).size().rename("runs").to_frame()
 
 # %% [markdown]
@@ -173,30 +137,18 @@ meant.groupby(["model meant", "fallback decided", "status", "status without fail
 # same broken controller output, then the fallback's decision in one run and a refusal in the other.
 
 # %%
-fb_rows, rf_rows = result.rows(FALLBACK).set_index("qid"), result.rows(REFUSE).set_index("qid")
-differ = fb_rows.index[fb_rows[QUALITY].fillna(0) != rf_rows[QUALITY].fillna(0)]
-qid = differ[0] if len(differ) else fb_rows.index[0]  # (no difference: the first question)
-print(f"{len(differ)} questions differ in strict containment; shown: {qid} ({fb_rows.loc[qid, 'type']})")
-print("question:", result.traces(FALLBACK)[qid].question)
-for name, cid in (("fallback", FALLBACK), ("refuse", REFUSE)):
-    step = next((s for s in result.traces(cid)[qid].steps
-                 if s.kind == "controller" and s.llm is not None and s.llm.outcome == "fallback"), None)
-    if step is not None:
-        print(f"\non_invalid={name}: raw output {step.llm.raw_output[:160]!r}")
-        print(f"   why: {step.llm.reason}")
-        print(f"   decision: {step.decision['action']} ({step.decision['reason']}); trace: {step.interventions}")
-    print(f"   status {result.result(cid, qid).status}; answer: {result.result(cid, qid).answer}")
+qid = contrasts.contrast_question(result, FALLBACK, REFUSE, QUALITY)  # the first that differs (or the first)
+print(len(contrasts.differing(result, FALLBACK, REFUSE, QUALITY)), "questions differ in strict containment; shown:", qid)
+contrasts.trace_contrast(result, contrasts.named(result, {"fallback": FALLBACK, "refuse": REFUSE}), qid, steps=["controller"])
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(FALLBACK)[qid]))
+trace_timeline_figure(trace_timeline_info(result.traces(result.reference(FALLBACK)["candidate_id"])[qid]))
 
 # %% [markdown]
 # Any question of either setting, in the trace viewer (filter by outcome `fallback`):
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=REFUSE, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=result.reference(REFUSE)["candidate_id"], qid=qid)
 
 # %% [markdown]
 # ## Try it yourself
@@ -206,15 +158,12 @@ viewer
 # headless, the cell below runs the starting configuration once.
 
 # %%
-explorer = PolicyExplorer(dataset="world", params=["validation.on_invalid"], split="test", types=["comparison"],
-                          limit=8, base=PipelineConfig().set({"validation.on_invalid": "refuse"}), profile="ideal",
-                          knobs=FORMAT_KNOBS)
+explorer = PolicyExplorer(dataset="world", params=["validation.on_invalid"], split="test", types=["comparison"], limit=8,
+                          base=PipelineConfig().set(REFUSE), profile="ideal", knobs=FORMAT_KNOBS)
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"on_invalid=refuse on {point['n_questions']} comparison questions: strict containment {point[QUALITY]:.3f}, "
-      f"refusal rate {point['quality_refused']:.3f}")
+explorer.run(wait=True)  # on_invalid=refuse on the comparison questions: strict containment, refusal rate
 
 # %% [markdown]
 # ## The finding
@@ -226,8 +175,7 @@ print(f"on_invalid=refuse on {point['n_questions']} comparison questions: strict
 
 # %%
 FINDINGS = FindingFamily(size=1, name="12_controller_validation")
-finding = paired_finding(result, QUALITY, candidate={"validation.on_invalid": "fallback"},
-                         reference={"validation.on_invalid": "refuse"}, direction="above",
+finding = paired_finding(result, QUALITY, candidate=FALLBACK, reference=REFUSE, direction="above",
                          kind="by_construction", control=control, family=FINDINGS,
                          claim="the deterministic fallback answers from gathered evidence where a pipeline that "
                                "refuses invalid controller output gives up")
@@ -235,41 +183,23 @@ print(finding)
 assert finding.holds, finding.message
 
 # %%
-abstention = paired_finding(result, "quality_abstention_accuracy", candidate={"validation.on_invalid": "fallback"},
-                            reference={"validation.on_invalid": "refuse"}, direction="above",
-                            claim="abstention accuracy, fallback vs refuse")
-no_failures = paired_finding(control, QUALITY, candidate={"validation.on_invalid": "fallback"},
-                             reference={"validation.on_invalid": "refuse"}, direction="none", margin=0.05,
-                             claim="without format failures the switch changes nothing")
-
-
-def across(cid_a, res_a, cid_b, res_b, metric=QUALITY):
-    """The paired Δ of ``metric`` between two sweeps' runs on the same questions (rows joined by qid)."""
-    a, b = res_a.rows(cid_a).set_index("qid")[metric], res_b.rows(cid_b).set_index("qid")[metric]
-    return paired_difference(a.to_numpy(dtype=float), b.reindex(a.index).to_numpy(dtype=float))
-
-
-lost_fb, lost_rf = across(FALLBACK, result, clean, control), across(REFUSE, result, clean, control)
-invalid = int((outcomes.get("invalid", pd.Series(0, index=outcomes.index))).sum())
-print(f"Fallback vs refuse, strict containment: {finding.measured}")
-print(f"Fallback vs refuse, abstention accuracy: {abstention.measured}")
-print(f"Without format failures, fallback vs refuse: {no_failures.measured}")
-print(f"What format failures cost against no failures — with the fallback: Δ = {lost_fb.delta:+.3f} "
-      f"[{lost_fb.lo:+.3f}, {lost_fb.hi:+.3f}]; refusing instead: Δ = {lost_rf.delta:+.3f} "
-      f"[{lost_rf.lo:+.3f}, {lost_rf.hi:+.3f}] (n={lost_fb.n})")
-print(f"Structured calls by outcome: {outcomes.to_dict()}; runs left with no decision: {invalid}")
-share = result.table.set_index("param_validation.on_invalid").loc["fallback", "quality_fallback"]
-print(f"Share of questions with any fallback (route or controller): {share:.3f}")
+lost = contrasts.across_table(result, {"with the fallback": FALLBACK, "refusing instead": REFUSE}, control, FALLBACK, [QUALITY])
+# what the prose below reads off the numbers: no call left undecided, the fallback agreeing where the model
+# meant `answer`, and the fallback winning back part of what the failures cost
+assert "invalid" not in outcomes.columns and (meant.loc[meant["model meant"] == "answer", "fallback decided"] == "answer").all()
+assert lost["delta"].iloc[0] > lost["delta"].iloc[1], lost
+lost
 
 # %% [markdown]
 # ## What was measured
 #
-# The printed lines give the asserted paired Δ (fallback vs refuse, strict containment) and the same
-# comparison on abstention accuracy; the control line shows the switch does nothing when no output breaks;
-# and the "what format failures cost" line compares each setting with the failure-free run on the same
-# questions — read how much of the loss the fallback wins back. The outcome table says how many structured
-# calls validation rejected (every one replaced, none left without a decision), and the "meant" table what
-# the fallback chose against what the model meant. Where the model meant `answer`, the fallback agrees — the
+# The finding gives the asserted paired Δ (fallback vs refuse, strict containment) with its control: the
+# switch does nothing when no output breaks. The last table compares each setting with the failure-free run
+# on the same questions (paired by question across the two sweeps) — read how much of the loss the fallback
+# wins back (asserted: the fallback loses less). The outcome table says how many structured calls
+# validation rejected (every one replaced, none left without a decision: asserted), and the "meant" table
+# what the fallback chose against what the model meant. Where the model meant `answer`, the fallback agrees
+# (asserted) — the
 # loop usually has relevant evidence by the time the controller speaks, and that is the case the refusing
 # pipeline throws away. Where the model meant `retrieve_again` or `insufficient`, the fallback answers
 # anyway if a gathered chunk clears the refusal threshold; the answer step and the guard then decide, and

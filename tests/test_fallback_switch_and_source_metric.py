@@ -11,6 +11,7 @@ from rag_lab.evaluation import question_metrics
 from rag_lab.evaluation.catalog import label
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import ControllerValidation, Pipeline, PipelineConfig, StopReason
+from rag_lab.pipeline.interventions import Intervention
 from rag_lab.records import Corpus, Document, Question
 
 Q = "What is the falcon passphrase?"
@@ -45,7 +46,7 @@ def test_refuse_ends_an_invalid_decision_in_a_refusal_where_the_fallback_answers
     assert refused.status == "refused" and refused.stop_reason == StopReason.INSUFFICIENT
     step = next(s for s in trace.steps if s.kind == "controller")
     assert step.llm.outcome == "fallback" and step.decision["action"] == "insufficient"
-    assert any("validation.on_invalid=refuse" in i for i in step.interventions)
+    assert step.codes == [Intervention.INVALID_REFUSED] and "validation.on_invalid=refuse" in step.interventions[0]
 
 
 def test_a_valid_decision_is_the_same_under_both_settings():

@@ -13,6 +13,7 @@ from rag_lab.llm.prompts import answer_prompt
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.echo_guard import check_echo
+from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.policies import EchoGuard
 from rag_lab.records import EvalSet, Question
 
@@ -67,7 +68,8 @@ def test_parroting_drafts_are_not_answers(name: str) -> None:
     assert result.stop_reason == StopReason.INSUFFICIENT
     guard = next(s for s in trace.steps if s.kind == "guard")
     assert guard.detail["echo"]["flagged"] and guard.detail["echo"]["reasons"]
-    assert any(i.startswith("not an answer (echo): ") for i in guard.interventions)
+    assert guard.has(Intervention.ECHO) and guard.interventions[guard.codes.index(Intervention.ECHO)].startswith(
+        "not an answer (echo): ")
     assert row["status"] == "echo" and row["quality_echo"] == 1.0 and row["quality_refused"] == 1.0
     assert row["quality_answer_containment"] == 0.0 and row["quality_answer_containment_strict"] == 0.0
 

@@ -10,6 +10,7 @@ from fakes import ScriptedResources, corpus_of
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.finalize import crag_grade
+from rag_lab.pipeline.interventions import Intervention
 
 Q = "What is the falcon passphrase?"
 FILLERS = {f"f{i}": f"Falcon launch notes, item {i}: the rocket launch was rescheduled." for i in range(6)}
@@ -36,7 +37,7 @@ def round_steps(trace):
     return [s for s in trace.steps if s.kind == "retrieve"]
 
 
-# --- truncation (DESIGN.md §2): later evidence must reach the prompt unless appended-then-cut --------
+# --- truncation (docs/design.md §2): later evidence must reach the prompt unless appended-then-cut --------
 
 @pytest.mark.parametrize("strategy, reaches", [
     ("append_then_truncate", False), ("rank_then_truncate", True), ("refine", True), ("round_slots", True),
@@ -53,12 +54,16 @@ def test_later_round_evidence_reaches_the_prompt(strategy, reaches):
 def test_round_slots_keeps_a_later_round_chunk_that_ranks_low_and_rank_then_truncate_cuts_it():
     """A second hop ranks low against the original question: rank-then-truncate cuts it once round 1
     fills the limit; ``round_slots`` keeps the best chunk of every round, then fills by relevance."""
-    from rag_lab.pipeline.finalize import Candidate, truncate
+    from rag_lab.pipeline.finalize import ContextItem, truncate
 
-    first = [Candidate(f"a{i}#0", f"a{i}", "t", "round one text", 0.9 - 0.01 * i, 1, i) for i in range(5)]
-    later = [Candidate("hop#0", "hop", "t", "second hop text", 0.2, 2, 0),
-             Candidate("hop3#0", "hop3", "t", "third hop text", 0.1, 3, 0),
-             Candidate("low3#0", "low3", "t", "third round, worse", 0.05, 3, 1)]
+    def item(chunk_id, doc_id, title, text, score, round, rank):
+        return ContextItem(chunk_id=chunk_id, doc_id=doc_id, title=title, text=text, score=score, round=round,
+                           rank=rank)
+
+    first = [item(f"a{i}#0", f"a{i}", "t", "round one text", 0.9 - 0.01 * i, 1, i) for i in range(5)]
+    later = [item("hop#0", "hop", "t", "second hop text", 0.2, 2, 0),
+             item("hop3#0", "hop3", "t", "third hop text", 0.1, 3, 0),
+             item("low3#0", "low3", "t", "third round, worse", 0.05, 3, 1)]
     ranked = truncate(first + later, "rank_then_truncate", 5, 1024, None, ["q"])
     slots = truncate(first + later, "round_slots", 5, 1024, None, ["q"])
     assert [c.doc_id for c in ranked] == ["a0", "a1", "a2", "a3", "a4"]
@@ -77,7 +82,7 @@ def test_paraphrase_returning_the_same_chunks_stops_with_empty_round():
     assert result.stop_reason == StopReason.EMPTY_ROUND
     assert trace.yields() == [2, 0]
     assert len(be.requests_for("controller")) == 1  # no second controller call after the empty round
-    assert "zero-yield" in " ".join(trace.interventions)
+    assert trace.has(Intervention.ZERO_YIELD_STOP, kind="retrieve") and "zero-yield" in " ".join(trace.interventions)
 
 
 def test_zero_yield_disabled_keeps_spinning_until_the_cap():
@@ -110,6 +115,7 @@ def test_a_third_retrieval_under_max_rounds_2_is_rejected_never_executed():
     assert "q3" not in res.searched
     assert len(round_steps(trace)) == 2 and result.rounds_used == 2
     assert result.stop_reason == StopReason.CAP_REACHED
+    assert trace.has(Intervention.REJECTED_CAP, kind="controller")
     assert any("past the cap of 2" in i for i in trace.interventions)
     assert result.status == "answered"  # the deterministic fallback answers from what was gathered
 
@@ -122,8 +128,9 @@ def test_budget_disclosure_changes_only_the_prompt():
         result, trace = run(res, be, **{"round_cap.max_rounds": 2, "disclosure.disclosed": disclosed})
         prompts[disclosed] = be.requests_for("controller")[0].messages[0].content
         assert result.rounds_used == 2 and result.stop_reason == StopReason.CAP_REACHED
-    assert "at most 2 searches" in prompts[True] and "at most" not in prompts[False]
-    assert "as few searches as possible" in prompts[False]
+    # the budget in the unit the cap counts (rounds), and both arms state the rounds run: they differ by the cap alone
+    assert "at most 2 rounds of searches in total; 1 has been run" in prompts[True] and "at most" not in prompts[False]
+    assert "as few rounds of searches as possible; 1 has been run" in prompts[False]
 
 
 def test_token_budget_stops_retrieval():
@@ -167,7 +174,8 @@ def test_comparison_wording_upgrades_a_simple_route():
     be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "controller": [ANSWER], "answer": ["f0 [1]"]})
     config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0})
     result, trace = Pipeline(config, res, be).run("Compare f0 and f1")
-    assert result.route == "COMPLEX" and "upgraded" in trace.steps[0].interventions[0]
+    assert result.route == "COMPLEX" and trace.steps[0].codes == [Intervention.COMPARISON_UPGRADE]
+    assert "upgraded" in trace.steps[0].interventions[0]
     assert be.requests_for("controller")
 
 
@@ -238,6 +246,7 @@ def test_source_contract_fail_closed_returns_nothing():
     be = backend([AGAIN.format(q="x")] * 3, answer="rescheduled [1]", route='{"route": "SIMPLE"}')
     result, trace = run(res, be, **{"sources.simple": ("runbook",)})
     assert not result.context and result.status == "refused" and not result.cited_chunk_ids
+    assert trace.has(Intervention.SOURCE_REMOVED, kind="retrieve") and not trace.has(Intervention.SOURCE_FAIL_OPEN)
     assert "source contract removed 2" in " ".join(trace.interventions)
 
 
@@ -246,6 +255,7 @@ def test_source_contract_fail_open_shows_the_bug():
     be = backend([], answer="rescheduled [1]", route='{"route": "SIMPLE"}')
     result, trace = run(res, be, **{"sources.simple": ("runbook",), "sources.mode": "fail_open"})
     assert result.status == "answered" and result.context
+    assert trace.has(Intervention.SOURCE_FAIL_OPEN, kind="retrieve")
     assert "fail-open bug" in " ".join(trace.interventions)
 
 

@@ -1,4 +1,4 @@
-"""The bounded pipeline for one question (DESIGN.md §1):
+"""The bounded pipeline for one question (docs/design.md §1):
 
 route → expand query → retrieve round 1 → controller loop → finalize → generate → guard.
 
@@ -31,7 +31,8 @@ from rag_lab.llm.schemas import (
 from rag_lab.llm.structured import Fallback
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.echo_guard import check_echo
-from rag_lab.pipeline.finalize import Candidate, crag_grade, mmr_order, truncate
+from rag_lab.pipeline.finalize import ContextItem, crag_grade, mmr_order, truncate
+from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.resources import CorpusResources, lexical_relevance
 from rag_lab.pipeline.state import QuestionState
 from rag_lab.pipeline.trace import LLMCall, StopReason, Trace, TraceStep
@@ -39,18 +40,6 @@ from rag_lab.records import Question
 
 REFUSAL = "I could not find enough evidence to answer this question."
 _CITATION = re.compile(r"\[(\d+)\]")
-
-
-class ContextItem(BaseModel):
-    """One numbered snippet of the final context, as the generation prompt shows it."""
-
-    n: int
-    chunk_id: str
-    doc_id: str
-    title: str
-    text: str
-    score: float
-    round: int
 
 
 class Result(BaseModel):
@@ -136,13 +125,7 @@ class _QuestionRun:
                              params=SamplingParams(max_tokens=max_tokens))
         response = self.backend.complete(request, fallback=fallback)
         self.state.charge(response)
-        call = LLMCall(
-            role=role, messages=[m.model_dump() for m in messages], raw_output=response.text,
-            outcome=response.outcome, reason=response.reason, prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens, latency_s=response.latency_s,
-            modelled_latency_s=response.modelled_latency_s, cached=response.cached, knobs=response.knobs,
-        )
-        return response, call
+        return response, LLMCall.of(response, messages)
 
     # --- the run -----------------------------------------------------------------------------
 
@@ -165,7 +148,7 @@ class _QuestionRun:
         router = self.cfg.router
         if not router.enabled:
             self.state.route = "COMPLEX"
-            self.trace.add(TraceStep(kind="route", decision={"route": "COMPLEX"},
+            self.trace.add(TraceStep(kind="route", decision={"route": "COMPLEX"}, codes=[Intervention.ROUTER_DISABLED],
                                      interventions=["router disabled: every question enters the loop"]))
         else:
             fallback = RouteDecision(route="COMPLEX", reason="fallback: invalid router output")
@@ -173,12 +156,9 @@ class _QuestionRun:
             route = response.parsed.route  # type: ignore[union-attr]
             step = self.trace.add(TraceStep(kind="route", llm=call, decision={"route": route},
                                             tokens=response.usage.total_tokens))
-            lowered = f" {self.question.lower()} "
-            if route == "SIMPLE" and router.comparison_upgrade and any(
-                re.search(rf"\b{re.escape(w)}\b", lowered) for w in router.comparison_words
-            ):
+            if route == "SIMPLE" and router.comparison_upgrade and router.has_comparison_wording(self.question):
                 route = "COMPLEX"
-                step.interventions.append("comparison wording: route upgraded SIMPLE → COMPLEX")
+                step.intervene(Intervention.COMPARISON_UPGRADE, "comparison wording: route upgraded SIMPLE → COMPLEX")
             step.decision = {"route": route}
             self.state.route = route
         self.trace.route = self.state.route
@@ -225,16 +205,15 @@ class _QuestionRun:
     def _retrieve(self, round_no: int, queries: list[str], hyde_passages: list[str] | None = None) -> None:
         start = time.perf_counter()
         hits = self._search(queries, hyde_passages)
-        interventions: list[str] = []
-        detail: dict = {}
-        hits = self._apply_source_contract(hits, interventions, detail)
+        step = TraceStep(kind="retrieve", round=round_no, queries=queries)
+        hits = self._apply_source_contract(hits, step)
         new = self.state.add_round(round_no, queries, hits)
         self.state.time_ms += 1000.0 * (time.perf_counter() - start)
-        self.trace.add(TraceStep(kind="retrieve", round=round_no, queries=queries, retrieved=hits, new=new,
-                                 round_yield=len(new), interventions=interventions, detail=detail,
-                                 latency_s=time.perf_counter() - start))
+        step.retrieved, step.new, step.round_yield = hits, new, len(new)
+        step.latency_s = time.perf_counter() - start
+        self.trace.add(step)
 
-    def _apply_source_contract(self, hits: list[str], interventions: list[str], detail: dict) -> list[str]:
+    def _apply_source_contract(self, hits: list[str], step: TraceStep) -> list[str]:
         """The hits the route's allowed source types keep. Fail-open with nothing allowed left returns the
         unfiltered hits and lists them in ``detail["off_contract"]`` (every one is outside the contract)."""
         allowed = self.cfg.sources.allowed(self.state.route)  # type: ignore[arg-type]
@@ -242,11 +221,12 @@ class _QuestionRun:
             return hits
         kept = [c for c in hits if self.res.source_of(c) in allowed]
         if len(kept) < len(hits):
-            interventions.append(f"source contract removed {len(hits) - len(kept)} chunk(s) outside {list(allowed)}")
+            step.intervene(Intervention.SOURCE_REMOVED,
+                           f"source contract removed {len(hits) - len(kept)} chunk(s) outside {list(allowed)}")
         if not kept and hits and self.cfg.sources.mode == "fail_open":
-            interventions.append("source contract fail_open: nothing allowed was left, so the unfiltered "
-                                 "results were used (the fail-open bug)")
-            detail["off_contract"] = list(hits)
+            step.intervene(Intervention.SOURCE_FAIL_OPEN, "source contract fail_open: nothing allowed was left, so "
+                           "the unfiltered results were used (the fail-open bug)")
+            step.detail["off_contract"] = list(hits)
             return hits
         return kept
 
@@ -269,7 +249,7 @@ class _QuestionRun:
         while True:
             shown = self._controller_evidence()
             messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
-                                                 self.cfg.disclosure.disclosed)
+                                                 self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used)
             on_invalid = self.cfg.validation.on_invalid
             fallback = (self._fallback_decision if on_invalid == "fallback" else
                         ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))
@@ -279,9 +259,12 @@ class _QuestionRun:
                                             decision=decision.model_dump(), tokens=response.usage.total_tokens,
                                             detail={"evidence_shown": [e.n for e in shown]}))
             if response.outcome == "fallback":
-                step.interventions.append(
-                    f"invalid controller output replaced by fallback: {response.reason}" if on_invalid == "fallback"
-                    else f"invalid controller output refused (validation.on_invalid=refuse): {response.reason}")
+                if on_invalid == "fallback":
+                    step.intervene(Intervention.INVALID_FALLBACK,
+                                   f"invalid controller output replaced by fallback: {response.reason}")
+                else:
+                    step.intervene(Intervention.INVALID_REFUSED,
+                                   f"invalid controller output refused (validation.on_invalid=refuse): {response.reason}")
             self._act(decision, step, cap)
 
     def _act(self, decision: ControllerDecision, step: TraceStep, cap: int) -> None:
@@ -289,30 +272,30 @@ class _QuestionRun:
             raise _Stop(StopReason.INSUFFICIENT, refuse=True)
         if decision.action in ("answer", "rerank"):
             if not self._usable():
-                step.interventions.append(f"policy rejection: {decision.action} with no usable evidence")
+                step.intervene(Intervention.REJECTED_NO_EVIDENCE, f"policy rejection: {decision.action} with no usable evidence")
                 raise _Stop(StopReason.POLICY_REJECTED, refuse=not self.state.seen)
             self.state.rerank_requested = decision.action == "rerank"
             raise _Stop(StopReason.ANSWERED)
         queries = [q.strip() for q in decision.queries if q.strip()]
         budget = self.cfg.budget
         if self.state.rounds_used >= cap:
-            step.interventions.append(f"policy rejection: retrieval round {self.state.rounds_used + 1} "
-                                      f"requested past the cap of {cap}")
+            step.intervene(Intervention.REJECTED_CAP, f"policy rejection: retrieval round {self.state.rounds_used + 1} "
+                                                      f"requested past the cap of {cap}")
             self._cap_or_empty_fallback()
             raise _Stop(StopReason.CAP_REACHED)
         if budget.max_tokens is not None and self.state.tokens_used >= budget.max_tokens:
-            step.interventions.append(f"policy rejection: token budget {budget.max_tokens} exhausted "
-                                      f"({self.state.tokens_used} used)")
+            step.intervene(Intervention.REJECTED_TOKENS, f"policy rejection: token budget {budget.max_tokens} exhausted "
+                                                         f"({self.state.tokens_used} used)")
             raise _Stop(StopReason.BUDGET_TOKENS)
         if budget.max_time_ms is not None and self.state.time_ms >= budget.max_time_ms:
-            step.interventions.append(f"policy rejection: time budget {budget.max_time_ms} ms exhausted "
-                                      f"({self.state.time_ms:.0f} ms used)")
+            step.intervene(Intervention.REJECTED_TIME, f"policy rejection: time budget {budget.max_time_ms} ms exhausted "
+                                                       f"({self.state.time_ms:.0f} ms used)")
             raise _Stop(StopReason.BUDGET_TIME)
         seen_before = self.state.chunks_seen
         self._retrieve(self.state.rounds_used + 1, queries)
         round_step = self.trace.steps[-1]
         if self.cfg.zero_yield.enabled and round_step.round_yield == 0 and seen_before > 0:
-            round_step.interventions.append("zero-yield stop: the round brought no new chunk")
+            round_step.intervene(Intervention.ZERO_YIELD_STOP, "zero-yield stop: the round brought no new chunk")
             raise _Stop(StopReason.EMPTY_ROUND)
 
     def _cap_or_empty_fallback(self) -> None:
@@ -320,7 +303,7 @@ class _QuestionRun:
         if self.state.chunks_seen:
             return
         self.state.fallback_used = True
-        self.trace.add(TraceStep(kind="fallback", interventions=[
+        self.trace.add(TraceStep(kind="fallback", codes=[Intervention.EMPTY_FALLBACK], interventions=[
             "nothing was found in any round: one-shot retrieval with the original question"]))
         self._retrieve(self.state.rounds_used + 1, [self.question])
         raise _Stop(StopReason.FALLBACK)
@@ -337,10 +320,10 @@ class _QuestionRun:
         """What relevance is measured against: the question and every query searched so far."""
         return [self.question, *self.state.searches]
 
-    def _candidates(self, chunk_ids: list[str]) -> list[Candidate]:
+    def _candidates(self, chunk_ids: list[str]) -> list[ContextItem]:
         scores = self.res.chunk_relevance(self._relevance_queries(), chunk_ids)
         return [
-            Candidate(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
+            ContextItem(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
                       text=self.res.chunk[c].text, score=s, round=self.state.seen[c].round,
                       rank=self.state.seen[c].rank)
             for c, s in zip(chunk_ids, scores, strict=True)
@@ -348,11 +331,11 @@ class _QuestionRun:
 
     # --- finalize, generate, guard -----------------------------------------------------------
 
-    def _finalize(self, refuse: bool) -> tuple[list[Candidate], str]:
+    def _finalize(self, refuse: bool) -> tuple[list[ContextItem], str]:
         """Union → dedup → score on one scale → optional MMR → CRAG → truncation."""
         step = self.trace.add(TraceStep(kind="finalize"))
         if refuse:
-            step.interventions.append("no context: the run ends in a refusal")
+            step.intervene(Intervention.NO_CONTEXT, "no context: the run ends in a refusal")
             return [], "empty"
         candidates = self._candidates(list(self.state.seen))  # seen is already unique by chunk id
         if self.cfg.finalize.mmr and candidates:
@@ -363,7 +346,8 @@ class _QuestionRun:
         strategy = self.cfg.truncation.strategy
         if self.state.rerank_requested and strategy == "append_then_truncate":
             strategy = "rank_then_truncate"
-            step.interventions.append("controller asked to rerank: evidence ordered by relevance before truncation")
+            step.intervene(Intervention.RERANK_REQUESTED,
+                           "controller asked to rerank: evidence ordered by relevance before truncation")
         context = truncate(candidates, strategy, self.cfg.truncation.max_snippets, self.cfg.truncation.max_tokens,
                            self.res, self._relevance_queries())
         step.retrieved = [c.chunk_id for c in context]
@@ -372,7 +356,7 @@ class _QuestionRun:
             grade = "empty"
         return context, grade
 
-    def _crag(self, candidates: list[Candidate], step: TraceStep) -> tuple[list[Candidate], str]:
+    def _crag(self, candidates: list[ContextItem], step: TraceStep) -> tuple[list[ContextItem], str]:
         crag = self.cfg.crag
         if crag.evaluator == "embedding":
             scores = [c.score for c in candidates]
@@ -392,14 +376,15 @@ class _QuestionRun:
         grade = crag_grade(scores, crag.upper, crag.lower)
         step.detail["crag_scores"] = {c.chunk_id: round(s, 4) for c, s in zip(candidates, scores, strict=True)}
         if grade == "incorrect":
-            step.interventions.append(f"CRAG: every score below lower={crag.lower}: evidence discarded")
+            step.intervene(Intervention.CRAG_DISCARDED, f"CRAG: every score below lower={crag.lower}: evidence discarded")
             return [], grade
         kept = [c for c, s in zip(candidates, scores, strict=True) if s >= crag.lower]
         if len(kept) < len(candidates):
-            step.interventions.append(f"CRAG: dropped {len(candidates) - len(kept)} chunk(s) below lower={crag.lower}")
+            step.intervene(Intervention.CRAG_DROPPED,
+                           f"CRAG: dropped {len(candidates) - len(kept)} chunk(s) below lower={crag.lower}")
         return kept, grade
 
-    def _generate_and_guard(self, context: list[Candidate], grade: str, reason: StopReason) -> Result:
+    def _generate_and_guard(self, context: list[ContextItem], grade: str, reason: StopReason) -> Result:
         items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
         template = {"correct": "correct", "disabled": "correct", "ambiguous": "ambiguous"}.get(grade, "fallback")
         draft = prompts.INSUFFICIENT
@@ -427,35 +412,34 @@ class _QuestionRun:
             qid=self.qid, question=self.question, answer=answer, status=status, stop_reason=reason,
             route=self.state.route, rounds_used=self.state.rounds_used, draft=draft, citations=cited,
             cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
-            context=[ContextItem(n=i, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, text=c.text,
-                                 score=c.score, round=c.round) for i, c in enumerate(context, start=1)],
+            context=[c.model_copy(update={"n": i}) for i, c in enumerate(context, start=1)],
             crag_grade=grade, fallback_used=self.state.fallback_used, retrieval_calls=self.state.retrieval_calls,
             embedding_calls=self.state.embedding_calls,
         )
 
-    def _guard(self, draft: str, context: list[Candidate], instructions: str = "",
+    def _guard(self, draft: str, context: list[ContextItem], instructions: str = "",
                items: list[prompts.EvidenceItem] | None = None) -> tuple[str, list[int], int, str | None]:
         """Refusal rules, the echo guard, and the citation whitelist and cap.
         Returns (answer, citations, removed, refusal reason)."""
         guard = self.cfg.citations
         step = self.trace.add(TraceStep(kind="guard"))
         if not context:
-            step.interventions.append("refused: the final context is empty")
+            step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
             return draft, [], 0, "empty context"
         if draft.strip().upper().startswith(prompts.INSUFFICIENT):
-            step.interventions.append("refused: the generator reported insufficient evidence")
+            step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the generator reported insufficient evidence")
             return draft, [], 0, "insufficient"
         best = max(c.score for c in context)
         if best < guard.refusal_threshold:
-            step.interventions.append(f"refused: best relevance {best:.3f} below refusal_threshold "
-                                      f"{guard.refusal_threshold}")
+            step.intervene(Intervention.REFUSED_BELOW_THRESHOLD, f"refused: best relevance {best:.3f} below "
+                                                                 f"refusal_threshold {guard.refusal_threshold}")
             return draft, [], 0, "below threshold"
         if self.cfg.echo.enabled:
             echo = check_echo(draft, instructions, [f"{e.title} {e.text}" for e in items or []], self.question,
                               self.cfg.echo)
             step.detail["echo"] = echo.as_detail()
             if echo.flagged:
-                step.interventions.append("not an answer (echo): " + "; ".join(echo.reasons))
+                step.intervene(Intervention.ECHO, "not an answer (echo): " + "; ".join(echo.reasons))
                 return draft, [], 0, "echo"
         kept: list[int] = []
         removed = 0
@@ -473,10 +457,10 @@ class _QuestionRun:
         answer = _CITATION.sub(keep, draft)
         answer = re.sub(r"\s{2,}", " ", answer).strip()
         if removed:
-            step.interventions.append(f"removed {removed} citation(s) outside the context or past "
-                                      f"max_citations={guard.max_citations}")
+            step.intervene(Intervention.CITATIONS_REMOVED, f"removed {removed} citation(s) outside the context or "
+                                                           f"past max_citations={guard.max_citations}")
         if not kept:
-            step.interventions.append("refused: no valid citation to the context remains")
+            step.intervene(Intervention.REFUSED_UNCITED, "refused: no valid citation to the context remains")
             return answer, [], removed, "uncited"
         step.detail["citations"] = kept
         return answer, kept, removed, None
@@ -490,6 +474,6 @@ class _QuestionRun:
         step = self.trace.add(TraceStep(kind="judge", llm=call, decision=response.parsed.model_dump(),  # type: ignore[union-attr]
                                         tokens=response.usage.total_tokens, detail={"mode": self.cfg.judge.mode}))
         if verdict == "unsupported":
-            step.interventions.append(f"refused: the {self.cfg.judge.mode} judge found the answer unsupported")
+            step.intervene(Intervention.JUDGE_REFUSED, f"refused: the {self.cfg.judge.mode} judge found the answer unsupported")
             return "judge"
         return None

@@ -7,11 +7,14 @@ from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
+
+from rag_lab.llm.types import CallRecord, LLMResponse, Message
+from rag_lab.pipeline.interventions import Intervention
 
 
 class StopReason(StrEnum):
-    """Why the retrieval loop ended (DESIGN.md §2). A cap being reached is not evidence of sufficiency.
+    """Why the retrieval loop ended (docs/design.md, "Stop reasons"). A cap being reached is not evidence of sufficiency.
 
     * ``answered`` — the controller chose answer/rerank with usable evidence, or a SIMPLE route's
       one-shot retrieval went straight to generation;
@@ -40,28 +43,18 @@ StepKind = Literal[
 ]
 
 
-class LLMCall(BaseModel):
-    """One LLM call as the trace keeps it: the prompt sent, the raw output and its validation."""
+class LLMCall(CallRecord):
+    """One LLM call as the trace keeps it: the :class:`~rag_lab.llm.types.CallRecord` with the prompt
+    sent (``messages``) and the raw output before validation (``raw_output``)."""
 
-    role: str
     messages: list[dict[str, str]]
     raw_output: str
-    outcome: str
-    reason: str = ""
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    modelled_latency_s: float | None = None
-    cached: bool = False
-    knobs: list[dict[str, Any]] = Field(
-        default_factory=list,
-        description="simulator behaviour knobs drawn where they applied: knob, rate, draw, fired (every one "
-                    "that fired is listed, not only the first)")
 
-    @property
-    def fired(self) -> list[str]:
-        """The knobs that fired on this call, in the order drawn."""
-        return [k["knob"] for k in self.knobs if k.get("fired")]
+    @classmethod
+    def of(cls, response: LLMResponse, messages: Iterable[Message]) -> LLMCall:
+        """The trace's record of ``response`` to ``messages``."""
+        return cls.from_response(response, messages=[m.model_dump() for m in messages],  # type: ignore[return-value]
+                                 raw_output=response.text)
 
 
 class TraceStep(BaseModel):
@@ -74,9 +67,32 @@ class TraceStep(BaseModel):
     llm: LLMCall | None = None
     decision: dict[str, Any] | None = None
     interventions: list[str] = Field(default_factory=list, description="policy interventions, in plain words")
+    codes: list[Intervention] = Field(default_factory=list,
+                                      description="the code of each intervention, in the same order (match these, "
+                                                  "not the words)")
     detail: dict[str, Any] = Field(default_factory=dict)
     tokens: int = 0
     latency_s: float = 0.0
+
+    @model_validator(mode="after")
+    def _one_code_per_intervention(self) -> TraceStep:
+        if self.codes and len(self.codes) != len(self.interventions):
+            raise ValueError(f"a {self.kind} step has {len(self.interventions)} interventions but "
+                             f"{len(self.codes)} codes: record each with TraceStep.intervene(code, text)")
+        return self
+
+    def intervene(self, code: Intervention, text: str) -> None:
+        """Record one intervention: its code and its plain-words text."""
+        self.codes.append(Intervention(code))
+        self.interventions.append(text)
+
+    def has(self, code: Intervention) -> bool:
+        """Whether this step recorded an intervention with ``code``. A trace stored before interventions
+        carried codes (texts, no codes) cannot answer, and says so instead of answering False."""
+        if self.interventions and not self.codes:
+            raise ValueError(f"this {self.kind} step was recorded before interventions carried codes "
+                             f"({self.interventions[0]!r}): re-run the sweep to match on codes")
+        return Intervention(code) in self.codes
 
     @property
     def knobs(self) -> list[str]:
@@ -99,6 +115,20 @@ class Trace(BaseModel):
     @property
     def interventions(self) -> list[str]:
         return [i for s in self.steps for i in s.interventions]
+
+    @property
+    def codes(self) -> list[Intervention]:
+        """Every intervention's code, in step order."""
+        return [c for s in self.steps for c in s.codes]
+
+    def has(self, code: Intervention, kind: StepKind | None = None) -> bool:
+        """Whether any step (of ``kind``, when given) recorded an intervention with ``code``."""
+        return any(s.has(code) for s in self.steps if kind is None or s.kind == kind)
+
+    def intervention_texts(self, code: Intervention) -> list[str]:
+        """The plain-words text of every intervention recorded with ``code``, in step order."""
+        return [text for s in self.steps if s.has(code) for c, text in zip(s.codes, s.interventions, strict=True)
+                if c == code]
 
     def llm_calls(self) -> list[LLMCall]:
         return [s.llm for s in self.steps if s.llm is not None]

@@ -132,9 +132,10 @@ class TraceViewer:
         """The selected configuration's per-question metrics rows."""
         return self._configs[self.candidate_id].rows
 
-    def select(self, candidate_id: str | None = None, qid: str | None = None) -> None:
+    def select(self, candidate_id: str | None = None, qid: str | None = None) -> TraceViewer:
         """Show configuration ``candidate_id`` (default: the current one) and question ``qid``. Without
-        ``qid``: the current question if it passes the filters in that configuration, else the first that does."""
+        ``qid``: the current question if it passes the filters in that configuration, else the first that does.
+        Returns the viewer, so ``TraceViewer(result).select(...)`` displays it."""
         if candidate_id is not None:
             if candidate_id not in self._configs:
                 raise KeyError(f"no configuration {candidate_id!r}; configurations: {self.configurations}")
@@ -145,6 +146,7 @@ class TraceViewer:
             raise KeyError(f"no question {qid!r} in configuration {self.candidate_id!r}")
         matching = self._matching()
         self._show(qid or (self.qid if self.qid in matching else (matching[0] if matching else None)))
+        return self
 
     def filter(self, type: str | None = None, outcome: str | None = None) -> list[str]:
         """The qids of the selected configuration with question ``type`` and ``outcome`` (None: any; see

@@ -1,0 +1,77 @@
+"""What a policy did to one question, as a code: every intervention the pipeline records in a trace step
+carries one of these beside its plain-words text, and code that looks for an event (a notebook counting
+upgraded routes, the calibrator counting echo refusals) matches the code, never the text. The text is for
+people and may change; the code is the API.
+
+A code names the event, not its numbers: ``SOURCE_REMOVED`` is "the source contract removed chunks", how
+many and which sources are in the text and the step's ``detail``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Intervention(StrEnum):
+    """One kind of policy intervention, by the step that records it."""
+
+    # route
+    ROUTER_DISABLED = "router_disabled"
+    """The router is off: every question enters the loop."""
+    COMPARISON_UPGRADE = "comparison_upgrade"
+    """Comparison wording upgraded a SIMPLE route to COMPLEX."""
+    # retrieve
+    SOURCE_REMOVED = "source_removed"
+    """The source contract removed chunks of a type the route does not allow."""
+    SOURCE_FAIL_OPEN = "source_fail_open"
+    """Fail-open: the contract left nothing, so the unfiltered (off-contract) hits were used."""
+    ZERO_YIELD_STOP = "zero_yield_stop"
+    """The round brought no new chunk and the zero-yield stop ended the loop."""
+    # controller
+    INVALID_FALLBACK = "invalid_fallback"
+    """Invalid controller output was replaced by the deterministic fallback decision."""
+    INVALID_REFUSED = "invalid_refused"
+    """Invalid controller output was refused (``validation.on_invalid=refuse``)."""
+    REJECTED_NO_EVIDENCE = "rejected_no_evidence"
+    """Policy rejection: answer or rerank with no usable evidence."""
+    REJECTED_CAP = "rejected_cap"
+    """Policy rejection: a retrieval round requested past the round cap."""
+    REJECTED_TOKENS = "rejected_tokens"
+    """Policy rejection: the token budget is exhausted."""
+    REJECTED_TIME = "rejected_time"
+    """Policy rejection: the time budget is exhausted."""
+    # fallback
+    EMPTY_FALLBACK = "empty_fallback"
+    """Nothing was found in any round: one-shot retrieval with the original question."""
+    # finalize
+    NO_CONTEXT = "no_context"
+    """The run ends in a refusal before finalize builds a context."""
+    RERANK_REQUESTED = "rerank_requested"
+    """The controller asked to rerank: evidence ordered by relevance before truncation."""
+    CRAG_DISCARDED = "crag_discarded"
+    """CRAG graded the evidence Incorrect: every chunk discarded."""
+    CRAG_DROPPED = "crag_dropped"
+    """CRAG dropped chunks below its lower threshold."""
+    # guard
+    REFUSED_EMPTY_CONTEXT = "refused_empty_context"
+    """The guard refused: the final context is empty."""
+    REFUSED_INSUFFICIENT = "refused_insufficient"
+    """The guard refused: the generator reported insufficient evidence."""
+    REFUSED_BELOW_THRESHOLD = "refused_below_threshold"
+    """The guard refused: the best relevance is below the refusal threshold."""
+    ECHO = "echo"
+    """The echo guard found the draft a copy of its prompt: not an answer."""
+    CITATIONS_REMOVED = "citations_removed"
+    """The guard removed citations outside the context or past ``max_citations``."""
+    REFUSED_UNCITED = "refused_uncited"
+    """The guard refused: no valid citation to the context remains."""
+    # judge
+    JUDGE_REFUSED = "judge_refused"
+    """The judge found the answer unsupported: refused."""
+
+
+#: The codes that turn a draft into a refusal (or an echo) after generation.
+GUARD_REFUSALS = frozenset({Intervention.REFUSED_EMPTY_CONTEXT, Intervention.REFUSED_INSUFFICIENT,
+                            Intervention.REFUSED_BELOW_THRESHOLD, Intervention.ECHO, Intervention.REFUSED_UNCITED})
+#: The codes of a controller request the policies rejected.
+POLICY_REJECTIONS = frozenset({Intervention.REJECTED_NO_EVIDENCE, Intervention.REJECTED_CAP,
+                               Intervention.REJECTED_TOKENS, Intervention.REJECTED_TIME})
