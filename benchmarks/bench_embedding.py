@@ -27,7 +27,7 @@ K = 10
 def backends() -> dict[str, object]:
     found: dict[str, object] = {"torch": SentenceTransformerEmbedder()}
     try:
-        from rag_lab.onnx_embedding import OnnxEmbedder
+        from rag_lab.embedding.onnx_runtime import OnnxEmbedder
 
         found["onnx"] = OnnxEmbedder()
         found["onnx-int8"] = OnnxEmbedder(quantize=True)

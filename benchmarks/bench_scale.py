@@ -58,7 +58,7 @@ def world(work: Path, scale: float) -> tuple[Path, float]:
 def models() -> dict[str, object]:
     found: dict[str, object] = {"torch": SentenceTransformerEmbedder()}
     try:
-        from rag_lab.onnx_embedding import OnnxEmbedder
+        from rag_lab.embedding.onnx_runtime import OnnxEmbedder
 
         found["onnx"] = OnnxEmbedder()
         found["onnx-int8"] = OnnxEmbedder(quantize=True)

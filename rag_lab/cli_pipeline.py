@@ -9,19 +9,23 @@ import time
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from rag_lab.cli_options import add_backend_options, add_dataset, command, parse_settings, sim_profile
 from rag_lab.errors import ConfigError
+from rag_lab.llm.factory import open_backend
+from rag_lab.llm.sim.profile import SimulatorProfile
 from rag_lab.records import UNLABELED, GoldCoverage, gold_coverage
 
+__all__ = ["parse_settings", "register"]  # parse_settings: re-exported for the benchmarks
 
-def add_pipeline_parsers(sub: argparse._SubParsersAction, add_dataset) -> None:
-    run = sub.add_parser("run", help="run the full pipeline on one question and print the result and trace")
+
+def register(sub: argparse._SubParsersAction) -> None:
+    run = command(sub, "run", run_command, "run the full pipeline on one question and print the result and trace")
     add_dataset(run)
     run.add_argument("--question", required=True, metavar="QID")
     _add_pipeline_options(run)
 
-    ev = sub.add_parser("eval", help="run the full pipeline over an evaluation set: quality and cost summaries")
+    ev = command(sub, "eval", eval_command,
+                 "run the full pipeline over an evaluation set: quality and cost summaries")
     add_dataset(ev)
     ev.add_argument("--split", default=None)
     ev.add_argument("--limit", type=int, default=None)
@@ -38,41 +42,7 @@ def _add_pipeline_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--config", type=Path, default=None, help="a YAML or JSON pipeline config")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", dest="settings",
                    help="set one policy parameter by dotted key, e.g. --set crag.upper=0.6 (repeatable)")
-    p.add_argument("--backend", choices=["sim", "openai", "local"], default="sim")
-    p.add_argument("--profile", default="typical",
-                   help="simulator profile: ideal, typical, sloppy, or a profile file (profile.yaml, e.g. from "
-                        "rag-lab calibrate)")
-    p.add_argument("--seed", type=int, default=0, help="simulator seed")
-    p.add_argument("--sim", action="append", default=[], metavar="KNOB=RATE", dest="sim_knobs",
-                   help="override one simulator knob of the profile, e.g. --sim synonym_spinning=0.4 (repeatable)")
-    p.add_argument("--model", default=None,
-                   help="--backend openai: the model name (else RAG_LAB_MODEL; may be omitted when the server lists "
-                        "exactly one model); --backend local: a GGUF file or a packaged model name "
-                        "(smollm2-135m, the default, or gemma3-270m)")
-    p.add_argument("--base-url", default=None, help="server URL for --backend openai (else OPENAI_BASE_URL)")
-    p.add_argument("--chat-format", default=None, metavar="NAME",
-                   help="--backend local: llama-cpp-python chat format (default: the GGUF's own template, else the "
-                        "format of its architecture, e.g. gemma)")
-    p.add_argument("--max-tokens", type=int, default=None, metavar="N",
-                   help="cap every LLM call's completion tokens (the answer asks up to 512: a slow local model's "
-                        "ramble); cached apart from uncapped calls")
-    p.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
-    p.add_argument("--json", action="store_true")
-
-
-def parse_settings(items: list[str], option: str = "--set") -> dict[str, Any]:
-    """``["crag.upper=0.6", "truncation.strategy=refine"]`` → typed values (YAML scalars);
-    ``option`` names the command-line option in errors."""
-    values: dict[str, Any] = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise ConfigError(f"{option} expects KEY=VALUE, got {item!r}")
-        try:
-            values[key.strip()] = yaml.safe_load(raw) if raw.strip() else raw
-        except yaml.YAMLError:
-            values[key.strip()] = raw
-    return values
+    add_backend_options(p)
 
 
 def _config(args: argparse.Namespace):
@@ -83,18 +53,9 @@ def _config(args: argparse.Namespace):
     return config.set(settings) if settings else config
 
 
-def _sim_profile(args: argparse.Namespace):
-    """The simulator profile of ``--profile`` (a name or a profile file) with the ``--sim`` overrides."""
-    from rag_lab.llm.factory import simulator_profile
-
-    return simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))
-
-
-def _backend(args: argparse.Namespace, profile=None):
+def _backend(args: argparse.Namespace, profile: SimulatorProfile | None = None):
     """The backend of the options; ``profile``: the simulator profile when already read (else read here)."""
-    from rag_lab.llm.factory import open_backend
-
-    profile = profile if profile is not None else _sim_profile(args)
+    profile = profile if profile is not None else sim_profile(args)
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
                         base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format,
                         max_tokens=args.max_tokens)
@@ -103,9 +64,9 @@ def _backend(args: argparse.Namespace, profile=None):
 def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
     """The model a real backend ran: the local GGUF named or defaulted, or the OpenAI-compatible
     server's model (given, from the environment, or the server's only one)."""
-    if args.backend == "local":
-        from rag_lab.llm.local import DEFAULT_MODEL
+    from rag_lab.llm.local import DEFAULT_MODEL
 
+    if args.backend == "local":
         return args.model or DEFAULT_MODEL
     return backend.model if args.backend == "openai" else None
 
@@ -143,14 +104,14 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if not len(evalset):
         raise ConfigError(f"no questions selected from {dataset.name!r}")
     start = time.perf_counter()
-    sim_profile = _sim_profile(args)  # read once (it may be a file): for the backend and the summary
-    with _backend(args, sim_profile) as backend:
+    profile_read = sim_profile(args)  # read once (it may be a file): for the backend and the summary
+    with _backend(args, profile_read) as backend:
         run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset)
     summary = summarize(run.rows)
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
            "profile": profile if args.backend == "sim" else None,
-           "sim_profile": {**sim_profile.model_dump(), "seed": args.seed} if args.backend == "sim" else None,
+           "sim_profile": {**profile_read.model_dump(), "seed": args.seed} if args.backend == "sim" else None,
            "model": _model_name(args, backend), "max_tokens": args.max_tokens, "config": config.flat(),
            "gold_coverage": gold_coverage(dataset.corpus, evalset).model_dump(),
            "wall_seconds": time.perf_counter() - start, **summary,

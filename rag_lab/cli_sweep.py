@@ -10,6 +10,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rag_lab.cli_options import command
+
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
     ("strict", "quality_answer_containment_strict"), ("lenient", "quality_answer_containment"),
@@ -19,8 +21,8 @@ KEY_COLUMNS = (
 )
 
 
-def add_sweep_parsers(sub: argparse._SubParsersAction) -> None:
-    sweep = sub.add_parser("sweep", help="run (or resume) a parameter sweep into a run directory")
+def register(sub: argparse._SubParsersAction) -> None:
+    sweep = command(sub, "sweep", sweep_command, "run (or resume) a parameter sweep into a run directory")
     sweep.add_argument("sweep_file", type=Path, metavar="SWEEP_FILE", help="a YAML or JSON sweep file")
     sweep.add_argument("--out", required=True, type=Path, metavar="RUN_DIR",
                        help="run directory (run.sqlite); re-running the same sweep into it skips finished work")
@@ -31,9 +33,8 @@ def add_sweep_parsers(sub: argparse._SubParsersAction) -> None:
                        help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (implies --executor dask)")
     sweep.add_argument("--force", action="store_true", help="overwrite a run directory that holds a different sweep")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
-    sweep.add_argument("--json", action="store_true")
 
-    report = sub.add_parser("report", help="write a self-contained HTML report of a sweep's run directory")
+    report = command(sub, "report", report_command, "write a self-contained HTML report of a sweep's run directory")
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR")
     report.add_argument("--out", required=True, type=Path, metavar="REPORT_HTML")
     report.add_argument("--export", default=None, metavar="FORMATS",
@@ -44,7 +45,6 @@ def add_sweep_parsers(sub: argparse._SubParsersAction) -> None:
     report.add_argument("--mlflow", type=Path, default=None, metavar="TRACKING_DIR",
                         help="also log every candidate and the report to a local MLflow tracking folder "
                              "(needs the mlflow extra; the folder holds mlflow.db and artifacts/)")
-    report.add_argument("--json", action="store_true")
 
 
 def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -79,7 +79,7 @@ def _search_text(result: Any) -> str:
 def _deltas(result: Any) -> str:
     """The paired Δ-vs-base table of the default quality and cost columns (empty until the sweep is complete)."""
     from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-    from rag_lab.experiments.report import comparisons, delta_table_text
+    from rag_lab.experiments.comparisons import comparisons, delta_table_text
 
     frames = comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST)) if result.complete and len(result.table) > 1 else {}
     return "\n\n" + delta_table_text(frames) if frames else ""
@@ -115,23 +115,19 @@ def _fmt(value: Any) -> str:
 
 
 def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.experiments.report import write_report
-    from rag_lab.figures.export import parse_formats
+    from rag_lab.figures.export import export_figures, parse_formats
+    from rag_lab.report import report_figures, write_report
+    from rag_lab.report.mlflow_log import log_sweep
 
     formats = parse_formats(args.export) if args.export else None  # a bad format fails before anything is written
     path = write_report(args.run_dir, args.out)
     out: dict[str, Any] = {"report": str(path)}
     lines = [f"wrote {path}"]
     if formats:
-        from rag_lab.experiments.report import report_figures
-        from rag_lab.figures.export import export_figures
-
         written = export_figures(report_figures(args.run_dir), args.figures or path.parent / "figures", formats)
         out["figures"] = [str(p) for p in written]
         lines.append(f"wrote {len(written)} figure files into {written[0].parent}" if written else "no figures")
     if args.mlflow is not None:
-        from rag_lab.experiments.mlflow_log import log_sweep
-
         logged = log_sweep(args.run_dir, args.mlflow, report=path)
         out["mlflow"] = logged.to_dict()
         lines.append(logged.text())

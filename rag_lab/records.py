@@ -1,6 +1,6 @@
 """Plain, validated records: documents, chunks, questions, and their containers.
 
-The exchange shapes follow BEIR (DESIGN.md §4):
+The exchange shapes follow BEIR (docs/design.md §4):
 
 * corpus  ``{doc_id: {"title": ..., "text": ..., ...}}``
 * queries ``{qid: text}``
@@ -27,7 +27,7 @@ from pydantic import (
     model_validator,
 )
 
-#: Question types of the synthetic world (DESIGN.md §4). HotpotQA uses ``bridge`` and
+#: Question types of the synthetic world (docs/design.md §4). HotpotQA uses ``bridge`` and
 #: ``comparison``; data without a type label gets ``unlabeled``.
 WORLD_QUESTION_TYPES: tuple[str, ...] = (
     "single",

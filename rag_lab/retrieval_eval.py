@@ -19,11 +19,10 @@ from pydantic import BaseModel
 
 from rag_lab.chunking import ChunkingConfig, chunk_corpus
 from rag_lab.embedding import Embedder, default_embedder
-from rag_lab.index import ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
+from rag_lab.index import INDEX_KINDS, ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
 from rag_lab.metrics import rank_docs, retrieval_scores
 from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
 
-RETRIEVERS = ("dense", "exact", "bm25", "hybrid")
 METRICS = ("recall", "mrr", "ndcg")
 
 
@@ -108,8 +107,8 @@ def evaluate_retrieval(
     documents are scored. ``cutoffs`` adds overall scores at other cut-offs from the same run
     (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
     """
-    if retriever not in RETRIEVERS:
-        raise ValueError(f"unknown retriever {retriever!r}; choose one of {list(RETRIEVERS)}")
+    if retriever not in INDEX_KINDS:
+        raise ValueError(f"unknown retriever {retriever!r}; choose one of {list(INDEX_KINDS)}")
     if min((k, *cutoffs)) < 1:
         raise ValueError(f"k and cutoffs must be >= 1, got {k} and {list(cutoffs)}")
     deepest = max((k, *cutoffs))

@@ -2,11 +2,12 @@
 # The tests.
 #
 #   bash scripts/test.sh            everything — the README's test command and CI (.ci/run): install the
-#                                   test extras (test tools, the local model, ONNX Runtime, Parquet) and
-#                                   Chromium, then the unit tests, the notebooks, and the browser and
+#                                   test extras (test tools, the local model, ONNX Runtime, Parquet, MkDocs)
+#                                   and Chromium, then the unit tests, the notebooks, and the browser and
 #                                   local-model tests, each phase on both cores (pytest-xdist), with its
-#                                   wall time; every phase runs even when an earlier one failed, and the
-#                                   command fails if any did
+#                                   wall time, and the docs (`mkdocs build --strict`: a broken link or an
+#                                   API name that no longer exists fails); every phase runs even when an
+#                                   earlier one failed, and the command fails if any did
 #   bash scripts/test.sh --quick    the edit-test loop (about a minute): the unit tests that need neither a
 #                                   notebook kernel, the local model, a browser nor a long simulation
 #                                   (-m "not slow and not notebook and not local_model and not browser");
@@ -29,7 +30,7 @@ if [ "${1:-}" = --quick ]; then
 fi
 
 start=$SECONDS
-bash scripts/install.sh dev local onnx parquet
+bash scripts/install.sh dev local onnx parquet docs
 bash scripts/ensure_chromium.sh
 source scripts/env.sh
 echo "test: install $((SECONDS - start)) s"
@@ -51,6 +52,11 @@ phase() {
 phase "unit tests" tests -m "not local_model and not browser" --durations=15
 phase notebooks notebooks --durations=25
 phase "browser and local model" tests -m "local_model or browser" --durations=10
+# The reference site, built where the reports go; --strict fails on a broken link or a stale API name.
+begin=$SECONDS
+echo "test: phase 'docs'"
+mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
+echo "test: phase 'docs' took $((SECONDS - begin)) s"
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test: FAILED phases: ${failed[*]}" >&2

@@ -27,7 +27,7 @@ from rag_lab.llm.sim.profile import KNOBS, PROFILES, SimulatorProfile, get_profi
 from rag_lab.pipeline.trace import knob_rates
 
 #: Distinctive rates, none equal to a named profile's.
-RATES = dict(invalid_json=0.1, hallucinated_action=0.15, wrong_types=0.1, synonym_spinning=0.5, premature_stop=0.5,
+RATES = dict(invalid_json=0.1, hallucinated_action=0.15, wrong_types=0.1, synonym_spinning=0.5, premature_stop=0.3,
              bridge_drop=0.6, comparison_underrate=0.4, budget_anchoring=0.4, budget_thrift=0.5)
 TYPES = ["comparison", "bridge", "single", "unanswerable"]
 
@@ -226,3 +226,44 @@ def test_cli_eval_out_then_calibrate_then_the_profile_in_eval_and_a_sweep(tmp_pa
     assert done.complete and done.plan["backend"]["profile"]["invalid_json"] == fitted.invalid_json
     again = read_run(tmp_path / "run")  # a sweep run directory is a calibration source too
     assert len(again.runs) == 4 and again.sim_profile == fitted
+
+
+def _runs(world, profile: SimulatorProfile, questions) -> list:
+    """``questions`` run by ``profile`` with the budget undisclosed (seed 0) and disclosed (seed 1), cap 2, no
+    zero-yield stop, as :func:`sim_runs`."""
+    from rag_lab.llm.simulator import SimulatedBackend
+    from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+
+    resources = CorpusResources(world.corpus)
+    runs = []
+    for seed, disclosed in ((0, False), (1, True)):
+        config = PipelineConfig().set({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
+                                       "zero_yield.enabled": False})
+        pipeline = Pipeline(config, resources, SimulatedBackend(profile, seed=seed))
+        runs += [(f"seed{seed}", pipeline.run(q)[1]) for q in questions]
+    return runs
+
+
+@pytest.mark.slow
+def test_calibration_fits_both_reactions_to_a_stated_budget(world, sim_runs):
+    """Traces of the ``anchored`` and of the ``thrifty`` profile: calibration recovers the reaction that defines
+    each (anchoring 0.9, thrift 0.8) within its interval, finds the other (0.05) low, and tells the two
+    apart (anchoring's intervals do not overlap; thrift's estimate is higher for the thrifty model)."""
+    _, _, backend = sim_runs
+    questions = world.evalset.select(types=TYPES, per_type=50)
+    types = {q.qid: q.type for q in questions}
+    fitted = {}
+    for name in ("anchored", "thrifty"):
+        result = calibrate(CalibrationSource(_runs(world, PROFILES[name], questions), types, name), base="ideal",
+                           similarity=backend.similarity)
+        for knob in ("budget_anchoring", "budget_thrift"):
+            c = result.knobs[knob]
+            assert c.status == "estimated", (name, knob, c.reason)
+            configured = getattr(PROFILES[name], knob)
+            if configured >= 0.5:  # the knob that defines the profile: recovered within its interval
+                assert c.estimate.lo <= configured <= c.estimate.hi, (name, knob, configured, c.estimate)
+            else:  # the other one, 0.05: found low (near 0 the percentile interval is too narrow to cover it;
+                assert c.value <= 0.15, (name, knob, c.estimate)  # anchored's thrift: 0.0 [0, 0.04], 6/116 stops)
+        fitted[name] = result.knobs
+    assert fitted["anchored"]["budget_anchoring"].estimate.lo > fitted["thrifty"]["budget_anchoring"].estimate.hi
+    assert fitted["thrifty"]["budget_thrift"].value > fitted["anchored"]["budget_thrift"].value + 0.3

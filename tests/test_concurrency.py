@@ -11,7 +11,7 @@ import time
 import pandas as pd
 import pytest
 
-from rag_lab.cli import _parser
+from rag_lab.cli import build_parser
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import run_sweep
 from rag_lab.llm.base import LLMRequest, Message
@@ -89,7 +89,7 @@ def test_server_latency_delays_each_completion_and_the_cli_takes_it():
         assert time.perf_counter() - start >= 0.3
     with LabServer(ScriptedBackend({}, default="ok", model="m"), latency=0.25) as other:
         assert other.latency == Latency(a=0.25)
-    args = _parser().parse_args(["serve", "--latency", "uniform:0.3,0.7", "--max-concurrency", "8"])
+    args = build_parser().parse_args(["serve", "--latency", "uniform:0.3,0.7", "--max-concurrency", "8"])
     assert Latency.parse(args.latency).kind == "uniform" and args.max_concurrency == 8
 
 

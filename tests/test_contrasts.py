@@ -9,12 +9,12 @@ import pytest
 
 from rag_lab.evaluation.trace_facts import fusion_table, gold_found, mark_gold, round_chunks, time_split
 from rag_lab.experiments import contrasts, paired_finding, paired_test
-from rag_lab.experiments.paired import interval_text
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import RoundCap
 from rag_lab.pipeline.trace import Trace, TraceStep
+from rag_lab.stats.paired import interval_text
 from rag_lab.widgets import lesson_sweep, setup_notebook, shared_data, validation_table
 
 SPEC = {"name": "contrasts-test", "dataset": "world", "split": "test", "types": ["bridge", "comparison"],

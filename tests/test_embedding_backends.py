@@ -22,7 +22,7 @@ from rag_lab.records import Chunk
 
 pytest.importorskip("onnxruntime", reason="the onnx extra (scripts/test.sh installs it)")
 
-from rag_lab.onnx_embedding import OnnxEmbedder  # noqa: E402
+from rag_lab.embedding.onnx_runtime import OnnxEmbedder  # noqa: E402
 
 TEXTS = [
     "The payments service was rolled back after the checkout incident.",

@@ -9,8 +9,10 @@ import plotly.graph_objects as go
 import pytest
 
 from rag_lab.evaluation.catalog import DEFAULT_QUALITY, label
-from rag_lab.experiments.report import write_report
-from rag_lab.experiments.stats import (
+from rag_lab.figures import cost_quality_figure, cost_quality_info
+from rag_lab.figures.common import UNSET
+from rag_lab.report import write_report
+from rag_lab.stats.summary import (
     add_pareto,
     aggregate_by_type,
     aggregate_rows,
@@ -18,8 +20,6 @@ from rag_lab.experiments.stats import (
     mean_std_over_seeds,
     pareto_mask,
 )
-from rag_lab.figures import cost_quality_figure, cost_quality_info
-from rag_lab.figures.common import UNSET
 
 # ---------------------------------------------------------------- bootstrap
 

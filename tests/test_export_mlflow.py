@@ -14,8 +14,8 @@ import pytest
 from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import run_sweep
-from rag_lab.experiments.report import report_figures
 from rag_lab.figures.export import DEFAULT_CHROMIUM, export_figures, parse_formats
+from rag_lab.report import report_figures
 
 SMALL = {"name": "export-small", "dataset": "world", "split": "test", "types": ["single", "bridge", "comparison"],
          "per_type": 3, "backend": {"kind": "sim"},
@@ -80,7 +80,7 @@ def test_report_command_exports_every_figure(tmp_path, small, capsys):
 def test_mlflow_logs_every_candidate_and_reads_back(tmp_path, small):
     from mlflow.tracking import MlflowClient
 
-    from rag_lab.experiments.mlflow_log import log_sweep, tracking_uri
+    from rag_lab.report.mlflow_log import log_sweep, tracking_uri
 
     report = tmp_path / "report.html"
     assert main(["report", str(small.run_dir), "--out", str(report)]) == 0

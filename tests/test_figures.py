@@ -40,7 +40,7 @@ NAN = float("nan")
 
 @pytest.mark.slow  # a fresh interpreter importing the package: seconds
 def test_rag_lab_figures_imports_first_in_a_fresh_interpreter():
-    """rag_lab.figures and rag_lab.experiments import each other's modules: either may be imported first."""
+    """rag_lab.figures imports rag_lab.experiments (the layer below it): either may be imported first."""
     code = "import rag_lab.figures, rag_lab.experiments; print(rag_lab.figures.cost_quality_info.__module__)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "rag_lab.figures.cost_quality"

@@ -20,10 +20,10 @@ from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Sampli
 from rag_lab.llm.cache import CachedBackend, ResponseCache
 from rag_lab.llm.ledger import (
     DEFAULT_PRICES,
-    CallRecord,
     CostSummary,
     Ledger,
     Price,
+    PricedCall,
     PriceTable,
     active_ledgers,
     bind_context,
@@ -135,9 +135,9 @@ def test_by_role_outcomes_and_rows():
     invalid = next(r for r in ledger.records if r.outcome == "invalid")
     assert "invalid JSON" in invalid.reason
     rows = ledger.to_dicts()
-    assert len(rows) == 5 and set(rows[0]) == set(CallRecord.model_fields)
+    assert len(rows) == 5 and set(rows[0]) == set(PricedCall.model_fields)
     frame = ledger.to_frame()
-    assert list(frame.columns) == list(CallRecord.model_fields) and len(frame) == 5
+    assert list(frame.columns) == list(PricedCall.model_fields) and len(frame) == 5
     assert ledger.cache_hit_rate == 0.0
 
 

@@ -1,4 +1,4 @@
-"""Paired differences (rag_lab.experiments.paired): coverage of the paired bootstrap interval on synthetic
+"""Paired differences (rag_lab.stats.paired): coverage of the paired bootstrap interval on synthetic
 paired data with a known difference, paired vs unpaired width, seeds, undefined values; then
 ``SweepResult.compare``, the Δ section of the HTML report and of ``rag-lab sweep`` on a real small sweep."""
 
@@ -13,15 +13,16 @@ import pandas as pd
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.experiments import load_sweep, run_sweep, write_report
-from rag_lab.experiments.paired import (
+from rag_lab.experiments import load_sweep, run_sweep
+from rag_lab.experiments.comparisons import comparisons, delta_table_text, is_measured
+from rag_lab.report import write_report
+from rag_lab.stats.paired import (
     changes_label,
     config_changes,
     paired_difference,
     unpaired_difference,
 )
-from rag_lab.experiments.paired_tests import holm, p_clause, p_text
-from rag_lab.experiments.report import comparisons, delta_table_text, is_measured
+from rag_lab.stats.significance import holm, p_clause, p_text
 
 # ---------------------------------------------------------------- synthetic paired data
 

@@ -1,4 +1,4 @@
-"""Paired significance tests (rag_lab.experiments.paired_tests): the exact sign / McNemar test on the discordant
+"""Paired significance tests (rag_lab.stats.significance): the exact sign / McNemar test on the discordant
 pairs, the sign-flip permutation test against an independent enumeration, their size and power on synthetic
 paired data with a known difference, Holm on a known family, the equivalence test (TOST), the stratified
 bootstrap."""
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from rag_lab.experiments import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
-from rag_lab.experiments.paired import paired_difference
-from rag_lab.experiments.paired_tests import p_text, sign_test_p
+from rag_lab.stats.paired import paired_difference
+from rag_lab.stats.significance import p_text, sign_test_p
 
 
 def flips(n: int, better: int, worse: int = 0) -> tuple[np.ndarray, np.ndarray]:

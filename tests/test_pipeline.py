@@ -37,7 +37,7 @@ def round_steps(trace):
     return [s for s in trace.steps if s.kind == "retrieve"]
 
 
-# --- truncation (DESIGN.md §2): later evidence must reach the prompt unless appended-then-cut --------
+# --- truncation (docs/design.md §2): later evidence must reach the prompt unless appended-then-cut --------
 
 @pytest.mark.parametrize("strategy, reaches", [
     ("append_then_truncate", False), ("rank_then_truncate", True), ("refine", True), ("round_slots", True),
@@ -54,12 +54,16 @@ def test_later_round_evidence_reaches_the_prompt(strategy, reaches):
 def test_round_slots_keeps_a_later_round_chunk_that_ranks_low_and_rank_then_truncate_cuts_it():
     """A second hop ranks low against the original question: rank-then-truncate cuts it once round 1
     fills the limit; ``round_slots`` keeps the best chunk of every round, then fills by relevance."""
-    from rag_lab.pipeline.finalize import Candidate, truncate
+    from rag_lab.pipeline.finalize import ContextItem, truncate
 
-    first = [Candidate(f"a{i}#0", f"a{i}", "t", "round one text", 0.9 - 0.01 * i, 1, i) for i in range(5)]
-    later = [Candidate("hop#0", "hop", "t", "second hop text", 0.2, 2, 0),
-             Candidate("hop3#0", "hop3", "t", "third hop text", 0.1, 3, 0),
-             Candidate("low3#0", "low3", "t", "third round, worse", 0.05, 3, 1)]
+    def item(chunk_id, doc_id, title, text, score, round, rank):
+        return ContextItem(chunk_id=chunk_id, doc_id=doc_id, title=title, text=text, score=score, round=round,
+                           rank=rank)
+
+    first = [item(f"a{i}#0", f"a{i}", "t", "round one text", 0.9 - 0.01 * i, 1, i) for i in range(5)]
+    later = [item("hop#0", "hop", "t", "second hop text", 0.2, 2, 0),
+             item("hop3#0", "hop3", "t", "third hop text", 0.1, 3, 0),
+             item("low3#0", "low3", "t", "third round, worse", 0.05, 3, 1)]
     ranked = truncate(first + later, "rank_then_truncate", 5, 1024, None, ["q"])
     slots = truncate(first + later, "round_slots", 5, 1024, None, ["q"])
     assert [c.doc_id for c in ranked] == ["a0", "a1", "a2", "a3", "a4"]
@@ -124,8 +128,9 @@ def test_budget_disclosure_changes_only_the_prompt():
         result, trace = run(res, be, **{"round_cap.max_rounds": 2, "disclosure.disclosed": disclosed})
         prompts[disclosed] = be.requests_for("controller")[0].messages[0].content
         assert result.rounds_used == 2 and result.stop_reason == StopReason.CAP_REACHED
-    assert "at most 2 searches" in prompts[True] and "at most" not in prompts[False]
-    assert "as few searches as possible" in prompts[False]
+    # the budget in the unit the cap counts (rounds), and both arms state the rounds run: they differ by the cap alone
+    assert "at most 2 rounds of searches in total; 1 has been run" in prompts[True] and "at most" not in prompts[False]
+    assert "as few rounds of searches as possible; 1 has been run" in prompts[False]
 
 
 def test_token_budget_stops_retrieval():

@@ -6,21 +6,15 @@ from __future__ import annotations
 
 import json
 import math
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-import yaml
+from killing import kill_mid_sweep_then_resume
 
 from rag_lab.experiments import holm, load_sweep, paired_test, run_sweep
 from rag_lab.experiments.racing import _dominance_p, race_order, run_race, stage_drops
 from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
-from rag_lab.experiments.store import RUN_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 OBJECTIVES = [Objective.parse("cost_llm_calls"), Objective.parse("quality_answer_containment_strict")]
@@ -187,40 +181,10 @@ def _check_race(result) -> None:
     assert table.loc[table["is_pareto"], "status"].eq("survived").all()
 
 
-def _rows(run_dir: Path) -> int:
-    try:
-        with sqlite3.connect(run_dir / RUN_FILE, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
 @pytest.mark.slow
 def test_a_raced_grid_resumes_after_sigkill_to_the_same_rows_and_decisions(tmp_path):
-    sweep_file = tmp_path / "raced.yaml"
-    sweep_file.write_text(yaml.safe_dump(RACED))
-    run_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "rag_lab.cli", "sweep", str(sweep_file), "--out", str(run_dir), "--quiet"]
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 180
-    try:
-        while _rows(run_dir) < 30:
-            assert proc.poll() is None, f"the race ended before it was killed: {proc.stderr.read().decode()}"
-            assert time.monotonic() < deadline, "no rows after 180 s"
-            time.sleep(0.002)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    assert proc.returncode == -signal.SIGKILL
-    killed_at = _rows(run_dir)
-    resume = subprocess.run([*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert resume.returncode == 0, resume.stderr
-    out = json.loads(resume.stdout)
-    assert out["complete"] and out["reused"] == killed_at
-
+    killed = kill_mid_sweep_then_resume(RACED, tmp_path, rows_at_kill=30)
+    run_dir, killed_at, out = killed.run_dir, killed.killed_at, killed.resumed
     uninterrupted = run_sweep(RACED, tmp_path / "uninterrupted", progress="quiet")
     resumed = load_sweep(run_dir)
     strip = lambda rows: {q: {k: v for k, v in r.items() if not k.startswith(("spent_", "run_"))}  # noqa: E731
@@ -257,7 +221,7 @@ def test_a_raced_search_stores_trials_decisions_and_a_front_of_survivors(raced_s
 
 
 def test_report_states_who_was_dropped_after_how_many_questions_and_why(raced_search, tmp_path):
-    from rag_lab.experiments import write_report
+    from rag_lab.report import write_report
 
     html_text = write_report(raced_search, tmp_path / "r.html").read_text(encoding="utf-8")
     assert "Search and race" in html_text

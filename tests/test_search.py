@@ -1,24 +1,18 @@
-"""Searching the policy space (DESIGN.md §6): the ``search:`` section, Optuna's samplers over dotted
+"""Searching the policy space (docs/design.md §6): the ``search:`` section, Optuna's samplers over dotted
 ranges, choices and conditional branches, trials as candidates of the same run store, constraints, and
 resume after SIGKILL giving the same trials and rows as an uninterrupted search."""
 
 from __future__ import annotations
 
-import json
-import signal
-import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
-import yaml
+from killing import kill_mid_sweep_then_resume
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepSpec, load_sweep, run_sweep
 from rag_lab.experiments.search_space import Constraint, Objective, SearchSpace
-from rag_lab.experiments.store import RUN_FILE, RunStore
+from rag_lab.experiments.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
 WORLD = {"dataset": "world", "split": "test", "per_type": 1, "backend": {"kind": "sim"}}
@@ -81,14 +75,6 @@ def test_space_suggests_conditional_params_and_enumerates_as_a_grid():
 # --- running --------------------------------------------------------------------------------------
 
 
-def _rows(run_dir: Path) -> int:
-    try:
-        with sqlite3.connect(run_dir / RUN_FILE, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
-    except sqlite3.Error:
-        return 0
-
-
 def _stored(run_dir: Path) -> tuple[list, dict]:
     """The trials (number, candidate, params, state, objectives) and every stored metrics row by pair (without
     ``spent_*`` and ``run_*``: cache misses and wall clock depend on the cache and the machine)."""
@@ -104,32 +90,12 @@ def _stored(run_dir: Path) -> tuple[list, dict]:
 def test_search_resumes_after_sigkill_with_the_same_trials_and_rows(tmp_path):
     sweep = search_sweep("killed-search", trials=10)
     sweep["per_type"] = 2  # 16 questions x 10 trials: long enough to land a kill in the middle
-    sweep_file = tmp_path / "search.yaml"
-    sweep_file.write_text(yaml.safe_dump(sweep))
-    run_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "rag_lab.cli", "sweep", str(sweep_file), "--out", str(run_dir), "--quiet"]
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 180
-    try:
-        while _rows(run_dir) < 40:
-            assert proc.poll() is None, f"the search ended before it was killed: {proc.stderr.read().decode()}"
-            assert time.monotonic() < deadline, "no rows after 180 s"
-            time.sleep(0.002)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    killed_at = _rows(run_dir)
-    assert proc.returncode == -signal.SIGKILL
-    trials_at_kill = len(RunStore.read(run_dir).trials())
-    assert trials_at_kill < 10
 
-    resume = subprocess.run([*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert resume.returncode == 0, resume.stderr
-    out = json.loads(resume.stdout)
-    assert out["complete"] and out["reused"] == killed_at
+    def fewer_trials_than_planned(run_dir: Path) -> None:
+        assert len(RunStore.read(run_dir).trials()) < 10, "the search finished before the kill landed"
+
+    killed = kill_mid_sweep_then_resume(sweep, tmp_path, rows_at_kill=40, at_kill=fewer_trials_than_planned)
+    run_dir, killed_at, out = killed.run_dir, killed.killed_at, killed.resumed
 
     uninterrupted = run_sweep(sweep, tmp_path / "uninterrupted", progress="quiet")
     trials, rows = _stored(run_dir)
@@ -167,7 +133,7 @@ def test_constraints_are_honoured_on_the_front(tmp_path, unconstrained):
     assert not table.loc[~table["is_feasible"], "is_pareto"].any()
     # the grid's own front, with the same constraint applied, is reached by no infeasible point
     gridded = unconstrained.table.assign(is_eligible=unconstrained.table["cost_llm_calls"] <= bound)
-    from rag_lab.experiments.stats import add_pareto
+    from rag_lab.stats.summary import add_pareto
     front = add_pareto(gridded, "cost_llm_calls", "quality_answer_containment_strict")
     assert (front.loc[front["is_pareto"], "cost_llm_calls"] <= bound).all()
     trials = result.trials()

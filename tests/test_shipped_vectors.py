@@ -1,5 +1,5 @@
-"""Vectors shipped with a dataset (rag_lab.shipped_vectors): the cached embedder serves them for
-exactly their model and text, before computing; the shipped world's and HotpotQA sample's files cover
+"""Vectors shipped with a dataset (rag_lab.embedding.shipped, built by rag_lab.data_build.vectors): the cached
+embedder serves them for exactly their model and text, before computing; the shipped world's and HotpotQA sample's files cover
 what every run on them embeds, and their vectors are the packaged model's; a broken file fails clearly."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from fakes import HashEmbedder
 
+from rag_lab.data_build.vectors import dataset_texts, write_vector_file
 from rag_lab.embedding import (
     DEFAULT_MODEL_ID,
     CachedEmbedder,
@@ -17,9 +18,9 @@ from rag_lab.embedding import (
     SentenceTransformerEmbedder,
     default_embedder,
 )
+from rag_lab.embedding.shipped import ShippedVectors, vector_file
 from rag_lab.errors import DataFormatError
 from rag_lab.paths import DATA_DIR
-from rag_lab.shipped_vectors import ShippedVectors, dataset_texts, vector_file, write_vector_file
 
 
 @pytest.fixture
@@ -81,7 +82,7 @@ def test_a_shipped_dataset_covers_every_text_a_run_embeds(name):
     found = shipped.get([EmbeddingCache.key(DEFAULT_MODEL_ID, t) for t in texts])
     missing = [t for t, v in zip(texts, found, strict=True) if v is None]
     assert not missing, (f"{len(missing)} {name} texts have no shipped vector (first: {missing[0]!r}); "
-                         f"regenerate: python -m rag_lab.shipped_vectors data/{name}")
+                         f"regenerate: rag-lab data build-vectors data/{name}")
     assert len(shipped) == len(texts)  # and nothing stale
 
 
@@ -98,5 +99,5 @@ def test_the_shipped_vectors_are_the_packaged_models(name):
 
 
 def test_without_a_data_folder_nothing_is_shipped(monkeypatch, tmp_path):
-    monkeypatch.setattr("rag_lab.shipped_vectors.DATA_DIR", tmp_path / "no-data-here")
+    monkeypatch.setattr("rag_lab.embedding.shipped.DATA_DIR", tmp_path / "no-data-here")
     assert len(ShippedVectors(DEFAULT_MODEL_ID)) == 0

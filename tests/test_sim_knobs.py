@@ -1,6 +1,7 @@
-"""Behaviour knobs whose effects are not built in: common random numbers, every fired knob in the
-trace, observed vs configured rates, budget thrift next to budget anchoring, premature stop that
-answers from partial evidence, and the stated format-failure rates."""
+"""Behaviour knobs whose effects are not built in: common random numbers keyed by decision, every fired
+knob in the trace, observed vs configured rates, budget thrift beside budget anchoring with the sign of
+disclosure measured (``anchored`` raises rounds, ``thrifty`` lowers them), premature stop that answers
+from partial evidence, and the stated format-failure rates."""
 
 from __future__ import annotations
 
@@ -51,39 +52,73 @@ def test_draws_are_common_random_numbers():
     assert shared and all(d1[k] == d2[k] for k in shared)
 
 
-def test_two_configs_differing_only_in_truncation_face_the_same_draws():
+@pytest.fixture(scope="module")
+def world():
     from rag_lab.loaders import load_dataset
-    from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
-    ds = load_dataset("world")
-    questions = ds.evalset.select(split="dev", types=["comparison", "bridge"], limit=40)
-    res = CorpusResources(ds.corpus)
-    backend = SimulatedBackend(SimulatorProfile(name="half", **{k: 0.5 for k in KNOBS}))
-    base = PipelineConfig().set({"router.comparison_upgrade": False})
-    configs = [base.set({"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 2}),
-               base.set({"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 6})]
+    return load_dataset("world")
 
-    def draws(config) -> dict[str, list]:
-        out = {}
-        for q in questions:
-            _, trace = Pipeline(config, res, backend).run(q)
-            out[q.qid] = [(s.kind, s.round, [(k["knob"], k["draw"], k["fired"]) for k in s.llm.knobs])
-                          for s in trace.steps if s.kind in ("route", "controller")]
-        return out
 
-    a, b = draws(configs[0]), draws(configs[1])
-    assert a == b
-    assert sum(len(v) for v in a.values()) > len(questions)  # route and controller steps were compared
-    assert any(fired for steps in a.values() for _, _, ks in steps for _, _, fired in ks)
+def _controller_draws(config, questions, resources, backend) -> tuple[dict, dict]:
+    """Per (qid, role, decision index): the route / controller knob draws, and the prompt the call was sent."""
+    from rag_lab.pipeline import Pipeline
+
+    draws, sent = {}, {}
+    for q in questions:
+        _, trace = Pipeline(config, resources, backend).run(q)
+        controller = 0
+        for s in trace.steps:
+            if s.kind not in ("route", "controller") or s.llm is None:  # a disabled router has no call
+                continue
+            key = (q.qid, s.kind, controller if s.kind == "controller" else 0)
+            controller += s.kind == "controller"
+            draws[key] = [(k["knob"], k["draw"]) for k in s.llm.knobs]
+            sent[key] = json.dumps(s.llm.messages)
+    return draws, sent
+
+
+@pytest.mark.parametrize("change", ["truncation", "rewrite", "retriever"])
+def test_configurations_whose_prompts_differ_face_the_same_draws_at_the_same_decision(world, change):
+    """Common random numbers keyed by decision (role, question, rounds already run), not by prompt text nor
+    by the number of queries: with three rewrites in round 1 the second controller call lists 5 searches
+    against 2 without, BM25 and dense show other evidence, yet every decision both runs reach draws the
+    same numbers. Fails when the key is the prompt or ``len(searches)`` (shown once)."""
+    from rag_lab.pipeline import CorpusResources, PipelineConfig
+
+    questions = world.evalset.select(split="dev", types=["comparison", "bridge", "single"], per_type=12)
+    res = CorpusResources(world.corpus)
+    formats = ("invalid_json", "hallucinated_action", "wrong_types")  # low: a fallback ends the loop at once
+    backend = SimulatedBackend(SimulatorProfile(name="half", **{k: 0.1 if k in formats else 0.5 for k in KNOBS}))
+    base = PipelineConfig().set({"router.enabled": False, "zero_yield.enabled": False, "round_cap.max_rounds": 3})
+    a, b = {
+        "truncation": ({"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 2},
+                       {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 6}),
+        "rewrite": ({"rewrite.enabled": False}, {"rewrite.enabled": True, "rewrite.n_rewrites": 3}),
+        "retriever": ({"retrieval.retriever": "bm25"}, {"retrieval.retriever": "dense"}),
+    }[change]
+    draws_a, sent_a = _controller_draws(base.set(a), questions, res, backend)
+    draws_b, sent_b = _controller_draws(base.set(b), questions, res, backend)
+    shared = [k for k in draws_a if k in draws_b]
+    later = [k for k in shared if k[1] == "controller" and k[2] >= 1]
+    assert len(later) >= 10, len(later)  # decisions after a second round were compared, not only the first
+    # which knobs a decision draws depends on what the evidence offers; a knob drawn on both sides draws the same
+    both = [(k, knob) for k in shared for knob in dict(draws_a[k]).keys() & dict(draws_b[k]).keys()]
+    assert len(both) >= len(shared)
+    mismatched = [(k, knob) for k, knob in both if dict(draws_a[k])[knob] != dict(draws_b[k])[knob]]
+    assert not mismatched, f"{len(mismatched)} of {len(both)} shared draws differ: {mismatched[:3]}"
+    if change != "truncation":  # the controller's prompts really differ (truncation's need not)
+        calls = [k for k in shared if k[1] == "controller"]
+        differ = [k for k in calls if sent_a[k] != sent_b[k]]
+        assert len(differ) >= len(calls) // 2, (len(differ), len(calls))
 
 
 def test_every_fired_knob_is_recorded_not_only_the_first():
-    # ideal: answer (both sides present); spinning fires, a stated budget lets thrift undo it,
-    # anchoring then keeps searching, and the output's JSON is broken: four knobs on one call
-    backend = sim(synonym_spinning=1.0, budget_thrift=1.0, budget_anchoring=1.0, invalid_json=1.0)
-    text, record = explain_controller(backend, Q, [ANNA, TOMAS], [Q], disclose=True)
+    # ideal: search for the missing side (one side present); premature stop answers, the unspent stated
+    # budget anchors it back to searching, and the output's JSON is broken: three knobs on one call
+    backend = sim(premature_stop=1.0, budget_anchoring=1.0, invalid_json=1.0, budget_thrift=1.0)
+    text, record = explain_controller(backend, Q, [ANNA, OTHER], [Q], disclose=True)
     fired = [r["knob"] for r in record if r["fired"]]
-    assert fired == ["synonym_spinning", "budget_thrift", "budget_anchoring", "invalid_json"]
+    assert fired == ["premature_stop", "budget_anchoring", "invalid_json"]  # thrift: no search left to skip
     with pytest.raises(json.JSONDecodeError):
         json.loads(text)
 
@@ -124,17 +159,75 @@ def test_observed_rate_matches_the_configured_rate():
     assert abs(observed - 0.3) < 0.08
 
 
-def test_budget_thrift_is_the_opposite_of_anchoring_and_needs_a_stated_budget():
-    searches = [Q]
+def test_budget_thrift_is_independent_of_spinning_and_disjoint_from_anchoring():
+    """Thrift no longer undoes spinning: on sufficient evidence a spinning re-search stays a re-search with a
+    stated budget; anchoring acts only on stops, thrift only on the ideal's searches."""
     spin = sim(synonym_spinning=1.0, budget_thrift=1.0)
-    hidden, _ = explain_controller(spin, Q, [ANNA, TOMAS], searches, disclose=False)
-    stated, record = explain_controller(spin, Q, [ANNA, TOMAS], searches, disclose=True)
-    assert json.loads(hidden)["action"] == "retrieve_again"  # spinning, no budget known
-    assert json.loads(stated)["action"] == "answer"  # knows its budget: stops once evidence suffices
-    assert [r["knob"] for r in record if r["fired"]] == ["synonym_spinning", "budget_thrift"]
-    # the sign of the disclosure effect comes from the rates: anchoring alone adds a search
-    anchored, _ = explain_controller(sim(budget_anchoring=1.0), Q, [ANNA, TOMAS], searches, disclose=True)
+    for disclose in (False, True):
+        text, record = explain_controller(spin, Q, [ANNA, TOMAS], [Q], disclose=disclose)
+        assert json.loads(text)["action"] == "retrieve_again"
+        assert [r["knob"] for r in record if r["fired"]] == ["synonym_spinning"]
+    anchored, record = explain_controller(sim(budget_anchoring=1.0, budget_thrift=1.0), Q, [ANNA, TOMAS], [Q],
+                                          disclose=True)
     assert json.loads(anchored)["action"] == "retrieve_again"
+    assert [r["knob"] for r in record if r["knob"].startswith("budget")] == ["budget_anchoring"]  # a stop: no thrift
+
+
+def _first_controller_prompt(world, qid: str, disclose: bool):
+    """The first controller prompt the ideal pipeline sends for ``qid`` (router off, cap 4), and its decision."""
+    from rag_lab.llm.base import Message
+    from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+
+    config = PipelineConfig().set({"router.enabled": False, "round_cap.max_rounds": 4,
+                                   "disclosure.disclosed": disclose})
+    _, trace = Pipeline(config, CorpusResources(world.corpus), SimulatedBackend("ideal")).run(world.evalset[qid])
+    first = next(s for s in trace.steps if s.kind == "controller")
+    return tuple(Message(**m) for m in first.llm.messages), first.decision
+
+
+def test_budget_thrift_stops_once_the_evidence_settles_and_needs_a_stated_budget(world):
+    """A question whose first round already holds an answer the model would settle for: the ideal controller
+    searches once more before settling; told its budget, a thrifty one answers now (fewer rounds, and the
+    answer the skipped search could have improved). Without a stated budget thrift has no opportunity."""
+    stated, ideal_decision = _first_controller_prompt(world, "single-022", True)
+    hidden, _ = _first_controller_prompt(world, "single-022", False)
+    assert ideal_decision["action"] == "retrieve_again"
+    thrifty = sim(budget_thrift=1.0)
+    text, record = thrifty.explain("controller", stated)
+    assert json.loads(text)["action"] == "answer" and [r["knob"] for r in record if r["fired"]] == ["budget_thrift"]
+    text, record = thrifty.explain("controller", hidden)
+    assert json.loads(text)["action"] == "retrieve_again" and "budget_thrift" not in [r["knob"] for r in record]
+    # a comparison with a side missing never settles: thrift has no opportunity there
+    assert "budget_thrift" not in [r["knob"] for r in explain_controller(thrifty, Q, [ANNA, OTHER], [Q], disclose=True)[1]]
+
+
+def _rounds(world, profile: SimulatorProfile, disclosed: bool) -> list[int]:
+    from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+
+    config = PipelineConfig().set({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 4,
+                                   "router.enabled": False, "zero_yield.enabled": False})
+    pipeline = Pipeline(config, CorpusResources(world.corpus), SimulatedBackend(profile))
+    return [pipeline.run(q)[0].rounds_used for q in world.evalset.select(split="test", per_type=10)]
+
+
+def test_disclosure_sign_is_measured_anchored_raises_thrifty_lowers(world):
+    """The sign of disclosure's effect on rounds is not built in: on the world's 80 test questions at the
+    article's cap of 4 (router and zero-yield stop off, as in its agent loop) ``anchored`` raises rounds and
+    ``thrifty`` lowers them, each by an exact paired test; with both budget knobs at 0 the two arms run
+    the very same rounds (the control: the prompts differ by the cap sentence alone)."""
+    from rag_lab.experiments import paired_test
+
+    measured = {}
+    for name in ("anchored", "thrifty"):
+        hidden, shown = _rounds(world, PROFILES[name], False), _rounds(world, PROFILES[name], True)
+        measured[name] = (sum(hidden) / len(hidden), sum(shown) / len(shown))
+        test = paired_test(shown, hidden, alternative="greater" if name == "anchored" else "less")
+        assert test.p < 0.01 and (test.delta > 0) == (name == "anchored"), (name, test)
+    assert measured["anchored"][1] - measured["anchored"][0] > 0.8, measured  # the article's kind of gap
+    assert measured["thrifty"][1] < measured["thrifty"][0] - 0.15, measured
+    off = SimulatorProfile.model_validate({**PROFILES["typical"].model_dump(), "budget_anchoring": 0.0,
+                                           "budget_thrift": 0.0})
+    assert _rounds(world, off, True) == _rounds(world, off, False)
 
 
 def test_premature_stop_answers_from_partial_evidence():

@@ -224,7 +224,11 @@ def test_same_seed_same_outputs_other_seed_other_draws(make, world_prompts):
 
 
 def test_profiles_and_knobs_are_documented_and_bounded():
-    assert set(PROFILES) == {"ideal", "typical", "sloppy"}
+    assert set(PROFILES) == {"ideal", "typical", "sloppy", "anchored", "thrifty"}
+    for name, (a, t) in {"anchored": (0.9, 0.05), "thrifty": (0.05, 0.8)}.items():  # typical but for the budget knobs
+        other = {k: v for k, v in PROFILES[name].knobs().items() if not k.startswith("budget_")}
+        assert other == {k: v for k, v in PROFILES["typical"].knobs().items() if not k.startswith("budget_")}
+        assert (PROFILES[name].budget_anchoring, PROFILES[name].budget_thrift) == (a, t)
     assert all(v == 0.0 for v in PROFILES["ideal"].knobs().values())
     assert all(0.05 <= v <= 0.2 for v in PROFILES["typical"].knobs().values())
     formats = ("invalid_json", "hallucinated_action", "wrong_types")
@@ -280,7 +284,7 @@ def test_budget_anchoring_only_on_a_stated_budget(make, ideal):
     hidden = decision(anchored, PORT_Q, numbered(SVC, OTHER), [PORT_Q], max_rounds=3, disclose=False)
     spent = decision(anchored, PORT_Q, numbered(SVC, OTHER), [PORT_Q, "ledger-sync port", "ledger-sync tcp"], 3, True)
     assert stated["action"] == "retrieve_again" and "ledger-sync" in stated["queries"][0]
-    assert hidden["action"] == "answer"  # "as few searches as possible" is not a budget
+    assert hidden["action"] == "answer"  # "as few rounds as possible" is not a budget
     assert spent["action"] == "answer"  # the stated budget is used up
     assert decision(ideal, PORT_Q, numbered(SVC, OTHER), [PORT_Q], 3, True)["action"] == "answer"
 

@@ -1,20 +1,17 @@
-"""Sweeps (DESIGN.md §6): grid semantics, spec files, the run store, resume after SIGKILL, parallel and
+"""Sweeps (docs/design.md §6): grid semantics, spec files, the run store, resume after SIGKILL, parallel and
 Dask execution equal to serial, reuse across candidates through the response cache, and the CLI."""
 
 from __future__ import annotations
 
 import json
 import shutil
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 import yaml
+from killing import kill_mid_sweep_then_resume
 
 from rag_lab.cli import main
 from rag_lab.errors import ConfigError
@@ -286,41 +283,12 @@ KILLED = {"name": "killed", "dataset": "world", "split": "test", "per_type": 5,
           "grid": {"round_cap.max_rounds": [1, 2, 3], "crag.upper": [0.4, 0.6]}}
 
 
-def _rows(run_dir: Path) -> int:
-    try:
-        with sqlite3.connect(run_dir / RUN_FILE, timeout=5) as conn:
-            return conn.execute("SELECT COUNT(*) FROM rows").fetchone()[0]
-    except sqlite3.Error:  # not created yet
-        return 0
-
-
 @pytest.mark.slow
 def test_sigkill_mid_sweep_then_resume_equals_an_uninterrupted_run(tmp_path):
-    sweep_file = tmp_path / "killed.yaml"
-    sweep_file.write_text(yaml.safe_dump(KILLED))
-    run_dir = tmp_path / "run"
-    command = [sys.executable, "-m", "rag_lab.cli", "sweep", str(sweep_file), "--out", str(run_dir), "--quiet"]
-    proc = subprocess.Popen(command, cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 120
-    try:
-        while _rows(run_dir) < 20:
-            assert proc.poll() is None, f"the sweep ended before it was killed: {proc.stderr.read().decode()}"
-            assert time.monotonic() < deadline, "no rows after 120 s"
-            time.sleep(0.002)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    killed_at = _rows(run_dir)
-    total = 6 * 40
-    assert proc.returncode == -signal.SIGKILL and 20 <= killed_at < total
-
-    resume = subprocess.run([*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
-    assert resume.returncode == 0, resume.stderr
-    out = json.loads(resume.stdout)
-    assert out["computed"] == total - killed_at and out["reused"] == killed_at and out["complete"]
+    killed = kill_mid_sweep_then_resume(KILLED, tmp_path, rows_at_kill=20, wait_s=120)
+    total, killed_at, run_dir = 6 * 40, killed.killed_at, killed.run_dir
+    assert killed_at < total, "the sweep finished before the kill landed"
+    assert killed.resumed["computed"] == total - killed_at
 
     store = RunStore.read(run_dir)
     plan_qids = store.plan_description()["qids"]

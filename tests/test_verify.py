@@ -17,19 +17,18 @@ from scipy.stats import kendalltau
 from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments import load_sweep, run_sweep, write_report
-from rag_lab.experiments.stats import pareto_mask
+from rag_lab.experiments import load_sweep, run_sweep
 from rag_lab.experiments.sweep import BackendSpec
 from rag_lab.experiments.verify import (
     config_table,
-    kendall_tau,
     load_verifications,
-    rank_agreement,
     run_verify,
     select_candidates,
     verification_dirs,
 )
 from rag_lab.figures.sim_vs_real import sim_vs_real_figure, sim_vs_real_info
+from rag_lab.report import write_report
+from rag_lab.stats import kendall_tau, pareto_mask, rank_agreement
 
 #: Six candidates (five distinct configs: round cap 3 is the base) over 15 world questions, simulated.
 SIM_SWEEP = {
@@ -219,7 +218,7 @@ def test_cli_verify(sim_run, tmp_path, capsys):
                  "--top", "3", "--questions", "6", "--quiet"]) == 0
     assert "rank agreement on" in capsys.readouterr().out
     assert main(["verify", str(run_dir), "--backend", "local", "--profile", "sloppy"]) == 2
-    assert "--profile and --sim are settings of --backend sim" in capsys.readouterr().err
+    assert "--profile, --seed and --sim are settings of --backend sim" in capsys.readouterr().err
     assert main(["verify", str(tmp_path), "--backend", "sim"]) == 2
     assert "not a sweep run directory" in capsys.readouterr().err
 

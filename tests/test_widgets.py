@@ -13,9 +13,9 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments import load_sweep
-from rag_lab.experiments.paired import paired_difference
 from rag_lab.figures.common import point_texts
 from rag_lab.pipeline import PipelineConfig
+from rag_lab.stats.paired import paired_difference
 from rag_lab.widgets import OUTCOMES, PolicyExplorer, SweepPanel, TraceViewer, param_control, parse_value
 from rag_lab.widgets import explorer as explorer_module
 from rag_lab.widgets.controls import controllable_keys

@@ -1,4 +1,4 @@
-"""Per-question quality and cost metrics of one pipeline run (DESIGN.md §5)."""
+"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5)."""
 
 from __future__ import annotations
 

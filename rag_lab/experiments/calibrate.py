@@ -26,27 +26,32 @@ Where each estimator looks (only traces; the gold labels are used by the cross-c
   definition of the opportunity the simulator itself uses, so the fitted rate is the one that makes the
   simulator deviate from its ideal as often as the real model did, on the same prompts:
 
-  - ``synonym_spinning``: the ideal action is answer/rerank (the evidence already suffices) and the
-    prompt states no budget; fired when the model asks ``retrieve_again``;
   - ``premature_stop``: controller — the ideal is to search again or give up on a partly covered
-    multi-part question, and no unspent budget is stated (anchoring could undo it); fired when the model
-    answers (or reranks). Answer role — the reader finds only part of the question covered (the
-    simulator would draw the knob here); fired when the model answers instead of ``INSUFFICIENT``.
-    Both roles are pooled into the profile's one rate;
+    multi-part question, and the prompt states no budget (anchoring could undo the stop, thrift could
+    make one); fired when the model answers (or reranks). Answer role — the reader finds only part of the
+    question covered (the simulator would draw the knob here); fired when the model answers instead of
+    ``INSUFFICIENT``. Both roles are pooled into the profile's one rate;
   - ``bridge_drop``: the ideal is ``retrieve_again`` carrying a bridge entity and the model does search
-    again; fired when none of its queries names the bridge (a query naming it only partly counts as
-    dropping it);
+    again, on calls where thrift cannot apply (no stated budget, or evidence that does not settle); fired
+    when none of its queries names the bridge (a query naming it only partly counts as dropping it);
   - ``comparison_underrate``: the reader sees a comparison and routes it COMPLEX; fired when the model
     routes it SIMPLE;
-  - ``budget_anchoring``: the prompt states a budget not used up and the ideal is ``insufficient``;
-    fired when the model searches again (and, jointly with thrift below, the re-search rate of the
-    sufficient-evidence calls with budget left);
-  - ``budget_thrift`` (only drawn after spinning): from the re-search rate ``p`` of the sufficient-evidence
-    calls whose prompt states a budget — ``p = u`` once the budget is spent, ``u + (1 - u)·a`` before,
-    with ``u = spinning·(1 - thrift)`` — solved for thrift given the spinning and anchoring estimates;
-    fitted jointly with anchoring by maximum likelihood from the four kinds of controller call, its
-    interval from refits on rates drawn from each count's Jeffreys posterior. It needs runs with the
-    budget disclosed *and* undisclosed (a sweep over ``disclosure.disclosed``).
+  - ``synonym_spinning`` and ``budget_anchoring``, fitted jointly by maximum likelihood from three kinds of
+    controller call: the reader finds the evidence sufficient and the prompt states no budget, or a spent
+    one (re-search rate ``s``); sufficient with budget left (``s + (1 - s)·a``: anchoring acts on the
+    answer spinning did not replace); insufficient with budget left (``a``). Spinning is reported as the
+    plain proportion of the first kind; the intervals of ``a`` are percentiles of refits on category
+    rates drawn from each count's Jeffreys posterior;
+  - ``budget_thrift``: the prompt states a budget, the ideal is ``retrieve_again`` and the evidence already
+    holds an answer the reader would settle for (:func:`~rag_lab.llm.sim.knobs.settles`); fired when the
+    model stops (answer or rerank) instead. On a single-part search the stop rate is ``t``; on a partly
+    covered question it is ``p(1 - a·left) + (1 - p)(1 - b·bridge)·t`` (premature stop first, anchoring
+    undoing it while budget is left, bridge drop keeping a search), so ``t`` is the maximum-likelihood
+    value over all of them given the ``premature_stop``, ``budget_anchoring`` and ``bridge_drop``
+    estimates, its interval the percentiles of refits on resampled calls with those three drawn from their
+    posteriors (most stops on partly covered questions are premature stops, so the interval is wide). It needs runs with the budget disclosed *and* undisclosed (a sweep over
+    ``disclosure.disclosed``). The same calls on a single-part search with no budget stated are reported
+    beside (``settle (no budget)``): the simulator never stops there, a real model may.
 
 * **reported beside the knobs** (no knob stands for them, so they are not in the profile): route calls on
   questions the reader routes COMPLEX that are not comparisons, routed SIMPLE by the model (a small model
@@ -80,6 +85,7 @@ from rag_lab.experiments.calibration_runs import CalibrationSource, read_run
 from rag_lab.llm import prompts, schemas
 from rag_lab.llm.base import Message
 from rag_lab.llm.sim.ideal import IdealModel as Reader
+from rag_lab.llm.sim.knobs import settles
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
 from rag_lab.llm.sim.prompt import Prompt, read_prompt, searches_run, stated_budget
 from rag_lab.llm.sim.text import normalise
@@ -105,16 +111,17 @@ LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
 #: Behaviour reported beside the knobs because no knob stands for it (reported only).
 UNMODELLED: dict[str, str] = {
     "route underrate": "route calls the reader routes COMPLEX, not comparisons: model routed SIMPLE",
+    "settle (no budget)": "controller calls whose ideal single-part search the reader could settle without, no "
+                          "budget stated: model stopped (the simulator's thrift needs a stated budget)",
     "echo": "answers the echo guard rejected as a copy of the prompt (the simulator never parrots)",
 }
 #: The four kinds of controller call the budget knobs are fitted from: the per-role row each one is
 #: reported as, and what it counts.
 BUDGET_CATEGORIES: dict[str, tuple[str, str]] = {
     "spinning": ("synonym_spinning", "sufficient evidence, no budget stated: re-searched (= s)"),
-    "thrift_spent": ("re-search (budget spent)", "sufficient evidence, budget stated and spent: re-searched "
-                                                 "(= s(1-t))"),
-    "thrift_unspent": ("re-search (budget left)", "sufficient evidence, budget stated, not spent: re-searched "
-                                                  "(= s(1-t) + (1-s(1-t))a)"),
+    "spinning_spent": ("re-search (budget spent)", "sufficient evidence, budget stated and spent: re-searched (= s)"),
+    "anchoring_sufficient": ("re-search (budget left)", "sufficient evidence, budget stated, not spent: re-searched "
+                                                        "(= s + (1-s)a)"),
     "budget_anchoring": ("re-search (insufficient)", "insufficient evidence, budget stated, not spent: "
                                                      "re-searched (= a)"),
 }
@@ -207,9 +214,10 @@ def _distinct_calls(runs: Iterable[tuple[str, Trace]]) -> Iterable[tuple[str, Tr
                 yield key, trace, call
 
 
-def _tally(source: CalibrationSource, reader: Reader) -> tuple[_Tallies, Counter]:
+def _tally(source: CalibrationSource, reader: Reader) -> tuple[_Tallies, Counter, list[tuple[bool, bool, bool, bool]]]:
     tallies = _Tallies()
     repaired: Counter = Counter()
+    thrift: list[tuple[bool, bool, bool, bool]] = []
     for _, trace, call in _distinct_calls(source.runs):
         role = call.role
         parsed: BaseModel | None = None
@@ -228,11 +236,11 @@ def _tally(source: CalibrationSource, reader: Reader) -> tuple[_Tallies, Counter
         if role == "route" and parsed is not None:
             _route(tallies, reader, call, parsed, source.types.get(trace.qid))
         elif role == "controller" and parsed is not None:
-            _controller(tallies, reader, call, parsed)
+            _controller(tallies, thrift, reader, call, parsed)
         elif role == "answer":
             _answer(tallies, reader, call)
             _echo(tallies, trace, call)
-    return tallies, repaired
+    return tallies, repaired, thrift
 
 
 def _echo(tallies: _Tallies, trace: Trace, call: LLMCall) -> None:
@@ -256,7 +264,10 @@ def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_t
         tallies.add("comparison_underrate", "route (gold type)", simple)
 
 
-def _controller(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any) -> None:
+def _controller(tallies: _Tallies, thrift: list[tuple[bool, bool, bool, bool]], reader: Reader, call: LLMCall,
+                parsed: Any) -> None:
+    """Tally one controller call (see the module doc). ``thrift`` collects, per call where thrift applies,
+    (stopped, partial, budget left, bridge) for :func:`_fit_thrift`."""
     p = _read_prompt(call.messages)
     ideal = reader.decide(p.question, p.evidence, p.searches)
     budget = stated_budget(p.system)
@@ -264,14 +275,21 @@ def _controller(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any) -
     action = parsed.action
     if ideal.action in ("answer", "rerank"):
         again = action == "retrieve_again"
-        category = "spinning" if budget is None else "thrift_unspent" if unspent else "thrift_spent"
+        category = "spinning" if budget is None else "anchoring_sufficient" if unspent else "spinning_spent"
         tallies.add(category, "controller", again)
         return
-    if ideal.partial and not unspent:
-        tallies.add("premature_stop", "controller", action in ("answer", "rerank"))
+    settled = ideal.action == "retrieve_again" and settles(reader.evidence(p.question, p.evidence))
+    stopped = action in ("answer", "rerank")
+    if settled and budget is not None:
+        thrift.append((stopped, ideal.partial, unspent, ideal.bridge is not None))
+    elif settled and not ideal.partial:  # a partly covered question's stop would be a premature stop
+        tallies.add("settle (no budget)", "controller", stopped)
+    if ideal.partial and budget is None:
+        tallies.add("premature_stop", "controller", stopped)
     if ideal.action == "insufficient" and unspent:
         tallies.add("budget_anchoring", "controller", action == "retrieve_again")
-    if ideal.action == "retrieve_again" and ideal.bridge and action == "retrieve_again":
+    if (ideal.action == "retrieve_again" and ideal.bridge and action == "retrieve_again"
+            and not (settled and budget is not None)):
         tallies.add("bridge_drop", "controller", not _names_bridge(parsed.queries, ideal.bridge))
 
 
@@ -312,69 +330,72 @@ def _fit_u_a(b: _Binomial, c: _Binomial, d: _Binomial) -> tuple[float, float]:
 
 
 def _budget_knobs(tallies: _Tallies, min_n: int, alpha: float, n_boot: int = 400) -> dict[str, tuple[RateEstimate | None, str]]:
-    """``synonym_spinning``, ``budget_anchoring`` and ``budget_thrift`` from the controller calls by what the
-    reader finds and what the prompt states (A: sufficient, no budget → s; B: sufficient, budget spent →
-    u = s(1 - t); C: sufficient, budget unspent → u + (1 - u)a; D: insufficient, budget unspent → a).
-    s is a plain proportion (Wilson interval); u and a are fitted jointly by maximum likelihood and
-    t = 1 - u/s; their intervals are percentiles of refits on category rates drawn from each count's
-    Jeffreys posterior, Beta(fired + ½, missed + ½) (a plain parametric bootstrap collapses to a point
-    when a count is 0 of n)."""
-    A, B, C, D = (_Binomial(*tallies.get(k, "controller")) for k in ("spinning", "thrift_spent", "thrift_unspent",
-                                                                     "budget_anchoring"))
+    """``synonym_spinning`` and ``budget_anchoring`` from the controller calls by what the reader finds and what
+    the prompt states (A: sufficient, no budget → s; B: sufficient, budget spent → s; C: sufficient, budget
+    unspent → s + (1 - s)a; D: insufficient, budget unspent → a). Spinning is the plain proportion of A
+    (Wilson interval); s and a are fitted jointly by maximum likelihood from A+B, C and D; the interval of a
+    is the percentiles of refits on category rates drawn from each count's Jeffreys posterior,
+    Beta(fired + ½, missed + ½) (a plain parametric bootstrap collapses to a point when a count is 0 of n)."""
+    A, B, C, D = (_Binomial(*tallies.get(k, "controller")) for k in ("spinning", "spinning_spent",
+                                                                     "anchoring_sufficient", "budget_anchoring"))
+    S = _Binomial(A.fired + B.fired, A.n + B.n)
     out: dict[str, tuple[RateEstimate | None, str]] = {}
-    s_ok = A.n >= min_n
-    a_ok = D.n >= min_n or (C.n >= min_n and B.n >= min_n)
-    u_ok = B.n >= min_n or (C.n >= min_n and a_ok)
     spinning = _estimate("synonym_spinning", "controller", [A.fired, A.n], USES["synonym_spinning"], alpha=alpha)
-    out["synonym_spinning"] = (spinning, "" if s_ok else _too_few(A.n, min_n))
-    if not a_ok and not u_ok:
+    out["synonym_spinning"] = (spinning, "" if A.n >= min_n else _too_few(A.n, min_n))
+    a_ok = D.n >= min_n or (C.n >= min_n and S.n >= min_n)
+    if not a_ok:
         why = ("no controller call with a stated budget (disclosure.disclosed=true) in these traces" if not B.n + C.n + D.n
                else f"too few calls with a stated budget ({B.n} sufficient & spent, {C.n} sufficient & left, "
                     f"{D.n} insufficient & left; minimum {min_n})")
-        return {**out, "budget_anchoring": (None, why), "budget_thrift": (None, why)}
-    u, a = _fit_u_a(B, C, D)
-    s = A.fired / A.n if A.n else math.nan
-    t_ok = s_ok and u_ok and s > 0
-
-    def thrift(s_: float, u_: float) -> float:
-        return min(1.0, max(0.0, 1 - u_ / s_)) if s_ > 0 else math.nan
-
+        return {**out, "budget_anchoring": (None, why)}
+    _, a = _fit_u_a(S, C, D)
     rng = np.random.default_rng(0)
-    boot_a, boot_t = [], []
+    boot_a = []
     for _ in range(n_boot):  # each category's rate drawn from its Jeffreys posterior, then refitted
         draw = [_Binomial(rng.beta(x.fired + 0.5, x.n - x.fired + 0.5) * x.n if x.n else 0, x.n)  # type: ignore[arg-type]
-                for x in (B, C, D)]
-        bu, ba = _fit_u_a(*draw)
-        boot_a.append(ba)
-        if t_ok:
-            boot_t.append(thrift(rng.beta(A.fired + 0.5, A.n - A.fired + 0.5), bu))
-
-    def interval(values: list[float]) -> tuple[float, float]:
-        arr = np.array([v for v in values if not math.isnan(v)])
-        if not arr.size:
-            return (math.nan, math.nan)
-        lo, hi = np.quantile(arr, [alpha / 2, 1 - alpha / 2])
-        return float(lo), float(hi)
-
-    used_c = C if (D.n < min_n or B.n >= min_n) else _Binomial(0, 0)
-    a_lo, a_hi = interval(boot_a)
-    counts = f"calls with a stated budget: {B.n} sufficient & spent, {C.n} sufficient & left, {D.n} insufficient & left"
-    out["budget_anchoring"] = (
-        RateEstimate("budget_anchoring", "controller", D.fired + used_c.fired, D.n + used_c.n, a, a_lo, a_hi,
-                     USES["budget_anchoring"]) if a_ok else None,
-        "" if a_ok else f"needs >= {min_n} insufficient & left, or >= {min_n} each of sufficient & spent and left; "
-                        + counts)
-    if t_ok:
-        t_lo, t_hi = interval(boot_t)
-        out["budget_thrift"] = (RateEstimate("budget_thrift", "controller", B.fired + C.fired, B.n + C.n, thrift(s, u),
-                                             t_lo, t_hi, USES["budget_thrift"]), "")
-    elif not u_ok:
-        out["budget_thrift"] = (None, f"needs >= {min_n} sufficient & spent, or sufficient & left with anchoring "
-                                      f"identified; {counts}")
-    else:
-        out["budget_thrift"] = (None, "synonym_spinning not estimated above 0 (it needs sufficient-evidence calls "
-                                      "without a stated budget)")
+                for x in (S, C, D)]
+        boot_a.append(_fit_u_a(*draw)[1])
+    a_lo, a_hi = (float(v) for v in np.quantile(np.array(boot_a), [alpha / 2, 1 - alpha / 2]))
+    used_c = C if (D.n < min_n or S.n >= min_n) else _Binomial(0, 0)
+    out["budget_anchoring"] = (RateEstimate("budget_anchoring", "controller", D.fired + used_c.fired, D.n + used_c.n,
+                                            a, a_lo, a_hi, USES["budget_anchoring"]), "")
     return out
+
+
+def _thrift_mle(stopped: np.ndarray, partial: np.ndarray, left: np.ndarray, bridge: np.ndarray, p: float, a: float,
+                b: float) -> float:
+    """The grid value of ``t`` that maximises the likelihood of the thrift calls given ``p``, ``a``, ``b``."""
+    base = partial * p * (1 - a * left)                              # stops that are not thrift's
+    scale = np.where(partial > 0, (1 - p) * (1 - b * bridge), 1.0)  # the chance thrift is reached
+    q = np.clip(base[None, :] + scale[None, :] * _GRID[:, None], 1e-9, 1 - 1e-9)
+    loglik = (stopped * np.log(q) + (1 - stopped) * np.log1p(-q)).sum(axis=1)
+    return float(_GRID[int(np.argmax(loglik))])
+
+
+def _fit_thrift(calls: list[tuple[bool, bool, bool, bool]], given: Sequence[RateEstimate | None], min_n: int,
+                alpha: float, n_boot: int = 400) -> tuple[RateEstimate | None, str]:
+    """``budget_thrift`` by maximum likelihood on a grid over [0, 1] from the calls where it applies (see the
+    module doc): a call stops with probability ``t`` on a single-part search, ``p(1 - a·left) + (1 - p)(1 -
+    b·bridge)·t`` on a partly covered question, given the estimates ``given`` of ``p`` (premature stop),
+    ``a`` (anchoring), ``b`` (bridge drop). Most stops on partly covered questions are premature stops, so
+    ``t`` leans on ``p``: the interval is the percentiles of refits on the calls resampled with replacement
+    and ``p``, ``a``, ``b`` drawn from their counts' Jeffreys posteriors."""
+    if len(calls) < min_n:
+        return None, ("no controller call with a stated budget where the evidence settles (disclosure.disclosed=true)"
+                      if not calls else f"{len(calls)} opportunities < {min_n}")
+    if any(e is None or math.isnan(e.rate) for e in given):
+        return None, "premature_stop, budget_anchoring or bridge_drop not estimated (thrift is fitted given them)"
+    cols = [np.array([c[k] for c in calls], dtype=float) for k in range(4)]
+    t = _thrift_mle(*cols, *(e.rate for e in given))  # type: ignore[union-attr]
+    rng = np.random.default_rng(0)
+    boot = []
+    for _ in range(n_boot):
+        idx = rng.integers(0, len(calls), len(calls))
+        rates = [rng.beta(e.fired + 0.5, e.opportunities - e.fired + 0.5) for e in given]  # type: ignore[union-attr]
+        boot.append(_thrift_mle(*(c[idx] for c in cols), *rates))
+    lo, hi = (float(v) for v in np.quantile(np.array(boot), [alpha / 2, 1 - alpha / 2]))
+    return (RateEstimate("budget_thrift", "controller", int(cols[0].sum()), len(calls), t, lo, hi,
+                         USES["budget_thrift"]), "")
 
 
 def _too_few(n: int, min_n: int) -> str:
@@ -404,7 +425,7 @@ def calibrate(
         from rag_lab.llm.sim.vectors import Similarity
 
         similarity = Similarity()
-    tallies, repaired = _tally(source, Reader(similarity))
+    tallies, repaired, thrift_calls = _tally(source, Reader(similarity))
 
     estimates: list[RateEstimate] = []
     for (knob, role), tally in sorted(tallies.counts.items()):
@@ -444,6 +465,12 @@ def calibrate(
         knobs[knob] = settle(knob, estimate, why)
         if estimate is not None and knob != "synonym_spinning":
             estimates.append(estimate)
+    given = [knobs[k].estimate if knobs[k].status == "estimated" else None
+             for k in ("premature_stop", "budget_anchoring", "bridge_drop")]
+    thrift, why = _fit_thrift(thrift_calls, given, min_n=min_opportunities, alpha=alpha)
+    knobs["budget_thrift"] = settle("budget_thrift", thrift, why)
+    if thrift is not None:
+        estimates.append(thrift)
     knobs = {k: knobs[k] for k in KNOBS}
 
     profile = SimulatorProfile.model_validate({**base_profile.model_dump(), "name": name,

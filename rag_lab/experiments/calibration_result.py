@@ -20,14 +20,15 @@ USES: dict[str, str] = {
     "hallucinated_action": "raw route/controller outputs that are JSON: action/route outside the allowed labels",
     "wrong_types": "raw route/controller outputs that are JSON with an allowed label: rejected by the schema",
     "synonym_spinning": "controller calls the reader finds sufficient, no budget stated: model searched again",
-    "premature_stop": "controller calls on a partly covered multi-part question (no unspent budget stated) and "
+    "premature_stop": "controller calls on a partly covered multi-part question (no budget stated) and "
                       "answer calls the reader finds partial: model answered",
-    "bridge_drop": "controller calls whose ideal query carries a bridge entity, model searched again: bridge missing",
+    "bridge_drop": "controller calls whose ideal query carries a bridge entity (thrift not applicable), model "
+                   "searched again: bridge missing",
     "comparison_underrate": "route calls the reader reads as a comparison (COMPLEX): model routed SIMPLE",
-    "budget_anchoring": "controller calls with an unspent stated budget the reader finds insufficient: model "
-                        "searched again",
-    "budget_thrift": "controller calls with a stated budget the reader finds sufficient: re-search rate solved "
-                     "for thrift given spinning and anchoring",
+    "budget_anchoring": "controller calls with an unspent stated budget: re-search rate of those the reader finds "
+                        "insufficient (= a) and sufficient (= s + (1-s)a), fitted with spinning",
+    "budget_thrift": "controller calls with a stated budget whose ideal search the reader could settle without: "
+                     "model stopped (fitted given premature_stop, budget_anchoring, bridge_drop)",
 }
 
 

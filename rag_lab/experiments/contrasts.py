@@ -16,11 +16,11 @@ import pandas as pd
 
 from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found, gold_rounds
 from rag_lab.experiments.findings import Finding
-from rag_lab.experiments.paired import interval_text
-from rag_lab.experiments.paired_tests import PairedTest, paired_test
 from rag_lab.experiments.results import SweepResult
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.trace import StepKind
+from rag_lab.stats.paired import interval_text
+from rag_lab.stats.significance import PairedTest, paired_test
 
 Pick = str | Mapping[str, Any]
 
@@ -145,7 +145,7 @@ def differing(result: SweepResult, candidate: Pick, reference: Pick, column: str
 
 def interval_table(result: SweepResult, metrics: Iterable[str], reference: Pick | None = None) -> pd.DataFrame:
     """Every configuration but the reference (rows, by label) against it, one column per metric: the paired
-    ``Δ [lo, hi]`` (:func:`~rag_lab.experiments.paired.interval_text`) and its exact / permutation p."""
+    ``Δ [lo, hi]`` (:func:`~rag_lab.stats.paired.interval_text`) and its exact / permutation p."""
     out: dict[str, pd.Series] = {}
     for metric in metrics:
         cmp = result.compare(metric, reference=reference)

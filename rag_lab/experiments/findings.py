@@ -6,7 +6,7 @@ truncate keeps more later-round gold than append then truncate" — and check it
 claim **holds** when
 
 - its paired bootstrap interval (:meth:`SweepResult.compare`) lies on the claimed side of 0, *and*
-- its paired test (:func:`~rag_lab.experiments.paired_tests.paired_test`: the exact sign / McNemar test
+- its paired test (:func:`~rag_lab.stats.significance.paired_test`: the exact sign / McNemar test
   for 0/1 metrics, a sign-flip permutation test otherwise, two-sided) gives p below ``alpha`` after
   Holm's correction over the findings of the same family (:class:`FindingFamily`: one per notebook).
   Four questions of 120 flipping one way give an interval that excludes 0 but p = 0.125: not a finding.
@@ -41,13 +41,11 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.experiments.paired_tests import equivalence_test, holm, p_clause, paired_test
-
-if TYPE_CHECKING:
-    from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.results import SweepResult
+from rag_lab.stats.significance import equivalence_test, holm, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
 Kind = Literal["measured", "by_construction", "definitional"]

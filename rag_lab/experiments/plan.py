@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.sweep import SweepSpec, candidate_id, config_id, short_hash
+from rag_lab.experiments.grid import BACKEND_PREFIX, GridCandidate, config_id, short_hash
+from rag_lab.experiments.sweep import BackendSpec, SweepSpec, candidate_id
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
@@ -29,12 +30,21 @@ class PlannedRun:
     seed: int
     params: dict[str, Any]
     config: PipelineConfig
+    #: The backend this run uses: the sweep's, or the candidate's own when the grid sets ``backend.*`` keys.
+    backend: BackendSpec
+    #: Every dotted key's value (the config's, and the ``backend.*`` keys the grid sets): what the store keeps.
+    flat: dict[str, Any]
 
 
-def planned_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any], seed: int, position: int) -> PlannedRun:
-    """The run of one resolved candidate ``config`` with ``seed`` at table ``position``."""
-    return PlannedRun(candidate_id=candidate_id(config, spec.backend, seed), config_id=config_id(config),
-                      position=position, seed=seed, params=params, config=config)
+def planned_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any], seed: int, position: int,
+                candidate: GridCandidate | None = None) -> PlannedRun:
+    """The run of one resolved candidate ``config`` with ``seed`` at table ``position`` (``candidate``: the
+    grid candidate it comes from, whose own backend and id it takes when the grid sets ``backend.*`` keys)."""
+    backend = candidate.backend if candidate is not None and candidate.backend is not None else spec.backend
+    flat = candidate.flat if candidate is not None and candidate.flat is not None else config.flat()
+    cid = candidate.config_id if candidate is not None else config_id(config)
+    return PlannedRun(candidate_id=candidate_id(config, backend, seed), config_id=cid, position=position, seed=seed,
+                      params=params, config=config, backend=backend, flat=flat)
 
 
 @dataclass(frozen=True)
@@ -55,6 +65,9 @@ class SweepPlan:
         if spec.search is not None and spec.search.sampler != "grid":
             keys = spec.search_space().keys
             for key in keys:  # unknown keys fail before anything runs, as in a grid
+                if key.startswith(BACKEND_PREFIX):
+                    raise ConfigError(f"search key {key!r}: a search varies policy keys only; sweep backend "
+                                      "settings with a grid")
                 try:
                     base.get(key)
                 except ConfigError as exc:
@@ -62,12 +75,12 @@ class SweepPlan:
         else:
             grid = spec.parameter_grid()
             keys = grid.keys
-            candidates = grid.resolve(base)
+            candidates = grid.resolve(base, spec.backend)
             if spec.search is not None and spec.search.trials is not None:  # sampler: grid, its first N points
                 candidates = candidates[:spec.search.trials]
             for candidate in candidates:
                 for seed in spec.seeds:
-                    runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs)))
+                    runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs), candidate))
         qids = tuple(q.qid for q in spec.select_questions(evalset))
         return cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
 
@@ -76,9 +89,10 @@ class SweepPlan:
         spec = self.spec.model_dump(mode="json")
         if spec.get("search") is None:  # a grid sweep's description (and fingerprint) as before searches existed
             spec.pop("search", None)
+        backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
         return {
             "spec": spec,
-            "base_config": self.base.flat(),
+            "base_config": {**self.base.flat(), **self.spec.backend.flat(backend_keys)},
             "backend": self.spec.backend.identity(),
             "swept_keys": list(self.swept_keys),
             "qids": list(self.qids),

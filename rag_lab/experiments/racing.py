@@ -18,7 +18,7 @@ After each stage but the last, :func:`stage_drops` tests, on the questions run s
 - for each constraint ``METRIC <= B`` (``>= B``), the hypothesis "``c``'s mean keeps it": a one-sided
   paired test of ``c``'s values against the constant ``B``.
 
-All of one stage's hypotheses form one family, Holm-corrected (:func:`rag_lab.experiments.paired.holm`);
+All of one stage's hypotheses form one family, Holm-corrected (:func:`rag_lab.stats.paired.holm`);
 a candidate is **dropped** when one of its hypotheses is rejected at ``alpha``, with the rival (or the
 constraint) and the numbers that dropped it. Stages are corrected one at a time; the repeated looks
 across stages are not corrected (as in irace's F-race), which is why a drop needs the Holm-adjusted
@@ -38,6 +38,7 @@ import numpy as np
 
 from rag_lab.evaluation.catalog import label
 from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
+from rag_lab.stats.significance import holm, paired_test
 
 #: ``values[candidate_id][metric]``: one value per question of the stage (NaN where undefined).
 StageValues = Mapping[str, Mapping[str, np.ndarray]]
@@ -79,8 +80,6 @@ def stage_drops(
     dominance: str = "weak",
 ) -> list[RaceOutcome]:
     """The challengers dropped after this stage (see the module doc); ``rivals`` may include challengers."""
-    from rag_lab.experiments import holm, paired_test  # (issue 19's tests; the package imports this module's users)
-
     hypotheses: list[dict[str, Any]] = []
     for c in challengers:
         for r in rivals:

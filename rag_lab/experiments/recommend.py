@@ -19,16 +19,14 @@ is shown safe).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.paired import interval_text
-from rag_lab.experiments.paired_tests import equivalence_test, holm, paired_test
-
-if TYPE_CHECKING:
-    from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.results import SweepResult
+from rag_lab.stats.paired import interval_text
+from rag_lab.stats.significance import equivalence_test, holm, paired_test
 
 SAFE = ("helps", "equivalent")
 

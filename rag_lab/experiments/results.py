@@ -21,13 +21,14 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.paired import changes_label, config_changes
-from rag_lab.experiments.paired_tests import paired_test
-from rag_lab.experiments.stats import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
+from rag_lab.experiments.search_space import Constraint
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.worker import decompress
 from rag_lab.pipeline import Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
+from rag_lab.stats.paired import changes_label, config_changes
+from rag_lab.stats.significance import paired_test
+from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
 
 PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
@@ -121,8 +122,6 @@ class SweepResult:
         ``dropped_after`` (questions), ``dropped_by`` (a candidate id, or None for a broken constraint),
         ``drop_reason``, ``is_feasible`` (every constraint holds on the means) and ``is_eligible`` (not dropped,
         feasible, every question run: what may be on the front)."""
-        from rag_lab.experiments.search_space import Constraint
-
         race = self.store.race()
         full = table["n_questions"] == len(self.qids)
         status = [race[c]["status"] if c in race else "complete" if f else "incomplete"
@@ -304,7 +303,7 @@ class SweepResult:
     def compare(self, metric: str = DEFAULT_QUALITY, reference: str | Mapping[str, Any] | None = None,
                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
         """Every config against a reference on ``metric``: the paired difference over the same questions
-        (:func:`rag_lab.experiments.paired.paired_difference`: questions resampled jointly, seeds averaged
+        (:func:`rag_lab.stats.paired.paired_difference`: questions resampled jointly, seeds averaged
         within each question).
 
         One row per config, in table order: ``candidate_id`` (its first seed's run), ``config_id``, ``label``
@@ -312,10 +311,10 @@ class SweepResult:
         its ``1 − alpha`` interval ``lo``/``hi``, ``n`` (questions defined on both sides), ``n_seeds``,
         ``share_differ`` (questions on which the two differ), ``mean`` and ``reference_mean`` on those
         questions, ``excludes_zero`` and ``is_reference``; then the paired test of the difference
-        (:func:`rag_lab.experiments.paired_tests.paired_test`, two-sided): ``p``, ``test`` (``exact`` sign /
+        (:func:`rag_lab.stats.significance.paired_test`, two-sided): ``p``, ``test`` (``exact`` sign /
         McNemar, ``permutation`` or ``permutation_mc``), ``n_better`` and ``n_worse`` (questions where the
         candidate is above / below the reference). ``p`` is not corrected for multiplicity: a report or notebook
-        corrects over its own family (:func:`rag_lab.experiments.paired_tests.holm`). ``attrs["reference"]`` is
+        corrects over its own family (:func:`rag_lab.stats.significance.holm`). ``attrs["reference"]`` is
         :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
         base is not a grid point)."""
         self._check_metric(metric)

@@ -22,6 +22,7 @@ from rag_lab.experiments.executors import check_executor, execute
 from rag_lab.experiments.plan import SweepPlan
 from rag_lab.experiments.progress import SweepProgress
 from rag_lab.experiments.results import DEFAULT_PARETO, SweepResult
+from rag_lab.experiments.search import run_search
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.sweep import SweepSpec, load_sweep_spec
 from rag_lab.experiments.worker import WorkContext, WorkerState, WorkUnit
@@ -65,8 +66,6 @@ def run_sweep(
     plan = SweepPlan.build(spec, dataset.evalset)
     store = RunStore.create(run_dir, plan, overwrite=overwrite)
     if spec.search is not None:
-        from rag_lab.experiments.search import run_search
-
         computed, reused = run_search(spec, plan, dataset, store, workers=workers,
                                       executor=executor, dask_address=dask_address, progress=progress,
                                       on_event=on_event)
@@ -80,7 +79,8 @@ def run_sweep(
     if chunk_size is None:
         chunk_size = 1 if executor in ("serial", "threads") else max(1, math.ceil(n_pending / (workers * UNITS_PER_WORKER)))
     units = [
-        WorkUnit(candidate_id=run.candidate_id, config=run.config, seed=run.seed, qids=tuple(qids[i:i + chunk_size]))
+        WorkUnit(candidate_id=run.candidate_id, config=run.config, seed=run.seed, qids=tuple(qids[i:i + chunk_size]),
+                 backend=run.backend)
         for run in plan.runs
         for qids in [pending[run.candidate_id]]
         for i in range(0, len(qids), chunk_size)

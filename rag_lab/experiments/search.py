@@ -37,11 +37,11 @@ from rag_lab.experiments.executors import check_executor, execute
 from rag_lab.experiments.plan import PlannedRun, SweepPlan, planned_run
 from rag_lab.experiments.racing import RaceOutcome, mean_of, race_order, run_race
 from rag_lab.experiments.search_space import Constraint, Objective
-from rag_lab.experiments.stats import COST_PREFIXES
 from rag_lab.experiments.store import RunStore
 from rag_lab.experiments.sweep import SweepSpec
 from rag_lab.experiments.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.records import Dataset
+from rag_lab.stats.summary import COST_PREFIXES
 
 #: A constraint value told to Optuna when a candidate's metric is undefined (it counts as broken).
 UNDEFINED_VIOLATION = 1e9
@@ -77,7 +77,7 @@ class _Evaluator:
             return
         size = 1 if self.executor in ("serial", "threads") else max(1, math.ceil(n_pending / (self.workers * 4)))
         units = [WorkUnit(candidate_id=cid, config=self.runs[cid].config, seed=self.runs[cid].seed,
-                          qids=tuple(q[i:i + size]))
+                          qids=tuple(q[i:i + size]), backend=self.runs[cid].backend)
                  for cid, q in pending for i in range(0, len(q), size)]
         for outcomes in execute(units, self.context, self.local, self.executor, self.workers, self.dask_address):
             for outcome in outcomes:

@@ -1,4 +1,4 @@
-"""Declaring a search instead of a grid: the ``search:`` section of a sweep file (DESIGN.md §6).
+"""Declaring a search instead of a grid: the ``search:`` section of a sweep file (docs/design.md §6).
 
 >>> spec = SearchSpec.model_validate({"sampler": "nsga2", "trials": 30,
 ...                                   "constraints": ["cost_llm_calls <= 3"]})
@@ -31,15 +31,13 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-
-if TYPE_CHECKING:
-    from rag_lab.experiments.sweep import Grid
+from rag_lab.experiments.grid import Grid
 
 SAMPLERS = ("nsga2", "tpe", "grid")
 #: ``quality_*`` columns where lower is better (rates of bad outcomes).
@@ -273,7 +271,5 @@ class SearchSpace:
 
     def grid(self) -> Grid:
         """The space as a :class:`Grid` (``sampler: grid``): choices as given, ranges enumerated."""
-        from rag_lab.experiments.sweep import Grid  # (sweep.py imports this module for SearchSpec)
-
         return Grid([{k: list(d.values) if isinstance(d, Choice) else d.points(k) for k, d in b.items()}
                      for b in self.branches])

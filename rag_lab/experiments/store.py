@@ -156,7 +156,7 @@ class RunStore:
             conn.executemany(
                 "INSERT OR IGNORE INTO candidates (candidate_id, config_id, position, seed, params, config) "
                 "VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.config.flat()))
+                [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.flat))
                  for r in runs],
             )
 

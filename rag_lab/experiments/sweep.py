@@ -1,5 +1,5 @@
 """Declaring a sweep: a parameter :class:`Grid` over dotted pipeline keys, and the :class:`SweepSpec`
-that names the data, the base config, the grid, the backend and the seeds (DESIGN.md §6).
+that names the data, the base config, the grid, the backend and the seeds (docs/design.md §6).
 
 Grid semantics follow scikit-learn's ``ParameterGrid``:
 
@@ -17,11 +17,7 @@ validates every candidate against a base config before anything runs.
 
 from __future__ import annotations
 
-import hashlib
-import itertools
-import json
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -29,151 +25,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
 from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
-
-GridSpec = Mapping[str, Sequence[Any]] | Sequence[Mapping[str, Sequence[Any]]]
-
-
-class Grid:
-    """The candidates of a parameter grid: each one a ``{dotted key: value}`` dict.
-
-    ``spec`` is a dict of dotted keys to non-empty value lists, or a list of such dicts (a
-    conditional grid). An empty dict is one candidate that changes nothing (the base config)."""
-
-    def __init__(self, spec: GridSpec) -> None:
-        entries = [spec] if isinstance(spec, Mapping) else spec
-        if isinstance(entries, (str, bytes)) or not isinstance(entries, Sequence):
-            raise ConfigError(f"a grid is a dict of dotted keys to value lists, or a list of such dicts; "
-                              f"got {type(spec).__name__}")
-        if not entries:
-            raise ConfigError("a grid given as a list needs at least one dict")
-        self._entries: list[list[tuple[str, list[Any]]]] = [_entry(e, i) for i, e in enumerate(entries)]
-        self._sizes = [_product_size(e) for e in self._entries]
-
-    def __len__(self) -> int:
-        return sum(self._sizes)
-
-    def __iter__(self) -> Iterator[dict[str, Any]]:
-        for entry in self._entries:
-            keys = [k for k, _ in entry]
-            for values in itertools.product(*(v for _, v in entry)):
-                yield dict(zip(keys, values, strict=True))
-
-    def __getitem__(self, index: int) -> dict[str, Any]:
-        """The candidate at ``index`` (negative indices count from the end), without expanding the grid."""
-        n = len(self)
-        if not isinstance(index, int) or isinstance(index, bool):
-            raise TypeError(f"grid indices are integers, not {type(index).__name__}")
-        if not -n <= index < n:
-            raise IndexError(f"grid index {index} out of range for a grid of {n} candidates")
-        index %= n
-        for entry, size in zip(self._entries, self._sizes, strict=True):
-            if index < size:
-                params = {}
-                for key, values in reversed(entry):  # the last key varies fastest
-                    index, pos = divmod(index, len(values))
-                    params[key] = values[pos]
-                return dict(sorted(params.items()))
-            index -= size
-        raise AssertionError("unreachable: index was range-checked")
-
-    def __repr__(self) -> str:
-        return f"Grid({len(self)} candidates in {len(self._entries)} dict(s))"
-
-    @property
-    def keys(self) -> list[str]:
-        """Every dotted key the grid sets anywhere, sorted."""
-        return sorted({k for entry in self._entries for k, _ in entry})
-
-    def resolve(self, base: PipelineConfig) -> list[GridCandidate]:
-        """Validate every candidate against ``base`` and return the distinct configs, in grid order.
-
-        Unknown keys and invalid values raise :class:`ConfigError` naming the candidate, before
-        anything runs. Candidates that resolve to the same config (typically the baseline value
-        listed in several dicts of a one-factor-at-a-time grid) **collapse** into the first one;
-        its ``params`` become the union of the duplicates' params (they agree, since the configs
-        are equal) and ``grid_indices`` lists every grid position it stands for."""
-        for key in self.keys:
-            try:
-                base.get(key)
-            except ConfigError as exc:
-                raise ConfigError(f"grid key {key!r}: {exc}") from None
-        unique: dict[str, GridCandidate] = {}
-        for index, params in enumerate(self):
-            try:
-                config = base.set(params)
-            except ConfigError as exc:
-                raise ConfigError(f"grid candidate {index} {params}: {exc}") from None
-            digest = config_id(config)
-            if digest in unique:
-                first = unique[digest]
-                unique[digest] = GridCandidate(config_id=digest, params={**first.params, **params}, config=config,
-                                               grid_indices=(*first.grid_indices, index))
-            else:
-                unique[digest] = GridCandidate(config_id=digest, params=params, config=config, grid_indices=(index,))
-        return list(unique.values())
-
-
-@dataclass(frozen=True)
-class GridCandidate:
-    """One distinct config of a grid: the params the grid set, the resolved config and its id."""
-
-    config_id: str
-    params: dict[str, Any]
-    config: PipelineConfig
-    grid_indices: tuple[int, ...]
-
-
-def _entry(entry: Any, position: int) -> list[tuple[str, list[Any]]]:
-    where = f"grid dict {position}"
-    if not isinstance(entry, Mapping):
-        raise ConfigError(f"{where}: expected a dict of dotted keys to value lists, got {type(entry).__name__}")
-    items = []
-    for key in sorted(entry):
-        values = entry[key]
-        if not isinstance(key, str):
-            raise ConfigError(f"{where}: keys are dotted strings like 'crag.upper', got {key!r}")
-        if isinstance(values, (str, bytes)) or not isinstance(values, Sequence):
-            raise ConfigError(f"{where}, key {key!r}: expected a list of values, got {values!r}")
-        if not values:
-            raise ConfigError(f"{where}, key {key!r}: the value list is empty")
-        items.append((key, list(values)))
-    return items
-
-
-def _product_size(entry: list[tuple[str, list[Any]]]) -> int:
-    size = 1
-    for _, values in entry:
-        size *= len(values)
-    return size
-
-
-# --- identities -----------------------------------------------------------------------------------
-
-
-def canonical_json(value: Any) -> str:
-    """Sorted-key, compact JSON (tuples become lists): the text that identities are hashed from."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=_jsonable)
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, (set, frozenset)):
-        return sorted(value)
-    raise TypeError(f"cannot serialise {type(value).__name__} in a sweep identity")
-
-
-def short_hash(value: Any, length: int = 12) -> str:
-    """The first ``length`` hex digits of SHA-256 over :func:`canonical_json` of ``value``."""
-    return hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()[:length]
-
-
-def config_id(config: PipelineConfig) -> str:
-    """A stable short id of a resolved pipeline config (every parameter, not just the swept ones)."""
-    return short_hash(config.flat())
 
 
 def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
@@ -223,6 +80,37 @@ class BackendSpec(BaseModel):
         elif self.knobs:
             raise ValueError(f"knobs are simulator settings; backend {self.kind!r} takes none")
         return self
+
+    def with_settings(self, settings: Mapping[str, Any]) -> BackendSpec:
+        """A validated copy with the dotted ``settings`` changed: ``profile``, ``model``, ``max_tokens`` … by
+        their field name, and one simulator knob as ``knobs.<knob>`` (the keys a grid writes as
+        ``backend.profile`` or ``backend.knobs.synonym_spinning``, without the ``backend.`` prefix)."""
+        data = self.model_dump()
+        knobs = dict(data["knobs"])
+        for key, value in settings.items():
+            field, _, knob = key.partition(".")
+            if field == "knobs" and knob:
+                knobs[knob] = value
+            elif field in type(self).model_fields and not knob and field not in ("kind", "knobs"):
+                data[field] = value
+            else:
+                raise ConfigError(f"'backend.{key}' is not a backend setting a grid can vary; use one of "
+                                  f"{', '.join(f'backend.{f}' for f in type(self).model_fields if f not in ('kind', 'knobs'))}"
+                                  " or backend.knobs.<knob>")
+        try:
+            return BackendSpec.model_validate({**data, "knobs": knobs})
+        except ValidationError as exc:
+            raise ConfigError(explain_validation(exc, "backend")) from None
+
+    def flat(self, keys: Iterable[str]) -> dict[str, Any]:
+        """This backend's values of the dotted ``keys`` (``backend.profile``, ``backend.knobs.<knob>``: a knob's
+        effective value, from the profile where the spec does not override it)."""
+        profile = simulator_profile(self.profile, self.knobs).model_dump() if self.kind == "sim" else {}
+        out = {}
+        for key in keys:
+            field, _, knob = key.removeprefix(BACKEND_PREFIX).partition(".")
+            out[key] = self.knobs.get(knob, profile.get(knob)) if field == "knobs" else getattr(self, field)
+        return out
 
     def identity(self) -> dict[str, Any]:
         """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens``

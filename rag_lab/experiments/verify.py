@@ -16,7 +16,7 @@ question) is committed on its own, and running the same ``verify`` again compute
 
 **The comparison** (:func:`compare`), on the questions the real run finished: per candidate and metric,
 the simulated and the real mean and the paired difference real − simulated with its bootstrap interval
-(:func:`rag_lab.experiments.paired.paired_difference`; with several simulator seeds, each question's
+(:func:`rag_lab.stats.paired.paired_difference`; with several simulator seeds, each question's
 simulated value is its mean over seeds), and the same for the mean over the candidates; the rank
 agreement of the candidates, Kendall's τ-b between the simulated and the real means, with a percentile
 bootstrap interval over questions (questions resampled jointly for both sides); and whether the
@@ -29,8 +29,7 @@ import json
 import math
 import re
 import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,12 +39,17 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
-from rag_lab.experiments.paired import interval_text, paired_difference
+from rag_lab.experiments.grid import short_hash
+from rag_lab.experiments.plan import SweepPlan
 from rag_lab.experiments.results import SweepResult
-from rag_lab.experiments.stats import COST_PREFIXES, ELIGIBLE_COL, pareto_mask
+from rag_lab.experiments.runner import load_sweep, run_sweep
 from rag_lab.experiments.store import RUN_FILE
-from rag_lab.experiments.sweep import BackendSpec, SweepSpec, short_hash
+from rag_lab.experiments.sweep import BackendSpec, SweepSpec
 from rag_lab.llm.sim.profile import is_profile_file
+from rag_lab.loaders import load_dataset
+from rag_lab.stats.paired import interval_text, paired_difference
+from rag_lab.stats.rank import nan_quiet, rank_agreement
+from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, pareto_mask
 
 #: The folder of a run directory that holds its verifications, one sweep per backend and selection.
 VERIFY_DIR = "verify"
@@ -157,10 +161,6 @@ def run_verify(
     """Choose the candidates of the simulated sweep in ``run_dir``, run them on ``backend`` into
     :func:`verify_run_dir` (resuming what is there) and compare (see the module doc). ``workers > 1``
     runs questions on threads (for network backends)."""
-    from rag_lab.experiments.plan import SweepPlan
-    from rag_lab.experiments.runner import load_sweep, run_sweep
-    from rag_lab.loaders import load_dataset
-
     sim = load_sweep(run_dir)
     if not sim.complete:
         raise ConfigError(f"{run_dir}: the simulated sweep is not complete; finish it (rag-lab sweep) before verifying")
@@ -192,8 +192,6 @@ def load_verifications(run_dir: str | Path, sim: SweepResult | None = None) -> l
     """Every verification of the sweep in ``run_dir``, compared again from the stored rows. A verification
     left over from another sweep in the same directory (one replaced with ``--force``) is skipped with a
     warning."""
-    from rag_lab.experiments.runner import load_sweep
-
     dirs = verification_dirs(run_dir)
     if not dirs:
         return []
@@ -324,48 +322,10 @@ def _values(result: SweepResult, candidate_ids: Sequence[str], qids: Sequence[st
         columns.append([math.nan if q not in rows or rows[q].get(metric, absent) is None
                         else float(rows[q].get(metric, absent)) for q in qids])
     matrix = np.array(columns, dtype=float).T
-    with _quiet():
+    with nan_quiet():
         return np.nanmean(matrix, axis=1)
 
 
-@contextmanager
-def _quiet() -> Iterator[None]:
-    """Silence numpy's 'mean of empty slice' warning (an all-NaN question is NaN, as intended)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        yield
-
-
-def kendall_tau(a: Sequence[float], b: Sequence[float]) -> float:
-    """Kendall's τ-b of two score vectors (NaN when either side is constant or has fewer than 2 values)."""
-    from scipy.stats import kendalltau
-
-    x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
-    keep = ~(np.isnan(x) | np.isnan(y))
-    x, y = x[keep], y[keep]
-    if x.size < 2 or np.all(x == x[0]) or np.all(y == y[0]):
-        return math.nan
-    return float(kendalltau(x, y).statistic)
-
-
-def rank_agreement(sim: np.ndarray, real: np.ndarray, n_boot: int = 1000, alpha: float = 0.05,
-                   seed: int = 0) -> tuple[float, float, float, float]:
-    """``(tau, lo, hi, defined)``: Kendall's τ-b between the candidates' simulated and real means
-    (``sim``/``real``: questions × candidates), and a percentile bootstrap interval from resampling the
-    questions jointly for both; ``defined`` is the share of resamples where τ exists."""
-    with _quiet():
-        tau = kendall_tau(np.nanmean(sim, axis=0), np.nanmean(real, axis=0))
-        rng = np.random.default_rng(seed)
-        n = sim.shape[0]
-        taus = []
-        for _ in range(n_boot):
-            idx = rng.integers(0, n, size=n)
-            taus.append(kendall_tau(np.nanmean(sim[idx], axis=0), np.nanmean(real[idx], axis=0)))
-    arr = np.array([t for t in taus if not math.isnan(t)])
-    if not arr.size:
-        return tau, math.nan, math.nan, 0.0
-    lo, hi = np.quantile(arr, [alpha / 2, 1 - alpha / 2])
-    return tau, float(lo), float(hi), arr.size / n_boot
 
 
 def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chosen: pd.DataFrame | None = None,
@@ -410,7 +370,7 @@ def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chos
             d = paired_difference(r[:, j], s[:, j], n_boot=n_boot, seed=seed)
             gap_rows.append({"metric": metric, "candidate": k, "sim": d.reference_mean, "real": d.mean,
                              "delta": d.delta, "lo": d.lo, "hi": d.hi, "n": d.n})
-        with _quiet():
+        with nan_quiet():
             d = paired_difference(np.nanmean(r, axis=1), np.nanmean(s, axis=1), n_boot=n_boot, seed=seed)
         gap_rows.append({"metric": metric, "candidate": "all", "sim": d.reference_mean, "real": d.mean,
                          "delta": d.delta, "lo": d.lo, "hi": d.hi, "n": d.n})
@@ -427,7 +387,7 @@ def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chos
     real_winner = None
     notes = []
     if DEFAULT_QUALITY in matrices:
-        with _quiet():
+        with nan_quiet():
             real_q = np.nanmean(matrices[DEFAULT_QUALITY][1], axis=0)
             real_c = np.nanmean(matrices[DEFAULT_COST][1], axis=0)
         mask = pareto_mask(real_c, real_q)

@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.evaluation import question_metrics
-from rag_lab.experiments.sweep import BackendSpec, short_hash
+from rag_lab.experiments.grid import short_hash
+from rag_lab.experiments.sweep import BackendSpec
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.factory import open_backend, simulator_profile
 from rag_lab.loaders import load_dataset
@@ -49,6 +50,8 @@ class WorkUnit:
     config: PipelineConfig
     seed: int
     qids: tuple[str, ...]
+    #: The run's backend when it is not the context's (a grid that sets ``backend.*`` keys).
+    backend: BackendSpec | None = None
 
 
 @dataclass(frozen=True)
@@ -81,25 +84,27 @@ class WorkerState:
         self.concurrency = concurrency
         self.dataset = dataset if dataset is not None else load_dataset(context.dataset)
         self.resources = CorpusResources(self.dataset.corpus)
-        self._backends: dict[int, LLMBackend] = {}
+        self._backends: dict[tuple[str, int], LLMBackend] = {}
         self._stack = ExitStack()
         self._lock = threading.Lock()
 
-    def backend(self, seed: int) -> LLMBackend:
-        """The backend for ``seed``, opened on first use and kept open until :meth:`close`."""
+    def backend(self, seed: int, spec: BackendSpec | None = None) -> LLMBackend:
+        """The backend of ``spec`` (default: the context's) for ``seed``, opened on first use and kept open
+        until :meth:`close`."""
+        spec = spec if spec is not None else self.context.backend
+        key = (spec.model_dump_json(), seed)
         with self._lock:
-            if seed not in self._backends:
-                spec = self.context.backend
+            if key not in self._backends:
                 profile = simulator_profile(spec.profile, spec.knobs) if spec.kind == "sim" else spec.profile
                 limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
-                self._backends[seed] = self._stack.enter_context(open_backend(
+                self._backends[key] = self._stack.enter_context(open_backend(
                     spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
                     max_concurrency=limit, max_tokens=spec.max_tokens))
-            return self._backends[seed]
+            return self._backends[key]
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
         """Run ``unit``'s questions in order on a fresh pipeline for the unit's config."""
-        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed))
+        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, unit.backend))
         outcomes = []
         for qid in unit.qids:
             question = self.dataset.evalset[qid]

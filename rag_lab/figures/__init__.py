@@ -1,9 +1,23 @@
 """Figures of runs and sweeps, each split Optuna-style into plain data (``*_info``, what tests compare)
 and a plotly figure built from it (``*_figure``): cost vs quality with the Pareto front, rounds used by
 question type, the per-round yield curve, the CRAG threshold heat-map, truncation retention, one
-question's trace timeline (DESIGN.md §6), the forest plot of paired differences against a reference, and
-simulated vs real means of verified candidates (``rag-lab verify``)."""
+question's trace timeline, the forest plot of paired differences against a reference, and simulated vs
+real means of verified candidates (``rag-lab verify``). Every info is a :class:`typing.NamedTuple`;
+``plot_<name>(data)`` is ``<name>_figure(<name>_info(data))``, and :data:`FIGURES` lists them by name
+(:mod:`rag_lab.figures.catalog`)."""
 
+from rag_lab.figures.catalog import (
+    FIGURES,
+    FigureKind,
+    plot_cost_quality,
+    plot_crag_heatmap,
+    plot_forest,
+    plot_round_yield,
+    plot_rounds_histogram,
+    plot_sim_vs_real,
+    plot_trace_timeline,
+    plot_truncation_retention,
+)
 from rag_lab.figures.cost_quality import CostQualityInfo, cost_quality_figure, cost_quality_info
 from rag_lab.figures.crag_heatmap import CragHeatmapInfo, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures.forest import ForestInfo, forest_figure, forest_info
@@ -18,6 +32,8 @@ from rag_lab.figures.truncation_retention import (
 )
 
 __all__ = [
+    "FIGURES", "FigureKind", "plot_cost_quality", "plot_crag_heatmap", "plot_forest", "plot_round_yield",
+    "plot_rounds_histogram", "plot_sim_vs_real", "plot_trace_timeline", "plot_truncation_retention",
     "CostQualityInfo", "CragHeatmapInfo", "ForestInfo", "RoundYieldInfo", "RoundsHistogramInfo", "SimVsRealInfo",
     "TimelineStep",
     "TraceTimelineInfo", "TruncationRetentionInfo", "cost_quality_figure", "cost_quality_info",

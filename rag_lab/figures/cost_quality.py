@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -21,7 +21,6 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.experiments.stats import pareto_mask
 from rag_lab.figures.common import (
     PARAM_PREFIX,
     as_frame,
@@ -35,10 +34,10 @@ from rag_lab.figures.common import (
     require_columns,
     short,
 )
+from rag_lab.stats.summary import pareto_mask
 
 
-@dataclass(frozen=True)
-class CostQualityInfo:
+class CostQualityInfo(NamedTuple):
     """Everything the cost-vs-quality scatter shows, one entry per plotted candidate.
 
     Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi``

@@ -8,7 +8,7 @@ the quality and the refusal rate side by side. Pairs the sweep did not run (e.g.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -20,8 +20,7 @@ from rag_lab.figures.common import as_frame, format_value, numeric, require_colu
 from rag_lab.figures.grid import axis_values, grid_mean
 
 
-@dataclass(frozen=True)
-class CragHeatmapInfo:
+class CragHeatmapInfo(NamedTuple):
     """Mean quality and refusal rate per (upper, lower) threshold pair.
 
     ``quality[i, j]``/``refusal[i, j]`` are the means over the table rows with ``upper == uppers[i]`` and

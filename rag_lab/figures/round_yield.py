@@ -9,7 +9,7 @@ round in bold, and a cross where a question's loop ended on an empty round (``st
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import plotly.graph_objects as go
@@ -18,8 +18,7 @@ from rag_lab.figures.common import hover
 from rag_lab.pipeline.trace import StopReason, Trace
 
 
-@dataclass(frozen=True)
-class RoundYieldInfo:
+class RoundYieldInfo(NamedTuple):
     """Per-round yields of a set of questions.
 
     ``question_rounds[i]``/``question_yields[i]`` are question ``qids[i]``'s retrieval rounds and the new

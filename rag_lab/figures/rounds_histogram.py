@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -23,8 +22,7 @@ ROUNDS_COL = "cost_rounds"
 HOPS_GAP_COL = "quality_rounds_minus_hops"
 
 
-@dataclass(frozen=True)
-class RoundsHistogramInfo:
+class RoundsHistogramInfo(NamedTuple):
     """Counts of questions per group and rounds used.
 
     ``counts[g, r]`` is how many questions of group ``groups[g]`` used ``rounds[r]`` rounds (every integer

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import html
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import NamedTuple
 
 import plotly.graph_objects as go
 
 from rag_lab.evaluation.catalog import label
+from rag_lab.experiments.verify import Verification
 from rag_lab.figures.common import hover, point_texts
-
-if TYPE_CHECKING:
-    from rag_lab.experiments.verify import Verification
 
 COLOUR = "#4c78a8"
 

@@ -9,8 +9,7 @@ coloured by the LLM call's validation outcome, interventions annotated, the stop
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 
@@ -31,8 +30,7 @@ _QUERY_CHARS = 120
 _NOTE_CHARS = 40
 
 
-@dataclass(frozen=True)
-class TimelineStep:
+class TimelineStep(NamedTuple):
     """One trace step, flattened. ``action`` summarises the step's decision (the controller's action, the
     router's route, a grade's score); ``outcome``/``reason`` are its LLM call's validation (None without a
     call); ``cumulative_tokens`` includes this step."""
@@ -52,8 +50,7 @@ class TimelineStep:
     cumulative_tokens: int
 
 
-@dataclass(frozen=True)
-class TraceTimelineInfo:
+class TraceTimelineInfo(NamedTuple):
     """A question's steps in order, and how its run ended."""
 
     qid: str

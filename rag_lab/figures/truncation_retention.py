@@ -10,7 +10,7 @@ draws one line per strategy over the limit.
 from __future__ import annotations
 
 import html
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -20,8 +20,7 @@ from rag_lab.figures.common import as_frame, is_missing, numeric, require_column
 from rag_lab.figures.grid import axis_values, grid_mean
 
 
-@dataclass(frozen=True)
-class TruncationRetentionInfo:
+class TruncationRetentionInfo(NamedTuple):
     """Mean retention per (strategy, limit).
 
     ``retention[s, k]`` is the mean of the value column over the rows with strategy ``strategies[s]`` and

@@ -28,14 +28,22 @@ from rag_lab.index.dense import HNSWIndex
 from rag_lab.index.exact import ExactIndex
 from rag_lab.index.hybrid import DENSE_KINDS, HybridIndex
 from rag_lab.records import Chunk
+from rag_lab.registry import Registry
 
-#: Index classes by kind.
-INDEX_KINDS: dict[str, type[SearchIndex]] = {
-    cls.name: cls for cls in (HNSWIndex, ExactIndex, BM25Index, HybridIndex)
-}
+#: Index classes by kind: the one list of index kinds. The retrieval policy's ``retriever`` field,
+#: ``rag-lab retrieval-eval --retriever`` and the index contract test derive theirs from it; a new kind is
+#: one :class:`SearchIndex` subclass and one line here.
+INDEX_KINDS: Registry[type[SearchIndex]] = Registry("index kind")
+INDEX_KINDS.add(HNSWIndex.name, HNSWIndex)
+INDEX_KINDS.add(ExactIndex.name, ExactIndex)
+INDEX_KINDS.add(BM25Index.name, BM25Index)
+INDEX_KINDS.add(HybridIndex.name, HybridIndex)
+#: The type of a field that names an index kind (checked against :data:`INDEX_KINDS` when validated).
+IndexKind = INDEX_KINDS.field()
 
 __all__ = [
     "INDEX_KINDS",
+    "IndexKind",
     "BM25Index",
     "DenseIndex",
     "ExactIndex",
@@ -53,17 +61,15 @@ __all__ = [
 
 
 def make_index(kind: str, embedder: Embedder | str | None = None, **params: Any) -> SearchIndex:
-    """An unbuilt index of ``kind`` ("dense", "exact", "bm25" or "hybrid").
+    """An unbuilt index of ``kind`` (a name in :data:`INDEX_KINDS`: "dense", "exact", "bm25", "hybrid", ...).
 
     ``params`` go to the index class. For "hybrid" they may mix the hybrid's own
     (``k_rrf``, ``depth``), ``dense_kind`` ("dense" or "exact", default "dense"), and the
     parameters of its dense and BM25 components, e.g. ``M=32, k1=1.2, k_rrf=60``.
     """
-    if kind not in INDEX_KINDS:
-        raise ValueError(f"unknown index kind {kind!r}; choose one of {sorted(INDEX_KINDS)}")
-    if kind == HybridIndex.name:
+    cls = INDEX_KINDS[kind]  # UnknownName (a ConfigError, so a ValueError) lists the kinds
+    if cls is HybridIndex:
         return _make_hybrid(embedder, params)
-    cls = INDEX_KINDS[kind]
     _check_params(kind, params, _param_names(cls))
     if issubclass(cls, DenseIndex):
         return cls(embedder, **params)

@@ -1,26 +1,83 @@
 """Open an LLM backend by kind: ``sim`` (the embedded default), ``openai`` or ``local``.
 
+Each opener imports its backend's module when it runs, so that naming the kinds (``rag-lab --help``) does
+not load the ``openai`` client, the simulator's tokenizer or the local model's launcher.
+
 :func:`open_backend` is a context manager because the local model is a server process that must
 be stopped; every backend is wrapped in the response cache unless ``cache=False``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.cache import CachedBackend, ResponseCache
+from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
+from rag_lab.llm.token_cap import TokenCapBackend
+from rag_lab.registry import Registry
 
-if TYPE_CHECKING:
-    from rag_lab.llm.sim.profile import SimulatorProfile
 
-BACKEND_KINDS = ("sim", "openai", "local")
+@dataclass(frozen=True)
+class BackendOptions:
+    """The settings :func:`open_backend` passes to a backend's opener (each opener refuses those it has no use for)."""
+
+    profile: str | SimulatorProfile = "typical"
+    seed: int = 0
+    model: str | None = None
+    base_url: str | None = None
+    cache: bool | str | Path = True
+    max_concurrency: int | None = None
+    chat_format: str | None = None
+
+
+#: An opener: the options → a context manager that yields the backend, uncached (the factory adds the cache).
+BackendOpener = Callable[[BackendOptions], AbstractContextManager[LLMBackend]]
+
+#: The LLM backends by kind: the one list of backend kinds (``--backend`` choices, a sweep's
+#: ``backend.kind``, the backend contract test). A new backend is one :class:`LLMBackend` subclass,
+#: its opener, and one line here.
+BACKENDS: Registry[BackendOpener] = Registry("backend")
+#: The backend kinds (the names of :data:`BACKENDS`).
+BACKEND_KINDS = BACKENDS
+
+
+@contextmanager
+def _open_sim(options: BackendOptions) -> Iterator[LLMBackend]:
+    from rag_lab.llm.simulator import SimulatedBackend
+
+    yield SimulatedBackend(profile=options.profile, seed=options.seed)
+
+
+@contextmanager
+def _open_openai(options: BackendOptions) -> Iterator[LLMBackend]:
+    from rag_lab.llm.openai_backend import OpenAIBackend
+
+    limit = {} if options.max_concurrency is None else {"max_concurrency": options.max_concurrency}
+    yield OpenAIBackend(options.model, base_url=options.base_url, **limit)
+
+
+@contextmanager
+def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
+    if options.base_url is not None:
+        raise ConfigError("the local backend starts its own server: base_url is for --backend openai")
+    from rag_lab.llm.local import LocalModelServer
+
+    with LocalModelServer(options.model, chat_format=options.chat_format) as server:
+        yield server.backend()
+
+
+BACKENDS.add("sim", _open_sim)
+BACKENDS.add("openai", _open_openai)
+BACKENDS.add("local", _open_local)
+#: The kinds :func:`make_backend` builds: those that need no process of their own.
+IN_PROCESS_KINDS = ("sim", "openai")
 
 
 @contextmanager
@@ -36,8 +93,9 @@ def open_backend(
     chat_format: str | None = None,
     max_tokens: int | None = None,
 ) -> Iterator[LLMBackend]:
-    """Yield a ready backend. ``cache``: True for the default response cache, a path for another
-    file, False for none. API keys come from the environment and never enter cache keys.
+    """Yield a ready backend of ``kind`` (a name in :data:`BACKENDS`). ``cache``: True for the default
+    response cache, a path for another file, False for none. API keys come from the environment and
+    never enter cache keys.
 
     ``model``: for ``openai`` the model name (None: ``RAG_LAB_MODEL``, else the server's only
     model); for ``local`` a GGUF path or a packaged model name (:func:`rag_lab.llm.local.resolve_model`).
@@ -45,20 +103,13 @@ def open_backend(
     when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF.
     ``max_tokens`` caps every call's completion tokens (:class:`~rag_lab.llm.token_cap.TokenCapBackend`,
     outside the cache: capped answers are cached apart from uncapped ones)."""
-    if kind not in BACKEND_KINDS:
-        raise ConfigError(f"unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}")
+    opener = BACKENDS[kind]  # UnknownName (a ConfigError) lists the kinds
     if chat_format is not None and kind != "local":
         raise ConfigError(f"chat_format is a setting of the local backend, not of {kind!r}")
-    if kind == "local":
-        from rag_lab.llm.local import LocalModelServer
-
-        if base_url is not None:
-            raise ConfigError("the local backend starts its own server: base_url is for --backend openai")
-        with LocalModelServer(model, chat_format=chat_format) as server:
-            yield _capped(_cached(server.backend(), cache), max_tokens)
-        return
-    yield _capped(make_backend(kind, profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
-                               max_concurrency=max_concurrency), max_tokens)
+    options = BackendOptions(profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
+                             max_concurrency=max_concurrency, chat_format=chat_format)
+    with opener(options) as backend:
+        yield _capped(_cached(backend, cache), max_tokens)
 
 
 def make_backend(
@@ -73,23 +124,18 @@ def make_backend(
 ) -> LLMBackend:
     """A backend that needs no process of its own (``sim`` or ``openai``), to keep as long as wanted;
     the local model needs :func:`open_backend`, which stops its server."""
-    if kind == "openai":
-        from rag_lab.llm.openai_backend import OpenAIBackend
-
-        limit = {} if max_concurrency is None else {"max_concurrency": max_concurrency}
-        return _cached(OpenAIBackend(model, base_url=base_url, **limit), cache)
-    if kind == "sim":
-        from rag_lab.llm.simulator import SimulatedBackend
-
-        return _cached(SimulatedBackend(profile=profile, seed=seed), cache)
-    raise ConfigError(f"make_backend builds sim or openai backends; {kind!r} needs open_backend(...)")
+    BACKENDS.check(kind)
+    if kind not in IN_PROCESS_KINDS:
+        raise ConfigError(f"make_backend builds sim or openai backends; {kind!r} needs open_backend(...)")
+    options = BackendOptions(profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
+                             max_concurrency=max_concurrency)
+    with BACKENDS[kind](options) as backend:  # these openers hold nothing open after they yield
+        return _cached(backend, cache)
 
 
 def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | None = None) -> SimulatorProfile:
     """The simulator profile ``name`` (a profile name, or a profile file such as one written by
     ``rag-lab calibrate``) with some knobs changed (``{"synonym_spinning": 0.4}``)."""
-    from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
-
     base = get_profile(name)
     if not overrides:
         return base
@@ -103,8 +149,6 @@ def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | N
 def _capped(backend: LLMBackend, max_tokens: int | None) -> LLMBackend:
     if max_tokens is None:
         return backend
-    from rag_lab.llm.token_cap import TokenCapBackend
-
     return TokenCapBackend(backend, max_tokens)
 
 

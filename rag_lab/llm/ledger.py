@@ -39,8 +39,7 @@ from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rag_lab.llm.base import LLMResponse
-from rag_lab.llm.structured import Outcome
+from rag_lab.llm.types import CallRecord, LLMResponse
 
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
@@ -103,42 +102,20 @@ class PriceTable(BaseModel):
 DEFAULT_PRICES = PriceTable()
 
 
-class CallRecord(BaseModel):
-    """One call as the ledger saw it. ``latency_s`` is wall time as served (a cache hit is fast);
-    ``modelled_latency_s`` is the backend's speed model (None when it has none); ``cost_usd``
-    comes from the ledger's price table and the call's token usage."""
+class PricedCall(CallRecord):
+    """A call as the ledger keeps it: the :class:`~rag_lab.llm.types.CallRecord` and its price,
+    ``cost_usd``, from the ledger's price table and the call's token usage."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    role: str
-    backend: str
-    model: str
-    prompt_tokens: int = Field(ge=0)
-    completion_tokens: int = Field(ge=0)
-    latency_s: float = Field(ge=0.0)
-    modelled_latency_s: float | None = Field(default=None, ge=0.0)
-    cached: bool
-    outcome: Outcome
-    reason: str = ""
     cost_usd: float = Field(ge=0.0)
 
     @classmethod
-    def from_response(cls, response: LLMResponse, prices: PriceTable = DEFAULT_PRICES) -> CallRecord:
+    def priced(cls, response: LLMResponse, prices: PriceTable = DEFAULT_PRICES) -> PricedCall:
         """The record of ``response``, priced with ``prices``."""
         usage = response.usage
-        return cls(
-            role=response.role,
-            backend=response.backend,
-            model=response.model,
-            prompt_tokens=usage.prompt_tokens,
-            completion_tokens=usage.completion_tokens,
-            latency_s=response.latency_s,
-            modelled_latency_s=response.modelled_latency_s,
-            cached=response.cached,
-            outcome=response.outcome,
-            reason=response.reason,
-            cost_usd=prices.cost(response.backend, response.model, usage.prompt_tokens, usage.completion_tokens),
-        )
+        cost = prices.cost(response.backend, response.model, usage.prompt_tokens, usage.completion_tokens)
+        return cls.from_response(response, cost_usd=cost)  # type: ignore[return-value]
 
 
 class CostSummary(BaseModel):
@@ -158,7 +135,7 @@ class CostSummary(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
     @classmethod
-    def of(cls, records: Iterable[CallRecord]) -> CostSummary:
+    def of(cls, records: Iterable[PricedCall]) -> CostSummary:
         """The totals of ``records``."""
         rows = list(records)
         return cls(
@@ -179,38 +156,38 @@ class RoleCost(NamedTuple):
 
 
 class Ledger:
-    """A thread-safe list of :class:`CallRecord` priced with one :class:`PriceTable`.
+    """A thread-safe list of :class:`PricedCall` records priced with one :class:`PriceTable`.
 
     Ledgers add up (``a + b``, ``sum(ledgers)``, ``a.extend(b)``) so per-question ledgers can be
     combined; records keep the cost they were priced at."""
 
-    def __init__(self, prices: PriceTable | None = None, records: Iterable[CallRecord] = ()) -> None:
+    def __init__(self, prices: PriceTable | None = None, records: Iterable[PricedCall] = ()) -> None:
         if prices is not None and not isinstance(prices, PriceTable):
             raise TypeError(f"prices must be a PriceTable, not {type(prices).__name__}")
         self.prices = prices if prices is not None else DEFAULT_PRICES
         self._lock = threading.Lock()
-        self._records: list[CallRecord] = []
+        self._records: list[PricedCall] = []
         self.extend(records)
 
     @property
-    def records(self) -> list[CallRecord]:
+    def records(self) -> list[PricedCall]:
         """A snapshot of the records, in the order they were added."""
         with self._lock:
             return list(self._records)
 
-    def record(self, response: LLMResponse) -> CallRecord:
+    def record(self, response: LLMResponse) -> PricedCall:
         """Price ``response`` with this ledger's table and append it."""
-        rec = CallRecord.from_response(response, self.prices)
+        rec = PricedCall.priced(response, self.prices)
         with self._lock:
             self._records.append(rec)
         return rec
 
-    def extend(self, other: Ledger | Iterable[CallRecord]) -> None:
+    def extend(self, other: Ledger | Iterable[PricedCall]) -> None:
         """Append the records of another ledger (or any records)."""
         rows = other.records if isinstance(other, Ledger) else list(other)
-        bad = [type(r).__name__ for r in rows if not isinstance(r, CallRecord)]
+        bad = [type(r).__name__ for r in rows if not isinstance(r, PricedCall)]
         if bad:
-            raise TypeError(f"a ledger holds CallRecord objects, got {bad[0]}")
+            raise TypeError(f"a ledger holds PricedCall objects, got {bad[0]}")
         with self._lock:
             self._records.extend(rows)
 
@@ -242,7 +219,7 @@ class Ledger:
 
     def by_role(self) -> dict[str, RoleCost]:
         """``{role: (incurred, spent)}`` in order of first appearance."""
-        groups: dict[str, list[CallRecord]] = {}
+        groups: dict[str, list[PricedCall]] = {}
         for r in self.records:
             groups.setdefault(r.role, []).append(r)
         return {
@@ -267,7 +244,7 @@ class Ledger:
         """The records as a :class:`pandas.DataFrame`, one row per call."""
         import pandas as pd
 
-        return pd.DataFrame(self.to_dicts(), columns=list(CallRecord.model_fields))
+        return pd.DataFrame(self.to_dicts(), columns=list(PricedCall.model_fields))
 
 
 _ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar("rag_lab_active_ledgers", default=())

@@ -61,23 +61,34 @@ import json
 import logging
 import os
 import random
-import re
 import threading
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Protocol
-from urllib.parse import urlsplit, urlunsplit
 
 import openai
 
 from rag_lab.errors import BackendProcessDied, ConfigError, LLMBackendError, ServerWentAway
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Message, Usage
-from rag_lab.llm.server import ROLE_HEADER
+from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Usage
+from rag_lab.llm.openai_wire import (
+    MAX_SERVER_MESSAGE,
+    NO_KEY,
+    RETRY_STATUSES,
+    SK_TOKEN,
+    display_url,
+    merged_messages,
+    refused_connection,
+    rejects_format,
+    retry_after_seconds,
+)
+from rag_lab.llm.server_requests import ROLE_HEADER
 from rag_lab.llm.structured import Fallback
 
 log = logging.getLogger(__name__)
+
+__all__ = ["NO_KEY", "BackendStats", "OpenAIBackend", "display_url", "rejects_format"]
 
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
 
@@ -89,27 +100,6 @@ class Liveness(Protocol):
 
     def __call__(self, wait_s: float = ...) -> Any: ...
 _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
-#: What is sent as the key to servers that need none (llama-cpp-python, the lab server).
-NO_KEY = "no-key"
-_SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_\-\*\.]{2,}")
-_MAX_SERVER_MESSAGE = 300
-#: Statuses below 500 that are retried: request timeout and rate limiting.
-_RETRY_STATUSES = frozenset({408, 429})
-#: Statuses with which servers refuse a response format (llama-cpp-python: 500), and the words that say so.
-_FORMAT_STATUSES = frozenset({400, 415, 422, 500, 501})
-_FORMAT_WORDS = re.compile(r"response[_ ]?format|json[_ ]schema|json[_ ]object|grammar|structured output", re.IGNORECASE)
-
-
-def display_url(url: str) -> str:
-    """``url`` without user info, query or fragment: safe to print and to put in cache keys."""
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
-
-
 @dataclass
 class BackendStats:
     """Counters of one backend instance: calls made, HTTP attempts, retries, calls that ended in
@@ -304,7 +294,7 @@ class OpenAIBackend(LLMBackend):
     def _call_kwargs(self, request: LLMRequest, mode: str) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             "model": self.model,
-            "messages": _merged(request.messages) if self.merge_system else [m.model_dump() for m in request.messages],
+            "messages": merged_messages(request.messages) if self.merge_system else [m.model_dump() for m in request.messages],
             "temperature": request.params.temperature,
             "max_tokens": request.params.max_tokens,
         }
@@ -340,18 +330,18 @@ class OpenAIBackend(LLMBackend):
                 what = f"HTTP {status}: {self._server_message(exc)}"
                 if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
                     raise _ModeRejected(status, what) from None
-                if status not in _RETRY_STATUSES and status < 500:
+                if status not in RETRY_STATUSES and status < 500:
                     self._count_error()
                     raise LLMBackendError(self.base_url, f"refused the request: {self._server_message(exc)}",
                                           status, attempt) from None
-                retry_after = _retry_after(exc)
+                retry_after = retry_after_seconds(exc)
                 last_status: int | None = status
             except openai.APITimeoutError:
                 self._raise_if_dead(attempt)
                 what, last_status = f"no answer within {self.timeout_s:g} s", None
             except openai.APIConnectionError as exc:
                 self._raise_if_dead(attempt)
-                if self._answered and _refused(exc):
+                if self._answered and refused_connection(exc):
                     self._count_error()
                     raise ServerWentAway(self.base_url, "the server went away: it answered earlier in this process and "
                                                         "now refuses connections (stopped, crashed, or moved to another "
@@ -414,8 +404,8 @@ class OpenAIBackend(LLMBackend):
         """``text`` without the API key or anything that looks like one, shortened."""
         if self._key and self._key != NO_KEY:
             text = text.replace(self._key, "[redacted]")
-        text = _SK_TOKEN.sub("sk-[redacted]", text)
-        return text if len(text) <= _MAX_SERVER_MESSAGE else text[:_MAX_SERVER_MESSAGE] + "…"
+        text = SK_TOKEN.sub("sk-[redacted]", text)
+        return text if len(text) <= MAX_SERVER_MESSAGE else text[:MAX_SERVER_MESSAGE] + "…"
 
     def _server_message(self, exc: openai.APIStatusError) -> str:
         body = exc.body
@@ -425,49 +415,3 @@ class OpenAIBackend(LLMBackend):
             if message:
                 return self._scrub(str(message))
         return self._scrub(exc.message)
-
-
-def _merged(messages: Sequence[Message]) -> list[dict[str, str]]:
-    """The messages with the system message(s) folded into the first user message, as Gemma's own
-    chat template does (``system + "\n\n" + user``)."""
-    system = "\n\n".join(m.content for m in messages if m.role == "system")
-    rest = [m.model_dump() for m in messages if m.role != "system"]
-    if system:
-        first_user = next((i for i, m in enumerate(rest) if m["role"] == "user"), None)
-        if first_user is None:
-            rest.insert(0, {"role": "user", "content": system})
-        else:
-            rest[first_user] = {"role": "user", "content": f"{system}\n\n{rest[first_user]['content']}"}
-    return rest
-
-
-def _refused(exc: BaseException) -> bool:
-    """Whether a connection error was a refused connection (nothing listens on the port), from its cause chain."""
-    seen: set[int] = set()
-    current: BaseException | None = exc
-    while current is not None and id(current) not in seen:
-        seen.add(id(current))
-        if isinstance(current, ConnectionRefusedError) or "Connection refused" in str(current) or "Errno 111" in str(current):
-            return True
-        current = current.__cause__ or current.__context__
-    return False
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
-
-
-def rejects_format(status: int, body: object, message: str = "") -> bool:
-    """Whether an error response says the server does not take the request's ``response_format``:
-    a status servers use for it (400, 415, 422, 500, 501) and a body that names the format — an
-    OpenAI-style ``param`` of ``response_format`` anywhere in it, or the words of
-    :data:`_FORMAT_WORDS` in its text (llama-cpp-python's 500 carries a pydantic error located at
-    ``response_format``: "Input should be 'text' or 'json_object'")."""
-    if status not in _FORMAT_STATUSES:
-        return False
-    text = json.dumps(body, default=str) if body is not None else ""
-    return bool(_FORMAT_WORDS.search(f"{text} {message}"))

@@ -28,7 +28,7 @@ PROMPT_VERSIONS = {
     "route": "route-v1",
     "rewrite": "rewrite-v1",
     "hyde": "hyde-v1",
-    "controller": "controller-v1",
+    "controller": "controller-v2",
     "answer": "answer-v1",
     "judge": "judge-v1",
     "grade": "grade-v1",
@@ -115,14 +115,21 @@ def controller_prompt(
     searches: Sequence[str],
     max_rounds: int,
     disclose_budget: bool,
+    rounds_run: int | None = None,
 ) -> tuple[Message, ...]:
-    """The controller's decision prompt. With ``disclose_budget`` the cap is stated
-    ("at most N searches"); otherwise only "use as few searches as possible". The cap is
-    enforced in code either way."""
+    """The controller's decision prompt. The budget is stated in the unit the cap counts, retrieval
+    rounds (one round may run several queries: the rewrites of round 1, a multi-query
+    ``retrieve_again``). With ``disclose_budget`` the cap is stated ("at most N rounds of searches";
+    K have been run); otherwise only "use as few rounds of searches as possible" (K have been run).
+    Both arms state the rounds already run, so the two prompts differ by the cap alone. The cap is
+    enforced in code either way. ``rounds_run``: the rounds already run (the pipeline passes its
+    count); None counts each listed search as one round (right when no round ran several queries)."""
+    run = len(searches) if rounds_run is None else rounds_run
+    done = f"{run} {'has' if run == 1 else 'have'} been run"
     budget = (
-        f"You may run at most {max_rounds} searches in total; {len(searches)} have been run."
+        f"You may run at most {max_rounds} rounds of searches in total; {done}."
         if disclose_budget
-        else "Use as few searches as possible."
+        else f"Use as few rounds of searches as possible; {done}."
     )
     return _messages(
         "controller",

@@ -24,20 +24,18 @@ imitates one that lacks a format) and otherwise ignored: the server asks the bac
 text and returns it raw. Validating it is the client's job. The pipeline role comes from the
 ``X-Rag-Lab-Role`` header (default ``chat``) so the simulator knows which role to play.
 
-:class:`FaultPlan` injects failures for tests: 429 storms, 500s, slow answers, a truncated
-response body, truncated or non-JSON message content, and schema-violating decisions.
+:class:`~rag_lab.llm.server_faults.FaultPlan` injects failures for tests: 429 storms, 500s, slow answers,
+a truncated response body, truncated or non-JSON message content, and schema-violating decisions.
 
-:class:`Latency` makes the server stand in for a remote API: every chat completion waits a fixed
-or random time (``0.5``, ``uniform:0.3,0.7``, ``lognormal:0.5,0.4``) while holding its concurrency
-slot, as a remote server's queue and generation would (``rag-lab serve --latency``).
+:class:`~rag_lab.llm.server_faults.Latency` makes the server stand in for a remote API: every chat
+completion waits a fixed or random time (``0.5``, ``uniform:0.3,0.7``, ``lognormal:0.5,0.4``) while
+holding its concurrency slot, as a remote server's queue and generation would (``rag-lab serve --latency``).
 """
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import logging
-import math
 import random
 import re
 import socket
@@ -49,210 +47,28 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message, SamplingParams
+from rag_lab.llm.server_faults import (
+    INVALID_JSON_TEXT,
+    SCHEMA_VIOLATION_TEXT,
+    FaultPlan,
+    FaultState,
+    Latency,
+)
+from rag_lab.llm.server_requests import ROLE_HEADER, ChatRequest, HTTPError, check_loopback
+
+__all__ = ["FaultPlan", "LabServer", "Latency", "check_loopback", "serve_in_thread"]
 
 log = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
-ROLE_HEADER = "X-Rag-Lab-Role"
 DEFAULT_ROLE = "chat"
 _ROLE_LABEL = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 ResponseFormatType = Literal["json_schema", "json_object", "text"]
 ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_object", "text")
-
-#: How many requests a fault applies to: a count of requests, or ``"always"``.
-Times = int | Literal["always"]
-ContentFault = Literal["truncated_json", "invalid_json", "schema_violation"]
-
-#: The content a ``schema_violation`` fault answers with: a hallucinated controller action.
-SCHEMA_VIOLATION_TEXT = '{"action": "search_web", "queries": ["latest news"]}'
-INVALID_JSON_TEXT = "Sure! I think the best action is to answer, because the evidence looks fine."
-
-
-def check_loopback(host: str) -> str:
-    """Return the address to bind for ``host`` if it is a loopback host; raise ConfigError otherwise."""
-    if host == "localhost":
-        return "127.0.0.1"
-    try:
-        address = ipaddress.ip_address(host.strip("[]"))
-    except ValueError:
-        raise ConfigError(
-            f"refusing to bind {host!r}: the lab server binds only loopback addresses "
-            "(127.0.0.0/8, ::1 or localhost)"
-        ) from None
-    if not address.is_loopback:
-        raise ConfigError(
-            f"refusing to bind {host!r}: it is not a loopback address; the lab server binds only "
-            "127.0.0.0/8, ::1 or localhost"
-        )
-    return str(address)
-
-
-class FaultPlan(BaseModel):
-    """Failures the server injects, applied in this order to each well-formed request:
-
-    ``rate_limit`` requests get ``429`` (with ``Retry-After: retry_after_s``), then
-    ``server_error`` requests get ``500``; ``delay`` requests wait ``delay_s`` before answering
-    (while holding their concurrency slot); ``malformed_body`` requests get a ``200`` whose JSON
-    body is cut in half; ``content_fault`` replaces the model's text on ``content_times``
-    requests: ``truncated_json`` (the first half of it, ``finish_reason: length``),
-    ``invalid_json`` (prose) or ``schema_violation`` (:data:`SCHEMA_VIOLATION_TEXT`).
-
-    Each count is spent as the fault fires, so ``FaultPlan(rate_limit=2, server_error=1)`` answers
-    429, 429, 500 and then normally. ``"always"`` never runs out.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    rate_limit: Times = 0
-    retry_after_s: float = Field(default=0.0, ge=0.0)
-    server_error: Times = 0
-    delay: Times = 0
-    delay_s: float = Field(default=0.0, ge=0.0, le=600.0)
-    malformed_body: Times = 0
-    content_fault: ContentFault | None = None
-    content_times: Times = "always"
-
-    @field_validator("rate_limit", "server_error", "delay", "malformed_body", "content_times")
-    @classmethod
-    def _count(cls, value: Times) -> Times:
-        if isinstance(value, int) and value < 0:
-            raise ValueError(f"a fault count must be >= 0 or 'always', got {value}")
-        return value
-
-
-class Latency(BaseModel):
-    """How long the server takes per chat completion, on top of the backend's own time.
-
-    ``fixed`` waits ``a`` seconds; ``uniform`` a uniform draw in [``a``, ``b``]; ``lognormal`` a
-    log-normal draw with median ``a`` seconds and shape ``b`` (σ of the log), capped at
-    :data:`MAX_LATENCY_S`. Draws come from one generator seeded by ``seed``.
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
-    a: float = Field(default=0.0, ge=0.0, le=600.0)
-    b: float = Field(default=0.0, ge=0.0, le=600.0)
-    seed: int = Field(default=0, ge=0)
-
-    @field_validator("b")
-    @classmethod
-    def _ordered(cls, b: float, info: Any) -> float:
-        if info.data.get("kind") == "uniform" and b < info.data.get("a", 0.0):
-            raise ValueError(f"uniform latency needs a <= b, got a={info.data.get('a')}, b={b}")
-        return b
-
-    @classmethod
-    def parse(cls, text: str, seed: int = 0) -> Latency:
-        """``"0.5"`` (fixed), ``"uniform:LOW,HIGH"`` or ``"lognormal:MEDIAN,SIGMA"``, in seconds;
-        a :class:`~rag_lab.errors.ConfigError` naming the problem otherwise."""
-        kind, _, rest = text.strip().partition(":")
-        if not rest:
-            kind, rest = "fixed", kind
-        parts = rest.split(",")
-        expected = 1 if kind == "fixed" else 2
-        try:
-            if kind not in ("fixed", "uniform", "lognormal"):
-                raise ValueError(f"unknown distribution {kind!r} (fixed, uniform or lognormal)")
-            if len(parts) != expected:
-                raise ValueError(f"{kind} takes {expected} number(s), got {len(parts)}")
-            values = [float(p) for p in parts]
-            if not all(math.isfinite(v) for v in values):
-                raise ValueError("latencies must be finite")
-            return cls(kind=kind, a=values[0], b=values[1] if expected == 2 else 0.0, seed=seed)
-        except (ValueError, ValidationError) as exc:
-            message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)
-            raise ConfigError(f"bad latency {text!r}: {message}; use e.g. 0.5, uniform:0.3,0.7 or "
-                              "lognormal:0.5,0.4 (seconds)") from None
-
-    def sample(self, rng: random.Random) -> float:
-        if self.kind == "fixed":
-            return self.a
-        if self.kind == "uniform":
-            return rng.uniform(self.a, self.b)
-        return min(MAX_LATENCY_S, self.a * math.exp(self.b * rng.gauss(0.0, 1.0)))
-
-    def describe(self) -> str:
-        if self.kind == "fixed":
-            return f"{self.a:g} s"
-        return f"{self.kind}({self.a:g}, {self.b:g}) s"
-
-
-#: Upper bound of one latency draw.
-MAX_LATENCY_S = 600.0
-
-
-class _FaultState:
-    """The counters of a :class:`FaultPlan` as faults fire (thread-safe)."""
-
-    def __init__(self, plan: FaultPlan) -> None:
-        self.plan = plan
-        self._left: dict[str, Times] = {
-            "rate_limit": plan.rate_limit,
-            "server_error": plan.server_error,
-            "delay": plan.delay,
-            "malformed_body": plan.malformed_body,
-            "content": plan.content_times if plan.content_fault else 0,
-        }
-        self._lock = threading.Lock()
-
-    def fires(self, fault: str) -> bool:
-        """Whether ``fault`` applies to this request (spending one of its count)."""
-        with self._lock:
-            left = self._left[fault]
-            if left == "always":
-                return True
-            if left > 0:
-                self._left[fault] = left - 1
-                return True
-            return False
-
-
-class _ChatMessage(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    role: str
-    content: str | list[dict[str, Any]] | None = None
-
-    def text(self) -> str:
-        """The message text (text parts of a multi-part content joined)."""
-        if self.content is None:
-            return ""
-        if isinstance(self.content, str):
-            return self.content
-        return "".join(str(part.get("text", "")) for part in self.content if part.get("type") == "text")
-
-
-class _ChatRequest(BaseModel):
-    model_config = ConfigDict(extra="ignore")
-
-    model: str
-    messages: list[_ChatMessage] = Field(min_length=1)
-    temperature: float | None = None
-    max_tokens: int | None = None
-    max_completion_tokens: int | None = None
-    seed: int | None = None
-    stream: bool | None = False
-    n: int | None = 1
-    response_format: dict[str, Any] | None = None
-
-
-class _HTTPError(Exception):
-    """An error answer: status, OpenAI-style error body, extra headers."""
-
-    def __init__(
-        self, status: int, message: str, err_type: str = "invalid_request_error",
-        param: str | None = None, code: str | None = None, headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status = status
-        self.body = {"error": {"message": message, "type": err_type, "param": param, "code": code}}
-        self.headers = headers or {}
-
 
 class LabServer:
     """An OpenAI-compatible server fronting ``backend`` on a loopback address.
@@ -293,7 +109,7 @@ class LabServer:
         self.max_body_bytes = max_body_bytes
         self.response_formats = frozenset(response_formats)
         self.status_counts: Counter[int] = Counter()
-        self._faults = _FaultState(faults or FaultPlan())
+        self._faults = FaultState(faults or FaultPlan())
         if isinstance(latency, str):
             latency = Latency.parse(latency)
         elif isinstance(latency, (int, float)):
@@ -327,7 +143,7 @@ class LabServer:
 
     def set_faults(self, plan: FaultPlan | None) -> None:
         """Replace the fault plan (its counters start afresh)."""
-        self._faults = _FaultState(plan or FaultPlan())
+        self._faults = FaultState(plan or FaultPlan())
 
     def __repr__(self) -> str:
         return f"LabServer(url={self.url!r}, backend={self.backend.name!r}, models={list(self.models)})"
@@ -380,36 +196,36 @@ class LabServer:
         }
 
     def parse_chat(self, raw: bytes, role_header: str | None) -> tuple[LLMRequest, str]:
-        """Validate a chat-completion body into an LLMRequest and the model name (raises _HTTPError)."""
+        """Validate a chat-completion body into an LLMRequest and the model name (raises HTTPError)."""
         try:
             data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise _HTTPError(400, f"request body is not valid JSON: {exc}") from None
+            raise HTTPError(400, f"request body is not valid JSON: {exc}") from None
         if not isinstance(data, dict):
-            raise _HTTPError(400, "request body must be a JSON object")
+            raise HTTPError(400, "request body must be a JSON object")
         try:
-            req = _ChatRequest.model_validate(data)
+            req = ChatRequest.model_validate(data)
         except ValidationError as exc:
             err = exc.errors()[0]
             where = ".".join(str(p) for p in err["loc"])
-            raise _HTTPError(400, f"invalid request at {where}: {err['msg']}", param=where) from None
+            raise HTTPError(400, f"invalid request at {where}: {err['msg']}", param=where) from None
         if req.model not in self.models:
-            raise _HTTPError(404, f"The model {req.model!r} does not exist on this server; served: {list(self.models)}",
+            raise HTTPError(404, f"The model {req.model!r} does not exist on this server; served: {list(self.models)}",
                              param="model", code="model_not_found")
         if req.stream:
-            raise _HTTPError(400, "streaming is not supported by the lab server", param="stream")
+            raise HTTPError(400, "streaming is not supported by the lab server", param="stream")
         if req.n not in (None, 1):
-            raise _HTTPError(400, "only n=1 is supported", param="n")
+            raise HTTPError(400, "only n=1 is supported", param="n")
         bad = [m.role for m in req.messages if m.role not in ("system", "user", "assistant")]
         if bad:
-            raise _HTTPError(400, f"unsupported message role {bad[0]!r}; allowed: system, user, assistant",
+            raise HTTPError(400, f"unsupported message role {bad[0]!r}; allowed: system, user, assistant",
                              param="messages")
         if req.response_format is not None:
             kind = req.response_format.get("type")
             if kind not in ALL_RESPONSE_FORMATS:
-                raise _HTTPError(400, f"unknown response_format type {kind!r}", param="response_format")
+                raise HTTPError(400, f"unknown response_format type {kind!r}", param="response_format")
             if kind not in self.response_formats:
-                raise _HTTPError(400, f"response_format type {kind!r} is not supported by this server",
+                raise HTTPError(400, f"response_format type {kind!r} is not supported by this server",
                                  param="response_format")
         role = role_header if role_header and _ROLE_LABEL.match(role_header) else DEFAULT_ROLE
         try:
@@ -421,7 +237,7 @@ class LabServer:
             messages = tuple(Message(role=m.role, content=m.text()) for m in req.messages)  # type: ignore[arg-type]
         except ValidationError as exc:
             err = exc.errors()[0]
-            raise _HTTPError(400, f"invalid sampling parameter {err['loc'][0]}: {err['msg']}",
+            raise HTTPError(400, f"invalid sampling parameter {err['loc'][0]}: {err['msg']}",
                              param=str(err["loc"][0])) from None
         return LLMRequest(role=role, messages=messages, params=params), req.model
 
@@ -430,22 +246,22 @@ class LabServer:
         faults = self._faults
         if faults.fires("rate_limit"):
             retry = faults.plan.retry_after_s
-            raise _HTTPError(429, "injected fault: rate limit", "rate_limit_error",
+            raise HTTPError(429, "injected fault: rate limit", "rate_limit_error",
                              headers={"Retry-After": f"{retry:g}"})
         if faults.fires("server_error"):
-            raise _HTTPError(500, "injected fault: internal server error", "server_error")
+            raise HTTPError(500, "injected fault: internal server error", "server_error")
         if faults.fires("delay") and self._stopping.wait(faults.plan.delay_s):
-            raise _HTTPError(503, "server is shutting down", "server_error")
+            raise HTTPError(503, "server is shutting down", "server_error")
         if self.latency is not None:
             with self._lock:
                 wait_s = self.latency.sample(self._latency_rng)
             if self._stopping.wait(wait_s):
-                raise _HTTPError(503, "server is shutting down", "server_error")
+                raise HTTPError(503, "server is shutting down", "server_error")
         try:
             response = self.backend.complete(request)
         except Exception as exc:  # the backend's failure becomes the client's 500
             log.exception("lab server backend %s failed", self.backend.name)
-            raise _HTTPError(500, f"backend error: {type(exc).__name__}: {exc}", "server_error") from None
+            raise HTTPError(500, f"backend error: {type(exc).__name__}: {exc}", "server_error") from None
         text, finish = response.text, "stop"
         if faults.fires("content"):
             kind = faults.plan.content_fault
@@ -510,7 +326,7 @@ class _Handler(BaseHTTPRequestHandler):
             log.debug("lab server: client went away before the answer was sent")
         self.close_connection = True
 
-    def _send_error(self, err: _HTTPError) -> None:
+    def _send_error(self, err: HTTPError) -> None:
         self._send(err.status, json.dumps(err.body).encode("utf-8"), err.headers)
 
     def _discard_unread_body(self, limit: int) -> None:
@@ -531,50 +347,50 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/v1/models":
             self._send(200, json.dumps(self.server_ref.models_body()).encode("utf-8"))
         else:
-            self._send_error(_HTTPError(404, f"no route GET {self.path}", code="not_found"))
+            self._send_error(HTTPError(404, f"no route GET {self.path}", code="not_found"))
 
     def do_POST(self) -> None:
         lab = self.server_ref
         if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send_error(_HTTPError(404, f"no route POST {self.path}", code="not_found"))
+            self._send_error(HTTPError(404, f"no route POST {self.path}", code="not_found"))
             return
         length_header = self.headers.get("Content-Length")
         if self.headers.get("Transfer-Encoding") or length_header is None:
-            self._send_error(_HTTPError(411, "a Content-Length header is required (chunked bodies are refused)"))
+            self._send_error(HTTPError(411, "a Content-Length header is required (chunked bodies are refused)"))
             return
         try:
             length = int(length_header)
             if length < 0:
                 raise ValueError
         except ValueError:
-            self._send_error(_HTTPError(400, f"invalid Content-Length {length_header[:40]!r}"))
+            self._send_error(HTTPError(400, f"invalid Content-Length {length_header[:40]!r}"))
             return
         if length > lab.max_body_bytes:
-            self._send_error(_HTTPError(413, f"request body of {length} bytes exceeds the limit of "
+            self._send_error(HTTPError(413, f"request body of {length} bytes exceeds the limit of "
                                              f"{lab.max_body_bytes} bytes", code="request_too_large"))
             self._discard_unread_body(min(length, 4 * lab.max_body_bytes))
             return
         try:
             raw = self.rfile.read(length)
         except TimeoutError:
-            self._send_error(_HTTPError(408, "timed out reading the request body"))
+            self._send_error(HTTPError(408, "timed out reading the request body"))
             return
         if len(raw) < length:
-            self._send_error(_HTTPError(400, f"request body ended after {len(raw)} of {length} bytes"))
+            self._send_error(HTTPError(400, f"request body ended after {len(raw)} of {length} bytes"))
             return
         try:
             request, model = lab.parse_chat(raw, self.headers.get(ROLE_HEADER))
-        except _HTTPError as err:
+        except HTTPError as err:
             self._send_error(err)
             return
         if not lab._slots.acquire(blocking=False):
-            self._send_error(_HTTPError(429, f"server busy: at most {lab.max_concurrency} concurrent request(s)",
+            self._send_error(HTTPError(429, f"server busy: at most {lab.max_concurrency} concurrent request(s)",
                                         "rate_limit_error", code="busy", headers={"Retry-After": "1"}))
             return
         lab._enter()
         try:
             body = lab.complete(request, model)
-        except _HTTPError as err:
+        except HTTPError as err:
             self._send_error(err)
             return
         finally:

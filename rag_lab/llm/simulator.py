@@ -22,8 +22,8 @@ Behaviour knobs (:class:`~rag_lab.llm.sim.profile.SimulatorProfile`; profiles ``
 is a property of the simulator: it shows how to *measure* an effect; only a real model shows
 whether the effect is real.
 
-Determinism and common random numbers: every knob draw is SHA-256 of (seed, role, question, step
-index, knob) — not of the evidence — so the same request always gives the same output, another
+Determinism and common random numbers: every knob draw is SHA-256 of (seed, role, question, decision
+index — for the controller the retrieval rounds already run — knob), not of the evidence, so the same request always gives the same output, another
 seed changes the draws, and two configurations that differ in one policy face the same model
 "mood" on the same question. Every knob drawn is recorded on the generation (``Generation.knobs``)
 and from there in the trace (``LLMCall.knobs``).
@@ -42,7 +42,7 @@ from rag_lab.embedding import Embedder
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
 from rag_lab.llm.prompts import INSUFFICIENT
 from rag_lab.llm.sim.ideal import IdealModel
-from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures, controller_knobs, route_knob
+from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures, controller_knobs, route_knob, settles
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile, get_profile
 from rag_lab.llm.sim.prompt import read_prompt
 from rag_lab.llm.sim.tokens import TokenCounter
@@ -52,7 +52,7 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-5"
+SIM_VERSION = "sim-10"  # sim-9 (the reader, issue 22) merged with sim-6 (thrift and CRN, issue 19)
 
 
 class SimulatedBackend(LLMBackend):
@@ -123,7 +123,9 @@ class SimulatedBackend(LLMBackend):
         """The raw output text and the record of every behaviour knob drawn where it applied
         (``{"knob", "rate", "draw", "fired"}``, in the order drawn; empty when none applied)."""
         p = read_prompt(role, messages)
-        draws = CallRandom(self.profile, p.role, p.question, step=len(p.searches) if p.role == "controller" else 0)
+        # common random numbers keyed by decision: the controller's step is the rounds already run (stated in
+        # its prompt), so rewrites or a multi-query round do not shift later draws
+        draws = CallRandom(self.profile, p.role, p.question, step=p.searches_run if p.role == "controller" else 0)
         ideal = self.model_ideal
         if p.role == "route":
             obj = route_knob(ideal.route(p.question), ideal.is_comparison(p.question), draws)
@@ -134,7 +136,8 @@ class SimulatedBackend(LLMBackend):
             text = json.dumps({"passages": ideal.hyde(p.question, p.count, draws.rng)})
         elif p.role == "controller":
             decision = controller_knobs(ideal.decide(p.question, p.evidence, p.searches), p.question, p.searches,
-                                        p.budget, p.searches_run, draws)
+                                        p.budget, p.searches_run, draws,
+                                        settled=lambda: settles(ideal.evidence(p.question, p.evidence)))
             text, _ = apply_format_failures(decision.as_json(), draws)
         elif p.role == "answer":
             text = ideal.answer(p.question, p.evidence, p.template, draws.partial_answer)

@@ -1,37 +1,16 @@
 """The bounded pipeline, its policies, per-question state and traces."""
 
-from rag_lab.pipeline.config import PipelineConfig
+from rag_lab.pipeline.config import POLICIES, POLICY_CLASSES, PipelineConfig
+from rag_lab.pipeline.finalize import ContextItem
 from rag_lab.pipeline.interventions import Intervention
-from rag_lab.pipeline.pipeline import REFUSAL, ContextItem, Pipeline, Result
-from rag_lab.pipeline.policies import (
-    CRAG,
-    POLICY_CLASSES,
-    BudgetDisclosure,
-    CitationGuard,
-    ControllerValidation,
-    EchoGuard,
-    Finalize,
-    HyDE,
-    JudgeInput,
-    Policy,
-    QueryRewrite,
-    Retrieval,
-    RoundCap,
-    Router,
-    SearchBudget,
-    SourceContract,
-    Truncation,
-    ZeroYieldStop,
-)
+from rag_lab.pipeline.pipeline import REFUSAL, Pipeline, Result
+from rag_lab.pipeline.policies import *  # noqa: F403  (the policy classes, policies.__all__)
+from rag_lab.pipeline.policies import __all__ as _policy_names
 from rag_lab.pipeline.resources import CorpusResources
 from rag_lab.pipeline.state import QuestionState
 from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
 
 __all__ = [
-    "CRAG", "POLICY_CLASSES", "BudgetDisclosure", "CitationGuard", "ContextItem", "ControllerValidation", "CorpusResources",
-    "EchoGuard",
-    "Finalize",
-    "HyDE", "Intervention", "JudgeInput", "Pipeline", "PipelineConfig", "Policy", "QueryRewrite", "QuestionState", "REFUSAL",
-    "Result", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "StopReason", "Trace",
-    "TraceStep", "Truncation", "ZeroYieldStop",
+    "POLICIES", "POLICY_CLASSES", "REFUSAL", "ContextItem", "CorpusResources", "Intervention", "Pipeline", "PipelineConfig",
+    "QuestionState", "Result", "StopReason", "Trace", "TraceStep", *_policy_names,
 ]

@@ -27,6 +27,7 @@ from rag_lab.pipeline.policies import (
     Finalize,
     HyDE,
     JudgeInput,
+    Policy,
     QueryRewrite,
     Retrieval,
     RoundCap,
@@ -36,10 +37,16 @@ from rag_lab.pipeline.policies import (
     Truncation,
     ZeroYieldStop,
 )
+from rag_lab.registry import Registry
 
 
 class PipelineConfig(BaseModel):
-    """All policies of one pipeline. Frozen: :meth:`set` returns a validated copy."""
+    """All policies of one pipeline. Frozen: :meth:`set` returns a validated copy.
+
+    Its fields are the one list of policies: :data:`POLICIES` (section name → policy class) and
+    :data:`POLICY_CLASSES` derive from them, and so do the dotted keys, the widgets' controls and the
+    policy contract test. A new policy is one :class:`~rag_lab.pipeline.policies.Policy` subclass and
+    one field here."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -122,6 +129,14 @@ class PipelineConfig(BaseModel):
             return cls.from_dict(data)
         except ConfigError as exc:
             raise ConfigError(f"{path}: {exc}") from None
+
+
+#: The config sections: section name (the first part of a dotted key) → policy class, in field order.
+POLICIES: Registry[type[Policy]] = Registry("policy")
+for _name, _field in PipelineConfig.model_fields.items():
+    POLICIES.add(_name, _field.annotation)  # type: ignore[arg-type]
+#: Every policy class, once each.
+POLICY_CLASSES: tuple[type[Policy], ...] = tuple(POLICIES.values())
 
 
 def _split(key: str) -> tuple[str, str]:

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
 from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
 
 from rag_lab.chunking import chunk_text_for_embedding
 from rag_lab.pipeline.resources import CorpusResources
@@ -18,10 +19,12 @@ from rag_lab.records import Chunk
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 
 
-@dataclass(frozen=True)
-class Candidate:
-    """A chunk on its way to the context: its relevance ``score`` and where it arrived
-    (``round``, ``rank`` within the round)."""
+class ContextItem(BaseModel):
+    """A chunk on its way to the context and in it, one record all the way: its relevance ``score``, where
+    it arrived (``round``, ``rank`` within the round) and, once in the final context, its number ``n``
+    (what the generation prompt shows and citations point to; 0 before)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
     chunk_id: str
     doc_id: str
@@ -29,7 +32,8 @@ class Candidate:
     text: str
     score: float
     round: int
-    rank: int
+    rank: int = 0
+    n: int = 0
 
 
 def estimate_tokens(text: str) -> int:
@@ -46,7 +50,7 @@ def crag_grade(scores: list[float], upper: float, lower: float) -> Literal["corr
     return "ambiguous"
 
 
-def mmr_order(candidates: list[Candidate], res: CorpusResources, lam: float) -> list[Candidate]:
+def mmr_order(candidates: list[ContextItem], res: CorpusResources, lam: float) -> list[ContextItem]:
     """Greedy Maximal Marginal Relevance: ``λ·sim(d,q) − (1−λ)·max sim(d,d')`` over picked d'."""
     vectors = res.embed([_embed_text(c) for c in candidates])
     sims = vectors @ vectors.T
@@ -62,15 +66,15 @@ def mmr_order(candidates: list[Candidate], res: CorpusResources, lam: float) -> 
     return [candidates[i] for i in picked]
 
 
-def _embed_text(c: Candidate) -> str:
+def _embed_text(c: ContextItem) -> str:
     return chunk_text_for_embedding(Chunk(chunk_id=c.chunk_id, doc_id=c.doc_id, position=0, title=c.title,
                                           text=c.text, start=0, end=len(c.text)))
 
 
-def _fit(candidates: list[Candidate], max_snippets: int, max_tokens: int) -> list[Candidate]:
+def _fit(candidates: list[ContextItem], max_snippets: int, max_tokens: int) -> list[ContextItem]:
     """The leading candidates that fit ``max_snippets`` and ``max_tokens`` (the first always fits,
     cut to the token budget if it alone is longer)."""
-    kept: list[Candidate] = []
+    kept: list[ContextItem] = []
     used = 0
     for c in candidates:
         if len(kept) == max_snippets:
@@ -79,7 +83,7 @@ def _fit(candidates: list[Candidate], max_snippets: int, max_tokens: int) -> lis
         if used + cost > max_tokens:
             if not kept:
                 words = c.text.split()[: max(1, (3 * max_tokens) // 4)]
-                kept.append(replace(c, text=" ".join(words)))
+                kept.append(c.model_copy(update={"text": " ".join(words)}))
             break
         kept.append(c)
         used += cost
@@ -87,13 +91,13 @@ def _fit(candidates: list[Candidate], max_snippets: int, max_tokens: int) -> lis
 
 
 def truncate(
-    candidates: list[Candidate],
+    candidates: list[ContextItem],
     strategy: str,
     max_snippets: int,
     max_tokens: int,
     res: CorpusResources,
     queries: Sequence[str],
-) -> list[Candidate]:
+) -> list[ContextItem]:
     """Cut the evidence bundle to the context budget by ``strategy``:
 
     * ``append_then_truncate``: arrival order (round, then rank within the round), keep the first;
@@ -117,20 +121,20 @@ def truncate(
     raise ValueError(f"unknown truncation strategy {strategy!r}")
 
 
-def _round_slots(candidates: list[Candidate], max_snippets: int) -> list[Candidate]:
+def _round_slots(candidates: list[ContextItem], max_snippets: int) -> list[ContextItem]:
     """The best chunk of each round (the latest rounds first when there are more rounds than places),
     then the rest by relevance, cut to ``max_snippets`` and shown in relevance order."""
     ranked = sorted(candidates, key=lambda c: (-c.score, c.round, c.rank))
     rounds = sorted({c.round for c in candidates}, reverse=True)
-    kept: list[Candidate] = []
+    kept: list[ContextItem] = []
     for r in rounds[:max_snippets]:
         kept.append(next(c for c in ranked if c.round == r))
     kept += [c for c in ranked if c not in kept][: max(0, max_snippets - len(kept))]
     return sorted(kept, key=lambda c: (-c.score, c.round, c.rank))
 
 
-def _refine(candidates: list[Candidate], max_snippets: int, max_tokens: int, res: CorpusResources,
-            queries: Sequence[str]) -> list[Candidate]:
+def _refine(candidates: list[ContextItem], max_snippets: int, max_tokens: int, res: CorpusResources,
+            queries: Sequence[str]) -> list[ContextItem]:
     strips = [(ci, si, s) for ci, c in enumerate(candidates) for si, s in enumerate(_SENTENCE.split(c.text)) if s]
     if not strips:
         return []
@@ -147,4 +151,5 @@ def _refine(candidates: list[Candidate], max_snippets: int, max_tokens: int, res
         used += cost
     ranked = list(chosen)
     pieces = {(ci, si): s for ci, si, s in strips}
-    return [replace(candidates[ci], text=" ".join(pieces[(ci, si)] for si in sorted(chosen[ci]))) for ci in ranked]
+    return [candidates[ci].model_copy(update={"text": " ".join(pieces[(ci, si)] for si in sorted(chosen[ci]))})
+            for ci in ranked]

@@ -1,4 +1,4 @@
-"""The bounded pipeline for one question (DESIGN.md §1):
+"""The bounded pipeline for one question (docs/design.md §1):
 
 route → expand query → retrieve round 1 → controller loop → finalize → generate → guard.
 
@@ -31,7 +31,7 @@ from rag_lab.llm.schemas import (
 from rag_lab.llm.structured import Fallback
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.echo_guard import check_echo
-from rag_lab.pipeline.finalize import Candidate, crag_grade, mmr_order, truncate
+from rag_lab.pipeline.finalize import ContextItem, crag_grade, mmr_order, truncate
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.resources import CorpusResources, lexical_relevance
 from rag_lab.pipeline.state import QuestionState
@@ -40,18 +40,6 @@ from rag_lab.records import Question
 
 REFUSAL = "I could not find enough evidence to answer this question."
 _CITATION = re.compile(r"\[(\d+)\]")
-
-
-class ContextItem(BaseModel):
-    """One numbered snippet of the final context, as the generation prompt shows it."""
-
-    n: int
-    chunk_id: str
-    doc_id: str
-    title: str
-    text: str
-    score: float
-    round: int
 
 
 class Result(BaseModel):
@@ -137,13 +125,7 @@ class _QuestionRun:
                              params=SamplingParams(max_tokens=max_tokens))
         response = self.backend.complete(request, fallback=fallback)
         self.state.charge(response)
-        call = LLMCall(
-            role=role, messages=[m.model_dump() for m in messages], raw_output=response.text,
-            outcome=response.outcome, reason=response.reason, prompt_tokens=response.usage.prompt_tokens,
-            completion_tokens=response.usage.completion_tokens, latency_s=response.latency_s,
-            modelled_latency_s=response.modelled_latency_s, cached=response.cached, knobs=response.knobs,
-        )
-        return response, call
+        return response, LLMCall.of(response, messages)
 
     # --- the run -----------------------------------------------------------------------------
 
@@ -267,7 +249,7 @@ class _QuestionRun:
         while True:
             shown = self._controller_evidence()
             messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
-                                                 self.cfg.disclosure.disclosed)
+                                                 self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used)
             on_invalid = self.cfg.validation.on_invalid
             fallback = (self._fallback_decision if on_invalid == "fallback" else
                         ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))
@@ -338,10 +320,10 @@ class _QuestionRun:
         """What relevance is measured against: the question and every query searched so far."""
         return [self.question, *self.state.searches]
 
-    def _candidates(self, chunk_ids: list[str]) -> list[Candidate]:
+    def _candidates(self, chunk_ids: list[str]) -> list[ContextItem]:
         scores = self.res.chunk_relevance(self._relevance_queries(), chunk_ids)
         return [
-            Candidate(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
+            ContextItem(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
                       text=self.res.chunk[c].text, score=s, round=self.state.seen[c].round,
                       rank=self.state.seen[c].rank)
             for c, s in zip(chunk_ids, scores, strict=True)
@@ -349,7 +331,7 @@ class _QuestionRun:
 
     # --- finalize, generate, guard -----------------------------------------------------------
 
-    def _finalize(self, refuse: bool) -> tuple[list[Candidate], str]:
+    def _finalize(self, refuse: bool) -> tuple[list[ContextItem], str]:
         """Union → dedup → score on one scale → optional MMR → CRAG → truncation."""
         step = self.trace.add(TraceStep(kind="finalize"))
         if refuse:
@@ -374,7 +356,7 @@ class _QuestionRun:
             grade = "empty"
         return context, grade
 
-    def _crag(self, candidates: list[Candidate], step: TraceStep) -> tuple[list[Candidate], str]:
+    def _crag(self, candidates: list[ContextItem], step: TraceStep) -> tuple[list[ContextItem], str]:
         crag = self.cfg.crag
         if crag.evaluator == "embedding":
             scores = [c.score for c in candidates]
@@ -402,7 +384,7 @@ class _QuestionRun:
                            f"CRAG: dropped {len(candidates) - len(kept)} chunk(s) below lower={crag.lower}")
         return kept, grade
 
-    def _generate_and_guard(self, context: list[Candidate], grade: str, reason: StopReason) -> Result:
+    def _generate_and_guard(self, context: list[ContextItem], grade: str, reason: StopReason) -> Result:
         items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
         template = {"correct": "correct", "disabled": "correct", "ambiguous": "ambiguous"}.get(grade, "fallback")
         draft = prompts.INSUFFICIENT
@@ -430,13 +412,12 @@ class _QuestionRun:
             qid=self.qid, question=self.question, answer=answer, status=status, stop_reason=reason,
             route=self.state.route, rounds_used=self.state.rounds_used, draft=draft, citations=cited,
             cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
-            context=[ContextItem(n=i, chunk_id=c.chunk_id, doc_id=c.doc_id, title=c.title, text=c.text,
-                                 score=c.score, round=c.round) for i, c in enumerate(context, start=1)],
+            context=[c.model_copy(update={"n": i}) for i, c in enumerate(context, start=1)],
             crag_grade=grade, fallback_used=self.state.fallback_used, retrieval_calls=self.state.retrieval_calls,
             embedding_calls=self.state.embedding_calls,
         )
 
-    def _guard(self, draft: str, context: list[Candidate], instructions: str = "",
+    def _guard(self, draft: str, context: list[ContextItem], instructions: str = "",
                items: list[prompts.EvidenceItem] | None = None) -> tuple[str, list[int], int, str | None]:
         """Refusal rules, the echo guard, and the citation whitelist and cap.
         Returns (answer, citations, removed, refusal reason)."""

@@ -1,4 +1,4 @@
-"""The policies: small, frozen, validated configuration objects (DESIGN.md §2).
+"""The policies: small, frozen, validated configuration objects (docs/design.md §2).
 
 Each policy holds parameters only. Run-time state (round counters, chunks seen, tokens used)
 lives in :class:`rag_lab.pipeline.state.QuestionState`, never here. Every field is bounded and
@@ -12,7 +12,14 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag_lab.index import IndexKind
 from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
+
+__all__ = [
+    "CRAG", "BudgetDisclosure", "CitationGuard", "ControllerValidation", "EchoGuard", "Finalize", "HyDE", "JudgeInput",
+    "Policy", "QueryRewrite", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "Truncation",
+    "ZeroYieldStop",
+]
 
 SourceType = str
 Route = Literal["SIMPLE", "COMPLEX"]
@@ -42,8 +49,8 @@ class SearchBudget(Policy):
 
 
 class BudgetDisclosure(Policy):
-    """Whether the controller prompt states the cap ("at most N searches") or only asks for as
-    few searches as possible. The cap is enforced in code either way."""
+    """Whether the controller prompt states the cap in the unit it counts ("at most N rounds of
+    searches") or only asks for as few rounds as possible. The cap is enforced in code either way."""
 
     disclosed: bool = False
 
@@ -186,7 +193,7 @@ class SourceContract(Policy):
 class Retrieval(Policy):
     """Which index answers queries and how many chunks each query brings back."""
 
-    retriever: Literal["dense", "exact", "bm25", "hybrid"] = "hybrid"
+    retriever: IndexKind = Field(default="hybrid", description="an index kind of rag_lab.index.INDEX_KINDS")
     top_k: int = Field(default=5, ge=1, le=100)
     controller_evidence: int = Field(default=8, ge=1, le=50, description="chunks shown to the controller")
 
@@ -198,8 +205,3 @@ class Finalize(Policy):
     mmr: bool = False
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
 
-
-POLICY_CLASSES: tuple[type[Policy], ...] = (
-    RoundCap, SearchBudget, BudgetDisclosure, ZeroYieldStop, HyDE, QueryRewrite, CRAG, Truncation,
-    JudgeInput, ControllerValidation, CitationGuard, EchoGuard, Router, SourceContract, Retrieval, Finalize,
-)

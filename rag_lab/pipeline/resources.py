@@ -61,7 +61,7 @@ class CorpusResources:
     def index(self, kind: str) -> SearchIndex:
         with self._lock:
             if kind not in self._indexes:
-                self._indexes[kind] = make_index(kind, self.embedder if kind != "bm25" else None)
+                self._indexes[kind] = make_index(kind, self.embedder)  # kinds that do not embed ignore it
                 self._indexes[kind].build(self.chunks)
             return self._indexes[kind]
 

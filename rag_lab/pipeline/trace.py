@@ -9,11 +9,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from rag_lab.llm.types import CallRecord, LLMResponse, Message
 from rag_lab.pipeline.interventions import Intervention
 
 
 class StopReason(StrEnum):
-    """Why the retrieval loop ended (DESIGN.md §2). A cap being reached is not evidence of sufficiency.
+    """Why the retrieval loop ended (docs/design.md, "Stop reasons"). A cap being reached is not evidence of sufficiency.
 
     * ``answered`` — the controller chose answer/rerank with usable evidence, or a SIMPLE route's
       one-shot retrieval went straight to generation;
@@ -42,28 +43,18 @@ StepKind = Literal[
 ]
 
 
-class LLMCall(BaseModel):
-    """One LLM call as the trace keeps it: the prompt sent, the raw output and its validation."""
+class LLMCall(CallRecord):
+    """One LLM call as the trace keeps it: the :class:`~rag_lab.llm.types.CallRecord` with the prompt
+    sent (``messages``) and the raw output before validation (``raw_output``)."""
 
-    role: str
     messages: list[dict[str, str]]
     raw_output: str
-    outcome: str
-    reason: str = ""
-    prompt_tokens: int
-    completion_tokens: int
-    latency_s: float
-    modelled_latency_s: float | None = None
-    cached: bool = False
-    knobs: list[dict[str, Any]] = Field(
-        default_factory=list,
-        description="simulator behaviour knobs drawn where they applied: knob, rate, draw, fired (every one "
-                    "that fired is listed, not only the first)")
 
-    @property
-    def fired(self) -> list[str]:
-        """The knobs that fired on this call, in the order drawn."""
-        return [k["knob"] for k in self.knobs if k.get("fired")]
+    @classmethod
+    def of(cls, response: LLMResponse, messages: Iterable[Message]) -> LLMCall:
+        """The trace's record of ``response`` to ``messages``."""
+        return cls.from_response(response, messages=[m.model_dump() for m in messages],  # type: ignore[return-value]
+                                 raw_output=response.text)
 
 
 class TraceStep(BaseModel):

@@ -3,7 +3,8 @@
 :func:`param_control` reads one dotted key of :class:`~rag_lab.pipeline.PipelineConfig` and builds:
 
 - ``bool`` → ``Checkbox``
-- ``Literal[...]`` → ``Dropdown`` of the allowed values
+- ``Literal[...]`` → ``Dropdown`` of the allowed values; a registry name (:meth:`rag_lab.registry.Registry.field`,
+  e.g. ``retrieval.retriever``) → ``Dropdown`` of the names registered when the control is made
 - ``int`` with ``ge``/``le`` → ``IntSlider``, or a ``BoundedIntText`` box when the range holds more than
   :data:`WIDE_INT_RANGE` values (a slider over 1..1,000,000 in steps of 1 cannot be aimed);
   ``float`` with ``ge``/``le`` → ``FloatSlider`` (step: 1/100 of the range)
@@ -33,6 +34,7 @@ from pydantic.fields import FieldInfo
 
 from rag_lab.errors import ConfigError
 from rag_lab.pipeline import PipelineConfig
+from rag_lab.registry import registry_of
 
 #: Layout of every generated control: room for the dotted key as its label.
 DESCRIPTION_STYLE = {"description_width": "initial"}
@@ -73,6 +75,9 @@ def field_spec(key: str) -> FieldSpec:
         return FieldSpec(key, "bool", tooltip=tooltip)
     if origin is Literal:
         return FieldSpec(key, "literal", choices=args, tooltip=tooltip)
+    registry = registry_of(info.metadata)
+    if registry is not None:
+        return FieldSpec(key, "literal", choices=registry.names(), tooltip=tooltip)
     if origin is tuple:
         return FieldSpec(key, "tuple", tooltip=tooltip)
     if origin in (typing.Union, types.UnionType) and set(args) == {int, type(None)} and lo is not None and hi is not None:

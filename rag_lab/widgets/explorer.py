@@ -36,12 +36,12 @@ import plotly.graph_objects as go
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
-from rag_lab.experiments.paired import PairedDifference, changes_label, config_changes, paired_difference
-from rag_lab.experiments.stats import aggregate_rows, pareto_mask
-from rag_lab.experiments.sweep import config_id
+from rag_lab.experiments.grid import config_id
 from rag_lab.figures.common import point_texts
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
+from rag_lab.stats.paired import PairedDifference, changes_label, config_changes, paired_difference
+from rag_lab.stats.summary import aggregate_rows, pareto_mask
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
 from rag_lab.widgets.session import shared_data, simulator_backend

@@ -1,4 +1,4 @@
-"""Evaluation questions over the synthetic world, eight types (DESIGN.md §4).
+"""Evaluation questions over the synthetic world, eight types (docs/design.md §4).
 
 Each builder returns every question it can ask of the world; the generator samples from them.
 Gold fields (answer, aliases, gold docs, minimum hops) come from the entities, never from text.

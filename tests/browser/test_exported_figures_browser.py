@@ -14,8 +14,8 @@ import pytest
 from jupyterlab_harness import chromium, require_browser
 
 from rag_lab.experiments import run_sweep
-from rag_lab.experiments.report import report_figures
 from rag_lab.figures.export import export_figures
+from rag_lab.report import report_figures
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 

@@ -51,14 +51,65 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
     best = found[0]
     if qa.answer_type is None and qa.head is None and not qa.yes_no and qa.terms and best.terms == 0:
         return None  # nothing of the asked kind and none of the asked words: the fact is not there
-    text = _cite(ev, best)
     other = _other_hop(ev, best, related)
     if other is not None:
         first, second = (other, best) if ev.names[other.i] and not ev.names[best.i] else (best, other)
-        text = f"{_cite(ev, first)} {_cite(ev, second)}"
+        parts = [(ev.items[first.i].n, compress(ev, first.text)), (ev.items[second.i].n, compress(ev, second.text))]
+        if sum(len(t.split()) for _, t in parts) > CONCISE_WORDS:
+            # too long for a concise answer: the sentence the value is read from, at the end of the chain
+            keep = _answering(ev, best, other)
+            parts = [(ev.items[keep.i].n, compress(ev, keep.text))]
+    else:
+        parts = [(ev.items[best.i].n, compress(ev, best.text))]
+    if len(parts) == 1 and len(parts[0][1].split()) > CONCISE_WORDS:
+        parts = [(parts[0][0], clause(ev, parts[0][1], CONCISE_WORDS))]
+    text = " ".join(f"{t.rstrip()} [{n}]" for n, t in parts)
     if qa.yes_no:
         return f"{'Yes' if best.terms >= 0.6 else 'No'}: {text}"
     return text
+
+
+#: A concise answer: at most this many words of quoted evidence (a reader quotes the part that states the fact).
+CONCISE_WORDS = 44
+_PAREN = re.compile(r"\s*\([^()]*\)")
+_CLAUSE = re.compile(r"(?<=[,;:])\s+|\s+[–—]\s+")
+
+
+def _asked(ev: Evidence, text: str) -> bool:
+    """Whether ``text`` holds a question term or a value of the kind the question asks for."""
+    return bool(content_stems(text) & set(ev.qa.terms)) or ev.typed(text)
+
+
+def compress(ev: Evidence, sentence: str) -> str:
+    """``sentence`` without the asides in parentheses that hold nothing the question asks about
+    (translations, pronunciations, dates of another kind)."""
+    return _PAREN.sub(lambda m: m.group(0) if _asked(ev, m.group(0)) else "", sentence)
+
+
+def clause(ev: Evidence, sentence: str, limit: int) -> str:
+    """The part of a long ``sentence`` that states the fact: its clauses (split at , ; : and dashes)
+    from the first that holds a value of the asked kind, with the clause before it when that one holds a
+    question term, up to ``limit`` words."""
+    pieces = [p for p in _CLAUSE.split(sentence) if p]
+    at = next((k for k, p in enumerate(pieces) if ev.typed(p)), None)
+    if at is None:
+        at = max(range(len(pieces)), key=lambda k: (len(content_stems(pieces[k]) & set(ev.qa.terms)), -k))
+    start = at - 1 if at > 0 and _asked(ev, pieces[at - 1]) else at
+    out: list[str] = []
+    for p in pieces[start:]:
+        if out and len(" ".join([*out, p]).split()) > limit:
+            break
+        out.append(p)
+    return " ".join(out)
+
+
+def _answering(ev: Evidence, best: Candidate, other: Candidate) -> Candidate:
+    """Of two hops' sentences, the one the answer is read from: the end of the chain — the sentence of the
+    item the other one names (links to) — when it holds a value of the asked kind, else ``best``."""
+    for a, b in ((best, other), (other, best)):
+        if b.i in ev.links[a.i] and a.i not in ev.links[b.i] and ev.typed(b.text):
+            return b
+    return best
 
 
 def _other_hop(ev: Evidence, best: Candidate, related: list[int]) -> Candidate | None:

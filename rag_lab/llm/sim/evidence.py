@@ -22,10 +22,12 @@ from functools import cached_property, lru_cache
 from rag_lab.llm.prompts import EvidenceItem
 from rag_lab.llm.sim.entities import Entity, extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import content_stems, numbers, sentences, stem, years
+from rag_lab.llm.sim.text import STOPWORDS, content_stems, numbers, sentences, stem, years
 from rag_lab.llm.sim.vectors import Similarity
 
 SIM_RELATED = 0.30
+#: A sentence gains up to ASKED_W for holding what the question asks (the words at its question word).
+ASKED_W = 0.2
 TERM_W, SIM_W, TYPE_W, FOCUS_W = 0.45, 0.45, 0.35, 0.15
 #: A sentence whose only new names are other items' subjects is a link to follow, not the answer: it
 #: loses LINK_W (the answer to a chained question is read in the linked item).
@@ -34,6 +36,11 @@ LINK_W = 0.15
 SUFFICIENT = 0.62
 #: A next-hop name loses NEAR_W per word between it and the nearest question term, up to NEAR_CAP words.
 NEAR_W, NEAR_CAP = 0.05, 10
+#: A next-hop name gains STRENGTH_W times the strength of the item naming it (:meth:`Evidence.strength`) and
+#: DEPTH_W per hop of that item along the chain (the chain goes on from where it got to).
+STRENGTH_W, DEPTH_W = 0.5, 0.3
+#: Lower-case words after which a capitalised word is still a name, not a modifier ("Aqua is", "Tulsa in").
+_NOT_HEAD = tuple(sorted(STOPWORDS | {"born", "died", "became", "won", "played", "released", "founded"}))
 _PREPOSITION = re.compile(r"\s+(?:in|on|at|to|from)\s+")
 _DATE_WORD = re.compile(r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
                         r"|\d+)$", re.I)
@@ -143,6 +150,18 @@ class Evidence:
                         nxt.append(i)
             frontier = nxt
 
+    def strength(self, i: int) -> float:
+        """How surely item ``i`` is about what the question names: its similarity to the question, the
+        names of the question it holds (a name of several words counts more than one word), and whether its
+        title is one of them; a later hop of the chain is as sure as the item that links to it."""
+        named = sum(1.0 if len(f.tokens) >= 2 or f.kind == "quoted" else 0.5 for f in self.names[i])
+        about = any(self.about(i, f) for f in self.qa.foci)
+        own = max(0.0, self.item_sim[i]) + 0.15 * min(named, 3.0) + (0.2 if about else 0.0)
+        depth = self.hop.get(i, 0)
+        # a later hop is as sure as the item that led to it
+        parents = [self.strength(k) for k in range(len(self.items)) if i in self.links[k] and self.hop.get(k, depth) < depth]
+        return max([own, *parents])
+
     @staticmethod
     def _names_title(text: str, other: Item) -> bool:
         label = other.label
@@ -232,12 +251,28 @@ class Evidence:
         stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
         return any(t in stems for t in self.qa.relation)
 
+    def asked_share(self, stems: frozenset[str]) -> float:
+        """The share of what the question asks (:attr:`QuestionAnalysis.asked`) that ``stems`` hold (0 when
+        it asks nothing in particular)."""
+        asked = self.qa.asked
+        return sum(1 for t in asked if t in stems) / len(asked) if asked else 0.0
+
+    def leaves_asked_open(self, c: Candidate) -> bool:
+        """Whether candidate ``c`` (with its item's title) holds none of what the question asks
+        (:attr:`QuestionAnalysis.asked`; the noun of a typed question — "what city" — is the value's
+        kind, not a word the answer must repeat): it says something else about the question's names."""
+        need = set(self.qa.asked) - ({stem(self.qa.head)} if self.qa.head and self.qa.answer_type else set())
+        if not need:
+            return False
+        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
+        return not (need & stems)
+
     def term_share(self, stems: frozenset[str] | set[str]) -> float:
         terms = self.qa.terms
         if not terms:
             return 1.0
-        weights = {t: (2.0 if (self.qa.head and t.startswith(self.qa.head[:4])) or t in self.qa.relation else 1.0)
-                   for t in terms}
+        weights = {t: (2.0 if (self.qa.head and t.startswith(self.qa.head[:4])) or t in self.qa.relation
+                       or t in self.qa.asked else 1.0) for t in terms}
         return sum(w for t, w in weights.items() if t in stems) / sum(weights.values())
 
     def candidates(self, items: list[int] | None = None) -> list[Candidate]:
@@ -253,7 +288,8 @@ class Evidence:
                 typed = self.typed(sent)
                 expected = self.qa.answer_type is not None or (self.qa.head is not None and not self.qa.yes_no)
                 support = (TERM_W * terms + SIM_W * max(0.0, sim) + (TYPE_W * typed if expected else TYPE_W * 0.5)
-                           + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0))
+                           + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0)
+                           + ASKED_W * self.asked_share(item.sentence_stems[j] | title_stems))
                 out.append(Candidate(i, j, sent, round(support, 4), typed, terms))
         out.sort(key=lambda c: (-c.support, c.i, c.j))
         return out
@@ -284,14 +320,20 @@ class Evidence:
                 # a full name or a title is a better next hop than a lone capitalised word, and a name
                 # written next to the question's own words is what the sentence says about the asked link
                 # and the chain goes on from where it got to: a name in a later-hop item comes first
-                score = (self.hop[c.i], c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
-                         - NEAR_W * self._distance_to_terms(c.text, e.text))
+                if re.search(r"[=?<>{}|]", e.text):
+                    continue  # markup or a question, not a name
+                if len(e.tokens) == 1 and e.kind == "name" and re.search(
+                        r"(?<![\w-])" + re.escape(e.text) + r"\s+(?!(?:" + "|".join(_NOT_HEAD) + r")\b)[a-z][a-z\-]+", c.text):
+                    continue  # one capitalised word before a common noun modifies it ("American wrestler")
+                score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
+                         - NEAR_W * self.distance_to_terms(c.text, e.text)
+                         + STRENGTH_W * self.strength(c.i) + DEPTH_W * self.hop[c.i])
                 if best is None or score > best[0]:
                     stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
                     best = (score, e.text, c.i, stems)
         return (best[1], best[2], best[3]) if best else None
 
-    def _distance_to_terms(self, sentence: str, name: str) -> int:
+    def distance_to_terms(self, sentence: str, name: str) -> int:
         """Words between ``name`` and the nearest of the question's terms in ``sentence`` (at most
         :data:`NEAR_CAP`; the cap when the sentence holds no term)."""
         tokens = re.findall(r"[\w'’]+", sentence)

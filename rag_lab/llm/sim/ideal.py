@@ -30,6 +30,14 @@ from rag_lab.llm.sim.question import DESCRIBED, analyse
 from rag_lab.llm.sim.vectors import Similarity
 
 
+#: A description of several words ("the last active ruler of …", "a commentator of …", "a language spoken
+#: between …") or a second predicate ("was born in 1984 and played …", "…, and its beginning …"): the
+#: question chains two facts even when it names one thing.
+_CHAINED = re.compile(r"\b(?:the|a|an)\s+(?:[a-z\-]+\s+){0,2}[a-z\-]+\s+(?:of|that|who|whom|whose|which|where|"
+                      r"[a-z]+ed\s+(?:by|in|at|on|for|from)|spoken|written|known)\b|"
+                      r"(?:,\s*and|\band)\s+(?:its|his|her|their|was|is|were|are|has|had|[a-z]+ed)\b")
+
+
 class IdealModel:
     """Each role's ideal output (see the module doc). ``similarity``: the embedding similarity the
     reading uses (None: no embeddings, lexical signals only); ``sentence_items``: how many of the
@@ -62,7 +70,8 @@ class IdealModel:
             return {"route": "COMPLEX", "reason": "several names: " + ", ".join(qa.names()[:3])}
         low = f" {qa.text.lower()} "
         if any(f" {w} " in low for w in ("who", "which", "that", "whose", "whom")) and not low.strip().startswith(
-                ("who ", "which ", "whose ", "whom ")) or "'s " in low or "’s " in low or DESCRIBED.search(qa.text):
+                ("who ", "which ", "whose ", "whom ")) or "'s " in low or "’s " in low or DESCRIBED.search(qa.text) \
+                or _CHAINED.search(qa.text):
             return {"route": "COMPLEX", "reason": "the subject is described, not named: a lookup chain"}
         if not qa.foci:
             return {"route": "COMPLEX", "reason": "names nothing: ambiguous"}

@@ -13,11 +13,15 @@ drawn only where it applies, and every draw is recorded):
 * controller — :func:`controller_knobs`, several may fire on one decision:
 
   1. ``synonym_spinning`` — the evidence suffices, yet search again with a paraphrase;
-  2. ``budget_thrift`` — a stated budget, and a re-search although the evidence suffices: stop and
-     answer (undoes spinning);
-  3. ``premature_stop`` — a multi-part question with only part covered: answer now;
-  4. ``bridge_drop`` — the next-hop query loses its bridge entity;
-  5. ``budget_anchoring`` — a stated budget not used up, and a decision to stop: keep searching;
+  2. ``premature_stop`` — a multi-part question with only part covered: answer now;
+  3. ``bridge_drop`` — the next-hop query loses its bridge entity;
+  4. ``budget_anchoring`` — a stated budget not used up, and a decision to stop: keep searching;
+  5. ``budget_thrift`` — a stated budget, and the ideal decision is one more (single-part) search
+     although the evidence already holds an answer the model would settle for (:func:`settles`):
+     stop and answer now — fewer rounds than it would otherwise take. Its opportunities are
+     disjoint from anchoring's (a search, not a stop) and from spinning's (the ideal decision, not
+     a knob's), so the sign of the disclosure effect on rounds is the balance of the two knobs'
+     firings on the opportunities the data offers — measured, not built in;
 
 * answer — :meth:`CallRandom.partial_answer`: ``premature_stop`` (answer from partial evidence);
 * route and controller output — :func:`apply_format_failures`: ``invalid_json``,
@@ -31,11 +35,13 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rag_lab.llm.sim.evidence import Evidence
 from rag_lab.llm.sim.paraphrase import drop_bridge, paraphrase
-from rag_lab.llm.sim.plan import Decision
+from rag_lab.llm.sim.plan import SETTLE, Decision
 from rag_lab.llm.sim.profile import SimulatorProfile
 
 #: Action names a tool-calling model invents in place of the four it was given.
@@ -49,9 +55,11 @@ class CallRandom:
     """The seeded randomness of one call, with a record of every knob it was asked about.
 
     Common random numbers: each knob's uniform draw is SHA-256 of (seed, role, the question,
-    the step index, the knob's name) — never of the evidence — so two pipeline configurations
-    that differ in one policy face the same model "mood" on the same question at the same step
-    (the controller's step is the number of searches already run; every other role's is 0).
+    the step index, the knob's name) — never of the evidence or any other prompt text — so two
+    pipeline configurations that differ in one policy face the same model "mood" on the same
+    question at the same decision. The controller's step is its decision index, the number of
+    retrieval *rounds* already run (the prompt states it), not the number of queries: round 1 with
+    three rewrites and round 1 with one query are the same decision; every other role's step is 0.
     ``rng`` (for choices such as which broken-JSON style) is keyed the same way.
 
     :meth:`fires` is called only where a knob applies, and each call is recorded in
@@ -94,19 +102,34 @@ def route_knob(decision: dict[str, str], comparison: bool, draws: CallRandom) ->
     return decision
 
 
+def settles(ev: Evidence) -> bool:
+    """Whether a lookup's evidence holds an answer the model would settle for once nothing is left to
+    search: its best answer sentence (of the asked kind, when one is asked) reaches
+    :data:`~rag_lab.llm.sim.plan.SETTLE` support — the bar :func:`~rag_lab.llm.sim.plan.ideal_decision`
+    answers at when its searches are spent. A comparison never settles while a side is missing."""
+    if ev.qa.comparison:
+        return False
+    found = ev.candidates(ev.answer_items())
+    if ev.qa.answer_type is not None:
+        found = [c for c in found if c.typed] or found
+    return bool(found) and found[0].support >= SETTLE
+
+
 def controller_knobs(ideal: Decision, question: str, searches: list[str], budget: int | None, run: int,
-                     draws: CallRandom) -> Decision:
+                     draws: CallRandom, settled: Callable[[], bool] = lambda: False) -> Decision:
     """The ideal controller decision with the behaviour knobs applied (see the module doc);
-    ``budget``: the search budget the prompt states (None: none stated); ``run``: searches run."""
+    ``budget``: the round budget the prompt states (None: none stated); ``run``: rounds run;
+    ``settled``: whether the evidence already holds an answer the model would settle for
+    (:func:`settles`, asked only where ``budget_thrift`` applies).
+
+    The two budget knobs have disjoint opportunities, so neither undoes the other: anchoring turns a
+    *stop* into a search, thrift turns a *search* into a stop; spinning is independent of both."""
     d = ideal
     fired: list[str] = []
     if ideal.action in ("answer", "rerank") and draws.fires("synonym_spinning"):
         q = paraphrase(question, searches, start=draws.rng.randrange(2))
         d = Decision("retrieve_again", (q,), reason="searching again to confirm")
         fired.append("synonym_spinning")
-        if budget is not None and draws.fires("budget_thrift"):
-            d = ideal
-            fired.append("budget_thrift")
     elif ideal.action in ("retrieve_again", "insufficient") and ideal.partial and draws.fires("premature_stop"):
         d = Decision("answer", reason="the evidence seems sufficient")
         fired.append("premature_stop")
@@ -117,8 +140,13 @@ def controller_knobs(ideal: Decision, question: str, searches: list[str], budget
     if (d.action in ("answer", "rerank", "insufficient") and budget is not None and run < budget
             and draws.fires("budget_anchoring")):
         q = paraphrase(question, searches, start=draws.rng.randrange(3))
-        d = Decision("retrieve_again", (q,), reason=f"{budget - run} searches left; searching more")
+        d = Decision("retrieve_again", (q,), reason=f"{budget - run} rounds left; searching more")
         fired.append("budget_anchoring")
+    elif (not fired and budget is not None and ideal.action == "retrieve_again" and settled()
+          and draws.fires("budget_thrift")):
+        d = Decision("answer", reason=f"the evidence will do; saving the budget ({max(0, budget - run)} of "
+                                      f"{budget} rounds left)")
+        fired.append("budget_thrift")
     return replace(d, knobs=tuple(fired))
 
 

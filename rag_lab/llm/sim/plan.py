@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from rag_lab.llm.sim.evidence import SUFFICIENT, Evidence, side
 from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import normalise, stem
+from rag_lab.llm.sim.text import content_stems, normalise, stem
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,8 @@ def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[
         asked = [w for w in words if stem(w) in qa.relation]
         if asked:
             return list(dict.fromkeys([" ".join([label, *asked[:HOP_WORDS]]), *targeted(label, qa)]))
-    open_words = [w for w in words if stem(w) not in covered]
+    open_words = [w for w in words if stem(w) in qa.asked and stem(w) not in covered]
+    open_words += [w for w in words if stem(w) not in covered]
     if qa.head and qa.head not in words:
         open_words.append(qa.head)
     ordered = list(dict.fromkeys([*open_words, *words]))
@@ -134,6 +135,22 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Deci
     return Decision("retrieve_again", tuple(queries), partial=partial, reason=f"comparison: nothing yet on {names}")
 
 
+def _described(qa: QuestionAnalysis, ev: Evidence, best, searches: list[str]) -> tuple[str, int, frozenset[str]] | None:
+    """The described thing as the next hop: when the best sentence sits on a page whose subject (its title) the
+    question does not name — the question describes it ("the last active ruler of …") — and the sentence holds
+    none of what the question asks, that subject with what is asked is the next search (its own page said
+    no more; the page that answers names it)."""
+    if best is None or not ev.leaves_asked_open(best):
+        return None
+    item = ev.items[best.i]
+    label = item.label
+    if len(label) < 3 or label.lower() in qa.text.lower() or searched_for(label, searches):
+        return None
+    if any(ev.about(best.i, f) for f in qa.foci):
+        return None
+    return label, best.i, item.sentence_stems[best.j] | frozenset(content_stems(item.title))
+
+
 def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
     related = ev.answer_items()
     expected = qa.answer_type is not None
@@ -141,15 +158,19 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision
     typed = [c for c in found if c.typed] if expected else found
     best = typed[0] if typed else (found[0] if found else None)
     bridge = ev.bridge()
+    described = _described(qa, ev, best, searches)
+    if described is not None:  # the best sentence is on a page the question describes but does not name
+        bridge = described
     # the answering sentence covers less than half of what the question says, and the evidence about
     # the question's names points to a name no item is about: that hop comes first
     # — or the answering sentence comes from an item that neither names the question's names nor is
     # linked from one that does (another subject's page), while such a link is there to follow
     # — or the question asks something of a described thing ("the lead of | the club that …") and the
     # answering sentence covers none of what is asked of it: it describes the thing, the next hop answers
+    # — or the answering sentence holds none of what the question asks (the words at its question word)
     open_hop = (bridge is not None and best is not None and not searched_for(bridge[0], searches)
                 and ((ev.chain_terms(best) < OPEN_HOP and ev.anchored(best.i)) or not ev.anchored(best.i)
-                     or (bool(qa.relation) and not ev.covers_relation(best))))
+                     or (bool(qa.relation) and not ev.covers_relation(best)) or ev.leaves_asked_open(best)))
     if best is not None and best.support >= SUFFICIENT and (best.typed or not expected) and not open_hop:
         if best.i >= 2 and len(ev.items) > 3:
             return Decision("rerank", reason=f"sufficient evidence, but the best item [{ev.items[best.i].n}] is "

@@ -41,14 +41,20 @@ class SimulatorProfile(BaseModel):
       for synonyms). Re-searching the same source with a paraphrase mostly returns the same chunks,
       which is what a zero-yield stop catches.
     * ``budget_anchoring`` — controller, only when its prompt itself states a budget
-      ("at most N searches", found by a regex; "as few searches as possible" is not a budget) and
-      fewer than N searches ran: instead of stopping (answer, rerank or insufficient) it keeps
-      searching with a paraphrase. Drawn per decision.
-    * ``budget_thrift`` — the documented opposite: controller, only when its prompt states a
-      budget, and only when it is about to search again although the evidence already suffices
-      (a synonym-spinning re-search): a model that knows its budget stops and answers instead.
-      Disclosure therefore both adds rounds (anchoring) and removes them (thrift); the sign of the
-      disclosure effect comes from the two rates and the measured opportunities, not from code.
+      ("at most N rounds of searches", found by a regex; "as few rounds as possible" is not a
+      budget) and fewer than N rounds ran: instead of stopping (answer, rerank or insufficient) it
+      keeps searching with a paraphrase. Drawn per decision.
+    * ``budget_thrift`` — the opposite reaction to a stated budget: controller, only when its prompt
+      states a budget, when no other knob changed the decision and the ideal decision is one more
+      search although the evidence already holds an answer the model would settle for once its
+      searches were spent (:func:`~rag_lab.llm.sim.knobs.settles`; a comparison with a side missing
+      never settles): a model that knows its budget stops there and answers — fewer rounds than it
+      would otherwise take, and sometimes a worse answer (the search it skipped could have found the
+      next hop). Independent of ``synonym_spinning``, and its opportunities (a search) are disjoint
+      from anchoring's (a stop), so neither undoes the other: the sign of disclosure's effect on
+      rounds is the balance of the two knobs' firings on the opportunities the data offers
+      (``anchored`` raises rounds, ``thrifty`` lowers them; ``typical`` and ``sloppy`` depend on the
+      questions), measured by a run, not fixed by code.
     * ``premature_stop`` — controller, on multi-part questions (comparisons, bridges): answers when
       only one part is covered, instead of asking for the missing one; answer role, when the
       evidence covers only part of the question: a confident answer from that partial evidence
@@ -74,7 +80,8 @@ class SimulatorProfile(BaseModel):
     that matter.
 
     Draws are common random numbers (:class:`~rag_lab.llm.sim.knobs.CallRandom`): a function of
-    (seed, role, question, step), not of the evidence. Every opportunity and firing is recorded in
+    (seed, role, question, decision index — for the controller the rounds already run), not of the
+    evidence or the rest of the prompt. Every opportunity and firing is recorded in
     the trace (``LLMCall.knobs``), and observed rates per role are reported next to these.
 
     ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string).
@@ -105,8 +112,14 @@ class SimulatorProfile(BaseModel):
 #: 0.05 (the three together break 14.3% of structured outputs). ``sloppy``: a weak model whose
 #: behavioural failures are frequent (0.3–0.5) and whose format failures break 27.1% of
 #: structured outputs (0.1 each; at 0.3 each two thirds fell back and fallbacks drowned every
-#: policy effect). The numbers are settings of the simulator, chosen to make effects visible, not
-#: measurements of any model.
+#: policy effect). ``anchored`` and ``thrifty``: ``typical`` with the two reactions to a stated
+#: budget set apart — ``anchored`` the model of the agent article (told "at most 4 calls", simple
+#: questions ran all four: 3.2 rounds against 1.8 with the cap hidden; anchoring 0.9, thrift 0.05),
+#: ``thrifty`` a model that economises a budget it knows (thrift 0.8, anchoring 0.05). On the
+#: world's 80 test questions at a cap of 4 (router and zero-yield stop off) disclosure moves rounds
+#: 1.66 → 2.74 under ``anchored`` and 1.66 → 1.4 under ``thrifty``
+#: (``tests/test_sim_knobs.py::test_disclosure_sign_is_measured``). The numbers are settings of
+#: the simulator, chosen to make effects visible, not measurements of any model.
 PROFILES: dict[str, SimulatorProfile] = {
     "ideal": SimulatorProfile(name="ideal"),
     "typical": SimulatorProfile(
@@ -134,8 +147,12 @@ PROFILES: dict[str, SimulatorProfile] = {
         comparison_underrate=0.5,
     ),
 }
+PROFILES["anchored"] = SimulatorProfile.model_validate(
+    {**PROFILES["typical"].model_dump(), "name": "anchored", "budget_anchoring": 0.9, "budget_thrift": 0.05})
+PROFILES["thrifty"] = SimulatorProfile.model_validate(
+    {**PROFILES["typical"].model_dump(), "name": "thrifty", "budget_anchoring": 0.05, "budget_thrift": 0.8})
 
-ProfileName = Literal["ideal", "typical", "sloppy"]
+ProfileName = Literal["ideal", "typical", "sloppy", "anchored", "thrifty"]
 
 
 #: File suffixes read as a profile file (YAML, or JSON for ``.json``) rather than a profile name.

@@ -31,8 +31,9 @@ _COMPARE_WORDS = frozenset("both same different differ difference compare compar
 _YES_NO = re.compile(r"^\s*(are|is|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.I)
 _TYPES = (
     (re.compile(r"\b(what|which|in what|in which)\s+year\b|^\s*when\b|\bwhen\s+(was|were|did|is|does)\b", re.I), "year"),
-    (re.compile(r"\bhow\s+(many|much|long|old|tall|far|big|large)\b|\bwhat\s+(number|percentage|amount)\b", re.I),
-     "number"),
+    (re.compile(r"\bhow\s+(many|much|long|old|tall|far|big|large)\b|\bwhat\s+(number|percentage|amount)\b|"
+                r"\b(?:what|which)\s+(?:is|are|was|were)\s+the\s+(?:[a-z]+\s+){0,2}(?:percentage|percent|number|count|"
+                r"amount|total)\s+of\b", re.I), "number"),
     (re.compile(r"^\s*where\b|\bwhere\s+(is|was|are|were|did|does)\b|\b(what|which)\s+(city|country|state|town|"
                 r"county|region|place|island|province|continent|location)\b", re.I), "place"),
     (re.compile(r"^\s*(who|whom|whose)\b|[,;:]\s*(who|whom)\b|\b(what|which)\s+(person|man|woman)\b", re.I), "person"),
@@ -114,6 +115,7 @@ class QuestionAnalysis:
     measure: str | None = None
     direction: str | None = None
     relation: tuple[str, ...] = ()
+    asked: tuple[str, ...] = ()
 
     @property
     def multi_part(self) -> bool:
@@ -162,6 +164,52 @@ def _with_titles(text: str, found: tuple[Entity, ...], titles: tuple[str, ...]) 
         placed.append((pos, e))
     placed += [(a, e) for a, _, e in spans]
     return tuple(e for _, e in sorted(placed, key=lambda p: p[0]))
+
+
+_WH = frozenset("what which who whom whose when where how".split())
+_PREPOSITIONS = frozenset("in on at by for from of to with as into after about under during".split())
+#: Heads that name no kind of thing ("what name", "which one"): the asked words come from around them.
+_GENERIC_HEADS = frozenset("name names type kind sort one ones thing things part".split())
+#: How many words next to the question word say what it asks.
+ASKED_WINDOW = 4
+
+
+_DESCRIPTION = re.compile(r"^\s*(?:who|what|which)\s+(?:is|are|was|were)\s+the\s+((?:[a-z\-]+\s+){0,3}?[a-z\-]+)\s+"
+                          r"(?:of|for|in|on|at|behind|that|who|whose)\b", re.I)
+
+
+def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ...]:
+    """The stems of what a question asks, read from where its question word stands: the words of the
+    description it asks for ("Who was | the military commander | of …"), else the terms just before a
+    question word that comes late ("had their first performance in | what city", "an animated series
+    created by | who"), else the last words of a question that opens with it ("What medal did the
+    opponent of X | win in 1984"); with the noun it asks for ("city"). A relative pronoun ("the band who
+    released …") is no question word: only "what", or a question word that opens the question, ends it or
+    follows a preposition, is one."""
+    termset = set(terms)
+    out: list[str] = []
+    desc = _DESCRIPTION.match(text)
+    if desc:
+        out = [stem(w) for w in desc.group(1).split() if stem(w) in termset]
+    else:
+        toks = [t.lower() for t in re.findall(r"[A-Za-z0-9][\w'’\-]*", text)]
+        at = next((k for k, w in enumerate(toks) if w in _WH and (w in ("what", "how") or k == 0 or k == len(toks) - 1
+                                                                 or toks[k - 1] in _PREPOSITIONS)), None)
+        if at is None:
+            return ()
+        opening = at == 0 or (at == 1 and toks[0] in _PREPOSITIONS)
+        if opening:
+            window = toks[-ASKED_WINDOW:]
+        else:
+            end = at - 1 if toks[at - 1] in _PREPOSITIONS else at
+            window = toks[max(0, end - ASKED_WINDOW):end]
+        out = [stem(w) for w in window if stem(w) in termset]
+    if head is not None and head not in _GENERIC_HEADS:
+        out.append(stem(head))
+    counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]+)", text, re.I)  # "how many copies": copies are asked
+    if counted and stem(counted.group(1)) in termset:
+        out.append(stem(counted.group(1)))
+    return tuple(dict.fromkeys(out))
 
 
 @lru_cache(maxsize=8192)
@@ -218,5 +266,5 @@ def analyse(question: str, titles: tuple[str, ...] = ()) -> QuestionAnalysis:
     return QuestionAnalysis(
         text=text, foci=foci, terms=terms, term_words=tuple(dict.fromkeys(term_words)), head=head,
         answer_type=answer_type, yes_no=yes_no, comparison=comparison, kind=kind, measure=measure,
-        direction=direction, relation=relation,
+        direction=direction, relation=relation, asked=() if comparison or yes_no else _asked(text, terms, head),
     )

@@ -41,7 +41,7 @@ _DAY_FIRST_DATE = re.compile(
     r"\b([0-3]?\d)(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b",
     re.IGNORECASE,
 )
-_YEAR = re.compile(r"(?<![\d.\-])((?:1[5-9]|20)\d\d)(?![\d.\-]\d)")
+_YEAR = re.compile(r"(?<![\d.\-])((?:1[5-9]|20)\d\d)(?!\d)(?![.\-]\d)")
 _PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|percent\b)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.\-@#])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.\-]*[A-Za-z_])")
 

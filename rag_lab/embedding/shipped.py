@@ -10,14 +10,12 @@ another model (``…#onnx``) simply misses and is computed. :class:`~rag_lab.emb
 consults these files after its on-disk cache and before the model.
 
 Regenerate after the dataset or the chunking changes (a test checks that the shipped file covers
-the shipped world and that its vectors match the model)::
-
-    python -m rag_lab.shipped_vectors data/world
+the shipped world and that its vectors match the model) with ``rag-lab data build-vectors data/world``
+(:mod:`rag_lab.data_build.vectors`).
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 import zipfile
 from collections.abc import Iterable, Sequence
@@ -76,44 +74,3 @@ def read_vector_file(path: Path) -> tuple[list[str], np.ndarray]:
         raise DataFormatError(path, f"need 1-d keys and a float32 matrix with one row per key, got keys "
                                     f"{keys.shape} and vectors {vectors.shape} {vectors.dtype}")
     return [k.decode() if isinstance(k, bytes) else str(k) for k in keys.tolist()], vectors
-
-
-def dataset_texts(dataset_dir: str | Path) -> list[str]:
-    """The texts every run on this dataset embeds, in a fixed order, without repeats."""
-    from rag_lab.chunking import chunk_corpus, chunk_text_for_embedding
-    from rag_lab.llm.sim.text import sentences
-    from rag_lab.loaders import load_dataset
-
-    dataset = load_dataset(str(dataset_dir))
-    chunks = chunk_corpus(dataset.corpus)
-    texts = [chunk_text_for_embedding(c) for c in chunks]
-    texts += [s for c in chunks for s in sentences(c.text)]
-    texts += [q.text for q in dataset.evalset]
-    return list(dict.fromkeys(t for t in texts if t.strip()))
-
-
-def write_vector_file(dataset_dir: str | Path, embedder: object | None = None, batch_size: int = 256) -> Path:
-    """Embed :func:`dataset_texts` with ``embedder`` (default: the packaged model on PyTorch,
-    uncached) and write them to :func:`vector_file`; returns the path."""
-    from rag_lab.embedding import EmbeddingCache, model_embedder
-
-    model = embedder if embedder is not None else model_embedder("torch")
-    texts = dataset_texts(dataset_dir)
-    vectors = np.concatenate([model.embed(texts[i : i + batch_size]) for i in range(0, len(texts), batch_size)])
-    keys = np.array([EmbeddingCache.key(model.model_id, t) for t in texts], dtype="S64")
-    path = vector_file(dataset_dir, model.model_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(path, keys=keys, vectors=np.asarray(vectors, dtype=np.float32))
-    return path
-
-
-def main(argv: Sequence[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m rag_lab.shipped_vectors", description=__doc__.split("\n\n")[0])
-    parser.add_argument("dataset_dir", nargs="+", help="dataset folders to embed, e.g. data/world")
-    for folder in parser.parse_args(argv).dataset_dir:
-        path = write_vector_file(folder)
-        print(f"wrote {path} ({path.stat().st_size / 1e6:.1f} MB)")
-
-
-if __name__ == "__main__":
-    main()

@@ -11,7 +11,8 @@ backend (``rag-lab verify``: ``RUN_DIR/verify/*``), a "Simulated vs real" sectio
 the simulated and real means with paired gaps, Kendall's τ and the simulated winner's place on the real
 Pareto front, and a simulated-vs-real scatter per headline metric. Every text from the table is HTML-escaped.
 
-:func:`delta_table_text` is the same Δ table as plain text (``rag-lab sweep`` prints it).
+:func:`rag_lab.experiments.comparisons.delta_table_text` is the same Δ table as plain text (``rag-lab sweep``
+prints it).
 """
 
 from __future__ import annotations
@@ -21,19 +22,19 @@ import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
-from rag_lab.experiments.paired import interval_text
-from rag_lab.experiments.paired_tests import holm, p_clause, p_text
-from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
-from rag_lab.figures import cost_quality, forest  # the modules, not their names: rag_lab.figures imports this package too
+from rag_lab.experiments.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
+from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.runner import load_sweep
+from rag_lab.experiments.verify import load_verifications, tau_text
+from rag_lab.figures import cost_quality, forest, sim_vs_real
 from rag_lab.figures.common import PARAM_PREFIX, format_value
-
-if TYPE_CHECKING:
-    from rag_lab.experiments.results import SweepResult
+from rag_lab.stats.paired import interval_text
+from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
@@ -58,9 +59,6 @@ TEXT_CLASS = ' class="text"'
 def _load(source: Any) -> tuple[pd.DataFrame, SweepResult | None, str]:
     """The results table, the sweep it came from (None for a bare table) and a name for it: a DataFrame as is,
     a :class:`SweepResult`, or a run directory through ``load_sweep``."""
-    from rag_lab.experiments.results import SweepResult
-    from rag_lab.experiments.runner import load_sweep  # (the runner imports this package's stats)
-
     if isinstance(source, pd.DataFrame):
         return source, None, "results table"
     if isinstance(source, (str, os.PathLike)):
@@ -151,51 +149,6 @@ def _how_to_read(cost_col: str, quality_col: str) -> str:
 # --- paired differences vs the base config ------------------------------------------------------------
 
 
-def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = None,
-                n_boot: int = 2000) -> dict[str, pd.DataFrame]:
-    """:meth:`SweepResult.compare` for each of ``metrics`` present in the sweep, against one reference, with
-    ``p_holm``: each paired test's p after Holm's correction over the whole table (every candidate but the
-    reference, on every metric shown — the family of differences the report puts in front of a reader)."""
-    present = [m for m in dict.fromkeys(metrics) if m in sweep.table.columns]
-    return with_holm({m: sweep.compare(m, reference=reference, n_boot=n_boot) for m in present})
-
-
-def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """``frames`` (``compare`` tables) with a ``p_holm`` column: Holm over all their non-reference rows."""
-    cells = [(m, i) for m, f in frames.items() for i in range(len(f)) if not bool(f["is_reference"].iloc[i])]
-    adjusted = holm(float(frames[m]["p"].iloc[i]) for m, i in cells)
-    out = {m: f.copy() for m, f in frames.items()}
-    for m, f in out.items():
-        f["p_holm"] = float("nan")
-        f.attrs = dict(frames[m].attrs)
-    for (m, i), p in zip(cells, adjusted, strict=True):
-        out[m].iloc[i, out[m].columns.get_loc("p_holm")] = p
-    return out
-
-
-def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
-    """A paired difference a reader may call measured: its interval excludes 0 and, where the row has a
-    Holm-adjusted p, that p is below ``alpha``."""
-    excludes = bool(row["lo"] > 0 or row["hi"] < 0)
-    if "p_holm" in row.index:
-        return excludes and bool(row["p_holm"] < alpha)
-    return excludes
-
-
-def _p_cell(row: pd.Series) -> str:
-    """``p=0.125 (Holm 0.750)``."""
-    return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
-
-
-def _decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
-    """Decimals that show a metric's differences: 3 below 10, 1 below 1000, else 0."""
-    frame = frames[metric]
-    top = pd.concat([frame["delta"].abs(), frame["lo"].abs(), frame["hi"].abs()]).max()
-    if pd.isna(top) or top < 10:
-        return 3
-    return 1 if top < 1000 else 0
-
-
 def _measured_class(row: pd.Series) -> str:
     """The cell class of a measured paired difference (:func:`is_measured`: bold, coloured by its sign)."""
     if not is_measured(row):
@@ -207,18 +160,6 @@ def _thead(heads: Sequence[str], text_columns: int) -> str:
     """A table head; the first ``text_columns`` columns hold text (left-aligned)."""
     cells = "".join(f"<th{TEXT_CLASS if i < text_columns else ''}>{html.escape(h)}</th>" for i, h in enumerate(heads))
     return f"<thead><tr>{cells}</tr></thead>"
-
-
-def _reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
-    first = next(iter(frames.values()))
-    ref = first.attrs.get("reference", {})
-    n = sorted({int(v) for f in frames.values() for v in f["n"]})
-    seeds = sorted({int(v) for f in frames.values() for v in f["n_seeds"]})
-    count = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
-    return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same {count} questions "
-            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval, "
-            "two-sided paired test (exact sign/McNemar for 0/1 metrics, sign-flip permutation otherwise) with its p "
-            "and the p after Holm's correction over every Δ of the table")
 
 
 def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
@@ -237,7 +178,7 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
                  f'<td class="text">{html.escape(str(row["label"]))}</td>']
         for metric in metrics:
             other = frames[metric].iloc[pos]
-            text = f"{interval_text(other, _decimals(frames, metric))} {_p_cell(other)}"
+            text = f"{interval_text(other, decimals(frames, metric))} {p_cell(other)}"
             cells.append(f"<td{_measured_class(other)}>{html.escape(text)}</td>")
         cells.append(f"<td>{int(row['n'])}</td>")
         share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
@@ -247,30 +188,10 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
     return "\n".join(lines)
 
 
-def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
-    """The Δ-vs-reference table as plain text, each Δ with its p and Holm-adjusted p (``*``: the interval
-    excludes 0 and the Holm-adjusted p is below 0.05)."""
-    metrics = list(frames)
-    first = frames[metrics[0]]
-    rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
-    cells = [[f"{interval_text(frames[m].iloc[i], _decimals(frames, m))} {_p_cell(frames[m].iloc[i])}"
-              + (" *" if is_measured(frames[m].iloc[i]) else "  ")
-              for m in metrics] for i in rows]
-    names = [str(first.iloc[i]["label"]) for i in rows]
-    heads = [f"Δ {label(m)}" for m in metrics]
-    w0 = max([len("changes vs reference"), *map(len, names)])
-    widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
-    lines = [_reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05",
-             f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
-    lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
-              for n, row in zip(names, cells, strict=True)]
-    return "\n".join(lines)
-
-
 def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
     parts = [
         "<h2>Paired differences vs the reference</h2>",
-        f"<p class=\"note\">{html.escape(_reference_sentence(frames))}. Every candidate answered the same "
+        f"<p class=\"note\">{html.escape(reference_sentence(frames))}. Every candidate answered the same "
         "questions, so the question-to-question spread that makes each candidate's own interval wide cancels in "
         "the per-question difference: questions are resampled jointly for the candidate and the reference (with "
         "several seeds, each question's difference is averaged over its seeds first). Each Δ is also tested "
@@ -323,9 +244,6 @@ def verify_table_html(verification: Any) -> str:
 
 
 def _verify_section(verifications: Sequence[Any]) -> list[str]:
-    from rag_lab.experiments.verify import tau_text
-    from rag_lab.figures import sim_vs_real  # (the figures package imports this one)
-
     parts = ["<h2>Simulated vs real</h2>",
              "<p class=\"note\">The best candidates of this simulated sweep were run again on a real backend "
              "(<code>rag-lab verify</code>), on the same questions. Each row compares a candidate's simulated and "
@@ -410,8 +328,6 @@ def report_figures(
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
     ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric and ``sim_vs_real_<n>_<metric>``
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
-    from rag_lab.figures import sim_vs_real
-
     table, sweep, _ = _load(source)
     table = add_pareto(table, cost_col, quality_col)
     figures: dict[str, Any] = {}
@@ -425,8 +341,6 @@ def report_figures(
         figures[f"{second_col.removeprefix('cost_')}_quality"] = cost_quality.cost_quality_figure(
             cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col))
     if sweep is not None:
-        from rag_lab.experiments.verify import load_verifications
-
         for metric, frame in comparisons(sweep, (quality_col, cost_col), reference).items():
             figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
         for n, v in enumerate(load_verifications(sweep.run_dir, sweep)):
@@ -462,8 +376,6 @@ def write_report(
     frames: dict[str, pd.DataFrame] = {}
     verifications: list[Any] = []
     if sweep is not None:
-        from rag_lab.experiments.verify import load_verifications
-
         frames = comparisons(sweep, (quality_col, cost_col), reference)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
         verifications = load_verifications(sweep.run_dir, sweep)

@@ -31,8 +31,9 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.experiments.comparisons import comparisons
 from rag_lab.experiments.results import SweepResult
-from rag_lab.experiments.stats import COST_PREFIXES, QUALITY_PREFIX
+from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX
 
 DB_FILE = "mlflow.db"
 ARTIFACTS = "artifacts"
@@ -162,8 +163,6 @@ def log_sweep(
 
 
 def _comparisons(sweep: SweepResult, reference: Any) -> dict[str, Any]:
-    from rag_lab.experiments.report import comparisons
-
     if len(sweep.table) < 2:
         return {}
     return comparisons(sweep, (DEFAULT_QUALITY, DEFAULT_COST), reference)

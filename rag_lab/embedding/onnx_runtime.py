@@ -33,7 +33,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_lab.embedding import DEFAULT_MODEL_ID, normalize_rows, packaged_model_path
+from rag_lab.embedding.base import DEFAULT_MODEL_ID, normalize_rows, packaged_model_path
 from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir
 

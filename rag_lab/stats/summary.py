@@ -1,5 +1,5 @@
 """Statistics of evaluation runs: bootstrap confidence intervals over questions, mean ± std over seeds,
-and the cost-quality Pareto front (DESIGN.md §5–6).
+and the cost-quality Pareto front (docs/design.md §5–6).
 
 Conventions. Per-question rows come from :func:`rag_lab.evaluation.question_metrics.question_metrics`:
 ``quality_*`` in [0, 1] or None where undefined, ``cost_*`` (incurred), ``spent_*`` (cache misses) and

@@ -1,7 +1,7 @@
-"""Significance tests for paired differences on the same questions (DESIGN.md §5): exact sign / McNemar,
+"""Significance tests for paired differences on the same questions (docs/design.md §5): exact sign / McNemar,
 paired sign-flip permutation, Holm's correction, and an equivalence test (TOST) with a stated margin.
 
-The paired bootstrap interval of :func:`~rag_lab.experiments.paired.paired_difference` says how large a
+The paired bootstrap interval of :func:`~rag_lab.stats.paired.paired_difference` says how large a
 difference is; it is not a test a referee accepts for a handful of flips: four questions of 120 going one
 way and none the other give an interval that excludes 0, while the exact sign test on those four
 discordant pairs gives p = 2 · 0.5⁴ = 0.125. So a claimed difference is also *tested*:
@@ -39,7 +39,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as _stats
 
-from rag_lab.experiments.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
+from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["exact", "permutation"]
@@ -60,7 +60,7 @@ class PairedTest:
     defined on both sides; ``n_better`` / ``n_worse`` those on which ``values`` is above / below
     ``reference`` (the rest are ties); ``method`` ``"exact"`` (sign / McNemar), ``"permutation"`` (all sign
     patterns enumerated) or ``"permutation_mc"`` (``n_permutations`` random ones); ``difference`` the full
-    :class:`~rag_lab.experiments.paired.PairedDifference` (means of each side, share that differ)."""
+    :class:`~rag_lab.stats.paired.PairedDifference` (means of each side, share that differ)."""
 
     p: float
     delta: float

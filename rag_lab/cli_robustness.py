@@ -1,0 +1,58 @@
+"""``rag-lab robustness``: re-run every headline finding on the world, the HotpotQA and the MuSiQue samples
+with two simulator seeds, and write the table as markdown and JSON (:mod:`rag_lab.experiments.robustness`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from rag_lab.cli_options import command
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    # defaults resolved in the command: importing rag_lab.experiments here would slow every rag-lab start
+    rob = command(sub, "robustness", robustness_command,
+                  "re-run the headline findings of notebooks 01-06 on every dataset and seed: paired delta, interval, "
+                  "exact p, Holm p, sign agreement per cell")
+    rob.add_argument("--findings", nargs="+", default=None, metavar="KEY",
+                     help="only these findings (default: every one registered in rag_lab.experiments.robustness)")
+    rob.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
+                     help="the datasets of the cells (default: world hotpotqa_sample musique_sample)")
+    rob.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
+                     help="simulator seeds of the cells (default: 0 1)")
+    rob.add_argument("--real-limit", type=int, default=None, metavar="N",
+                     help="questions of each real sample, its first ones (default 60)")
+    rob.add_argument("--work-dir", type=Path, default=None,
+                     help="where each cell's sweep is kept and resumed (default: $RAG_LAB_CACHE/robustness)")
+    rob.add_argument("--out", type=Path, default=None, metavar="JSON",
+                     help="the machine-readable table (default: the shipped data/robustness.json)")
+    rob.add_argument("--markdown", type=Path, default=None, metavar="MD",
+                     help="the report's markdown (default: the shipped data/robustness.md)")
+    rob.add_argument("--quiet", action="store_true", help="no line per finished cell on stderr")
+
+
+def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.experiments.robustness import (
+        CELL_DATASETS,
+        REAL_LIMIT,
+        SEEDS,
+        SHIPPED_MARKDOWN,
+        SHIPPED_TABLE,
+        markdown,
+        run_robustness,
+    )
+    from rag_lab.stats.paired import interval_text
+
+    def progress(key: str, cell: dict[str, Any]) -> None:
+        if not args.quiet:
+            print(f"rag-lab robustness: {key} {cell['dataset']} seed {cell['seed']}: {interval_text(cell)} "
+                  f"(n={cell['n']})", file=sys.stderr, flush=True)
+
+    table = run_robustness(args.findings, datasets=args.datasets or CELL_DATASETS, seeds=args.seeds or SEEDS,
+                           real_limit=args.real_limit if args.real_limit is not None else REAL_LIMIT,
+                           work_dir=args.work_dir, on_cell=progress)
+    written = table.write(args.out or SHIPPED_TABLE, args.markdown or SHIPPED_MARKDOWN)
+    text = markdown(table) + "\nwrote " + " and ".join(str(p) for p in written)
+    return {"written": [str(p) for p in written], **table.to_dict()}, text

@@ -1,0 +1,372 @@
+"""Robustness of the headline findings as a table (``rag-lab robustness``).
+
+Each course notebook 01–06 rests on one or two paired findings ("capping at one round loses answers",
+"the zero-yield stop costs no answers", …), measured on the synthetic world with simulator seed 0.
+:data:`HEADLINE_FINDINGS` registers them — the notebook's own contrast, metric, claimed direction (or
+equivalence margin), shared settings and simulator knobs — and :func:`run_robustness` re-runs every one
+on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
+first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
+simulator seeds 0 and 1. Per cell it reports the paired Δ with its bootstrap interval, the exact paired
+test of :func:`~rag_lab.stats.significance.paired_test` (sign / McNemar for 0/1 metrics, sign-flip
+permutation otherwise; one-sided in the claimed direction) or, for a "no change" claim, the TOST of
+:func:`~rag_lab.stats.significance.equivalence_test` with the notebook's margin; Holm's correction
+(:func:`~rag_lab.stats.significance.holm`) over every cell of the table (one family); and
+
+* ``agrees`` — the sign of Δ is the claimed one (for a no-change claim: ``|Δ| < margin``);
+* ``holds`` — the finding holds in that cell: the interval lies on the claimed side of 0 and the
+  Holm-adjusted p is below α (no change: the Holm-adjusted TOST p is below α).
+
+The table is written as markdown (the report) and as JSON; the JSON ships in the repository
+(:data:`SHIPPED_TABLE`, with its markdown beside it) so a notebook can quote its row with
+:func:`quote` without re-running anything. It records the :data:`~rag_lab.llm.simulator.SIM_VERSION` it
+was made with; ``tests/test_robustness.py`` fails when the shipped table is stale against the current
+simulator. Regenerate with ``rag-lab robustness`` (default: write both shipped files).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rag_lab.errors import ConfigError
+from rag_lab.paths import DATA_DIR
+from rag_lab.stats.paired import changes_label, interval_text
+from rag_lab.stats.significance import equivalence_test, holm, p_text, paired_test
+
+__all__ = ["CELL_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
+           "check_current", "load_table", "quote", "run_robustness"]
+
+Direction = Literal["above", "below", "none"]
+#: The datasets every finding is re-run on (shipped names).
+CELL_DATASETS = ("world", "hotpotqa_sample", "musique_sample")
+#: Simulator seeds of every cell (seed 0 is the notebooks' own).
+SEEDS = (0, 1)
+#: Questions of each real sample (its first ones, every type).
+REAL_LIMIT = 60
+ALPHA = 0.05
+#: The shipped table (JSON) and its markdown beside it.
+SHIPPED_TABLE = DATA_DIR / "robustness.json"
+SHIPPED_MARKDOWN = DATA_DIR / "robustness.md"
+#: The command that regenerates the shipped files.
+COMMAND = "rag-lab robustness"
+
+
+@dataclass(frozen=True)
+class HeadlineFinding:
+    """One notebook's finding, as the robustness table re-runs it: ``candidate`` against ``reference`` (dotted
+    pipeline settings over ``base``) on ``metric``, claimed ``direction`` (``above``/``below``: the candidate's
+    metric is higher/lower; ``none``: within ±``margin``); ``knobs``: the simulator knob overrides of the
+    notebook (over ``profile``); ``world_types`` / ``world_per_type``: the notebook's world questions (test
+    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.findings`)."""
+
+    key: str
+    notebook: str
+    claim: str
+    metric: str
+    candidate: Mapping[str, Any]
+    reference: Mapping[str, Any]
+    direction: Direction
+    kind: str = "measured"
+    margin: float | None = None
+    base: Mapping[str, Any] = field(default_factory=dict)
+    knobs: Mapping[str, float] = field(default_factory=dict)
+    profile: str = "typical"
+    world_types: tuple[str, ...] | None = None
+    world_per_type: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.direction == "none") != (self.margin is not None):
+            raise ConfigError(f"{self.key}: a margin goes with direction 'none', and only with it")
+
+    def spec(self, dataset: str, seed: int, real_limit: int) -> dict[str, Any]:
+        """The two-candidate sweep of one cell."""
+        grid = [{k: [v] for k, v in arm.items()} for arm in (self.reference, self.candidate)]
+        spec: dict[str, Any] = {
+            "name": f"robustness_{self.key}_{dataset}_s{seed}",
+            "dataset": dataset,
+            "base": dict(self.base),
+            "backend": {"kind": "sim", "profile": self.profile, "knobs": dict(self.knobs)},
+            "grid": grid,
+            "seeds": [seed],
+        }
+        if dataset == "world":
+            spec.update({"split": "test", "types": list(self.world_types) if self.world_types else None,
+                         "per_type": self.world_per_type})
+        else:
+            spec["limit"] = real_limit
+        return spec
+
+
+_STRICT = "quality_answer_containment_strict"
+#: The headline findings of notebooks 01–06 (each notebook's asserted claims, with its settings).
+HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
+    HeadlineFinding("round_cap_calls", "01_round_cap", "capping retrieval at one round instead of two cuts LLM calls",
+                    "cost_llm_calls", {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2}, "below",
+                    world_per_type=10),
+    HeadlineFinding("round_cap_bridge", "01_round_cap",
+                    "on two-hop questions, capping at one round loses answers that round 2 finds", _STRICT,
+                    {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2}, "below", world_types=("bridge",)),
+    HeadlineFinding("disclosure_calls", "02_budget_disclosure",
+                    "stating the budget in the controller prompt raises LLM calls (budget anchoring 0.6)",
+                    "cost_llm_calls", {"disclosure.disclosed": True, "round_cap.max_rounds": 4},
+                    {"disclosure.disclosed": False, "round_cap.max_rounds": 4}, "above", kind="by_construction",
+                    knobs={"budget_anchoring": 0.6}, world_per_type=10),
+    HeadlineFinding("zero_yield_calls", "03_zero_yield_stop",
+                    "stopping on an empty round cuts the LLM calls a spinning controller spends", "cost_llm_calls",
+                    {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "below", kind="by_construction",
+                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}, world_per_type=10),
+    HeadlineFinding("zero_yield_answers", "03_zero_yield_stop",
+                    "the zero-yield stop costs no answers (strict containment within ±0.05)", _STRICT,
+                    {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "none", margin=0.05,
+                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}, world_per_type=10),
+    HeadlineFinding("hyde_recall", "04_hyde",
+                    "the mean embedding of 4 passages that only rephrase the question brings no more gold evidence "
+                    "(evidence recall within ±0.10)", "quality_evidence_recall",
+                    {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}, {"hyde.enabled": False},
+                    "none", margin=0.10, world_types=("mismatch",)),
+    HeadlineFinding("crag_abstention", "05_crag_thresholds",
+                    "raising crag.lower to 0.5 refuses answerable questions and lowers abstention accuracy",
+                    "quality_abstention_accuracy", {"crag.lower": 0.5, "crag.upper": 0.5},
+                    {"crag.lower": 0.2, "crag.upper": 0.5}, "below", world_per_type=10),
+    HeadlineFinding("truncation_retained", "06_truncation",
+                    "with a tight snippet limit (5), ranking before the cut keeps the gold evidence later rounds "
+                    "found, appending loses it", "quality_later_gold_retained",
+                    {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 5},
+                    {"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 5}, "above",
+                    base={"round_cap.max_rounds": 3}, world_types=("bridge", "comparison")),
+    HeadlineFinding("truncation_answers", "06_truncation", "and the answers are better for it", _STRICT,
+                    {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 5},
+                    {"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 5}, "above",
+                    base={"round_cap.max_rounds": 3}, world_types=("bridge", "comparison")),
+)
+
+
+def _finding(key: str) -> HeadlineFinding:
+    for f in HEADLINE_FINDINGS:
+        if f.key == key:
+            return f
+    raise ConfigError(f"no headline finding {key!r}; known: {', '.join(f.key for f in HEADLINE_FINDINGS)}")
+
+
+# --- one cell ----------------------------------------------------------------------------------------
+
+
+def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
+    """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test it (p not yet corrected)."""
+    from rag_lab.experiments.runner import run_sweep
+    from rag_lab.llm.simulator import SIM_VERSION
+
+    spec = finding.spec(dataset, seed, real_limit)
+    run_dir = work_dir / SIM_VERSION / spec["name"]  # a new simulator never resumes an old one's rows
+    result = run_sweep(spec, run_dir, progress="quiet", overwrite=True)
+    values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
+    alternative = {"above": "greater", "below": "less", "none": "two-sided"}[finding.direction]
+    test = paired_test(values, reference, alternative=alternative)  # type: ignore[arg-type]
+    cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": test.n, "delta": test.delta, "lo": test.lo,
+                            "hi": test.hi, "test": test.method, "n_better": test.n_better, "n_worse": test.n_worse,
+                            "p_difference": test.p}
+    if finding.direction == "none":
+        tost = equivalence_test(values, reference, finding.margin)  # type: ignore[arg-type]
+        cell.update({"p": tost.p, "test": "tost", "agrees": bool(abs(test.delta) < finding.margin)})  # type: ignore[operator]
+    else:
+        sign = 1.0 if finding.direction == "above" else -1.0
+        cell.update({"p": test.p, "agrees": bool(sign * test.delta > 0)})
+    return cell
+
+
+def _holds(finding: HeadlineFinding, cell: Mapping[str, Any], alpha: float) -> bool:
+    if not cell["p_holm"] < alpha:
+        return False
+    if finding.direction == "none":
+        return True
+    return cell["lo"] > 0 if finding.direction == "above" else cell["hi"] < 0
+
+
+# --- the table -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class RobustnessTable:
+    """The table as written to JSON: ``findings`` (each a :class:`HeadlineFinding`'s fields plus ``cells``,
+    one per dataset × seed, and ``summary``) and how it was made."""
+
+    sim_version: str
+    findings: list[dict[str, Any]]
+    datasets: list[str]
+    seeds: list[int]
+    real_limit: int
+    alpha: float
+    seconds: float
+    command: str = COMMAND
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RobustnessTable:
+        try:
+            return cls(**{k: data[k] for k in ("sim_version", "findings", "datasets", "seeds", "real_limit", "alpha",
+                                               "seconds")}, command=data.get("command", COMMAND))
+        except KeyError as exc:
+            raise ConfigError(f"not a robustness table: missing {exc}") from None
+
+    def row(self, key: str) -> dict[str, Any]:
+        for f in self.findings:
+            if f["key"] == key:
+                return f
+        raise ConfigError(f"the robustness table has no finding {key!r}; it holds "
+                          f"{', '.join(f['key'] for f in self.findings)}")
+
+    def write(self, json_path: Path, markdown_path: Path | None) -> list[Path]:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        written = [json_path]
+        if markdown_path is not None:
+            markdown_path.parent.mkdir(parents=True, exist_ok=True)
+            markdown_path.write_text(markdown(self), encoding="utf-8")
+            written.append(markdown_path)
+        return written
+
+
+def run_robustness(
+    findings: Iterable[str] | None = None,
+    datasets: Sequence[str] = CELL_DATASETS,
+    seeds: Sequence[int] = SEEDS,
+    real_limit: int = REAL_LIMIT,
+    work_dir: str | Path | None = None,
+    alpha: float = ALPHA,
+    on_cell: Callable[[str, dict[str, Any]], None] | None = None,
+) -> RobustnessTable:
+    """Run every registered finding (or the ``findings`` named) on every dataset × seed and build the table
+    (see the module doc). ``work_dir`` keeps each cell's sweep (resumable; default
+    ``$RAG_LAB_CACHE/robustness``); ``on_cell(key, cell)`` is called as each cell finishes."""
+    from rag_lab.llm.simulator import SIM_VERSION
+    from rag_lab.paths import cache_dir
+
+    chosen = [_finding(k) for k in findings] if findings is not None else list(HEADLINE_FINDINGS)
+    if not chosen or not datasets or not seeds:
+        raise ConfigError("the robustness table needs at least one finding, one dataset and one seed")
+    if isinstance(real_limit, bool) or not isinstance(real_limit, int) or real_limit < 2:
+        raise ConfigError(f"real_limit must be an integer >= 2, got {real_limit!r}")
+    work = Path(work_dir) if work_dir is not None else cache_dir() / "robustness"
+    start = time.perf_counter()
+    rows = []
+    for finding in chosen:
+        cells = []
+        for dataset in datasets:
+            for seed in seeds:
+                cell = _cell(finding, dataset, seed, real_limit, work)
+                cells.append(cell)
+                if on_cell is not None:
+                    on_cell(finding.key, cell)
+        row = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
+               for k, v in asdict(finding).items()}
+        rows.append({**row, "cells": cells})
+    adjusted = holm([c["p"] for r in rows for c in r["cells"]])
+    it = iter(adjusted)
+    for row, finding in zip(rows, chosen, strict=True):
+        for cell in row["cells"]:
+            cell["p_holm"] = next(it)
+            cell["holds"] = _holds(finding, cell, alpha)
+        n = len(row["cells"])
+        row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
+                          "hold": sum(c["holds"] for c in row["cells"])}
+    return RobustnessTable(SIM_VERSION, rows, list(datasets), list(seeds), real_limit, alpha,
+                           round(time.perf_counter() - start, 1))
+
+
+# --- reading and quoting the shipped table -------------------------------------------------------------
+
+
+def load_table(path: str | Path = SHIPPED_TABLE) -> RobustnessTable:
+    """The robustness table in ``path`` (default: the shipped one)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the robustness table ({exc.strerror or exc}); "
+                          f"write it with `{COMMAND}`") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc})") from None
+    return RobustnessTable.from_dict(data)
+
+
+def check_current(table: RobustnessTable) -> None:
+    """Raise :class:`ConfigError` when ``table`` was made with another simulator than the current one."""
+    from rag_lab.llm.simulator import SIM_VERSION
+
+    if table.sim_version != SIM_VERSION:
+        raise ConfigError(f"the robustness table was made with simulator {table.sim_version}, the current one is "
+                          f"{SIM_VERSION}: regenerate it with `{COMMAND}`")
+
+
+def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    mark = "holds" if cell["holds"] else "agrees, not significant" if cell["agrees"] else "opposite sign" \
+        if row["direction"] != "none" else "outside the margin"
+    return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}"
+
+
+def quote(key: str, table: RobustnessTable | None = None) -> str:
+    """Where finding ``key`` holds and where it does not, in one paragraph a notebook prints: for each dataset,
+    its seeds' Δ [interval], p (Holm-adjusted) and verdict; from the shipped table unless ``table`` is given."""
+    table = table if table is not None else load_table()
+    row = table.row(key)
+    held = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if c["holds"]]
+    failed = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if not c["holds"]]
+    lines = [f"{row['notebook']} · {row['claim']} ({row['metric']}, candidate "
+             f"{_settings(row['candidate'])} vs {_settings(row['reference'])}): holds in "
+             f"{row['summary']['hold']} of {row['summary']['cells']} cells, sign agrees in "
+             f"{row['summary']['agree']} ({table.sim_version})."]
+    lines += [f"  {c['dataset']} seed {c['seed']} (n={c['n']}): {_cell_text(row, c)}" for c in row["cells"]]
+    lines.append(f"  holds: {', '.join(held) or 'nowhere'}; does not hold: {', '.join(failed) or 'none'}")
+    return "\n".join(lines)
+
+
+def _settings(settings: Mapping[str, Any]) -> str:
+    return changes_label(settings)
+
+
+def markdown(table: RobustnessTable) -> str:
+    """The table as the report's markdown: one row per finding, one column per dataset × seed."""
+    cols = [(d, s) for d in table.datasets for s in table.seeds]
+    head = "| finding | claim | metric | " + " | ".join(f"{d} s{s}" for d, s in cols) + " | holds | sign agrees |"
+    lines = [
+        "# Robustness of the headline findings",
+        "",
+        f"Made by `{table.command}` with simulator {table.sim_version} (this invocation: {table.seconds:.0f} s; cells "
+        "already in its work directory are reused, not re-run). Each finding of "
+        "notebooks 01–06 re-run on the world (the notebook's questions, test split), on the first "
+        f"{table.real_limit} questions of each real sample, with simulator seeds {', '.join(map(str, table.seeds))}. "
+        "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the exact paired test's "
+        "p (one-sided in the claimed direction; TOST for a no-change claim) and the Holm-adjusted p over every cell "
+        f"of this table. **✓** holds (interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
+        "p < α), **~** the sign agrees but it does not hold, **✗** the opposite sign (no change: outside the margin).",
+        "",
+        head,
+        "|" + "---|" * (5 + len(cols)),
+    ]
+    for row in table.findings:
+        by = {(c["dataset"], c["seed"]): c for c in row["cells"]}
+        claim = row["claim"] + (f" (±{row['margin']:g})" if row["margin"] is not None and "±" not in row["claim"] else "")
+        cells = []
+        for key in cols:
+            c = by.get(key)
+            if c is None:
+                cells.append("–")
+                continue
+            mark = "✓" if c["holds"] else "~" if c["agrees"] else "✗"
+            cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})")
+        s = row["summary"]
+        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {claim} | {row['metric']} | "
+                     + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
+    lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
+    for row in table.findings:
+        knobs = f"; simulator knobs {_settings(row['knobs'])}" if row["knobs"] else ""
+        base = f"; base {_settings(row['base'])}" if row["base"] else ""
+        lines.append(f"- `{row['key']}`: {_settings(row['candidate'])} vs {_settings(row['reference'])}{base}"
+                     f"{knobs}; profile {row['profile']}")
+    return "\n".join(lines) + "\n"

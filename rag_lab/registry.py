@@ -1,0 +1,118 @@
+"""One registry per kind of plug-in: index kinds, LLM backends, embedders, policies, figures.
+
+A :class:`Registry` maps a name to a plug-in (a class or a factory). Everything that lists the
+plug-ins of a kind derives the list from its registry instead of writing it again: argparse
+``choices``, pydantic field types (:meth:`Registry.field`), config sections, the parametrised
+contract tests. Adding a plug-in is one class plus one registry line::
+
+    INDEX_KINDS.add("toy", ToyIndex)
+
+The lookups give a :class:`UnknownName` error (a :class:`~rag_lab.errors.ConfigError` and a
+``KeyError``) that names the registry and its choices.
+
+>>> colours = Registry("colour")
+>>> colours.add("red", 0xFF0000)
+16711680
+>>> colours.names()
+('red',)
+>>> colours["blue"]
+Traceback (most recent call last):
+...
+rag_lab.registry.UnknownName: "unknown colour 'blue'; choose one of red"
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from typing import Annotated, Any, Generic, TypeVar
+
+from pydantic import AfterValidator, WithJsonSchema
+
+from rag_lab.errors import ConfigError
+
+T = TypeVar("T")
+
+
+class UnknownName(ConfigError, KeyError):
+    """A name that is not in its registry; the message lists the registered names."""
+
+    def __str__(self) -> str:  # KeyError would quote the message again
+        return str(self.args[0]) if self.args else ""
+
+
+class Registry(Mapping[str, T], Generic[T]):
+    """Named plug-ins of one kind, in registration order (a read-only mapping plus :meth:`add`)."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: dict[str, T] = {}
+
+    def add(self, name: str, item: T) -> T:
+        """Register ``item`` under ``name`` (a name is registered once) and return it."""
+        if not name or not isinstance(name, str):
+            raise ConfigError(f"a {self.kind} needs a non-empty name, got {name!r}")
+        if name in self._items:
+            raise ConfigError(f"{self.kind} {name!r} is already registered ({self._items[name]!r})")
+        self._items[name] = item
+        return item
+
+    def register(self, name: str) -> Callable[[T], T]:
+        """Decorator form of :meth:`add`: ``@BACKENDS.register("sim")``."""
+        return lambda item: self.add(name, item)
+
+    def remove(self, name: str) -> T:
+        """Unregister ``name`` (for tests that register a toy plug-in and must leave no trace)."""
+        self[name]  # noqa: B018  (the helpful error)
+        return self._items.pop(name)
+
+    def __getitem__(self, name: str) -> T:
+        try:
+            return self._items[name]
+        except (KeyError, TypeError):
+            raise UnknownName(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(tuple(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}: {', '.join(self._items)})"
+
+    def names(self) -> tuple[str, ...]:
+        """The registered names, in registration order (what argparse ``choices`` take)."""
+        return tuple(self._items)
+
+    def check(self, name: str) -> str:
+        """``name`` if it is registered, else :class:`UnknownName`."""
+        self[name]  # noqa: B018
+        return name
+
+    def field(self) -> Any:
+        """A pydantic field type for a name of this registry: a ``str`` checked against the registry
+        when validated (so a plug-in registered later is accepted), whose JSON schema lists the names.
+        The widgets read the registry back from the type (:func:`registry_of`) to offer the names."""
+
+        def validate(name: str) -> str:
+            if name not in self._items:
+                raise ValueError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}")
+            return name
+
+        schema = WithJsonSchema({"type": "string", "enum": list(self._items)})
+        return Annotated[str, AfterValidator(validate), schema, _RegistryMarker(self)]
+
+
+class _RegistryMarker:
+    """Metadata on a :meth:`Registry.field` type that leads back to its registry."""
+
+    def __init__(self, registry: Registry[Any]) -> None:
+        self.registry = registry
+
+    def __repr__(self) -> str:
+        return f"names of {self.registry!r}"
+
+
+def registry_of(metadata: list[Any] | tuple[Any, ...]) -> Registry[Any] | None:
+    """The registry behind a field made by :meth:`Registry.field` (from its pydantic ``metadata``), else None."""
+    return next((m.registry for m in metadata if isinstance(m, _RegistryMarker)), None)

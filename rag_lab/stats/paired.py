@@ -1,0 +1,203 @@
+"""Paired differences between two configurations measured on the same questions (docs/design.md §5).
+
+Two candidates of a sweep answer the *same* questions, so the question-to-question spread that makes
+each candidate's own interval wide (some questions are easy for every configuration, some hard for
+all) cancels in the per-question difference. :func:`paired_difference` gives the mean of that
+difference with a **paired percentile bootstrap** interval:
+
+- questions are resampled with replacement, *jointly* for the two configurations (the same resampled
+  question ids on both sides), ``n_boot`` times, in one vectorised step;
+- with several simulator seeds (``values`` of shape ``(questions, seeds)``), each question's
+  difference is first averaged over its seeds, and only questions are resampled (a two-stage
+  bootstrap that resamples the top stage only, as Davison & Hinkley 1997, §3.8, recommend: the
+  question means already carry the seed-to-seed variation, so resampling seeds too would count it
+  twice). The interval is about the population of questions, for this set of seeds;
+- a (question, seed) cell where either side is undefined (NaN/None, e.g. containment on an
+  unanswerable question) is left out on both sides; a question with no defined cell is left out.
+
+``n`` is the number of questions used and ``share_differ`` the share of them on which the two
+configurations differ at all: a Δ of +0.05 on 240 questions may be 12 questions that flipped one
+way, or 40 flips that nearly cancel. :func:`unpaired_difference` resamples each side on its own
+(what comparing two candidates' separate intervals amounts to); it is here to show how much wider
+that is.
+
+The labels of configurations — their parameters that differ from a reference — come from
+:func:`config_changes` and :func:`changes_label`, shared by the results table, the figures and the
+widgets.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
+
+import numpy as np
+
+#: Two per-question values closer than this count as equal (for ``share_differ``).
+EQUAL_TOL = 1e-12
+_MISSING = object()
+
+
+class PairedDifference(NamedTuple):
+    """Mean difference ``values − reference`` over the questions both define, with its bootstrap interval."""
+
+    delta: float
+    lo: float
+    hi: float
+    n: int
+    n_seeds: int
+    share_differ: float
+    mean: float
+    reference_mean: float
+
+    @property
+    def excludes_zero(self) -> bool:
+        """Whether the interval lies entirely above or entirely below 0 (a measured difference)."""
+        return bool(self.lo > 0 or self.hi < 0)
+
+
+def _matrix(values: Any, what: str) -> np.ndarray:
+    """``values`` as a float (questions, seeds) matrix, None as NaN; a clear error otherwise."""
+    try:
+        array = np.array(values, dtype=object)
+        array = np.where(np.equal(array, None), np.nan, array).astype(float)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{what}: expected numbers or None per question (and seed), got {exc}") from None
+    if array.ndim == 1:
+        array = array[:, None]
+    if array.ndim != 2:
+        raise ValueError(f"{what}: expected shape (questions,) or (questions, seeds), got {array.shape}")
+    return array
+
+
+def _check(n_boot: int, alpha: float) -> None:
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
+        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+
+
+def _paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per-question means over the seeds both sides define: ``(a, b, n_seeds)``, undefined questions dropped."""
+    a, b, n_seeds, _ = paired_means(values, reference)
+    return a, b, n_seeds
+
+
+def paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+    """Per-question means over the seeds both sides define: ``(a, b, n_seeds, kept)``, where ``kept`` is the
+    boolean mask of the input questions that have at least one cell defined on both sides (the others dropped)."""
+    a, b = _matrix(values, "values"), _matrix(reference, "reference")
+    if a.shape != b.shape:
+        raise ValueError(f"values and reference differ in shape: {a.shape} vs {b.shape} (the same questions "
+                         "and seeds, in the same order, are needed for a paired difference)")
+    both = ~(np.isnan(a) | np.isnan(b))
+    count = both.sum(axis=1)
+    keep = count > 0
+    a_mean = np.where(both, a, 0.0).sum(axis=1)[keep] / count[keep]
+    b_mean = np.where(both, b, 0.0).sum(axis=1)[keep] / count[keep]
+    return a_mean, b_mean, a.shape[1], keep
+
+
+def _strata_labels(strata: Any, n_questions: int) -> np.ndarray:
+    """``strata`` (one hashable label per input question) as an array of labels; a clear error otherwise."""
+    labels = np.asarray(list(strata), dtype=object)
+    if labels.ndim != 1 or labels.size != n_questions:
+        raise ValueError(f"strata: expected one label per question ({n_questions}), got shape {labels.shape}")
+    return labels
+
+
+def _resample_indices(rng: np.random.Generator, n_boot: int, labels: np.ndarray | None, n: int) -> np.ndarray:
+    """``(n_boot, n)`` question indices drawn with replacement: over all questions, or within each stratum
+    (each stratum keeps its size, so its weight in the mean is the one it has in the data)."""
+    if labels is None:
+        return rng.integers(0, n, size=(n_boot, n))
+    parts = []
+    for label in dict.fromkeys(labels.tolist()):
+        members = np.flatnonzero(labels == label)
+        parts.append(members[rng.integers(0, members.size, size=(n_boot, members.size))])
+    return np.concatenate(parts, axis=1)
+
+
+def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
+    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=-1)
+    return float(lo), float(hi)
+
+
+def paired_difference(
+    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0, strata: Any = None
+) -> PairedDifference:
+    """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap
+    ``1 − alpha`` interval (see the module doc). ``values`` and ``reference``: one value per question,
+    shape ``(n,)``, or per question and seed, ``(n, seeds)``, in the same order on both sides. ``strata``
+    (optional, one label per question, e.g. its type) resamples within each stratum, so every bootstrap
+    sample keeps the data's mix of question types. The same inputs and ``seed`` always give the same
+    interval; no question defined on both sides gives NaNs and ``n = 0``."""
+    _check(n_boot, alpha)
+    a, b, n_seeds, kept = paired_means(values, reference)
+    labels = None if strata is None else _strata_labels(strata, kept.size)[kept]
+    n = int(a.size)
+    if n == 0:
+        return PairedDifference(math.nan, math.nan, math.nan, 0, n_seeds, math.nan, math.nan, math.nan)
+    diff = a - b
+    idx = _resample_indices(np.random.default_rng(seed), n_boot, labels, n)
+    lo, hi = _percentile(diff[idx].mean(axis=1), alpha)
+    return PairedDifference(
+        delta=float(diff.mean()), lo=lo, hi=hi, n=n, n_seeds=n_seeds,
+        share_differ=float((np.abs(diff) > EQUAL_TOL).mean()), mean=float(a.mean()), reference_mean=float(b.mean()),
+    )
+
+
+def unpaired_difference(
+    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
+) -> tuple[float, float, float]:
+    """``(delta, lo, hi)`` as if the two sides were measured on different questions: each side's questions
+    resampled independently (same inputs and question filtering as :func:`paired_difference`)."""
+    _check(n_boot, alpha)
+    a, b, _ = _paired_means(values, reference)
+    n = a.size
+    if n == 0:
+        return (math.nan, math.nan, math.nan)
+    rng = np.random.default_rng(seed)
+    means = a[rng.integers(0, n, size=(n_boot, n))].mean(axis=1) - b[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
+    return (float(a.mean() - b.mean()), *_percentile(means, alpha))
+
+
+# --- labels: what a configuration changes ------------------------------------------------------------
+
+
+def config_changes(config: Mapping[str, Any], reference: Mapping[str, Any],
+                   order: Iterable[str] = ()) -> dict[str, Any]:
+    """The dotted keys whose value in ``config`` (a flat config dict) differs from ``reference``, with
+    ``config``'s value; keys in ``order`` first (e.g. a sweep's swept keys), then the rest sorted."""
+    keys = [*dict.fromkeys(k for k in order if k in config), *sorted(k for k in config if k not in set(order))]
+    return {k: config[k] for k in keys if reference.get(k, _MISSING) != config[k]}
+
+
+def format_param(value: Any) -> str:
+    """A parameter value as written in a label: ``true``/``false``, ``none``, numbers as given, tuples joined."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(format_param(v) for v in value) + ")"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def changes_label(changes: Mapping[str, Any], same: str = "base") -> str:
+    """``round_cap.max_rounds=1, disclosure.disclosed=true``; ``same`` when nothing changed."""
+    return ", ".join(f"{k}={format_param(v)}" for k, v in changes.items()) or same
+
+
+def interval_text(row: Mapping[str, Any], decimals: int | None = None, missing: str = "–") -> str:
+    """``Δ [lo, hi]`` of a paired difference (a row with ``delta``, ``lo``, ``hi``), signed, with
+    ``decimals`` (default: 3 when every number is below 10 in size, else 1); ``missing`` when undefined."""
+    delta, lo, hi = (float(row[k]) for k in ("delta", "lo", "hi"))
+    if math.isnan(delta):
+        return missing
+    if decimals is None:
+        decimals = 3 if max(abs(delta), abs(lo), abs(hi)) < 10 else 1
+    return f"{delta:+.{decimals}f} [{lo:+.{decimals}f}, {hi:+.{decimals}f}]"
