@@ -45,25 +45,15 @@ import tempfile
 
 import pandas as pd
 
-from rag_lab.evaluation.catalog import label
-from rag_lab.evaluation.question_metrics import question_metrics
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    forest_figure,
-    forest_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-)
-from rag_lab.loaders import load_dataset
-from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
-from rag_lab.widgets import PolicyExplorer
-from rag_lab.widgets.session import simulator_backend
+from rag_lab.evaluation import label, question_metrics, steps_table
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
+from rag_lab.figures import trace_timeline_info
+from rag_lab.llm.factory import make_backend
+from rag_lab.pipeline import Pipeline, PipelineConfig
+from rag_lab.widgets import PolicyExplorer, lesson_sweep, setup_notebook, shared_data, simulator_backend
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 90)
+setup_notebook()
 
 # %% [markdown]
 # ## The world
@@ -75,16 +65,12 @@ pd.set_option("display.max_colwidth", 90)
 # notebook 15 runs the same experiment on them.
 
 # %%
-world = load_dataset("world")
-print(f"{len(world.corpus)} documents, {len(world.evalset)} questions "
-      f"({', '.join(f'{s} {len(world.evalset.select(split=s))}' for s in world.evalset.splits)})")
-examples = pd.DataFrame([
-    {"type": t, "question": q.text, "gold answer": q.answer or "(unanswerable)", "gold documents": ", ".join(q.gold_doc_ids),
-     "min hops": q.min_hops}
-    for t in world.evalset.type_counts()
-    for q in list(world.evalset.select(split="test", types=[t], limit=1))
-])
-examples
+world, resources = shared_data("world")  # the world's corpus and evaluation set, and its indexes
+print(f"{len(world.corpus)} documents, {len(world.evalset)} questions",
+      {split: len(world.evalset.select(split=split)) for split in world.evalset.splits})
+pd.DataFrame([{"type": t, "question": q.text, "gold answer": q.answer or "(unanswerable)",
+               "gold documents": ", ".join(q.gold_doc_ids), "min hops": q.min_hops}
+              for t in world.evalset.type_counts() for q in list(world.evalset.select(split="test", types=[t], limit=1))])
 
 # %% [markdown]
 # `single` needs one document; `bridge` two, the second found through an entity named in the first;
@@ -101,14 +87,11 @@ examples
 
 # %%
 question = next(iter(world.evalset.select(split="test", types=["bridge"], limit=1)))
-config = PipelineConfig()
-pipeline = Pipeline(config, CorpusResources(world.corpus), simulator_backend("typical"))  # cached
+pipeline = Pipeline(PipelineConfig(), resources, simulator_backend("typical"))  # cached
 result, trace = pipeline.run(question)
-print("question:", question.text)
-print("answer:  ", result.answer)
-print("status:", result.status, "| stop reason:", trace.stop_reason, "| rounds:", trace.rounds_used,
-      "| route:", result.route, "| CRAG grade:", result.crag_grade)
-print("gold answer:", question.answer, "| gold documents:", question.gold_doc_ids)
+print("question:", question.text, "\nanswer:  ", result.answer)
+print("status:", result.status, "| stop reason:", trace.stop_reason, "| rounds:", trace.rounds_used, "| route:", result.route,
+      "| CRAG grade:", result.crag_grade, "\ngold answer:", question.answer, "| gold documents:", question.gold_doc_ids)
 
 # %% [markdown]
 # The trace records every step: the route, each retrieval round with its queries and the *new* chunks it
@@ -119,11 +102,7 @@ print("gold answer:", question.answer, "| gold documents:", question.gold_doc_id
 trace_timeline_figure(trace_timeline_info(trace))
 
 # %%
-pd.DataFrame([
-    {"kind": s.kind, "round": s.round, "queries": " | ".join(s.queries), "new chunks": len(s.new),
-     "yield": s.round_yield, "action": (s.decision or {}).get("action"), "interventions": "; ".join(s.interventions)}
-    for s in trace.steps
-])
+steps_table(trace)
 
 # %% [markdown]
 # ## Every metric, defined
@@ -148,8 +127,7 @@ pd.DataFrame([
 # prompt and completion tokens, money from a price table, modelled LLM latency, retrieval and embedding calls.
 
 # %%
-row = question_metrics(question, result, trace)
-pd.DataFrame([{"column": k, "what": label(k), "value": v} for k, v in row.items()
+pd.DataFrame([{"column": k, "what": label(k), "value": v} for k, v in question_metrics(question, result, trace).items()
               if k.startswith(("quality_", "cost_", "spent_"))])
 
 # %% [markdown]
@@ -161,16 +139,10 @@ pd.DataFrame([{"column": k, "what": label(k), "value": v} for k, v in row.items(
 # identical, the spend is zero.
 
 # %%
-from pathlib import Path
-
-from rag_lab.llm.factory import make_backend, simulator_profile
-
-fresh_cache = Path(tempfile.mkdtemp(prefix="nb00_cache_")) / "responses.sqlite"  # an empty cache, for this demo
-fresh = Pipeline(config, pipeline.resources,
-                 make_backend("sim", profile=simulator_profile("typical"), cache=fresh_cache))
+# the same pipeline behind an empty response cache, for this demo
+fresh = Pipeline(pipeline.config, resources, make_backend("sim", profile="typical", cache=f"{tempfile.mkdtemp()}/cache.sqlite"))
 for attempt in ("first run", "second run"):
-    r, t = fresh.run(question)
-    m = question_metrics(question, r, t)
+    m = question_metrics(question, *fresh.run(question))
     print(f"{attempt}: incurred {m['cost_llm_calls']} LLM calls ({m['cost_tokens']} tokens), spent {m['spent_llm_calls']}")
 
 # %% [markdown]
@@ -181,17 +153,11 @@ for attempt in ("first run", "second run"):
 # the *base* configuration every other candidate is compared with).
 
 # %%
-spec = {
-    "name": "nb00_quickstart",
-    "dataset": "world",
-    "split": "test",
-    "types": ["bridge", "comparison"],
-    "backend": {"kind": "sim", "profile": "typical"},
-    "grid": {"round_cap.max_rounds": [1, 2]},
-}
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-result_sweep = run_sweep(spec, tempfile.mkdtemp(prefix="nb00_"), progress="quiet", pareto=(COST, QUALITY))
-result_sweep.table[result_sweep.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", COST, "is_pareto"]]
+spec = {"name": "nb00_quickstart", "dataset": "world", "split": "test", "types": ["bridge", "comparison"],
+        "backend": {"kind": "sim", "profile": "typical"}, "grid": {"round_cap.max_rounds": [1, 2]}}
+result_sweep = lesson_sweep(spec, pareto=(COST, QUALITY))
+contrasts.labelled_table(result_sweep, ["param_round_cap.max_rounds", f"{QUALITY}±", COST, "is_pareto"])
 
 # %% [markdown]
 # How to read it: each point is one configuration — x its mean cost per question, y its mean quality, the
@@ -210,8 +176,7 @@ cost_quality_figure(cost_quality_info(result_sweep.table, COST, QUALITY, color_b
 # cross 0 is a measured difference.
 
 # %%
-comparison = result_sweep.compare(QUALITY)
-forest_figure(forest_info(comparison))
+forest_figure(forest_info(result_sweep.compare(QUALITY)))
 
 # %% [markdown]
 # ## The finding
@@ -222,16 +187,14 @@ forest_figure(forest_info(comparison))
 
 # %%
 FINDINGS = FindingFamily(size=2, name="00_quickstart")   # Holm over the two claims below
-finding = paired_finding(result_sweep, QUALITY, candidate={"round_cap.max_rounds": 2},
-                         reference={"round_cap.max_rounds": 1}, direction="above", kind="measured", family=FINDINGS,
-                         claim="a second retrieval round answers more two-hop questions")
-cost = paired_finding(result_sweep, COST, candidate={"round_cap.max_rounds": 2},
-                      reference={"round_cap.max_rounds": 1}, direction="above", kind="measured", family=FINDINGS,
-                      claim="and it costs more LLM calls")
-print(finding)
-print(cost)
+TWO, ONE = {"round_cap.max_rounds": 2}, {"round_cap.max_rounds": 1}
+finding = paired_finding(result_sweep, QUALITY, candidate=TWO, reference=ONE, direction="above", kind="measured",
+                         family=FINDINGS, claim="a second retrieval round answers more two-hop questions")
+cost = paired_finding(result_sweep, COST, candidate=TWO, reference=ONE, direction="above", kind="measured",
+                      family=FINDINGS, claim="and it costs more LLM calls")
 assert finding.holds, finding.message
 assert cost.holds, cost.message
+contrasts.findings_table(finding, cost)
 
 # %% [markdown]
 # ## Your turn: steer the pipeline
@@ -247,9 +210,7 @@ explorer = PolicyExplorer(dataset="world", params=["round_cap.max_rounds", "trun
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment "
-      f"{point['quality_answer_containment_strict']:.3f}, {point['cost_llm_calls']:.2f} LLM calls per question")
+explorer.run(wait=True)  # 8 bridge questions: seconds, strict containment, LLM calls per question
 
 # %% [markdown]
 # ## Try this

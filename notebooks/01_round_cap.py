@@ -55,29 +55,14 @@
 # per-question `QuestionState`, never on the policy.
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    forest_figure,
-    forest_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-)
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
+from rag_lab.figures import trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import RoundCap
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 80)
-
-print(RoundCap.__doc__)
-RoundCap.model_fields
+setup_notebook(RoundCap, colwidth=80)
 
 # %% [markdown]
 # ## The sweep
@@ -89,22 +74,16 @@ RoundCap.model_fields
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-BACKEND = {"kind": "sim", "profile": "typical"}
-spec = {
-    "name": "nb01_round_cap",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 10,
-    "backend": BACKEND,
-    "grid": {"round_cap.max_rounds": [1, 2, 3, 4]},
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb01_"), progress="quiet", pareto=(COST, QUALITY))
-columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_rounds_at_least_hops",
-                                  "cost_rounds", COST, "cost_tokens", "is_pareto"]
-result.table[columns]
+spec = {"name": "nb01_round_cap", "dataset": "world", "split": "test", "per_type": 10,
+        "backend": {"kind": "sim", "profile": "typical"}, "grid": {"round_cap.max_rounds": [1, 2, 3, 4]}}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+CAP = {n: {"round_cap.max_rounds": n} for n in (1, 2, 3, 4)}
+BY_CAP = contrasts.named(result, CAP)
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_rounds_at_least_hops", "cost_rounds", COST, "cost_tokens",
+                                          "is_pareto"])
+table
 
 # %%
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %% [markdown]
@@ -112,17 +91,14 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # asks for more rounds — mostly two-hop (`bridge`) questions:
 
 # %%
-ids = result.table.set_index("param_round_cap.max_rounds")["candidate_id"]
-by_cap = {cap: result.rows(cid) for cap, cid in ids.items()}
-pd.concat({metric: pd.DataFrame({cap: rows.groupby("type")[metric].mean() for cap, rows in by_cap.items()})
-           for metric in ("cost_rounds", QUALITY)}, axis=1).rename_axis(columns=["metric", "max_rounds"]).round(2)
+contrasts.group_means(result, ["cost_rounds", QUALITY], BY_CAP).rename_axis(columns=["metric", "max_rounds"]).round(2)
 
 # %% [markdown]
 # Paired differences against the default cap of 2, on the same questions, for the cost axis (a forest plot:
 # each row is one cap's Δ with its 95% bootstrap interval):
 
 # %%
-forest_figure(forest_info(result.compare(COST, reference={"round_cap.max_rounds": 2})))
+forest_figure(forest_info(result.compare(COST, reference=CAP[2])))
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -132,31 +108,21 @@ forest_figure(forest_info(result.compare(COST, reference={"round_cap.max_rounds"
 # request in code (read the intervention on the controller step) and answers from round 1's evidence.
 
 # %%
-tight, loose = by_cap[1].set_index("qid"), by_cap[4].set_index("qid")
-gap = (loose[COST] - tight[COST]).abs()
-qid = gap.idxmax()
-trace = result.traces(ids[1])[qid]
-print(f"{qid} ({tight.loc[qid, 'type']}): {trace.question}")
-print(f"max_rounds=1: {int(tight.loc[qid, COST])} LLM calls, stop {trace.stop_reason}, "
-      f"strict containment {tight.loc[qid, QUALITY]}")
-print(f"max_rounds=4: {int(loose.loc[qid, COST])} LLM calls, stop {loose.loc[qid, 'stop_reason']}, "
-      f"strict containment {loose.loc[qid, QUALITY]}")
-print("interventions under max_rounds=1:", trace.interventions)
-trace_timeline_figure(trace_timeline_info(trace))
+qid = contrasts.contrast_question(result, CAP[4], CAP[1], COST)
+print(f"{qid}: {result.result(BY_CAP[1], qid).question}")
+contrasts.trace_contrast(result, {f"max_rounds={n}": BY_CAP[n] for n in (1, 4)}, qid, steps=["controller", "retrieve"])
 
 # %% [markdown]
 # The same question under `max_rounds=4`, for contrast: the second round searches for what round 1 pointed to.
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(ids[4])[qid]))
+trace_timeline_figure(trace_timeline_info(result.traces(BY_CAP[1])[qid]))
 
 # %% [markdown]
 # Any other question or cap: pick it in the trace viewer (configuration = candidate, filter by type or outcome).
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=ids[1], qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=BY_CAP[1], qid=qid)
 
 # %% [markdown]
 # ## Try the cap yourself
@@ -168,13 +134,11 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["round_cap.max_rounds"], split="test", types=["bridge"], limit=12,
-                          base=PipelineConfig().set({"round_cap.max_rounds": 1}))
+                          base=PipelineConfig().set(CAP[1]))
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"max_rounds=1 on {point['n_questions']} bridge questions: {point[COST]:.2f} LLM calls per question, "
-      f"strict containment {point[QUALITY]:.3f}")
+explorer.run(wait=True)  # max_rounds=1 on the bridge questions: LLM calls per question, strict containment
 
 # %% [markdown]
 # ## The finding: what one round fewer saves
@@ -185,9 +149,8 @@ print(f"max_rounds=1 on {point['n_questions']} bridge questions: {point[COST]:.2
 
 # %%
 FINDINGS = FindingFamily(size=2, name="01_round_cap")   # Holm over this notebook's two claims
-finding = paired_finding(result, COST, candidate={"round_cap.max_rounds": 1}, reference={"round_cap.max_rounds": 2},
-                         direction="below", kind="measured", family=FINDINGS,
-                         claim="capping retrieval at one round instead of two cuts LLM calls")
+finding = paired_finding(result, COST, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
+                         family=FINDINGS, claim="capping retrieval at one round instead of two cuts LLM calls")
 print(finding)
 assert finding.holds, finding.message
 
@@ -199,37 +162,27 @@ assert finding.holds, finding.message
 # the question names — compares strict answer containment at caps 1 and 2.
 
 # %%
-bridge = run_sweep({**spec, "name": "nb01_round_cap_bridge", "per_type": None, "types": ["bridge"],
-                    "grid": {"round_cap.max_rounds": [1, 2]}},
-                   tempfile.mkdtemp(prefix="nb01b_"), progress="quiet", pareto=(COST, QUALITY))
-bridge_finding = paired_finding(bridge, QUALITY, candidate={"round_cap.max_rounds": 1},
-                                reference={"round_cap.max_rounds": 2}, direction="below", kind="measured",
+bridge = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_round_cap_bridge", per_type=None, types=["bridge"],
+                      grid={"round_cap.max_rounds": [1, 2]})
+bridge_finding = paired_finding(bridge, QUALITY, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
                                 family=FINDINGS,
                                 claim="on two-hop questions, capping at one round loses answers that round 2 finds")
 print(bridge_finding)
 assert bridge_finding.holds, bridge_finding.message
 
 # %%
-t = result.table.set_index("param_round_cap.max_rounds")
-stops = pd.DataFrame({cap: rows["stop_reason"].value_counts() for cap, rows in by_cap.items()}).fillna(0).astype(int)
-above2 = result.compare(QUALITY, reference={"round_cap.max_rounds": 2}).set_index("label").loc["round_cap.max_rounds=4"]
-print(f"All 80 questions — mean rounds {t['cost_rounds'].round(2).to_dict()}, "
-      f"LLM calls {t[COST].round(2).to_dict()}, strict containment {t[QUALITY].round(3).to_dict()} (by max_rounds).")
-print(f"Cap 1 vs 2: {finding.measured}.")
-print(f"Cap 1 vs 2 on the 30 bridge questions, strict containment: {bridge_finding.measured}.")
-print(f"Cap 4 vs 2, strict containment on all 80: Δ = {above2['delta']:+.3f} [{above2['lo']:+.3f}, {above2['hi']:+.3f}], "
-      f"{above2['share_differ']:.0%} of questions differ.")
-print("Stop reasons by max_rounds:")
-print(stops)
+display(contrasts.interval_table(result, [COST, QUALITY, "cost_rounds"], reference=CAP[2]))  # noqa: F821 (IPython's display)
+contrasts.value_counts(result, "stop_reason", {f"max_rounds={n}": cid for n, cid in BY_CAP.items()})
 
 # %% [markdown]
 # ## What was measured
 #
-# The printed lines give, for each cap, the mean rounds, LLM calls and strict containment over the 80
-# questions; the paired Δ of LLM calls for a cap of 1 against 2; the same comparison of strict containment
-# on the 30 bridge questions; and what raising the cap from 2 to 4 changes. Read the cost line first
+# The sweep's table gives, for each cap, the mean rounds, LLM calls and strict containment over the 80
+# questions; the two findings the paired Δ of LLM calls for a cap of 1 against 2 and the same comparison of
+# strict containment on the 30 bridge questions; the last tables every cap against 2 (so also what raising
+# the cap from 2 to 4 changes) and how the runs ended. Read the cost line first
 # (how much one round fewer saves, and on what share of questions), then the bridge line (whether the
-# saved round was the one that found the answer), then the cap-4 line (whether rounds past two buy
+# saved round was the one that found the answer), then the cap-4 row (whether rounds past two buy
 # anything on this world). The by-type table shows where each effect sits. The stop-reason table keeps
 # `cap_reached` apart from `answered`: a run stopped by the cap is not evidence that its context sufficed.
 #

@@ -59,27 +59,17 @@
 # below shows where).
 
 # %%
-import tempfile
-
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    crag_heatmap_figure,
-    crag_heatmap_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-)
+from rag_lab.evaluation.trace_facts import best_crag_score
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
+from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.finalize import crag_grade
 from rag_lab.pipeline.policies import CRAG
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 100)
-
+setup_notebook(colwidth=100)
 print(CRAG.__doc__)
 print("grades of three bundles at upper=0.5, lower=0.2:",
       [crag_grade(scores, upper=0.5, lower=0.2) for scores in ([0.62, 0.1], [0.3, 0.1], [0.1, 0.05])])
@@ -95,22 +85,15 @@ print("grades of three bundles at upper=0.5, lower=0.2:",
 # **abstention accuracy** (refuse an unanswerable question, answer an answerable one).
 
 # %%
-COST, QUALITY = "cost_tokens", "quality_abstention_accuracy"
-spec = {
-    "name": "nb05_crag",
-    "dataset": "world",
-    "split": "test",
-    "per_type": 10,
-    "backend": {"kind": "sim", "profile": "typical"},
-    "grid": {"crag.lower": [-1.0, 0.2, 0.3, 0.4, 0.5], "crag.upper": [0.5, 0.7, 1.0]},
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb05_"), progress="quiet", pareto=(COST, QUALITY))
-columns = result.param_columns + [QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_refused",
-                                  "quality_answer_containment_strict", COST, "is_pareto"]
-result.table[columns]
+COST, QUALITY, STRICT_ANSWER = "cost_tokens", "quality_abstention_accuracy", "quality_answer_containment_strict"
+spec = {"name": "nb05_crag", "dataset": "world", "split": "test", "per_type": 10, "backend": {"kind": "sim"},
+        "grid": {"crag.lower": [-1.0, 0.2, 0.3, 0.4, 0.5], "crag.upper": [0.5, 0.7, 1.0]}}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+table = contrasts.labelled_table(result, ["param_crag.lower", "param_crag.upper", f"{QUALITY}±", "quality_refused",
+                                          STRICT_ANSWER, COST, "is_pareto"])
+table
 
 # %%
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="param_crag.lower"))
 
 # %% [markdown]
@@ -125,9 +108,7 @@ crag_heatmap_figure(crag_heatmap_info(result.table, value_col=QUALITY))
 # nothing to grade.)
 
 # %%
-ids = result.table.set_index(["param_crag.lower", "param_crag.upper"])["candidate_id"]
-pd.DataFrame({key: result.rows(cid)["crag_grade"].value_counts() for key, cid in ids.items()}).fillna(0).astype(
-    int).T.rename_axis(["lower", "upper"])
+contrasts.value_counts(result, "crag_grade").T
 
 # %% [markdown]
 # Why the cut is hard to place: the best chunk score of each question (with nothing discarded), by type.
@@ -135,12 +116,9 @@ pd.DataFrame({key: result.rows(cid)["crag_grade"].value_counts() for key, cid in
 # separate them. Read the table for whether they do.
 
 # %%
-never = ids[(-1.0, 0.5)]
-best = pd.DataFrame([
-    {"type": row["type"],
-     "best score": max(next(s for s in result.traces(never)[row["qid"]].steps if s.kind == "finalize")
-                       .detail.get("crag_scores", {}).values(), default=float("nan"))}
-    for _, row in result.rows(never).iterrows()])
+never = result.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"]
+best = pd.DataFrame([{"type": result.rows(never).set_index("qid").loc[q, "type"], "best score": best_crag_score(t)}
+                     for q, t in result.traces(never).items()])
 best.groupby("type")["best score"].describe()[["count", "min", "25%", "50%", "75%", "max"]].round(3)
 
 # %% [markdown]
@@ -152,28 +130,22 @@ best.groupby("type")["best score"].describe()[["count", "min", "25%", "50%", "75
 # answer under each; the timeline is the strict run's.
 
 # %%
-default_id, strict_id = ids[(0.2, 0.5)], ids[(0.5, 0.5)]
-d_rows, s_rows = result.rows(default_id).set_index("qid"), result.rows(strict_id).set_index("qid")
-contrast = 2 * (d_rows["quality_answer_containment_strict"].fillna(0)
-                - s_rows["quality_answer_containment_strict"].fillna(0)).abs() + (d_rows["status"] != s_rows["status"])
-qid = contrast.idxmax()
-print(qid, f"({d_rows.loc[qid, 'type']})", "|", result.traces(strict_id)[qid].question)
-for name, cid in (("default 0.2/0.5", default_id), ("strict 0.5/0.5", strict_id)):
-    fin = next(s for s in result.traces(cid)[qid].steps if s.kind == "finalize")
-    print(f"{name}: grade={fin.detail.get('crag_grade')}, interventions={fin.interventions}")
-    print(f"   answer: {result.result(cid, qid).answer[:200]!r}")
-print("chunk scores:", fin.detail.get("crag_scores"))
+STRICT, DEFAULT = {"crag.lower": 0.5, "crag.upper": 0.5}, {"crag.lower": 0.2, "crag.upper": 0.5}
+IDS = contrasts.named(result, {"default 0.2/0.5": DEFAULT, "strict 0.5/0.5": STRICT})
+qid = contrasts.contrast_question(result, DEFAULT, STRICT, {STRICT_ANSWER: 2, "status": 1})
+print(qid, "|", result.result(IDS["strict 0.5/0.5"], qid).question)
+finalize = next(s for s in result.traces(IDS["strict 0.5/0.5"])[qid].steps if s.kind == "finalize")
+print("chunk scores:", finalize.detail.get("crag_scores"))
+contrasts.trace_contrast(result, IDS, qid, clip=200, steps=["finalize"])
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(strict_id)[qid]))
+trace_timeline_figure(trace_timeline_info(result.traces(IDS["strict 0.5/0.5"])[qid]))
 
 # %% [markdown]
 # Any other question or threshold pair: pick it in the trace viewer (filter by type or by outcome `refused`).
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=strict_id, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=IDS["strict 0.5/0.5"], qid=qid)
 
 # %% [markdown]
 # ## Try the thresholds yourself
@@ -189,9 +161,7 @@ explorer = PolicyExplorer(dataset="world", params=["crag.lower", "crag.upper"], 
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"crag.lower=0.2, crag.upper=0.5 on {point['n_questions']} mismatch questions: refusal rate "
-      f"{point['quality_refused']:.3f}, strict containment {point['quality_answer_containment_strict']:.3f}")
+explorer.run(wait=True)  # crag.lower=0.2, crag.upper=0.5 on the mismatch questions: refusal rate, strict containment
 
 # %% [markdown]
 # ## The findings
@@ -202,16 +172,14 @@ print(f"crag.lower=0.2, crag.upper=0.5 on {point['n_questions']} mismatch questi
 # claim is that the strict threshold costs abstention accuracy by refusing answerable questions.
 
 # %%
-STRICT, DEFAULT = {"crag.lower": 0.5, "crag.upper": 0.5}, {"crag.lower": 0.2, "crag.upper": 0.5}
 never_rows = result.rows(never)
 refused = never_rows.groupby(never_rows["type"].eq("unanswerable"))["quality_refused"].mean()
 print(f"world reader, nothing discarded: refusal rate {refused[True]:.3f} on the unanswerable questions, "
       f"{refused[False]:.3f} on the answerable ones")
 FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # Holm over this notebook's two claims
-finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below",
-                         kind="measured", family=FINDINGS,
-                         claim="with a reader that abstains by itself, raising crag.lower to 0.5 refuses answerable "
-                               "questions and lowers abstention accuracy")
+finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below", kind="measured",
+                         family=FINDINGS, claim="with a reader that abstains by itself, raising crag.lower to 0.5 refuses "
+                                                "answerable questions and lowers abstention accuracy")
 print(finding)
 assert finding.holds, finding.message
 
@@ -223,10 +191,8 @@ assert finding.holds, finding.message
 # off), neither sweep's Δ would move from 0.
 
 # %%
-unanswerable = run_sweep({**spec, "name": "nb05_crag_unanswerable", "types": ["unanswerable"], "per_type": None,
-                          "backend": {"kind": "sim", "profile": "typical"},
-                          "grid": {"crag.lower": [0.2, 0.3, 0.4, 0.5]}},
-                         tempfile.mkdtemp(prefix="nb05u_"), progress="quiet", pareto=(COST, QUALITY))
+unanswerable = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_crag_unanswerable", types=["unanswerable"],
+                            per_type=None, grid={"crag.lower": [0.2, 0.3, 0.4, 0.5]})
 catches = paired_finding(unanswerable, QUALITY, candidate={"crag.lower": 0.5}, reference={"crag.lower": 0.2},
                          direction="above", kind="measured", family=FINDINGS,
                          claim="with a reader that does not abstain, raising crag.lower to 0.5 refuses unanswerable "
@@ -235,26 +201,18 @@ print(catches)
 assert catches.holds, catches.message
 
 # %%
-t = result.table.set_index(["param_crag.lower", "param_crag.upper"])
-for (lower, upper), row in t.iterrows():
-    print(f"lower {lower:+.1f}, upper {upper:.1f}: abstention accuracy {row[QUALITY]:.3f}, refusal rate "
-          f"{row['quality_refused']:.3f}, strict containment {row['quality_answer_containment_strict']:.3f}, "
-          f"tokens {row[COST]:.0f}")
-strict_rows = result.rows(strict_id).set_index("qid")
-newly = strict_rows[(strict_rows["status"] == "refused") & (d_rows["status"] != "refused")]
-print(f"World reader, lower 0.5 vs 0.2: {finding.measured}.")
-print(f"   questions refused only under lower=0.5, by type: {newly['type'].value_counts().to_dict()}")
-print(f"Generic reader on the 30 unanswerable questions, lower 0.5 vs 0.2: {catches.measured}.")
-for label, row in unanswerable.compare(QUALITY, reference={"crag.lower": 0.2}).set_index("label").iterrows():
-    label = "crag.lower=0.2 (reference)" if label == "reference" else label
-    print(f"   {label}: abstention accuracy {row['mean']:.3f} "
-          f"(Δ {row['delta']:+.3f} [{row['lo']:+.3f}, {row['hi']:+.3f}])")
+newly = contrasts.differing(result, STRICT, DEFAULT, "status")
+print("questions whose status changes under lower=0.5, by type:",
+      result.rows(IDS["strict 0.5/0.5"]).set_index("qid").loc[newly, "type"].value_counts().to_dict())
+display(contrasts.interval_table(result, [QUALITY, "quality_refused", STRICT_ANSWER, COST], reference=DEFAULT))  # noqa: F821
+contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
 
 # %% [markdown]
 # ## What was measured
 #
-# The first block gives abstention accuracy, refusal rate, strict containment and tokens for every threshold
-# pair on the 80 world questions. Read it by column: `upper` moves the grade (see the grade table) and so
+# The last tables give abstention accuracy, refusal rate, strict containment and tokens for every threshold
+# pair on the 80 world questions against the default 0.2/0.5 (the sweep's table gives the means), and the
+# generic reader's thresholds against 0.2. Read it by column: `upper` moves the grade (see the grade table) and so
 # the template and the token count — does it move the answers? — and `lower` is what refuses. The next
 # lines give the two findings. The world-reader line says what a strict `lower` costs, and the by-type
 # count says *who* pays: questions whose right evidence scores low — lay or aliased wording (the questions

@@ -69,31 +69,16 @@
 # decide to answer, and the answer is then written without it.
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-    truncation_retention_figure,
-    truncation_retention_info,
-)
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.figures import truncation_retention_figure, truncation_retention_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import Retrieval, Truncation
-from rag_lab.widgets import PolicyExplorer, TraceViewer
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 100)
-
-print(Truncation.__doc__)
 print("round-1 chunks per query (retrieval.top_k):", Retrieval().top_k)
-Truncation.model_fields
+setup_notebook(Truncation, colwidth=100)
 
 # %% [markdown]
 # ## The sweep
@@ -109,25 +94,19 @@ Truncation.model_fields
 
 # %%
 COST, QUALITY, RETAINED = "cost_tokens", "quality_answer_containment_strict", "quality_later_gold_retained"
-BACKEND = {"kind": "sim", "profile": "typical"}
-spec = {
-    "name": "nb06_truncation",
-    "dataset": "world",
-    "split": "test",
-    "types": ["bridge", "comparison"],
-    # the base is the buggy strategy, so every label below reads as a change from it
-    "base": {"round_cap.max_rounds": 3, "truncation.strategy": "append_then_truncate"},
-    "backend": BACKEND,
-    "grid": {"truncation.strategy": ["append_then_truncate", "rank_then_truncate", "refine"],
-             "truncation.max_snippets": [3, 5, 8]},
-}
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb06_"), progress="quiet", pareto=(COST, QUALITY))
-columns = result.param_columns + [RETAINED, "quality_evidence_recall", "quality_has_answer_in_context", QUALITY,
-                                  f"{QUALITY}_lo", f"{QUALITY}_hi", "cost_llm_calls", COST, "is_pareto"]
-result.table[columns]
+spec = {"name": "nb06_truncation", "dataset": "world", "split": "test", "types": ["bridge", "comparison"],
+        # the base is the buggy strategy, so every label below reads as a change from it
+        "base": {"round_cap.max_rounds": 3, "truncation.strategy": "append_then_truncate"},
+        "backend": {"kind": "sim", "profile": "typical"},
+        "grid": {"truncation.strategy": ["append_then_truncate", "rank_then_truncate", "refine"],
+                 "truncation.max_snippets": [3, 5, 8]}}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+table = contrasts.labelled_table(result, ["param_truncation.strategy", "param_truncation.max_snippets", RETAINED,
+                                          "quality_evidence_recall", "quality_has_answer_in_context", f"{QUALITY}±",
+                                          "cost_llm_calls", COST, "is_pareto"])
+table
 
 # %%
-table = result.table.assign(label=result.table["candidate_id"].map(result.labels()))
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="param_truncation.strategy", text_col="label"))
 
 # %% [markdown]
@@ -149,36 +128,22 @@ truncation_retention_figure(truncation_retention_info(result.table))
 # is the append run's.
 
 # %%
-ids = result.table.set_index(["param_truncation.strategy", "param_truncation.max_snippets"])["candidate_id"]
-append_id, rank_id = ids[("append_then_truncate", 5)], ids[("rank_then_truncate", 5)]
-a_rows, r_rows = result.rows(append_id).set_index("qid"), result.rows(rank_id).set_index("qid")
-contrast = (r_rows[QUALITY].fillna(0) - a_rows[QUALITY].fillna(0)).abs() * 2 + (
-    r_rows["quality_has_answer_in_context"].fillna(0) - a_rows["quality_has_answer_in_context"].fillna(0)).abs()
-qid = contrast.idxmax()
-gold = set(load_dataset("world").evalset[qid].gold_doc_ids)
-append_trace, rank_trace = result.traces(append_id)[qid], result.traces(rank_id)[qid]
-print(qid, "|", append_trace.question, "| gold documents:", sorted(gold))
-for step in append_trace.steps:
-    if step.kind == "retrieve":
-        print(f"  round {step.round} query {step.queries} → new: "
-              + ", ".join(c + (" (gold)" if c.split("#")[0] in gold else "") for c in step.new))
-for name, tr, rows in (("append_then_truncate", append_trace, a_rows), ("rank_then_truncate", rank_trace, r_rows)):
-    context = next(s.retrieved for s in tr.steps if s.kind == "finalize")
-    print(f"{name}: final context {context}")
-    print(f"   gold in context: {[c for c in context if c.split('#')[0] in gold]}; "
-          f"strict containment {rows.loc[qid, QUALITY]}, answer: {result.result(ids[(name, 5)], qid).answer[:160]!r}")
+RANK, APPEND = ({"truncation.strategy": s, "truncation.max_snippets": 5} for s in ("rank_then_truncate", "append_then_truncate"))
+IDS = contrasts.named(result, {"append_then_truncate": APPEND, "rank_then_truncate": RANK})
+qid = contrasts.contrast_question(result, RANK, APPEND, {QUALITY: 2, "quality_has_answer_in_context": 1})
+gold = load_dataset("world").evalset[qid].gold_doc_ids
+print(qid, "|", result.result(IDS["rank_then_truncate"], qid).question, "| gold documents:", sorted(gold))
+contrasts.trace_contrast(result, IDS, qid, clip=160, steps=["retrieve", "finalize"])  # finalize: the final context
 
 # %%
-trace_timeline_figure(trace_timeline_info(append_trace))
+trace_timeline_figure(trace_timeline_info(result.traces(IDS["append_then_truncate"])[qid]))
 
 # %% [markdown]
 # Any other question, strategy or limit: pick it in the trace viewer (configuration = candidate; filter by
 # type or outcome) and open the answer prompt to see which snippets it holds.
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=append_id, qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=IDS["append_then_truncate"], qid=qid)
 
 # %% [markdown]
 # ## Try the strategies yourself
@@ -191,15 +156,11 @@ viewer
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["truncation.strategy", "truncation.max_snippets"], split="test",
-                          types=["bridge"], limit=12,
-                          base=PipelineConfig().set({"round_cap.max_rounds": 3,
-                                                     "truncation.strategy": "append_then_truncate"}))
+                          types=["bridge"], limit=12, base=PipelineConfig().set(spec["base"]))
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"append_then_truncate on {point['n_questions']} bridge questions: later-round gold kept "
-      f"{point[RETAINED]:.3f}, strict containment {point[QUALITY]:.3f}")
+explorer.run(wait=True)  # append_then_truncate on the bridge questions: later-round gold kept, strict containment
 
 # %% [markdown]
 # ## The finding
@@ -212,40 +173,31 @@ print(f"append_then_truncate on {point['n_questions']} bridge questions: later-r
 # same context and both Δ would be 0.
 
 # %%
-RANK, APPEND = ({"truncation.strategy": s, "truncation.max_snippets": 5}
-                for s in ("rank_then_truncate", "append_then_truncate"))
 FINDINGS = FindingFamily(size=2, name="06_truncation")   # Holm over the two claims below
 finding = paired_finding(result, RETAINED, candidate=RANK, reference=APPEND, direction="above",
                          kind="measured", family=FINDINGS,
                          claim="with a tight snippet limit, ranking before the cut keeps the gold evidence that "
                                "later rounds found, appending loses it")
-answers = paired_finding(result, QUALITY, candidate=RANK, reference=APPEND, direction="above",
-                         kind="measured", family=FINDINGS,
-                         claim="and the answers are better for it")
-print(finding)
-print(answers)
+answers = paired_finding(result, QUALITY, candidate=RANK, reference=APPEND, direction="above", kind="measured",
+                         family=FINDINGS, claim="and the answers are better for it")
 assert finding.holds, finding.message
 assert answers.holds, answers.message
+contrasts.findings_table(finding, answers)
 
 # %%
-t = result.table.set_index(["param_truncation.strategy", "param_truncation.max_snippets"])
-for (strategy, limit), row in t.iterrows():
-    print(f"{strategy:21s} {limit} snippets: later-round gold kept {row[RETAINED]:.3f}, gold evidence recall "
-          f"{row['quality_evidence_recall']:.3f}, strict containment {row[QUALITY]:.3f}, tokens {row[COST]:.0f}")
 loose = paired_finding(result, RETAINED, candidate={**RANK, "truncation.max_snippets": 8},
-                       reference={**APPEND, "truncation.max_snippets": 8}, direction="none", margin=0.05)
-print(f"Rank vs append, 5 snippets, later-round gold kept: {finding.measured}.")
-print(f"Rank vs append, 5 snippets, strict containment: {answers.measured}.")
-print(f"Rank vs append, 8 snippets (a loose limit), later-round gold kept: {loose.measured}.")
+                       reference={**APPEND, "truncation.max_snippets": 8}, direction="none", margin=0.05,
+                       claim="rank vs append, 8 snippets (a loose limit), later-round gold kept")
+contrasts.findings_table(loose)
 
 # %% [markdown]
 # ## What was measured
 #
-# The first printed block gives, for each strategy and limit, the share of later-round gold evidence that
+# The sweep's table gives, for each strategy and limit, the share of later-round gold evidence that
 # reached the prompt, gold-evidence recall of the final context, strict answer containment and tokens per
-# question. Then the two paired differences at 5 snippets: read the retention line for how much
+# question. Then the two paired differences at 5 snippets: read the retention row for how much
 # second-hop evidence appending loses (compare the "vs" means: what append keeps when round 1 fills the
-# limit), and the containment line for how many answers that costs. The last line repeats the retention
+# limit), and the containment row for how many answers that costs. The last table repeats the retention
 # comparison at a loose limit of 8: with room left after round 1, appending lets *some* later evidence in,
 # which is how the bug hides in a demo with a generous limit and reappears when someone tightens it.
 # Compare, too, the token column: the strategies cost the same, so only a retention metric (or the

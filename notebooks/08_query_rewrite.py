@@ -62,25 +62,16 @@
 # when the fused ranking is the same — the notebook measures where each difference arises.
 
 # %%
-import tempfile
-
 import pandas as pd
-from IPython.display import display
 
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
+from rag_lab.evaluation.trace_facts import fusion_table
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
-from rag_lab.index.base import reciprocal_rank_fusion
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import QueryRewrite
-from rag_lab.widgets import PolicyExplorer, TraceViewer
-from rag_lab.widgets.session import shared_data
+from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook, shared_data
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 100)
-
-print(QueryRewrite.__doc__)
-QueryRewrite.model_fields
+setup_notebook(QueryRewrite, colwidth=100)
 
 # %% [markdown]
 # ## The sweeps
@@ -99,30 +90,21 @@ QueryRewrite.model_fields
 # these two axes; the search count is in the table).
 
 # %%
-COST, QUALITY = "cost_tokens", "quality_evidence_recall"
-BACKEND = {"kind": "sim", "profile": "typical"}
-alias_spec = {
-    "name": "nb08_rewrite_alias",
-    "dataset": "world",
-    "split": "test",
-    "types": ["alias"],
-    "backend": BACKEND,
-    "grid": [{"rewrite.enabled": [False]},
-             {"rewrite.enabled": [True], "rewrite.n_rewrites": [1, 3]},
-             {"rewrite.enabled": [True], "rewrite.k_rrf": [1]}],
-}
-comparison_spec = {**alias_spec, "name": "nb08_rewrite_comparison", "types": ["comparison"],
-                   "grid": [{"rewrite.enabled": [False]}, {"rewrite.enabled": [True]}]}
-alias = run_sweep(alias_spec, tempfile.mkdtemp(prefix="nb08a_"), progress="quiet", pareto=(COST, QUALITY))
-comparison = run_sweep(comparison_spec, tempfile.mkdtemp(prefix="nb08c_"), progress="quiet", pareto=(COST, QUALITY))
-both = pd.concat([sweep.table.assign(question_type=name, label=sweep.table["candidate_id"].map(sweep.labels()))
-                  for name, sweep in (("alias", alias), ("comparison", comparison))], ignore_index=True)
-both[["question_type", "label", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_answer_containment_strict",
-      "cost_llm_calls", "cost_retrieval_calls", COST, "is_pareto"]]
+COST, QUALITY, STRICT = "cost_tokens", "quality_evidence_recall", "quality_answer_containment_strict"
+alias_spec = {"name": "nb08_rewrite_alias", "dataset": "world", "split": "test", "types": ["alias"],
+              "backend": {"kind": "sim", "profile": "typical"},
+              "grid": [{"rewrite.enabled": [False]}, {"rewrite.enabled": [True], "rewrite.n_rewrites": [1, 3]},
+                       {"rewrite.enabled": [True], "rewrite.k_rrf": [1]}]}
+alias = lesson_sweep(alias_spec, pareto=(COST, QUALITY))
+comparison = lesson_sweep(alias_spec, pareto=(COST, QUALITY), name="nb08_rewrite_comparison", types=["comparison"],
+                          grid=[{"rewrite.enabled": [False]}, {"rewrite.enabled": [True]}])
+SWEEPS = {"alias": alias, "comparison": comparison}
+both = contrasts.stacked_tables(SWEEPS, [f"{QUALITY}±", STRICT, "cost_llm_calls", "cost_retrieval_calls", COST, "is_pareto"],
+                                key="question_type")
+both
 
 # %%
-cost_quality_figure(cost_quality_info(both, COST, QUALITY, facet_by="question_type", text_col="label",
-                                      label_cols=["label"]))
+cost_quality_figure(cost_quality_info(both, COST, QUALITY, facet_by="question_type", text_col="label", label_cols=["label"]))
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -134,35 +116,17 @@ cost_quality_figure(cost_quality_info(both, COST, QUALITY, facet_by="question_ty
 
 # %%
 OFF, THREE = {"rewrite.enabled": False}, {"rewrite.enabled": True, "rewrite.n_rewrites": 3, "rewrite.k_rrf": 60}
-off_id, on_id = comparison.reference(OFF)["candidate_id"], comparison.reference(THREE)["candidate_id"]
-off_rows, on_rows = comparison.rows(off_id).set_index("qid"), comparison.rows(on_id).set_index("qid")
-contrast = 2 * (on_rows["quality_answer_containment_strict"].fillna(0)
-                - off_rows["quality_answer_containment_strict"].fillna(0)).abs() + (
-    on_rows["quality_has_answer_in_context"].fillna(0) - off_rows["quality_has_answer_in_context"].fillna(0)).abs()
-qid = contrast.idxmax()
+IDS = contrasts.named(comparison, {"off": OFF, "3 rewrites": THREE})
+qid = contrasts.contrast_question(comparison, THREE, OFF, {STRICT: 2, "quality_has_answer_in_context": 1})
 world, resources = shared_data("world")
-gold = set(world.evalset[qid].gold_doc_ids)
-trace = comparison.traces(on_id)[qid]
-queries = next(s for s in trace.steps if s.kind == "expand").queries
-round_one = next(s.retrieved for s in trace.steps if s.kind == "retrieve")
-config = PipelineConfig()
-kind, k = config.get("retrieval.retriever"), config.get("retrieval.top_k")
-rankings = [[c for c, _ in resources.search(kind, q, k)] for q in queries]
-fused = reciprocal_rank_fusion(rankings, k=60)
-assert [c for c, _ in fused][:k] == round_one  # the recomputation is the pipeline's round 1
+gold, trace = world.evalset[qid].gold_doc_ids, comparison.traces(IDS["3 rewrites"])[qid]
 print(qid, "|", trace.question, "| gold documents:", sorted(gold))
-for i, q in enumerate(queries):
-    print(f"  query {i}{' (original)' if i == 0 else ''}: {q}")
-pd.DataFrame([{"chunk": c + (" (gold)" if c.split("#")[0] in gold else ""),
-               **{f"rank in q{i}": (r.index(c) + 1 if c in r else None) for i, r in enumerate(rankings)},
-               "RRF score": round(score, 4), "fused rank": n, "in round 1": c in round_one}
-              for n, (c, score) in enumerate(fused, start=1)])
+fusion_table(resources, trace, PipelineConfig().set(THREE), gold)  # raises unless it is the pipeline's own round 1
 
 # %%
-print("round 1 without rewriting:", next(s.retrieved for s in comparison.traces(off_id)[qid].steps
-                                          if s.kind == "retrieve"))
-print("answer without rewriting:", comparison.result(off_id, qid).answer[:200])
-print("answer with 3 rewrites:  ", comparison.result(on_id, qid).answer[:200])
+contrasts.trace_contrast(comparison, IDS, qid, clip=200, steps=["expand", "retrieve"])  # round 1 and the answer, both ways
+
+# %%
 trace_timeline_figure(trace_timeline_info(trace))
 
 # %% [markdown]
@@ -173,33 +137,16 @@ trace_timeline_figure(trace_timeline_info(trace))
 # controller that stopped (an empty final context is a refusal).
 
 # %%
-def gold_counts(sweep, candidate_id, qid):
-    gold, steps = set(world.evalset[qid].gold_doc_ids), sweep.traces(candidate_id)[qid].steps
-    docs = {name: {c.split("#")[0] for s in steps if s.kind == kind and (rnd is None or s.round == rnd)
-                   for c in s.retrieved}
-            for name, kind, rnd in (("round 1", "retrieve", 1), ("any round", "retrieve", None),
-                                    ("final context", "finalize", None))}
-    return {name: len(gold & found) for name, found in docs.items()}
-
-
-def where_it_differs(sweep, name):
-    sides = {"off": sweep.reference(OFF)["candidate_id"], "3 rewrites": sweep.reference(THREE)["candidate_id"]}
-    return pd.concat({side: pd.DataFrame({(name, q): gold_counts(sweep, cid, q) for q in sweep.qids}).T
-                      for side, cid in sides.items()}, axis=1).rename_axis(["type", "qid"])
-
-
-gold_table = pd.concat([where_it_differs(alias, "alias"), where_it_differs(comparison, "comparison")])
-differs = gold_table["off"].ne(gold_table["3 rewrites"]).any(axis=1)
-display(gold_table[differs])
+gold_table = pd.concat({name: contrasts.gold_stages(s, contrasts.named(s, {"off": OFF, "3 rewrites": THREE}), world.evalset)
+                        for name, s in SWEEPS.items()}, names=["type", "qid"])
+display(gold_table[gold_table["off"].ne(gold_table["3 rewrites"]).any(axis=1)])  # noqa: F821 (IPython's display)
 gold_table.groupby(level="type").sum()
 
 # %% [markdown]
 # Any other question or setting: pick it in the trace viewer and open the `rewrite` call.
 
 # %%
-viewer = TraceViewer(comparison)
-viewer.select(candidate_id=on_id, qid=qid)
-viewer
+TraceViewer(comparison).select(candidate_id=IDS["3 rewrites"], qid=qid)
 
 # %% [markdown]
 # ## Try rewriting yourself
@@ -216,9 +163,7 @@ explorer = PolicyExplorer(dataset="world", params=["rewrite.enabled", "rewrite.n
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"rewriting off on {point['n_questions']} alias questions: evidence recall {point[QUALITY]:.3f}, "
-      f"{point['cost_llm_calls']:.2f} LLM calls per question")
+explorer.run(wait=True)  # rewriting off on the alias questions: evidence recall, LLM calls per question
 
 # %% [markdown]
 # ## The findings
@@ -235,33 +180,26 @@ print(f"rewriting off on {point['n_questions']} alias questions: evidence recall
 
 # %%
 FINDINGS = FindingFamily(size=1, name="08_query_rewrite")   # the one claim asserted below
-cost = paired_finding(alias, "cost_llm_calls", candidate=THREE, reference=OFF, direction="above",
-                      kind="definitional", family=FINDINGS,
-                      claim="rewriting costs an extra LLM call per question (the rewrite role)")
+cost = paired_finding(alias, "cost_llm_calls", candidate=THREE, reference=OFF, direction="above", kind="definitional",
+                      family=FINDINGS, claim="rewriting costs an extra LLM call per question (the rewrite role)")
 gain = paired_finding(alias, QUALITY, candidate=THREE, reference=OFF, direction="above", kind="measured",
-                      claim="on aliased questions, three rewrites fused by RRF bring more gold evidence into the "
-                            "final context")
+                      claim="on aliased questions, three rewrites fused by RRF bring more gold evidence into the final context")
 loss = paired_finding(comparison, QUALITY, candidate=THREE, reference=OFF, direction="below", kind="measured",
                       claim="on comparison questions, three rewrites lose gold evidence from the final context")
-for f in (cost, gain, loss):
-    print(f)
 assert cost.holds, cost.message
+contrasts.findings_table(cost, gain, loss)
 
 # %%
-for name, sweep in (("alias", alias), ("comparison", comparison)):
-    compared = {m: sweep.compare(m, reference=OFF).set_index("label")
-                for m in (QUALITY, "quality_answer_containment_strict", "cost_retrieval_calls")}
-    for label in compared[QUALITY].index.drop("reference"):
-        print(f"{name} · {label}: " + "; ".join(
-            f"{m} Δ {c.loc[label, 'delta']:+.3f} [{c.loc[label, 'lo']:+.3f}, {c.loc[label, 'hi']:+.3f}]"
-            for m, c in compared.items()))
+pd.concat({name: contrasts.interval_table(s, [QUALITY, STRICT, "cost_retrieval_calls"], reference=OFF)
+           for name, s in SWEEPS.items()})
 
 # %% [markdown]
 # ## What was measured
 #
-# The three finding lines give the price in LLM calls and the paired change in gold-evidence recall on
-# aliased and on comparison questions. The block below gives every setting against no rewriting, on recall,
-# strict answer containment and searches per question. Read it for: whether one rewrite is enough or the
+# The findings table gives the price in LLM calls and the paired change in gold-evidence recall on aliased
+# and on comparison questions. The table below it gives every setting against no rewriting, on recall,
+# strict answer containment and searches per question (Δ [lo, hi] and the paired test's p). Read it for:
+# whether one rewrite is enough or the
 # gain needs several; whether `k_rrf` matters at all on these questions (compare 1 and 60); and whether the
 # comparison loss reaches the answers or only the evidence. The gold-document table in the trace section
 # says where each difference arises. Compare its "round 1" columns with its "final context" columns: a

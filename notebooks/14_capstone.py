@@ -40,26 +40,15 @@
 # plot, one table of paired differences, one rule for turning them into a recommendation.
 
 # %%
-import tempfile
 from pathlib import Path
 
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, load_sweep_spec, paired_finding, run_sweep
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.experiments.recommend import recommendation_text, verdicts
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    forest_figure,
-    forest_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-)
-from rag_lab.widgets import SweepPanel, TraceViewer
+from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
+from rag_lab.figures import trace_timeline_info
+from rag_lab.widgets import SweepPanel, TraceViewer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 60)
+setup_notebook(colwidth=60)
 
 # %% [markdown]
 # ## The sweep
@@ -68,14 +57,12 @@ pd.set_option("display.max_colwidth", 60)
 # world is read with the simulator's world adapter.
 
 # %%
-spec = load_sweep_spec(Path("..") / "sweeps" / "quickstart.yaml")
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb14_"), progress="quiet", pareto=(COST, QUALITY))
-labels = result.labels()
-table = result.table.assign(changes=result.table["candidate_id"].map(labels))
-table[["changes", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention_accuracy", COST, "cost_tokens",
-       "is_pareto"]]
-
+result = lesson_sweep(Path("..") / "sweeps" / "quickstart.yaml", pareto=(COST, QUALITY))
+table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_abstention_accuracy", COST, "cost_tokens", "is_pareto"])
+table = table.rename(columns={"label": "changes"})
+table["policy"] = table["changes"].str.split(".").str[0]  # "round_cap.max_rounds=1" -> "round_cap"; "base" stays
+table
 
 # %% [markdown]
 # ## One plot
@@ -85,11 +72,6 @@ table[["changes", QUALITY, f"{QUALITY}_lo", f"{QUALITY}_hi", "quality_abstention
 # wide, because questions differ in difficulty; the forest plot below is the one to decide with.
 
 # %%
-def policy_of(changes: str) -> str:
-    return "base" if changes == "base" else changes.split(".")[0]
-
-
-table["policy"] = table["changes"].map(policy_of)
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="policy", text_col="changes"))
 
 # %% [markdown]
@@ -98,12 +80,10 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="policy", t
 # For every candidate, quality and cost minus the base's, per question, with a paired bootstrap interval.
 
 # %%
-quality = result.compare(QUALITY)
-forest_figure(forest_info(quality))
+forest_figure(forest_info(result.compare(QUALITY)))
 
 # %%
-cost = result.compare(COST)
-forest_figure(forest_info(cost))
+forest_figure(forest_info(result.compare(COST)))
 
 # %% [markdown]
 # ## A recommendation, derived from the data
@@ -147,9 +127,8 @@ append = paired_finding(result, QUALITY, candidate={"truncation.strategy": "appe
 hyde_cost = paired_finding(result, COST, candidate={"hyde.enabled": True, "hyde.n_docs": 4}, direction="above",
                            kind="definitional", family=FINDINGS,
                            claim="HyDE costs at least one more LLM call per question")
-for f in (one_round, append, hyde_cost):
-    print(f, end="\n\n")
 assert hyde_cost.holds, hyde_cost.message
+contrasts.findings_table(one_round, append, hyde_cost)
 
 # %% [markdown]
 # ## One question behind the append finding
@@ -158,18 +137,16 @@ assert hyde_cost.holds, hyde_cost.message
 # later round's gold chunk is found, then cut). Use the viewer to browse any configuration and question.
 
 # %%
-ids = dict(zip(result.table["candidate_id"].map(labels), result.table["candidate_id"], strict=True))
-base_rows = result.rows(ids["base"]).set_index("qid")
-append_rows = result.rows(ids["truncation.strategy=append_then_truncate"]).set_index("qid")
-lost = (base_rows[QUALITY] == 1) & (append_rows[QUALITY] == 0)
-qid = lost[lost].index[0]
-print(f"{int(lost.sum())} questions lost by append; the first: {qid} | {result.traces(ids['base'])[qid].question}")
-trace_timeline_figure(trace_timeline_info(result.traces(ids["truncation.strategy=append_then_truncate"])[qid]))
+APPEND = {"truncation.strategy": "append_then_truncate"}
+IDS = contrasts.named(result, {"base": result.reference()["candidate_id"], "append": APPEND})
+base_rows, append_rows = (result.rows(IDS[k]).set_index("qid")[QUALITY] for k in ("base", "append"))
+lost = base_rows.index[(base_rows == 1) & (append_rows == 0)]
+qid = lost[0]
+print(f"{len(lost)} questions lost by append; the first: {qid} | {result.result(IDS['base'], qid).question}")
+trace_timeline_figure(trace_timeline_info(result.traces(IDS["append"])[qid]))
 
 # %%
-viewer = TraceViewer(result)
-viewer.select(candidate_id=ids["truncation.strategy=append_then_truncate"], qid=qid)
-viewer
+TraceViewer(result).select(candidate_id=IDS["append"], qid=qid)
 
 # %% [markdown]
 # ## Your turn: a sweep of your own
@@ -186,7 +163,7 @@ panel
 
 # %%
 mine = panel.run(wait=True)
-print(mine.compare(QUALITY)[["label", "delta", "lo", "hi", "n"]].round(3).to_string(index=False))
+print(mine.compare(QUALITY)[["label", "delta", "lo", "hi", "n", "p"]].round(3).to_string(index=False))
 
 # %% [markdown]
 # ## Try this

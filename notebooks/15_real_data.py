@@ -41,25 +41,13 @@
 # asks the right second question. The trace tells which.
 
 # %%
-import tempfile
-
-import pandas as pd
-
-from rag_lab.experiments import FindingFamily, paired_finding, run_sweep
-from rag_lab.figures import (
-    cost_quality_figure,
-    cost_quality_info,
-    forest_figure,
-    forest_info,
-    trace_timeline_figure,
-    trace_timeline_info,
-)
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
+from rag_lab.figures import trace_timeline_info
 from rag_lab.loaders import load_dataset
-from rag_lab.widgets import PolicyExplorer
+from rag_lab.widgets import PolicyExplorer, lesson_sweep, setup_notebook
 
-pd.set_option("display.width", 200)
-pd.set_option("display.max_columns", 20)
-pd.set_option("display.max_colwidth", 90)
+setup_notebook()
 
 # %% [markdown]
 # ## The data
@@ -79,24 +67,17 @@ print("example:", q.text, "| gold:", q.answer, "| gold paragraphs:", q.gold_doc_
 # append-then-truncate instead of ranking first.
 
 # %%
-spec = {
-    "name": "nb15_real_data",
-    "dataset": "hotpotqa_sample",
-    "per_type": 30,
-    "base": {"round_cap.max_rounds": 3},
-    "backend": {"kind": "sim", "profile": "typical"},
-    "grid": [{"round_cap.max_rounds": [1, 2, 3]},
-             {"truncation.strategy": ["rank_then_truncate", "append_then_truncate"]}],
-}
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-result = run_sweep(spec, tempfile.mkdtemp(prefix="nb15_"), progress="quiet", pareto=(COST, QUALITY))
-labels = result.labels()
-table = result.table.assign(changes=result.table["candidate_id"].map(labels))
-table[["changes", QUALITY, "quality_answer_containment", "quality_evidence_recall", "quality_has_answer_in_context",
-       "cost_rounds", COST, "is_pareto"]]
+spec = {"name": "nb15_real_data", "dataset": "hotpotqa_sample", "per_type": 30, "base": {"round_cap.max_rounds": 3},
+        "backend": {"kind": "sim", "profile": "typical"},
+        "grid": [{"round_cap.max_rounds": [1, 2, 3]}, {"truncation.strategy": ["rank_then_truncate", "append_then_truncate"]}]}
+result = lesson_sweep(spec, pareto=(COST, QUALITY))
+table = contrasts.labelled_table(result, [QUALITY, "quality_answer_containment", "quality_evidence_recall",
+                                          "quality_has_answer_in_context", "cost_rounds", COST, "is_pareto"])
+table
 
 # %%
-cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="changes"))
+cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %%
 forest_figure(forest_info(result.compare(QUALITY)))
@@ -108,20 +89,7 @@ forest_figure(forest_info(result.compare(QUALITY)))
 # the second hop's paragraph is typically first found in round 2. Here:
 
 # %%
-base_id = next(c for c, lab in labels.items() if lab == "base")
-first_round = []
-for qid, trace in result.traces(base_id).items():
-    gold = set(hotpot.evalset[qid].gold_doc_ids)
-    seen = {}
-    for step in trace.steps:
-        if step.kind == "retrieve":
-            for chunk in step.new:
-                doc = chunk.rsplit("#", 1)[0]
-                if doc in gold and doc not in seen:
-                    seen[doc] = step.round
-    first_round.append({"qid": qid, "rounds used": trace.rounds_used, "gold found in round 1": sum(r == 1 for r in seen.values()),
-                        "gold found later": sum(r > 1 for r in seen.values()), "gold never found": len(gold) - len(seen)})
-found = pd.DataFrame(first_round)
+found = contrasts.gold_rounds_table(result, result.reference()["candidate_id"], hotpot.evalset)  # the base config
 print(found[["gold found in round 1", "gold found later", "gold never found"]].sum().to_string())
 print(f"questions that used more than one round: {(found['rounds used'] > 1).sum()} of {len(found)}")
 
@@ -133,13 +101,12 @@ print(f"questions that used more than one round: {(found['rounds used'] > 1).sum
 # with the question — a bridge query would name the entity the first paragraph introduced.
 
 # %%
-multi = found.loc[found["rounds used"] > 1, "qid"]
-qid = multi.iloc[0] if len(multi) else found["qid"].iloc[0]
-trace = result.traces(base_id)[qid]
+multi = found.index[found["rounds used"] > 1]
+qid = multi[0] if len(multi) else found.index[0]
+trace = result.traces(result.reference()["candidate_id"])[qid]
 print(qid, "|", trace.question, "| gold:", hotpot.evalset[qid].answer)
-for step in trace.steps:
-    if step.kind == "retrieve":
-        print(f"round {step.round}: {' | '.join(step.queries)} → {len(step.new)} new chunks")
+print("\n".join(f"round {s.round}: {' | '.join(s.queries)} → {len(s.new)} new chunks"
+                for s in trace.steps if s.kind == "retrieve"))
 trace_timeline_figure(trace_timeline_info(trace))
 
 # %% [markdown]
@@ -151,15 +118,14 @@ trace_timeline_figure(trace_timeline_info(trace))
 
 # %%
 FINDINGS = FindingFamily(size=2, name="15_real_data")   # Holm over the two claims below
-saves = paired_finding(result, COST, candidate={"round_cap.max_rounds": 1}, direction="below",
-                       kind="measured", family=FINDINGS,
-                       claim="capping the loop at one round saves LLM calls on real HotpotQA questions")
+saves = paired_finding(result, COST, candidate={"round_cap.max_rounds": 1}, direction="below", kind="measured",
+                       family=FINDINGS, claim="capping the loop at one round saves LLM calls on real HotpotQA questions")
 no_loss = paired_finding(result, QUALITY, candidate={"round_cap.max_rounds": 1}, direction="none", margin=0.05,
                          kind="measured", family=FINDINGS,
                          claim="and costs no measurable strict containment here (within ±0.05)")
-print(saves, no_loss, sep="\n\n")
 assert saves.holds, saves.message
 assert no_loss.holds, no_loss.message
+contrasts.findings_table(saves, no_loss)
 
 # %% [markdown]
 # ## Your turn
@@ -173,9 +139,7 @@ explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"
 explorer
 
 # %%
-point = explorer.run(wait=True)
-print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment "
-      f"{point['quality_answer_containment_strict']:.3f}, {point['cost_llm_calls']:.2f} LLM calls per question")
+explorer.run(wait=True)  # 10 bridge questions: seconds, strict containment, LLM calls per question
 
 # %% [markdown]
 # ## Try this

@@ -7,14 +7,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation.trace_facts import gold_found, mark_gold, round_chunks, time_split
-from rag_lab.experiments import contrasts, paired_test
+from rag_lab.evaluation.trace_facts import fusion_table, gold_found, mark_gold, round_chunks, time_split
+from rag_lab.experiments import contrasts, paired_finding, paired_test
+from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.loaders import load_dataset
-from rag_lab.pipeline import Intervention
+from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import RoundCap
 from rag_lab.pipeline.trace import Trace, TraceStep
 from rag_lab.stats.paired import interval_text
-from rag_lab.widgets import lesson_sweep, setup_notebook
+from rag_lab.widgets import lesson_sweep, setup_notebook, shared_data, validation_table
 
 SPEC = {"name": "contrasts-test", "dataset": "world", "split": "test", "types": ["bridge", "comparison"],
         "per_type": 4, "backend": {"kind": "sim", "profile": "typical"}, "grid": {"round_cap.max_rounds": [1, 2]}}
@@ -132,3 +133,109 @@ def test_setup_notebook_shows_a_policy(capsys):
     assert fields.loc["max_rounds", "default"] == 2 and fields.loc["max_rounds", "bounds"] == ">= 1, <= 10"
     assert pd.get_option("display.max_colwidth") == 90 and setup_notebook() is None
 
+
+
+def test_small_tables_agree_with_the_sweep(sweep):
+    names = contrasts.named(sweep, {"one": ONE, "two": TWO})
+    rows = sweep.rows(names["one"])
+    share = contrasts.group_share(sweep, ONE, "route", "COMPLEX")
+    assert share["bridge"] == pytest.approx((rows[rows["type"] == "bridge"]["route"] == "COMPLEX").mean())
+    means = contrasts.means(sweep, names, [Q, "cost_llm_calls"])
+    assert means.loc["two", "cost_llm_calls"] == pytest.approx(
+        sweep.table.set_index("candidate_id").loc[names["two"], "cost_llm_calls"])
+    calls = contrasts.calls_table(sweep, names)
+    assert calls["two"].sum() == sum(len(t.llm_calls()) for t in sweep.traces(names["two"]).values())
+    blocks = contrasts.paired_blocks(sweep, [Q], {"2 vs 1": (TWO, ONE)})
+    assert blocks.loc[("2 vs 1", Q), "Δ [lo, hi]"] == contrasts.paired_summary(sweep, [Q], TWO, ONE).loc[Q, "Δ [lo, hi]"]
+    knobs = contrasts.knob_table(sweep, names, ["synonym_spinning"])
+    assert set(knobs["knob"]) <= {"synonym_spinning"}
+    outcomes = contrasts.call_outcomes(sweep, TWO)
+    assert outcomes.to_numpy().sum() == sum(1 for t in sweep.traces(names["two"]).values() for c in t.llm_calls()
+                                            if c.role in ("route", "controller"))
+    stacked = contrasts.stacked_tables({"a": sweep, "b": sweep}, [Q], key="which")
+    assert list(stacked.columns) == ["which", "label", Q] and len(stacked) == 2 * len(sweep.table)
+    texts = contrasts.intervention_texts(sweep, ONE, Intervention.REJECTED_CAP)
+    assert list(texts) == contrasts.with_intervention(sweep, ONE, Intervention.REJECTED_CAP)
+    assert all("past the cap" in t for ts in texts.values() for t in ts)
+    side = contrasts.answers_table({"one": (sweep, ONE), "two": (sweep, TWO)}, [Q])
+    assert side.loc[sweep.qids[0], "two: answer"] == sweep.result(names["two"], sweep.qids[0]).answer[:160]
+
+
+def test_gold_stages_and_findings_table(sweep):
+    world = load_dataset("world")
+    names = contrasts.named(sweep, {"one": ONE, "two": TWO})
+    stages = contrasts.gold_stages(sweep, names, world.evalset)
+    q = sweep.qids[1]
+    assert stages.loc[q, "two"].to_dict() == gold_found(sweep.traces(names["two"])[q], world.evalset[q].gold_doc_ids)
+    finding = paired_finding(
+        sweep, "cost_llm_calls", candidate=TWO, reference=ONE, direction="above")
+    table = contrasts.findings_table(finding)
+    assert table.loc[0, "holds"] == finding.holds and table.loc[0, "measured"] == finding.measured
+
+
+SMALL = {"dataset": "world", "split": "test", "types": ["alias", "comparison"], "per_type": 3,
+         "backend": {"kind": "sim", "profile": "typical"}}
+
+
+def test_source_audit_counts_by_code():
+    base = {"sources.simple": ["wiki"], "sources.complex": ["wiki"]}
+    result = lesson_sweep({**SMALL, "name": "contrasts-sources", "base": base, "types": ["unanswerable", "mismatch"],
+                           "grid": {"sources.mode": ["fail_closed", "fail_open"]}})  # types where the filter empties rounds
+    world = load_dataset("world")
+    source_of = {d: world.corpus[d].metadata["source"] for d in world.corpus.doc_ids}
+    names = contrasts.named(result, {"closed": {"sources.mode": "fail_closed"}, "open": {"sources.mode": "fail_open"}})
+    audit = contrasts.source_audit(result, names, source_of, ["wiki"])
+    assert audit.loc["answers citing a source outside the contract", "closed"] == 0
+    assert audit.loc["fail-open fallbacks", "closed"] == 0
+    opened = [s for t in result.traces(names["open"]).values() for s in t.steps if s.detail.get("off_contract")]
+    assert audit.loc["fail-open fallbacks", "open"] == len(opened) > 0
+    assert audit.loc["rounds the filter left empty", "open"] == len(opened)  # each fallback is an emptied round
+    assert audit.loc["rounds the filter left empty", "closed"] > 0
+    assert audit.loc["answers citing a source outside the contract", "open"] > 0
+    leaks = contrasts.off_contract_answers(result, {"sources.mode": "fail_open"}, source_of, ["wiki"], Q)
+    assert len(leaks) == audit.loc["answers citing a source outside the contract", "open"]
+
+
+def test_refusals_by_baseline_and_the_fusion_table():
+    result = lesson_sweep({**SMALL, "name": "contrasts-judge", "grid": [
+        {"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only"]}]})
+    judged = contrasts.named(result, {"draft": {"judge.enabled": True, "judge.mode": "draft_only"}})
+    table = contrasts.refusals_by_baseline(result, judged, {"judge.enabled": False}, Intervention.JUDGE_REFUSED, Q,
+                                           calls="cost_calls_judge")
+    refused = contrasts.with_intervention(result, judged["draft"], Intervention.JUDGE_REFUSED, "judge")
+    assert table.loc["refused", "draft"] == len(refused)
+    assert table.loc["cost_calls_judge", "draft"] == sum(
+        1 for t in result.traces(judged["draft"]).values() for c in t.llm_calls() if c.role == "judge")
+    kinds = ["… correct answers", "… wrong answers", "… answers to unanswerable questions"]
+    assert table.loc[kinds, "draft"].sum() <= len(refused)
+    rewrite = lesson_sweep({**SMALL, "name": "contrasts-rewrite", "grid": {"rewrite.enabled": [True]}})
+    _, resources = shared_data("world")
+    cid, qid = rewrite.table["candidate_id"].iloc[0], rewrite.qids[0]
+    config = PipelineConfig().set({"rewrite.enabled": True})
+    fused = fusion_table(resources, rewrite.traces(cid)[qid], config)
+    assert fused["in round 1"].sum() == len(round_chunks(rewrite.traces(cid)[qid]))
+    with pytest.raises(ValueError, match="differs from round 1"):
+        fusion_table(resources, rewrite.traces(cid)[qid], config.set({"retrieval.top_k": 1}))
+
+
+def test_validation_table():
+    fallback = ControllerDecision(action="insufficient", reason="fallback")
+    table = validation_table({"valid": '{"action": "answer", "queries": []}', "prose": "just words"},
+                             ControllerDecision, fallback)
+    assert table.loc["valid", "outcome"] == "valid" and table.loc["valid", "decision"] == "answer"
+    assert table.loc["prose", "outcome"] == "fallback" and table.loc["prose", "decision"] == "insufficient"
+    assert table.loc["prose", "without a fallback"] == "invalid"
+
+
+def test_fallback_decisions_are_found_by_their_code():
+    knobs = {"invalid_json": 0.3, "hallucinated_action": 0.3}
+    spec = {**SMALL, "name": "contrasts-fallback", "backend": {"kind": "sim", "profile": "ideal", "knobs": knobs},
+            "grid": {"validation.on_invalid": ["fallback"]}}
+    broken, clean = lesson_sweep(spec), lesson_sweep(spec, name="contrasts-clean", backend={"kind": "sim", "profile": "ideal"})
+    pick = {"validation.on_invalid": "fallback"}
+    meant = contrasts.fallback_vs_meant(broken, pick, clean, pick)
+    cid = broken.reference(pick)["candidate_id"]
+    replaced = sum(1 for t in broken.traces(cid).values() for s in t.steps
+                   if s.kind == "controller" and s.llm is not None and s.llm.outcome == "fallback")
+    assert len(meant) == replaced > 0
+    assert set(meant["fallback decided"]) <= {"answer", "insufficient"}

@@ -104,3 +104,38 @@ def fusion_table(resources: CorpusResources, trace: Trace, config: PipelineConfi
                           **{f"rank in q{i}": (r.index(c) + 1 if c in r else None) for i, r in enumerate(rankings)},
                           "RRF score": round(score, 4), "fused rank": n, "in round 1": n <= top_k}
                          for n, (c, score) in enumerate(fused, start=1)])
+
+
+def steps_table(trace: Trace) -> pd.DataFrame:
+    """One question's trace as a table, a row per step: its kind, round, queries, new chunks, round yield,
+    the decision's action and the interventions, in plain words."""
+    return pd.DataFrame([{"kind": s.kind, "round": s.round, "queries": " | ".join(s.queries), "new chunks": len(s.new),
+                          "yield": s.round_yield, "action": (s.decision or {}).get("action"),
+                          "interventions": "; ".join(s.interventions)} for s in trace.steps])
+
+
+def first_found_round(trace: Trace, gold_doc_ids: Iterable[str]) -> dict[str, int]:
+    """Each gold document some retrieval round brought, with the round that first brought it (a document
+    never retrieved is absent)."""
+    gold, seen = set(gold_doc_ids), {}
+    for step in trace.steps:
+        if step.kind == "retrieve":
+            for chunk in step.new:
+                if doc_of(chunk) in gold:
+                    seen.setdefault(doc_of(chunk), step.round)
+    return seen
+
+
+def gold_rounds(trace: Trace, gold_doc_ids: Iterable[str]) -> dict[str, int]:
+    """The rounds the question used and how many of its gold documents round 1 found, later rounds found
+    first, and no round found (:func:`first_found_round`)."""
+    gold = set(gold_doc_ids)
+    seen = first_found_round(trace, gold)
+    return {"rounds used": trace.rounds_used, "gold found in round 1": sum(r == 1 for r in seen.values()),
+            "gold found later": sum(r > 1 for r in seen.values()), "gold never found": len(gold) - len(seen)}
+
+
+def best_crag_score(trace: Trace) -> float:
+    """The best CRAG relevance score finalize gave any chunk of this question (NaN when CRAG did not grade)."""
+    scores = next((s.detail.get("crag_scores", {}) for s in trace.steps if s.kind == "finalize"), {})
+    return max(scores.values(), default=float("nan"))

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found
+from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found, gold_rounds
 from rag_lab.experiments.findings import Finding
 from rag_lab.experiments.results import SweepResult
 from rag_lab.pipeline.interventions import Intervention
@@ -369,3 +369,12 @@ def stacked_tables(sweeps: Mapping[str, SweepResult], columns: Iterable[str], ke
     columns = list(columns)
     out = pd.concat([labelled_table(s, columns).assign(**{key: name}) for name, s in sweeps.items()], ignore_index=True)
     return out[[key, *[c for c in out.columns if c != key]]]
+
+
+def gold_rounds_table(result: SweepResult, candidate: Pick, gold: Any) -> pd.DataFrame:
+    """Per question of ``candidate`` (rows, in question order): the rounds it used and where its gold
+    documents were first found (:func:`~rag_lab.evaluation.trace_facts.gold_rounds`). ``gold`` as in
+    :func:`gold_stages`."""
+    traces = result.traces(result.reference(candidate)["candidate_id"])
+    rows = {q: gold_rounds(traces[q], getattr(gold[q], "gold_doc_ids", gold[q])) for q in result.qids}
+    return pd.DataFrame(rows).T.rename_axis("qid")

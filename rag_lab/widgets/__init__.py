@@ -5,10 +5,10 @@ notebooks run headless (nbmake) and tests need no browser."""
 from rag_lab.widgets.controls import ParamControl, controllable_keys, param_control, parse_value
 from rag_lab.widgets.explorer import PolicyExplorer
 from rag_lab.widgets.lesson import lesson_sweep, policy_fields, setup_notebook, validation_table
-from rag_lab.widgets.session import shared_data
+from rag_lab.widgets.session import shared_data, simulator_backend
 from rag_lab.widgets.sweep_panel import SweepPanel
 from rag_lab.widgets.trace_viewer import OUTCOMES, TraceViewer
 
 __all__ = ["OUTCOMES", "ParamControl", "PolicyExplorer", "SweepPanel", "TraceViewer", "controllable_keys",
            "lesson_sweep", "param_control", "parse_value", "policy_fields", "setup_notebook",
-           "shared_data", "validation_table"]
+           "shared_data", "simulator_backend", "validation_table"]

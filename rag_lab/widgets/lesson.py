@@ -8,12 +8,13 @@ from __future__ import annotations
 import inspect
 import tempfile
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 from pydantic import BaseModel
 
-from rag_lab.experiments import SweepResult, run_sweep
+from rag_lab.experiments import SweepResult, SweepSpec, load_sweep_spec, run_sweep
 from rag_lab.experiments.results import DEFAULT_PARETO
 from rag_lab.llm.structured import validate_output
 
@@ -42,12 +43,19 @@ def policy_fields(policy: type[BaseModel]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("field")
 
 
-def lesson_sweep(spec: Mapping[str, Any], pareto: tuple[str, str] = DEFAULT_PARETO, **changes: Any) -> SweepResult:
-    """Run ``spec`` (with ``changes`` applied on top, e.g. ``name=..., grid=...``) quietly into a new
-    temporary directory and return its results."""
-    spec = {**spec, **changes}
-    run_dir = tempfile.mkdtemp(prefix=f"{spec.get('name', 'sweep')}_")
-    return run_sweep(spec, run_dir, progress="quiet", pareto=pareto)
+def lesson_sweep(spec: Mapping[str, Any] | SweepSpec | str | Path, pareto: tuple[str, str] = DEFAULT_PARETO,
+                 **changes: Any) -> SweepResult:
+    """Run ``spec`` (a mapping, with ``changes`` applied on top, e.g. ``name=..., grid=...``; or a sweep file
+    or :class:`SweepSpec`, as is) quietly into a new temporary directory and return its results."""
+    if isinstance(spec, Mapping):
+        spec = {**spec, **changes}
+        name = spec.get("name", "sweep")
+    elif changes:
+        raise ValueError(f"changes {sorted(changes)} need the spec as a mapping, not {type(spec).__name__}")
+    else:
+        spec = load_sweep_spec(spec)
+        name = spec.name
+    return run_sweep(spec, tempfile.mkdtemp(prefix=f"{name}_"), progress="quiet", pareto=pareto)
 
 
 def validation_table(samples: Mapping[str, str], schema: type[BaseModel], fallback: BaseModel | None = None) -> pd.DataFrame:
