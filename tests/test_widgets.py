@@ -119,7 +119,7 @@ def test_explorer_runs_and_adds_points():
     assert f", {label('quality_answer_containment')} " in explorer._status.value  # the lenient form beside the strict one
     assert explorer._delta.value.startswith("Δ vs base: this is the reference point")
 
-    explorer.with_params(**{"round_cap.max_rounds": 3})
+    assert explorer.with_params({"round_cap.max_rounds": 3}) is explorer  # one live widget: changed in place
     assert explorer.controls["round_cap.max_rounds"].value == 3
     second = explorer.wait()
     points = explorer.points
