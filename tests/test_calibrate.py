@@ -54,7 +54,7 @@ def sim_runs(world):
         backend = SimulatedBackend(SimulatorProfile(name="distinct", **RATES), seed=seed)
         backends.append(backend)
         config = PipelineConfig().with_params({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
-                                       "zero_yield.enabled": False})
+                                               "zero_yield.enabled": False})
         pipeline = Pipeline(config, resources, backend)
         runs += [(f"seed{seed}", pipeline.run(q)[1]) for q in questions]
     return runs, {q.qid: q.type for q in questions}, backends[0]
@@ -238,7 +238,7 @@ def _runs(world, profile: SimulatorProfile, questions) -> list:
     runs = []
     for seed, disclosed in ((0, False), (1, True)):
         config = PipelineConfig().with_params({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
-                                       "zero_yield.enabled": False})
+                                               "zero_yield.enabled": False})
         pipeline = Pipeline(config, resources, SimulatedBackend(profile, seed=seed))
         runs += [(f"seed{seed}", pipeline.run(q)[1]) for q in questions]
     return runs

@@ -204,7 +204,7 @@ def test_crag_grade_picks_the_template(doc, grade, template_words):
     res = ScriptedResources(corpus_of({"d": doc}), {Q: ["d"]})
     be = backend([ANSWER], answer="ZEBRA [1]", route='{"route": "SIMPLE"}')
     config = PipelineConfig().with_params({"crag.evaluator": "lexical", "crag.upper": 0.5, "crag.lower": -0.5,
-                                   "citations.refusal_threshold": -1.0})
+                                           "citations.refusal_threshold": -1.0})
     result, trace = Pipeline(config, res, be).run(Q)
     assert result.crag_grade == grade
     if template_words is None:  # incorrect: evidence discarded, no generation with a fallback template
@@ -212,6 +212,17 @@ def test_crag_grade_picks_the_template(doc, grade, template_words):
     else:
         assert template_words in be.requests_for("answer")[0].messages[0].content
         assert result.context
+
+
+def test_crag_drops_the_chunks_below_lower_and_keeps_the_rest():
+    res = ScriptedResources(corpus_of({"d": "falcon passphrase ZEBRA", "u": "unrelated text"}), {Q: ["d", "u"]})
+    be = backend([ANSWER], answer="ZEBRA [1]", route='{"route": "SIMPLE"}')
+    config = PipelineConfig().with_params({"crag.evaluator": "lexical", "crag.upper": 0.5, "crag.lower": -0.5,
+                                           "citations.refusal_threshold": -1.0})
+    result, trace = Pipeline(config, res, be).run(Q)
+    finalize = next(s for s in trace.steps if s.kind == "finalize")
+    assert result.crag_grade == "correct" and [c.doc_id for c in result.context] == ["d"]
+    assert finalize.has(Intervention.CRAG_DROPPED) and not finalize.has(Intervention.CRAG_DISCARDED)
 
 
 def test_fallback_template_only_with_empty_context():
@@ -266,7 +277,7 @@ def test_rewrites_are_retrieved_separately_and_fused():
     be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "rewrite": ['{"queries": ["r1", "r2"]}'],
                           "answer": ["rescheduled [1]"]})
     config = PipelineConfig().with_params({"rewrite.enabled": True, "rewrite.n_rewrites": 2, "crag.enabled": False,
-                                   "citations.refusal_threshold": -1.0})
+                                           "citations.refusal_threshold": -1.0})
     result, trace = Pipeline(config, res, be).run(Q)
     assert res.searched == [Q, "r1", "r2"]
     assert round_steps(trace)[0].retrieved[0] == "f1#0"  # f1 is in two rankings: RRF puts it first

@@ -179,7 +179,7 @@ def _first_controller_prompt(world, qid: str, disclose: bool):
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
     config = PipelineConfig().with_params({"router.enabled": False, "round_cap.max_rounds": 4,
-                                   "disclosure.disclosed": disclose})
+                                           "disclosure.disclosed": disclose})
     _, trace = Pipeline(config, CorpusResources(world.corpus), SimulatedBackend("ideal")).run(world.evalset[qid])
     first = next(s for s in trace.steps if s.kind == "controller")
     return tuple(Message(**m) for m in first.llm.messages), first.decision
@@ -205,7 +205,7 @@ def _rounds(world, profile: SimulatorProfile, disclosed: bool) -> list[int]:
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
     config = PipelineConfig().with_params({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 4,
-                                   "router.enabled": False, "zero_yield.enabled": False})
+                                           "router.enabled": False, "zero_yield.enabled": False})
     pipeline = Pipeline(config, CorpusResources(world.corpus), SimulatedBackend(profile))
     return [pipeline.run(q)[0].rounds_used for q in world.evalset.select(split="test", per_type=10)]
 
