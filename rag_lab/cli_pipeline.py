@@ -50,7 +50,7 @@ def _config(args: argparse.Namespace):
 
     config = PipelineConfig.from_file(args.config) if args.config else PipelineConfig()
     settings = parse_settings(args.settings)
-    return config.set(settings) if settings else config
+    return config.with_params(settings) if settings else config
 
 
 def _backend(args: argparse.Namespace, profile: SimulatorProfile | None = None):

@@ -54,7 +54,7 @@ def _pin(policy: str, pins: list[str]):
     def __init__(self, config, resources, backend):  # noqa: N807 (the patched constructor)
         fixed = config.model_copy(update={policy: default})
         if values:
-            fixed = fixed.set({k: parse_value(k, v) for k, v in values.items()})
+            fixed = fixed.with_params({k: parse_value(k, v) for k, v in values.items()})
         original(self, fixed, resources, backend)
 
     Pipeline.__init__ = __init__

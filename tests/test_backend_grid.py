@@ -32,7 +32,7 @@ def test_each_candidate_runs_on_its_own_backend(swept) -> None:
     assert set(configured) == {0.9}
     # the same config on the same backend has the same id as in a sweep without backend keys
     calm_backend = BackendSpec(kind="sim", profile="ideal", knobs={"invalid_json": 0.0})
-    assert calm == candidate_id(PipelineConfig().set({"round_cap.max_rounds": 2}), calm_backend, 0)
+    assert calm == candidate_id(PipelineConfig().with_params({"round_cap.max_rounds": 2}), calm_backend, 0)
     # the base config on the sweep's backend (ideal: invalid_json 0.0) is the calm candidate
     assert swept.labels() == {calm: "base", broken: "backend.knobs.invalid_json=0.9"}
     assert swept.reference()["rule"] == "base" and swept.reference()["candidate_id"] == calm

@@ -53,8 +53,8 @@ def sim_runs(world):
     for seed, disclosed in ((0, False), (1, True)):
         backend = SimulatedBackend(SimulatorProfile(name="distinct", **RATES), seed=seed)
         backends.append(backend)
-        config = PipelineConfig().set({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
-                                       "zero_yield.enabled": False})
+        config = PipelineConfig().with_params({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
+                                               "zero_yield.enabled": False})
         pipeline = Pipeline(config, resources, backend)
         runs += [(f"seed{seed}", pipeline.run(q)[1]) for q in questions]
     return runs, {q.qid: q.type for q in questions}, backends[0]
@@ -237,8 +237,8 @@ def _runs(world, profile: SimulatorProfile, questions) -> list:
     resources = CorpusResources(world.corpus)
     runs = []
     for seed, disclosed in ((0, False), (1, True)):
-        config = PipelineConfig().set({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
-                                       "zero_yield.enabled": False})
+        config = PipelineConfig().with_params({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 2,
+                                               "zero_yield.enabled": False})
         pipeline = Pipeline(config, resources, SimulatedBackend(profile, seed=seed))
         runs += [(f"seed{seed}", pipeline.run(q)[1]) for q in questions]
     return runs

@@ -31,8 +31,8 @@ def test_question_metrics_on_a_scripted_run():
     res = ScriptedResources(corpus, {"What is the falcon passphrase?": ["other", "gold"],
                                      "What is the moon passphrase?": ["other"]})
     backend = ScriptedBackend({"route": ['{"route": "SIMPLE"}'] * 2, "answer": ["It is ZEBRA [2] [1] [5]", "INSUFFICIENT"]})
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0,
-                                   "truncation.strategy": "append_then_truncate"})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0,
+                                           "truncation.strategy": "append_then_truncate"})
     run = evaluate_pipeline(Pipeline(config, res, backend), evalset)
     a, u = run.rows
     assert a["quality_answer_containment"] == 1.0 and a["quality_has_answer_in_context"] == 1.0

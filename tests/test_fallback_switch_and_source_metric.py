@@ -20,7 +20,7 @@ QUESTION = Question(qid="q1", text=Q, answer="rescheduled", gold_doc_ids=("f0",)
 
 
 def run(resources, be, **params):
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
     return Pipeline(config, resources, be).run(Q, qid="q1")
 
 
@@ -34,7 +34,7 @@ def test_the_fallback_is_the_default_and_validated():
     assert PipelineConfig().validation == ControllerValidation(on_invalid="fallback")
     assert PipelineConfig().get("validation.on_invalid") == "fallback"
     with pytest.raises(Exception, match="on_invalid"):
-        PipelineConfig().set({"validation.on_invalid": "guess"})
+        PipelineConfig().with_params({"validation.on_invalid": "guess"})
 
 
 @pytest.mark.parametrize("raw", ['{"action": "search_web"}', "not json", '{"action": ["answer"]}'])

@@ -108,7 +108,7 @@ AGAIN = '{{"action": "retrieve_again", "queries": ["{q}"]}}'
 def pipeline_trace(hits: dict[str, list[str]], controller: list[str], qid: str, **params) -> Trace:
     """A real trace: the pipeline on scripted retrieval and a scripted LLM."""
     backend = ScriptedBackend({"route": ['{"route": "COMPLEX"}'], "controller": controller, "answer": ["f0 [1]"]})
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
     _, trace = Pipeline(config, ScriptedResources(corpus_of(FILLERS), hits), backend).run(Q, qid=qid)
     return trace
 

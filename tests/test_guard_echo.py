@@ -56,7 +56,7 @@ DRAFTS = {
 def run(draft, **params):
     res = ScriptedResources(corpus_of(DOCS), {Q: ["ada", "engine", "babbage"]})
     backend = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "answer": [draft] if isinstance(draft, str) else draft})
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
     return evaluate_pipeline(Pipeline(config, res, backend), EvalSet([QUESTION]))
 
 

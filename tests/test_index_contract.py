@@ -122,7 +122,7 @@ def test_a_toy_index_kind_is_one_class_and_one_registry_line(toy_kind: str, tmp_
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
     from rag_lab.records import Question
 
-    config = PipelineConfig().set({"retrieval.retriever": toy_kind, "router.enabled": False})
+    config = PipelineConfig().with_params({"retrieval.retriever": toy_kind, "router.enabled": False})
     assert config.get("retrieval.retriever") == "toy"
     # ... and the pipeline retrieves with it
     corpus = corpus_of({f"d{i}": t for i, t in enumerate(TEXTS)})
@@ -146,7 +146,7 @@ def test_an_unregistered_kind_is_refused_everywhere_with_the_choices() -> None:
     with pytest.raises(ConfigError, match="unknown index kind 'toy'; choose one of dense, exact, bm25, hybrid"):
         make_index("toy")
     with pytest.raises(ConfigError, match="unknown index kind 'toy'"):
-        PipelineConfig().set({"retrieval.retriever": "toy"})
+        PipelineConfig().with_params({"retrieval.retriever": "toy"})
     with pytest.raises(ConfigError, match="already registered"):
         INDEX_KINDS.add("bm25", ToyIndex)
 

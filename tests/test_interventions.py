@@ -48,7 +48,7 @@ def test_a_comparison_upgrade_is_coded_and_uses_the_routers_own_rule():
     res = ScriptedResources(corpus_of(FILLERS), {"Compare f0 and f1": ["f0", "f1"]})
     be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "controller": ['{"action": "answer", "queries": []}'],
                           "answer": ["f0 [1]"]})
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0})
     _, trace = Pipeline(config, res, be).run("Compare f0 and f1")
     assert trace.has(Intervention.COMPARISON_UPGRADE, kind="route")
     router = config.router

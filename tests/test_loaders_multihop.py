@@ -199,7 +199,7 @@ def test_aliases_and_abstention_reach_the_metrics() -> None:
 
     res = ScriptedResources(dataset.corpus, {two.text: ["Kris Benson", "Anna Benson"]})
     backend = ScriptedBackend({"route": ['{"route": "SIMPLE"}'] * 2, "answer": ["He played for the Mets [1].", "INSUFFICIENT"]})
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0})
     run = evaluate_pipeline(Pipeline(config, res, backend), EvalSet([two, unanswerable]))
     answered, refused = run.rows
     assert "Mets" in two.answer_aliases and two.answer != "Mets"

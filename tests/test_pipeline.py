@@ -25,7 +25,7 @@ def backend(controller: list[str], answer: str = "ZEBRA-MARKER-42 [1]", route: s
 
 
 def run(resources, be, **params):
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0, **params})
     return Pipeline(config, resources, be).run(Q, qid="q1")
 
 
@@ -172,7 +172,7 @@ def test_insufficient_is_a_refusal_with_no_made_up_answer():
 def test_comparison_wording_upgrades_a_simple_route():
     res = ScriptedResources(corpus_of(FILLERS), {"Compare f0 and f1": ["f0", "f1"]})
     be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "controller": [ANSWER], "answer": ["f0 [1]"]})
-    config = PipelineConfig().set({"crag.enabled": False, "citations.refusal_threshold": -1.0})
+    config = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0})
     result, trace = Pipeline(config, res, be).run("Compare f0 and f1")
     assert result.route == "COMPLEX" and trace.steps[0].codes == [Intervention.COMPARISON_UPGRADE]
     assert "upgraded" in trace.steps[0].interventions[0]
@@ -203,8 +203,8 @@ def test_crag_grades_by_thresholds():
 def test_crag_grade_picks_the_template(doc, grade, template_words):
     res = ScriptedResources(corpus_of({"d": doc}), {Q: ["d"]})
     be = backend([ANSWER], answer="ZEBRA [1]", route='{"route": "SIMPLE"}')
-    config = PipelineConfig().set({"crag.evaluator": "lexical", "crag.upper": 0.5, "crag.lower": -0.5,
-                                   "citations.refusal_threshold": -1.0})
+    config = PipelineConfig().with_params({"crag.evaluator": "lexical", "crag.upper": 0.5, "crag.lower": -0.5,
+                                           "citations.refusal_threshold": -1.0})
     result, trace = Pipeline(config, res, be).run(Q)
     assert result.crag_grade == grade
     if template_words is None:  # incorrect: evidence discarded, no generation with a fallback template
@@ -212,6 +212,17 @@ def test_crag_grade_picks_the_template(doc, grade, template_words):
     else:
         assert template_words in be.requests_for("answer")[0].messages[0].content
         assert result.context
+
+
+def test_crag_drops_the_chunks_below_lower_and_keeps_the_rest():
+    res = ScriptedResources(corpus_of({"d": "falcon passphrase ZEBRA", "u": "unrelated text"}), {Q: ["d", "u"]})
+    be = backend([ANSWER], answer="ZEBRA [1]", route='{"route": "SIMPLE"}')
+    config = PipelineConfig().with_params({"crag.evaluator": "lexical", "crag.upper": 0.5, "crag.lower": -0.5,
+                                           "citations.refusal_threshold": -1.0})
+    result, trace = Pipeline(config, res, be).run(Q)
+    finalize = next(s for s in trace.steps if s.kind == "finalize")
+    assert result.crag_grade == "correct" and [c.doc_id for c in result.context] == ["d"]
+    assert finalize.has(Intervention.CRAG_DROPPED) and not finalize.has(Intervention.CRAG_DISCARDED)
 
 
 def test_fallback_template_only_with_empty_context():
@@ -265,8 +276,8 @@ def test_rewrites_are_retrieved_separately_and_fused():
     res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0", "f1"], "r1": ["f2", "f1"], "r2": ["f3"]})
     be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "rewrite": ['{"queries": ["r1", "r2"]}'],
                           "answer": ["rescheduled [1]"]})
-    config = PipelineConfig().set({"rewrite.enabled": True, "rewrite.n_rewrites": 2, "crag.enabled": False,
-                                   "citations.refusal_threshold": -1.0})
+    config = PipelineConfig().with_params({"rewrite.enabled": True, "rewrite.n_rewrites": 2, "crag.enabled": False,
+                                           "citations.refusal_threshold": -1.0})
     result, trace = Pipeline(config, res, be).run(Q)
     assert res.searched == [Q, "r1", "r2"]
     assert round_steps(trace)[0].retrieved[0] == "f1#0"  # f1 is in two rankings: RRF puts it first
@@ -276,14 +287,14 @@ def test_hyde_retrieves_with_the_mean_embedding():
     res = ScriptedResources(corpus_of(FILLERS), {})
     be = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "hyde": ['{"passages": ["p one", "p two"]}']},
                          default="INSUFFICIENT")
-    config = PipelineConfig().set({"hyde.enabled": True, "hyde.n_docs": 2})
+    config = PipelineConfig().with_params({"hyde.enabled": True, "hyde.n_docs": 2})
     Pipeline(config, res, be).run(Q)
     assert res.searched == [f"<vector>p one p two {Q}"]
 
 
 def test_rewrite_and_hyde_together_are_rejected():
     with pytest.raises(ValueError, match="not both"):
-        PipelineConfig().set({"rewrite.enabled": True, "hyde.enabled": True})
+        PipelineConfig().with_params({"rewrite.enabled": True, "hyde.enabled": True})
 
 
 # --- the trace -------------------------------------------------------------------------------------------------

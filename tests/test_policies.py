@@ -54,7 +54,7 @@ def test_every_numeric_policy_field_is_bounded():
 
 
 def test_policies_are_unchanged_after_a_run():
-    config = PipelineConfig().set({"round_cap.max_rounds": 3, "crag.enabled": False})
+    config = PipelineConfig().with_params({"round_cap.max_rounds": 3, "crag.enabled": False})
     before = config.model_dump()
     res = ScriptedResources(corpus_of({"a": "alpha text"}), {"q": ["a"], "again": ["a"]})
     backend = ScriptedBackend({"route": ['{"route": "COMPLEX"}'],
@@ -66,10 +66,10 @@ def test_policies_are_unchanged_after_a_run():
 
 def test_dotted_keys_get_and_copy_on_set():
     config = PipelineConfig()
-    changed = config.set({"crag.upper": 0.7, "truncation.strategy": "refine"})
+    changed = config.with_params({"crag.upper": 0.7, "truncation.strategy": "refine"})
     assert config.get("crag.upper") == 0.5 and changed.get("crag.upper") == 0.7
     assert changed.get("truncation.strategy") == "refine"
-    assert config.set(crag__upper=0.6).get("crag.upper") == 0.6
+    assert config.with_params(crag__upper=0.6).get("crag.upper") == 0.6
     flat = config.flat()
     assert flat["round_cap.max_rounds"] == 2 and flat["disclosure.disclosed"] is False
     assert all(config.get(k) == v for k, v in flat.items())
@@ -86,11 +86,27 @@ def test_dotted_keys_get_and_copy_on_set():
 ])
 def test_bad_settings_fail_with_a_clear_message(values, message):
     with pytest.raises(ConfigError, match=message):
-        PipelineConfig().set(values)
+        PipelineConfig().with_params(values)
+
+
+def test_one_verb_with_params_changes_a_copy_of_a_config_and_of_a_pipeline():
+    config = PipelineConfig()
+    pipeline = Pipeline(config, None, None)  # type: ignore[arg-type]  (with_params touches neither)
+    changed = pipeline.with_params({"crag.upper": 0.7}, round_cap__max_rounds=3)
+    assert changed is not pipeline and changed.config == config.with_params({"crag.upper": 0.7, "round_cap.max_rounds": 3})
+    assert pipeline.config is config and config.get("crag.upper") == 0.5
+    with pytest.raises(ConfigError, match="unknown field 'uper'"):
+        pipeline.with_params(crag__uper=0.7)
+
+
+def test_the_old_spelling_set_warns_and_does_what_with_params_does():
+    with pytest.warns(DeprecationWarning, match="with_params"):
+        old = PipelineConfig().set({"crag.upper": 0.7}, round_cap__max_rounds=3)
+    assert old == PipelineConfig().with_params({"crag.upper": 0.7}, round_cap__max_rounds=3)
 
 
 def test_effective_cap_is_the_smaller_of_cap_and_budget():
-    assert PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_rounds": 3}).max_rounds == 3
+    assert PipelineConfig().with_params({"round_cap.max_rounds": 4, "budget.max_rounds": 3}).max_rounds == 3
 
 
 def test_config_files_yaml_json_and_errors(tmp_path):

@@ -89,15 +89,15 @@ def test_configurations_whose_prompts_differ_face_the_same_draws_at_the_same_dec
     res = CorpusResources(world.corpus)
     formats = ("invalid_json", "hallucinated_action", "wrong_types")  # low: a fallback ends the loop at once
     backend = SimulatedBackend(SimulatorProfile(name="half", **{k: 0.1 if k in formats else 0.5 for k in KNOBS}))
-    base = PipelineConfig().set({"router.enabled": False, "zero_yield.enabled": False, "round_cap.max_rounds": 3})
+    base = PipelineConfig().with_params({"router.enabled": False, "zero_yield.enabled": False, "round_cap.max_rounds": 3})
     a, b = {
         "truncation": ({"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 2},
                        {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 6}),
         "rewrite": ({"rewrite.enabled": False}, {"rewrite.enabled": True, "rewrite.n_rewrites": 3}),
         "retriever": ({"retrieval.retriever": "bm25"}, {"retrieval.retriever": "dense"}),
     }[change]
-    draws_a, sent_a = _controller_draws(base.set(a), questions, res, backend)
-    draws_b, sent_b = _controller_draws(base.set(b), questions, res, backend)
+    draws_a, sent_a = _controller_draws(base.with_params(a), questions, res, backend)
+    draws_b, sent_b = _controller_draws(base.with_params(b), questions, res, backend)
     shared = [k for k in draws_a if k in draws_b]
     later = [k for k in shared if k[1] == "controller" and k[2] >= 1]
     assert len(later) >= 10, len(later)  # decisions after a second round were compared, not only the first
@@ -178,8 +178,8 @@ def _first_controller_prompt(world, qid: str, disclose: bool):
     from rag_lab.llm.base import Message
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
-    config = PipelineConfig().set({"router.enabled": False, "round_cap.max_rounds": 4,
-                                   "disclosure.disclosed": disclose})
+    config = PipelineConfig().with_params({"router.enabled": False, "round_cap.max_rounds": 4,
+                                           "disclosure.disclosed": disclose})
     _, trace = Pipeline(config, CorpusResources(world.corpus), SimulatedBackend("ideal")).run(world.evalset[qid])
     first = next(s for s in trace.steps if s.kind == "controller")
     return tuple(Message(**m) for m in first.llm.messages), first.decision
@@ -204,8 +204,8 @@ def test_budget_thrift_stops_once_the_evidence_settles_and_needs_a_stated_budget
 def _rounds(world, profile: SimulatorProfile, disclosed: bool) -> list[int]:
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
-    config = PipelineConfig().set({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 4,
-                                   "router.enabled": False, "zero_yield.enabled": False})
+    config = PipelineConfig().with_params({"disclosure.disclosed": disclosed, "round_cap.max_rounds": 4,
+                                           "router.enabled": False, "zero_yield.enabled": False})
     pipeline = Pipeline(config, CorpusResources(world.corpus), SimulatedBackend(profile))
     return [pipeline.run(q)[0].rounds_used for q in world.evalset.select(split="test", per_type=10)]
 

@@ -120,7 +120,7 @@ def test_duplicate_candidates_collapse_into_the_first_with_merged_params():
 
 def test_candidate_id_hashes_the_resolved_config_backend_and_seed():
     base, sim = PipelineConfig(), BackendSpec()
-    same = base.set({"crag.upper": 0.5})  # the default, spelled out
+    same = base.with_params({"crag.upper": 0.5})  # the default, spelled out
     assert candidate_id(same, sim, 0) == candidate_id(base, sim, 0)
     assert candidate_id(base, sim, 1) != candidate_id(base, sim, 0)
     assert candidate_id(base, BackendSpec(profile="ideal"), 0) != candidate_id(base, sim, 0)
@@ -209,7 +209,7 @@ def test_each_candidate_runs_on_a_fresh_pipeline_equal_to_a_standalone_run(small
     assert (small_run.rows(first)["cost_rounds"] <= 1).all()  # the cap of candidate 0 ...
     assert base == PipelineConfig() and base.get("round_cap.max_rounds") == 2  # ... never touched the base
     # the last candidate (append_then_truncate, rounds back at the base cap) equals a run of its own config alone
-    config = base.set({"truncation.strategy": "append_then_truncate"})
+    config = base.with_params({"truncation.strategy": "append_then_truncate"})
     with open_backend("sim") as backend:
         alone = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), questions)
     cols = [c for c in alone.frame().columns if c.startswith(("quality_", "cost_"))]

@@ -70,7 +70,7 @@ def test_a_wide_integer_range_is_a_number_box_not_a_slider():
 
 
 def test_tuple_is_comma_separated_text_and_tooltip_uses_description():
-    control = param_control("router.comparison_words", PipelineConfig().set({"router.comparison_words": ("vs", "both")}))
+    control = param_control("router.comparison_words", PipelineConfig().with_params({"router.comparison_words": ("vs", "both")}))
     assert control.widget.value == "vs, both"
     control.widget.value = "versus ,  compare,"
     assert control.value == ("versus", "compare")
@@ -78,7 +78,7 @@ def test_tuple_is_comma_separated_text_and_tooltip_uses_description():
 
 
 def test_observe_and_base_values():
-    control = param_control("crag.upper", PipelineConfig().set({"crag.upper": 0.7}))
+    control = param_control("crag.upper", PipelineConfig().with_params({"crag.upper": 0.7}))
     assert control.value == 0.7
     seen = []
     control.observe(lambda c: seen.append(c.value))
@@ -119,7 +119,7 @@ def test_explorer_runs_and_adds_points():
     assert f", {label('quality_answer_containment')} " in explorer._status.value  # the lenient form beside the strict one
     assert explorer._delta.value.startswith("Δ vs base: this is the reference point")
 
-    explorer.set_params(**{"round_cap.max_rounds": 3})
+    assert explorer.with_params({"round_cap.max_rounds": 3}) is explorer  # one live widget: changed in place
     assert explorer.controls["round_cap.max_rounds"].value == 3
     second = explorer.wait()
     points = explorer.points
@@ -164,7 +164,7 @@ def test_explorer_runs_and_adds_points():
     explorer.set_axes(cost="cost_llm_calls", quality=col)
 
     with pytest.raises(ConfigError):  # crag.upper below crag.lower: nothing runs, the controls keep their values
-        explorer.set_params(crag__upper=0.0)
+        explorer.with_params(crag__upper=0.0)
     assert explorer.controls["crag.upper"].value == 0.5 and explorer.runs_completed == 2
 
 
@@ -193,7 +193,7 @@ def test_newer_change_supersedes_a_run_in_flight(monkeypatch):
     explorer = PolicyExplorer(params=PARAMS, limit=6)
     explorer.run(wait=False)                      # the base config: superseded after one question
     assert started.wait(10)
-    explorer.set_params(**{"round_cap.max_rounds": 4})
+    explorer.with_params(**{"round_cap.max_rounds": 4})
     go_on.set()
     final = explorer.wait()
     points = explorer.points

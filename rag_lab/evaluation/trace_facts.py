@@ -11,9 +11,9 @@ from collections.abc import Iterable, Mapping
 import pandas as pd
 
 from rag_lab.index import reciprocal_rank_fusion
+from rag_lab.pipeline.answer import Result
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.interventions import Intervention
-from rag_lab.pipeline.pipeline import Result
 from rag_lab.pipeline.resources import CorpusResources
 from rag_lab.pipeline.trace import Trace
 

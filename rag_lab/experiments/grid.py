@@ -97,7 +97,7 @@ class Grid:
             policy = {k: v for k, v in params.items() if k not in backend_keys}
             settings = {k.removeprefix(BACKEND_PREFIX): v for k, v in params.items() if k in backend_keys}
             try:
-                config = base.set(policy)
+                config = base.with_params(policy)
                 spec = backend.with_settings(settings) if settings else backend
             except ConfigError as exc:
                 raise ConfigError(f"grid candidate {index} {params}: {exc}") from None

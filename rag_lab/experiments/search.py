@@ -204,7 +204,7 @@ def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator:
                 f"{stored[number]['params']} (the sampler or the code changed since this search started); "
                 "run it into a new directory, or overwrite this one")
         try:
-            config = plan.base.set(params)
+            config = plan.base.with_params(params)
         except ConfigError as exc:  # e.g. a range reaching outside a policy's bounds
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             store.record_trial(number, "", params, f"failed: {exc}", {}, 0)

@@ -1,9 +1,10 @@
 """The bounded pipeline, its policies, per-question state and traces."""
 
+from rag_lab.pipeline.answer import REFUSAL, Result
 from rag_lab.pipeline.config import POLICIES, POLICY_CLASSES, PipelineConfig
 from rag_lab.pipeline.finalize import ContextItem
 from rag_lab.pipeline.interventions import Intervention
-from rag_lab.pipeline.pipeline import REFUSAL, Pipeline, Result
+from rag_lab.pipeline.pipeline import Pipeline
 from rag_lab.pipeline.policies import *  # noqa: F403  (the policy classes, policies.__all__)
 from rag_lab.pipeline.policies import __all__ as _policy_names
 from rag_lab.pipeline.resources import CorpusResources

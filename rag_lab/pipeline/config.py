@@ -3,13 +3,14 @@
 >>> config = PipelineConfig()
 >>> config.get("crag.upper")
 0.5
->>> stricter = config.set({"crag.upper": 0.6, "round_cap.max_rounds": 3})   # a new, validated copy
+>>> stricter = config.with_params({"crag.upper": 0.6, "round_cap.max_rounds": 3})   # a new, validated copy
 >>> (config.get("crag.upper"), stricter.get("crag.upper"))
 (0.5, 0.6)
 """
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,7 @@ from rag_lab.registry import Registry
 
 
 class PipelineConfig(BaseModel):
-    """All policies of one pipeline. Frozen: :meth:`set` returns a validated copy.
+    """All policies of one pipeline. Frozen: :meth:`with_params` returns a validated copy.
 
     Its fields are the one list of policies: :data:`POLICIES` (section name → policy class) and
     :data:`POLICY_CLASSES` derive from them, and so do the dotted keys, the widgets' controls and the
@@ -95,9 +96,12 @@ class PipelineConfig(BaseModel):
         policy, field = _split(key)
         return getattr(getattr(self, policy), field)
 
-    def set(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> PipelineConfig:
+    def with_params(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> PipelineConfig:
         """A copy with the dotted ``values`` changed, validated as a whole; the original is unchanged.
-        Keyword form uses ``__`` for the dot: ``config.set(crag__upper=0.6)``."""
+        Keyword form uses ``__`` for the dot, as scikit-learn's ``set_params`` does for nested parameters:
+        ``config.with_params(crag__upper=0.6)``. The same verb changes a
+        :meth:`~rag_lab.pipeline.Pipeline.with_params` and a
+        :meth:`~rag_lab.widgets.PolicyExplorer.with_params`."""
         updates = {**(values or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
         data = self.model_dump()
         for key, value in updates.items():
@@ -107,6 +111,12 @@ class PipelineConfig(BaseModel):
             return PipelineConfig.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "pipeline config")) from None
+
+    def set(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> PipelineConfig:
+        """Deprecated spelling of :meth:`with_params` (kept while notebooks still call it; it warns)."""
+        warnings.warn("PipelineConfig.set is deprecated: use PipelineConfig.with_params", DeprecationWarning,
+                      stacklevel=2)
+        return self.with_params(values, **kwargs)
 
     # --- files -------------------------------------------------------------------------------
 
@@ -119,7 +129,7 @@ class PipelineConfig(BaseModel):
             base = cls.model_validate(nested)
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "pipeline config")) from None
-        return base.set(dotted) if dotted else base
+        return base.with_params(dotted) if dotted else base
 
     @classmethod
     def from_file(cls, path: str | Path) -> PipelineConfig:

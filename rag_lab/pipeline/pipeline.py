@@ -3,67 +3,35 @@
 route → expand query → retrieve round 1 → controller loop → finalize → generate → guard.
 
 The LLM proposes; code disposes. Every round cap, budget, zero-yield stop, CRAG grade,
-truncation, citation check and refusal is decided here, deterministically, and recorded in the
-:class:`~rag_lab.pipeline.trace.Trace`.
+truncation, citation check and refusal is decided in code, deterministically, and recorded in the
+:class:`~rag_lab.pipeline.trace.Trace`. This module runs the question loop (route, expand, retrieve,
+the controller and the policies that stop it); the steps after it are
+:func:`~rag_lab.pipeline.final_context.final_context` and
+:func:`~rag_lab.pipeline.answer.generate_and_guard` (with :mod:`rag_lab.pipeline.answer_guard`), all on
+one :class:`~rag_lab.pipeline.run_context.RunContext`.
 """
 
 from __future__ import annotations
 
-import re
 import time
-from typing import Literal, NoReturn
+from collections.abc import Mapping
+from typing import Any, NoReturn
 
 import numpy as np
-from pydantic import BaseModel, Field
 
 from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.llm import prompts
-from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, Message, SamplingParams
-from rag_lab.llm.ledger import CostSummary, usage
-from rag_lab.llm.schemas import (
-    ControllerDecision,
-    HydePassages,
-    JudgeVerdict,
-    RelevanceGrade,
-    Rewrites,
-    RouteDecision,
-)
-from rag_lab.llm.structured import Fallback
+from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.ledger import usage
+from rag_lab.llm.schemas import ControllerDecision, HydePassages, Rewrites, RouteDecision
+from rag_lab.pipeline.answer import Result, generate_and_guard
 from rag_lab.pipeline.config import PipelineConfig
-from rag_lab.pipeline.echo_guard import check_echo
-from rag_lab.pipeline.finalize import ContextItem, crag_grade, mmr_order, truncate
+from rag_lab.pipeline.final_context import final_context
 from rag_lab.pipeline.interventions import Intervention
-from rag_lab.pipeline.resources import CorpusResources, lexical_relevance
-from rag_lab.pipeline.state import QuestionState
-from rag_lab.pipeline.trace import LLMCall, StopReason, Trace, TraceStep
+from rag_lab.pipeline.resources import CorpusResources
+from rag_lab.pipeline.run_context import RunContext
+from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
 from rag_lab.records import Question
-
-REFUSAL = "I could not find enough evidence to answer this question."
-_CITATION = re.compile(r"\[(\d+)\]")
-
-
-class Result(BaseModel):
-    qid: str
-    question: str
-    answer: str
-    status: Literal["answered", "refused", "echo"] = Field(
-        description="answered; refused (no defensible answer); echo (the guard found the draft parroting its prompt)")
-    stop_reason: StopReason
-    route: str
-    rounds_used: int
-    draft: str = Field(description="the generator's text before the guard")
-    citations: list[int] = Field(default_factory=list, description="context numbers cited after the guard")
-    cited_chunk_ids: list[str] = Field(default_factory=list)
-    invalid_citations: int = 0
-    context: list[ContextItem] = Field(default_factory=list)
-    crag_grade: Literal["correct", "ambiguous", "incorrect", "disabled", "empty"]
-    fallback_used: bool = False
-    llm_cost: CostSummary = CostSummary()
-    llm_spent: CostSummary = CostSummary()
-    llm_calls_by_role: dict[str, int] = Field(default_factory=dict)
-    llm_spent_by_role: dict[str, int] = Field(default_factory=dict, description="cache misses by role")
-    retrieval_calls: int = 0
-    embedding_calls: int = 0
 
 
 class Pipeline:
@@ -77,15 +45,16 @@ class Pipeline:
         self.resources = resources
         self.backend = backend
 
-    def with_params(self, values: dict) -> Pipeline:
-        return Pipeline(self.config.set(values), self.resources, self.backend)
+    def with_params(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Pipeline:
+        """A pipeline on ``config.with_params(values, **kwargs)``, over the same resources and backend."""
+        return Pipeline(self.config.with_params(values, **kwargs), self.resources, self.backend)
 
     def run(self, question: Question | str, qid: str | None = None) -> tuple[Result, Trace]:
         """Run the full pipeline for one question."""
         text = question.text if isinstance(question, Question) else question
         qid = qid or (question.qid if isinstance(question, Question) else "q")
         with usage() as ledger:
-            result, trace = _QuestionRun(self, qid, text).execute()
+            result, trace = _QuestionRun(self.config, self.resources, self.backend, qid, text).execute()
         by_role = ledger.by_role()
         result = result.model_copy(update={
             "llm_cost": ledger.incurred(),
@@ -104,28 +73,9 @@ class _Stop(Exception):
         self.refuse = refuse
 
 
-class _QuestionRun:
-    """One question's run: the state object, the trace, and the steps that fill them."""
-
-    def __init__(self, pipeline: Pipeline, qid: str, question: str) -> None:
-        self.cfg = pipeline.config
-        self.res = pipeline.resources
-        self.backend = pipeline.backend
-        self.question = question
-        self.state = QuestionState(question=question)
-        self.trace = Trace(qid=qid, question=question)
-        self.qid = qid
-
-    # --- LLM calls ---------------------------------------------------------------------------
-
-    def _call(self, role: str, messages: tuple[Message, ...], schema: type[BaseModel] | None = None,
-              fallback: Fallback = None, max_tokens: int = 512) -> tuple[LLMResponse, LLMCall]:
-        """One LLM call: charged to the question's budgets and kept for the trace."""
-        request = LLMRequest(role=role, messages=messages, response_schema=schema,
-                             params=SamplingParams(max_tokens=max_tokens))
-        response = self.backend.complete(request, fallback=fallback)
-        self.state.charge(response)
-        return response, LLMCall.of(response, messages)
+class _QuestionRun(RunContext):
+    """One question's run: route, expand, retrieve and the controller loop, then the final context and
+    the answer (:mod:`.final_context`, :mod:`.answer`)."""
 
     # --- the run -----------------------------------------------------------------------------
 
@@ -141,8 +91,8 @@ class _QuestionRun:
             reason, refuse = stop.reason, stop.refuse
         self.trace.stop_reason = reason
         self.trace.rounds_used = self.state.rounds_used
-        context, grade = self._finalize(refuse)
-        return self._generate_and_guard(context, grade, reason), self.trace
+        context, grade = final_context(self, refuse)
+        return generate_and_guard(self, context, grade, reason), self.trace
 
     def _route(self) -> None:
         router = self.cfg.router
@@ -152,7 +102,7 @@ class _QuestionRun:
                                      interventions=["router disabled: every question enters the loop"]))
         else:
             fallback = RouteDecision(route="COMPLEX", reason="fallback: invalid router output")
-            response, call = self._call("route", prompts.route_prompt(self.question), RouteDecision, fallback)
+            response, call = self.call("route", prompts.route_prompt(self.question), RouteDecision, fallback)
             route = response.parsed.route  # type: ignore[union-attr]
             step = self.trace.add(TraceStep(kind="route", llm=call, decision={"route": route},
                                             tokens=response.usage.total_tokens))
@@ -168,8 +118,8 @@ class _QuestionRun:
         embedding of the passages, and of the question with ``include_query``)."""
         if self.cfg.rewrite.enabled:
             n = self.cfg.rewrite.n_rewrites
-            response, call = self._call("rewrite", prompts.rewrite_prompt(self.question, n), Rewrites,
-                                        Rewrites(queries=[self.question]))
+            response, call = self.call("rewrite", prompts.rewrite_prompt(self.question, n), Rewrites,
+                                       Rewrites(queries=[self.question]))
             rewrites = [q for q in response.parsed.queries if q != self.question][:n]  # type: ignore[union-attr]
             queries = [self.question, *rewrites]
             self.trace.add(TraceStep(kind="expand", llm=call, queries=queries, tokens=response.usage.total_tokens,
@@ -177,8 +127,8 @@ class _QuestionRun:
             return queries, None
         if self.cfg.hyde.enabled:
             n = self.cfg.hyde.n_docs
-            response, call = self._call("hyde", prompts.hyde_prompt(self.question, n), HydePassages,
-                                        HydePassages(passages=[self.question]), max_tokens=200 * n)
+            response, call = self.call("hyde", prompts.hyde_prompt(self.question, n), HydePassages,
+                                       HydePassages(passages=[self.question]), max_tokens=200 * n)
             passages = response.parsed.passages[:n]  # type: ignore[union-attr]
             self.trace.add(TraceStep(kind="expand", llm=call, queries=passages, tokens=response.usage.total_tokens,
                                      detail={"method": "hyde", "include_query": self.cfg.hyde.include_query}))
@@ -236,7 +186,7 @@ class _QuestionRun:
         """Whether any gathered chunk clears the refusal threshold."""
         if not self.state.seen:
             return False
-        scores = self.res.chunk_relevance(self._relevance_queries(), list(self.state.seen))
+        scores = self.res.chunk_relevance(self.relevance_queries(), list(self.state.seen))
         return max(scores) >= self.cfg.citations.refusal_threshold
 
     def _fallback_decision(self, reason: str) -> ControllerDecision:
@@ -253,7 +203,7 @@ class _QuestionRun:
             on_invalid = self.cfg.validation.on_invalid
             fallback = (self._fallback_decision if on_invalid == "fallback" else
                         ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))
-            response, call = self._call("controller", messages, ControllerDecision, fallback)
+            response, call = self.call("controller", messages, ControllerDecision, fallback)
             decision: ControllerDecision = response.parsed  # type: ignore[assignment]
             step = self.trace.add(TraceStep(kind="controller", round=self.state.rounds_used, llm=call,
                                             decision=decision.model_dump(), tokens=response.usage.total_tokens,
@@ -312,168 +262,6 @@ class _QuestionRun:
         """The ``retrieval.controller_evidence`` most relevant chunks gathered so far. Deliberately
         independent of the truncation policy, which only assembles the generation context: the
         controller may see evidence that ``append_then_truncate`` later drops (the classic bug)."""
-        ranked = sorted(self._candidates(list(self.state.seen)), key=lambda c: (-c.score, c.round, c.rank))
+        ranked = sorted(self.candidates(list(self.state.seen)), key=lambda c: (-c.score, c.round, c.rank))
         shown = ranked[: self.cfg.retrieval.controller_evidence]
         return [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(shown, start=1)]
-
-    def _relevance_queries(self) -> list[str]:
-        """What relevance is measured against: the question and every query searched so far."""
-        return [self.question, *self.state.searches]
-
-    def _candidates(self, chunk_ids: list[str]) -> list[ContextItem]:
-        scores = self.res.chunk_relevance(self._relevance_queries(), chunk_ids)
-        return [
-            ContextItem(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
-                      text=self.res.chunk[c].text, score=s, round=self.state.seen[c].round,
-                      rank=self.state.seen[c].rank)
-            for c, s in zip(chunk_ids, scores, strict=True)
-        ]
-
-    # --- finalize, generate, guard -----------------------------------------------------------
-
-    def _finalize(self, refuse: bool) -> tuple[list[ContextItem], str]:
-        """Union → dedup → score on one scale → optional MMR → CRAG → truncation."""
-        step = self.trace.add(TraceStep(kind="finalize"))
-        if refuse:
-            step.intervene(Intervention.NO_CONTEXT, "no context: the run ends in a refusal")
-            return [], "empty"
-        candidates = self._candidates(list(self.state.seen))  # seen is already unique by chunk id
-        if self.cfg.finalize.mmr and candidates:
-            candidates = mmr_order(candidates, self.res, self.cfg.finalize.mmr_lambda)
-        grade = "disabled"
-        if self.cfg.crag.enabled and candidates:
-            candidates, grade = self._crag(candidates, step)
-        strategy = self.cfg.truncation.strategy
-        if self.state.rerank_requested and strategy == "append_then_truncate":
-            strategy = "rank_then_truncate"
-            step.intervene(Intervention.RERANK_REQUESTED,
-                           "controller asked to rerank: evidence ordered by relevance before truncation")
-        context = truncate(candidates, strategy, self.cfg.truncation.max_snippets, self.cfg.truncation.max_tokens,
-                           self.res, self._relevance_queries())
-        step.retrieved = [c.chunk_id for c in context]
-        step.detail.update({"candidates": len(candidates), "crag_grade": grade, "strategy": strategy})
-        if not context and grade != "incorrect":
-            grade = "empty"
-        return context, grade
-
-    def _crag(self, candidates: list[ContextItem], step: TraceStep) -> tuple[list[ContextItem], str]:
-        crag = self.cfg.crag
-        if crag.evaluator == "embedding":
-            scores = [c.score for c in candidates]
-        elif crag.evaluator == "lexical":
-            scores = [lexical_relevance(self.question, f"{c.title} {c.text}") for c in candidates]
-        else:
-            scores = []
-            for c in candidates[: 2 * self.cfg.truncation.max_snippets]:
-                item = prompts.EvidenceItem(1, c.title, c.text)
-                response, call = self._call("grade", prompts.grade_prompt(self.question, item), RelevanceGrade,
-                                            RelevanceGrade(score=max(-1.0, min(1.0, c.score))))
-                self.trace.add(TraceStep(kind="grade", llm=call, retrieved=[c.chunk_id],
-                                         tokens=response.usage.total_tokens,
-                                         decision={"score": response.parsed.score}))  # type: ignore[union-attr]
-                scores.append(response.parsed.score)  # type: ignore[union-attr]
-            candidates = candidates[: len(scores)]
-        grade = crag_grade(scores, crag.upper, crag.lower)
-        step.detail["crag_scores"] = {c.chunk_id: round(s, 4) for c, s in zip(candidates, scores, strict=True)}
-        if grade == "incorrect":
-            step.intervene(Intervention.CRAG_DISCARDED, f"CRAG: every score below lower={crag.lower}: evidence discarded")
-            return [], grade
-        kept = [c for c, s in zip(candidates, scores, strict=True) if s >= crag.lower]
-        if len(kept) < len(candidates):
-            step.intervene(Intervention.CRAG_DROPPED,
-                           f"CRAG: dropped {len(candidates) - len(kept)} chunk(s) below lower={crag.lower}")
-        return kept, grade
-
-    def _generate_and_guard(self, context: list[ContextItem], grade: str, reason: StopReason) -> Result:
-        items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
-        template = {"correct": "correct", "disabled": "correct", "ambiguous": "ambiguous"}.get(grade, "fallback")
-        draft = prompts.INSUFFICIENT
-        instructions = ""
-        if items:
-            messages = prompts.answer_prompt(self.question, items, template)
-            instructions = messages[0].content
-            response, call = self._call("answer", messages)
-            draft = response.text.strip()
-            self.trace.add(TraceStep(kind="generate", llm=call, retrieved=[c.chunk_id for c in context],
-                                     tokens=response.usage.total_tokens, detail={"template": template}))
-        answer, cited, invalid, refusal = self._guard(draft, context, instructions, items)
-        if refusal is None and self.cfg.judge.enabled:
-            refusal = self._judge(answer, items)
-        status: Literal["answered", "refused", "echo"] = (
-            "answered" if refusal is None else "echo" if refusal == "echo" else "refused"
-        )
-        if status != "answered":
-            answer = REFUSAL
-            cited = []
-            if reason == StopReason.ANSWERED:
-                reason = StopReason.INSUFFICIENT
-                self.trace.stop_reason = reason
-        return Result(
-            qid=self.qid, question=self.question, answer=answer, status=status, stop_reason=reason,
-            route=self.state.route, rounds_used=self.state.rounds_used, draft=draft, citations=cited,
-            cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
-            context=[c.model_copy(update={"n": i}) for i, c in enumerate(context, start=1)],
-            crag_grade=grade, fallback_used=self.state.fallback_used, retrieval_calls=self.state.retrieval_calls,
-            embedding_calls=self.state.embedding_calls,
-        )
-
-    def _guard(self, draft: str, context: list[ContextItem], instructions: str = "",
-               items: list[prompts.EvidenceItem] | None = None) -> tuple[str, list[int], int, str | None]:
-        """Refusal rules, the echo guard, and the citation whitelist and cap.
-        Returns (answer, citations, removed, refusal reason)."""
-        guard = self.cfg.citations
-        step = self.trace.add(TraceStep(kind="guard"))
-        if not context:
-            step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
-            return draft, [], 0, "empty context"
-        if draft.strip().upper().startswith(prompts.INSUFFICIENT):
-            step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the generator reported insufficient evidence")
-            return draft, [], 0, "insufficient"
-        best = max(c.score for c in context)
-        if best < guard.refusal_threshold:
-            step.intervene(Intervention.REFUSED_BELOW_THRESHOLD, f"refused: best relevance {best:.3f} below "
-                                                                 f"refusal_threshold {guard.refusal_threshold}")
-            return draft, [], 0, "below threshold"
-        if self.cfg.echo.enabled:
-            echo = check_echo(draft, instructions, [f"{e.title} {e.text}" for e in items or []], self.question,
-                              self.cfg.echo)
-            step.detail["echo"] = echo.as_detail()
-            if echo.flagged:
-                step.intervene(Intervention.ECHO, "not an answer (echo): " + "; ".join(echo.reasons))
-                return draft, [], 0, "echo"
-        kept: list[int] = []
-        removed = 0
-
-        def keep(match: re.Match[str]) -> str:
-            nonlocal removed
-            n = int(match.group(1))
-            if 1 <= n <= len(context) and (n in kept or len(kept) < guard.max_citations):
-                if n not in kept:
-                    kept.append(n)
-                return match.group(0)
-            removed += 1
-            return ""
-
-        answer = _CITATION.sub(keep, draft)
-        answer = re.sub(r"\s{2,}", " ", answer).strip()
-        if removed:
-            step.intervene(Intervention.CITATIONS_REMOVED, f"removed {removed} citation(s) outside the context or "
-                                                           f"past max_citations={guard.max_citations}")
-        if not kept:
-            step.intervene(Intervention.REFUSED_UNCITED, "refused: no valid citation to the context remains")
-            return answer, [], removed, "uncited"
-        step.detail["citations"] = kept
-        return answer, kept, removed, None
-
-    def _judge(self, answer: str, items: list[prompts.EvidenceItem]) -> str | None:
-        evidence = items if self.cfg.judge.mode == "with_evidence" else None
-        fallback = JudgeVerdict(verdict="supported", score=0.5, reason="fallback: invalid judge output")
-        response, call = self._call("judge", prompts.judge_prompt(self.question, answer, evidence), JudgeVerdict,
-                                    fallback)
-        verdict = response.parsed.verdict  # type: ignore[union-attr]
-        step = self.trace.add(TraceStep(kind="judge", llm=call, decision=response.parsed.model_dump(),  # type: ignore[union-attr]
-                                        tokens=response.usage.total_tokens, detail={"mode": self.cfg.judge.mode}))
-        if verdict == "unsupported":
-            step.intervene(Intervention.JUDGE_REFUSED, f"refused: the {self.cfg.judge.mode} judge found the answer unsupported")
-            return "judge"
-        return None

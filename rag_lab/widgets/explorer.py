@@ -3,7 +3,7 @@ for that configuration appears on the cost-vs-quality plot.
 
 >>> explorer = PolicyExplorer(params=["round_cap.max_rounds", "crag.upper"], limit=6)   # doctest: +SKIP
 >>> explorer.run()                                  # the base configuration: one point   # doctest: +SKIP
->>> explorer.set_params(**{"round_cap.max_rounds": 3}); explorer.wait()                  # doctest: +SKIP
+>>> explorer.with_params({"round_cap.max_rounds": 3}).wait()                            # doctest: +SKIP
 >>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
 >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP
 
@@ -138,20 +138,21 @@ class PolicyExplorer:
 
     def config(self) -> PipelineConfig:
         """The configuration the controls show (``ConfigError`` if their values do not go together)."""
-        return self.base.set({k: c.value for k, c in self.controls.items()})
+        return self.base.with_params({k: c.value for k, c in self.controls.items()})
 
-    def set(self, values: Mapping[str, Any]) -> None:
-        """Set controls by dotted key and start one run of the resulting configuration (not waiting)."""
+    def with_params(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> PolicyExplorer:
+        """Set controls by dotted key and start one run of the resulting configuration (not waiting); return
+        the explorer. Keys as in :meth:`~rag_lab.pipeline.PipelineConfig.with_params`
+        (``__`` for the dot in the keyword form: ``with_params(crag__upper=0.6)``). The explorer is one live
+        widget, so it changes in place: the controls move and a run starts."""
+        values = {**(values or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
         unknown = [k for k in values if k not in self.controls]
         if unknown:
             raise ConfigError(f"no control for {unknown}; this explorer controls {self.params}")
-        config = self.config().set(values)  # validates the whole before touching any control
+        config = self.config().with_params(values)  # validates the whole before touching any control
         self._show_values(config)
         self._start(config)
-
-    def set_params(self, **values: Any) -> None:
-        """:meth:`set` with keyword arguments: ``set_params(**{"crag.upper": 0.6})`` or ``set_params(crag__upper=0.6)``."""
-        self.set({k.replace("__", "."): v for k, v in values.items()})
+        return self
 
     def run(self, config: PipelineConfig | None = None, wait: bool = True) -> dict[str, Any] | None:
         """Run ``config`` (default: the controls' configuration; a given one is shown on the controls).

@@ -1,0 +1,81 @@
+"""The guards between the generator's draft and the answer (docs/design.md §1, **guard**): the refusal
+rules, the echo guard (:mod:`rag_lab.pipeline.echo_guard`), the citation whitelist and cap, and the
+optional LLM judge. Each records its decision in the trace (a ``guard`` step, and a ``judge`` step)."""
+
+from __future__ import annotations
+
+import re
+
+from rag_lab.llm import prompts
+from rag_lab.llm.schemas import JudgeVerdict
+from rag_lab.pipeline.echo_guard import check_echo
+from rag_lab.pipeline.finalize import ContextItem
+from rag_lab.pipeline.interventions import Intervention
+from rag_lab.pipeline.run_context import RunContext
+from rag_lab.pipeline.trace import TraceStep
+
+_CITATION = re.compile(r"\[(\d+)\]")
+
+
+def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instructions: str = "",
+                items: list[prompts.EvidenceItem] | None = None) -> tuple[str, list[int], int, str | None]:
+    """Refusal rules, the echo guard, and the citation whitelist and cap.
+    Returns (answer, citations, removed, refusal reason)."""
+    guard = run.cfg.citations
+    step = run.trace.add(TraceStep(kind="guard"))
+    if not context:
+        step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
+        return draft, [], 0, "empty context"
+    if draft.strip().upper().startswith(prompts.INSUFFICIENT):
+        step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the generator reported insufficient evidence")
+        return draft, [], 0, "insufficient"
+    best = max(c.score for c in context)
+    if best < guard.refusal_threshold:
+        step.intervene(Intervention.REFUSED_BELOW_THRESHOLD, f"refused: best relevance {best:.3f} below "
+                                                             f"refusal_threshold {guard.refusal_threshold}")
+        return draft, [], 0, "below threshold"
+    if run.cfg.echo.enabled:
+        echo = check_echo(draft, instructions, [f"{e.title} {e.text}" for e in items or []], run.question,
+                          run.cfg.echo)
+        step.detail["echo"] = echo.as_detail()
+        if echo.flagged:
+            step.intervene(Intervention.ECHO, "not an answer (echo): " + "; ".join(echo.reasons))
+            return draft, [], 0, "echo"
+    kept: list[int] = []
+    removed = 0
+
+    def keep(match: re.Match[str]) -> str:
+        nonlocal removed
+        n = int(match.group(1))
+        if 1 <= n <= len(context) and (n in kept or len(kept) < guard.max_citations):
+            if n not in kept:
+                kept.append(n)
+            return match.group(0)
+        removed += 1
+        return ""
+
+    answer = _CITATION.sub(keep, draft)
+    answer = re.sub(r"\s{2,}", " ", answer).strip()
+    if removed:
+        step.intervene(Intervention.CITATIONS_REMOVED, f"removed {removed} citation(s) outside the context or "
+                                                       f"past max_citations={guard.max_citations}")
+    if not kept:
+        step.intervene(Intervention.REFUSED_UNCITED, "refused: no valid citation to the context remains")
+        return answer, [], removed, "uncited"
+    step.detail["citations"] = kept
+    return answer, kept, removed, None
+
+
+def judge_answer(run: RunContext, answer: str, items: list[prompts.EvidenceItem]) -> str | None:
+    """The LLM judge's refusal reason (``"judge"``) when it finds ``answer`` unsupported, else None."""
+    evidence = items if run.cfg.judge.mode == "with_evidence" else None
+    fallback = JudgeVerdict(verdict="supported", score=0.5, reason="fallback: invalid judge output")
+    response, call = run.call("judge", prompts.judge_prompt(run.question, answer, evidence), JudgeVerdict,
+                              fallback)
+    verdict = response.parsed.verdict  # type: ignore[union-attr]
+    step = run.trace.add(TraceStep(kind="judge", llm=call, decision=response.parsed.model_dump(),  # type: ignore[union-attr]
+                                   tokens=response.usage.total_tokens, detail={"mode": run.cfg.judge.mode}))
+    if verdict == "unsupported":
+        step.intervene(Intervention.JUDGE_REFUSED, f"refused: the {run.cfg.judge.mode} judge found the answer unsupported")
+        return "judge"
+    return None

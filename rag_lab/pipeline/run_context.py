@@ -1,0 +1,61 @@
+"""What every step of one question's run shares: the config, the corpus resources, the backend, the
+question's :class:`~rag_lab.pipeline.state.QuestionState` and :class:`~rag_lab.pipeline.trace.Trace`,
+and the three things the steps ask of them (docs/design.md §1):
+
+* :meth:`RunContext.call` — one LLM call, charged to the question's budgets and kept for the trace;
+* :meth:`RunContext.relevance_queries` — what relevance is measured against;
+* :meth:`RunContext.candidates` — gathered chunks as :class:`~rag_lab.pipeline.finalize.ContextItem`\\ s,
+  scored on that one scale.
+
+The question loop (:mod:`rag_lab.pipeline.pipeline`), the final context
+(:mod:`rag_lab.pipeline.final_context`), the answer (:mod:`rag_lab.pipeline.answer`) and its guards
+(:mod:`rag_lab.pipeline.answer_guard`) all work on one ``RunContext``.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel
+
+from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, Message, SamplingParams
+from rag_lab.llm.structured import Fallback
+from rag_lab.pipeline.config import PipelineConfig
+from rag_lab.pipeline.finalize import ContextItem
+from rag_lab.pipeline.resources import CorpusResources
+from rag_lab.pipeline.state import QuestionState
+from rag_lab.pipeline.trace import LLMCall, Trace
+
+
+class RunContext:
+    """One question's run: the state object, the trace, and the calls the steps make on them."""
+
+    def __init__(self, config: PipelineConfig, resources: CorpusResources, backend: LLMBackend, qid: str,
+                 question: str) -> None:
+        self.cfg = config
+        self.res = resources
+        self.backend = backend
+        self.question = question
+        self.state = QuestionState(question=question)
+        self.trace = Trace(qid=qid, question=question)
+        self.qid = qid
+
+    def call(self, role: str, messages: tuple[Message, ...], schema: type[BaseModel] | None = None,
+             fallback: Fallback = None, max_tokens: int = 512) -> tuple[LLMResponse, LLMCall]:
+        """One LLM call: charged to the question's budgets and kept for the trace."""
+        request = LLMRequest(role=role, messages=messages, response_schema=schema,
+                             params=SamplingParams(max_tokens=max_tokens))
+        response = self.backend.complete(request, fallback=fallback)
+        self.state.charge(response)
+        return response, LLMCall.of(response, messages)
+
+    def relevance_queries(self) -> list[str]:
+        """What relevance is measured against: the question and every query searched so far."""
+        return [self.question, *self.state.searches]
+
+    def candidates(self, chunk_ids: list[str]) -> list[ContextItem]:
+        scores = self.res.chunk_relevance(self.relevance_queries(), chunk_ids)
+        return [
+            ContextItem(chunk_id=c, doc_id=self.res.doc_of(c), title=self.res.chunk[c].title,
+                      text=self.res.chunk[c].text, score=s, round=self.state.seen[c].round,
+                      rank=self.state.seen[c].rank)
+            for c, s in zip(chunk_ids, scores, strict=True)
+        ]
