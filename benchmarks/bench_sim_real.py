@@ -127,7 +127,7 @@ def run(ds: Dataset, corpus: Corpus, profile: str, max_rounds: int, res: CorpusR
         ) -> tuple[list[dict[str, Any]], CorpusResources]:
     res = res if res is not None else CorpusResources(corpus)
     backend = backend if backend is not None else SimulatedBackend(profile)
-    pipe = Pipeline(PipelineConfig().set({"round_cap.max_rounds": max_rounds, "truncation.strategy": truncation}),
+    pipe = Pipeline(PipelineConfig().with_params({"round_cap.max_rounds": max_rounds, "truncation.strategy": truncation}),
                     res, backend)
     rows = []
     for q in ds.evalset:

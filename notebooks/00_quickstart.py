@@ -216,7 +216,7 @@ explorer.run(wait=True)  # 8 bridge questions: seconds, strict containment, LLM 
 # ## Try this
 #
 # 1. Run the explorer at `round_cap.max_rounds` = 1, 2 and 3 (set the slider, or
-#    `explorer.set_params(**{"round_cap.max_rounds": 3}); explorer.run()`) and read the Δ line: where does
+#    `explorer.with_params(**{"round_cap.max_rounds": 3}); explorer.run()`) and read the Δ line: where does
 #    the third round stop paying?
 # 2. Change `types=["bridge"]` to `["single"]`: the round cap should cost nothing there. Does it?
 # 3. Pick another question (`types=["comparison"]`) for the end-to-end run and find, in its trace, the

@@ -55,7 +55,7 @@
 # the one-shot fallback (notebook 01's `fallback` stop).
 
 # %%
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
 from rag_lab.figures import cost_quality_figure, cost_quality_info, round_yield_figure, round_yield_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
@@ -199,6 +199,18 @@ saved
 #    tokens?
 # 4. In the trace viewer, filter the stop-disabled configuration by outcome `wrong`: is any wrong answer one
 #    that the stop would have prevented?
+
+# %% [markdown]
+# ## Where this finding holds
+#
+# The same claim re-run by `rag-lab robustness` on the world, on the first 60 questions of the HotpotQA and
+# MuSiQue samples, with two simulator seeds (paired Δ, interval, exact p, Holm over the whole table; the
+# table ships in `data/robustness.md` and the test suite fails when it is older than the simulator). A
+# finding that holds only on the world is a property of the world and this simulated model, not of the
+# policy: read the verdicts below before quoting the notebook's number.
+
+# %%
+print(*(robustness.quote(k) for k in ["zero_yield_calls", "zero_yield_answers"]), sep="\n\n")
 
 # %% [markdown]
 # [← previous](02_budget_disclosure.ipynb) · [next →](04_hyde.ipynb)

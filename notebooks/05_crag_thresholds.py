@@ -50,7 +50,7 @@
 #
 # `rag_lab.pipeline.policies.CRAG` — `enabled`, `upper`, `lower` (`lower ≤ upper`, checked at
 # construction), `evaluator`; sweep keys `crag.*`. The grade function is
-# `rag_lab.pipeline.finalize.crag_grade`; `_QuestionRun._crag` in `rag_lab/pipeline/pipeline.py` applies
+# `rag_lab.pipeline.finalize.crag_grade`; `_crag` in `rag_lab/pipeline/final_context.py` applies
 # it after the union and scoring of all rounds' chunks: **Incorrect** → the evidence is discarded and the
 # run ends in a refusal; otherwise chunks below `lower` are dropped, and the grade picks the answer template
 # (Correct → standard, Ambiguous → low-confidence). With the default `embedding` evaluator a chunk's score is
@@ -62,7 +62,7 @@
 import pandas as pd
 
 from rag_lab.evaluation.trace_facts import best_crag_score
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.finalize import crag_grade
@@ -180,7 +180,7 @@ FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # Holm over this n
 finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below", kind="measured",
                          family=FINDINGS, claim="with a reader that abstains by itself, raising crag.lower to 0.5 refuses "
                                                 "answerable questions and lowers abstention accuracy")
-print(finding)
+print(finding, robustness.quote("crag_abstention"), sep="\n\n")  # where it holds: data/robustness.md
 assert finding.holds, finding.message
 
 # %% [markdown]
@@ -243,3 +243,4 @@ contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
 
 # %% [markdown]
 # [← previous](04_hyde.ipynb) · [next →](06_truncation.ipynb)
+

@@ -138,7 +138,7 @@ pd.DataFrame([time_split(t) for t in result.traces(IDS["no budget"]).values()]).
 # %%
 explorer = PolicyExplorer(dataset="world", params=["budget.max_tokens", "budget.max_time_ms", "budget.max_rounds"],
                           split="test", types=["bridge"], limit=12, cost_col=COST, quality_col=QUALITY,
-                          base=PipelineConfig().set({"round_cap.max_rounds": 4, "budget.max_tokens": BUDGET}))
+                          base=PipelineConfig().with_params({"round_cap.max_rounds": 4, "budget.max_tokens": BUDGET}))
 explorer
 
 # %%

@@ -57,7 +57,7 @@
 #
 # The rewrites then count as *searched queries* (`QuestionState.searches`), and that reaches further than
 # round 1: finalize scores every chunk by its best cosine with the question **or any searched query**
-# (`_relevance_queries`), which decides what survives the snippet limit (notebook 06) and CRAG (notebook
+# (`RunContext.relevance_queries`), which decides what survives the snippet limit (notebook 06) and CRAG (notebook
 # 05); and the controller's prompt lists what was already searched. So a rewrite can change the answer even
 # when the fused ranking is the same — the notebook measures where each difference arises.
 
@@ -121,7 +121,7 @@ qid = contrasts.contrast_question(comparison, THREE, OFF, {STRICT: 2, "quality_h
 world, resources = shared_data("world")
 gold, trace = world.evalset[qid].gold_doc_ids, comparison.traces(IDS["3 rewrites"])[qid]
 print(qid, "|", trace.question, "| gold documents:", sorted(gold))
-fusion_table(resources, trace, PipelineConfig().set(THREE), gold)  # raises unless it is the pipeline's own round 1
+fusion_table(resources, trace, PipelineConfig().with_params(THREE), gold)  # raises unless it is the pipeline's own round 1
 
 # %%
 contrasts.trace_contrast(comparison, IDS, qid, clip=200, steps=["expand", "retrieve"])  # round 1 and the answer, both ways

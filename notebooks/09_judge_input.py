@@ -51,7 +51,7 @@
 #
 # `rag_lab.pipeline.policies.JudgeInput`: `enabled` (default off) and `mode` (`draft_only` or
 # `with_evidence`, default `with_evidence`); sweep keys `judge.enabled`, `judge.mode`. The judge runs in
-# `_QuestionRun._judge` (`rag_lab/pipeline/pipeline.py`), after the deterministic guard and only on an
+# `judge_answer` (`rag_lab/pipeline/answer_guard.py`), after the deterministic guard and only on an
 # answer the guard let through; its prompt is `rag_lab.llm.prompts.judge_prompt`, which adds an `EVIDENCE`
 # section only in `with_evidence` mode. An `unsupported` verdict refuses the answer (stop reason
 # `insufficient`); an invalid judge output falls back to `supported`, so a broken judge never refuses.
@@ -149,7 +149,7 @@ TraceViewer(result).select(candidate_id=JUDGES["draft_only"], qid=qid)
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["judge.enabled", "judge.mode"], split="test", types=["alias"],
-                          limit=12, base=PipelineConfig().set({"judge.enabled": True, "judge.mode": "draft_only"}), knobs={})
+                          limit=12, base=PipelineConfig().with_params({"judge.enabled": True, "judge.mode": "draft_only"}), knobs={})
 explorer
 
 # %%

@@ -168,7 +168,7 @@ TraceViewer(result).select(candidate_id=NAMES["router + upgrade"], qid=qid)
 # %%
 explorer = PolicyExplorer(dataset="world", params=["router.enabled", "router.comparison_upgrade"], split="test",
                           types=["comparison"], limit=12, knobs=KNOBS,
-                          base=PipelineConfig().set({"retrieval.top_k": 2, "router.comparison_upgrade": False}))
+                          base=PipelineConfig().with_params({"retrieval.top_k": 2, "router.comparison_upgrade": False}))
 explorer
 
 # %%

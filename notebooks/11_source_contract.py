@@ -160,7 +160,7 @@ TraceViewer(result).select(candidate_id=NAMES["wiki, fail-open"], qid=qid)
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["sources.mode"], split="test", types=["alias"], limit=8, quality_col=LEAK,
-                          base=PipelineConfig().set({**spec["base"], "sources.mode": "fail_open"}))
+                          base=PipelineConfig().with_params({**spec["base"], "sources.mode": "fail_open"}))
 explorer
 
 # %%

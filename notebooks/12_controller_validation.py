@@ -159,7 +159,7 @@ TraceViewer(result).select(candidate_id=result.reference(REFUSE)["candidate_id"]
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["validation.on_invalid"], split="test", types=["comparison"], limit=8,
-                          base=PipelineConfig().set(REFUSE), profile="ideal", knobs=FORMAT_KNOBS)
+                          base=PipelineConfig().with_params(REFUSE), profile="ideal", knobs=FORMAT_KNOBS)
 explorer
 
 # %%

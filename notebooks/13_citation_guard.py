@@ -52,7 +52,7 @@
 #
 # `rag_lab.pipeline.policies.CitationGuard`: `max_citations` (default 10) and `refusal_threshold` (default
 # 0.1, on the cosine scale of the relevance scores); sweep keys `citations.max_citations`,
-# `citations.refusal_threshold`. The guard is `_QuestionRun._guard` in `rag_lab/pipeline/pipeline.py`:
+# `citations.refusal_threshold`. The guard is `guard_draft` in `rag_lab/pipeline/answer_guard.py`:
 # empty context → refusal; a draft that reports insufficient evidence → refusal; best context score below
 # the threshold → refusal; then the echo guard; then citations outside the context or past the cap are
 # removed, and an answer with none left is refused. Every removal and refusal is an intervention in the
@@ -178,7 +178,7 @@ explorer.run(wait=True)  # the default guard on the unanswerable questions: refu
 # claim is that the higher threshold refuses more of them (abstention accuracy rises); on the 56 answerable
 # ones, that it pays in answered share (the refusal rate rises). Then the cap: with at most 1 citation,
 # citations are removed (citation validity — kept over cited — falls below 1). If the threshold were
-# ignored — in `_guard` and in the loop's usable-evidence check, the two places that read it — the first
+# ignored — in `guard_draft` and in the loop's usable-evidence check, the two places that read it — the first
 # two Δ would be 0 (removing only the guard's check already breaks the first: most of the threshold's
 # refusals are the guard's); if the cap were ignored, the third would be 0.
 

@@ -24,7 +24,7 @@
 # LLM calls per question against strict answer containment, with its 95% interval, the Pareto front, and the
 # latest run ringed.
 #
-# The same actions are plain methods (`run`, `set_params`, `wait`), so this notebook also runs headless
+# The same actions are plain methods (`run`, `with_params`, `wait`), so this notebook also runs headless
 # (nbmake); `tests/browser/test_policy_explorer_browser.py` opens it in JupyterLab and moves the slider.
 
 # %%

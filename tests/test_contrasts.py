@@ -211,11 +211,11 @@ def test_refusals_by_baseline_and_the_fusion_table():
     rewrite = lesson_sweep({**SMALL, "name": "contrasts-rewrite", "grid": {"rewrite.enabled": [True]}})
     _, resources = shared_data("world")
     cid, qid = rewrite.table["candidate_id"].iloc[0], rewrite.qids[0]
-    config = PipelineConfig().set({"rewrite.enabled": True})
+    config = PipelineConfig().with_params({"rewrite.enabled": True})
     fused = fusion_table(resources, rewrite.traces(cid)[qid], config)
     assert fused["in round 1"].sum() == len(round_chunks(rewrite.traces(cid)[qid]))
     with pytest.raises(ValueError, match="differs from round 1"):
-        fusion_table(resources, rewrite.traces(cid)[qid], config.set({"retrieval.top_k": 1}))
+        fusion_table(resources, rewrite.traces(cid)[qid], config.with_params({"retrieval.top_k": 1}))
 
 
 def test_validation_table():

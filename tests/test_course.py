@@ -253,3 +253,14 @@ def test_the_thinness_check_can_fail():
     assert code_lines(fat) == 51
     helper = [("code", "%matplotlib inline\ndef helper(a):\n    return a\nclass K:\n    pass\nf = lambda a: a")]
     assert definitions(helper) == ["FunctionDef helper (line 1)", "ClassDef K (line 3)"]
+
+
+def test_every_headline_notebook_quotes_where_its_findings_hold():
+    """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")``), so the
+    notebook says where its finding holds and where it does not."""
+    from rag_lab.experiments.robustness import HEADLINE_FINDINGS
+
+    for finding in HEADLINE_FINDINGS:
+        code = "\n".join(src for kind, src in _cells(finding.notebook) if kind == "code")
+        assert "robustness.quote(" in code and f'"{finding.key}"' in code, \
+            f"{finding.notebook} does not quote its robustness row {finding.key!r}"

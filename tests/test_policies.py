@@ -99,12 +99,6 @@ def test_one_verb_with_params_changes_a_copy_of_a_config_and_of_a_pipeline():
         pipeline.with_params(crag__uper=0.7)
 
 
-def test_the_old_spelling_set_warns_and_does_what_with_params_does():
-    with pytest.warns(DeprecationWarning, match="with_params"):
-        old = PipelineConfig().set({"crag.upper": 0.7}, round_cap__max_rounds=3)
-    assert old == PipelineConfig().with_params({"crag.upper": 0.7}, round_cap__max_rounds=3)
-
-
 def test_effective_cap_is_the_smaller_of_cap_and_budget():
     assert PipelineConfig().with_params({"round_cap.max_rounds": 4, "budget.max_rounds": 3}).max_rounds == 3
 

@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -111,12 +110,6 @@ class PipelineConfig(BaseModel):
             return PipelineConfig.model_validate(data)
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "pipeline config")) from None
-
-    def set(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> PipelineConfig:
-        """Deprecated spelling of :meth:`with_params` (kept while notebooks still call it; it warns)."""
-        warnings.warn("PipelineConfig.set is deprecated: use PipelineConfig.with_params", DeprecationWarning,
-                      stacklevel=2)
-        return self.with_params(values, **kwargs)
 
     # --- files -------------------------------------------------------------------------------
 
