@@ -128,7 +128,7 @@ TraceViewer(result).select(candidate_id=NAMES["stop enabled"], qid=qid)
 
 # %%
 explorer = PolicyExplorer(dataset="world", params=["zero_yield.enabled", "round_cap.max_rounds"], split="test",
-                          types=["comparison"], limit=12, base=PipelineConfig().set(spec["base"]), knobs=KNOBS)
+                          types=["comparison"], limit=12, base=PipelineConfig().with_params(spec["base"]), knobs=KNOBS)
 explorer
 
 # %%
