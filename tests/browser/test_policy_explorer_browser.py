@@ -83,6 +83,9 @@ def drive_explorer(page, lab, notebook: str, screenshot: Path) -> dict:
         explorer = page.locator(EXPLORER).first
         explorer.wait_for(state="visible", timeout=WAIT_MS)
         explorer.locator(".js-plotly-plot").first.wait_for(state="visible", timeout=WAIT_MS)
+        # JupyterLab renders only the cells near the viewport: after "run all" the page sits at the last cell,
+        # so bring the explorer back before reading its points and status line
+        explorer.scroll_into_view_if_needed()
         _wait_until(
             page,
             lambda: page.locator(POINTS).count() >= 1 and _status_runs(page) >= 1,
