@@ -39,6 +39,7 @@ explorer
 
 # %%
 point = explorer.run(wait=True)
+assert point["n_questions"] == 12 and explorer.runs_completed == 1 and len(explorer.points) == 1, explorer.points
 print(f"{point['n_questions']} questions in {point['seconds']:.2f} s: "
       f"containment={point['quality_answer_containment_strict']:.3f}, LLM calls={point['cost_llm_calls']:.2f} per question")
 
