@@ -59,9 +59,7 @@
 # below shows where).
 
 # %%
-import pandas as pd
-
-from rag_lab.evaluation.trace_facts import best_crag_score
+from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
 from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
@@ -69,10 +67,8 @@ from rag_lab.pipeline.finalize import crag_grade
 from rag_lab.pipeline.policies import CRAG
 from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
 
-setup_notebook(colwidth=100)
-print(CRAG.__doc__)
-print("grades of three bundles at upper=0.5, lower=0.2:",
-      [crag_grade(scores, upper=0.5, lower=0.2) for scores in ([0.62, 0.1], [0.3, 0.1], [0.1, 0.05])])
+print("three bundles' grades at 0.5/0.2:", [crag_grade(s, upper=0.5, lower=0.2) for s in ([0.62, 0.1], [0.3, 0.1], [0.1, 0.05])])
+setup_notebook(CRAG, colwidth=100)
 
 # %% [markdown]
 # ## The sweep
@@ -117,9 +113,7 @@ contrasts.value_counts(result, "crag_grade").T
 
 # %%
 never = result.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"]
-best = pd.DataFrame([{"type": result.rows(never).set_index("qid").loc[q, "type"], "best score": best_crag_score(t)}
-                     for q, t in result.traces(never).items()])
-best.groupby("type")["best score"].describe()[["count", "min", "25%", "50%", "75%", "max"]].round(3)
+contrasts.by_type(result, contrasts.per_trace(result, never, best_crag_score)).round(3)
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -133,13 +127,12 @@ best.groupby("type")["best score"].describe()[["count", "min", "25%", "50%", "75
 STRICT, DEFAULT = {"crag.lower": 0.5, "crag.upper": 0.5}, {"crag.lower": 0.2, "crag.upper": 0.5}
 IDS = contrasts.named(result, {"default 0.2/0.5": DEFAULT, "strict 0.5/0.5": STRICT})
 qid = contrasts.contrast_question(result, DEFAULT, STRICT, {STRICT_ANSWER: 2, "status": 1})
-print(qid, "|", result.result(IDS["strict 0.5/0.5"], qid).question)
-finalize = next(s for s in result.traces(IDS["strict 0.5/0.5"])[qid].steps if s.kind == "finalize")
-print("chunk scores:", finalize.detail.get("crag_scores"))
+strict = result.traces(IDS["strict 0.5/0.5"])[qid]
+print(qid, "|", strict.question, "| chunk scores under the strict thresholds:", crag_scores(strict))
 contrasts.trace_contrast(result, IDS, qid, clip=200, steps=["finalize"])
 
 # %%
-trace_timeline_figure(trace_timeline_info(result.traces(IDS["strict 0.5/0.5"])[qid]))
+trace_timeline_figure(trace_timeline_info(strict))
 
 # %% [markdown]
 # Any other question or threshold pair: pick it in the trace viewer (filter by type or by outcome `refused`).
@@ -156,8 +149,7 @@ TraceViewer(result).select(candidate_id=IDS["strict 0.5/0.5"], qid=qid)
 # the starting point once.
 
 # %%
-explorer = PolicyExplorer(dataset="world", params=["crag.lower", "crag.upper"], split="test", types=["mismatch"],
-                          limit=12)
+explorer = PolicyExplorer(dataset="world", params=["crag.lower", "crag.upper"], split="test", types=["mismatch"], limit=12)
 explorer
 
 # %%
@@ -168,14 +160,11 @@ explorer.run(wait=True)  # crag.lower=0.2, crag.upper=0.5 on the mismatch questi
 #
 # **On the world, with the world reader.** A strict `lower` of 0.5 against the default 0.2 (`upper` 0.5),
 # paired on the same 80 questions. The world reader refuses unanswerable questions by itself (the first
-# line below prints how often, with nothing discarded), so the discard has little left to catch there; the
+# line below prints its refusal rate by type, with nothing discarded), so the discard has little left to catch there; the
 # claim is that the strict threshold costs abstention accuracy by refusing answerable questions.
 
 # %%
-never_rows = result.rows(never)
-refused = never_rows.groupby(never_rows["type"].eq("unanswerable"))["quality_refused"].mean()
-print(f"world reader, nothing discarded: refusal rate {refused[True]:.3f} on the unanswerable questions, "
-      f"{refused[False]:.3f} on the answerable ones")
+print("refusal rate by type, nothing discarded:", contrasts.group_share(result, never, "quality_refused", 1).round(3).to_dict())
 FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # Holm over this notebook's two claims
 finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below", kind="measured",
                          family=FINDINGS, claim="with a reader that abstains by itself, raising crag.lower to 0.5 refuses "
@@ -195,15 +184,13 @@ unanswerable = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_crag_unansw
                             per_type=None, grid={"crag.lower": [0.2, 0.3, 0.4, 0.5]})
 catches = paired_finding(unanswerable, QUALITY, candidate={"crag.lower": 0.5}, reference={"crag.lower": 0.2},
                          direction="above", kind="measured", family=FINDINGS,
-                         claim="with a reader that does not abstain, raising crag.lower to 0.5 refuses unanswerable "
-                               "questions it would otherwise answer")
-print(catches)
+                         claim="with a reader that does not abstain, crag.lower 0.5 refuses unanswerable questions it answers")
 assert catches.holds, catches.message
+contrasts.findings_table(finding, catches)
 
 # %%
-newly = contrasts.differing(result, STRICT, DEFAULT, "status")
-print("questions whose status changes under lower=0.5, by type:",
-      result.rows(IDS["strict 0.5/0.5"]).set_index("qid").loc[newly, "type"].value_counts().to_dict())
+newly = contrasts.question_types(result)[contrasts.differing(result, STRICT, DEFAULT, "status")]
+print("questions whose status changes under lower=0.5, by type:", newly.value_counts().to_dict())
 display(contrasts.interval_table(result, [QUALITY, "quality_refused", STRICT_ANSWER, COST], reference=DEFAULT))  # noqa: F821
 contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
 

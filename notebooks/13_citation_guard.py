@@ -94,23 +94,14 @@ spec = {"name": "nb13_citation_guard", "dataset": "world", "split": "test", "typ
 result = lesson_sweep(spec, pareto=(PRICE, QUALITY))
 unanswerable = lesson_sweep(spec, pareto=(PRICE, ABSTAIN), name="nb13_unanswerable", types=["unanswerable"], per_type=20,
                             grid={"citations.refusal_threshold": THRESHOLDS})
-AT = {th: {"citations.refusal_threshold": th, "citations.max_citations": 10} for th in THRESHOLDS}  # cap of 10
-CAP10 = contrasts.named(result, AT)
-U = contrasts.named(unanswerable, {th: {"citations.refusal_threshold": th} for th in THRESHOLDS})
+CAP10 = contrasts.along(result, "citations.refusal_threshold", fixed={"citations.max_citations": 10})  # {threshold: id}
+U = contrasts.along(unanswerable, "citations.refusal_threshold")
 table = contrasts.labelled_table(result, [PRICE, f"{QUALITY}±", "quality_citation_validity", "quality_citation_precision",
                                           "cost_llm_calls", "is_pareto"])
 table
 
 # %%
 cost_quality_figure(cost_quality_info(table, PRICE, QUALITY, text_col="label"))
-
-# %% [markdown]
-# Both sides of the threshold on one table (cap of 10): on answerable questions, the refusal rate and
-# strict containment; on unanswerable ones, abstention accuracy (the share refused).
-
-# %%
-pd.concat({"answerable": contrasts.means(result, CAP10, [PRICE, QUALITY]),
-           "unanswerable": contrasts.means(unanswerable, U, [ABSTAIN])}, axis=1).rename_axis("refusal_threshold").round(3)
 
 # %% [markdown]
 # Where the threshold bites, by question type (share refused, cap of 10). Read each refused answerable
@@ -128,11 +119,9 @@ refused.assign(**{"containment at 0.1": contrasts.group_means(result, QUALITY, C
 # with the score it compared.
 
 # %%
-parted = contrasts.differing(unanswerable, U[0.1], U[0.5], "status")
-best = pd.Series({q: best_context_score(unanswerable.result(U[0.1], q)) for q in parted or unanswerable.qids[:1]})
-qid = best.idxmax()  # of the questions the two thresholds part on, the one with the highest best context score
-print(f"{len(parted)} of {len(unanswerable.qids)} unanswerable questions part; shown: {qid}, best context score "
-      f"{best_context_score(unanswerable.result(U[0.1], qid)):.3f}: {unanswerable.result(U[0.1], qid).question}")
+best = contrasts.per_question(unanswerable, U[0.1], best_context_score)
+qid = contrasts.top_question(best, among=contrasts.differing(unanswerable, U[0.1], U[0.5], "status"))  # the closest call
+print(f"shown: {qid}, best context score {best[qid]:.3f}: {unanswerable.result(U[0.1], qid).question}")
 contrasts.trace_contrast(unanswerable, {f"threshold {th}": U[th] for th in (0.1, 0.5)}, qid, clip=160, steps=["guard"])
 
 # %%
@@ -142,18 +131,15 @@ trace_timeline_figure(trace_timeline_info(unanswerable.traces(U[0.5])[qid]))
 # Second, the cap: the answer (threshold 0.1) from which a cap of 1 removed the most citations.
 
 # %%
-CAPPED = {**AT[0.1], "citations.max_citations": 1}
-capped_id, open_id = (result.reference(pick)["candidate_id"] for pick in (CAPPED, AT[0.1]))
-removed = pd.Series({q: result.result(capped_id, q).invalid_citations for q in result.qids})
-qid2 = removed.idxmax()  # the answer the cap of 1 took the most citations from
-print(f"{(removed > 0).sum()} answers lost citations to the cap of 1; shown: {qid2} ({removed[qid2]} removed)")
-contrasts.trace_contrast(result, {"max_citations=10": open_id, "max_citations=1": capped_id}, qid2, clip=200, steps=["guard"])
+CAPS = contrasts.along(result, "citations.max_citations", fixed={"citations.refusal_threshold": 0.1})  # {cap: id}
+qid2 = contrasts.top_question(contrasts.per_question(result, CAPS[1], "invalid_citations"))  # the cap of 1 cut it most
+contrasts.trace_contrast(result, {f"max_citations={c}": CAPS[c] for c in (10, 1)}, qid2, clip=200, steps=["guard"])
 
 # %% [markdown]
 # Any question and configuration of the answerable sweep, in the trace viewer:
 
 # %%
-TraceViewer(result).select(candidate_id=capped_id, qid=qid2)
+TraceViewer(result).select(candidate_id=CAPS[1], qid=qid2)
 
 # %% [markdown]
 # ## Try the guard yourself
@@ -184,16 +170,15 @@ explorer.run(wait=True)  # the default guard on the unanswerable questions: refu
 
 # %%
 FINDINGS = FindingFamily(size=3, name="13_citation_guard")   # Holm over this notebook's three claims
-finding = paired_finding(unanswerable, ABSTAIN, candidate={"citations.refusal_threshold": 0.5},
-                         reference={"citations.refusal_threshold": 0.1}, direction="above", kind="measured", family=FINDINGS,
-                         claim="a refusal threshold of 0.5 refuses unanswerable questions the default 0.1 answers")
+finding = paired_finding(unanswerable, ABSTAIN, candidate=U[0.5], reference=U[0.1], direction="above", kind="measured",
+                         family=FINDINGS, claim="a refusal threshold of 0.5 refuses unanswerable questions that 0.1 answers")
 
 # %%
-price = paired_finding(result, PRICE, candidate=AT[0.5], reference=AT[0.1], direction="above", kind="measured",
+price = paired_finding(result, PRICE, candidate=CAP10[0.5], reference=CAP10[0.1], direction="above", kind="measured",
                        family=FINDINGS, claim="and it refuses answerable questions too")
 
 # %%
-cap = paired_finding(result, "quality_citation_validity", candidate=CAPPED, reference=AT[0.1], direction="below",
+cap = paired_finding(result, "quality_citation_validity", candidate=CAPS[1], reference=CAPS[10], direction="below",
                      kind="definitional", family=FINDINGS, claim="a cap of one citation removes citations")
 assert finding.holds, finding.message
 assert price.holds, price.message
@@ -201,10 +186,10 @@ assert cap.holds, cap.message
 contrasts.findings_table(finding, price, cap)
 
 # %%
-calls = contrasts.means(result, CAP10, ["cost_llm_calls"])["cost_llm_calls"]
+calls = table.set_index("label")["cost_llm_calls"]
 # what the prose below reads off the numbers: the guard acts after generation, so it saves almost no LLM calls
 assert calls.max() - calls.min() <= 0.1 * calls.max(), calls.to_dict()
-contrasts.interval_table(result, [QUALITY, "quality_citation_precision", "cost_llm_calls"], reference=AT[0.1])
+contrasts.interval_table(result, [QUALITY, "quality_citation_precision", "cost_llm_calls"], reference=CAP10[0.1])
 
 # %% [markdown]
 # ## What was measured
@@ -219,9 +204,9 @@ contrasts.interval_table(result, [QUALITY, "quality_citation_precision", "cost_l
 #
 # The cap finding measures what `max_citations` removes; the precision column whether the citation kept
 # (the first one the answer made) is a better one on average. The LLM calls show that the guard saves almost
-# none (asserted: the thresholds' means lie within 10% of each other): it acts after generation (the small
-# saving comes from the controller treating sub-threshold
-# evidence as unusable) — a refusal by threshold decides what the user is shown, not what was spent.
+# none (asserted: the configurations' means lie within 10% of each other): it acts after generation (the
+# small saving comes from the controller treating sub-threshold evidence as unusable) — a refusal by
+# threshold decides what the user is shown, not what was spent.
 #
 # **Caveat.** The simulator answers many unanswerable questions with a hedge ("Low confidence: …"); a real
 # model may answer them from memory with no hedge at all, and it may cite differently. Run the same sweeps

@@ -7,7 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation.trace_facts import fusion_table, gold_found, mark_gold, round_chunks, time_split
+from rag_lab.evaluation.trace_facts import (best_crag_score, crag_scores, fusion_table, gold_found, mark_gold, round_chunks,
+                                            time_split)
 from rag_lab.experiments import contrasts, paired_finding, paired_test
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.loaders import load_dataset
@@ -102,6 +103,39 @@ def test_with_intervention_matches_codes_and_trace_contrast_shows_both(sweep):
     assert set(shown.index.get_level_values("config")) == {"one", "two"}
     assert shown.loc[("one", "result"), "decision"] == sweep.result(names["one"], qid).status
     assert len(shown.loc["two"]) == len(sweep.traces(names["two"])[qid].steps) + 1
+
+
+def test_along_per_question_and_top_question(sweep):
+    ids = contrasts.along(sweep, "round_cap.max_rounds")
+    assert ids == {1: sweep.reference(ONE)["candidate_id"], 2: sweep.reference(TWO)["candidate_id"]}
+    with pytest.raises(KeyError, match="does not set"):
+        contrasts.along(sweep, "crag.lower")
+    rounds = contrasts.per_question(sweep, TWO, "rounds_used")
+    assert list(rounds.index) == sweep.qids
+    assert rounds.tolist() == [sweep.result(ids[2], q).rounds_used for q in sweep.qids]
+    assert contrasts.per_question(sweep, TWO, lambda r: r.rounds_used).equals(rounds)
+    with pytest.raises(KeyError, match="no field"):
+        contrasts.per_question(sweep, TWO, "nonexistent")
+    steps = contrasts.per_trace(sweep, TWO, lambda t: len(t.steps))
+    assert steps[sweep.qids[0]] == len(sweep.traces(ids[2])[sweep.qids[0]].steps)
+    values = pd.Series([1.0, 3.0, 3.0, 2.0], index=["a", "b", "c", "d"])
+    assert contrasts.top_question(values) == "b"                      # the first of the largest
+    assert contrasts.top_question(values, among=["a", "d"]) == "d"
+    assert contrasts.top_question(values, among=[]) == "b"            # nothing to choose among: all
+    with pytest.raises(ValueError, match="at least one"):
+        contrasts.top_question(pd.Series(dtype=float))
+    types = contrasts.question_types(sweep)
+    assert sorted(types.unique()) == ["bridge", "comparison"] and list(types.index) == sweep.qids
+    described = contrasts.by_type(sweep, rounds)
+    assert described.loc["bridge", "count"] == 4
+    assert described.loc["bridge", "max"] == rounds[types == "bridge"].max()
+
+
+def test_crag_scores_are_read_from_the_finalize_step():
+    graded = Trace(qid="q", question="?", steps=[TraceStep(kind="finalize", detail={"crag_scores": {"a#0": 0.4, "b#0": 0.7}})])
+    assert crag_scores(graded) == {"a#0": 0.4, "b#0": 0.7} and best_crag_score(graded) == 0.7
+    ungraded = Trace(qid="q", question="?", steps=[TraceStep(kind="finalize")])
+    assert crag_scores(ungraded) == {} and best_crag_score(ungraded) != best_crag_score(ungraded)  # NaN
 
 
 def test_trace_facts_against_gold():

@@ -215,10 +215,7 @@ def test_the_kind_check_can_fail():
 MAX_CODE_LINES = 50
 #: Notebooks still above the limit, with the size they may not exceed (they only shrink; thin one, then
 #: lower or remove its entry).
-NOT_YET_THIN: dict[str, int] = {
-    "05_crag_thresholds": 62,   # two sweeps, two findings, the grade and best-score tables, one mechanism trace
-    "13_citation_guard": 59,    # two sweeps (answerable, unanswerable), three findings, two mechanism traces
-}
+NOT_YET_THIN: dict[str, int] = {}
 
 
 def code_lines(cells: list[tuple[str, str]]) -> int:

@@ -135,7 +135,12 @@ def gold_rounds(trace: Trace, gold_doc_ids: Iterable[str]) -> dict[str, int]:
             "gold found later": sum(r > 1 for r in seen.values()), "gold never found": len(gold) - len(seen)}
 
 
+def crag_scores(trace: Trace) -> dict[str, float]:
+    """The CRAG relevance score finalize gave each chunk of this question (``{chunk_id: score}``; empty when
+    CRAG did not grade)."""
+    return dict(next((s.detail.get("crag_scores", {}) for s in trace.steps if s.kind == "finalize"), {}))
+
+
 def best_crag_score(trace: Trace) -> float:
     """The best CRAG relevance score finalize gave any chunk of this question (NaN when CRAG did not grade)."""
-    scores = next((s.detail.get("crag_scores", {}) for s in trace.steps if s.kind == "finalize"), {})
-    return max(scores.values(), default=float("nan"))
+    return max(crag_scores(trace).values(), default=float("nan"))

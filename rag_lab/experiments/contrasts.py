@@ -8,7 +8,8 @@ keys matching exactly one configuration)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import operator
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -17,8 +18,9 @@ import pandas as pd
 from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found, gold_rounds
 from rag_lab.experiments.findings import Finding
 from rag_lab.experiments.results import SweepResult
+from rag_lab.pipeline.answer import Result
 from rag_lab.pipeline.interventions import Intervention
-from rag_lab.pipeline.trace import StepKind
+from rag_lab.pipeline.trace import StepKind, Trace
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import PairedTest, paired_test
 
@@ -28,6 +30,17 @@ Pick = str | Mapping[str, Any]
 def named(result: SweepResult, picks: Mapping[str, Pick]) -> dict[str, str]:
     """``{name: candidate_id}`` for each named configuration of ``result``."""
     return {name: result.reference(pick)["candidate_id"] for name, pick in picks.items()}
+
+
+def along(result: SweepResult, key: str, fixed: Mapping[str, Any] | None = None) -> dict[Any, str]:
+    """``{value: candidate_id}`` for each value the grid gives ``key`` (in table order), the other keys held at
+    ``fixed`` — e.g. every refusal threshold at a cap of 10 citations. Each value with ``fixed`` must pick
+    exactly one configuration (as :meth:`SweepResult.reference` requires)."""
+    column = f"param_{key}"
+    if column not in result.table.columns:
+        raise KeyError(f"the sweep's grid does not set {key!r} (grid keys: {result.param_columns})")
+    values = list(dict.fromkeys(result.table[column].tolist()))
+    return {v: result.reference({key: v, **(fixed or {})})["candidate_id"] for v in values}
 
 
 def _names(result: SweepResult, names: Mapping[str, str] | None) -> dict[str, str]:
@@ -141,6 +154,49 @@ def differing(result: SweepResult, candidate: Pick, reference: Pick, column: str
     if a.dtype.kind in "fiub":
         a, b = a.astype(float).fillna(0), b.astype(float).fillna(0)
     return [str(q) for q in a.index[a.ne(b)]]
+
+
+def per_question(result: SweepResult, candidate: Pick, read: Callable[[Result], Any] | str) -> pd.Series:
+    """``read`` of each question's pipeline result under ``candidate``, indexed by qid in question order:
+    a function of the :class:`~rag_lab.pipeline.answer.Result` (e.g.
+    :func:`~rag_lab.evaluation.trace_facts.best_context_score`) or the name of one of its fields
+    (e.g. ``"invalid_citations"``)."""
+    if isinstance(read, str):
+        if read not in Result.model_fields:
+            raise KeyError(f"a pipeline result has no field {read!r} (fields: {list(Result.model_fields)})")
+        read = operator.attrgetter(read)
+    cid = result.reference(candidate)["candidate_id"]
+    return pd.Series({q: read(result.result(cid, q)) for q in result.qids}, dtype=object).infer_objects().rename_axis("qid")
+
+
+def per_trace(result: SweepResult, candidate: Pick, read: Callable[[Trace], Any]) -> pd.Series:
+    """``read`` of each question's trace under ``candidate`` (e.g.
+    :func:`~rag_lab.evaluation.trace_facts.best_crag_score`), indexed by qid in question order."""
+    traces = result.traces(result.reference(candidate)["candidate_id"])
+    return pd.Series({q: read(traces[q]) for q in result.qids if q in traces},
+                     dtype=object).infer_objects().rename_axis("qid")
+
+
+def question_types(result: SweepResult) -> pd.Series:
+    """Each question's type (qid → type, in question order), as the sweep's rows record it."""
+    rows = result.rows(str(result.table["candidate_id"].iloc[0]))
+    return rows.set_index("qid")["type"].reindex(result.qids)
+
+
+def by_type(result: SweepResult, values: pd.Series) -> pd.DataFrame:
+    """A per-question series (qid → number) described per question type: count, min, quartiles, max."""
+    grouped = values.astype(float).groupby(question_types(result).reindex(values.index).rename("type"))
+    return grouped.describe()[["count", "min", "25%", "50%", "75%", "max"]]
+
+
+def top_question(values: pd.Series, among: Iterable[str] | None = None) -> str:
+    """The question with the largest value (of those in ``among``, when given and not empty; the first in
+    question order on a tie)."""
+    among = list(among) if among is not None else []
+    picked = values.loc[among] if among else values
+    if picked.empty:
+        raise ValueError("top_question needs at least one question")
+    return str(picked.astype(float).idxmax())
 
 
 def interval_table(result: SweepResult, metrics: Iterable[str], reference: Pick | None = None) -> pd.DataFrame:
