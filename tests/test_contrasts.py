@@ -7,7 +7,15 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores, fusion_table, gold_found, mark_gold, round_chunks, time_split
+from rag_lab.evaluation.trace_facts import (
+    best_crag_score,
+    crag_scores,
+    fusion_table,
+    gold_found,
+    mark_gold,
+    round_chunks,
+    time_split,
+)
 from rag_lab.experiments import contrasts, paired_finding, paired_test
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.loaders import load_dataset
