@@ -197,8 +197,8 @@ contrasts.interval_table(result, [COST, QUALITY], reference=FREE)
 #    of 1 keep more answers? (A budget lets cheap questions through; a cap stops every one.)
 # 2. Set `"budget.max_rounds": 3` in the spec's `base` (the article's value): does it change anything with a
 #    cap of 4? Why not, at the rounds this controller asks for?
-# 3. Add `"disclosure.disclosed": True` and the knob `"budget_anchoring": 0.6` (notebook 02): does a token
-#    budget contain an anchored controller better than the round cap does?
+# 3. Add `"disclosure.disclosed": True` to `base` and set the backend's `"profile": "anchored"` (notebook 02):
+#    does a token budget contain an anchored controller better than the round cap does?
 # 4. Run the time budgets twice (fresh `run_dir`) and compare their rows question by question: does any
 #    question flip between `budget_time` and another stop?
 

@@ -17,7 +17,7 @@ import yaml
 
 from rag_lab.errors import ConfigError, RagLabError
 from rag_lab.llm.factory import BACKENDS, simulator_profile
-from rag_lab.llm.sim.profile import SimulatorProfile
+from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile
 
 #: A command's handler: the parsed arguments → (result, text).
 Handler = Callable[[argparse.Namespace], tuple[Any, str]]
@@ -62,7 +62,7 @@ def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -
     p.add_argument("--backend", choices=BACKENDS.names(), required=required, default=None if required else "sim",
                    help="the LLM backend" + ("" if required else " (default: sim, the simulator)"))
     p.add_argument("--profile", default="typical",
-                   help="--backend sim: the simulator profile: ideal, typical, sloppy, or a profile file (profile.yaml, "
+                   help=f"--backend sim: the simulator profile: {', '.join(PROFILES)}, or a profile file (profile.yaml, "
                         "e.g. from rag-lab calibrate)")
     p.add_argument("--seed", type=int, default=0, help="--backend sim: the simulator seed")
     p.add_argument("--sim", action="append", default=[], metavar="KNOB=VALUE", dest="sim_knobs",

@@ -117,6 +117,7 @@ def test_along_per_question_and_top_question(sweep):
     assert ids == {1: sweep.reference(ONE)["candidate_id"], 2: sweep.reference(TWO)["candidate_id"]}
     with pytest.raises(KeyError, match="does not set"):
         contrasts.along(sweep, "crag.lower")
+    assert contrasts.along(sweep, ["round_cap.max_rounds"]) == {(1,): ids[1], (2,): ids[2]}
     rounds = contrasts.per_question(sweep, TWO, "rounds_used")
     assert list(rounds.index) == sweep.qids
     assert rounds.tolist() == [sweep.result(ids[2], q).rounds_used for q in sweep.qids]

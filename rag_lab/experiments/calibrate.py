@@ -87,7 +87,7 @@ from rag_lab.llm.base import Message
 from rag_lab.llm.sim.ideal import IdealModel as Reader
 from rag_lab.llm.sim.knobs import settles
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
-from rag_lab.llm.sim.prompt import Prompt, read_prompt, searches_run, stated_budget
+from rag_lab.llm.sim.prompt import Prompt, read_prompt, rounds_run, stated_budget
 from rag_lab.llm.sim.text import normalise
 from rag_lab.llm.structured import embedded_objects, validate_output
 from rag_lab.pipeline.interventions import Intervention
@@ -249,7 +249,7 @@ def _controller(tallies: _Tallies, thrift: list[tuple[bool, bool, bool, bool]], 
     p = _read_prompt(call.messages)
     ideal = reader.decide(p.question, p.evidence, p.searches)
     budget = stated_budget(p.system)
-    unspent = budget is not None and searches_run(p.system, p.searches) < budget
+    unspent = budget is not None and rounds_run(p.system, p.searches) < budget
     action = parsed.action
     if ideal.action in ("answer", "rerank"):
         again = action == "retrieve_again"

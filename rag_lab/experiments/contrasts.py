@@ -9,7 +9,7 @@ keys matching exactly one configuration)."""
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,15 +32,19 @@ def named(result: SweepResult, picks: Mapping[str, Pick]) -> dict[str, str]:
     return {name: result.reference(pick)["candidate_id"] for name, pick in picks.items()}
 
 
-def along(result: SweepResult, key: str, fixed: Mapping[str, Any] | None = None) -> dict[Any, str]:
+def along(result: SweepResult, key: str | Sequence[str], fixed: Mapping[str, Any] | None = None) -> dict[Any, str]:
     """``{value: candidate_id}`` for each value the grid gives ``key`` (in table order), the other keys held at
-    ``fixed`` — e.g. every refusal threshold at a cap of 10 citations. Each value with ``fixed`` must pick
-    exactly one configuration (as :meth:`SweepResult.reference` requires)."""
-    column = f"param_{key}"
-    if column not in result.table.columns:
-        raise KeyError(f"the sweep's grid does not set {key!r} (grid keys: {result.param_columns})")
-    values = list(dict.fromkeys(result.table[column].tolist()))
-    return {v: result.reference({key: v, **(fixed or {})})["candidate_id"] for v in values}
+    ``fixed`` — e.g. every refusal threshold at a cap of 10 citations. With several keys, ``{(value, …):
+    candidate_id}`` for each combination of their values the table holds. Each combination with ``fixed``
+    must pick exactly one configuration (as :meth:`SweepResult.reference` requires)."""
+    keys = [key] if isinstance(key, str) else list(key)
+    missing = [k for k in keys if f"param_{k}" not in result.table.columns]
+    if missing or not keys:
+        raise KeyError(f"the sweep's grid does not set {missing or keys} (grid keys: {result.param_columns})")
+    combos = list(dict.fromkeys(zip(*(result.table[f"param_{k}"].tolist() for k in keys), strict=True)))
+    out = {combo: result.reference({**dict(zip(keys, combo, strict=True)), **(fixed or {})})["candidate_id"]
+           for combo in combos}
+    return {combo[0]: cid for combo, cid in out.items()} if isinstance(key, str) else out
 
 
 def _names(result: SweepResult, names: Mapping[str, str] | None) -> dict[str, str]:

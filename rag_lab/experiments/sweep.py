@@ -28,7 +28,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
-from rag_lab.llm.sim.profile import is_profile_file
+from rag_lab.llm.sim.profile import PROFILES, is_profile_file
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
@@ -51,7 +51,7 @@ class BackendSpec(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     kind: str = "sim"
-    profile: str = Field(default="typical", description="a profile name (ideal, typical, sloppy) or a profile file "
+    profile: str = Field(default="typical", description=f"a profile name ({', '.join(PROFILES)}) or a profile file "
                                                         "(.yaml/.json, e.g. from rag-lab calibrate; relative to the "
                                                         "sweep file)")
     knobs: dict[str, float | str] = Field(

@@ -109,6 +109,16 @@ def hyde_prompt(question: str, n: int) -> tuple[Message, ...]:
     )
 
 
+def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool) -> str:
+    """The controller prompt's sentence about the budget: the cap in rounds when disclosed ("You may run
+    at most N rounds of searches in total; K have been run."), otherwise only "Use as few rounds of
+    searches as possible; K have been run." — both state the rounds already run."""
+    done = f"{rounds_run} {'has' if rounds_run == 1 else 'have'} been run"
+    if disclose_budget:
+        return f"You may run at most {max_rounds} rounds of searches in total; {done}."
+    return f"Use as few rounds of searches as possible; {done}."
+
+
 def controller_prompt(
     question: str,
     evidence: Sequence[EvidenceItem],
@@ -124,13 +134,7 @@ def controller_prompt(
     Both arms state the rounds already run, so the two prompts differ by the cap alone. The cap is
     enforced in code either way. ``rounds_run``: the rounds already run (the pipeline passes its
     count); None counts each listed search as one round (right when no round ran several queries)."""
-    run = len(searches) if rounds_run is None else rounds_run
-    done = f"{run} {'has' if run == 1 else 'have'} been run"
-    budget = (
-        f"You may run at most {max_rounds} rounds of searches in total; {done}."
-        if disclose_budget
-        else f"Use as few rounds of searches as possible; {done}."
-    )
+    budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget)
     return _messages(
         "controller",
         "You control a retrieval loop. Read the evidence gathered so far and choose exactly one action: "

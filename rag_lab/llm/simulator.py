@@ -126,7 +126,7 @@ class SimulatedBackend(LLMBackend):
         p = read_prompt(role, messages)
         # common random numbers keyed by decision: the controller's step is the rounds already run (stated in
         # its prompt), so rewrites or a multi-query round do not shift later draws
-        draws = CallRandom(self.profile, p.role, p.question, step=p.searches_run if p.role == "controller" else 0)
+        draws = CallRandom(self.profile, p.role, p.question, step=p.rounds_run if p.role == "controller" else 0)
         ideal = self.model_ideal
         if p.role == "route":
             obj = route_knob(ideal.route(p.question), ideal.is_comparison(p.question), draws)
@@ -137,7 +137,7 @@ class SimulatedBackend(LLMBackend):
             text = json.dumps({"passages": ideal.hyde(p.question, p.count, draws.rng)})
         elif p.role == "controller":
             decision = controller_knobs(ideal.decide(p.question, p.evidence, p.searches), p.question, p.searches,
-                                        p.budget, p.searches_run, draws,
+                                        p.budget, p.rounds_run, draws,
                                         settled=lambda: settles(ideal.evidence(p.question, p.evidence)))
             text, _ = apply_format_failures(decision.as_json(), draws)
         elif p.role == "answer":

@@ -27,13 +27,15 @@ _N = re.compile(r"\bWrite (\d+) (?:alternative|short hypothetical|hypothetical)"
 
 
 def stated_budget(system_text: str) -> int | None:
-    """The search budget the prompt states ("at most N searches"), or None."""
+    """The budget the prompt states, in its own unit ("at most N rounds of searches", "at most N
+    searches", "up to N tool calls"), or None when it states none ("as few rounds as possible")."""
     m = _BUDGET.search(system_text)
     return int(m.group(1)) if m else None
 
 
-def searches_run(system_text: str, searches: list[str]) -> int:
-    """How many searches ran: the number the prompt states ("2 have been run"), else the SEARCHES listed."""
+def rounds_run(system_text: str, searches: list[str]) -> int:
+    """How many rounds of searches ran: the number the prompt states ("2 have been run"), else the
+    SEARCHES listed (one round each)."""
     m = _RUN.search(system_text)
     return int(m.group(1)) if m else len(searches)
 
@@ -99,8 +101,8 @@ class Prompt:
         return stated_budget(self.system)
 
     @property
-    def searches_run(self) -> int:
-        return searches_run(self.system, self.searches)
+    def rounds_run(self) -> int:
+        return rounds_run(self.system, self.searches)
 
     @property
     def template(self) -> str:
