@@ -17,10 +17,11 @@ claim **holds** when
 Every finding declares its ``kind``:
 
 - ``"measured"``: a property of the pipeline and the data (real retrieval, real text);
-- ``"by_construction"``: produced by a simulator knob set to produce it (the ``anchored``
-  profile's ``budget_anchoring``, a format-failure rate). Such a finding must carry its **control**: the same contrast in a sweep with the
-  knob at 0, where the effect must vanish (an equivalence test within ``control_margin``, by default half
-  the measured |Δ|). Claim and control are tested together (intersection–union: p is the larger of the two);
+- ``"by_construction"``: produced by a simulator knob set to produce it (the ``anchored`` profile's
+  ``budget_anchoring``, a format-failure rate). Such a finding must carry its **control**: the same
+  contrast in a sweep with the knob at 0, where the effect must vanish (an equivalence test within
+  ``control_margin``, by default half the measured |Δ|). Claim and control are tested together
+  (intersection–union: p is the larger of the two);
 - ``"definitional"``: true by the metric's definition (HyDE costs one more LLM call; a fail-closed filter
   cites no forbidden source). It checks the plumbing, is never a notebook's headline, and
   ``tests/test_course.py`` checks each notebook's headline kind against its banner.
