@@ -652,3 +652,39 @@ def test_a_five_digit_number_is_no_year():
 
     assert years("It listens on port 16456.") == []
     assert years("born 14 March 1966, retired 2019.") == [1966, 2019]
+
+
+# --- sim-12: a subject question's verb, one relation in other words, a chain through a name in the text -----
+
+GAZETTE = E(1, "The Tide Gazette", "The Tide Gazette was a weekly paper printed by the reformer Oren Vasquez.")
+ADA = E(2, "Ada Linwell", "Ada Linwell (1841–1910) was a teacher and reformer, known as the second wife of "
+        "Oren Vasquez.")
+MARRIED_Q = "Who married the printer of the weekly paper The Tide Gazette?"
+
+
+def test_a_subject_question_asks_its_verb_and_a_relation_reads_in_other_words():
+    """"Who married …" asks the verb (nearest to the question word), "Who was given …" the participle; a
+    sentence that states the marriage as "wife", "husband" or "spouse" holds what is asked."""
+    from rag_lab.llm.sim.question import analyse
+    from rag_lab.llm.sim.text import with_equivalents
+
+    assert analyse(MARRIED_Q).asked[0] == "marri"
+    assert analyse("Who was given the city's highest honour before 1950?").asked[0] == "give"
+    assert analyse("Who is the father of Oren Vasquez?").asked == ("father",)  # a description: unchanged
+    assert analyse("Who did the printer of The Tide Gazette marry?").asked[0] == "marry"
+    assert "marri" in with_equivalents({"wife"}) and "death" in with_equivalents({"died"})
+    assert with_equivalents({"teacher"}) == {"teacher"}
+
+
+def test_the_chain_follows_a_name_the_text_points_to_when_no_title_is_that_name(generic):
+    """The paper's page names its printer; the page that answers is about his wife, titled by her name, and
+    names him only in its text. The reader follows the name to that page (a later hop), answers from it
+    (the marriage stated as "wife"); with the paper's page alone the controller searches him, with what is
+    asked."""
+    ev = generic.model_ideal.evidence(MARRIED_Q, numbered(GAZETTE, ADA))
+    assert ev.hop == {0: 0, 1: 1}
+    text = generic.respond("answer", prompts.answer_prompt(MARRIED_Q, numbered(GAZETTE, ADA), "correct"))
+    assert "Ada Linwell" in text, text
+    first = decision(generic, MARRIED_Q, [GAZETTE], [MARRIED_Q])
+    assert first["action"] == "retrieve_again" and first["queries"][0].startswith("Oren Vasquez"), first
+    assert "married" in first["queries"][0], first

@@ -53,7 +53,9 @@ __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "
 
 #: Bumped whenever the simulator's behaviour changes, so cached responses of an older
 #: simulator are never served for a newer one (it is folded into the cache identity).
-SIM_VERSION = "sim-11"  # the reader of issue 22 (its sim-10) with the thrift and CRN of issue 19 (its sim-6)
+#: sim-12: sim-11 (issue 22's reader, issue 19's thrift and CRN), and a subject question's verb is what it
+#: asks, one relation read in other words (married / wife), a chain followed through a name in the text
+SIM_VERSION = "sim-12"
 
 
 class SimulatedBackend(LLMBackend):

@@ -173,6 +173,10 @@ _PREPOSITIONS = frozenset("in on at by for from of to with as into after about u
 _GENERIC_HEADS = frozenset("name names type kind sort one ones thing things part".split())
 #: How many words next to the question word say what it asks.
 ASKED_WINDOW = 4
+#: Auxiliaries that may stand between an opening question word and the verb it asks about ("Who was
+#: married to …", "Who has played for …").
+_AUXILIARIES = frozenset("is are was were has have had been".split())
+_DETERMINERS = frozenset("the a an this that these those his her its their".split())
 
 
 _DESCRIPTION = re.compile(r"^\s*(?:who|what|which)\s+(?:is|are|was|were)\s+the\s+((?:[a-z\-]+\s+){0,3}?[a-z\-]+)\s+"
@@ -184,7 +188,8 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
     description it asks for ("Who was | the military commander | of …"), else the terms just before a
     question word that comes late ("had their first performance in | what city", "an animated series
     created by | who"), else the last words of a question that opens with it ("What medal did the
-    opponent of X | win in 1984"); with the noun it asks for ("city"). A relative pronoun ("the band who
+    opponent of X | win in 1984") — led by its verb when the question word is the verb's subject ("Who |
+    married the publisher of …", "Who was | given …"); with the noun it asks for ("city"). A relative pronoun ("the band who
     released …") is no question word: only "what", or a question word that opens the question, ends it or
     follows a preposition, is one. Nearest to the question word first (the description's noun first)."""
     termset = set(terms)
@@ -201,10 +206,16 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
         opening = at == 0 or (at == 1 and toks[0] in _PREPOSITIONS)
         if opening:
             window = toks[-ASKED_WINDOW:]
+            # a question word that is the subject, then its verb ("Who married …", "What caused …", "Who was
+            # given …"): the verb is the relation asked, nearest to the question word
+            k = at + 1 + (at + 1 < len(toks) and toks[at + 1] in _AUXILIARIES)
+            if (head is None and k < len(toks) - 1 and toks[k] not in _DETERMINERS and toks[k] not in _PREPOSITIONS
+                    and stem(toks[k]) in termset):
+                out.append(stem(toks[k]))
         else:
             end = at - 1 if toks[at - 1] in _PREPOSITIONS else at
             window = toks[max(0, end - ASKED_WINDOW):end]
-        out = [stem(w) for w in reversed(window) if stem(w) in termset]  # the nearest to the question word first
+        out += [stem(w) for w in reversed(window) if stem(w) in termset]  # the nearest to the question word first
     if head is not None and head not in _GENERIC_HEADS:
         out.append(stem(head))
     counted = re.search(r"\bhow\s+(?:many|much)\s+([a-z]+)", text, re.I)  # "how many copies": copies are asked

@@ -86,6 +86,22 @@ def stem(word: str) -> str:
     return w
 
 
+#: Stems that name one relation in different words: a marriage is "married", "his wife", "her husband",
+#: "spouse"; a birth "born" or "birth"; a death "died" or "death". A sentence that says the relation in one
+#: of them says what a question asks in another.
+_SAME_RELATION = (
+    ("marri", "marriag", "wife", "husband", "spous", "wed", "widow"),
+    ("born", "birth"),
+    ("died", "die", "death"),
+)
+EQUIVALENT: dict[str, frozenset[str]] = {s: frozenset(group) for group in _SAME_RELATION for s in group}
+
+
+def with_equivalents(stems: frozenset[str] | set[str]) -> frozenset[str]:
+    """``stems`` with every stem that names the same relation (:data:`EQUIVALENT`)."""
+    return frozenset(stems).union(*(EQUIVALENT.get(s, ()) for s in stems))
+
+
 def parts(word: str) -> list[str]:
     """A hyphenated or snake-case identifier's parts (``north-west`` → north, west)."""
     return [p for p in re.split(r"[-_./]", word.lower()) if p]
