@@ -189,9 +189,10 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
     question word that comes late ("had their first performance in | what city", "an animated series
     created by | who"), else the last words of a question that opens with it ("What medal did the
     opponent of X | win in 1984") — led by its verb when the question word is the verb's subject ("Who |
-    married the publisher of …", "Who was | given …"); with the noun it asks for ("city"). A relative pronoun ("the band who
-    released …") is no question word: only "what", or a question word that opens the question, ends it or
-    follows a preposition, is one. Nearest to the question word first (the description's noun first)."""
+    married the publisher of …", "Who was | given …"); with the noun it asks for ("city"). A relative
+    pronoun ("the band who released …") is no question word: only "what", or a question word that opens
+    the question, ends it or follows a preposition, is one. Nearest to the question word first (the
+    description's noun first)."""
     termset = set(terms)
     out: list[str] = []
     desc = _DESCRIPTION.match(text)
