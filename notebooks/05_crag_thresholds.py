@@ -160,8 +160,9 @@ explorer.run(wait=True)  # crag.lower=0.2, crag.upper=0.5 on the mismatch questi
 #
 # **On the world, with the world reader.** A strict `lower` of 0.5 against the default 0.2 (`upper` 0.5),
 # paired on the same 80 questions. The world reader refuses unanswerable questions by itself (the first
-# line below prints its refusal rate by type, with nothing discarded), so the discard has little left to catch there; the
-# claim is that the strict threshold costs abstention accuracy by refusing answerable questions.
+# line below prints its refusal rate by type, with nothing discarded), so the discard has less left to
+# catch there; the claim is that the strict threshold costs abstention accuracy by refusing answerable
+# questions.
 
 # %%
 print("refusal rate by type, nothing discarded:", contrasts.group_share(result, never, "quality_refused", 1).round(3).to_dict())
