@@ -118,6 +118,10 @@ def test_along_per_question_and_top_question(sweep):
     with pytest.raises(KeyError, match="does not set"):
         contrasts.along(sweep, "crag.lower")
     assert contrasts.along(sweep, ["round_cap.max_rounds"]) == {(1,): ids[1], (2,): ids[2]}
+    one_at_a_time = lesson_sweep(SPEC, name="contrasts-along", per_type=1,
+                                 grid=[{"round_cap.max_rounds": [1, 3]}, {"zero_yield.enabled": [False]}])
+    caps = contrasts.along(one_at_a_time, "round_cap.max_rounds")  # the zero-yield candidate leaves the cap unset
+    assert sorted(caps) == [1, 3] and len(set(caps.values())) == 2
     rounds = contrasts.per_question(sweep, TWO, "rounds_used")
     assert list(rounds.index) == sweep.qids
     assert rounds.tolist() == [sweep.result(ids[2], q).rounds_used for q in sweep.qids]

@@ -35,13 +35,15 @@ def named(result: SweepResult, picks: Mapping[str, Pick]) -> dict[str, str]:
 def along(result: SweepResult, key: str | Sequence[str], fixed: Mapping[str, Any] | None = None) -> dict[Any, str]:
     """``{value: candidate_id}`` for each value the grid gives ``key`` (in table order), the other keys held at
     ``fixed`` — e.g. every refusal threshold at a cap of 10 citations. With several keys, ``{(value, …):
-    candidate_id}`` for each combination of their values the table holds. Each combination with ``fixed``
-    must pick exactly one configuration (as :meth:`SweepResult.reference` requires)."""
+    candidate_id}`` for each combination of their values the table holds. A configuration the grid leaves a
+    key unset for (a one-at-a-time grid) is not along it. Each combination with ``fixed`` must pick exactly
+    one configuration (as :meth:`SweepResult.reference` requires)."""
     keys = [key] if isinstance(key, str) else list(key)
     missing = [k for k in keys if f"param_{k}" not in result.table.columns]
     if missing or not keys:
         raise KeyError(f"the sweep's grid does not set {missing or keys} (grid keys: {result.param_columns})")
-    combos = list(dict.fromkeys(zip(*(result.table[f"param_{k}"].tolist() for k in keys), strict=True)))
+    table = result.table.dropna(subset=[f"param_{k}" for k in keys])
+    combos = list(dict.fromkeys(zip(*(table[f"param_{k}"].tolist() for k in keys), strict=True)))
     out = {combo: result.reference({**dict(zip(keys, combo, strict=True)), **(fixed or {})})["candidate_id"]
            for combo in combos}
     return {combo[0]: cid for combo, cid in out.items()} if isinstance(key, str) else out
