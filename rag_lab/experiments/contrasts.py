@@ -308,13 +308,14 @@ def answers_table(runs: Mapping[str, tuple[SweepResult, Pick]], metrics: Iterabl
     the sweeps must hold the same questions): per question the text, then per run its answer (clipped), status
     and ``metrics``."""
     picked = {name: (r, r.reference(c)["candidate_id"]) for name, (r, c) in runs.items()}
+    rows = {name: r.rows(cid).set_index("qid") for name, (r, cid) in picked.items()}  # read once per run
     first = next(iter(picked.values()))[0]
     metrics = list(metrics)
     records = []
     for qid in first.qids:
         row: dict[str, Any] = {"qid": qid, "question": first.result(picked[next(iter(picked))][1], qid).question}
         for name, (r, cid) in picked.items():
-            res, values = r.result(cid, qid), r.rows(cid).set_index("qid").loc[qid]
+            res, values = r.result(cid, qid), rows[name].loc[qid]
             row[f"{name}: answer"], row[f"{name}: status"] = res.answer[:clip], res.status
             row.update({f"{name}: {m}": values[m] for m in metrics})
         records.append(row)
@@ -418,12 +419,14 @@ def gold_stages(result: SweepResult, names: Mapping[str, str], gold: Any) -> pd.
     (``{name: candidate_id}``) found by round 1, by any round and in the final context
     (:func:`~rag_lab.evaluation.trace_facts.gold_found`); columns (name, stage). ``gold`` maps a qid to its
     gold doc ids, or to a question carrying them (an :class:`~rag_lab.records.EvalSet`)."""
-    def ids(qid: str) -> Iterable[str]:
-        entry = gold[qid]
-        return getattr(entry, "gold_doc_ids", entry)
-
-    return pd.concat({name: pd.DataFrame({q: gold_found(result.traces(cid)[q], ids(q)) for q in result.qids}).T
+    return pd.concat({name: pd.DataFrame({q: gold_found(result.traces(cid)[q], _gold_ids(gold, q)) for q in result.qids}).T
                       for name, cid in names.items()}, axis=1).rename_axis("qid")
+
+
+def _gold_ids(gold: Any, qid: str) -> Iterable[str]:
+    """The gold doc ids of ``qid`` from ``gold`` (qid → ids, or qid → a question carrying them)."""
+    entry = gold[qid]
+    return getattr(entry, "gold_doc_ids", entry)
 
 
 def stacked_tables(sweeps: Mapping[str, SweepResult], columns: Iterable[str], key: str = "sweep") -> pd.DataFrame:
@@ -438,5 +441,5 @@ def gold_rounds_table(result: SweepResult, candidate: Pick, gold: Any) -> pd.Dat
     documents were first found (:func:`~rag_lab.evaluation.trace_facts.gold_rounds`). ``gold`` as in
     :func:`gold_stages`."""
     traces = result.traces(result.reference(candidate)["candidate_id"])
-    rows = {q: gold_rounds(traces[q], getattr(gold[q], "gold_doc_ids", gold[q])) for q in result.qids}
+    rows = {q: gold_rounds(traces[q], _gold_ids(gold, q)) for q in result.qids}
     return pd.DataFrame(rows).T.rename_axis("qid")

@@ -138,6 +138,8 @@ class Evidence:
         ranked = sorted(range(len(self.items)), key=lambda i: -self.item_sim[i])
         self._embed_sentences(ranked[:sentence_items])
         self.names = [[f for f in qa.foci if mentions(it.full, f)] for it in self.items]
+        # each asked stem with the stems that name the same relation ("marri": wife, husband, …), once per question
+        self.asked_as = {t: with_equivalents({t}) for t in qa.asked}
         # item i links to item k when i's text names k's title (the way encyclopedia pages link)
         self.links = [[k for k, other in enumerate(self.items) if k != i and self._names_title(it.text, other)]
                       for i, it in enumerate(self.items)]
@@ -163,7 +165,7 @@ class Evidence:
         (:data:`BRIDGE_TRIES`)."""
         passed: set[str] = set()
         misses = 0
-        while misses < BRIDGE_TRIES:
+        while misses < BRIDGE_TRIES and len(self.hop) < len(self.items):  # an item left to reach
             found = self.bridge(passed=frozenset(passed))
             if found is None:
                 return
@@ -280,8 +282,8 @@ class Evidence:
     def asked_share(self, stems: frozenset[str]) -> float:
         """The share of what the question asks (:attr:`QuestionAnalysis.asked`) that ``stems`` hold (0 when
         it asks nothing in particular)."""
-        asked, stems = self.qa.asked, with_equivalents(stems)
-        return sum(1 for t in asked if t in stems) / len(asked) if asked else 0.0
+        asked = self.asked_as
+        return sum(1 for same in asked.values() if same & stems) / len(asked) if asked else 0.0
 
     def leaves_asked_open(self, c: Candidate) -> bool:
         """Whether candidate ``c`` (with its item's title) holds none of what the question asks
@@ -292,10 +294,11 @@ class Evidence:
         need = [t for t in self.qa.asked if t not in typed_head]
         if not need:
             return False
-        stems = with_equivalents(self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title)))
+        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
         head = stem(self.qa.head) if self.qa.head else None
         nearest = next((t for t in need if t != head), None)  # the word at the question word: the relation asked
-        return not (set(need) & stems) or (nearest is not None and nearest not in stems)
+        said = {t for t in need if self.asked_as[t] & stems}  # in its own words or another name of the relation
+        return not said or (nearest is not None and nearest not in said)
 
     def term_share(self, stems: frozenset[str] | set[str]) -> float:
         terms = self.qa.terms

@@ -176,7 +176,6 @@ ASKED_WINDOW = 4
 #: Auxiliaries that may stand between an opening question word and the verb it asks about ("Who was
 #: married to …", "Who has played for …").
 _AUXILIARIES = frozenset("is are was were has have had been".split())
-_DETERMINERS = frozenset("the a an this that these those his her its their".split())
 
 
 _DESCRIPTION = re.compile(r"^\s*(?:who|what|which)\s+(?:is|are|was|were)\s+the\s+((?:[a-z\-]+\s+){0,3}?[a-z\-]+)\s+"
@@ -210,8 +209,7 @@ def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ..
             # a question word that is the subject, then its verb ("Who married …", "What caused …", "Who was
             # given …"): the verb is the relation asked, nearest to the question word
             k = at + 1 + (at + 1 < len(toks) and toks[at + 1] in _AUXILIARIES)
-            if (head is None and k < len(toks) - 1 and toks[k] not in _DETERMINERS and toks[k] not in _PREPOSITIONS
-                    and stem(toks[k]) in termset):
+            if head is None and k < len(toks) - 1 and toks[k] not in _PREPOSITIONS and stem(toks[k]) in termset:
                 out.append(stem(toks[k]))
         else:
             end = at - 1 if toks[at - 1] in _PREPOSITIONS else at
