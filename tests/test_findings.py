@@ -111,6 +111,19 @@ def test_a_by_construction_finding_needs_its_control():
     assert bad.on_claimed_side and not bad.holds and bad.p == pytest.approx(bad.control.p) and bad.control.p > 0.5
 
 
+def test_a_by_construction_finding_with_no_effect_fails_instead_of_raising():
+    """With the knob's code switched off both arms agree (Δ = 0): the claim fails and says so; the default
+    control margin (half of |Δ|) is 0, so the control is not shown — never an error. A margin given as 0 is."""
+    _, off = flips(120, better=15)
+    same = TinyResult({"off": off, "on": off}, knobs={"budget_anchoring": 0.6})
+    vanished = TinyResult({"off": off, "on": off}, knobs={"budget_anchoring": 0.0})
+    nothing = paired_finding(same, "quality_f1", candidate={"arm": "on"}, kind="by_construction", control=vanished)
+    assert not nothing.holds and nothing.delta == 0 and nothing.control.margin == 0 and nothing.p == 1.0
+    with pytest.raises(ValueError, match="control_margin must be > 0"):
+        paired_finding(same, "quality_f1", candidate={"arm": "on"}, kind="by_construction", control=vanished,
+                       control_margin=0.0)
+
+
 def test_kinds_and_outcomes():
     on, off = flips(120, better=15)
     result = TinyResult({"off": off, "on": on})

@@ -291,12 +291,14 @@ def paired_finding(
     checked = None
     if control is not None:
         c_values, c_ref = control.paired_values(metric, candidate, reference)
+        if control_margin is not None and not control_margin > 0:
+            raise ValueError(f"control_margin must be > 0 (got {control_margin!r})")
         c_margin = control_margin if control_margin is not None else abs(diff.delta) / 2
-        if not c_margin > 0:
-            raise ValueError(f"control_margin must be > 0 (got {c_margin!r}; the measured Δ is {diff.delta:+.3f})")
         c_test = paired_test(c_values, c_ref, n_boot=n_boot)
-        checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n,
-                          p=equivalence_test(c_values, c_ref, float(c_margin)).p, margin=float(c_margin),
+        # a measured Δ of exactly 0 leaves no margin to show the control vanish within: the claim fails on its
+        # own, and the control is not shown (p = 1) rather than an error
+        c_p = equivalence_test(c_values, c_ref, float(c_margin)).p if c_margin > 0 else 1.0
+        checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_p, margin=float(c_margin),
                           knobs=_knob_text(control))
         p = max(p, checked.p)
     index = family.join(p) if family is not None else -1
