@@ -17,6 +17,7 @@ import yaml
 
 from rag_lab.errors import ConfigError, RagLabError
 from rag_lab.llm.factory import BACKENDS, simulator_profile
+from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile
 
 #: A command's handler: the parsed arguments → (result, text).
@@ -71,7 +72,8 @@ def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -
     p.add_argument("--model", default=None,
                    help="--backend openai: the model name (else RAG_LAB_MODEL; may be omitted when the server lists "
                         "exactly one model); --backend local: a GGUF file or a packaged model name "
-                        "(smollm2-135m, the default, or gemma3-270m)")
+                        f"(smollm2-135m, the default, gemma3-270m, {', '.join(CHUNKED_MODELS)}); --backend recorded: the "
+                        "cassette file to replay")
     p.add_argument("--base-url", default=None, help="server URL for --backend openai (else OPENAI_BASE_URL)")
     p.add_argument("--chat-format", default=None, metavar="NAME",
                    help="--backend local: llama-cpp-python chat format (default: the GGUF's own template, else the "
@@ -80,6 +82,9 @@ def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -
                    help="cap every LLM call's completion tokens (the answer asks up to 512: a slow local model's "
                         "ramble); cached apart from uncapped calls")
     p.add_argument("--no-cache", action="store_true", help="do not use the LLM response cache")
+    p.add_argument("--record", default=None, metavar="CASSETTE",
+                   help="record every LLM call of a real backend into this cassette (JSON Lines; resumes when it "
+                        "exists); replay it with --backend recorded --model CASSETTE")
 
 
 def sim_profile(args: argparse.Namespace) -> SimulatorProfile:

@@ -58,7 +58,7 @@ def _backend(args: argparse.Namespace, profile: SimulatorProfile | None = None):
     profile = profile if profile is not None else sim_profile(args)
     return open_backend(args.backend, profile=profile, seed=args.seed, model=args.model,
                         base_url=args.base_url, cache=not args.no_cache, chat_format=args.chat_format,
-                        max_tokens=args.max_tokens)
+                        max_tokens=args.max_tokens, record=args.record)
 
 
 def _model_name(args: argparse.Namespace, backend: Any) -> str | None:

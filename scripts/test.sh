@@ -30,7 +30,7 @@ if [ "${1:-}" = --quick ]; then
 fi
 
 start=$SECONDS
-bash scripts/install.sh dev local onnx parquet docs
+bash scripts/install.sh dev local qwen onnx parquet docs
 bash scripts/ensure_chromium.sh
 source scripts/env.sh
 echo "test: install $((SECONDS - start)) s"

@@ -18,11 +18,13 @@ from contextlib import contextmanager
 
 import pytest
 
-from rag_lab.errors import ConfigError, LLMBackendError, RagLabError
+from rag_lab.errors import CassetteMiss, ConfigError, LLMBackendError, RagLabError
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message
 from rag_lab.llm.cache import CachedBackend, ResponseCache
+from rag_lab.llm.cassette import Cassette, RecordingBackend, ReplayBackend, recording_header
 from rag_lab.llm.factory import BACKENDS, open_backend
 from rag_lab.llm.ledger import usage
+from rag_lab.llm.measured import MeasuredLatency
 from rag_lab.llm.schemas import RouteDecision
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.llm.server import serve_in_thread
@@ -56,8 +58,21 @@ def opened(kind: str, tmp_path) -> Iterator[LLMBackend]:
         pytest.importorskip("llama_cpp")
         with open_backend("local", cache=False, max_tokens=32) as backend:
             yield backend
+    elif kind == "recorded":
+        with open_backend("recorded", model=str(recorded_cassette(tmp_path))) as backend:
+            yield backend
     else:
         raise AssertionError(f"backend kind {kind!r} has no entry in the contract test")
+
+
+def recorded_cassette(tmp_path):
+    """A cassette of the simulator answering CHAT and ROUTE (what the replay contract is run on)."""
+    path = tmp_path / "contract.jsonl"
+    live = SimulatedBackend(profile="typical")
+    recorder = RecordingBackend(live, Cassette.for_recording(path, recording_header(live)))
+    recorder.complete(CHAT)
+    recorder.complete(ROUTE, fallback=FALLBACK)
+    return path
 
 
 def kind_param(kind: str):
@@ -70,6 +85,10 @@ SUBCLASS_MAKERS = {
     ScriptedBackend: lambda tmp: ScriptedBackend({"answer": ["Ada Lovelace [1]"], "route": ['{"route": "SIMPLE"}']}),
     CachedBackend: lambda tmp: CachedBackend(SimulatedBackend(profile="typical"), ResponseCache(tmp / "llm.sqlite")),
     TokenCapBackend: lambda tmp: TokenCapBackend(SimulatedBackend(profile="typical"), 64),
+    MeasuredLatency: lambda tmp: MeasuredLatency(SimulatedBackend(profile="typical"), {"model_sha256": "x"}),
+    RecordingBackend: lambda tmp: RecordingBackend(SimulatedBackend(profile="typical"), Cassette.for_recording(
+        tmp / "rec.jsonl", recording_header(SimulatedBackend(profile="typical")))),
+    ReplayBackend: lambda tmp: ReplayBackend(Cassette.for_replay(recorded_cassette(tmp))),
 }
 
 
@@ -135,7 +154,14 @@ def test_a_backend_that_cannot_work_says_why(kind: str, tmp_path) -> None:
         pytest.importorskip("llama_cpp")
         with pytest.raises(RagLabError, match="no-such.gguf"), open_backend("local", model=str(tmp_path / "no-such.gguf")):
             pass
+    elif kind == "recorded":
+        with pytest.raises(ConfigError, match="no-such.jsonl does not exist"), \
+                open_backend("recorded", model=str(tmp_path / "no-such.jsonl")):
+            pass
+        with open_backend("recorded", model=str(recorded_cassette(tmp_path))) as backend, pytest.raises(CassetteMiss):
+            backend.complete(LLMRequest(role="answer", messages=(Message(role="user", content="not recorded"),)))
     else:
         raise AssertionError(f"backend kind {kind!r} has no entry in the contract test")
-    with pytest.raises(ConfigError, match="unknown backend 'nope'; choose one of sim, openai, local"), open_backend("nope"):
+    with pytest.raises(ConfigError, match="unknown backend 'nope'; choose one of sim, openai, local, recorded"), \
+            open_backend("nope"):
         pass

@@ -44,6 +44,7 @@ def run_sweep(
     chunk_size: int | None = None,
     pareto: tuple[str, str] = DEFAULT_PARETO,
     on_event: Any = None,
+    replay: bool = False,
 ) -> SweepResult:
     """Run (or resume) the sweep ``spec`` into ``run_dir`` and return its results.
 
@@ -57,8 +58,13 @@ def run_sweep(
     model server per process: run it serially or with threads. A sweep with ``search:`` runs its sampler
     (and race) through :func:`rag_lab.experiments.search.run_search`, into the same kind of run directory;
     ``on_event`` then receives its :class:`~rag_lab.experiments.search.SearchEvent` objects (trials, drops).
+    ``replay``: answer every call from the backend's cassette (``backend.cassette``), offline; the candidates
+    and tables are the recording's, and a call the cassette does not hold is a
+    :class:`~rag_lab.errors.CassetteMiss`.
     """
     spec = load_sweep_spec(spec)
+    if replay:
+        spec = spec.with_replay()
     check_executor(executor, workers, dask_address)
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
         raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")

@@ -27,7 +27,9 @@ from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.search_space import SearchSpace, SearchSpec
+from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
+from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, is_profile_file
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
@@ -62,6 +64,10 @@ class BackendSpec(BaseModel):
     max_concurrency: int | None = Field(default=None, ge=1, le=1024)
     max_tokens: int | None = Field(default=None, ge=1, le=32768,
                                    description="cap on every call's completion tokens (for slow local models)")
+    cassette: str | None = Field(default=None, description="a cassette file (rag_lab.llm.cassette; relative to the sweep "
+                                                           "file): a live backend records every call into it, resuming")
+    replay: bool = Field(default=False, description="answer from the cassette alone, offline (rag-lab sweep --replay); a "
+                                                    "call it does not hold is an error")
 
     @field_validator("kind")
     @classmethod
@@ -79,6 +85,10 @@ class BackendSpec(BaseModel):
                 raise ValueError(str(exc)) from None
         elif self.knobs:
             raise ValueError(f"knobs are simulator settings; backend {self.kind!r} takes none")
+        if self.kind in ("sim", "recorded") and self.cassette is not None:
+            raise ValueError(f"a cassette records a real backend (openai or local), not {self.kind!r}")
+        if self.replay and self.cassette is None:
+            raise ValueError("replay needs the cassette to replay (backend.cassette)")
         return self
 
     def with_settings(self, settings: Mapping[str, Any]) -> BackendSpec:
@@ -91,16 +101,29 @@ class BackendSpec(BaseModel):
             field, _, knob = key.partition(".")
             if field == "knobs" and knob:
                 knobs[knob] = value
-            elif field in type(self).model_fields and not knob and field not in ("kind", "knobs"):
+            elif field in _GRID_FIELDS and not knob:
                 data[field] = value
             else:
                 raise ConfigError(f"'backend.{key}' is not a backend setting a grid can vary; use one of "
-                                  f"{', '.join(f'backend.{f}' for f in type(self).model_fields if f not in ('kind', 'knobs'))}"
+                                  f"{', '.join(f'backend.{f}' for f in _GRID_FIELDS)}"
                                   " or backend.knobs.<knob>")
         try:
             return BackendSpec.model_validate({**data, "knobs": knobs})
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "backend")) from None
+
+    def replay_cassette(self) -> str:
+        """The cassette a replay reads, after checking it records this spec's model: for a packaged chunked
+        model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
+        if self.cassette is None:
+            raise ConfigError("replay needs the cassette to replay (backend.cassette)")
+        header = Cassette.for_replay(self.cassette).header
+        pinned = CHUNKED_MODELS.get(str(self.model or "").lower())
+        recorded = header.provenance.get("model_sha256")
+        if pinned is not None and recorded != pinned.sha256:
+            raise ConfigError(f"cassette {self.cassette} records a model with sha256 {recorded}, not {self.model} "
+                              f"({pinned.sha256})")
+        return self.cassette
 
     def flat(self, keys: Iterable[str]) -> dict[str, Any]:
         """This backend's values of the dotted ``keys`` (``backend.profile``, ``backend.knobs.<knob>``: a knob's
@@ -114,11 +137,16 @@ class BackendSpec(BaseModel):
 
     def identity(self) -> dict[str, Any]:
         """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens``
-        only when set, so the identities of uncapped sweeps are what they always were)."""
+        only when set, so the identities of uncapped sweeps are what they always were; not ``cassette`` nor
+        ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
         cap = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
         if self.kind == "sim":
             return {"kind": "sim", "profile": simulator_profile(self.profile, self.knobs).model_dump(), **cap}
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url, **cap}
+
+
+#: The backend settings a grid may vary (``backend.<field>``; knobs as ``backend.knobs.<knob>``).
+_GRID_FIELDS = tuple(f for f in BackendSpec.model_fields if f not in ("kind", "knobs", "cassette", "replay"))
 
 
 class SweepSpec(BaseModel):
@@ -178,6 +206,13 @@ class SweepSpec(BaseModel):
             raise ValueError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
         return seeds
 
+    def with_replay(self) -> SweepSpec:
+        """This sweep answered from its backend's cassette alone (same candidates, same questions)."""
+        if self.backend.cassette is None:
+            raise ConfigError(f"sweep {self.name!r} names no cassette to replay (backend.cassette)")
+        backend = BackendSpec.model_validate({**self.backend.model_dump(), "replay": True})
+        return self.model_copy(update={"backend": backend})
+
     # --- resolution ----------------------------------------------------------------------------
 
     def base_config(self) -> PipelineConfig:
@@ -220,6 +255,9 @@ class SweepSpec(BaseModel):
         if (isinstance(backend, dict) and isinstance(backend.get("profile"), str)
                 and is_profile_file(backend["profile"]) and not Path(backend["profile"]).is_absolute()):
             data["backend"] = {**backend, "profile": str(path.parent / backend["profile"])}
+        backend = data.get("backend")
+        if isinstance(backend, dict) and isinstance(backend.get("cassette"), str) and not Path(backend["cassette"]).is_absolute():
+            data["backend"] = {**backend, "cassette": str(path.parent / backend["cassette"])}
         try:
             return cls.from_dict(data)
         except ConfigError as exc:

