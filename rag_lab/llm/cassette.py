@@ -198,9 +198,13 @@ class Cassette:
 
 
 def _first_difference(a: str, b: str) -> str:
+    """Where two prompts first differ: the line, from a little before the first differing character."""
     for line_a, line_b in zip(a.splitlines(), b.splitlines(), strict=False):
         if line_a != line_b:
-            return f"asked {line_a[:160]!r}, recorded {line_b[:160]!r}"
+            at = next((i for i, (x, y) in enumerate(zip(line_a, line_b, strict=False)) if x != y),
+                      min(len(line_a), len(line_b)))
+            start = max(0, at - 40)
+            return f"asked …{line_a[start:at + 100]!r}, recorded …{line_b[start:at + 100]!r}"
     return "one prompt continues where the other ends" if a != b else "the prompts are equal (schema or parameters differ)"
 
 

@@ -102,6 +102,12 @@ def part_path(model: ChunkedModel, i: int) -> Path:
     return path
 
 
+def installed(model: ChunkedModel | str) -> bool:
+    """Whether every chunk package of ``model`` (or of the model of that name) is installed."""
+    model = CHUNKED_MODELS[model] if isinstance(model, str) else model
+    return all(importlib.util.find_spec(model.module(i)) is not None for i in range(1, model.parts + 1))
+
+
 def part_paths(model: ChunkedModel) -> list[Path]:
     return [part_path(model, i) for i in range(1, model.parts + 1)]
 

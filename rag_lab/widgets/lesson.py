@@ -44,9 +44,10 @@ def policy_fields(policy: type[BaseModel]) -> pd.DataFrame:
 
 
 def lesson_sweep(spec: Mapping[str, Any] | SweepSpec | str | Path, pareto: tuple[str, str] = DEFAULT_PARETO,
-                 **changes: Any) -> SweepResult:
+                 replay: bool = False, **changes: Any) -> SweepResult:
     """Run ``spec`` (a mapping, with ``changes`` applied on top, e.g. ``name=..., grid=...``; or a sweep file
-    or :class:`SweepSpec`, as is) quietly into a new temporary directory and return its results."""
+    or :class:`SweepSpec`, as is) quietly into a new temporary directory and return its results.
+    ``replay``: answer from the backend's cassette alone (a recorded real-model sweep, offline, in seconds)."""
     if isinstance(spec, Mapping):
         spec = {**spec, **changes}
         name = spec.get("name", "sweep")
@@ -55,7 +56,7 @@ def lesson_sweep(spec: Mapping[str, Any] | SweepSpec | str | Path, pareto: tuple
     else:
         spec = load_sweep_spec(spec)
         name = spec.name
-    return run_sweep(spec, tempfile.mkdtemp(prefix=f"{name}_"), progress="quiet", pareto=pareto)
+    return run_sweep(spec, tempfile.mkdtemp(prefix=f"{name}_"), progress="quiet", pareto=pareto, replay=replay)
 
 
 def validation_table(samples: Mapping[str, str], schema: type[BaseModel], fallback: BaseModel | None = None) -> pd.DataFrame:
