@@ -24,6 +24,7 @@ from rag_lab.experiments.calibrate import (
     wilson_interval,
 )
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, SimulatorProfile, get_profile, load_profile_file
+from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.pipeline.trace import knob_rates
 
 #: Distinctive rates, none equal to a named profile's.
@@ -99,8 +100,8 @@ def test_format_failures_and_answer_premature_stops_are_counted_as_the_simulator
     for pair in pairs:
         assert estimated[pair] == recorded[pair], pair
         assert recorded[pair][0] > 0, pair  # the knob did fire: the equality is not 0 == 0
-    # what no knob stands for is reported beside the knobs: the simulator never does it
-    for pair in (("route", "route underrate"), ("answer", "echo")):
+    # a knob at 0 in this profile (route_underrate) and what no knob stands for (echo): the simulator never does them
+    for pair in (("route", "route_underrate"), ("answer", "echo")):
         fired, n = estimated[pair]
         assert fired == 0 and n > 10, pair
     assert not any("no knob" in note for note in calibration.notes)
@@ -267,3 +268,21 @@ def test_calibration_fits_both_reactions_to_a_stated_budget(world, sim_runs):
         fitted[name] = result.knobs
     assert fitted["anchored"]["budget_anchoring"].estimate.lo > fitted["thrifty"]["budget_anchoring"].estimate.hi
     assert fitted["thrifty"]["budget_thrift"].value > fitted["anchored"]["budget_thrift"].value + 0.3
+
+
+def test_route_underrate_is_fitted_from_a_router_that_says_simple(tmp_path):
+    """Traces of a model that routes every question SIMPLE give route_underrate near 1 (estimated once there are
+    enough opportunities) and the fitted simulator routes like it."""
+    from rag_lab.experiments.calibrate import calibrate
+    from rag_lab.loaders import load_dataset
+    from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
+
+    dataset = load_dataset("hotpotqa_sample")
+    questions = [q for q in dataset.evalset.questions if q.type == "bridge"][:8]
+    model = SimulatedBackend(SimulatorProfile(name="simple-router", route_underrate=1.0, comparison_underrate=1.0))
+    pipeline = Pipeline(PipelineConfig().with_params({"round_cap.max_rounds": 1}), CorpusResources(dataset.corpus), model)
+    traces = [pipeline.run(q)[1] for q in questions]
+    fit = calibrate(traces, base="typical", min_opportunities=5)
+    route = {e.knob: e for e in fit.estimates if e.role == "route"}["route_underrate"]
+    assert route.opportunities >= 5 and route.fired == route.opportunities
+    assert fit.profile.route_underrate == 1.0

@@ -249,3 +249,23 @@ def test_format_failure_rates_are_stated():
     assert format_failure_rate(PROFILES["typical"]) == pytest.approx(0.142625)
     assert format_failure_rate(PROFILES["sloppy"]) == pytest.approx(0.271)
     assert "0.143" in (SimulatorProfile.__doc__ or "") and "0.271" in (SimulatorProfile.__doc__ or "")
+
+
+def test_route_underrate_sends_non_comparison_complex_questions_simple():
+    """``route_underrate`` (fitted to a model that routes everything SIMPLE) applies where the reader routes
+    COMPLEX and the question is no comparison; comparisons stay ``comparison_underrate``'s."""
+    from rag_lab.llm.base import LLMRequest
+    from rag_lab.llm.schemas import RouteDecision
+
+    chain = "The band who released the debut album Tinted Windows had their first performance in what city?"
+    comparison = "Was Pepper Keenan or Rob Parissi born first?"
+
+    def route(profile: SimulatorProfile, question: str) -> str:
+        request = LLMRequest(role="route", messages=prompts.route_prompt(question), response_schema=RouteDecision)
+        return SimulatedBackend(profile).complete(request).parsed.route
+
+    off = SimulatorProfile(name="off")
+    on = SimulatorProfile(name="on", route_underrate=1.0)
+    assert route(off, chain) == "COMPLEX" and route(on, chain) == "SIMPLE"
+    assert route(off, comparison) == route(on, comparison) == "COMPLEX"  # not route_underrate's to change
+    assert route(SimulatorProfile(name="c", comparison_underrate=1.0), comparison) == "SIMPLE"

@@ -36,6 +36,8 @@ Where each estimator looks (only traces; the gold labels are used by the cross-c
     when none of its queries names the bridge (a query naming it only partly counts as dropping it);
   - ``comparison_underrate``: the reader sees a comparison and routes it COMPLEX; fired when the model
     routes it SIMPLE;
+  - ``route_underrate``: the reader routes a question COMPLEX that is no comparison; fired when the model
+    routes it SIMPLE;
   - ``synonym_spinning`` and ``budget_anchoring``, fitted jointly by maximum likelihood from three kinds of
     controller call: the reader finds the evidence sufficient and the prompt states no budget, or a spent
     one (re-search rate ``s``); sufficient with budget left (``s + (1 - s)·a``: anchoring acts on the
@@ -54,9 +56,8 @@ Where each estimator looks (only traces; the gold labels are used by the cross-c
     The same calls on a single-part search with no budget stated are reported beside
     (``settle (no budget)``): the simulator never stops there, a real model may.
 
-* **reported beside the knobs** (no knob stands for them, so they are not in the profile): route calls on
-  questions the reader routes COMPLEX that are not comparisons, routed SIMPLE by the model (a small model
-  that routes everything SIMPLE); answers the echo guard rejected as copies of the prompt.
+* **reported beside the knobs** (no knob stands for them, so they are not in the profile): answers the echo
+  guard rejected as copies of the prompt.
 * **cross-check** (not used for the profile): ``comparison_underrate`` with the opportunity taken from the
   gold question type (``comparison``) instead of the reader — calibration is an offline analysis, so the
   evaluation labels may define opportunities here; the simulator itself never reads them.
@@ -110,7 +111,6 @@ LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
 }
 #: Behaviour reported beside the knobs because no knob stands for it (reported only).
 UNMODELLED: dict[str, str] = {
-    "route underrate": "route calls the reader routes COMPLEX, not comparisons: model routed SIMPLE",
     "settle (no budget)": "controller calls whose ideal single-part search the reader could settle without, no "
                           "budget stated: model stopped (the simulator's thrift needs a stated budget)",
     "echo": "answers the echo guard rejected as a copy of the prompt (the simulator never parrots)",
@@ -237,7 +237,7 @@ def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_t
     if reader.is_comparison(question) and complex_:
         tallies.add("comparison_underrate", "route", simple)
     elif complex_:
-        tallies.add("route underrate", "route", simple)
+        tallies.add("route_underrate", "route", simple)
     if gold_type == "comparison":
         tallies.add("comparison_underrate", "route (gold type)", simple)
 
@@ -344,6 +344,7 @@ def calibrate(
     knobs["premature_stop"] = settle("premature_stop", pooled("premature_stop", ["controller", "answer"]))
     knobs["bridge_drop"] = settle("bridge_drop", pooled("bridge_drop", ["controller"]))
     knobs["comparison_underrate"] = settle("comparison_underrate", pooled("comparison_underrate", ["route"]))
+    knobs["route_underrate"] = settle("route_underrate", pooled("route_underrate", ["route"]))
     for knob, (estimate, why) in budget_knobs(tallies, min_opportunities, alpha).items():
         knobs[knob] = settle(knob, estimate, why)
         if estimate is not None and knob != "synonym_spinning":

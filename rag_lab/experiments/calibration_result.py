@@ -25,6 +25,7 @@ USES: dict[str, str] = {
     "bridge_drop": "controller calls whose ideal query carries a bridge entity (thrift not applicable), model "
                    "searched again: bridge missing",
     "comparison_underrate": "route calls the reader reads as a comparison (COMPLEX): model routed SIMPLE",
+    "route_underrate": "route calls the reader routes COMPLEX that are no comparison: model routed SIMPLE",
     "budget_anchoring": "controller calls with an unspent stated budget: re-search rate of those the reader finds "
                         "insufficient (= a) and sufficient (= s + (1-s)a), fitted with spinning",
     "budget_thrift": "controller calls with a stated budget whose ideal search the reader could settle without: "

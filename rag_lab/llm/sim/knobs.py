@@ -9,7 +9,7 @@ always fires, at 0.0 never, and raising a rate only adds firings).
 Where each knob applies (the ideal output comes from :mod:`~rag_lab.llm.sim.ideal`; a knob is
 drawn only where it applies, and every draw is recorded):
 
-* route — :func:`route_knob`: ``comparison_underrate``;
+* route — :func:`route_knob`: ``comparison_underrate``, ``route_underrate``;
 * controller — :func:`controller_knobs`, several may fire on one decision:
 
   1. ``synonym_spinning`` — the evidence suffices, yet search again with a paraphrase;
@@ -96,9 +96,14 @@ class CallRandom:
 
 
 def route_knob(decision: dict[str, str], comparison: bool, draws: CallRandom) -> dict[str, str]:
-    """``comparison_underrate``: a comparison question (the only place it applies) routed SIMPLE."""
-    if comparison and decision.get("route") == "COMPLEX" and draws.fires("comparison_underrate"):
+    """``comparison_underrate``: a comparison question routed SIMPLE; ``route_underrate``: any other question
+    the reader routes COMPLEX routed SIMPLE (each knob drawn only where it applies)."""
+    if decision.get("route") != "COMPLEX":
+        return decision
+    if comparison and draws.fires("comparison_underrate"):
         return {"route": "SIMPLE", "reason": "one lookup per named thing"}
+    if not comparison and draws.fires("route_underrate"):
+        return {"route": "SIMPLE", "reason": "a single fact about one named thing"}
     return decision
 
 

@@ -24,6 +24,7 @@ KNOBS: tuple[str, ...] = (
     "hallucinated_action",
     "wrong_types",
     "comparison_underrate",
+    "route_underrate",
 )
 
 _Rate = Field(default=0.0, ge=0.0, le=1.0)
@@ -71,6 +72,10 @@ class SimulatorProfile(BaseModel):
       action as a list, reason as an object, route as a list).
     * ``comparison_underrate`` — route: a comparison question is classified SIMPLE (small models
       under-rate them; the pipeline's deterministic comparison rule can upgrade it).
+    * ``route_underrate`` — route: any other question the reader routes COMPLEX (a chain of lookups, a
+      described subject) is classified SIMPLE: a model that sends everything down the one-shot path
+      (Qwen2.5-Coder-1.5B routed every recorded HotpotQA question SIMPLE). No named profile sets it (0.0):
+      it comes from a calibration (``rag-lab calibrate``) or an override.
 
     Only one format failure is applied per output (invalid JSON first, then hallucinated action,
     then wrong types; a later one has an opportunity only when the earlier ones did not fire), so
@@ -101,6 +106,7 @@ class SimulatorProfile(BaseModel):
     hallucinated_action: float = _Rate
     wrong_types: float = _Rate
     comparison_underrate: float = _Rate
+    route_underrate: float = _Rate
 
     def knobs(self) -> dict[str, float]:
         """``{knob: rate}`` for every knob, in :data:`KNOBS` order."""

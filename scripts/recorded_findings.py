@@ -1,0 +1,98 @@
+#!/usr/bin/env python
+"""Write what a recorded real-model sweep shows, from its cassette alone (offline, a minute or two):
+
+1. the replayed sweep's reproducible table (``data/recorded/<sweep>_table.csv``; the replay test compares it
+   byte for byte);
+2. the simulator twin (the same sweep with the ``typical`` profile: same configs, same questions), the sign of
+   every contrast on both, and Kendall's τ between their rankings (``rag_lab.experiments.verify.compare``);
+3. a simulator profile fitted to the recorded traces (``rag-lab calibrate``'s fit:
+   ``data/recorded/<model>_profile.yaml``), the twin again with it, and the same agreement after fitting;
+4. ``data/recorded/<sweep>.md``: all of it, with the cassette's size and provenance.
+
+    source scripts/env.sh
+    python scripts/recorded_findings.py sweeps/real_qwen_hotpotqa.yaml
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from rag_lab.experiments import run_sweep
+from rag_lab.experiments.calibrate import calibrate, read_run
+from rag_lab.experiments.sim_vs_real import agreement_summary, contrast_agreement
+from rag_lab.experiments.sweep import load_sweep_spec
+from rag_lab.experiments.verify import compare, tau_text
+from rag_lab.llm.cassette import describe
+from rag_lab.paths import DATA_DIR
+
+STRICT, CALLS, TOKENS = "quality_answer_containment_strict", "cost_llm_calls", "cost_tokens"
+METRICS = [STRICT, "quality_refused", CALLS, TOKENS, "cost_modelled_latency_s"]
+
+
+def _table(frame) -> str:
+    cols = list(frame.columns)
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for _, row in frame.iterrows():
+        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sweep", type=Path)
+    parser.add_argument("--out-dir", type=Path, default=DATA_DIR / "recorded")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    spec = load_sweep_spec(args.sweep)
+    work = Path(tempfile.mkdtemp(prefix=f"{spec.name}_"))
+    real = run_sweep(spec, work / "real", progress="quiet", replay=True)
+    if not real.complete:
+        sys.exit(f"{args.sweep}: the replay is incomplete")
+    table_path = real.write_reproducible_table(args.out_dir / f"{spec.name}_table.csv")
+    twin = spec.model_dump(exclude={"backend", "name"})
+    sim = run_sweep({**twin, "name": f"{spec.name}_sim", "backend": {"kind": "sim", "profile": "typical"}},
+                    work / "sim", progress="quiet")
+    fit = calibrate(read_run(work / "real"), base="typical", name=f"{spec.backend.model}-fitted"[:40])
+    profile_path = fit.write(args.out_dir / f"{spec.backend.model}_profile.yaml")
+    fitted = run_sweep({**twin, "name": f"{spec.name}_fitted", "backend": {"kind": "sim", "profile": str(profile_path)}},
+                       work / "fitted", progress="quiet")
+    parts = [f"# {spec.name}: a recorded real model against the simulator",
+             "",
+             f"Made by `python scripts/recorded_findings.py {args.sweep}` from the cassette alone "
+             f"({time.perf_counter() - started:.0f} s). The real model's sweep is replayed from its cassette; the "
+             "simulator twin is the same sweep (same configs, same questions) with the `typical` profile, then with the "
+             f"profile fitted to the recorded traces (`{profile_path.name}`).",
+             ""]
+    cassette = describe(spec.backend.cassette)
+    prov = cassette["provenance"]
+    parts += [f"Cassette `{Path(cassette['path']).name}`: {cassette['entries']} recorded calls "
+              f"({', '.join(f'{k} {v}' for k, v in sorted(cassette['by_role'].items()))}) over {cassette['questions']} "
+              f"questions, {cassette['bytes']:,} bytes; model `{prov.get('model_file')}` (sha256 "
+              f"`{prov.get('model_sha256')}`), llama-cpp-python {prov.get('llama_cpp')}, {len(real.qids)} questions "
+              f"in the sweep.", ""]
+    parts += ["## The real model, each configuration", "", _table(real.table[["candidate_id", *real.param_columns, *METRICS]]
+                                                              .round(3)), ""]
+    for label, twin_result in (("the typical profile", sim), ("the fitted profile", fitted)):
+        agreement = contrast_agreement(real, twin_result, [STRICT, CALLS, TOKENS])
+        summary = agreement_summary(agreement)
+        verification = compare(twin_result, real, by=STRICT)
+        ranks = verification.ranks.set_index("metric")
+        parts += [f"## Against the simulator with {label}", "",
+                  f"Sign agreement: {summary['sign_agrees']} of {summary['contrasts']} contrasts; among the "
+                  f"{summary['real_shown']} the real model shows (interval excludes 0, Holm p < 0.05 over the table), "
+                  f"{summary['shown_and_agrees']} agree.", "",
+                  _table(agreement.drop(columns=["real_delta", "sim_delta"]).round(4)), "",
+                  "Kendall τ between the simulator's and the real model's ranking of the configurations (bootstrap "
+                  "over questions): " + "; ".join(f"{m}: {tau_text(r)}" for m, r in ranks.iterrows()), ""]
+    parts += ["## The fitted profile", "", "```", fit.table_text(), "```", ""]
+    out = args.out_dir / f"{spec.name}.md"
+    out.write_text("\n".join(parts), encoding="utf-8")
+    print(f"wrote {table_path}, {profile_path}, {out} ({time.perf_counter() - started:.0f} s)")
+
+
+if __name__ == "__main__":
+    main()

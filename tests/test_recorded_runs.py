@@ -1,0 +1,39 @@
+"""The recorded real-model sweeps replay offline to the shipped tables, byte for byte, in seconds; a
+policy the cassette did not record is an error naming the question and the role, never a silent
+fall-back to the simulator or a live model."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_lab.errors import CassetteMiss
+from rag_lab.experiments import run_sweep
+from rag_lab.experiments.sweep import load_sweep_spec
+from rag_lab.llm.cassette import Cassette
+from rag_lab.llm.model_pack import CHUNKED_MODELS
+from rag_lab.paths import DATA_DIR, SWEEPS_DIR
+
+#: Each shipped real-model sweep and the table its replay must reproduce.
+RECORDED = {"real_qwen_hotpotqa": DATA_DIR / "recorded" / "real_qwen_hotpotqa_table.csv"}
+
+
+@pytest.mark.parametrize("name", sorted(RECORDED))
+def test_a_recorded_sweep_replays_to_its_shipped_table(name: str, tmp_path) -> None:
+    spec = load_sweep_spec(SWEEPS_DIR / f"{name}.yaml")
+    header = Cassette.for_replay(spec.backend.cassette).header
+    assert header.provenance["model_sha256"] == CHUNKED_MODELS[spec.backend.model].sha256
+    assert header.provenance["llama_cpp"]
+    result = run_sweep(spec, tmp_path / "run", progress="quiet", replay=True)
+    assert result.complete
+    table = result.write_reproducible_table(tmp_path / "table.csv")
+    assert table.read_bytes() == RECORDED[name].read_bytes(), f"the replay of {name} differs from {RECORDED[name]}"
+
+
+def test_a_policy_the_cassette_did_not_record_is_named(tmp_path) -> None:
+    spec = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa.yaml")
+    # the disclosed budget changes every controller prompt: nothing of it was recorded
+    changed = spec.model_copy(update={"grid": {"disclosure.disclosed": [True]}})
+    with pytest.raises(CassetteMiss, match=r"no recorded response for the controller call of question") as caught:
+        run_sweep(changed, tmp_path / "run", progress="quiet", replay=True)
+    assert "the nearest recorded request is the controller call" in str(caught.value)
+    assert "You may run at most 3 rounds" in str(caught.value)  # the first line where the prompts differ
