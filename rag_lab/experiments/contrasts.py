@@ -443,3 +443,14 @@ def gold_rounds_table(result: SweepResult, candidate: Pick, gold: Any) -> pd.Dat
     traces = result.traces(result.reference(candidate)["candidate_id"])
     rows = {q: gold_rounds(traces[q], _gold_ids(gold, q)) for q in result.qids}
     return pd.DataFrame(rows).T.rename_axis("qid")
+
+
+def controller_actions(result: SweepResult, candidate: Pick = None) -> pd.Series:
+    """How often the controller of ``candidate`` (default: the base config) chose each action, over every
+    controller step of every question (the decision the pipeline acted on: a fallback's when the output was
+    unusable)."""
+    cid = result.reference(candidate)["candidate_id"]
+    actions = [step.decision.get("action") for trace in result.traces(cid).values() for step in trace.steps
+               if step.kind == "controller" and step.decision]
+    counts = pd.Series(actions, dtype=object).value_counts()
+    return counts.reindex(["answer", "rerank", "retrieve_again", "insufficient"], fill_value=0).rename("controller steps")
