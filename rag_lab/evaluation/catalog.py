@@ -81,3 +81,11 @@ def check_metric(name: str, what: str = "metric") -> str:
     if name not in METRICS:
         raise ValueError(f"{what} {name!r} names no metric; the known metrics are: {', '.join(sorted(METRICS))}")
     return name
+
+
+def value_range(metric: str) -> tuple[float, float] | None:
+    """The values a metric column can take, when bounded: ``(0, 1)`` for the ``quality_*`` rates and shares
+    (all but ``quality_rounds_minus_hops``); None for counts and costs (unbounded)."""
+    if metric.startswith("quality_") and metric != "quality_rounds_minus_hops":
+        return (0.0, 1.0)
+    return None

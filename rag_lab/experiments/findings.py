@@ -6,13 +6,16 @@ truncate keeps more later-round gold than append then truncate" — and check it
 claim **holds** when
 
 - its paired bootstrap interval (:meth:`SweepResult.compare`) lies on the claimed side of 0, *and*
-- its paired test (:func:`~rag_lab.stats.significance.paired_test`: the exact sign / McNemar test
-  for 0/1 metrics, a sign-flip permutation test otherwise, two-sided) gives p below ``alpha`` after
-  Holm's correction over the findings of the same family (:class:`FindingFamily`: one per notebook).
-  Four questions of 120 flipping one way give an interval that excludes 0 but p = 0.125: not a finding.
+- its test (:func:`~rag_lab.stats.significance.claim_test`, the one test of a claim that the robustness
+  table, a sweep's ``findings:`` and ``rag-lab sweep`` run too: the exact sign / McNemar test for 0/1
+  metrics, a sign-flip permutation test otherwise, **one-sided** in the claimed direction) gives p below
+  ``alpha`` after Bonferroni's correction over the size its family declared up front
+  (:class:`FindingFamily`: one per notebook), so a finding's verdict is fixed when it is made and never
+  changes as later findings join. Four questions of 120 flipping one way give an interval that excludes
+  0 but p = 0.0625: not a finding.
 - A "no change" claim (``direction="none"``) is an equivalence test (TOST) with a stated ``margin``:
-  it holds when the difference is shown to lie within ±margin (Holm-corrected p below ``alpha``), not
-  when a difference merely fails to show.
+  it holds when the difference is shown to lie within ±margin (corrected p below ``alpha``; exact for 0/1
+  metrics), not when a difference merely fails to show.
 
 Every finding declares its ``kind``:
 
@@ -29,7 +32,7 @@ Every finding declares its ``kind``:
 :class:`Finding` carries the numbers and a message that says what was expected and what was measured,
 so ``assert finding.holds, finding.message`` fails with a sentence a reader can act on::
 
-    FINDINGS = FindingFamily(size=2)      # the claims this notebook asserts: Holm over these two
+    FINDINGS = FindingFamily(size=2)      # the claims this notebook asserts: Bonferroni over these two
     finding = paired_finding(result, "quality_later_gold_retained", kind="measured", family=FINDINGS,
                              candidate={"truncation.strategy": "rank_then_truncate"},
                              reference={"truncation.strategy": "append_then_truncate"},
@@ -45,8 +48,9 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from rag_lab.evaluation.catalog import label as metric_label
+from rag_lab.evaluation.catalog import value_range
 from rag_lab.experiments.results import SweepResult
-from rag_lab.stats.significance import equivalence_test, holm, p_clause, paired_test
+from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
 Kind = Literal["measured", "by_construction", "definitional"]
@@ -66,13 +70,13 @@ _KIND_TEXT = {"measured": "measured", "by_construction": "by construction", "def
 
 
 class FindingFamily:
-    """The findings one notebook (or report) asserts, corrected together with Holm's method.
+    """The findings one notebook (or report) asserts, corrected together.
 
-    ``size`` is the number of findings the family will hold, stated up front so that a finding asserted
-    before the others exist is judged conservatively: until all ``size`` have joined, a finding's adjusted p
-    is Bonferroni's ``size · p``, which Holm's never exceeds; once the family is complete it is Holm's. A
-    finding that would make the family larger than ``size`` is an error (the notebook claims more than it
-    said it would)."""
+    ``size`` is the number of findings the family will hold, stated up front, and a finding's adjusted p is
+    Bonferroni's ``size · p`` (capped at 1): it depends on nothing but its own p and the declared size, so
+    ``.holds`` is the same when the finding is made and after every other finding has joined (Holm's
+    step-down would let a later finding change an earlier verdict). A finding that would make the family
+    larger than ``size`` is an error (the notebook claims more than it said it would)."""
 
     def __init__(self, size: int, name: str = "") -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
@@ -94,13 +98,11 @@ class FindingFamily:
         return len(self._p) == self.size
 
     def adjusted(self, index: int) -> float:
-        """The adjusted p of the ``index``-th finding: Holm's when complete, else the Bonferroni bound."""
+        """The adjusted p of the ``index``-th finding: Bonferroni over the declared size."""
         p = self._p[index]
         if p != p:
             return math.nan
-        if not self.complete:
-            return min(1.0, self.size * p)
-        return holm(self._p)[index]
+        return min(1.0, self.size * p)
 
     def __len__(self) -> int:
         return len(self._p)
@@ -136,7 +138,7 @@ class Finding:
     """The outcome of checking one claim: the paired Δ (candidate − reference) of ``metric``, its test, and
     whether it lies where the claim says. ``p`` is the claim's p-value (the paired test for a direction, the
     TOST for ``none``; with a control, the larger of the claim's, ``p_claim``, and the control's), ``p_adjusted``
-    the same after Holm over its ``family`` (``p`` itself without one)."""
+    the same after Bonferroni over its ``family``'s declared size (``p`` itself without one)."""
 
     claim: str
     metric: str
@@ -164,7 +166,7 @@ class Finding:
 
     @property
     def p_adjusted(self) -> float:
-        """``p`` after Holm's correction over the finding's family (Bonferroni's bound while it is incomplete)."""
+        """``p`` after Bonferroni's correction over the size the finding's family declared."""
         if self.family is None:
             return self.p
         return self.family.adjusted(self.family_index)
@@ -187,7 +189,7 @@ class Finding:
 
     @property
     def holds(self) -> bool:
-        """Interval on the claimed side *and* the (Holm-adjusted) p below ``alpha``; never for an undefined
+        """Interval on the claimed side *and* the (family-adjusted) p below ``alpha``; never for an undefined
         difference. A by-construction finding's p includes its control's."""
         p = self.p_adjusted
         return self.on_claimed_side and p == p and p < self.alpha
@@ -201,8 +203,7 @@ class Finding:
         if self.control is not None:
             text += f", with its control {p_clause(self.p)}"
         if self.family is not None:
-            state = "Holm" if self.family.complete else "Bonferroni bound until the family is complete"
-            text += f", {state} over {self.family.size} findings: {p_clause(self.p_adjusted)}"
+            text += f", Bonferroni over the {self.family.size} findings declared: {p_clause(self.p_adjusted)}"
         if self.control is not None:
             text += f"; control: {self.control.measured}"
         return text
@@ -284,9 +285,9 @@ def paired_finding(
     if cand_label == ref_label:
         raise ValueError(f"candidate and reference are the same configuration ({cand_label})")
     values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
-    test = paired_test(values, ref_values, n_boot=n_boot)
-    diff = test.difference
-    p = equivalence_test(values, ref_values, float(bound)).p if direction == "none" else test.p
+    claimed = claim_test(values, ref_values, direction, bound, n_boot=n_boot, value_range=value_range(metric))
+    test, diff = claimed.test, claimed.test.difference
+    p = claimed.p
     p_claim = p
     checked = None
     if control is not None:
@@ -306,7 +307,27 @@ def paired_finding(
         claim=claim or f"{cand_label} changes {metric_label(metric)} against {ref_label}",
         metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(bound or 0.0),
         delta=diff.delta, lo=diff.lo, hi=diff.hi, n=diff.n, share_differ=diff.share_differ, mean=diff.mean,
-        reference_mean=diff.reference_mean, p=float(p), method=("TOST" if direction == "none" else test.method),
+        reference_mean=diff.reference_mean, p=float(p), method=claimed.method + ("" if direction == "none" else
+                                                                                 ", one-sided"),
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
         family_index=index, p_claim=p_claim,
     )
+
+
+def sweep_findings(result: SweepResult, alpha: float = 0.05) -> list[Finding]:
+    """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.sweep.ClaimSpec`),
+    each checked by :func:`paired_finding` in one :class:`FindingFamily` of their number — what ``rag-lab sweep``
+    prints and the HTML report shows."""
+    claims = list((result.spec or {}).get("findings") or [])
+    if not claims:
+        return []
+    family = FindingFamily(size=len(claims), name=str(result.spec.get("name", "")))
+    return [paired_finding(result, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
+                           claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha)
+            for c in claims]
+
+
+def finding_line(finding: Finding) -> str:
+    """One line per finding: ``✓ holds: <claim>: Δ … p=… (…), Bonferroni over N …``."""
+    mark = "✓ holds" if finding.holds else "✗ does not hold"
+    return f"{mark}: {finding.claim} ({finding.metric}, {finding.candidate} − {finding.reference}): {finding.measured}"

@@ -280,11 +280,15 @@ def _flat(values: Any) -> list[float]:
     return [math.nan if v is None else float(v) for v in array]
 
 
-def equivalence_test(values: Any, reference: Any, margin: float) -> EquivalenceTest:
+def equivalence_test(values: Any, reference: Any, margin: float,
+                     value_range: tuple[float, float] | None = None) -> EquivalenceTest:
     """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin``
     in the metric's units, stated by the claim (e.g. 0.05 of answer containment). Exact for −1/0/+1
-    differences; paired t tests otherwise; a difference without spread is refused (p = 1). Fewer than 2
-    questions give p = 1."""
+    differences; paired t tests otherwise. A difference without spread is refused (p = 1) — unless the metric's
+    ``value_range`` ``(low, high)`` is known (e.g. ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most
+    ``(high − low)`` times the share of questions that differ, and the exact binomial test of that share below
+    ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of ``n`` gives
+    ``(1 − margin/(high − low))^n``). Fewer than 2 questions give p = 1."""
     if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
         raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")
     d, _, _ = _differences(values, reference)
@@ -305,6 +309,15 @@ def equivalence_test(values: Any, reference: Any, margin: float) -> EquivalenceT
             p_lower, p_upper = _exact.equivalence_p(wins, losses, n, float(margin))
         return EquivalenceTest(p=max(p_lower, p_upper), p_lower=p_lower, p_upper=p_upper, margin=float(margin),
                                delta=delta, se=se, n=n, df=df, binary=binary, method="exact")
+    if se <= EQUAL_TOL and value_range is not None:
+        width = float(value_range[1]) - float(value_range[0])
+        if not width > 0:
+            raise ValueError(f"value_range must be (low, high) with low < high, got {value_range!r}")
+        differ = int((np.abs(d) > EQUAL_TOL).sum())
+        share = min(1.0, margin / width)
+        p = 0.0 if share >= 1 else float(_stats.binom.cdf(differ, n, share))   # H0: share differing >= margin/width
+        note = f"{differ} of {n} questions differ; |Δ| ≤ {width:g} × the share that differ"
+        return EquivalenceTest(p, p, p, float(margin), delta, se, n, df, binary, "exact bound", note)
     if se <= EQUAL_TOL:
         note = (f"the difference is {delta:+.3g} on every one of the {n} questions: no spread, so no test bounds it "
                 "beyond these questions (equivalence not shown)")
@@ -332,10 +345,11 @@ class ClaimTest:
 
 
 def claim_test(values: Any, reference: Any, direction: str, margin: float | None = None, *, n_boot: int = 2000,
-               seed: int = 0) -> ClaimTest:
+               seed: int = 0, value_range: tuple[float, float] | None = None) -> ClaimTest:
     """The test of a claim that ``values`` lies ``direction`` of ``reference`` over the same questions:
     ``"above"`` / ``"below"`` one-sided paired tests (:func:`paired_test`, alternative ``greater`` / ``less``),
-    ``"none"`` the TOST within ``±margin`` (:func:`equivalence_test`), ``"two-sided"`` (no claimed direction:
+    ``"none"`` the TOST within ``±margin`` (:func:`equivalence_test`, with the metric's ``value_range``),
+    ``"two-sided"`` (no claimed direction:
     an exploratory Δ table) the two-sided paired test. Every place that tests a claim calls this, so a
     claim has one p wherever it is printed."""
     if direction not in (*CLAIM_ALTERNATIVE, "none"):
@@ -344,7 +358,7 @@ def claim_test(values: Any, reference: Any, direction: str, margin: float | None
         if margin is None:
             raise ValueError("a no-change claim needs its equivalence margin")
         test = paired_test(values, reference, n_boot=n_boot, seed=seed)
-        tost = equivalence_test(values, reference, float(margin))
+        tost = equivalence_test(values, reference, float(margin), value_range)
         return ClaimTest(tost.p, f"TOST {tost.method}", direction, test, tost)
     test = paired_test(values, reference, alternative=CLAIM_ALTERNATIVE[direction], n_boot=n_boot, seed=seed)
     return ClaimTest(test.p, test.method, direction, test)
