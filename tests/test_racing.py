@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from killing import kill_mid_sweep_then_resume
 
-from rag_lab.experiments import holm, load_sweep, paired_test, run_sweep
+from rag_lab.experiments import holm, load_sweep, run_sweep
 from rag_lab.experiments.racing import race_order, run_race, stage_drops
+from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
 from rag_lab.stats.exact import noninferiority_p
 from rag_lab.stats.significance import difference_p
-from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
 
 REPO = Path(__file__).resolve().parent.parent
 OBJECTIVES = [Objective.parse("cost_llm_calls"), Objective.parse("quality_answer_containment_strict")]

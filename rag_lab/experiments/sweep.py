@@ -126,9 +126,10 @@ class ClaimSpec(BaseModel):
     """A claim a sweep states up front (the ``findings:`` section): ``candidate`` minus ``reference`` (dicts of
     dotted settings picking one config each, or candidate ids; no reference: the base config) on ``metric``
     lies ``direction`` of 0 (``above``/``below``: a one-sided paired test; ``none``: within ±``margin``, the
-    TOST). The sweep's findings form one family of the size listed (Bonferroni over it, so a finding's verdict
-    never depends on the others); ``rag-lab sweep``, the HTML report and
-    :func:`rag_lab.experiments.findings.sweep_findings` test them with the same code."""
+    TOST). The sweep's findings form one family, tested in the order listed (fixed sequence: a finding counts
+    when it and every one before it do, so its verdict never depends on the findings after it); ``rag-lab
+    sweep``, the HTML report and :func:`rag_lab.experiments.findings.sweep_findings` test them with the same
+    code."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

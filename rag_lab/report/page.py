@@ -28,6 +28,7 @@ import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
+from rag_lab.experiments.findings import finding_line, sweep_findings
 from rag_lab.experiments.results import SweepResult
 from rag_lab.experiments.runner import load_sweep
 from rag_lab.experiments.verify import load_verifications, tau_text
@@ -186,6 +187,15 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
         lines.append("<tr>" + "".join(cells) + "</tr>")
     lines += ["</tbody>", "</table>"]
     return "\n".join(lines)
+
+
+def _findings_section(findings: Sequence[Any]) -> list[str]:
+    """The claims the sweep stated up front, each with its one test (as ``rag-lab sweep`` prints them)."""
+    items = "".join(f"<li>{html.escape(finding_line(f))}</li>" for f in findings)
+    return ["<h2>Findings stated by the sweep</h2>",
+            f'<p class="note">The sweep file\'s <code>findings:</code>, each tested with the one test of its claim '
+            "(one-sided in the claimed direction; the TOST for no change), the "
+            f"{len(findings)} findings tested in the order listed (fixed sequence).</p>", f'<ul class="note">{items}</ul>']
 
 
 def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
@@ -375,7 +385,9 @@ def write_report(
     table = add_pareto(table, cost_col, quality_col)
     frames: dict[str, pd.DataFrame] = {}
     verifications: list[Any] = []
+    findings: list[Any] = []
     if sweep is not None:
+        findings = sweep_findings(sweep) if sweep.complete else []
         frames = comparisons(sweep, (quality_col, cost_col), reference)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
         verifications = load_verifications(sweep.run_dir, sweep)
@@ -407,6 +419,7 @@ def write_report(
         "<h2>Cost vs quality</h2>",
         *plots,
         *(_search_section(sweep) if sweep is not None and sweep.search else []),
+        *(_findings_section(findings) if findings else []),
         *(_delta_section(frames) if frames else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",

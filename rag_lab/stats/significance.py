@@ -316,7 +316,8 @@ def equivalence_test(values: Any, reference: Any, margin: float,
         differ = int((np.abs(d) > EQUAL_TOL).sum())
         share = min(1.0, margin / width)
         p = 0.0 if share >= 1 else float(_stats.binom.cdf(differ, n, share))   # H0: share differing >= margin/width
-        note = f"{differ} of {n} questions differ; |Δ| ≤ {width:g} × the share that differ"
+        note = (f"{differ} of {n} questions differ; |Δ| ≤ {width:g} (the range {value_range[0]:g}–{value_range[1]:g}) × "
+                "the share that differ")
         return EquivalenceTest(p, p, p, float(margin), delta, se, n, df, binary, "exact bound", note)
     if se <= EQUAL_TOL:
         note = (f"the difference is {delta:+.3g} on every one of the {n} questions: no spread, so no test bounds it "
