@@ -13,10 +13,10 @@ from rag_lab.experiments.robustness import HeadlineFinding, _cell
 from rag_lab.llm.simulator import SIM_VERSION
 from rag_lab.stats.significance import p_clause, paired_test
 
-#: Notebook 01's two-hop claim on a few world questions of each type (seconds, not minutes).
-CLAIM = HeadlineFinding("round_cap_answers_small", "01_round_cap", "capping at one round loses answers",
+#: Notebook 01's two-hop claim on 20 world bridge questions (seconds, not minutes).
+CLAIM = HeadlineFinding("round_cap_bridge_small", "01_round_cap", "capping at one round loses two-hop answers",
                         "quality_answer_containment_strict", {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2},
-                        "below", world_per_type=6)
+                        "below", world_types=("bridge",), world_per_type=20)
 
 
 def test_table_lesson_sweep_and_report_print_the_same_p_for_one_claim(tmp_path, capsys):
@@ -40,5 +40,6 @@ def test_table_lesson_sweep_and_report_print_the_same_p_for_one_claim(tmp_path, 
     values, reference = result.paired_values(CLAIM.metric, dict(CLAIM.candidate), dict(CLAIM.reference))
     two_sided = paired_test(values, reference).p
     assert lesson.delta < 0 and lesson.p == pytest.approx(min(1.0, two_sided / 2)) and lesson.p < two_sided
+    assert lesson.n == 20 and lesson.p < 0.05   # a claim with something to say
     assert main(["sweep", str(spec_file), "--out", str(run_dir), "--quiet"]) == 0
     assert f"{p_clause(lesson.p)} ({lesson.method})" in capsys.readouterr().out
