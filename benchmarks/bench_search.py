@@ -8,7 +8,7 @@ budget disclosure, the snippets kept) is run twice:
 1. **grid**: every candidate on every question (``rag-lab sweep`` of the grid);
 2. **race**: the same candidates as ``search: {sampler: grid, race: {batches: [...]}}``: every candidate
    answers the first batch of a seeded random order of the questions, then the next, then all; a candidate
-   is dropped after a stage when a Holm-corrected paired test shows a rival dominating it.
+   is dropped after a stage when a test shows a rival dominating it (docs/decisions.md).
 
 Then the two fronts (cost_llm_calls minimised, strict containment maximised) are compared on the grid's full
 rows: a grid-front member is **found** when it is on the race's front, or **within the paired interval** of a
@@ -153,10 +153,11 @@ def markdown(out: dict[str, Any]) -> str:
         f"{out['candidates']} candidates (a 2×2×2×2 factorial: router, judge, budget disclosure, snippets kept) × "
         f"{out['questions']} world test questions, simulator `typical`: the "
         f"full grid is {out['grid_question_runs']} question runs. Each race runs the stages listed, then all "
-        f"{out['questions']} questions, in a seeded random question order; a drop needs a Holm-corrected paired "
-        "test (`rag_lab.experiments.paired_test`, α = 0.05, Holm over the stage's tests) showing a rival dominating "
-        "(weak Pareto dominance: one objective shown better, the other shown better or never worse on a question "
-        "so far). A race finds the grid's "
+        f"{out['questions']} questions, in a seeded random question order; a drop needs a test showing a rival "
+        "dominating (rag_lab.experiments.racing: better on one objective by a one-sided paired test, not worse on "
+        "the other by the exact non-inferiority test within a net share of 0.02 of the questions; every ordered "
+        "pair and objective in the look's Holm family; α = 0.05 split over the looks; docs/decisions.md). "
+        "A race finds the grid's "
         "front when each grid-front member is on the race's front or within the paired 95% interval of one of its "
         "members on both objectives, and no race-front member lies outside the grid front's intervals.", "",
         "| stages | seed | question runs | ratio race / grid | survivors | dropped after (questions: candidates) "

@@ -68,7 +68,7 @@ print("example:", q.text, "| gold:", q.answer, "| gold paragraphs:", q.gold_doc_
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-spec = {"name": "nb15_real_data", "dataset": "hotpotqa_sample", "per_type": 30, "base": {"round_cap.max_rounds": 3},
+spec = {"name": "nb15_real_data", "dataset": "hotpotqa_sample", "per_type": 45, "base": {"round_cap.max_rounds": 3},
         "backend": {"kind": "sim", "profile": "typical"},
         "grid": [{"round_cap.max_rounds": [1, 2, 3]}, {"truncation.strategy": ["rank_then_truncate", "append_then_truncate"]}]}
 result = lesson_sweep(spec, pareto=(COST, QUALITY))

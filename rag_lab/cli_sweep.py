@@ -66,7 +66,23 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
            "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
-    return out, format_table(result, seconds) + _search_text(result) + _deltas(result)
+    findings = _findings(result)
+    out["findings"] = [{"claim": f.claim, "metric": f.metric, "candidate": f.candidate, "reference": f.reference,
+                        "direction": f.direction, "delta": f.delta, "p": f.p, "method": f.method,
+                        "p_adjusted": f.p_adjusted, "holds": f.holds} for f in findings]
+    text = format_table(result, seconds) + _search_text(result) + _deltas(result)
+    if findings:
+        from rag_lab.experiments.findings import finding_line
+
+        text += "\n\nfindings stated by the sweep:\n" + "\n".join(f"  {finding_line(f)}" for f in findings)
+    return out, text
+
+
+def _findings(result: Any) -> list[Any]:
+    """The sweep's stated findings, tested (empty until the sweep is complete)."""
+    from rag_lab.experiments.findings import sweep_findings
+
+    return sweep_findings(result) if result.complete else []
 
 
 def _search_text(result: Any) -> str:
@@ -124,9 +140,11 @@ def _fmt(value: Any) -> str:
 def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.figures.export import export_figures, parse_formats
     from rag_lab.report import report_figures, write_report
-    from rag_lab.report.mlflow_log import log_sweep
+    from rag_lab.report.mlflow_log import check_folder, log_sweep
 
     formats = parse_formats(args.export) if args.export else None  # a bad format fails before anything is written
+    if args.mlflow is not None:
+        check_folder(args.mlflow)   # so does a tracking folder that is a file
     path = write_report(args.run_dir, args.out)
     out: dict[str, Any] = {"report": str(path)}
     lines = [f"wrote {path}"]

@@ -1,7 +1,7 @@
 """The course's notebooks are built the way notebooks/README.md says: every listed notebook exists with
 its Jupytext pair in sync and no stored outputs, a banner, a story, a widget cell that runs the full
 pipeline, a paired-difference finding that is asserted, exercises and working previous/next links; every
-asserted finding declares its kind, joins the notebook's Holm family, and the banner names the kinds; and every
+asserted finding declares its kind, joins the notebook's family (fixed sequence), and the banner names the kinds; and every
 notebook is thin: at most 50 lines of code, no function or class defined in it (the package holds the logic).
 
 (nbmake runs each notebook; this checks the structure nbmake cannot see.)"""
@@ -176,7 +176,7 @@ def test_asserted_findings_declare_a_kind_that_the_banner_names(name):
         assert f["call"], f"{name}: {f['name']} is asserted but not made by paired_finding(...)"
         assert f["kind"] in KIND_PHRASES, (f"{name}: paired_finding for {f['name']} declares no kind= "
                                            f"(measured | by_construction | definitional)")
-        assert f["family"], f"{name}: {f['name']} is asserted without family= (Holm over the notebook's findings)"
+        assert f["family"], f"{name}: {f['name']} is asserted without family= (the notebook's family of findings)"
         assert f["kind"] != "by_construction" or f["control"], f"{name}: by-construction {f['name']} has no control="
     assert sizes == [len(findings)], (f"{name}: FindingFamily(size=...) must be declared once with the number of "
                                       f"asserted findings ({len(findings)}), got {sizes}")

@@ -1,7 +1,7 @@
 """Findings (rag_lab.experiments.findings): a claim holds only with its interval on the claimed side *and* its
-paired test's p below alpha after Holm over its family; "no change" is an equivalence test with a margin;
-a by-construction finding carries its control. On a small in-memory result with per-question values given
-directly, so each case is exact."""
+one-sided paired test's p below alpha after Bonferroni over its family's declared size; "no change" is an
+equivalence test with a margin; a by-construction finding carries its control. On a small in-memory result
+with per-question values given directly, so each case is exact."""
 
 from __future__ import annotations
 
@@ -43,48 +43,53 @@ def test_four_flipped_questions_are_no_longer_a_finding():
         on, off = flips(n, better=4)
         f = paired_finding(TinyResult({"off": off, "on": on}), "quality_f1", candidate={"arm": "on"}, direction="above")
         assert f.lo > 0 and f.on_claimed_side          # what the interval alone used to call a finding
-        assert f.p == pytest.approx(0.125) and f.method == "exact" and (f.n_better, f.n_worse) == (4, 0)
-        assert not f.holds and "does NOT hold" in f.message and "p=0.125 (exact)" in f.message
+        assert f.p == pytest.approx(0.0625) and f.method == "exact, one-sided" and (f.n_better, f.n_worse) == (4, 0)
+        assert not f.holds and "does NOT hold" in f.message and "p=0.062 (exact, one-sided)" in f.message
     on, off = flips(120, better=12)
     f = paired_finding(TinyResult({"off": off, "on": on}), "quality_f1", candidate={"arm": "on"}, direction="above")
-    assert f.holds and f.p == pytest.approx(2 * 0.5**12)
+    assert f.holds and f.p == pytest.approx(0.5**12)
 
 
-def test_holm_over_a_family_and_bonferroni_until_it_is_complete():
-    strong, weak = flips(120, better=12), flips(120, better=8, worse=1)   # p = 0.00049 and 0.039
+def test_a_family_declared_up_front_fixes_each_verdict_when_it_is_made():
+    """Fixed sequence in the declared order: a finding's adjusted p is the largest p up to it, the same before
+    and after later findings join (Holm's step-down would change an earlier verdict when a later one joins)."""
+    strong, weak = flips(120, better=12), flips(120, better=7, worse=1)   # one-sided p = 0.00024 and 0.035
     result = TinyResult({"off": strong[1], "on": strong[0], "off2": weak[1], "on2": weak[0]})
-    family = FindingFamily(size=2)
-    second = paired_finding(result, "quality_f1", candidate={"arm": "on2"}, reference={"arm": "off2"}, family=family)
-    assert not family.complete and second.p_adjusted == pytest.approx(2 * second.p)   # Bonferroni bound while incomplete
-    assert second.p == pytest.approx(2 * 10 / 512) and not second.holds                 # 0.078 > 0.05
-    assert "Bonferroni bound" in second.message
+    family = FindingFamily(size=3)
     first = paired_finding(result, "quality_f1", candidate={"arm": "on"}, reference={"arm": "off"}, family=family)
-    assert family.complete
-    assert [second.p_adjusted, first.p_adjusted] == pytest.approx(holm([second.p, first.p]))
-    assert [second.p_adjusted, first.p_adjusted] == pytest.approx([second.p, 2 * first.p])
-    assert first.holds and second.holds and "Holm over 2 findings" in second.message
+    before = (first.p_adjusted, first.holds, first.message)
+    assert first.p_adjusted == first.p == pytest.approx(0.5 ** 12) and first.holds
+    assert "finding 1 of the 3 declared, in fixed sequence" in first.message
+    second = paired_finding(result, "quality_f1", candidate={"arm": "on2"}, reference={"arm": "off2"}, family=family)
+    assert second.p == pytest.approx(9 / 256) and second.p_adjusted == second.p and second.holds
+    same = TinyResult({"off": strong[1], "on": strong[1]})
+    third = paired_finding(same, "quality_f1", candidate={"arm": "on"}, reference={"arm": "off"}, family=family)
+    assert family.complete and (first.p_adjusted, first.holds, first.message) == before   # unchanged by later ones
+    assert second.holds and not third.holds and third.p == 1.0
+    assert holm([first.p, second.p, third.p])[1] == pytest.approx(2 * second.p)   # Holm: 0.070, second fails
     with pytest.raises(ValueError, match="full"):
         paired_finding(result, "quality_f1", candidate={"arm": "on"}, reference={"arm": "off"}, family=family)
     with pytest.raises(ValueError, match="size"):
         FindingFamily(size=0)
 
 
-def test_holm_can_undo_a_finding_that_holds_alone():
-    # three claims each at p = 0.0215 (9 up, 1 down of 120): each holds alone, none after Holm over three
-    on, off = flips(120, better=9, worse=1)
-    result = TinyResult({"off": off, "on": on, "on_b": on, "on_c": on})
-    alone = paired_finding(result, "quality_f1", candidate={"arm": "on"})
+def test_in_a_sequence_a_finding_counts_only_after_every_earlier_one():
+    # the weak claim first: it fails at p = 0.0625 (4 up of 120), and so does every claim after it, however strong
+    four, strong = flips(120, better=4), flips(120, better=12)
+    result = TinyResult({"off": four[1], "on": four[0], "off2": strong[1], "on2": strong[0]})
+    alone = paired_finding(result, "quality_f1", candidate={"arm": "on2"}, reference={"arm": "off2"})
     assert alone.holds
-    family = FindingFamily(size=3)
-    found = [paired_finding(result, "quality_f1", candidate={"arm": a}, family=family) for a in ("on", "on_b", "on_c")]
-    assert all(f.p_adjusted == pytest.approx(3 * alone.p) for f in found) and not any(f.holds for f in found)
+    family = FindingFamily(size=2)
+    weak = paired_finding(result, "quality_f1", candidate={"arm": "on"}, reference={"arm": "off"}, family=family)
+    after = paired_finding(result, "quality_f1", candidate={"arm": "on2"}, reference={"arm": "off2"}, family=family)
+    assert not weak.holds and after.p == alone.p and after.p_adjusted == pytest.approx(0.0625) and not after.holds
 
 
 def test_no_change_is_an_equivalence_test_with_a_stated_margin():
     same = [0.0, 1.0] * 60
     result = TinyResult({"a": same, "b": same, "c": same[:20] + [0.0] * 100})
     f = paired_finding(result, "quality_f1", candidate={"arm": "b"}, direction="none", margin=0.05)
-    assert f.holds and f.method == "TOST" and f.p < 0.01
+    assert f.holds and f.method == "TOST exact" and f.p == pytest.approx(0.95 ** 120)
     with pytest.raises(ValueError, match="margin"):
         paired_finding(result, "quality_f1", candidate={"arm": "b"}, direction="none")
     with pytest.raises(ValueError, match="margin"):
@@ -93,6 +98,15 @@ def test_no_change_is_an_equivalence_test_with_a_stated_margin():
     assert not far.holds
     few = TinyResult({"a": same[:20], "b": same[:20]})       # 20 identical questions prove no ±0.05 equivalence
     assert not paired_finding(few, "quality_f1", candidate={"arm": "b"}, direction="none", margin=0.05).holds
+    # a bounded non-binary metric the same on every question: the exact bound on the share that differ
+    f1 = TinyResult({"a": [0.5] * 120, "b": [0.5] * 120})
+    bounded = paired_finding(f1, "quality_f1", candidate={"arm": "b"}, direction="none", margin=0.05)
+    assert bounded.method == "TOST exact bound" and bounded.p == pytest.approx(0.95 ** 120) and bounded.holds
+    five = TinyResult({"a": [0.5] * 5, "b": [0.5] * 5})
+    assert not paired_finding(five, "quality_f1", candidate={"arm": "b"}, direction="none", margin=0.05).holds
+    calls = TinyResult({"a": [3.0] * 120, "b": [3.0] * 120})    # unbounded: refused, however many questions
+    refused = paired_finding(calls, "cost_llm_calls", candidate={"arm": "b"}, direction="none", margin=0.5)
+    assert refused.method == "TOST refused" and refused.p == 1.0 and not refused.holds
 
 
 def test_a_by_construction_finding_needs_its_control():
@@ -105,7 +119,8 @@ def test_a_by_construction_finding_needs_its_control():
     with pytest.raises(ValueError, match="control"):
         paired_finding(knob_on, "quality_f1", candidate={"arm": "on"}, kind="measured", control=vanished)
     good = paired_finding(knob_on, "quality_f1", candidate={"arm": "on"}, kind="by_construction", control=vanished)
-    assert good.holds and good.control.delta == 0 and good.control.margin == pytest.approx(good.delta / 2)
+    assert good.holds and good.control.delta == 0 and good.control.margin == pytest.approx(15 / 120 / 2)
+    assert good.control.p == pytest.approx((1 - 15 / 240) ** 120) and "0 of 120 questions" in good.message
     assert "by construction" in good.message and "budget_anchoring=0.0" in good.message
     bad = paired_finding(knob_on, "quality_f1", candidate={"arm": "on"}, kind="by_construction", control=persists)
     assert bad.on_claimed_side and not bad.holds and bad.p == pytest.approx(bad.control.p) and bad.control.p > 0.5

@@ -12,6 +12,8 @@ import numpy as np
 import pytest
 
 from rag_lab.experiments import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
+from rag_lab.stats.exact import noninferiority_p
+from rag_lab.stats.exact import size as exact_size
 from rag_lab.stats.paired import paired_difference
 from rag_lab.stats.significance import p_text, sign_test_p
 
@@ -211,13 +213,40 @@ def test_holm_controls_the_family_wise_error_under_the_global_null():
 def test_equivalence_needs_evidence_not_just_no_difference():
     assert isinstance(equivalence_test([0] * 20, [0] * 20, margin=0.05), EquivalenceTest)
     small = equivalence_test(np.zeros(20), np.zeros(20), margin=0.05)   # 20 identical 0/1 answers
-    assert small.binary and small.p == pytest.approx(0.159, abs=0.005) and small.p > 0.05
+    assert small.binary and small.method == "exact" and small.p == pytest.approx(0.95 ** 20) and small.p > 0.05
     large = equivalence_test(np.zeros(120), np.zeros(120), margin=0.05)
-    assert large.p < 0.01
+    assert large.p == pytest.approx(0.95 ** 120) and large.p < 0.01
     values, ref = flips(120, better=4)            # the 4-of-120 "finding": within ±0.1, not within ±0.02
     assert equivalence_test(values, ref, margin=0.1).p < 0.05
     assert equivalence_test(values, ref, margin=0.02).p > 0.5
-    assert large.text() == "Δ=+0.000 within ±0.05: p=0.0067 (TOST, n=120)"
+    assert large.text() == "Δ=+0.000 within ±0.05: p=0.0021 (TOST exact, n=120)"
+
+
+def test_exact_tost_size_is_at_most_alpha_by_enumeration():
+    """The exact one-sided test's size along the boundary Δ = −margin, over a finer nuisance grid than the test
+    takes its supremum on, for every n = 20, 40, …, 240 and margins 0.05 and 0.10: at most α (the floored t
+    TOST it replaced reached 0.051–0.068). TOST rejects only where both one-sided tests do, so its size is at
+    most that."""
+    sizes = {(n, m): exact_size(n, m, 0.05) for m in (0.05, 0.10) for n in range(20, 241, 20)}
+    worst = max(sizes, key=sizes.get)
+    assert sizes[worst] <= 0.05, f"size {sizes[worst]:.4f} at n={worst[0]}, margin {worst[1]}"
+    assert max(sizes.values()) > 0.04   # and not so conservative that it never rejects
+    for wins, losses in ((0, 0), (3, 1), (1, 4), (9, 2)):   # and it is the test equivalence_test runs on 0/1 values
+        values = np.r_[np.ones(wins), np.zeros(losses), np.zeros(60 - wins - losses)]
+        ref = np.r_[np.zeros(wins), np.ones(losses), np.zeros(60 - wins - losses)]
+        tost = equivalence_test(values, ref, margin=0.05)
+        assert (tost.p_lower, tost.p_upper) == (noninferiority_p(wins, losses, 60, 0.05),
+                                                noninferiority_p(losses, wins, 60, 0.05))
+
+
+def test_a_constant_non_binary_difference_proves_no_equivalence():
+    """Five questions with the same F1 (or the same LLM-call count) on both sides: width-0 interval, but no
+    test bounds the difference beyond these questions, so the TOST is refused (p = 1), not p = 0."""
+    for value in (0.5, 3.0):
+        t = equivalence_test(np.full(5, value), np.full(5, value), margin=0.05)
+        assert t.p == 1.0 and t.method == "refused" and not t.binary and "no spread" in t.note
+    shifted = equivalence_test(np.full(5, 0.52), np.full(5, 0.5), margin=0.05)   # a constant +0.02
+    assert shifted.p == 1.0 and shifted.method == "refused"
 
 
 def test_equivalence_size_at_the_margin_and_the_t_tost_by_hand():

@@ -1,5 +1,5 @@
 """The robustness table (``rag-lab robustness``): the registry covers the headline findings of notebooks
-01-06, a cell is the exact paired test of the notebook's contrast, Holm runs over the whole table, the
+01-06, a cell is the exact paired test of the notebook's contrast, Holm runs within each family, the
 shipped table covers every registered finding on every cell and is current against ``SIM_VERSION``
 (it fails after a simulator change until the table is regenerated), and notebooks quote their row."""
 
@@ -69,13 +69,15 @@ def test_a_cell_is_the_exact_paired_test_of_the_notebook_contrast_and_holm_runs_
     cell = rows["round_cap_bridge"]["cells"][1]
     assert (cell["dataset"], cell["seed"]) == ("world", 1)
     assert cell["p"] == test.p and cell["delta"] == test.delta and cell["n"] == test.n == 30
-    assert cell["test"] == "exact" and cell["agrees"] == (test.delta < 0)
-    cells = [c for r in small_table.findings for c in r["cells"]]
-    assert [c["p_holm"] for c in cells] == holm([c["p"] for c in cells])
-    for c in cells:  # holds needs the Holm-adjusted p, not the raw one
+    assert cell["test"] == "exact, one-sided" and cell["agrees"] == (test.delta < 0)
+    for key, family in (("round_cap_bridge", "difference"), ("zero_yield_answers", "no change")):
+        cells = rows[key]["cells"]   # each in its own family: Holm within it
+        assert rows[key]["family"] == family and [c["p_holm"] for c in cells] == holm([c["p"] for c in cells])
+    for c in [c for r in small_table.findings for c in r["cells"]]:  # holds needs the Holm-adjusted p
         assert not c["holds"] or c["p_holm"] < small_table.alpha
     tost = rows["zero_yield_answers"]["cells"][0]
-    assert tost["test"] == "tost" and tost["agrees"] == (abs(tost["delta"]) < 0.05)
+    assert tost["test"] == "TOST exact" and tost["agrees"] == (abs(tost["delta"]) < 0.05)
+    assert tost["n"] >= 107   # enough questions to decide a ±0.05 margin (docs/decisions.md)
 
 
 @pytest.mark.slow
@@ -87,7 +89,7 @@ def test_the_table_round_trips_and_is_quoted(small_table, tmp_path):
     assert "01_round_cap" in text and "world seed 0" in text and "world seed 1" in text and SIM_VERSION in text
     held = sum(c["holds"] for c in table.row("round_cap_bridge")["cells"])
     assert f"holds in {held} of 2 cells" in text
-    assert "| round_cap_bridge (01_round_cap, measured)" in md_path.read_text() == markdown(table)
+    assert "| round_cap_bridge (01_round_cap, measured; family: difference)" in md_path.read_text() == markdown(table)
     with pytest.raises(ConfigError, match="no finding 'crag_abstention'"):
         quote("crag_abstention", table)
     (tmp_path / "bad.json").write_text("{}")

@@ -66,15 +66,17 @@ def test_search_button_with_a_bad_constraint_shows_the_error(searched):
 
 def test_dropped_candidates_arrive_in_the_panel_log(tmp_path):
     """Every question makes at least the router's LLM call (router on), so a bound of 0.5 calls per question is
-    broken by every candidate: each is dropped after the first batch, and the panel shows each drop."""
-    panel = SweepPanel(per_type=2, types=["single", "bridge", "comparison", "unanswerable"],
+    broken by every candidate: each is dropped after the first batch, and the panel shows each drop. (12
+    questions: the look's family holds every ordered pair and every constraint test, six hypotheses, so the
+    exact p of 12 questions above the bound, 2^-12, survives Holm; 6 questions, 2^-6 · 6 = 0.09, would not.)"""
+    panel = SweepPanel(per_type=4, types=["single", "bridge", "comparison", "unanswerable"],
                        run_dir=tmp_path / "run")
     panel.choose({"round_cap.max_rounds": ["1", "3"]})
-    result = panel.search(sampler="grid", race=[6], constraints=["cost_llm_calls <= 0.5"])
+    result = panel.search(sampler="grid", race=[12], constraints=["cost_llm_calls <= 0.5"])
     drops = [e for e in panel.events if e.kind == "dropped"]
     assert {e.candidate_id for e in drops} == set(result.table["candidate_id"]) and len(drops) == len(result.table)
-    assert all(e.data["n_questions"] == 6 and e.data["rival"] is None for e in drops)
+    assert all(e.data["n_questions"] == 12 and e.data["rival"] is None for e in drops)
     lines = panel.log_lines()
     assert all(any(e.candidate_id in line and "breaks cost_llm_calls <= 0.5" in line for line in lines) for e in drops)
     assert not result.table["is_pareto"].any() and (result.table["status"] == "dropped").all()
-    assert result.question_runs() == 6 * len(result.table)  # nothing ran past the first batch
+    assert result.question_runs() == 12 * len(result.table)  # nothing ran past the first batch

@@ -6,6 +6,8 @@ one-line change."""
 
 from __future__ import annotations
 
+from rag_lab.llm.schemas import ROLES
+
 #: The headline quality column (y axis by default everywhere): strict answer containment — the gold
 #: answer within a short answer, in its own words (rag_lab.evaluation.answers), so an answer that
 #: parrots its prompt or the evidence scores 0. The lenient form is ``quality_answer_containment``.
@@ -64,3 +66,26 @@ def label(column: str) -> str:
         if column.startswith(prefix):
             return column[len(prefix):].replace("_", " ")
     return column.replace("_", " ")
+
+
+#: Every per-question metric column :func:`rag_lab.evaluation.question_metrics.question_row` writes (the metric
+#: registry): the labelled ones, the cache-dependent ``spent_*`` and ``run_*``, and one LLM-call count per role.
+METRICS: frozenset[str] = frozenset(
+    [*LABELS, "run_wall_latency_s", "spent_llm_calls", "spent_usd",
+     *(f"{kind}_calls_{role}" for kind in ("cost", "spent") for role in ROLES)]
+)
+
+
+def check_metric(name: str, what: str = "metric") -> str:
+    """``name`` when it is a metric column (:data:`METRICS`), else a :class:`ValueError` naming the known ones."""
+    if name not in METRICS:
+        raise ValueError(f"{what} {name!r} names no metric; the known metrics are: {', '.join(sorted(METRICS))}")
+    return name
+
+
+def value_range(metric: str) -> tuple[float, float] | None:
+    """The values a metric column can take, when bounded: ``(0, 1)`` for the ``quality_*`` rates and shares
+    (all but ``quality_rounds_minus_hops``); None for counts and costs (unbounded)."""
+    if metric.startswith("quality_") and metric != "quality_rounds_minus_hops":
+        return (0.0, 1.0)
+    return None

@@ -89,6 +89,8 @@ class SweepPlan:
         spec = self.spec.model_dump(mode="json")
         if spec.get("search") is None:  # a grid sweep's description (and fingerprint) as before searches existed
             spec.pop("search", None)
+        if not spec.get("findings"):    # likewise before sweeps stated findings
+            spec.pop("findings", None)
         backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
         return {
             "spec": spec,
@@ -104,7 +106,8 @@ class SweepPlan:
         """A short hash of :meth:`describe`, where the base config counts by its resolved values (not a
         file path) and the backend by what determines its outputs (not whether the cache is on)."""
         described = self.describe()
-        described["spec"] = {k: v for k, v in described["spec"].items() if k not in {"base", "backend"}}
+        # the claims a sweep states are tested on its rows; they do not decide them
+        described["spec"] = {k: v for k, v in described["spec"].items() if k not in {"base", "backend", "findings"}}
         return short_hash(described, length=16)
 
     @property

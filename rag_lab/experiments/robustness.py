@@ -6,11 +6,18 @@ Each course notebook 01–06 rests on one or two paired findings ("capping at on
 equivalence margin), shared settings and simulator knobs — and :func:`run_robustness` re-runs every one
 on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
 first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
-simulator seeds 0 and 1. Per cell it reports the paired Δ with its bootstrap interval, the exact paired
-test of :func:`~rag_lab.stats.significance.paired_test` (sign / McNemar for 0/1 metrics, sign-flip
-permutation otherwise; one-sided in the claimed direction) or, for a "no change" claim, the TOST of
-:func:`~rag_lab.stats.significance.equivalence_test` with the notebook's margin; Holm's correction
-(:func:`~rag_lab.stats.significance.holm`) over every cell of the table (one family); and
+simulator seeds 0 and 1. Per cell it runs the finding as a sweep that states it (``findings:``) and tests it
+with :func:`~rag_lab.experiments.findings.sweep_findings` — the very code a notebook's
+:func:`~rag_lab.experiments.findings.paired_finding`, ``rag-lab sweep`` and the HTML report run, so a claim has
+one p everywhere: the paired Δ with its bootstrap interval, the exact paired test (sign / McNemar for 0/1
+metrics, sign-flip permutation otherwise) **one-sided in the claimed direction**, or for a "no change" claim
+the TOST (exact for 0/1 metrics) with the notebook's margin. The families are declared by the registry:
+every cell of a claimed *difference* is one family, every cell of a *no-change* claim another (an
+equivalence test and a difference test answer different questions, and a no-change claim needs many more
+questions to be decidable: with no question differing, the exact TOST p is ``(1 − margin)^n``, so a ±0.05
+margin needs ``n >= 107`` to pass Holm over the 12 no-change cells, a ±0.10 margin ``n >= 52``; the no-change
+findings therefore run on every test question of their world types and up to :data:`NO_CHANGE_LIMIT` of each
+real sample). Holm's correction (:func:`~rag_lab.stats.significance.holm`) is applied within each family; and
 
 * ``agrees`` — the sign of Δ is the claimed one (for a no-change claim: ``|Δ| < margin``);
 * ``holds`` — the finding holds in that cell: the interval lies on the claimed side of 0 and the
@@ -35,7 +42,7 @@ from typing import Any, Literal
 from rag_lab.errors import ConfigError
 from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import changes_label, interval_text
-from rag_lab.stats.significance import equivalence_test, holm, p_text, paired_test
+from rag_lab.stats.significance import holm, p_text, paired_test
 
 __all__ = ["CELL_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
            "check_current", "load_table", "quote", "run_robustness"]
@@ -47,6 +54,10 @@ CELL_DATASETS = ("world", "hotpotqa_sample", "musique_sample")
 SEEDS = (0, 1)
 #: Questions of each real sample (its first ones, every type).
 REAL_LIMIT = 60
+#: Questions of each real sample for a no-change claim (enough to decide one; the samples hold 200 and 100).
+NO_CHANGE_LIMIT = 200
+#: The two families of the table: claimed differences, and no-change claims.
+FAMILIES = ("difference", "no change")
 ALPHA = 0.05
 #: The shipped table (JSON) and its markdown beside it.
 SHIPPED_TABLE = DATA_DIR / "robustness.json"
@@ -97,8 +108,18 @@ class HeadlineFinding:
             spec.update({"split": "test", "types": list(self.world_types) if self.world_types else None,
                          "per_type": self.world_per_type})
         else:
-            spec["limit"] = real_limit
+            spec["limit"] = real_limit if self.direction != "none" else max(real_limit, NO_CHANGE_LIMIT)
+        claim: dict[str, Any] = {"metric": self.metric, "candidate": dict(self.candidate),
+                                 "reference": dict(self.reference), "direction": self.direction, "claim": self.claim}
+        if self.margin is not None:
+            claim["margin"] = self.margin
+        spec["findings"] = [claim]
         return spec
+
+    @property
+    def family(self) -> str:
+        """The table's family this finding's cells are corrected in (:data:`FAMILIES`)."""
+        return "no change" if self.direction == "none" else "difference"
 
 
 _STRICT = "quality_answer_containment_strict"
@@ -127,7 +148,7 @@ HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
     HeadlineFinding("zero_yield_answers", "03_zero_yield_stop",
                     "the zero-yield stop costs no answers (strict containment within ±0.05)", _STRICT,
                     {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "none", margin=0.05,
-                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}, world_per_type=10),
+                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}),
     HeadlineFinding("hyde_recall", "04_hyde",
                     "the mean embedding of 4 passages that only rephrase the question brings no more gold evidence "
                     "(evidence recall within ±0.10)", "quality_evidence_recall",
@@ -161,25 +182,26 @@ def _finding(key: str) -> HeadlineFinding:
 
 
 def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
-    """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test it (p not yet corrected)."""
+    """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test its stated finding (p not yet
+    corrected over the table)."""
+    from rag_lab.experiments.findings import sweep_findings
     from rag_lab.experiments.runner import run_sweep
     from rag_lab.llm.simulator import SIM_VERSION
 
     spec = finding.spec(dataset, seed, real_limit)
     run_dir = work_dir / SIM_VERSION / spec["name"]  # a new simulator never resumes an old one's rows
     result = run_sweep(spec, run_dir, progress="quiet", overwrite=True)
-    values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
-    alternative = {"above": "greater", "below": "less", "none": "two-sided"}[finding.direction]
-    test = paired_test(values, reference, alternative=alternative)  # type: ignore[arg-type]
-    cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": test.n, "delta": test.delta, "lo": test.lo,
-                            "hi": test.hi, "test": test.method, "n_better": test.n_better, "n_worse": test.n_worse,
-                            "p_difference": test.p}
+    (found,) = sweep_findings(result)
+    cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
+                            "hi": found.hi, "test": found.method, "n_better": found.n_better,
+                            "n_worse": found.n_worse, "p": found.p}
     if finding.direction == "none":
-        tost = equivalence_test(values, reference, finding.margin)  # type: ignore[arg-type]
-        cell.update({"p": tost.p, "test": "tost", "agrees": bool(abs(test.delta) < finding.margin)})  # type: ignore[operator]
+        values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
+        cell.update({"p_difference": paired_test(values, reference).p,
+                     "agrees": bool(abs(found.delta) < finding.margin)})  # type: ignore[operator]
     else:
         sign = 1.0 if finding.direction == "above" else -1.0
-        cell.update({"p": test.p, "agrees": bool(sign * test.delta > 0)})
+        cell["agrees"] = bool(sign * found.delta > 0)
     return cell
 
 
@@ -271,12 +293,15 @@ def run_robustness(
         row = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
                for k, v in asdict(finding).items()}
         rows.append({**row, "cells": cells})
-    adjusted = holm([c["p"] for r in rows for c in r["cells"]])
-    it = iter(adjusted)
-    for row, finding in zip(rows, chosen, strict=True):
-        for cell in row["cells"]:
-            cell["p_holm"] = next(it)
-            cell["holds"] = _holds(finding, cell, alpha)
+    for family in FAMILIES:   # Holm within each family the registry declares
+        members = [(row, finding) for row, finding in zip(rows, chosen, strict=True) if finding.family == family]
+        adjusted = iter(holm([c["p"] for row, _ in members for c in row["cells"]]))
+        for row, finding in members:
+            row["family"] = family
+            for cell in row["cells"]:
+                cell["p_holm"] = next(adjusted)
+                cell["holds"] = _holds(finding, cell, alpha)
+    for row in rows:
         n = len(row["cells"])
         row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
                           "hold": sum(c["holds"] for c in row["cells"])}
@@ -358,9 +383,13 @@ def markdown(table: RobustnessTable) -> str:
         "already in its work directory are reused, not re-run). Each finding of "
         "notebooks 01–06 re-run on the world (the notebook's questions, test split), on the first "
         f"{table.real_limit} questions of each real sample, with simulator seeds {', '.join(map(str, table.seeds))}. "
-        "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the exact paired test's "
-        "p (one-sided in the claimed direction; TOST for a no-change claim) and the Holm-adjusted p over every cell "
-        f"of this table. **✓** holds (interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
+        "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the claim's p (the exact "
+        "paired test one-sided in the claimed direction; the TOST for a no-change claim, exact for 0/1 metrics) — "
+        "the same p the notebook's finding, `rag-lab sweep` and the report print for the claim — and the "
+        "Holm-adjusted p within its family: the cells of claimed differences form one family, the cells of "
+        "no-change claims another (those run on every world test question of their types and up to "
+        f"{NO_CHANGE_LIMIT} questions of each real sample, enough to decide a ±0.05 margin). **✓** holds "
+        f"(interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
         "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (Δ = 0), **✗** the opposite "
         "sign (no change: outside the margin).",
         "",
@@ -379,7 +408,8 @@ def markdown(table: RobustnessTable) -> str:
             mark = _verdict(row, c)[0]
             cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})")
         s = row["summary"]
-        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {claim} | {row['metric']} | "
+        family = row.get("family", "–")
+        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
                      + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
     lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
     for row in table.findings:

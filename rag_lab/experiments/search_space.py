@@ -36,7 +36,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, check_metric
 from rag_lab.experiments.grid import Grid
 
 SAMPLERS = ("nsga2", "tpe", "grid")
@@ -69,6 +69,7 @@ class Objective:
         if not _METRIC.match(metric):
             raise ValueError(f"objective {text!r}: expected a metric column such as cost_llm_calls or "
                              "quality_answer_containment_strict")
+        check_metric(metric, f"objective {text!r}:")
         if direction:
             return cls(metric, direction == "min")
         return cls(metric, metric.startswith(("cost_", "spent_", "run_")) or metric in LOWER_IS_BETTER_QUALITY)
@@ -88,6 +89,7 @@ class Constraint:
         if not found or not _METRIC.match(found.group(1)):
             raise ValueError(f"constraint {text!r}: expected METRIC <= NUMBER or METRIC >= NUMBER, "
                              "e.g. 'cost_llm_calls <= 3'")
+        check_metric(found.group(1), f"constraint {text!r}:")
         return cls(found.group(1), found.group(2), float(found.group(3)))  # type: ignore[arg-type]
 
     def violation(self, mean: float) -> float:
@@ -108,16 +110,27 @@ class Constraint:
 class RaceSpec(BaseModel):
     """Racing over questions: every candidate runs the first ``batches[0]`` questions (in a seeded
     random order of the sweep's questions), then the next batches, then all; after each batch but the
-    last, a candidate is dropped when a paired test, Holm-corrected over the batch's tests, shows a
-    surviving rival dominating it at level ``alpha`` (or the candidate's mean breaking a constraint).
-    ``dominance``: ``weak`` (Pareto: better on one objective, tied on every question so far on the others,
-    or better on all) or ``strict`` (shown better on every objective); see :mod:`.racing`."""
+    last (a *look*), a candidate is dropped when a test shows a surviving rival dominating it — better on one
+    objective and not worse on every other — or its mean breaking a constraint, with Holm's correction over
+    every hypothesis of the look at ``alpha`` split evenly over the looks (Bonferroni spending).
+    ``dominance``: ``noninferior`` (not worse = the exact non-inferiority test with ``margin``, a net share of
+    the questions: 0.02 lets the rival lose on at most 2% more of the questions than it wins) or ``strict``
+    (shown better on every objective); see :mod:`.racing`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     batches: list[int] = Field(default_factory=lambda: [20, 40, 80], min_length=1)
     alpha: float = Field(default=0.05, gt=0.0, lt=0.5)
-    dominance: Literal["weak", "strict"] = "weak"
+    dominance: Literal["noninferior", "strict"] = "noninferior"
+    margin: float = Field(default=0.02, gt=0.0, lt=0.5)
+
+    @field_validator("dominance", mode="before")
+    @classmethod
+    def _no_weak(cls, value: Any) -> Any:
+        if value == "weak":
+            raise ValueError("dominance 'weak' (never worse on the questions run so far: an observation, not a test) "
+                             "is gone; use 'noninferior' (shown not worse within race.margin, the default) or 'strict'")
+        return value
 
     @field_validator("batches")
     @classmethod

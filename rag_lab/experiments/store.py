@@ -143,6 +143,10 @@ class RunStore:
     def _initialise(self, plan: SweepPlan) -> None:
         """Write meta and candidates in one transaction, unless they are there already."""
         if self.meta().get("fingerprint") == plan.fingerprint:
+            described = json.dumps(plan.describe())
+            if self.meta().get("plan") != described:   # the same sweep, restated (e.g. its findings): keep the latest
+                with self._transaction() as conn:
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("plan", described))
             return
         meta = {"fingerprint": plan.fingerprint, "plan": json.dumps(plan.describe()), "created_at": str(time.time()),
                 "code": json.dumps(code_version())}

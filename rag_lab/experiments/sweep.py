@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.catalog import check_metric
 from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.cassette import Cassette
@@ -149,6 +150,36 @@ class BackendSpec(BaseModel):
 _GRID_FIELDS = tuple(f for f in BackendSpec.model_fields if f not in ("kind", "knobs", "cassette", "replay"))
 
 
+class ClaimSpec(BaseModel):
+    """A claim a sweep states up front (the ``findings:`` section): ``candidate`` minus ``reference`` (dicts of
+    dotted settings picking one config each, or candidate ids; no reference: the base config) on ``metric``
+    lies ``direction`` of 0 (``above``/``below``: a one-sided paired test; ``none``: within ±``margin``, the
+    TOST). The sweep's findings form one family, tested in the order listed (fixed sequence: a finding counts
+    when it and every one before it do, so its verdict never depends on the findings after it); ``rag-lab
+    sweep``, the HTML report and :func:`rag_lab.experiments.findings.sweep_findings` test them with the same
+    code."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metric: str
+    candidate: dict[str, Any] | str
+    reference: dict[str, Any] | str | None = None
+    direction: Literal["above", "below", "none"] = "above"
+    margin: float | None = Field(default=None, gt=0.0)
+    claim: str = ""
+
+    @field_validator("metric")
+    @classmethod
+    def _known(cls, metric: str) -> str:
+        return check_metric(metric, "finding metric")
+
+    @model_validator(mode="after")
+    def _margin(self) -> ClaimSpec:
+        if (self.direction == "none") != (self.margin is not None):
+            raise ValueError("a margin goes with direction 'none' (no change within ±margin), and only with it")
+        return self
+
+
 class SweepSpec(BaseModel):
     """A whole sweep: questions (``dataset``, ``split``, ``types``, ``per_type``, ``limit``), the
     ``base`` config (nested or dotted dict, or a YAML/JSON config file path), the ``grid``, the
@@ -172,6 +203,7 @@ class SweepSpec(BaseModel):
     grid: dict[str, Any] | list[Any] = Field(default_factory=dict)
     backend: BackendSpec = BackendSpec()
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    findings: list[ClaimSpec] = Field(default_factory=list)
 
     @field_validator("grid")
     @classmethod

@@ -63,7 +63,17 @@ def tracking_uri(folder: str | os.PathLike[str]) -> str:
     return f"sqlite:///{Path(folder).resolve() / DB_FILE}"
 
 
+def check_folder(folder: str | os.PathLike[str]) -> Path:
+    """``folder`` as a tracking folder: a directory, or a path not there yet; a file is an error in words."""
+    folder = Path(folder)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"the MLflow tracking folder {folder} is a file, not a folder: give a folder (new or "
+                          "existing) to hold mlflow.db and artifacts/")
+    return folder
+
+
 def _client(folder: Path) -> Any:
+    check_folder(folder)
     try:
         from mlflow.tracking import MlflowClient
     except ImportError:

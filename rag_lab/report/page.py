@@ -28,6 +28,7 @@ import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
+from rag_lab.experiments.findings import finding_line, sweep_findings
 from rag_lab.experiments.results import SweepResult
 from rag_lab.experiments.runner import load_sweep
 from rag_lab.experiments.verify import load_verifications, tau_text
@@ -188,6 +189,15 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
     return "\n".join(lines)
 
 
+def _findings_section(findings: Sequence[Any]) -> list[str]:
+    """The claims the sweep stated up front, each with its one test (as ``rag-lab sweep`` prints them)."""
+    items = "".join(f"<li>{html.escape(finding_line(f))}</li>" for f in findings)
+    return ["<h2>Findings stated by the sweep</h2>",
+            f'<p class="note">The sweep file\'s <code>findings:</code>, each tested with the one test of its claim '
+            "(one-sided in the claimed direction; the TOST for no change), the "
+            f"{len(findings)} findings tested in the order listed (fixed sequence).</p>", f'<ul class="note">{items}</ul>']
+
+
 def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
     parts = [
         "<h2>Paired differences vs the reference</h2>",
@@ -294,9 +304,11 @@ def _search_section(sweep: SweepResult) -> list[str]:
         parts.append(
             f'<p class="note">Racing: every candidate answered the questions in one seeded random order, in stages of '
             f"{html.escape(', '.join(map(str, race['batches'])))} and then all {len(sweep.qids)} questions. After each "
-            f"stage a candidate was dropped when a paired test (Holm-corrected over the stage's tests, α = "
-            f"{race.get('alpha', 0.05):g}, {html.escape(str(race.get('dominance', 'weak')))} dominance) showed a rival "
-            f"dominating it, or its mean breaking a constraint. {len(dropped)} of {len(table)} candidates were "
+            f"stage but the last a candidate was dropped when a test (Holm-corrected over every hypothesis of the "
+            f"look, α = {race.get('alpha', 0.05):g} split over the looks, "
+            f"{html.escape(str(race.get('dominance', 'noninferior')))} dominance, margin "
+            f"{race.get('margin', 0.02):g}) showed a rival better on one objective and not worse on the others, "
+            f"or its mean breaking a constraint. {len(dropped)} of {len(table)} candidates were "
             "dropped; only candidates that ran every question can be on the front.</p>")
         if len(dropped):
             lines = ['<table class="dropped">', _thead(["candidate", "changes", "dropped after", "dropped by", "why"], 5),
@@ -375,7 +387,9 @@ def write_report(
     table = add_pareto(table, cost_col, quality_col)
     frames: dict[str, pd.DataFrame] = {}
     verifications: list[Any] = []
+    findings: list[Any] = []
     if sweep is not None:
+        findings = sweep_findings(sweep) if sweep.complete else []
         frames = comparisons(sweep, (quality_col, cost_col), reference)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
         verifications = load_verifications(sweep.run_dir, sweep)
@@ -407,6 +421,7 @@ def write_report(
         "<h2>Cost vs quality</h2>",
         *plots,
         *(_search_section(sweep) if sweep is not None and sweep.search else []),
+        *(_findings_section(findings) if findings else []),
         *(_delta_section(frames) if frames else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",

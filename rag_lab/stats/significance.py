@@ -20,13 +20,18 @@ discordant pairs gives p = 2 · 0.5⁴ = 0.125. So a claimed difference is also 
 - :func:`holm` adjusts a family of p-values (the findings of one notebook or one report) for multiplicity,
   Holm (1979): step-down, uniformly more powerful than Bonferroni, controls the family-wise error.
 - :func:`equivalence_test` is the two one-sided tests (TOST, Schuirmann 1987) of "the difference lies
-  within ±margin": H0 is |Δ| ≥ margin, and p = max(p of Δ > −margin, p of Δ < +margin) from paired t tests
-  on the per-question differences. "No change" is claimed only when this p is small, never from a
-  difference that merely fails to be significant (absence of evidence is not evidence of absence). For
-  a 0/1 metric the standard error is floored at the smallest one a difference can have when its mean
-  sits on the margin, √(margin·(1 − margin)/n): a −1/0/+1 difference with mean ±margin has at least that
-  spread, so twenty questions that never differ do *not* prove a ±0.05 equivalence (p ≈ 0.15), 120 do
-  (p ≈ 0.006).
+  within ±margin": H0 is |Δ| ≥ margin, and p = max(p of Δ > −margin, p of Δ < +margin). "No change" is
+  claimed only when this p is small, never from a difference that merely fails to be significant (absence
+  of evidence is not evidence of absence). For a 0/1 metric with one seed (every per-question difference −1, 0
+  or +1) both one-sided tests are **exact** (:mod:`rag_lab.stats.exact`: an unconditional test on the
+  wins and losses, size ≤ α by enumeration): twenty questions that never differ do *not* show a ±0.05
+  equivalence (p ≈ 0.36), 120 do (p ≈ 0.002). Otherwise they are paired t tests on the per-question
+  differences; a difference with no spread at all (the same value on every question, e.g. an F1 or an
+  LLM-call count two policies share) is **refused** (p = 1): an interval of width 0 says the difference is that
+  value on *these* questions only, and without a bound on the metric no test turns it into a margin.
+- :func:`claim_test` is the one test of a claim, used by a notebook's finding, the robustness table and a
+  sweep's findings alike: one-sided in the claimed direction (``above``: ``greater``, ``below``:
+  ``less``), the TOST for ``none``.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as _stats
 
+from rag_lab.stats import exact as _exact
 from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -91,8 +97,10 @@ class PairedTest:
 @dataclass(frozen=True)
 class EquivalenceTest:
     """TOST of ``|values − reference| < margin``: ``p`` = max of the two one-sided p-values ``p_lower``
-    (H0 Δ ≤ −margin) and ``p_upper`` (H0 Δ ≥ +margin); ``se`` the standard error used, ``df`` its degrees
-    of freedom. Equivalence is shown at level α when ``p < α`` (the ``1 − 2α`` interval inside ±margin)."""
+    (H0 Δ ≤ −margin) and ``p_upper`` (H0 Δ ≥ +margin); ``method`` ``"exact"`` (wins and losses of a −1/0/+1
+    difference, :mod:`rag_lab.stats.exact`), ``"t"`` (paired t tests; ``se`` the standard error, ``df`` its
+    degrees of freedom) or ``"refused"`` (a difference with no spread: p = 1, ``note`` says why).
+    Equivalence is shown at level α when ``p < α``."""
 
     p: float
     p_lower: float
@@ -103,10 +111,13 @@ class EquivalenceTest:
     n: int
     df: int
     binary: bool
+    method: str = "t"
+    note: str = ""
 
     def text(self, decimals: int = 3) -> str:
-        """``Δ=+0.004 within ±0.05: p=0.003 (TOST, n=120)``."""
-        return f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: {p_clause(self.p)} (TOST, n={self.n})"
+        """``Δ=+0.004 within ±0.05: p=0.003 (TOST exact, n=120)``."""
+        text = f"Δ={self.delta:+.{decimals}f} within ±{self.margin:g}: {p_clause(self.p)} (TOST {self.method}, n={self.n})"
+        return f"{text}; {self.note}" if self.note else text
 
 
 def p_text(p: float) -> str:
@@ -210,11 +221,24 @@ def paired_test(
         raise ValueError(f"exact_max must be an integer in [0, 20] (2^exact_max sign patterns), got {exact_max!r}")
     interval = paired_difference(values, reference, n_boot=n_boot, alpha=alpha, seed=seed, strata=strata)
     d, n_seeds, _ = _differences(values, reference)
-    nonzero = d[np.abs(d) > EQUAL_TOL]
-    n_better, n_worse = int((nonzero > 0).sum()), int((nonzero < 0).sum())
     if interval.n == 0:
         return PairedTest(math.nan, math.nan, math.nan, math.nan, 0, n_seeds, 0, 0, method or "exact", alternative,
                           difference=interval)
+    p, used, count, n_better, n_worse = difference_p(d, alternative, method=method, n_permutations=n_permutations,
+                                                     seed=seed, exact_max=exact_max)
+    return PairedTest(p=float(min(1.0, p)), delta=interval.delta, lo=interval.lo, hi=interval.hi, n=interval.n,
+                      n_seeds=n_seeds, n_better=n_better, n_worse=n_worse, method=used, alternative=alternative,
+                      n_permutations=count, difference=interval)
+
+
+def difference_p(d: np.ndarray, alternative: Alternative = "two-sided", *, method: Method | None = None,
+                 n_permutations: int = N_PERMUTATIONS, seed: int = 0,
+                 exact_max: int = EXACT_MAX) -> tuple[float, str, int, int, int]:
+    """The p of :func:`paired_test` from the per-question differences ``d`` alone (no interval: what racing
+    needs many times a stage): ``(p, method, n_permutations, n_better, n_worse)``."""
+    d = np.asarray(d, float)
+    nonzero = d[np.abs(d) > EQUAL_TOL]
+    n_better, n_worse = int((nonzero > 0).sum()), int((nonzero < 0).sum())
     sizes = np.abs(nonzero)
     same_size = nonzero.size == 0 or bool(np.all(np.abs(sizes - sizes[0]) <= EQUAL_TOL))
     if method == "exact" or (method is None and same_size):
@@ -223,9 +247,7 @@ def paired_test(
         p, used, count = _permutation_p(nonzero, alternative, n_permutations, seed, exact_max)
     else:
         p, used, count = 1.0, "permutation", 1
-    return PairedTest(p=float(min(1.0, p)), delta=interval.delta, lo=interval.lo, hi=interval.hi, n=interval.n,
-                      n_seeds=n_seeds, n_better=n_better, n_worse=n_worse, method=used, alternative=alternative,
-                      n_permutations=count, difference=interval)
+    return float(min(1.0, p)), used, count, n_better, n_worse
 
 
 def holm(pvalues: Iterable[float]) -> list[float]:
@@ -258,28 +280,86 @@ def _flat(values: Any) -> list[float]:
     return [math.nan if v is None else float(v) for v in array]
 
 
-def equivalence_test(values: Any, reference: Any, margin: float) -> EquivalenceTest:
+def equivalence_test(values: Any, reference: Any, margin: float,
+                     value_range: tuple[float, float] | None = None) -> EquivalenceTest:
     """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin``
-    in the metric's units, stated by the claim (e.g. 0.05 of answer containment). For a 0/1 metric the
-    standard error is floored at ``√(margin(1−margin)/n)``. Fewer than 2 questions give p = 1."""
+    in the metric's units, stated by the claim (e.g. 0.05 of answer containment). Exact for −1/0/+1
+    differences; paired t tests otherwise. A difference without spread is refused (p = 1) — unless the metric's
+    ``value_range`` ``(low, high)`` is known (e.g. ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most
+    ``(high − low)`` times the share of questions that differ, and the exact binomial test of that share below
+    ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of ``n`` gives
+    ``(1 − margin/(high − low))^n``). Fewer than 2 questions give p = 1."""
     if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
         raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")
     d, _, _ = _differences(values, reference)
     n = int(d.size)
     binary = _is_binary(values, reference)
     if n < 2:
-        return EquivalenceTest(1.0, 1.0, 1.0, float(margin), float(d.mean()) if n else math.nan, math.inf, n, 0, binary)
+        return EquivalenceTest(1.0, 1.0, 1.0, float(margin), float(d.mean()) if n else math.nan, math.inf, n, 0, binary,
+                               "refused", "fewer than 2 questions")
     delta = float(d.mean())
     se = float(d.std(ddof=1) / math.sqrt(n))
-    if binary and margin < 1:
-        se = max(se, math.sqrt(margin * (1 - margin) / n))
     df = n - 1
-    if se == 0.0:    # every question differs by the same amount (a continuous metric): no spread at all
-        inside = -margin < delta < margin
-        p_lower = p_upper = 0.0 if inside else 1.0
-    else:
-        p_lower = float(_stats.t.sf((delta + margin) / se, df))    # H0: Δ <= −margin
-        p_upper = float(_stats.t.cdf((delta - margin) / se, df))   # H0: Δ >= +margin
+    signs = np.round(d)
+    if binary and bool(np.all(np.abs(d - signs) <= EQUAL_TOL)):   # 0/1 values, one seed: d is −1, 0 or +1
+        if margin >= 1:   # every −1/0/+1 difference lies within ±1: H0 |Δ| ≥ margin holds only at the extremes
+            p_lower = p_upper = 0.0 if abs(delta) < margin else 1.0
+        else:
+            wins, losses = int((signs > 0).sum()), int((signs < 0).sum())
+            p_lower, p_upper = _exact.equivalence_p(wins, losses, n, float(margin))
+        return EquivalenceTest(p=max(p_lower, p_upper), p_lower=p_lower, p_upper=p_upper, margin=float(margin),
+                               delta=delta, se=se, n=n, df=df, binary=binary, method="exact")
+    if se <= EQUAL_TOL and value_range is not None:
+        width = float(value_range[1]) - float(value_range[0])
+        if not width > 0:
+            raise ValueError(f"value_range must be (low, high) with low < high, got {value_range!r}")
+        differ = int((np.abs(d) > EQUAL_TOL).sum())
+        share = min(1.0, margin / width)
+        p = 0.0 if share >= 1 else float(_stats.binom.cdf(differ, n, share))   # H0: share differing >= margin/width
+        note = (f"{differ} of {n} questions differ; |Δ| ≤ {width:g} (the range {value_range[0]:g}–{value_range[1]:g}) × "
+                "the share that differ")
+        return EquivalenceTest(p, p, p, float(margin), delta, se, n, df, binary, "exact bound", note)
+    if se <= EQUAL_TOL:
+        note = (f"the difference is {delta:+.3g} on every one of the {n} questions: no spread, so no test bounds it "
+                "beyond these questions (equivalence not shown)")
+        return EquivalenceTest(1.0, 1.0, 1.0, float(margin), delta, se, n, df, binary, "refused", note)
+    p_lower = float(_stats.t.sf((delta + margin) / se, df))    # H0: Δ <= −margin
+    p_upper = float(_stats.t.cdf((delta - margin) / se, df))   # H0: Δ >= +margin
     return EquivalenceTest(p=max(p_lower, p_upper), p_lower=p_lower, p_upper=p_upper, margin=float(margin),
-                           delta=delta, se=se, n=n, df=df, binary=binary)
+                           delta=delta, se=se, n=n, df=df, binary=binary, method="t")
 
+
+#: The paired test's alternative for a claimed direction.
+CLAIM_ALTERNATIVE: dict[str, Alternative] = {"above": "greater", "below": "less", "two-sided": "two-sided"}
+
+
+@dataclass(frozen=True)
+class ClaimTest:
+    """The one test of a claim about ``values − reference`` (:func:`claim_test`): ``p`` and its ``method``, the
+    paired ``test`` (for the interval and counts) and, for a no-change claim, the ``tost``."""
+
+    p: float
+    method: str
+    direction: str
+    test: PairedTest
+    tost: EquivalenceTest | None = None
+
+
+def claim_test(values: Any, reference: Any, direction: str, margin: float | None = None, *, n_boot: int = 2000,
+               seed: int = 0, value_range: tuple[float, float] | None = None) -> ClaimTest:
+    """The test of a claim that ``values`` lies ``direction`` of ``reference`` over the same questions:
+    ``"above"`` / ``"below"`` one-sided paired tests (:func:`paired_test`, alternative ``greater`` / ``less``),
+    ``"none"`` the TOST within ``±margin`` (:func:`equivalence_test`, with the metric's ``value_range``),
+    ``"two-sided"`` (no claimed direction:
+    an exploratory Δ table) the two-sided paired test. Every place that tests a claim calls this, so a
+    claim has one p wherever it is printed."""
+    if direction not in (*CLAIM_ALTERNATIVE, "none"):
+        raise ValueError(f"direction must be one of {[*CLAIM_ALTERNATIVE, 'none']}, got {direction!r}")
+    if direction == "none":
+        if margin is None:
+            raise ValueError("a no-change claim needs its equivalence margin")
+        test = paired_test(values, reference, n_boot=n_boot, seed=seed)
+        tost = equivalence_test(values, reference, float(margin), value_range)
+        return ClaimTest(tost.p, f"TOST {tost.method}", direction, test, tost)
+    test = paired_test(values, reference, alternative=CLAIM_ALTERNATIVE[direction], n_boot=n_boot, seed=seed)
+    return ClaimTest(test.p, test.method, direction, test)
