@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rob.add_argument("--markdown", type=Path, default=None, metavar="MD",
                      help="the report's markdown (default: the shipped data/robustness.md)")
     rob.add_argument("--quiet", action="store_true", help="no line per finished cell on stderr")
+    rob.add_argument("--recorded-only", action="store_true",
+                     help="keep the simulator's cells of the shipped table (or --out) and recompute only the real-model "
+                          "columns, replayed from the recorded sweeps' cassettes (seconds)")
 
 
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -40,9 +43,11 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         SEEDS,
         SHIPPED_MARKDOWN,
         SHIPPED_TABLE,
+        load_table,
         markdown,
         run_robustness,
     )
+    from rag_lab.experiments.robustness_recorded import add_recorded_columns
     from rag_lab.stats.paired import interval_text
 
     def progress(key: str, cell: dict[str, Any]) -> None:
@@ -50,9 +55,13 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             print(f"rag-lab robustness: {key} {cell['dataset']} seed {cell['seed']}: {interval_text(cell)} "
                   f"(n={cell['n']})", file=sys.stderr, flush=True)
 
-    table = run_robustness(args.findings, datasets=args.datasets or CELL_DATASETS, seeds=args.seeds or SEEDS,
-                           real_limit=args.real_limit if args.real_limit is not None else REAL_LIMIT,
-                           work_dir=args.work_dir, on_cell=progress)
+    if args.recorded_only:
+        table = load_table(args.out or SHIPPED_TABLE)
+    else:
+        table = run_robustness(args.findings, datasets=args.datasets or CELL_DATASETS, seeds=args.seeds or SEEDS,
+                               real_limit=args.real_limit if args.real_limit is not None else REAL_LIMIT,
+                               work_dir=args.work_dir, on_cell=progress)
+    table = add_recorded_columns(table)
     written = table.write(args.out or SHIPPED_TABLE, args.markdown or SHIPPED_MARKDOWN)
     text = markdown(table) + "\nwrote " + " and ".join(str(p) for p in written)
     return {"written": [str(p) for p in written], **table.to_dict()}, text

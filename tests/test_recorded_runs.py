@@ -11,6 +11,7 @@ from rag_lab.experiments import run_sweep
 from rag_lab.experiments.sweep import load_sweep_spec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.model_pack import CHUNKED_MODELS
+from rag_lab.loaders import load_dataset
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 
 #: Each shipped real-model sweep and the table its replay must reproduce.
@@ -37,3 +38,25 @@ def test_a_policy_the_cassette_did_not_record_is_named(tmp_path) -> None:
         run_sweep(changed, tmp_path / "run", progress="quiet", replay=True)
     assert "the nearest recorded request is the controller call" in str(caught.value)
     assert "You may run at most 3 rounds" in str(caught.value)  # the first line where the prompts differ
+
+
+def test_the_robustness_table_gains_real_model_columns_without_touching_the_simulators(tmp_path) -> None:
+    """Each headline finding on the recorded model: tested where the cassette holds every call, 'not recorded'
+    (naming the missing call) where it does not, 'not applicable' for a finding that rests on simulator knobs;
+    Holm over the real-model cells alone, so the simulator's verdicts are what they were."""
+    from rag_lab.experiments.robustness import load_table, markdown
+    from rag_lab.experiments.robustness_recorded import add_recorded_columns
+
+    before = load_table()
+    sim_cells = [[dict(c) for c in row["cells"]] for row in before.findings]
+    table = add_recorded_columns(load_table(), work_dir=tmp_path)
+    assert [row["cells"] for row in table.findings] == sim_cells
+    cells = {row["key"]: row["recorded"][0] for row in table.findings}
+    assert cells["zero_yield_answers"]["status"] == cells["disclosure_calls"]["status"] == "not applicable"
+    assert cells["hyde_recall"]["status"] == "not recorded" and "hyde call" in cells["hyde_recall"]["why"]
+    spec = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa.yaml")
+    questions = len(spec.select_questions(load_dataset(spec.dataset).evalset))
+    for key in ("round_cap_calls", "round_cap_bridge", "crag_abstention", "truncation_answers"):
+        assert cells[key]["status"] == "tested" and cells[key]["n"] == questions, key
+        assert cells[key]["p_holm"] >= cells[key]["p"]
+    assert "## A real model (recorded)" in markdown(table)

@@ -184,13 +184,19 @@ def _finding(key: str) -> HeadlineFinding:
 def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
     """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test its stated finding (p not yet
     corrected over the table)."""
-    from rag_lab.experiments.findings import sweep_findings
     from rag_lab.experiments.runner import run_sweep
     from rag_lab.llm.simulator import SIM_VERSION
 
     spec = finding.spec(dataset, seed, real_limit)
     run_dir = work_dir / SIM_VERSION / spec["name"]  # a new simulator never resumes an old one's rows
     result = run_sweep(spec, run_dir, progress="quiet", overwrite=True)
+    return tested_cell(finding, result, dataset, seed)
+
+
+def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) -> dict[str, Any]:
+    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected)."""
+    from rag_lab.experiments.findings import sweep_findings
+
     (found,) = sweep_findings(result)
     cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
                             "hi": found.hi, "test": found.method, "n_better": found.n_better,
@@ -205,12 +211,13 @@ def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, wo
     return cell
 
 
-def _holds(finding: HeadlineFinding, cell: Mapping[str, Any], alpha: float) -> bool:
+def holds(finding: HeadlineFinding | Mapping[str, Any], cell: Mapping[str, Any], alpha: float) -> bool:
+    direction = finding["direction"] if isinstance(finding, Mapping) else finding.direction
     if not cell["p_holm"] < alpha:
         return False
-    if finding.direction == "none":
+    if direction == "none":
         return True
-    return cell["lo"] > 0 if finding.direction == "above" else cell["hi"] < 0
+    return cell["lo"] > 0 if direction == "above" else cell["hi"] < 0
 
 
 # --- the table -----------------------------------------------------------------------------------------
@@ -229,6 +236,9 @@ class RobustnessTable:
     alpha: float
     seconds: float
     command: str = COMMAND
+    #: the real-model columns' labels (:mod:`rag_lab.experiments.robustness_recorded`); each row's cells for
+    #: them are under ``recorded``
+    recorded: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -237,7 +247,8 @@ class RobustnessTable:
     def from_dict(cls, data: Mapping[str, Any]) -> RobustnessTable:
         try:
             return cls(**{k: data[k] for k in ("sim_version", "findings", "datasets", "seeds", "real_limit", "alpha",
-                                               "seconds")}, command=data.get("command", COMMAND))
+                                               "seconds")}, command=data.get("command", COMMAND),
+                       recorded=list(data.get("recorded", [])))
         except KeyError as exc:
             raise ConfigError(f"not a robustness table: missing {exc}") from None
 
@@ -300,7 +311,7 @@ def run_robustness(
             row["family"] = family
             for cell in row["cells"]:
                 cell["p_holm"] = next(adjusted)
-                cell["holds"] = _holds(finding, cell, alpha)
+                cell["holds"] = holds(finding, cell, alpha)
     for row in rows:
         n = len(row["cells"])
         row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
@@ -365,6 +376,9 @@ def quote(key: str, table: RobustnessTable | None = None) -> str:
              f"{row['summary']['agree']} ({table.sim_version})."]
     lines += [f"  {c['dataset']} seed {c['seed']} (n={c['n']}): {_cell_text(row, c)}" for c in row["cells"]]
     lines.append(f"  holds: {', '.join(held) or 'nowhere'}; does not hold: {', '.join(failed) or 'none'}")
+    for c in row.get("recorded", []):
+        text = _cell_text(row, c) if c["status"] == "tested" else f"{c['status']} ({c['why']})"
+        lines.append(f"  {c['dataset']}: {text}")
     return "\n".join(lines)
 
 
@@ -411,6 +425,9 @@ def markdown(table: RobustnessTable) -> str:
         family = row.get("family", "–")
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
                      + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
+    from rag_lab.experiments.robustness_recorded import recorded_markdown  # the real-model columns' own module
+
+    lines += recorded_markdown(table)
     lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
     for row in table.findings:
         knobs = f"; simulator knobs {_settings(row['knobs'])}" if row["knobs"] else ""
