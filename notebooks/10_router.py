@@ -22,6 +22,9 @@
 # > for every comparison it sees (rate 1.0; at 0 the upgrade never fires on the world). What the upgraded
 # > questions then gain — a controller, a second round, the other side's evidence, the answer — comes from
 # > the loop running real retrieval on the world.
+# >
+# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
+# > robustness table, so no other dataset or seed has tested it.
 #
 # A **router** sends each question down one of two paths: SIMPLE questions get one-shot retrieval and an
 # answer, no controller; COMPLEX ones enter the controller loop, which may search again. The LLM
@@ -67,7 +70,7 @@ from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeli
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import Router
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(Router)
 
@@ -190,8 +193,8 @@ finding = paired_finding(result, QUALITY, candidate=UPGRADE, reference=NO_UPGRAD
                          kind="by_construction", control=control, family=FINDINGS,
                          claim="upgrading comparison wording to COMPLEX answers comparisons the under-rating router "
                                "sent to one-shot retrieval")
-print(finding)
 assert finding.holds, finding.message
+findings_markdown(finding)
 
 # %%
 contrasts.paired_summary(result, [QUALITY, "quality_rounds_at_least_hops", COST, "cost_tokens"], UPGRADE, NO_UPGRADE)

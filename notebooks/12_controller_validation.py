@@ -21,6 +21,9 @@
 # > `invalid_json`, `hallucinated_action` and `wrong_types` break a set share of structured outputs; which
 # > of those runs still end in a right answer — because the deterministic fallback answered from evidence
 # > the loop had already gathered — comes from real retrieval on the world.
+# >
+# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
+# > robustness table, so no other dataset or seed has tested it.
 #
 # The controller must return a *structured* decision: exactly one of `answer`, `rerank`, `retrieve_again`
 # (with at least one non-empty refined query) or `insufficient`. Small models break this often — text that
@@ -67,7 +70,7 @@ from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeli
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import ControllerValidation
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook, validation_table
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook, validation_table
 
 setup_notebook(ControllerValidation)
 
@@ -179,8 +182,8 @@ finding = paired_finding(result, QUALITY, candidate=FALLBACK, reference=REFUSE, 
                          kind="by_construction", control=control, family=FINDINGS,
                          claim="the deterministic fallback answers from gathered evidence where a pipeline that "
                                "refuses invalid controller output gives up")
-print(finding)
 assert finding.holds, finding.message
+findings_markdown(finding)
 
 # %%
 lost = contrasts.across_table(result, {"with the fallback": FALLBACK, "refusing instead": REFUSE}, control, FALLBACK, [QUALITY])

@@ -23,6 +23,9 @@
 # > simulator often answers from whatever context it is given. The citation cap is code too: that a
 # > cap of one removes citations is definitional; how many answers it trims depends on how many cite more
 # > than one chunk.
+# >
+# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
+# > robustness table, so no other dataset or seed has tested it.
 #
 # The last word on an answer belongs to deterministic code, not to the LLM. The **citation guard** keeps
 # only citations `[n]` that point into the final context (a whitelist), at most `max_citations` of them,
@@ -66,7 +69,7 @@ from rag_lab.evaluation.trace_facts import best_context_score
 from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.policies import CitationGuard
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(CitationGuard)
 
@@ -183,7 +186,7 @@ cap = paired_finding(result, "quality_citation_validity", candidate=CAPS[1], ref
 assert finding.holds, finding.message
 assert price.holds, price.message
 assert cap.holds, cap.message
-contrasts.findings_table(finding, price, cap)
+findings_markdown(finding, price, cap)
 
 # %%
 calls = table.set_index("label")["cost_llm_calls"]
@@ -216,7 +219,7 @@ contrasts.interval_table(result, [QUALITY, "quality_citation_precision", "cost_l
 # %% [markdown]
 # ## Try this
 #
-# 1. Raise the `typical` profile's `premature_stop` (`"knobs": {"premature_stop": 0.6}` in `BACKEND`): how many
+# 1. Raise the `typical` profile's `premature_stop` (`"knobs": {"premature_stop": 0.6}` in `spec["backend"]`): how many
 #    more unanswerable questions reach the guard with an answer, and what does the threshold catch then?
 # 2. Add 0.45 and 0.55 to `THRESHOLDS`: find the largest threshold whose strict-containment Δ interval still
 #    contains 0. That is the calibration step the agentic RAG article asks for.

@@ -92,21 +92,21 @@ def test_previous_and_next_links(name):
 KIND_PHRASES = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
 #: Notebooks that assert plain facts instead of paired findings, with the reason.
 ASSERTS_FACTS = {
-    "16_real_model": "ten questions on a real local model give a paired test no power (3 of 3 discordant: p = 0.25); "
-                     "it asserts the definitional facts (the guard stopped a real draft; the simulator never parrots) "
-                     "and prints the paired findings",
+    "16_real_model": "ten questions on a real local model give a paired test no power; it asserts a smoke check of "
+                     "the model's measured behaviour (the guard stopped at least one real draft) and a fact of the "
+                     "simulator's design (it never parrots), and prints the paired findings",
 }
 #: Notebooks exempt from "a measured headline and a measured outcome finding", with the reason.
 EXEMPT = {
-    "14_capstone": "its two measured findings (one round, append) are 7 lost / 1 gained of 105 on the one-reader world "
-                   "(p = 0.070): printed, not asserted; only HyDE's definitional price is",
-    "09_judge_input": "its measured effect (with-evidence vs draft-only judge: 4 of 4 discordant questions of 140) is not "
-                      "significant (p = 0.125): reported, not asserted; only the definitional price is",
-    "08_query_rewrite": "its measured effects (the alias gain, 4 of 4 discordant questions; the comparison loss, 5 of 5) "
-                        "are not significant on the world's 30 questions per type (p = 0.125 after Holm): reported, not "
-                        "asserted; only the definitional price is",
-    "07_search_budget": "its quality price (7 lost / 1 gained of 105 on the one-reader world, exact p = 0.070) is "
-                        "printed, not asserted; the token saving (a cost) is its measured headline",
+    "14_capstone": "its two measured findings (one round, append) are not significant on its 120 questions: printed, "
+                   "not asserted; only HyDE's definitional price is",
+    "09_judge_input": "its measured effect (with-evidence vs draft-only judge: a handful of discordant questions) is not "
+                      "significant: reported, not asserted; only the definitional price is",
+    "08_query_rewrite": "its measured effects (the alias gain, the comparison loss: a handful of discordant questions "
+                        "each) are not significant on the world's 30 questions per type: reported, not asserted; only "
+                        "the definitional price is",
+    "07_search_budget": "its quality price is not significant at its size: printed, not asserted; the token saving "
+                        "(a cost) is its measured headline",
     "16_real_model": "its two asserted claims are definitional checks of the echo guard on a real local model "
                      "(10 questions, only with the `local` extra); a measured claim about a real model needs more",
 }
@@ -252,12 +252,149 @@ def test_the_thinness_check_can_fail():
     assert definitions(helper) == ["FunctionDef helper (line 1)", "ClassDef K (line 3)"]
 
 
+def _quoted_keys(code: str) -> list[str]:
+    """The robustness keys a notebook quotes: ``robustness.quote("key")`` or ``findings_markdown(..., where=[...])``."""
+    keys = re.findall(r'robustness\.quote\("([a-z_]+)"\)', code)
+    for where in re.findall(r"where=\[([^\]]*)\]", code):
+        keys += re.findall(r'"([a-z_]+)"', where)
+    for listed in re.findall(r"robustness\.quote\(k\) for k in \[([^\]]*)\]", code):
+        keys += re.findall(r'"([a-z_]+)"', listed)
+    return list(dict.fromkeys(keys))
+
+
+def _banner_text(name: str) -> str:
+    first = _cells(name)[0][1]
+    return " ".join(line.lstrip(">").strip() for line in first.splitlines() if line.startswith(">"))
+
+
 def test_every_headline_notebook_quotes_where_its_findings_hold():
-    """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")``), so the
-    notebook says where its finding holds and where it does not."""
+    """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")`` or
+    ``findings_markdown(..., where=["key"])``), so the notebook says where its finding holds and where it does not."""
     from rag_lab.experiments.robustness import HEADLINE_FINDINGS
 
     for finding in HEADLINE_FINDINGS:
         code = "\n".join(src for kind, src in _cells(finding.notebook) if kind == "code")
-        assert "robustness.quote(" in code and f'"{finding.key}"' in code, \
-            f"{finding.notebook} does not quote its robustness row {finding.key!r}"
+        assert finding.key in _quoted_keys(code), f"{finding.notebook} does not quote its robustness row {finding.key!r}"
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_banner_says_where_the_findings_hold(name):
+    """Every banner has a "Where it holds:" clause; for each robustness row the notebook quotes, the clause
+    carries :func:`~rag_lab.report.lesson_text.where_words` of the shipped table word for word (so it changes
+    when the table does)."""
+    from rag_lab.report.lesson_text import where_words
+
+    banner = _banner_text(name)
+    assert "**Where it holds:**" in banner, f"{name}: the banner does not say where its finding holds"
+    code = "\n".join(s for t, s in _cells(name) if t == "code")
+    for key in _quoted_keys(code):
+        words = where_words(key)
+        assert words in banner, f"{name}: the banner does not say where {key!r} holds; the robustness table says: {words!r}"
+
+
+# ---------------------------------------------------------------- numbers in prose come from the run
+
+#: Shapes of a measured number typed into prose: a p-value, questions lost or gained, a count of discordant
+#: or differing questions, a signed difference.
+MEASURED_NUMBER = re.compile(
+    r"\bp\s*(?:[=≈]|<(?!\s*0?\.05\b))\s*0?\.\d"
+    r"|\b\d+\s+(?:questions?\s+)?(?:lost|gained|lose|gain|gains|loses)\b"
+    r"|\b\d+ of (?:the )?\d+ (?:discordant|answerable questions differ|questions differ)"
+    r"|\b(?:one|two|three|\d+) questions? of \d+ differs?"
+    r"|(?<![\w.])[+−]0\.\d{2,}")
+#: Numbers a lesson quotes from a source outside the run (a paper, an article), with the source.
+EXTERNAL_NUMBERS = {
+    "05_crag_thresholds": ["0.59 / −0.99"],  # the CRAG paper's thresholds
+}
+
+
+def typed_measurements(name: str, cells: list[tuple[str, str]]) -> list[str]:
+    """The measured numbers typed into a lesson's markdown or code comments (not rendered from a result)."""
+    text = "\n".join(s if t == "markdown" else "\n".join(line for line in s.splitlines() if line.lstrip().startswith("#"))
+                     for t, s in cells)
+    for quote in EXTERNAL_NUMBERS.get(name, []):
+        text = text.replace(quote, "")
+    return [m.group(0) for m in MEASURED_NUMBER.finditer(text)]
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_prose_quotes_no_typed_measurement(name):
+    """A measured number in a lesson's prose is rendered from the run (``findings_markdown``, a printed table),
+    never typed: typed numbers go stale when the simulator or the world changes."""
+    typed = typed_measurements(name, _cells(name))
+    assert not typed, (f"{name}: measured numbers typed into the prose {typed}: render them from the finding "
+                       f"(rag_lab.widgets.findings_markdown) or print them from the result")
+
+
+def test_the_typed_measurement_check_can_fail():
+    cells = [("markdown", "it loses 7 questions lost and 1 gained of 105 (exact p = 0.070), Δ +0.117"),
+             ("code", "# (one question of 56 differs)\nx = 1  # p = 0.5 in code is not prose"),
+             ("markdown", "thresholds 0.59 / −0.99, margin ±0.05, cap 0.5, sweep 0.2 to 0.5, alpha p < 0.05")]
+    assert typed_measurements("05_crag_thresholds", cells) == ["7 questions lost", "1 gained", "p = 0.0", "+0.117",
+                                                               "one question of 56 differs"]
+
+
+# ---------------------------------------------------------------- exercises cite names that exist
+
+NAME_IN_TICKS = re.compile(r"`([^`]+)`")
+
+
+def _exercise_text(cells: list[tuple[str, str]]) -> str:
+    md = "\n".join(s for t, s in cells if t == "markdown")
+    return md[md.index("## Try this"):] if "## Try this" in md else ""
+
+
+def unresolved_names(cells: list[tuple[str, str]]) -> list[str]:
+    """Names an exercise cites in backticks that do not exist: a ``rag_lab.…`` name that does not import or
+    resolve, an UPPER_CASE variable or a ``name[...]``/``name.attr``/``name(...)`` reference whose head the
+    notebook's code never binds."""
+    import importlib
+
+    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+    tree = ast.parse(code)
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    missing = []
+    for token in NAME_IN_TICKS.findall(_exercise_text(cells)):
+        token = token.strip()
+        dotted = re.fullmatch(r"rag_lab(?:\.\w+)+", token)
+        if dotted:
+            parts = token.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    continue
+                try:
+                    for attr in parts[i:]:
+                        obj = getattr(obj, attr)
+                except AttributeError:
+                    missing.append(token)
+                break
+            else:
+                missing.append(token)
+            continue
+        head = re.match(r"([A-Za-z_]\w*)(?=[\[(.]|$)", token)
+        if not head:
+            continue
+        name = head.group(1)
+        is_variable = re.fullmatch(r"[A-Z][A-Z0-9_]+", name) or (token != name and re.match(r"[a-z_]\w*[\[(]", token))
+        if is_variable and name not in bound:
+            missing.append(token)
+    return missing
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_exercises_cite_names_that_exist(name):
+    missing = unresolved_names(_cells(name))
+    assert not missing, f"{name}: the exercises cite {missing}, which the notebook does not define"
+
+
+def test_the_exercise_name_check_can_fail():
+    cells = [("code", "from rag_lab.figures import cost_quality_info\nspec = {}\nKNOBS = {}"),
+             ("markdown", "## Try this\n1. Set it in `BACKEND`, `KNOBS` or `spec[\"backend\"]`; call "
+                          "`cost_quality_info(...)`, `lost[0]`, `rag_lab.figures.cost_quality_info`, "
+                          "`rag_lab.figures.no_such_thing`, `rag_lab.nope`; keys `crag.lower`, `\"sloppy\"`.")]
+    assert unresolved_names(cells) == ["BACKEND", "lost[0]", "rag_lab.figures.no_such_thing", "rag_lab.nope"]
