@@ -199,15 +199,68 @@ contrasts.value_counts(result, "stop_reason", {f"max_rounds={n}": cid for n, cid
 # %% [markdown]
 # ## Try this
 #
-# 1. Move the explorer's slider from 1 to 2, then to 3 and 4: which step moves the point most on these
-#    bridge questions, and which caps end up on the Pareto front?
-# 2. Re-run the sweep with `"profile": "sloppy"` in `spec["backend"]` (frequent bridge drops and premature stops):
-#    does a second round still pay for itself when the controller's refined query loses the bridge entity?
-# 3. Add `"zero_yield.enabled": [True, False]` to the grid: how many of the rounds past two were
-#    paraphrase searches that found nothing new?
-# 4. Swap the cost axis for `cost_tokens` or `cost_modelled_latency_s` in `cost_quality_info`: is the
-#    relative saving of a cap of 1 larger in tokens than in calls? Open a round-2 controller prompt in the
-#    trace viewer to see what a second round adds to the prompt.
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Move the explorer's slider from 1 to 2, then to 3 and 4: which step moves the point most on these bridge questions, and which caps end up on the Pareto front?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the 1 → 2 step moves the point most (up in containment, right in calls); caps 3 and 4 add calls and little or no quality, so they fall off the front or sit at its top end.
+#
+# ```python
+# for cap in (2, 3, 4):
+#     explorer.with_params(**{"round_cap.max_rounds": cap})
+#     explorer.run(wait=True)
+# ```
+#
+# The sweep's table above gives the same four caps on 80 questions; compare its `is_pareto` column with what the explorer shows on the 12 bridge questions.
+#
+# </details>
+#
+# 2. Re-run the sweep with `"profile": "sloppy"` in `spec["backend"]` (frequent bridge drops and premature stops): does a second round still pay for itself when the controller's refined query loses the bridge entity?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the gain of cap 2 over cap 1 shrinks: a refined query without the bridge entity searches for the wrong thing, and a premature stop never asks for the round at all.
+#
+# ```python
+# sloppy = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_sloppy", backend={**spec["backend"], "profile": "sloppy"})
+# sloppy.compare(QUALITY, reference=CAP[2])[["label", "delta", "lo", "hi", "p"]]
+# ```
+#
+# Read the cap-1 row's Δ against cap 2 and compare it with the typical profile's row in the notebook's interval table.
+#
+# </details>
+#
+# 3. Add `"zero_yield.enabled": [True, False]` to the grid: how many of the rounds past two were paraphrase searches that found nothing new?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** with the stop on, caps 3 and 4 end more runs with stop reason `empty_round` and spend fewer rounds; caps 1 and 2 are unchanged (a round cap below the third round leaves no empty round to stop).
+#
+# ```python
+# zy = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_zero_yield", grid={**spec["grid"], "zero_yield.enabled": [True, False]})
+# contrasts.value_counts(zy, "stop_reason")
+# ```
+#
+# Count `empty_round` per configuration: each is a round that found nothing new and that the stop cut off.
+#
+# </details>
+#
+# 4. Swap the cost axis for `cost_tokens` or `cost_modelled_latency_s` in `cost_quality_info`: is the relative saving of a cap of 1 larger in tokens than in calls? Open a round-2 controller prompt in the trace viewer to see what a second round adds to the prompt.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the same ordering of caps on either axis; a later round's prompt carries the evidence gathered so far, so a round costs more tokens than the first one did.
+#
+# ```python
+# cost_quality_figure(cost_quality_info(table, "cost_tokens", QUALITY, text_col="label"))
+# ```
+#
+# Compare the horizontal gap between caps 1 and 2 on this plot with the one on the calls plot, each as a share of cap 2's cost.
+#
+# </details>
 
 # %% [markdown]
 # ## Where this finding holds

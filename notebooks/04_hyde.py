@@ -210,15 +210,69 @@ contrasts.interval_table(result, [QUALITY, STRICT, COST], reference=OFF)
 # %% [markdown]
 # ## Try this
 #
-# 1. In the explorer, turn `hyde.enabled` on with `hyde.n_docs` = 1, then 2, then 8 (the original method's
-#    count): which passage makes the difference, and do passages past 4 add anything? Read them in the trace
-#    viewer (`expand` step).
-# 2. Change the explorer's `types` to `["single"]`: does HyDE cost anything in quality where the question
-#    already uses the documents' words?
-# 3. Add `"retrieval.retriever": ["dense", "bm25"]` to the sweep's grid: HyDE changes the *vector*; how much
-#    of its gain survives with a lexical retriever (the passages' text is also the BM25 query)?
-# 4. Compare with notebook 08: rewrites fused by RRF on the same 30 mismatch questions
-#    (`{"rewrite.enabled": [True], "rewrite.n_rewrites": [3]}`). Which expansion helps here, and at what price?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. In the explorer, turn `hyde.enabled` on with `hyde.n_docs` = 1, then 2, then 8 (the original method's count): which passage makes the difference, and do passages past 4 add anything? Read them in the trace viewer (`expand` step).
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** flat: the simulated writer only rephrases the question, so no number of passages brings a word the question lacks; recall stays where HyDE off puts it, and each point costs one more LLM call than HyDE off.
+#
+# ```python
+# for n in (1, 2, 8):
+#     explorer.with_params(**{"hyde.enabled": True, "hyde.n_docs": n})
+#     explorer.run(wait=True)
+# ```
+#
+# The `expand` step of any trace lists the passages: read whether any holds an engineers' word ("latency", "thread pool") the question lacks.
+#
+# </details>
+#
+# 2. Change the explorer's `types` to `["single"]`: does HyDE cost anything in quality where the question already uses the documents' words?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** no measurable quality change: the question's own embedding already finds the document, and the mean of passages that rephrase it lands near the same place.
+#
+# ```python
+# single = PolicyExplorer(dataset="world", params=["hyde.enabled", "hyde.n_docs"], split="test", types=["single"], limit=12)
+# single.run(wait=True)
+# ```
+#
+# Switch `hyde.enabled` on in the new explorer and read the Δ line on strict containment and on LLM calls.
+#
+# </details>
+#
+# 3. Add `"retrieval.retriever": ["dense", "bm25"]` to the sweep's grid: HyDE changes the *vector*; how much of its gain survives with a lexical retriever (the passages' text is also the BM25 query)?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** with no gain under dense retrieval there is none to survive; under BM25 the passages' extra synonyms can match different documents, so read the BM25 rows for a change either way.
+#
+# ```python
+# both = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb04_retrievers", grid=[{"hyde.enabled": [False, True], "hyde.n_docs": [4], "retrieval.retriever": ["dense", "bm25"]}])
+# contrasts.labelled_table(both, [QUALITY, STRICT, COST])
+# ```
+#
+# Compare HyDE on against off within each retriever, not across retrievers.
+#
+# </details>
+#
+# 4. Compare with notebook 08: rewrites fused by RRF on the same 30 mismatch questions (`{"rewrite.enabled": [True], "rewrite.n_rewrites": [3]}`). Which expansion helps here, and at what price?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** both cost an extra LLM call; neither writer knows the world's technical terms, so expect neither to move recall much — the tokens column is where they differ.
+#
+# ```python
+# rewrites = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb04_vs_rewrite", grid=[{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [4]}, {"rewrite.enabled": [True], "rewrite.n_rewrites": [3]}])
+# contrasts.interval_table(rewrites, [QUALITY, COST], reference=OFF)
+# ```
+#
+# Each row is a paired Δ against HyDE off on the same 30 questions.
+#
+# </details>
 
 # %% [markdown]
 # ## Where this finding holds

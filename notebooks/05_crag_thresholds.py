@@ -221,15 +221,69 @@ contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
 # %% [markdown]
 # ## Try this
 #
-# 1. In the explorer, raise `crag.lower` to 0.4, then 0.5: how many of the 12 mismatch questions turn into
-#    refusals? Now switch the explorer to `types=["unanswerable"]` and repeat.
-# 2. Set `"crag.evaluator": "lexical"` in the sweep's `base` (share of the question's content words found in
-#    the chunk): does it separate unanswerable from mismatch questions better than the embedding score?
-#    (`"llm"` asks the model to grade each chunk — watch the LLM-call column.)
-# 3. Find the `lower` that maximises abstention accuracy over *both* sweeps together (the 80 questions and
-#    the 30 unanswerable ones); is it the default?
-# 4. Turn HyDE on in the base (`"hyde.enabled": True`, notebook 04): do the mismatch questions' best scores
-#    rise far enough that a strict `lower` stops refusing them?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. In the explorer, raise `crag.lower` to 0.4, then 0.5: how many of the 12 mismatch questions turn into refusals? Now switch the explorer to `types=["unanswerable"]` and repeat.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the refusal rate climbs with `lower` on both sets: the mismatch questions' best chunk scores are low (lay wording), close to the unanswerable ones', so a cut that refuses the one refuses some of the other.
+#
+# ```python
+# for lower in (0.4, 0.5):
+#     explorer.with_params(**{"crag.lower": lower})
+#     explorer.run(wait=True)
+# ```
+#
+# The best-score table by type above says where each type's scores sit; the cut refuses every question whose best score is below it.
+#
+# </details>
+#
+# 2. Set `"crag.evaluator": "lexical"` in the sweep's `base` (share of the question's content words found in the chunk): does it separate unanswerable from mismatch questions better than the embedding score? (`"llm"` asks the model to grade each chunk — watch the LLM-call column.)
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** lay wording shares few content words with the technical documents, so the lexical score puts mismatch questions low too; expect no cleaner separation than the embedding score.
+#
+# ```python
+# lexical = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_lexical", base={"crag.evaluator": "lexical"})
+# contrasts.by_type(lexical, contrasts.per_trace(lexical, lexical.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"], best_crag_score)).round(3)
+# ```
+#
+# Compare the unanswerable row with the mismatch row of this best-score table: separation means no overlap of their ranges.
+#
+# </details>
+#
+# 3. Find the `lower` that maximises abstention accuracy over *both* sweeps together (the 80 questions and the 30 unanswerable ones); is it the default?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a trade-off with a peak: a low `lower` answers the unanswerable questions, a high one refuses answerable ones; the best cut depends on how many of each the mix holds.
+#
+# ```python
+# pooled = result.table.groupby("param_crag.lower")[QUALITY].mean() * 80 + unanswerable.table.groupby("param_crag.lower")[QUALITY].mean() * 30
+# (pooled / 110).round(3)
+# ```
+#
+# The thresholds both sweeps ran (0.2 to 0.5) appear in both; the index with the highest pooled accuracy is the answer.
+#
+# </details>
+#
+# 4. Turn HyDE on in the base (`"hyde.enabled": True`, notebook 04): do the mismatch questions' best scores rise far enough that a strict `lower` stops refusing them?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** little change: notebook 04 measured that the simulated writer's passages bring no new words, so the best chunk scores barely move.
+#
+# ```python
+# hyde = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_hyde", base={"hyde.enabled": True}, types=["mismatch"], grid={"crag.lower": [-1.0, 0.5]})
+# contrasts.group_share(hyde, hyde.reference({"crag.lower": 0.5})["candidate_id"], "quality_refused", 1)
+# ```
+#
+# Compare the refusal share at `lower` 0.5 with HyDE on against the notebook's value with HyDE off.
+#
+# </details>
 
 # %% [markdown]
 # [← previous](04_hyde.ipynb) · [next →](06_truncation.ipynb)

@@ -215,15 +215,64 @@ findings_markdown(loose)
 # %% [markdown]
 # ## Try this
 #
-# 1. In the explorer, switch `truncation.strategy` to `rank_then_truncate`, then to `refine`, at 5 snippets:
-#    how far does each point move on the default axis, and on `later-round gold evidence kept`?
-# 2. Set `truncation.max_snippets` to 10 in the explorer with `append_then_truncate`: is the bug gone, and
-#    what does the larger context cost in tokens?
-# 3. Add `"retrieval.top_k": [3, 8]` to the sweep's grid: the limit at which appending starts losing
-#    later-round evidence should follow `top_k`. Does it?
-# 4. Write the article's test: a fake backend whose round 1 returns exactly `max_snippets` chunks and whose
-#    round 2 returns one uniquely marked chunk; assert the answer prompt holds it under `rank_then_truncate`
-#    (and drops it under `append_then_truncate`). `tests/test_pipeline.py` holds the package's version of it.
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. In the explorer, switch `truncation.strategy` to `rank_then_truncate`, then to `refine`, at 5 snippets: how far does each point move on the default axis, and on `later-round gold evidence kept`?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** both move up on later-round gold kept (they rank before cutting); the answer axis moves less, since not every kept chunk changes the answer.
+#
+# ```python
+# for strategy in ("rank_then_truncate", "refine"):
+#     explorer.with_params(**{"truncation.strategy": strategy, "truncation.max_snippets": 5})
+#     explorer.run(wait=True)
+# ```
+#
+# Switch the y axis to `later-round gold evidence kept` in the axis picker and read both points against append.
+#
+# </details>
+#
+# 2. Set `truncation.max_snippets` to 10 in the explorer with `append_then_truncate`: is the bug gone, and what does the larger context cost in tokens?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** at a loose limit the append order rarely cuts a later round's chunk, so its later-round gold kept comes back; tokens per question rise with the longer context (the notebook's loose-limit finding is the same contrast at 8).
+#
+# ```python
+# explorer.with_params(**{"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 10})
+# explorer.run(wait=True)
+# ```
+#
+# The bug is the order, not the limit: it hides whenever the limit exceeds what round 1 returns.
+#
+# </details>
+#
+# 3. Add `"retrieval.top_k": [3, 8]` to the sweep's grid: the limit at which appending starts losing later-round evidence should follow `top_k`. Does it?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** yes by construction of the order: append keeps round 1's `top_k` chunks first, so it loses later-round chunks once `max_snippets` ≤ `top_k`.
+#
+# ```python
+# topk = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb06_top_k", grid={**spec["grid"], "retrieval.top_k": [3, 8]})
+# contrasts.labelled_table(topk, [RETAINED, QUALITY, COST])
+# ```
+#
+# Read later-round gold kept for append at each `max_snippets` × `top_k` pair.
+#
+# </details>
+#
+# 4. Write the article's test: a fake backend whose round 1 returns exactly `max_snippets` chunks and whose round 2 returns one uniquely marked chunk; assert the answer prompt holds it under `rank_then_truncate` (and drops it under `append_then_truncate`). `tests/test_pipeline.py` holds the package's version of it.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** under append the marked chunk is cut (round 1 fills the limit); under rank it survives when it scores above round 1's weakest chunk.
+#
+# Read the package's version: `grep -n append_then_truncate tests/test_pipeline.py` from the repository root, and run it with `python -m pytest tests/test_pipeline.py -k truncat`.
+#
+# </details>
 
 # %% [markdown]
 # ## Where this finding holds

@@ -195,14 +195,68 @@ contrasts.interval_table(result, [COST, QUALITY], reference=FREE)
 # %% [markdown]
 # ## Try this
 #
-# 1. Add `{"round_cap.max_rounds": [1]}` to the grid: at the same tokens, does a token budget or a plain cap
-#    of 1 keep more answers? (A budget lets cheap questions through; a cap stops every one.)
-# 2. Set `"budget.max_rounds": 3` in the spec's `base` (the article's value): does it change anything with a
-#    cap of 4? Why not, at the rounds this controller asks for?
-# 3. Add `"disclosure.disclosed": True` to `base` and set the backend's `"profile": "anchored"` (notebook 02):
-#    does a token budget contain an anchored controller better than the round cap does?
-# 4. Run the time budgets twice (fresh `run_dir`) and compare their rows question by question: does any
-#    question flip between `budget_time` and another stop?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Add `{"round_cap.max_rounds": [1]}` to the grid: at the same tokens, does a token budget or a plain cap of 1 keep more answers? (A budget lets cheap questions through; a cap stops every one.)
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the cap of 1 saves at least as many tokens as the budget and loses at least as many answers: it also stops the second rounds that the budget could afford.
+#
+# ```python
+# capped = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb07_cap1", grid=[*spec["grid"], {"round_cap.max_rounds": [1]}])
+# contrasts.interval_table(capped, [COST, QUALITY], reference=FREE)
+# ```
+#
+# Compare the cap-1 row with the 600-token row on both columns.
+#
+# </details>
+#
+# 2. Set `"budget.max_rounds": 3` in the spec's `base` (the article's value): does it change anything with a cap of 4? Why not, at the rounds this controller asks for?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** little or nothing: the controller rarely asks for a fourth round, so a budget of 3 rounds is seldom what stops it.
+#
+# ```python
+# rounds3 = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb07_rounds3", base={**spec.get("base", {}), "budget.max_rounds": 3})
+# contrasts.value_counts(rounds3, "stop_reason")
+# ```
+#
+# Count the stop reasons that name the round budget: few means it rarely binds.
+#
+# </details>
+#
+# 3. Add `"disclosure.disclosed": True` to `base` and set the backend's `"profile": "anchored"` (notebook 02): does a token budget contain an anchored controller better than the round cap does?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the anchored model asks for every round it may; a token budget stops it once the tokens are spent, so the budget's saving grows against no budget.
+#
+# ```python
+# anchored = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb07_anchored", base={**spec.get("base", {}), "disclosure.disclosed": True}, backend={**spec["backend"], "profile": "anchored"})
+# contrasts.interval_table(anchored, [COST, QUALITY], reference=FREE)
+# ```
+#
+# Compare the 600-token row's Δ in tokens with the notebook's interval table.
+#
+# </details>
+#
+# 4. Run the time budgets twice (fresh `run_dir`) and compare their rows question by question: does any question flip between `budget_time` and another stop?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** some flips are possible: a time budget adds the machine's real retrieval time, which varies from run to run; token budgets never flip.
+#
+# ```python
+# again = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb07_again")
+# contrasts.value_counts(again, "stop_reason"), contrasts.value_counts(result, "stop_reason")
+# ```
+#
+# Compare the `budget_time` counts of the two runs; for a question-by-question view, set the rows of each run's time-budget candidate (`result.rows(...)`) side by side by `qid`.
+#
+# </details>
 
 # %% [markdown]
 # [← previous](06_truncation.ipynb) · [next →](08_query_rewrite.ipynb)

@@ -220,14 +220,69 @@ pd.concat({name: contrasts.interval_table(s, [QUALITY, STRICT, "cost_retrieval_c
 # %% [markdown]
 # ## Try this
 #
-# 1. In the explorer, turn `rewrite.enabled` on and move `rewrite.n_rewrites` from 1 to 5: does the Δ grow
-#    with the number of rewrites, or peak? (More queries also mean more chances for a wrong document to
-#    collect votes.)
-# 2. Run the comparison sweep with `"rewrite.k_rrf": [1, 60, 1000]`: does either end of the range protect
-#    the side that only the original question finds? (Work it out by hand first from the RRF table above.)
-# 3. Run the alias grid on the 30 `mismatch` questions and compare with notebook 04's HyDE on the same
-#    questions: which expansion fixes lay wording here, and at what price in tokens?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. In the explorer, turn `rewrite.enabled` on and move `rewrite.n_rewrites` from 1 to 5: does the Δ grow with the number of rewrites, or peak? (More queries also mean more chances for a wrong document to collect votes.)
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** no steady growth: the simulated rewrites only rephrase, and past a few queries the fused list is dominated by documents every phrasing finds.
+#
+# ```python
+# for n in (1, 3, 5):
+#     explorer.with_params(**{"rewrite.enabled": True, "rewrite.n_rewrites": n})
+#     explorer.run(wait=True)
+# ```
+#
+# Read the Δ line on evidence recall at each point.
+#
+# </details>
+#
+# 2. Run the comparison sweep with `"rewrite.k_rrf": [1, 60, 1000]`: does either end of the range protect the side that only the original question finds? (Work it out by hand first from the RRF table above.)
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a small `k_rrf` favours each list's top ranks, so the original question's top document keeps its place; a large one flattens the ranks towards vote counts, favouring documents that many rewrites find.
+#
+# ```python
+# krrf = lesson_sweep(alias_spec, pareto=(COST, QUALITY), name="nb08_k_rrf", types=["comparison"], grid={"rewrite.enabled": [True], "rewrite.n_rewrites": [3], "rewrite.k_rrf": [1, 60, 1000]})
+# contrasts.labelled_table(krrf, [QUALITY, STRICT])
+# ```
+#
+# Compare the three rows' evidence recall with the comparison sweep's rewriting-off row.
+#
+# </details>
+#
+# 3. Run the alias grid on the 30 `mismatch` questions and compare with notebook 04's HyDE on the same questions: which expansion fixes lay wording here, and at what price in tokens?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** neither writer knows the world's technical terms, so expect little recall gain from either; the rewrites cost more retrieval calls, HyDE more embedding work.
+#
+# ```python
+# mismatch = lesson_sweep(alias_spec, pareto=(COST, QUALITY), name="nb08_mismatch", types=["mismatch"])
+# contrasts.interval_table(mismatch, [QUALITY, COST], reference=OFF)
+# ```
+#
+# Put this table next to notebook 04's interval table.
+#
+# </details>
+#
 # 4. Raise `retrieval.top_k` to 8 in the base: with more room per query, does the comparison loss disappear?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** it shrinks: with 8 hits per query the side that only the original question finds is more likely to stay in the fused list.
+#
+# ```python
+# roomy = lesson_sweep(alias_spec, pareto=(COST, QUALITY), name="nb08_top_k8", types=["comparison"], base={"retrieval.top_k": 8})
+# contrasts.interval_table(roomy, [QUALITY], reference=OFF)
+# ```
+#
+# Compare the three-rewrite row's Δ with the notebook's comparison finding.
+#
+# </details>
 
 # %% [markdown]
 # [← previous](07_search_budget.ipynb) · [next →](09_judge_input.ipynb)

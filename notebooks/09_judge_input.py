@@ -225,15 +225,66 @@ findings_markdown(finding, abstention, no_effect, judge_cost)
 # %% [markdown]
 # ## Try this
 #
-# 1. Run the sweep on `types=["unanswerable"]`: the simulator answers some unanswerable questions from
-#    whatever it retrieved. Does either judge refuse those answers? What does
-#    a support check verify, and what does it not?
-# 2. Find a `mismatch` answer the with-evidence judge refused and read its reason
-#    in the trace viewer: which name in the draft was missing from the evidence?
-# 3. Run the sweep with `"profile": "sloppy"` (more premature stops: answers from half the evidence). Do the
-#    judges catch a comparison answered from one side only?
-# 4. Swap the cost axis for `cost_tokens`: how much more does the with-evidence judge's prompt cost than the
-#    draft-only judge's?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Run the sweep on `types=["unanswerable"]`: the simulator answers some unanswerable questions from whatever it retrieved. Does either judge refuse those answers? What does a support check verify, and what does it not?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the with-evidence judge refuses answers whose claims the evidence does not support; neither judge knows whether the question was answerable — a support check verifies the answer against the evidence, not the question's premise.
+#
+# ```python
+# unans = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb09_unanswerable", types=["unanswerable"], per_type=30)
+# contrasts.group_share(unans, NONE, "status", "answered")
+# ```
+#
+# Compare how many answered statuses each judge configuration leaves (`contrasts.labelled_table(unans, ["quality_refused"])`).
+#
+# </details>
+#
+# 2. Find a `mismatch` answer the with-evidence judge refused and read its reason in the trace viewer: which name in the draft was missing from the evidence?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a `judge` step with verdict `unsupported` and a reason naming the claim it could not find in the evidence.
+#
+# ```python
+# TraceViewer(result).select(candidate_id=NAMES["with-evidence judge"])
+# ```
+#
+# Filter by type `mismatch` and outcome `refused`, then open the judge step.
+#
+# </details>
+#
+# 3. Run the sweep with `"profile": "sloppy"` (more premature stops: answers from half the evidence). Do the judges catch a comparison answered from one side only?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the with-evidence judge catches a claim about the missing side only when the draft states it; a draft that answers from one side without naming the other passes a support check.
+#
+# ```python
+# sloppy = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb09_sloppy", backend={**spec["backend"], "profile": "sloppy"})
+# contrasts.interval_table(sloppy, [QUALITY, "quality_refused"], reference=NONE)
+# ```
+#
+# Read the judges' rows against no judge.
+#
+# </details>
+#
+# 4. Swap the cost axis for `cost_tokens`: how much more does the with-evidence judge's prompt cost than the draft-only judge's?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the with-evidence judge's point sits to the right of the draft-only one: its prompt carries the evidence.
+#
+# ```python
+# contrasts.interval_table(result, ["cost_tokens"], reference=DRAFT)
+# ```
+#
+# The with-evidence row's Δ is the evidence's price in tokens per question.
+#
+# </details>
 
 # %% [markdown]
 # [← previous](08_query_rewrite.ipynb) · [next →](10_router.ipynb)

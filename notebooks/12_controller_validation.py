@@ -219,14 +219,67 @@ lost
 # %% [markdown]
 # ## Try this
 #
-# 1. Raise the format knobs to 0.3 each in `FORMAT_KNOBS`: how much of the containment does the fallback
-#    still win back when two thirds of structured outputs break?
-# 2. Run the sweep with `"profile": "sloppy"` (format failures *and* behavioural ones): does the fallback's
-#    gain survive premature stops and bridge drops?
-# 3. Add `"citations.refusal_threshold": [0.1, 0.4]` to the grid: the fallback answers only when a gathered
-#    chunk clears this threshold. Where does the fallback start refusing?
-# 4. In the trace viewer, filter by outcome `fallback` and find a broken `retrieve_again`: what did the
-#    fallback do instead, and did the question still get answered?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Raise the format knobs to 0.3 each in `FORMAT_KNOBS`: how much of the containment does the fallback still win back when two thirds of structured outputs break?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** more broken outputs, so a larger gap between refusing and falling back; the fallback answers only from evidence already gathered, so it cannot recover what the loop never found.
+#
+# ```python
+# broken = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb12_broken", backend={**spec["backend"], "knobs": {k: 0.3 for k in FORMAT_KNOBS}})
+# contrasts.interval_table(broken, [QUALITY], reference=REFUSE)
+# ```
+#
+# Compare the fallback row's Δ with the notebook's finding.
+#
+# </details>
+#
+# 2. Run the sweep with `"profile": "sloppy"` (format failures *and* behavioural ones): does the fallback's gain survive premature stops and bridge drops?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the gain stays positive but shrinks: behavioural failures lose evidence before the fallback can use it.
+#
+# ```python
+# sloppy = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb12_sloppy", backend={**spec["backend"], "profile": "sloppy"})
+# contrasts.interval_table(sloppy, [QUALITY], reference=REFUSE)
+# ```
+#
+# Read the fallback row's interval.
+#
+# </details>
+#
+# 3. Add `"citations.refusal_threshold": [0.1, 0.4]` to the grid: the fallback answers only when a gathered chunk clears this threshold. Where does the fallback start refusing?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** at 0.4 the fallback refuses more often: fewer gathered chunks clear the bar, so its gain over refusing shrinks.
+#
+# ```python
+# thresholds = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb12_thresholds", grid={**spec["grid"], "citations.refusal_threshold": [0.1, 0.4]})
+# contrasts.labelled_table(thresholds, [QUALITY, "quality_refused"])
+# ```
+#
+# Compare the refusal rates of the fallback rows at the two thresholds.
+#
+# </details>
+#
+# 4. In the trace viewer, filter by outcome `fallback` and find a broken `retrieve_again`: what did the fallback do instead, and did the question still get answered?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** an intervention on the controller step recording the invalid output and the deterministic action taken in its place (answer from the gathered evidence, or refuse).
+#
+# ```python
+# TraceViewer(result).select(candidate_id=contrasts.named(result, {"fallback": FALLBACK})["fallback"])
+# ```
+#
+# Open the controller step and its interventions.
+#
+# </details>
 
 # %% [markdown]
 # [← previous](11_source_contract.ipynb) · [next →](13_citation_guard.ipynb)

@@ -171,13 +171,72 @@ print(mine.compare(QUALITY)[["label", "delta", "lo", "hi", "n", "p"]].round(3).t
 # %% [markdown]
 # ## Try this
 #
-# 1. Set `per_type: 30` (all 240 test questions) in a copy of the spec: which "no measured change" verdicts
-#    become measured, and does the recommendation change?
-# 2. Change the rule: recommend the cheapest candidate in **tokens** (`cost_tokens`) instead of calls. Is it
-#    the same configuration?
-# 3. Set the simulator's `budget_anchoring` knob to 0 (`spec.backend.knobs`) and rerun: the disclosure
-#    point should join the base — the sign that its effect was the knob's.
-# 4. Add `seeds: [0, 1, 2]` to the spec: the paired intervals average each question over seeds first. Do the
-#    verdicts hold across seeds?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Set `per_type: 30` (all 240 test questions) in a copy of the spec: which "no measured change" verdicts become measured, and does the recommendation change?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** narrower paired intervals: effects that pointed one way on 120 questions (the one-round and append losses) have the best chance to become verdicts.
+#
+# ```python
+# import yaml
+# quick = yaml.safe_load((Path("..") / "sweeps" / "quickstart.yaml").read_text())
+# big = lesson_sweep({**quick, "per_type": 30, "name": "nb14_all"}, pareto=(COST, QUALITY))
+# print(recommendation_text(verdicts(big, metrics=(QUALITY, "quality_abstention_accuracy"), cost=COST, margin=0.05)))
+# ```
+#
+# Compare the verdicts table with the notebook's; a twice-as-large sample shrinks each interval by about √2.
+#
+# </details>
+#
+# 2. Change the rule: recommend the cheapest candidate in **tokens** (`cost_tokens`) instead of calls. Is it the same configuration?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** possibly not: a candidate that saves calls can cost tokens (a longer prompt), and the other way round.
+#
+# ```python
+# print(recommendation_text(verdicts(result, metrics=(QUALITY, "quality_abstention_accuracy"), cost="cost_tokens", margin=0.05)))
+# ```
+#
+# Compare the recommended configuration with the one the notebook printed.
+#
+# </details>
+#
+# 3. Set the simulator's `budget_anchoring` knob to 0 (`spec.backend.knobs`) and rerun: the disclosure point should join the base — the sign that its effect was the knob's.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the disclosure candidate's paired Δ in calls against the base shrinks to around 0.
+#
+# ```python
+# import yaml
+# quick = yaml.safe_load((Path("..") / "sweeps" / "quickstart.yaml").read_text())
+# calm = lesson_sweep({**quick, "name": "nb14_no_anchoring", "backend": {**quick["backend"], "knobs": {"budget_anchoring": 0.0}}}, pareto=(COST, QUALITY))
+# calm.compare(COST)[["label", "delta", "lo", "hi"]]
+# ```
+#
+# Read the disclosure row.
+#
+# </details>
+#
+# 4. Add `seeds: [0, 1, 2]` to the spec: the paired intervals average each question over seeds first. Do the verdicts hold across seeds?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the measured pipeline effects (round cap, truncation) change little across seeds; the simulator's choices vary per seed, so averaged questions give slightly narrower intervals.
+#
+# ```python
+# import yaml
+# quick = yaml.safe_load((Path("..") / "sweeps" / "quickstart.yaml").read_text())
+# seeded = lesson_sweep({**quick, "name": "nb14_seeds", "seeds": [0, 1, 2]}, pareto=(COST, QUALITY))
+# verdicts(seeded, metrics=(QUALITY, "quality_abstention_accuracy"), cost=COST, margin=0.05)
+# ```
+#
+# Compare the verdict column with the notebook's.
+#
+# </details>
 #
 # [← previous](13_citation_guard.ipynb) · [next →](15_real_data.ipynb)

@@ -151,13 +151,57 @@ explorer.run(wait=True)  # 10 bridge questions: seconds, strict containment, LLM
 # %% [markdown]
 # ## Try this
 #
-# 1. Run the same spec on `musique_sample` (2–4 hops, 20 paragraphs per question; `per_type` picks by hop
-#    count there) — does a three-hop question get a third round, and does it help?
-# 2. Set `truncation.max_snippets` to 2 in the base: with fewer snippets, does append-then-truncate start to
-#    lose the evidence rank-then-truncate keeps, as on the world?
-# 3. Add `"truncation.strategy": "round_slots"` to the grid's truncation line: does keeping a place for each
-#    round's best chunk keep the second hop that rank-then-truncate cuts?
-# 4. Point `dataset` at your own HotpotQA file (original or Hugging Face layout, JSON, JSON Lines or
-#    Parquet) — `rag-lab data info --dataset FILE` first shows how much of its gold the corpus holds.
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Run the same spec on `musique_sample` (2–4 hops, 20 paragraphs per question; `per_type` picks by hop count there) — does a three-hop question get a third round, and does it help?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the cap of 2 is the base, so a third round needs the cap raised; on the simulator the controller asks for it only when the evidence names an entity it has not searched.
+#
+# ```python
+# musique = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb15_musique", dataset="musique_sample")
+# contrasts.labelled_table(musique, [QUALITY, COST, "cost_rounds"])
+# ```
+#
+# Read the rounds column and the by-type table (types are hop counts there).
+#
+# </details>
+#
+# 2. Set `truncation.max_snippets` to 2 in the base: with fewer snippets, does append-then-truncate start to lose the evidence rank-then-truncate keeps, as on the world?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a tighter limit is where append's order bites (notebook 06): expect later-round gold kept to drop for append.
+#
+# ```python
+# tight = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb15_tight", base={**spec.get("base", {}), "truncation.max_snippets": 2})
+# contrasts.labelled_table(tight, [QUALITY, "quality_later_gold_retained"])
+# ```
+#
+# Compare the append row's later-round gold kept with the notebook's.
+#
+# </details>
+#
+# 3. Add `"truncation.strategy": "round_slots"` to the grid's truncation line: does keeping a place for each round's best chunk keep the second hop that rank-then-truncate cuts?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** round slots keep one chunk of every round by construction; whether that is the second hop's gold depends on how round 2 ranks it.
+#
+# Add the value to the truncation entry of `spec["grid"]`, rerun with `lesson_sweep(spec, ...)` and compare later-round gold kept for the three strategies.
+#
+# </details>
+#
+# 4. Point `dataset` at your own HotpotQA file (original or Hugging Face layout, JSON, JSON Lines or Parquet) — `rag-lab data info --dataset FILE` first shows how much of its gold the corpus holds.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** `rag-lab data info` reports the questions, the corpus and the share of gold paragraphs present; a low share caps every recall number.
+#
+# Then `lesson_sweep(spec, pareto=(COST, QUALITY), dataset="/path/to/file.json")` runs the same experiment on it.
+#
+# </details>
 #
 # [← previous](14_capstone.ipynb) · [next →](16_real_model.ipynb)

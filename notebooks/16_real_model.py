@@ -159,11 +159,37 @@ if LOCAL:
 # %% [markdown]
 # ## Try this
 #
-# 1. Run the same sweep with `"model": "gemma3-270m"` (the pretrained Gemma 3 270M; no chat template in its
-#    GGUF, so the lab serves it with Gemma's turn format): how does its echo rate compare?
-# 2. Point the backend at any GGUF file you have: `"model": "/path/to/model.gguf"`, or at an
-#    OpenAI-compatible server: `{"kind": "openai", "base_url": "http://127.0.0.1:8000/v1"}`.
-# 3. Rerun with `per_type: 10` (minutes of CPU): does the simulator's *ranking* of `round_cap.max_rounds` 1 vs 2 agree with the
-#    real model's?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Run the same sweep with `"model": "gemma3-270m"` (the pretrained Gemma 3 270M; no chat template in its GGUF, so the lab serves it with Gemma's turn format): how does its echo rate compare?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a pretrained (not instruction-tuned) model continues text rather than following instructions, so it may parrot its prompt more often; the echo column says how often.
+#
+# Change the backend's `model` in the sweep cell above to `gemma3-270m`, rerun it (minutes of CPU), and read `quality_echo` per configuration.
+#
+# </details>
+#
+# 2. Point the backend at any GGUF file you have: `"model": "/path/to/model.gguf"`, or at an OpenAI-compatible server: `{"kind": "openai", "base_url": "http://127.0.0.1:8000/v1"}`.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the same tables for your model; a larger instruction-tuned model parrots less and answers more.
+#
+# Only the backend mapping changes; the questions, the pipeline and the metrics stay the same, so the rows are comparable question by question.
+#
+# </details>
+#
+# 3. Rerun with `per_type: 10` (minutes of CPU): does the simulator's *ranking* of `round_cap.max_rounds` 1 vs 2 agree with the real model's?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** on real HotpotQA text the simulator finds little difference between caps 1 and 2 (notebook 15); a small real model may differ either way.
+#
+# Add `"round_cap.max_rounds": [1, 2]` to the grid of `QUESTIONS`, set `per_type` to 10, and compare the two runs' paired Δ.
+#
+# </details>
 #
 # [← previous](15_real_data.ipynb)

@@ -339,9 +339,15 @@ def test_the_typed_measurement_check_can_fail():
 NAME_IN_TICKS = re.compile(r"`([^`]+)`")
 
 
-def _exercise_text(cells: list[tuple[str, str]]) -> str:
+def _exercise_text(cells: list[tuple[str, str]], code: bool = False) -> str:
+    """The markdown from ``## Try this`` on; without the answers' fenced code unless ``code``."""
     md = "\n".join(s for t, s in cells if t == "markdown")
-    return md[md.index("## Try this"):] if "## Try this" in md else ""
+    text = md[md.index("## Try this"):] if "## Try this" in md else ""
+    return text if code else FENCE.sub("", text)
+
+
+FENCE = re.compile(r"```python\n(.*?)```", re.S)
+EXERCISE = re.compile(r"^(\d+)\. ", re.M)
 
 
 def unresolved_names(cells: list[tuple[str, str]]) -> list[str]:
@@ -398,3 +404,59 @@ def test_the_exercise_name_check_can_fail():
                           "`cost_quality_info(...)`, `lost[0]`, `rag_lab.figures.cost_quality_info`, "
                           "`rag_lab.figures.no_such_thing`, `rag_lab.nope`; keys `crag.lower`, `\"sloppy\"`.")]
     assert unresolved_names(cells) == ["BACKEND", "lost[0]", "rag_lab.figures.no_such_thing", "rag_lab.nope"]
+
+
+# ---------------------------------------------------------------- exercises with answers
+
+
+def exercise_answers(cells: list[tuple[str, str]]) -> list[dict]:
+    """Each numbered exercise of ``## Try this``: whether it has an unfoldable answer (``<details>``) that says
+    what to expect (``**Expect:**``), and the names its answer code reads that neither it nor the notebook binds."""
+    import builtins
+
+    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+    tree = ast.parse(code)
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    bound |= set(dir(builtins)) | {"display"}
+    text = _exercise_text(cells, code=True)
+    starts = [m.start() for m in EXERCISE.finditer(text)]
+    out = []
+    for i, start in enumerate(starts):
+        item = text[start:starts[i + 1] if i + 1 < len(starts) else len(text)]
+        details = re.search(r"<details>(.*?)</details>", item, re.S)
+        unbound: list[str] = []
+        for snippet in FENCE.findall(item):
+            snippet_tree = ast.parse(snippet)
+            own = {n.id for n in ast.walk(snippet_tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            own |= {(a.asname or a.name).split(".")[0] for n in ast.walk(snippet_tree)
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+            own |= {a.arg for n in ast.walk(snippet_tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+            unbound += sorted({n.id for n in ast.walk(snippet_tree) if isinstance(n, ast.Name)
+                               and isinstance(n.ctx, ast.Load)} - bound - own)
+        out.append({"n": int(EXERCISE.match(item).group(1)), "answer": bool(details),
+                    "expect": bool(details and "**Expect:**" in details.group(1)), "unbound": unbound})
+    return out
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_every_exercise_says_what_to_expect_and_has_an_answer(name):
+    answers = exercise_answers(_cells(name))
+    assert answers, f"{name}: no numbered exercises under '## Try this'"
+    assert [a["n"] for a in answers] == list(range(1, len(answers) + 1)), f"{name}: exercises are not numbered 1..n"
+    bare = [a["n"] for a in answers if not (a["answer"] and a["expect"])]
+    assert not bare, f"{name}: exercises {bare} have no <details> answer saying **Expect:**"
+    unbound = {a["n"]: a["unbound"] for a in answers if a["unbound"]}
+    assert not unbound, f"{name}: answer code reads names the notebook does not bind: {unbound}"
+
+
+def test_the_answer_check_can_fail():
+    cells = [("code", "spec = {}\nCOST = 'c'"),
+             ("markdown", "## Try this\n\n1. Do it.\n\n<details><summary>a</summary>\n\n**Expect:** x\n\n"
+                          "```python\nnew = lesson_sweep(spec, COST)\nnew.table\n```\n\n</details>\n\n"
+                          "2. And this.\n\n3. And that.\n<details>no expectation</details>\n")]
+    assert exercise_answers(cells) == [{"n": 1, "answer": True, "expect": True, "unbound": ["lesson_sweep"]},
+                                       {"n": 2, "answer": False, "expect": False, "unbound": []},
+                                       {"n": 3, "answer": True, "expect": False, "unbound": []}]
