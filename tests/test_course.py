@@ -460,3 +460,39 @@ def test_the_answer_check_can_fail():
     assert exercise_answers(cells) == [{"n": 1, "answer": True, "expect": True, "unbound": ["lesson_sweep"]},
                                        {"n": 2, "answer": False, "expect": False, "unbound": []},
                                        {"n": 3, "answer": True, "expect": False, "unbound": []}]
+
+
+# ---------------------------------------------------------------- the lesson map
+
+
+def test_the_committed_lesson_map_is_the_generated_one():
+    """notebooks/README.md's lesson map is what ``rag-lab notebooks map`` writes from the notebooks and
+    notebooks/run_times.json; every lesson has a run time."""
+    from rag_lab.course_map import committed_map, lesson_map
+
+    generated = lesson_map(NOTEBOOKS)
+    assert committed_map(NOTEBOOKS) == generated, "notebooks/README.md's lesson map is stale: run `rag-lab notebooks map`"
+    untimed = [line.split(" | ")[1] for line in generated.splitlines() if line.rstrip().endswith("| – |")]
+    assert not untimed, f"lessons without a run time in notebooks/run_times.json: {untimed}"
+
+
+def test_the_lesson_map_reads_each_notebook(tmp_path):
+    """A lesson's row: the first asserted finding's claim (an f-string over a constant too), its kind, a
+    definitional-only lesson's printed measured effects, the banner's where clause and the run time."""
+    import json
+
+    from rag_lab.course_map import BEGIN, END, lesson_map, write_lesson_map
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 07 · A lesson\n\n> **Finding type:** definitional.\n>\n"
+                                              "> **Where it holds:** on the world | only."),
+                nbformat.v4.new_code_cell('N = 600\nm = paired_finding(r, "q", candidate={}, kind="measured", claim=f"{N} tokens")\n'
+                                          'd = paired_finding(r, "c", candidate={}, kind="definitional", family=F, '
+                                          'claim="a " "call")\nassert d.holds, d.message')]
+    nbformat.write(nb, tmp_path / "07_lesson.ipynb")
+    (tmp_path / "README.md").write_text(f"intro\n{BEGIN}\nSTALE ROW\n{END}\nrest\n")
+    (tmp_path / "times.json").write_text(json.dumps({"seconds": {"07_lesson": 41.26}}))
+    write_lesson_map(tmp_path, tmp_path / "times.json")
+    row = "| 07 | [A lesson](07_lesson.ipynb) | a call | definitional; measured effects printed, not asserted | on the world \\| only. | 41 s |"
+    assert row in lesson_map(tmp_path).splitlines()
+    assert (tmp_path / "README.md").read_text().startswith(f"intro\n{BEGIN}\n") and "STALE ROW" not in (tmp_path / "README.md").read_text()

@@ -26,7 +26,8 @@ def test_a_paragraph_carries_the_findings_own_numbers():
     assert text.startswith("✅ **Holds** — *measured")
     for part in ("A second round answers more two-hop questions (claimed: higher with the candidate)",
                  "on the same 60 questions", "0.500 vs 0.383", "Δ = +0.117 (95% paired interval [+0.050, +0.200])",
-                 "8 question(s) higher and 1 lower", "p = 0.0039 (exact sign)", "after Holm over the notebook's 1 findings"):
+                 "8 question(s) higher and 1 lower", "p = 0.0039 (exact sign)",
+                 "p = 0.0039 after Holm over the notebook's 1 findings"):
         assert part in text, (part, text)
 
 
@@ -35,6 +36,7 @@ def test_a_paragraph_says_when_a_finding_is_not_shown_or_not_asserted():
     assert text.startswith("❌ **Not shown at this size**")
     assert "Δ = −0.067" in text and "1 question(s) higher and 7 lower" in text and "p = 0.070" in text
     assert "printed, not asserted" in text
+    assert "p < 0.0001 (exact sign)" in finding_paragraph(_finding(p=1e-6))
     none = finding_paragraph(_finding(direction="none", margin=0.1, kind="definitional"))
     assert "claimed: no change beyond ±0.1" in none and "*definitional" in none
 

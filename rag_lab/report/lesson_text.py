@@ -38,6 +38,12 @@ class LessonText(str):
         return str(self)
 
 
+def _p(p: float) -> str:
+    """``p = 0.125``, ``p < 0.0001``."""
+    text = p_text(p)
+    return f"p {text[0]} {text[1:]}" if text.startswith("<") else f"p = {text}"
+
+
 def _num(x: float) -> str:
     return f"{x:+.3f}".replace("-", "−")
 
@@ -54,9 +60,9 @@ def finding_paragraph(finding: Finding) -> str:
             f"{metric_label(finding.metric)} {finding.mean:.3f} vs {finding.reference_mean:.3f}, "
             f"Δ = {_num(finding.delta)} (95% paired interval [{_num(finding.lo)}, {_num(finding.hi)}]); "
             f"{finding.n_better} question(s) higher and {finding.n_worse} lower with the candidate; "
-            f"p = {p_text(finding.p if finding.p_claim is None else finding.p_claim)} ({finding.method})")
+            f"{_p(finding.p if finding.p_claim is None else finding.p_claim)} ({finding.method})")
     if finding.family is not None:
-        text += f", {p_text(finding.p_adjusted)} after Holm over the notebook's {finding.family.size} findings"
+        text += f", {_p(finding.p_adjusted)} after Holm over the notebook's {finding.family.size} findings"
     else:
         text += "; printed, not asserted (it is outside the notebook's family of asserted findings)"
     if finding.control is not None:
