@@ -486,13 +486,16 @@ def test_the_lesson_map_reads_each_notebook(tmp_path):
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# 07 · A lesson\n\n> **Finding type:** definitional.\n>\n"
                                               "> **Where it holds:** on the world | only."),
-                nbformat.v4.new_code_cell('N = 600\nm = paired_finding(r, "q", candidate={}, kind="measured", claim=f"{N} tokens")\n'
+                nbformat.v4.new_code_cell('N = 600\nm = paired_finding(r, "q", candidate={}, kind="measured", '
+                                          'claim=f"{N} tokens")\n'
                                           'd = paired_finding(r, "c", candidate={}, kind="definitional", family=F, '
                                           'claim="a " "call")\nassert d.holds, d.message')]
     nbformat.write(nb, tmp_path / "07_lesson.ipynb")
     (tmp_path / "README.md").write_text(f"intro\n{BEGIN}\nSTALE ROW\n{END}\nrest\n")
     (tmp_path / "times.json").write_text(json.dumps({"seconds": {"07_lesson": 41.26}}))
     write_lesson_map(tmp_path, tmp_path / "times.json")
-    row = "| 07 | [A lesson](07_lesson.ipynb) | a call | definitional; measured effects printed, not asserted | on the world \\| only. | 41 s |"
+    row = ("| 07 | [A lesson](07_lesson.ipynb) | a call | definitional; measured effects printed, not asserted | "
+           "on the world \\| only. | 41 s |")
     assert row in lesson_map(tmp_path).splitlines()
-    assert (tmp_path / "README.md").read_text().startswith(f"intro\n{BEGIN}\n") and "STALE ROW" not in (tmp_path / "README.md").read_text()
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith(f"intro\n{BEGIN}\n") and "STALE ROW" not in readme and readme.endswith(f"{END}\nrest\n")
