@@ -4,7 +4,8 @@
 in a fresh kernel, its working directory the notebooks folder, and writes ``<out>/<name>.html`` and
 ``<out>/index.html`` (each notebook's status and run time), and the run times of the notebooks that ran
 as ``<out>/run_times.json`` (``rag-lab notebooks map --times`` puts them in the course's lesson map).
-Figures are rendered with plotly's offline ``notebook`` renderer, so the HTML carries plotly.js itself and opens without a network.
+Figures are rendered with plotly's offline ``notebook`` renderer, so the HTML carries plotly.js itself and opens
+without a network.
 
 A notebook that fails is still written — with the error in the failing cell — and the index marks it
 failed; the command then exits non-zero after the others are done, so one bad notebook loses nothing
