@@ -17,8 +17,8 @@
 # # 08 · Query rewrite + reciprocal rank fusion
 #
 # > **Finding type:** definitional (the one asserted claim: the extra LLM call), with two measured effects
-# > reported but not shown at this size (printed with their tests, not asserted) — a property of the
-# > pipeline and the data, with a simulated writer. Each
+# > printed with their paired tests but not asserted — a property of the pipeline and the data, with a
+# > simulated writer. Each
 # > rewrite is a real search of the world's corpus and the fusion is a line of pipeline code; no simulator
 # > knob reacts to `rewrite.*`. The rewrites themselves come from the simulator, which only rephrases
 # > (synonyms, keyword queries, statements) and knows no fact about the world; the gain on aliased questions
@@ -176,10 +176,10 @@ explorer.run(wait=True)  # rewriting off on the alias questions: evidence recall
 # skipped the rewrite call (the policy switched off), every Δ would be 0.
 #
 # Only the price is asserted, and it is definitional. The gain and the loss were asserted once, on their
-# intervals alone; tested as a referee would, they are not findings at this size: only a handful of the 30
-# questions of each type change at all, and a paired test on so few discordant questions cannot reach
-# p < 0.05. Both are printed below with their counts and tests; more questions than the world's 30 per
-# type would be needed to claim them.
+# intervals alone; only a handful of the 30 questions of each type change at all. Both are printed below
+# with their counts and their paired tests, which say whether each is shown at this size (not corrected
+# for the notebook's family, since neither is asserted); more questions than the world's 30 per type
+# would be needed before either is claimed as a finding of the course.
 
 # %%
 FINDINGS = FindingFamily(size=1, name="08_query_rewrite")   # the one claim asserted below

@@ -169,8 +169,8 @@ explorer.run(wait=True)  # the draft-only judge on the alias questions: strict c
 # half again the cold-cache run time.
 #
 # It was asserted once, on its interval alone (which excludes 0). Tested as a referee would, it is not a
-# finding at this size: only a handful of the answerable questions differ, all the same way, and an exact
-# sign test on so few discordant pairs cannot reach p < 0.05 (the paragraph below gives the count and the
+# finding at this size: only a handful of the answerable questions differ, and an exact sign test on so
+# few discordant pairs does not reach p < 0.05 (the paragraph below gives the counts each way and the
 # p). So it is printed, not asserted; what is asserted is the
 # judge's price in LLM calls, which is definitional (the pipeline makes the call whenever the judge is on).
 

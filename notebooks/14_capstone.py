@@ -115,10 +115,10 @@ summary.drop(columns=["candidate_id", "config_id"])
 #
 # Two pipeline properties the course measured one at a time, tested together here: capping the loop at one
 # round, and appending before truncating, each lose answers against the base. (If the round cap stopped
-# binding, or the append strategy ranked like the default, the Δ would be 0.) Neither is asserted: each was
-# once asserted on its interval alone, and an interval that excludes 0 is not yet a significant paired test
-# on this many questions. Their paragraphs below give the questions lost and gained and the exact test;
-# only HyDE's definitional price is asserted.
+# binding, or the append strategy ranked like the default, the Δ would be 0.) Neither is asserted here —
+# notebooks 01 and 06 assert them on the questions they live on: their paragraphs below give the questions
+# lost and gained and the exact test on this sweep (not corrected for a family, since neither is
+# asserted); only HyDE's definitional price is asserted.
 
 # %%
 FINDINGS = FindingFamily(size=1, name="14_capstone")   # the one claim asserted below

@@ -98,15 +98,12 @@ ASSERTS_FACTS = {
 }
 #: Notebooks exempt from "a measured headline and a measured outcome finding", with the reason.
 EXEMPT = {
-    "14_capstone": "its two measured findings (one round, append) are not significant on its 120 questions: printed, "
-                   "not asserted; only HyDE's definitional price is",
+    "14_capstone": "its two measured findings (one round, append) are printed with their tests, not asserted (notebooks "
+                   "01 and 06 assert them); only HyDE's definitional price is",
     "09_judge_input": "its measured effect (with-evidence vs draft-only judge: a handful of discordant questions) is not "
                       "significant: reported, not asserted; only the definitional price is",
     "08_query_rewrite": "its measured effects (the alias gain, the comparison loss: a handful of discordant questions "
-                        "each) are not significant on the world's 30 questions per type: reported, not asserted; only "
-                        "the definitional price is",
-    "07_search_budget": "its quality price is not significant at its size: printed, not asserted; the token saving "
-                        "(a cost) is its measured headline",
+                        "each) are printed with their tests, not asserted; only the definitional price is",
     "16_real_model": "its two asserted claims are definitional checks of the echo guard on a real local model "
                      "(10 questions, only with the `local` extra); a measured claim about a real model needs more",
 }
