@@ -283,7 +283,7 @@ contrasts.interval_table(result, [QUALITY, COST, "cost_tokens"], reference={"rou
 # **Expect:** the order of the points can change: every question without a router enters the controller loop, whose prompts are longer than the route prompt.
 #
 # ```python
-# cost_quality_figure(cost_quality_info(result.table, "cost_tokens", QUALITY, text_col="label"))
+# cost_quality_figure(cost_quality_info(contrasts.labelled_table(result, [QUALITY, "cost_tokens"]), "cost_tokens", QUALITY, text_col="label"))
 # ```
 #
 # Compare the horizontal order of the points with the calls plot.
