@@ -207,7 +207,7 @@ contrasts.interval_table(result, [COST, QUALITY], reference=FREE)
 #
 # ```python
 # capped = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb07_cap1", grid=[*spec["grid"], {"round_cap.max_rounds": [1]}])
-# contrasts.interval_table(capped, [COST, QUALITY], reference=FREE)
+# contrasts.interval_table(capped, [COST, QUALITY], reference={**FREE, "round_cap.max_rounds": 4})
 # ```
 #
 # Compare the cap-1 row with the 600-token row on both columns.
