@@ -267,7 +267,7 @@ contrasts.interval_table(result, [QUALITY, STRICT, COST], reference=OFF)
 #
 # ```python
 # rewrites = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb04_vs_rewrite", grid=[{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [4]}, {"rewrite.enabled": [True], "rewrite.n_rewrites": [3]}])
-# contrasts.interval_table(rewrites, [QUALITY, COST], reference=OFF)
+# contrasts.interval_table(rewrites, [QUALITY, COST], reference={**OFF, "rewrite.enabled": False})
 # ```
 #
 # Each row is a paired Δ against HyDE off on the same 30 questions.
