@@ -20,6 +20,10 @@
 # > code, and no simulator knob reacts to it: the calls it saves and the answers it loses on two-hop
 # > questions are measured on the shipped world, with the simulated controller (`typical` profile,
 # > one reader for all text) asking for rounds as the evidence it reads suggests.
+# >
+# > **Where it holds:** the saving in LLM calls: holds on the world, HotpotQA and MuSiQue (seeds 0 and 1).
+# > The answers lost on two-hop questions: holds on the world (seeds 0 and 1); not shown on HotpotQA or
+# > MuSiQue (the sign agrees at every seed) — there the second round rarely finds an answer the first missed.
 #
 # A multi-round retrieval loop needs a hard stop. **RoundCap** caps the number of retrieval rounds *in
 # code*: when the controller asks for one more round after the cap, that request is a **policy
@@ -60,7 +64,7 @@ from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figur
 from rag_lab.figures import trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import RoundCap
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(RoundCap, colwidth=80)
 
@@ -113,7 +117,9 @@ print(f"{qid}: {result.result(BY_CAP[1], qid).question}")
 contrasts.trace_contrast(result, {f"max_rounds={n}": BY_CAP[n] for n in (1, 4)}, qid, steps=["controller", "retrieve"])
 
 # %% [markdown]
-# The same question under `max_rounds=4`, for contrast: the second round searches for what round 1 pointed to.
+# The same question's timeline under `max_rounds=1`: one retrieval round, the controller's request for
+# another rejected in code, and the answer written from round 1's evidence (the contrast above shows what
+# the rounds under `max_rounds=4` searched for).
 
 # %%
 trace_timeline_figure(trace_timeline_info(result.traces(BY_CAP[1])[qid]))
@@ -151,7 +157,6 @@ explorer.run(wait=True)  # max_rounds=1 on the bridge questions: LLM calls per q
 FINDINGS = FindingFamily(size=2, name="01_round_cap")   # Holm over this notebook's two claims
 finding = paired_finding(result, COST, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
                          family=FINDINGS, claim="capping retrieval at one round instead of two cuts LLM calls")
-print(finding)
 assert finding.holds, finding.message
 
 # %% [markdown]
@@ -167,8 +172,8 @@ bridge = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_round_cap_bridge"
 bridge_finding = paired_finding(bridge, QUALITY, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
                                 family=FINDINGS,
                                 claim="on two-hop questions, capping at one round loses answers that round 2 finds")
-print(bridge_finding)
 assert bridge_finding.holds, bridge_finding.message
+findings_markdown(finding, bridge_finding, where=["round_cap_calls", "round_cap_bridge"])
 
 # %%
 display(contrasts.interval_table(result, [COST, QUALITY, "cost_rounds"], reference=CAP[2]))  # noqa: F821 (IPython's display)
@@ -194,15 +199,68 @@ contrasts.value_counts(result, "stop_reason", {f"max_rounds={n}": cid for n, cid
 # %% [markdown]
 # ## Try this
 #
-# 1. Move the explorer's slider from 1 to 2, then to 3 and 4: which step moves the point most on these
-#    bridge questions, and which caps end up on the Pareto front?
-# 2. Re-run the sweep with `"profile": "sloppy"` in `BACKEND` (frequent bridge drops and premature stops):
-#    does a second round still pay for itself when the controller's refined query loses the bridge entity?
-# 3. Add `"zero_yield.enabled": [True, False]` to the grid: how many of the rounds past two were
-#    paraphrase searches that found nothing new?
-# 4. Swap the cost axis for `cost_tokens` or `cost_modelled_latency_s` in `cost_quality_info`: is the
-#    relative saving of a cap of 1 larger in tokens than in calls? Open a round-2 controller prompt in the
-#    trace viewer to see what a second round adds to the prompt.
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Move the explorer's slider from 1 to 2, then to 3 and 4: which step moves the point most on these bridge questions, and which caps end up on the Pareto front?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the 1 → 2 step moves the point most (up in containment, right in calls); caps 3 and 4 add calls and little or no quality, so they fall off the front or sit at its top end.
+#
+# ```python
+# for cap in (2, 3, 4):
+#     explorer.with_params(**{"round_cap.max_rounds": cap})
+#     explorer.run(wait=True)
+# ```
+#
+# The sweep's table above gives the same four caps on 80 questions; compare its `is_pareto` column with what the explorer shows on the 12 bridge questions.
+#
+# </details>
+#
+# 2. Re-run the sweep with `"profile": "sloppy"` in `spec["backend"]` (frequent bridge drops and premature stops): does a second round still pay for itself when the controller's refined query loses the bridge entity?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the gain of cap 2 over cap 1 shrinks: a refined query without the bridge entity searches for the wrong thing, and a premature stop never asks for the round at all.
+#
+# ```python
+# sloppy = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_sloppy", backend={**spec["backend"], "profile": "sloppy"})
+# sloppy.compare(QUALITY, reference=CAP[2])[["label", "delta", "lo", "hi", "p"]]
+# ```
+#
+# Read the cap-1 row's Δ against cap 2 and compare it with the typical profile's row in the notebook's interval table.
+#
+# </details>
+#
+# 3. Add `"zero_yield.enabled": [True, False]` to the grid: how many of the rounds past two were paraphrase searches that found nothing new?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** with the stop on, caps 3 and 4 end more runs with stop reason `empty_round` and spend fewer rounds; caps 1 and 2 are unchanged (a round cap below the third round leaves no empty round to stop).
+#
+# ```python
+# zy = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_zero_yield", grid={**spec["grid"], "zero_yield.enabled": [True, False]})
+# contrasts.value_counts(zy, "stop_reason")
+# ```
+#
+# Count `empty_round` per configuration: each is a round that found nothing new and that the stop cut off.
+#
+# </details>
+#
+# 4. Swap the cost axis for `cost_tokens` or `cost_modelled_latency_s` in `cost_quality_info`: is the relative saving of a cap of 1 larger in tokens than in calls? Open a round-2 controller prompt in the trace viewer to see what a second round adds to the prompt.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the same ordering of caps on either axis; a later round's prompt carries the evidence gathered so far, so a round costs more tokens than the first one did.
+#
+# ```python
+# cost_quality_figure(cost_quality_info(table, "cost_tokens", QUALITY, text_col="label"))
+# ```
+#
+# Compare the horizontal gap between caps 1 and 2 on this plot with the one on the calls plot, each as a share of cap 2's cost.
+#
+# </details>
 
 # %% [markdown]
 # ## Where this finding holds

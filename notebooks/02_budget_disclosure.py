@@ -23,6 +23,10 @@
 # > profile's effect is built into the simulator (each asserted with its control, both knobs at 0); what
 # > is measured is its size, where it falls, what the extra rounds buy in answers, and what the
 # > pipeline's other guards (the cap, the zero-yield stop, the router) leave of it.
+# >
+# > **Where it holds:** the anchored model's extra calls: holds on the world, HotpotQA and MuSiQue (seeds 0
+# > and 1). The thrifty model's saving: holds on the world and MuSiQue (seeds 0 and 1); holds on HotpotQA
+# > only at seed 0. Both are the knobs' doing wherever they hold.
 #
 # Should the controller be told its budget? **BudgetDisclosure** decides whether the controller prompt
 # states the cap ("You may run at most N rounds of searches in total") or only asks it to "use as few
@@ -72,7 +76,7 @@ from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robust
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import BudgetDisclosure
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(BudgetDisclosure, colwidth=80)
 
@@ -174,7 +178,7 @@ answers = paired_finding(result, QUALITY, candidate=A1, reference=A0, direction=
 assert anchors.holds, anchors.message
 assert saves.holds, saves.message
 assert answers.holds, answers.message
-contrasts.findings_table(anchors, saves, answers)
+findings_markdown(anchors, saves, answers, where=["disclosure_calls", "disclosure_thrift_calls"])
 
 # %%
 gaps = contrasts.paired_blocks(result, [ROUNDS, COST, QUALITY],
@@ -212,14 +216,69 @@ display(gaps, stops)  # noqa: F821
 # %% [markdown]
 # ## Try this
 #
-# 1. Add `"typical"` to `MODELS` (anchoring 0.2, thrift 0.15): which way does disclosure push a model
-#    with both reactions, and is the gap distinguishable from 0 on 80 questions?
-# 2. Add `"zero_yield.enabled": False` to the spec's `base`: how many rounds does the anchored model run
-#    now, at caps 2 and 4?
-# 3. Add `"router.enabled": False` to `base` so every question enters the controller loop, as in the
-#    article: which question types pay most for a disclosed budget now?
-# 4. Set the anchored model's `budget_anchoring` to 1.0 (`"knobs"` in the spec's `backend`) and the cap to
-#    10: how close does the disclosed run get to using the whole budget on every question?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Add `"typical"` to `MODELS` (anchoring 0.2, thrift 0.15): which way does disclosure push a model with both reactions, and is the gap distinguishable from 0 on 80 questions?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a small gap, the two knobs pulling opposite ways; expect its paired interval to include 0 on 80 questions.
+#
+# ```python
+# typical = lesson_sweep(spec, name="nb02_typical", grid={**spec["grid"], "backend.profile": ["typical"]})
+# contrasts.interval_table(typical, [COST, QUALITY], reference={"disclosure.disclosed": False, "round_cap.max_rounds": 4})
+# ```
+#
+# Read the disclosed cap-4 row against the hidden cap-4 reference: its Δ in LLM calls and whether the interval crosses 0.
+#
+# </details>
+#
+# 2. Add `"zero_yield.enabled": False` to the spec's `base`: how many rounds does the anchored model run now, at caps 2 and 4?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** more rounds for the anchored model with the budget disclosed, up to the cap: the zero-yield stop no longer ends its empty rounds, so only the cap does.
+#
+# ```python
+# no_stop = lesson_sweep(spec, name="nb02_no_stop", base={**spec.get("base", {}), "zero_yield.enabled": False})
+# contrasts.labelled_table(no_stop, [ROUNDS, COST, QUALITY])
+# ```
+#
+# Compare the `cost_rounds` column with the notebook's sweep table, row by row.
+#
+# </details>
+#
+# 3. Add `"router.enabled": False` to `base` so every question enters the controller loop, as in the article: which question types pay most for a disclosed budget now?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the simple types (`single`, `alias`, `vague`) now pay too: with no router, they enter the loop where anchoring can act.
+#
+# ```python
+# no_router = lesson_sweep(spec, name="nb02_no_router", base={**spec.get("base", {}), "router.enabled": False})
+# contrasts.group_means(no_router, ROUNDS)
+# ```
+#
+# The table gives the mean rounds by type for each configuration; compare the disclosed and hidden columns of the anchored model, type by type.
+#
+# </details>
+#
+# 4. Set the anchored model's `budget_anchoring` to 1.0 (`"knobs"` in the spec's `backend`) and the cap to 10: how close does the disclosed run get to using the whole budget on every question?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** with anchoring at 1.0 the disclosed model asks for another round whenever it may; the zero-yield stop and the router still end many runs early, so the mean rounds stay well below 10.
+#
+# ```python
+# full = lesson_sweep(spec, name="nb02_anchoring_1", grid={"disclosure.disclosed": [True], "round_cap.max_rounds": [10], "backend.profile": ["anchored"]},
+#                     backend={**spec["backend"], "knobs": {"budget_anchoring": 1.0}})
+# contrasts.value_counts(full, "stop_reason")
+# ```
+#
+# The stop reasons say what ended each run: `cap_reached` is the budget used up; `empty_round` and the router's one-shot path are the other guards.
+#
+# </details>
 
 # %% [markdown]
 # ## Where these findings hold

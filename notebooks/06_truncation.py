@@ -21,6 +21,10 @@
 # > controller only decides which chunks arrive in which round. The finding — ranking first keeps the gold
 # > evidence that later rounds found, appending first loses it — is measured on the shipped world's
 # > two-hop questions.
+# >
+# > **Where it holds:** holds on the world (seeds 0 and 1); not shown on HotpotQA or MuSiQue (the sign
+# > agrees at every seed) — for the gold evidence kept and for the answers alike: few of the real samples'
+# > questions have gold that only a later round found.
 #
 # After the retrieval loop, the evidence of every round is cut to the context budget before the answer is
 # written. **Truncation** decides *which* evidence survives that cut. One way of doing it silently throws
@@ -75,7 +79,7 @@ from rag_lab.figures import truncation_retention_figure, truncation_retention_in
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import Retrieval, Truncation
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
 
 print("round-1 chunks per query (retrieval.top_k):", Retrieval().top_k)
 setup_notebook(Truncation, colwidth=100)
@@ -182,13 +186,13 @@ answers = paired_finding(result, QUALITY, candidate=RANK, reference=APPEND, dire
                          family=FINDINGS, claim="and the answers are better for it")
 assert finding.holds, finding.message
 assert answers.holds, answers.message
-contrasts.findings_table(finding, answers)
+findings_markdown(finding, answers, where=["truncation_retained", "truncation_answers"])
 
 # %%
 loose = paired_finding(result, RETAINED, candidate={**RANK, "truncation.max_snippets": 8},
                        reference={**APPEND, "truncation.max_snippets": 8}, direction="none", margin=0.05,
                        claim="rank vs append, 8 snippets (a loose limit), later-round gold kept")
-contrasts.findings_table(loose)
+findings_markdown(loose)
 
 # %% [markdown]
 # ## What was measured
@@ -211,15 +215,64 @@ contrasts.findings_table(loose)
 # %% [markdown]
 # ## Try this
 #
-# 1. In the explorer, switch `truncation.strategy` to `rank_then_truncate`, then to `refine`, at 5 snippets:
-#    how far does each point move on the default axis, and on `later-round gold evidence kept`?
-# 2. Set `truncation.max_snippets` to 10 in the explorer with `append_then_truncate`: is the bug gone, and
-#    what does the larger context cost in tokens?
-# 3. Add `"retrieval.top_k": [3, 8]` to the sweep's grid: the limit at which appending starts losing
-#    later-round evidence should follow `top_k`. Does it?
-# 4. Write the article's test: a fake backend whose round 1 returns exactly `max_snippets` chunks and whose
-#    round 2 returns one uniquely marked chunk; assert the answer prompt holds it under `rank_then_truncate`
-#    (and drops it under `append_then_truncate`). `tests/test_pipeline.py` holds the package's version of it.
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. In the explorer, switch `truncation.strategy` to `rank_then_truncate`, then to `refine`, at 5 snippets: how far does each point move on the default axis, and on `later-round gold evidence kept`?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** both move up on later-round gold kept (they rank before cutting); the answer axis moves less, since not every kept chunk changes the answer.
+#
+# ```python
+# for strategy in ("rank_then_truncate", "refine"):
+#     explorer.with_params(**{"truncation.strategy": strategy, "truncation.max_snippets": 5})
+#     explorer.run(wait=True)
+# ```
+#
+# Switch the y axis to `later-round gold evidence kept` in the axis picker and read both points against append.
+#
+# </details>
+#
+# 2. Set `truncation.max_snippets` to 10 in the explorer with `append_then_truncate`: is the bug gone, and what does the larger context cost in tokens?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** at a loose limit the append order rarely cuts a later round's chunk, so its later-round gold kept comes back; tokens per question rise with the longer context (the notebook's loose-limit finding is the same contrast at 8).
+#
+# ```python
+# explorer.with_params(**{"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 10})
+# explorer.run(wait=True)
+# ```
+#
+# The bug is the order, not the limit: it hides whenever the limit exceeds what round 1 returns.
+#
+# </details>
+#
+# 3. Add `"retrieval.top_k": [3, 8]` to the sweep's grid: the limit at which appending starts losing later-round evidence should follow `top_k`. Does it?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** yes by construction of the order: append keeps round 1's `top_k` chunks first, so it loses later-round chunks once `max_snippets` ≤ `top_k`.
+#
+# ```python
+# topk = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb06_top_k", grid={**spec["grid"], "retrieval.top_k": [3, 8]})
+# contrasts.labelled_table(topk, [RETAINED, QUALITY, COST])
+# ```
+#
+# Read later-round gold kept for append at each `max_snippets` × `top_k` pair.
+#
+# </details>
+#
+# 4. Write the article's test: a fake backend whose round 1 returns exactly `max_snippets` chunks and whose round 2 returns one uniquely marked chunk; assert the answer prompt holds it under `rank_then_truncate` (and drops it under `append_then_truncate`). `tests/test_pipeline.py` holds the package's version of it.
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** under append the marked chunk is cut (round 1 fills the limit); under rank it survives when it scores above round 1's weakest chunk.
+#
+# Read the package's version: `grep -n append_then_truncate tests/test_pipeline.py` from the repository root, and run it with `python -m pytest tests/test_pipeline.py -k truncat`.
+#
+# </details>
 
 # %% [markdown]
 # ## Where this finding holds

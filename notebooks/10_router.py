@@ -22,6 +22,9 @@
 # > for every comparison it sees (rate 1.0; at 0 the upgrade never fires on the world). What the upgraded
 # > questions then gain — a controller, a second round, the other side's evidence, the answer — comes from
 # > the loop running real retrieval on the world.
+# >
+# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
+# > robustness table, so no other dataset or seed has tested it.
 #
 # A **router** sends each question down one of two paths: SIMPLE questions get one-shot retrieval and an
 # answer, no controller; COMPLEX ones enter the controller loop, which may search again. The LLM
@@ -67,7 +70,7 @@ from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeli
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import Router
-from rag_lab.widgets import PolicyExplorer, TraceViewer, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(Router)
 
@@ -190,8 +193,8 @@ finding = paired_finding(result, QUALITY, candidate=UPGRADE, reference=NO_UPGRAD
                          kind="by_construction", control=control, family=FINDINGS,
                          claim="upgrading comparison wording to COMPLEX answers comparisons the under-rating router "
                                "sent to one-shot retrieval")
-print(finding)
 assert finding.holds, finding.message
+findings_markdown(finding)
 
 # %%
 contrasts.paired_summary(result, [QUALITY, "quality_rounds_at_least_hops", COST, "cost_tokens"], UPGRADE, NO_UPGRADE)
@@ -223,15 +226,69 @@ contrasts.interval_table(result, [QUALITY, COST, "cost_tokens"], reference={"rou
 # %% [markdown]
 # ## Try this
 #
-# 1. Set `comparison_underrate` in `KNOBS` to 0.2 (the `typical` rate) and re-run: how many questions does
-#    the rule upgrade now, and does the containment interval still exclude 0?
-# 2. Remove `"retrieval.top_k": 2` from `base` (back to 5 chunks per search): does the upgrade still buy
-#    answers when one round already covers both sides? What does it still cost?
-# 3. Widen the rule: add `"router.comparison_words"` to `base` with the default words plus `"between"` and
-#    `"first"`. How many more comparisons are upgraded — and, with `"types"` extended to all eight types,
-#    how many non-comparisons are upgraded by mistake?
-# 4. Swap the cost axis for `cost_tokens` in `cost_quality_info`: does the no-router configuration still look
-#    cheapest when a controller prompt costs more tokens than a route prompt?
+# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
+# cell added below the notebook's own, after the notebook has run).
+#
+# 1. Set `comparison_underrate` in `KNOBS` to 0.2 (the `typical` rate) and re-run: how many questions does the rule upgrade now, and does the containment interval still exclude 0?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** far fewer upgrades (the router under-rates a comparison one time in five), so the paired interval likely includes 0 on 30 questions.
+#
+# ```python
+# typical = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb10_typical", backend={**spec["backend"], "knobs": {**KNOBS, "comparison_underrate": 0.2}})
+# contrasts.interval_table(typical, [QUALITY, COST], reference=NO_UPGRADE)
+# ```
+#
+# Read the upgrade row's interval; the share of questions that differ is the number of upgrades that changed anything.
+#
+# </details>
+#
+# 2. Remove `"retrieval.top_k": 2` from `base` (back to 5 chunks per search): does the upgrade still buy answers when one round already covers both sides? What does it still cost?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a smaller gain (one-shot retrieval with 5 chunks often finds both sides) at the same price: the upgraded questions still pay for the controller loop.
+#
+# ```python
+# wide = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb10_top_k5", base={k: v for k, v in spec["base"].items() if k != "retrieval.top_k"})
+# contrasts.interval_table(wide, [QUALITY, COST], reference=NO_UPGRADE)
+# ```
+#
+# Compare the upgrade row with the notebook's interval table.
+#
+# </details>
+#
+# 3. Widen the rule: add `"router.comparison_words"` to `base` with the default words plus `"between"` and `"first"`. How many more comparisons are upgraded — and, with `"types"` extended to all eight types, how many non-comparisons are upgraded by mistake?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** a few more comparisons caught, and some non-comparisons (any question with "first" in it) upgraded for nothing: they pay the loop and gain no answer.
+#
+# ```python
+# from rag_lab.pipeline.policies import Router
+# words = [*Router().comparison_words, "between", "first"]
+# wider = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb10_words", types=None, per_type=10, base={**spec["base"], "router.comparison_words": words})
+# contrasts.labelled_table(wider, [QUALITY, COST])
+# ```
+#
+# Count the upgrades by type in the trace viewer (the router step records the upgrade).
+#
+# </details>
+#
+# 4. Swap the cost axis for `cost_tokens` in `cost_quality_info`: does the no-router configuration still look cheapest when a controller prompt costs more tokens than a route prompt?
+#
+# <details><summary>What to expect, and a worked answer</summary>
+#
+# **Expect:** the order of the points can change: every question without a router enters the controller loop, whose prompts are longer than the route prompt.
+#
+# ```python
+# cost_quality_figure(cost_quality_info(contrasts.labelled_table(result, [QUALITY, "cost_tokens"]), "cost_tokens", QUALITY, text_col="label"))
+# ```
+#
+# Compare the horizontal order of the points with the calls plot.
+#
+# </details>
 
 # %% [markdown]
 # [← previous](09_judge_input.ipynb) · [next →](11_source_contract.ipynb)

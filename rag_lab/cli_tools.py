@@ -1,5 +1,5 @@
 """The service commands of ``rag-lab``: ``serve`` (an OpenAI-compatible endpoint in front of a lab backend)
-and ``notebooks export`` (the executed course as HTML)."""
+``notebooks export`` (the executed course as HTML) and ``notebooks map`` (the lesson map of notebooks/README.md)."""
 
 from __future__ import annotations
 
@@ -18,6 +18,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     export.add_argument("--out", default="reports/notebooks", help="where the HTML and index.html go")
     export.add_argument("--only", nargs="+", default=None, metavar="NAME", help="these notebooks only (name or NN prefix)")
     export.add_argument("--timeout", type=int, default=600, help="seconds per cell before the notebook counts as failed")
+    lesson_map = command(notebooks, "map", notebooks_map,
+                         "rewrite the lesson map in notebooks/README.md from the notebooks (finding, kind, where it "
+                         "holds, run time)")
+    lesson_map.add_argument("--notebooks", default="notebooks", help="the folder of NN_*.ipynb notebooks")
+    lesson_map.add_argument("--times", default=None, metavar="FILE",
+                            help="an export's run_times.json to merge into notebooks/run_times.json first")
 
     serve = command(sub, "serve", serve_command, "an OpenAI-compatible endpoint on 127.0.0.1 in front of a lab backend")
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
@@ -53,6 +59,13 @@ def serve_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     finally:
         server.shutdown()
     return {"url": server.url, "model": server.models[0], "stopped": True}, "rag-lab serve: stopped"
+
+
+def notebooks_map(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.course_map import write_lesson_map
+
+    readme = write_lesson_map(Path(args.notebooks), args.times)
+    return {"readme": str(readme)}, f"lesson map written: {readme}"
 
 
 def notebooks_export(args: argparse.Namespace) -> tuple[dict[str, Any], str]:

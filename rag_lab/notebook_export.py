@@ -2,8 +2,10 @@
 
 ``rag-lab notebooks export`` (the main job runs it) executes every ``notebooks/NN_*.ipynb`` top to bottom
 in a fresh kernel, its working directory the notebooks folder, and writes ``<out>/<name>.html`` and
-``<out>/index.html`` (each notebook's status and run time). Figures are rendered with plotly's
-offline ``notebook`` renderer, so the HTML carries plotly.js itself and opens without a network.
+``<out>/index.html`` (each notebook's status and run time), and the run times of the notebooks that ran
+as ``<out>/run_times.json`` (``rag-lab notebooks map --times`` puts them in the course's lesson map).
+Figures are rendered with plotly's offline ``notebook`` renderer, so the HTML carries plotly.js itself and opens
+without a network.
 
 A notebook that fails is still written — with the error in the failing cell — and the index marks it
 failed; the command then exits non-zero after the others are done, so one bad notebook loses nothing
@@ -13,6 +15,7 @@ else.
 from __future__ import annotations
 
 import html
+import json
 import os
 import time
 from collections.abc import Iterable, Sequence
@@ -115,6 +118,8 @@ def write_index(results: Iterable[ExportedNotebook], titles: dict[str, str], out
             + "".join(rows) + "</table>")
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
+    times = {"seconds": {r.name: round(r.seconds, 1) for r in results if r.ok}}
+    (out / "run_times.json").write_text(json.dumps(times, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return index
 
 

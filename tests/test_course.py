@@ -92,21 +92,18 @@ def test_previous_and_next_links(name):
 KIND_PHRASES = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
 #: Notebooks that assert plain facts instead of paired findings, with the reason.
 ASSERTS_FACTS = {
-    "16_real_model": "ten questions on a real local model give a paired test no power (3 of 3 discordant: p = 0.25); "
-                     "it asserts the definitional facts (the guard stopped a real draft; the simulator never parrots) "
-                     "and prints the paired findings",
+    "16_real_model": "ten questions on a real local model give a paired test no power; it asserts a smoke check of "
+                     "the model's measured behaviour (the guard stopped at least one real draft) and a fact of the "
+                     "simulator's design (it never parrots), and prints the paired findings",
 }
 #: Notebooks exempt from "a measured headline and a measured outcome finding", with the reason.
 EXEMPT = {
-    "14_capstone": "its two measured findings (one round, append) are 7 lost / 1 gained of 105 on the one-reader world "
-                   "(p = 0.070): printed, not asserted; only HyDE's definitional price is",
-    "09_judge_input": "its measured effect (with-evidence vs draft-only judge: 4 of 4 discordant questions of 140) is not "
-                      "significant (p = 0.125): reported, not asserted; only the definitional price is",
-    "08_query_rewrite": "its measured effects (the alias gain, 4 of 4 discordant questions; the comparison loss, 5 of 5) "
-                        "are not significant on the world's 30 questions per type (p = 0.125 after Holm): reported, not "
-                        "asserted; only the definitional price is",
-    "07_search_budget": "its quality price (7 lost / 1 gained of 105 on the one-reader world, exact p = 0.070) is "
-                        "printed, not asserted; the token saving (a cost) is its measured headline",
+    "14_capstone": "its two measured findings (one round, append) are printed with their tests, not asserted (notebooks "
+                   "01 and 06 assert them); only HyDE's definitional price is",
+    "09_judge_input": "its measured effect (with-evidence vs draft-only judge: a handful of discordant questions) is not "
+                      "significant: reported, not asserted; only the definitional price is",
+    "08_query_rewrite": "its measured effects (the alias gain, the comparison loss: a handful of discordant questions "
+                        "each) are printed with their tests, not asserted; only the definitional price is",
     "16_real_model": "its two asserted claims are definitional checks of the echo guard on a real local model "
                      "(10 questions, only with the `local` extra); a measured claim about a real model needs more",
 }
@@ -252,12 +249,250 @@ def test_the_thinness_check_can_fail():
     assert definitions(helper) == ["FunctionDef helper (line 1)", "ClassDef K (line 3)"]
 
 
+def _quoted_keys(code: str) -> list[str]:
+    """The robustness keys a notebook quotes: ``robustness.quote("key")`` or ``findings_markdown(..., where=[...])``."""
+    keys = re.findall(r'robustness\.quote\("([a-z_]+)"\)', code)
+    for where in re.findall(r"where=\[([^\]]*)\]", code):
+        keys += re.findall(r'"([a-z_]+)"', where)
+    for listed in re.findall(r"robustness\.quote\(k\) for k in \[([^\]]*)\]", code):
+        keys += re.findall(r'"([a-z_]+)"', listed)
+    return list(dict.fromkeys(keys))
+
+
+def _banner_text(name: str) -> str:
+    first = _cells(name)[0][1]
+    return " ".join(line.lstrip(">").strip() for line in first.splitlines() if line.startswith(">"))
+
+
 def test_every_headline_notebook_quotes_where_its_findings_hold():
-    """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")``), so the
-    notebook says where its finding holds and where it does not."""
+    """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")`` or
+    ``findings_markdown(..., where=["key"])``), so the notebook says where its finding holds and where it does not."""
     from rag_lab.experiments.robustness import HEADLINE_FINDINGS
 
     for finding in HEADLINE_FINDINGS:
         code = "\n".join(src for kind, src in _cells(finding.notebook) if kind == "code")
-        assert "robustness.quote(" in code and f'"{finding.key}"' in code, \
-            f"{finding.notebook} does not quote its robustness row {finding.key!r}"
+        assert finding.key in _quoted_keys(code), f"{finding.notebook} does not quote its robustness row {finding.key!r}"
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_banner_says_where_the_findings_hold(name):
+    """Every banner has a "Where it holds:" clause; for each robustness row the notebook quotes, the clause
+    carries :func:`~rag_lab.report.lesson_text.where_words` of the shipped table word for word (so it changes
+    when the table does)."""
+    from rag_lab.report.lesson_text import where_words
+
+    banner = _banner_text(name)
+    assert "**Where it holds:**" in banner, f"{name}: the banner does not say where its finding holds"
+    code = "\n".join(s for t, s in _cells(name) if t == "code")
+    for key in _quoted_keys(code):
+        words = where_words(key)
+        assert words in banner, f"{name}: the banner does not say where {key!r} holds; the robustness table says: {words!r}"
+
+
+# ---------------------------------------------------------------- numbers in prose come from the run
+
+#: Shapes of a measured number typed into prose: a p-value, questions lost or gained, a count of discordant
+#: or differing questions, a signed difference.
+MEASURED_NUMBER = re.compile(
+    r"\bp\s*(?:[=≈]|<(?!\s*0?\.05\b))\s*0?\.\d"
+    r"|\b\d+\s+(?:questions?\s+)?(?:lost|gained|lose|gain|gains|loses)\b"
+    r"|\b\d+ of (?:the )?\d+ (?:discordant|answerable questions differ|questions differ)"
+    r"|\b(?:one|two|three|\d+) questions? of \d+ differs?"
+    r"|(?<![\w.])[+−]0\.\d{2,}")
+#: Numbers a lesson quotes from a source outside the run (a paper, an article), with the source.
+EXTERNAL_NUMBERS = {
+    "05_crag_thresholds": ["0.59 / −0.99"],  # the CRAG paper's thresholds
+}
+
+
+def typed_measurements(name: str, cells: list[tuple[str, str]]) -> list[str]:
+    """The measured numbers typed into a lesson's markdown or code comments (not rendered from a result)."""
+    text = "\n".join(s if t == "markdown" else "\n".join(line for line in s.splitlines() if line.lstrip().startswith("#"))
+                     for t, s in cells)
+    for quote in EXTERNAL_NUMBERS.get(name, []):
+        text = text.replace(quote, "")
+    return [m.group(0) for m in MEASURED_NUMBER.finditer(text)]
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_prose_quotes_no_typed_measurement(name):
+    """A measured number in a lesson's prose is rendered from the run (``findings_markdown``, a printed table),
+    never typed: typed numbers go stale when the simulator or the world changes."""
+    typed = typed_measurements(name, _cells(name))
+    assert not typed, (f"{name}: measured numbers typed into the prose {typed}: render them from the finding "
+                       f"(rag_lab.widgets.findings_markdown) or print them from the result")
+
+
+def test_the_typed_measurement_check_can_fail():
+    cells = [("markdown", "it loses 7 questions lost and 1 gained of 105 (exact p = 0.070), Δ +0.117"),
+             ("code", "# (one question of 56 differs)\nx = 1  # p = 0.5 in code is not prose"),
+             ("markdown", "thresholds 0.59 / −0.99, margin ±0.05, cap 0.5, sweep 0.2 to 0.5, alpha p < 0.05")]
+    assert typed_measurements("05_crag_thresholds", cells) == ["7 questions lost", "1 gained", "p = 0.0", "+0.117",
+                                                               "one question of 56 differs"]
+
+
+# ---------------------------------------------------------------- exercises cite names that exist
+
+NAME_IN_TICKS = re.compile(r"`([^`]+)`")
+
+
+def _exercise_text(cells: list[tuple[str, str]], code: bool = False) -> str:
+    """The markdown from ``## Try this`` on; without the answers' fenced code unless ``code``."""
+    md = "\n".join(s for t, s in cells if t == "markdown")
+    text = md[md.index("## Try this"):] if "## Try this" in md else ""
+    return text if code else FENCE.sub("", text)
+
+
+FENCE = re.compile(r"```python\n(.*?)```", re.S)
+EXERCISE = re.compile(r"^(\d+)\. ", re.M)
+
+
+def unresolved_names(cells: list[tuple[str, str]]) -> list[str]:
+    """Names an exercise cites in backticks that do not exist: a ``rag_lab.…`` name that does not import or
+    resolve, an UPPER_CASE variable or a ``name[...]``/``name.attr``/``name(...)`` reference whose head the
+    notebook's code never binds."""
+    import importlib
+
+    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+    tree = ast.parse(code)
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    missing = []
+    for token in NAME_IN_TICKS.findall(_exercise_text(cells)):
+        token = token.strip()
+        dotted = re.fullmatch(r"rag_lab(?:\.\w+)+", token)
+        if dotted:
+            parts = token.split(".")
+            for i in range(len(parts), 0, -1):
+                try:
+                    obj = importlib.import_module(".".join(parts[:i]))
+                except ImportError:
+                    continue
+                try:
+                    for attr in parts[i:]:
+                        obj = getattr(obj, attr)
+                except AttributeError:
+                    missing.append(token)
+                break
+            else:
+                missing.append(token)
+            continue
+        head = re.match(r"([A-Za-z_]\w*)(?=[\[(.]|$)", token)
+        if not head:
+            continue
+        name = head.group(1)
+        is_variable = re.fullmatch(r"[A-Z][A-Z0-9_]+", name) or (token != name and re.match(r"[a-z_]\w*[\[(]", token))
+        if is_variable and name not in bound:
+            missing.append(token)
+    return missing
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_exercises_cite_names_that_exist(name):
+    missing = unresolved_names(_cells(name))
+    assert not missing, f"{name}: the exercises cite {missing}, which the notebook does not define"
+
+
+def test_the_exercise_name_check_can_fail():
+    cells = [("code", "from rag_lab.figures import cost_quality_info\nspec = {}\nKNOBS = {}"),
+             ("markdown", "## Try this\n1. Set it in `BACKEND`, `KNOBS` or `spec[\"backend\"]`; call "
+                          "`cost_quality_info(...)`, `lost[0]`, `rag_lab.figures.cost_quality_info`, "
+                          "`rag_lab.figures.no_such_thing`, `rag_lab.nope`; keys `crag.lower`, `\"sloppy\"`.")]
+    assert unresolved_names(cells) == ["BACKEND", "lost[0]", "rag_lab.figures.no_such_thing", "rag_lab.nope"]
+
+
+# ---------------------------------------------------------------- exercises with answers
+
+
+def exercise_answers(cells: list[tuple[str, str]]) -> list[dict]:
+    """Each numbered exercise of ``## Try this``: whether it has an unfoldable answer (``<details>``) that says
+    what to expect (``**Expect:**``), and the names its answer code reads that neither it nor the notebook binds."""
+    import builtins
+
+    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+    tree = ast.parse(code)
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
+              for a in n.names}
+    bound |= set(dir(builtins)) | {"display"}
+    text = _exercise_text(cells, code=True)
+    starts = [m.start() for m in EXERCISE.finditer(text)]
+    out = []
+    for i, start in enumerate(starts):
+        item = text[start:starts[i + 1] if i + 1 < len(starts) else len(text)]
+        details = re.search(r"<details>(.*?)</details>", item, re.S)
+        unbound: list[str] = []
+        for snippet in FENCE.findall(item):
+            snippet_tree = ast.parse(snippet)
+            own = {n.id for n in ast.walk(snippet_tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+            own |= {(a.asname or a.name).split(".")[0] for n in ast.walk(snippet_tree)
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+            own |= {a.arg for n in ast.walk(snippet_tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+            unbound += sorted({n.id for n in ast.walk(snippet_tree) if isinstance(n, ast.Name)
+                               and isinstance(n.ctx, ast.Load)} - bound - own)
+        out.append({"n": int(EXERCISE.match(item).group(1)), "answer": bool(details),
+                    "expect": bool(details and "**Expect:**" in details.group(1)), "unbound": unbound})
+    return out
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_every_exercise_says_what_to_expect_and_has_an_answer(name):
+    answers = exercise_answers(_cells(name))
+    assert answers, f"{name}: no numbered exercises under '## Try this'"
+    assert [a["n"] for a in answers] == list(range(1, len(answers) + 1)), f"{name}: exercises are not numbered 1..n"
+    bare = [a["n"] for a in answers if not (a["answer"] and a["expect"])]
+    assert not bare, f"{name}: exercises {bare} have no <details> answer saying **Expect:**"
+    unbound = {a["n"]: a["unbound"] for a in answers if a["unbound"]}
+    assert not unbound, f"{name}: answer code reads names the notebook does not bind: {unbound}"
+
+
+def test_the_answer_check_can_fail():
+    cells = [("code", "spec = {}\nCOST = 'c'"),
+             ("markdown", "## Try this\n\n1. Do it.\n\n<details><summary>a</summary>\n\n**Expect:** x\n\n"
+                          "```python\nnew = lesson_sweep(spec, COST)\nnew.table\n```\n\n</details>\n\n"
+                          "2. And this.\n\n3. And that.\n<details>no expectation</details>\n")]
+    assert exercise_answers(cells) == [{"n": 1, "answer": True, "expect": True, "unbound": ["lesson_sweep"]},
+                                       {"n": 2, "answer": False, "expect": False, "unbound": []},
+                                       {"n": 3, "answer": True, "expect": False, "unbound": []}]
+
+
+# ---------------------------------------------------------------- the lesson map
+
+
+def test_the_committed_lesson_map_is_the_generated_one():
+    """notebooks/README.md's lesson map is what ``rag-lab notebooks map`` writes from the notebooks and
+    notebooks/run_times.json; every lesson has a run time."""
+    from rag_lab.course_map import committed_map, lesson_map
+
+    generated = lesson_map(NOTEBOOKS)
+    assert committed_map(NOTEBOOKS) == generated, "notebooks/README.md's lesson map is stale: run `rag-lab notebooks map`"
+    untimed = [line.split(" | ")[1] for line in generated.splitlines() if line.rstrip().endswith("| – |")]
+    assert not untimed, f"lessons without a run time in notebooks/run_times.json: {untimed}"
+
+
+def test_the_lesson_map_reads_each_notebook(tmp_path):
+    """A lesson's row: the first asserted finding's claim (an f-string over a constant too), its kind, a
+    definitional-only lesson's printed measured effects, the banner's where clause and the run time."""
+    import json
+
+    from rag_lab.course_map import BEGIN, END, lesson_map, write_lesson_map
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# 07 · A lesson\n\n> **Finding type:** definitional.\n>\n"
+                                              "> **Where it holds:** on the world | only."),
+                nbformat.v4.new_code_cell('N = 600\nm = paired_finding(r, "q", candidate={}, kind="measured", '
+                                          'claim=f"{N} tokens")\n'
+                                          'd = paired_finding(r, "c", candidate={}, kind="definitional", family=F, '
+                                          'claim="a " "call")\nassert d.holds, d.message')]
+    nbformat.write(nb, tmp_path / "07_lesson.ipynb")
+    (tmp_path / "README.md").write_text(f"intro\n{BEGIN}\nSTALE ROW\n{END}\nrest\n")
+    (tmp_path / "times.json").write_text(json.dumps({"seconds": {"07_lesson": 41.26}}))
+    write_lesson_map(tmp_path, tmp_path / "times.json")
+    row = ("| 07 | [A lesson](07_lesson.ipynb) | a call | definitional; measured effects printed, not asserted | "
+           "on the world \\| only. | 41 s |")
+    assert row in lesson_map(tmp_path).splitlines()
+    readme = (tmp_path / "README.md").read_text()
+    assert readme.startswith(f"intro\n{BEGIN}\n") and "STALE ROW" not in readme and readme.endswith(f"{END}\nrest\n")
