@@ -386,6 +386,25 @@ def _settings(settings: Mapping[str, Any]) -> str:
     return changes_label(settings)
 
 
+def recorded_markdown(table: RobustnessTable) -> list[str]:
+    """The real-model columns (:mod:`rag_lab.experiments.robustness_recorded`) as a second table, if any."""
+    if not table.recorded:
+        return []
+    lines = ["", "## A real model (recorded)", "", "The same findings on a recorded real model, replayed from its cassette: "
+             "the finding's two configurations on the recorded sweep's questions and base config (the router off: "
+             "every question enters the loop); Holm over the real-model cells of each family, apart from the "
+             "simulator's. *not recorded*: the cassette lacks a call the finding needs; *not applicable*: the finding "
+             "rests on simulator knobs.", "", "| finding | claim | " + " | ".join(table.recorded) + " |",
+             "|" + "---|" * (2 + len(table.recorded))]
+    for row in table.findings:
+        cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
+                 "no question to test (n=0)" if not c["n"] else
+                 f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
+                 for c in row.get("recorded", [])]
+        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def markdown(table: RobustnessTable) -> str:
     """The table as the report's markdown: one row per finding, one column per dataset × seed."""
     cols = [(d, s) for d in table.datasets for s in table.seeds]
@@ -425,8 +444,6 @@ def markdown(table: RobustnessTable) -> str:
         family = row.get("family", "–")
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
                      + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
-    from rag_lab.experiments.robustness_recorded import recorded_markdown  # the real-model columns' own module
-
     lines += recorded_markdown(table)
     lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
     for row in table.findings:

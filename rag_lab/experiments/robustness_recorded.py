@@ -27,13 +27,11 @@ from rag_lab.experiments.robustness import (
     HEADLINE_FINDINGS,
     HeadlineFinding,
     RobustnessTable,
-    _verdict,
     holds,
     tested_cell,
 )
 from rag_lab.paths import SWEEPS_DIR
-from rag_lab.stats.paired import interval_text
-from rag_lab.stats.significance import holm, p_text
+from rag_lab.stats.significance import holm
 
 #: Each real-model column: its label and the recorded sweep file it replays.
 RECORDED_SWEEPS: dict[str, Path] = {"Qwen2.5-Coder-1.5B, hotpotqa_sample (recorded)": SWEEPS_DIR / "real_qwen_hotpotqa.yaml"}
@@ -92,29 +90,3 @@ def add_recorded_columns(table: RobustnessTable, work_dir: str | Path | None = N
             cell["holds"] = holds(row, cell, table.alpha)
     table.recorded = list(sweeps)
     return table
-
-
-def recorded_markdown(table: RobustnessTable) -> list[str]:
-    """The real-model columns as a second table (empty without them)."""
-    if not table.recorded:
-        return []
-    lines = ["", "## A real model (recorded)", "",
-             "The same findings on a recorded real model, replayed from its cassette "
-             "(`rag_lab.experiments.robustness_recorded`): the finding's two configurations on the recorded "
-             "sweep's questions and base config (the router off: every question enters the loop). Holm runs over "
-             "the real-model cells of each family, apart from the simulator's. *not recorded*: the cassette lacks "
-             "a call the finding needs; *not applicable*: the finding rests on simulator knobs.", "",
-             "| finding | claim | " + " | ".join(table.recorded) + " |", "|" + "---|" * (2 + len(table.recorded))]
-    for row in table.findings:
-        cells = []
-        for c in row.get("recorded", []):
-            if c["status"] != "tested":
-                cells.append(f"{c['status']} ({c['why']})")
-                continue
-            if not c["n"]:
-                cells.append("no question to test (n=0: no opportunity on these questions)")
-                continue
-            cells.append(f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, "
-                         f"n={c['n']})")
-        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
-    return lines
