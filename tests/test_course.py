@@ -91,11 +91,7 @@ def test_previous_and_next_links(name):
 #: The phrase a banner uses for each kind of finding.
 KIND_PHRASES = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
 #: Notebooks that assert plain facts instead of paired findings, with the reason.
-ASSERTS_FACTS = {
-    "16_real_model": "ten questions on a real local model give a paired test no power; it asserts a smoke check of "
-                     "the model's measured behaviour (the guard stopped at least one real draft) and a fact of the "
-                     "simulator's design (it never parrots), and prints the paired findings",
-}
+ASSERTS_FACTS: dict[str, str] = {}
 #: Notebooks exempt from "a measured headline and a measured outcome finding", with the reason.
 EXEMPT = {
     "14_capstone": "its two measured findings (one round, append) are printed with their tests, not asserted (notebooks "
@@ -104,8 +100,6 @@ EXEMPT = {
                       "significant: reported, not asserted; only the definitional price is",
     "08_query_rewrite": "its measured effects (the alias gain, the comparison loss: a handful of discordant questions "
                         "each) are printed with their tests, not asserted; only the definitional price is",
-    "16_real_model": "its two asserted claims are definitional checks of the echo guard on a real local model "
-                     "(10 questions, only with the `local` extra); a measured claim about a real model needs more",
 }
 
 
