@@ -117,8 +117,10 @@ display(contrasts.answers_table({n: (r, None) for n, r in RUNS.items()}, [STRICT
 #    decisions in the table above: the loop offers a second round and the model declines it, even on questions
 #    its own answer step then refuses as insufficient). A policy that only limits something the model never
 #    does is free; the finding is about the model as much as the cap.
-# 2. **Its own router saves tokens**: with the router on, the model sends every question down the one-shot path,
-#    and the short route call replaces the long controller call.
+# 2. **Its own router saves tokens**: with the router on, the model classifies the questions SIMPLE (only the
+#    pipeline's deterministic comparison-wording rule sends a few into the loop), and for those the short route
+#    call replaces the long controller call. It buys no answers back: the table above shows the same strict
+#    containment with and without it.
 #
 # Where they hold: the real model on real text (these questions); a prompt that makes the model search again
 # would change the first (the course's next step).
