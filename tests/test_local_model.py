@@ -264,7 +264,7 @@ def test_a_packaged_qwen_model_runs_the_full_pipeline_live(tmp_path) -> None:
         print(result.status, repr(result.answer[:80]), [(c.role, c.outcome, c.completion_tokens) for c in calls])
         assert {c.role for c in calls} >= {"controller"} and all(c.completion_tokens > 0 for c in calls)
         assert all(c.modelled_latency_s and c.modelled_latency_s > 0 for c in calls)  # measured, not modelled
-    with open_backend("recorded", model=str(cassette)) as replay:
+    with open_backend("recorded", model=str(cassette), max_tokens=96) as replay:  # the same capped requests
         replayed = [Pipeline(config, resources, replay).run(q) for q in questions]
     # the same results; only what the wall clock and the cache decide differ (latency, spent)
     deterministic = {"llm_cost": {"latency_s"}, "llm_spent": True, "llm_spent_by_role": True}

@@ -285,10 +285,10 @@ class LocalModelServer:
             "--model", str(self.model_path), "--model_alias", self.alias,
             "--host", "127.0.0.1", "--port", str(port),
             "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
-            *(["--chat_format", self.chat.chat_format] if self.chat.chat_format else []),
             # prompt-prefix reuse across requests: llama-cpp-python keeps evaluated states in RAM and resumes
             # from the longest matching prefix (the same role's instructions, the question, earlier evidence)
             *(["--cache", "true", "--cache_type", "ram", "--cache_size", str(PROMPT_CACHE_BYTES)] if self.prompt_cache else []),
+            *(["--chat_format", self.chat.chat_format] if self.chat.chat_format else []),
         ]
 
     def start(self) -> None:

@@ -61,6 +61,14 @@ def _status_runs(page) -> int:
     return int(match.group(1)) if match else 0
 
 
+def _in_view(locator) -> bool:
+    """Scroll ``locator`` into view again (always true): cells above it that finish rendering late (tall tables,
+    markdown) shift the page, and JupyterLab stops rendering cells that leave the viewport."""
+    with contextlib.suppress(Exception):
+        locator.scroll_into_view_if_needed(timeout=1000)
+    return True
+
+
 def _wait_until(page, condition, what: str, lab, timeout_ms: float = WAIT_MS) -> None:
     deadline = time.monotonic() + timeout_ms / 1000
     while time.monotonic() < deadline:
@@ -88,7 +96,7 @@ def drive_explorer(page, lab, notebook: str, screenshot: Path) -> dict:
         explorer.scroll_into_view_if_needed()
         _wait_until(
             page,
-            lambda: page.locator(POINTS).count() >= 1 and _status_runs(page) >= 1,
+            lambda: _in_view(explorer) and page.locator(POINTS).count() >= 1 and _status_runs(page) >= 1,
             "the first run's point",
             lab,
             FIRST_RUN_MS,
