@@ -77,7 +77,7 @@ def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
 @contextmanager
 def _open_recorded(options: BackendOptions) -> Iterator[LLMBackend]:
     if options.model is None:
-        raise ConfigError("the recorded backend replays a cassette: give its path (--backend recorded:PATH, or model=PATH)")
+        raise ConfigError("the recorded backend replays a cassette: give its path (--backend recorded --model PATH, or model=PATH)")
     from rag_lab.llm.cassette import Cassette, ReplayBackend
 
     yield ReplayBackend(Cassette.for_replay(options.model))
@@ -147,7 +147,7 @@ def make_backend(
     cache: bool | str | Path = True,
     max_concurrency: int | None = None,
 ) -> LLMBackend:
-    """A backend that needs no process of its own (``sim`` or ``openai``), to keep as long as wanted;
+    """A backend that needs no process of its own (``sim``, ``openai`` or ``recorded``), to keep as long as wanted;
     the local model needs :func:`open_backend`, which stops its server."""
     BACKENDS.check(kind)
     if kind not in IN_PROCESS_KINDS:
