@@ -77,7 +77,8 @@ def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
 @contextmanager
 def _open_recorded(options: BackendOptions) -> Iterator[LLMBackend]:
     if options.model is None:
-        raise ConfigError("the recorded backend replays a cassette: give its path (--backend recorded --model PATH, or model=PATH)")
+        raise ConfigError("the recorded backend replays a cassette: give its path "
+                          "(--backend recorded --model PATH, or model=PATH)")
     from rag_lab.llm.cassette import Cassette, ReplayBackend
 
     yield ReplayBackend(Cassette.for_replay(options.model))
