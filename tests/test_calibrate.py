@@ -45,7 +45,6 @@ def sim_runs(world):
     """200 world questions (50 of each of four types) run twice by the simulator with :data:`RATES`: budget
     undisclosed on seed 0, disclosed on seed 1 (independent draws), round cap 2, no zero-yield stop (so
     the controller meets its budget spent and unspent). Returns (runs, types, the seed-0 backend)."""
-    from rag_lab.llm.simulator import SimulatedBackend
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
     questions = world.evalset.select(types=TYPES, per_type=50)
@@ -232,7 +231,6 @@ def test_cli_eval_out_then_calibrate_then_the_profile_in_eval_and_a_sweep(tmp_pa
 def _runs(world, profile: SimulatorProfile, questions) -> list:
     """``questions`` run by ``profile`` with the budget undisclosed (seed 0) and disclosed (seed 1), cap 2, no
     zero-yield stop, as :func:`sim_runs`."""
-    from rag_lab.llm.simulator import SimulatedBackend
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
     resources = CorpusResources(world.corpus)

@@ -341,18 +341,26 @@ FENCE = re.compile(r"```python\n(.*?)```", re.S)
 EXERCISE = re.compile(r"^(\d+)\. ", re.M)
 
 
+def _code_of(cells: list[tuple[str, str]]) -> str:
+    """The notebook's code cells as one program, without IPython magics and shell lines."""
+    return "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
+                     if not line.lstrip().startswith(("%", "!")))
+
+
+def _bound_names(tree: ast.AST) -> set[str]:
+    """Names ``tree`` assigns or imports (the head of a dotted import)."""
+    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    return bound | {(a.asname or a.name).split(".")[0] for n in ast.walk(tree)
+                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
+
+
 def unresolved_names(cells: list[tuple[str, str]]) -> list[str]:
     """Names an exercise cites in backticks that do not exist: a ``rag_lab.…`` name that does not import or
     resolve, an UPPER_CASE variable or a ``name[...]``/``name.attr``/``name(...)`` reference whose head the
     notebook's code never binds."""
     import importlib
 
-    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
-                     if not line.lstrip().startswith(("%", "!")))
-    tree = ast.parse(code)
-    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-              for a in n.names}
+    bound = _bound_names(ast.parse(_code_of(cells)))
     missing = []
     for token in NAME_IN_TICKS.findall(_exercise_text(cells)):
         token = token.strip()
@@ -405,13 +413,7 @@ def exercise_answers(cells: list[tuple[str, str]]) -> list[dict]:
     what to expect (``**Expect:**``), and the names its answer code reads that neither it nor the notebook binds."""
     import builtins
 
-    code = "\n".join(line for t, s in cells if t == "code" for line in s.splitlines()
-                     if not line.lstrip().startswith(("%", "!")))
-    tree = ast.parse(code)
-    bound = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    bound |= {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))
-              for a in n.names}
-    bound |= set(dir(builtins)) | {"display"}
+    bound = _bound_names(ast.parse(_code_of(cells))) | set(dir(builtins)) | {"display"}
     text = _exercise_text(cells, code=True)
     starts = [m.start() for m in EXERCISE.finditer(text)]
     out = []
@@ -421,10 +423,8 @@ def exercise_answers(cells: list[tuple[str, str]]) -> list[dict]:
         unbound: list[str] = []
         for snippet in FENCE.findall(item):
             snippet_tree = ast.parse(snippet)
-            own = {n.id for n in ast.walk(snippet_tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-            own |= {(a.asname or a.name).split(".")[0] for n in ast.walk(snippet_tree)
-                    if isinstance(n, (ast.Import, ast.ImportFrom)) for a in n.names}
-            own |= {a.arg for n in ast.walk(snippet_tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+            lambda_args = {a.arg for n in ast.walk(snippet_tree) if isinstance(n, ast.Lambda) for a in n.args.args}
+            own = _bound_names(snippet_tree) | lambda_args
             unbound += sorted({n.id for n in ast.walk(snippet_tree) if isinstance(n, ast.Name)
                                and isinstance(n.ctx, ast.Load)} - bound - own)
         out.append({"n": int(EXERCISE.match(item).group(1)), "answer": bool(details),

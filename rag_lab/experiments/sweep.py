@@ -118,7 +118,7 @@ class BackendSpec(BaseModel):
         model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
         if self.cassette is None:
             raise ConfigError("replay needs the cassette to replay (backend.cassette)")
-        header = Cassette.for_replay(self.cassette).header
+        header = Cassette.read_header(self.cassette)  # the entries are read once, by the replay backend
         pinned = CHUNKED_MODELS.get(str(self.model or "").lower())
         recorded = header.provenance.get("model_sha256")
         if pinned is not None and recorded != pinned.sha256:

@@ -81,6 +81,16 @@ def _user_text(messages: tuple[Message, ...]) -> str:
     return "\n".join(m.content for m in messages)
 
 
+def _parse_header(line: bytes, path: Path) -> CassetteHeader:
+    try:
+        header = CassetteHeader.model_validate_json(line)
+    except ValidationError as exc:
+        raise DataFormatError(path, f"not a cassette header: {exc.errors()[0]['msg']}", line=1) from None
+    if header.cassette != CASSETTE_FORMAT:
+        raise DataFormatError(path, f"cassette format {header.cassette}, this version reads {CASSETTE_FORMAT}", line=1)
+    return header
+
+
 class Cassette:
     """The entries of one cassette file, by key. Use :meth:`for_replay` or :meth:`for_recording`."""
 
@@ -108,12 +118,7 @@ class Cassette:
             log.warning("cassette %s: its last line is cut short (a recording killed mid-write); it is ignored", path)
         if not complete:
             raise DataFormatError(path, "empty cassette: no header line")
-        try:
-            header = CassetteHeader.model_validate_json(complete[0])
-        except ValidationError as exc:
-            raise DataFormatError(path, f"not a cassette header: {exc.errors()[0]['msg']}", line=1) from None
-        if header.cassette != CASSETTE_FORMAT:
-            raise DataFormatError(path, f"cassette format {header.cassette}, this version reads {CASSETTE_FORMAT}", line=1)
+        header = _parse_header(complete[0], path)
         entries: dict[str, CassetteEntry] = {}
         for number, line in enumerate(complete[1:], start=2):
             if not line.strip():
@@ -126,6 +131,19 @@ class Cassette:
                                       field=".".join(map(str, err["loc"])) or None) from None
             entries[entry.key] = entry
         return header, entries, len(data) - len(tail)
+
+    @staticmethod
+    def read_header(path: str | Path) -> CassetteHeader:
+        """The header of the cassette at ``path``, read from its first line alone."""
+        path = Path(path)
+        try:
+            with path.open("rb") as fh:
+                first = fh.readline()
+        except OSError as exc:
+            raise ConfigError(f"cannot read cassette {path}: {exc}") from None
+        if not first.strip():
+            raise DataFormatError(path, "empty cassette: no header line")
+        return _parse_header(first, path)
 
     @classmethod
     def for_replay(cls, path: str | Path) -> Cassette:

