@@ -56,6 +56,35 @@ class ControllerDecision(_Schema):
         return self
 
 
+class ReasonedRouteDecision(_Schema):
+    """:class:`RouteDecision` with the reason first and required (prompt set ``v2``): a model whose output a
+    JSON-schema grammar constrains writes the fields in the schema's order, so it reasons before it routes."""
+
+    reason: str
+    route: Literal["SIMPLE", "COMPLEX"]
+
+
+class ReasonedControllerDecision(_Schema):
+    """:class:`ControllerDecision` with the reason first and every field required (prompt set ``v2``)."""
+
+    reason: str
+    action: ControllerAction
+    queries: list[str]
+
+    @model_validator(mode="after")
+    def _queries_match_action(self) -> ReasonedControllerDecision:
+        if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):
+            raise ValueError("retrieve_again needs at least one non-empty refined query")
+        return self
+
+
+#: The decision schemas each prompt set asks for (``prompts.version``), by role.
+DECISION_SCHEMAS: dict[str, dict[str, type[_Schema]]] = {
+    "v1": {"route": RouteDecision, "controller": ControllerDecision},
+    "v2": {"route": ReasonedRouteDecision, "controller": ReasonedControllerDecision},
+}
+
+
 class JudgeVerdict(_Schema):
     """Whether the draft answer is supported (with evidence) or useful (draft only)."""
 

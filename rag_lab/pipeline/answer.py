@@ -50,7 +50,7 @@ def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, 
     draft = prompts.INSUFFICIENT
     instructions = ""
     if items:
-        messages = prompts.answer_prompt(run.question, items, template)
+        messages = prompts.answer_prompt(run.question, items, template, run.cfg.prompts.version)
         instructions = messages[0].content
         response, call = run.call("answer", messages)
         draft = response.text.strip()

@@ -28,6 +28,7 @@ from rag_lab.pipeline.policies import (
     HyDE,
     JudgeInput,
     Policy,
+    Prompts,
     QueryRewrite,
     Retrieval,
     RoundCap,
@@ -66,6 +67,7 @@ class PipelineConfig(BaseModel):
     citations: CitationGuard = CitationGuard()
     echo: EchoGuard = EchoGuard()
     sources: SourceContract = SourceContract()
+    prompts: Prompts = Prompts()
 
     @model_validator(mode="after")
     def _one_expansion(self) -> PipelineConfig:

@@ -23,7 +23,7 @@ from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.ledger import usage
-from rag_lab.llm.schemas import ControllerDecision, HydePassages, Rewrites, RouteDecision
+from rag_lab.llm.schemas import DECISION_SCHEMAS, ControllerDecision, HydePassages, Rewrites, RouteDecision
 from rag_lab.pipeline.answer import Result, generate_and_guard
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.final_context import final_context
@@ -102,7 +102,9 @@ class _QuestionRun(RunContext):
                                      interventions=["router disabled: every question enters the loop"]))
         else:
             fallback = RouteDecision(route="COMPLEX", reason="fallback: invalid router output")
-            response, call = self.call("route", prompts.route_prompt(self.question), RouteDecision, fallback)
+            version = self.cfg.prompts.version
+            response, call = self.call("route", prompts.route_prompt(self.question, version),
+                                       DECISION_SCHEMAS[version]["route"], fallback)
             route = response.parsed.route  # type: ignore[union-attr]
             step = self.trace.add(TraceStep(kind="route", llm=call, decision={"route": route},
                                             tokens=response.usage.total_tokens))
@@ -198,12 +200,14 @@ class _QuestionRun(RunContext):
         cap = self.cfg.max_rounds
         while True:
             shown = self._controller_evidence()
+            version = self.cfg.prompts.version
             messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
-                                                 self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used)
+                                                 self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used,
+                                                 prompt_set=version)
             on_invalid = self.cfg.validation.on_invalid
             fallback = (self._fallback_decision if on_invalid == "fallback" else
                         ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))
-            response, call = self.call("controller", messages, ControllerDecision, fallback)
+            response, call = self.call("controller", messages, DECISION_SCHEMAS[version]["controller"], fallback)
             decision: ControllerDecision = response.parsed  # type: ignore[assignment]
             step = self.trace.add(TraceStep(kind="controller", round=self.state.rounds_used, llm=call,
                                             decision=decision.model_dump(), tokens=response.usage.total_tokens,

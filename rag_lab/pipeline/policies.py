@@ -17,7 +17,7 @@ from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
 
 __all__ = [
     "CRAG", "BudgetDisclosure", "CitationGuard", "ControllerValidation", "EchoGuard", "Finalize", "HyDE", "JudgeInput",
-    "Policy", "QueryRewrite", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "Truncation",
+    "Policy", "Prompts", "QueryRewrite", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "Truncation",
     "ZeroYieldStop",
 ]
 
@@ -188,6 +188,16 @@ class SourceContract(Policy):
 
     def allowed(self, route: Route) -> tuple[SourceType, ...]:
         return self.simple if route == "SIMPLE" else self.complex
+
+
+class Prompts(Policy):
+    """Which prompt set the pipeline speaks (:data:`rag_lab.llm.prompts.PROMPT_SETS`). ``v1``: the original
+    wording. ``v2``: written for small real models — the router and the controller state their reason before
+    their decision, the controller checks each needed fact against the evidence, and the answer is a few
+    cited words. The simulator reads both the same way (it reads sections, not instructions); only the
+    token counts differ."""
+
+    version: Literal["v1", "v2"] = "v1"
 
 
 class Retrieval(Policy):
