@@ -138,6 +138,32 @@ assert free_cap.holds, free_cap.message
 assert router.holds, router.message
 
 # %% [markdown]
+# ## Prompts a small model follows
+#
+# The two claims above are about this model *under the lab's original prompts* (prompt set `v1`), and the
+# prompts did part of the damage: the controller's JSON schema required only the action, so the grammar that
+# constrains the model's output made it write its decision before its reason — and it answered every time; the
+# answer prompt asked for cited prose, which the model padded with the question's own words. Prompt set `v2`
+# (policy `prompts.version`, in `rag_lab.llm.prompts.PROMPT_SETS`) changes three templates and nothing else: the
+# router and the controller write their reason first (the controller names each fact the question needs and
+# whether the evidence states it), and the answer is a few cited words. The simulator reads both sets the same
+# way, so any difference below is the model's.
+#
+# The second recorded sweep (`sweeps/real_qwen_hotpotqa_v2.yaml`) runs v2 as its base, on the first questions of
+# the same cassette: the round cap, the router, and v1 itself as candidates.
+
+# %%
+RECORDED_V2 = SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml"
+real_v2 = lesson_sweep(RECORDED_V2, replay=True)
+V1 = {"prompts.version": "v1"}
+print(f"{len(real_v2.qids)} questions, {len(real_v2.table)} configurations, replayed")
+display(contrasts.labelled_table(real_v2, [STRICT, "quality_f1", "quality_refused", "quality_echo", "cost_rounds", CALLS]))  # noqa: F821
+display(pd.concat({"v2 (base)": contrasts.controller_actions(real_v2), "v1": contrasts.controller_actions(real_v2, V1)}, axis=1))  # noqa: F821
+PAIRS_V2 = {"v1 vs v2 prompts": (V1, None), "cap 1 vs 3 (v2)": ({"round_cap.max_rounds": 1}, None),
+            "router on vs off (v2)": (ROUTER, None)}
+display(contrasts.paired_blocks(real_v2, [STRICT, "quality_f1", "cost_rounds", CALLS], PAIRS_V2))  # noqa: F821
+
+# %% [markdown]
 # ## Your turn: the model, live
 #
 # The explorer runs the installed packaged model live (`qwen2.5-coder-0.5b`, the faster of the two: about a

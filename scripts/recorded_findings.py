@@ -45,6 +45,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sweep", type=Path)
     parser.add_argument("--out-dir", type=Path, default=DATA_DIR / "recorded")
+    parser.add_argument("--profile", default=None, help="the fitted profile's file name in --out-dir (default: "
+                        "<model>_profile.yaml; give another for a second sweep of the same model, e.g. another "
+                        "prompt set, so that one fit does not overwrite the other)")
     args = parser.parse_args()
     started = time.perf_counter()
     spec = load_sweep_spec(args.sweep)
@@ -57,7 +60,7 @@ def main() -> None:
     sim = run_sweep({**twin, "name": f"{spec.name}_sim", "backend": {"kind": "sim", "profile": "typical"}},
                     work / "sim", progress="quiet")
     fit = calibrate(read_run(work / "real"), base="typical", name=f"{spec.backend.model}-fitted"[:40])
-    profile_path = fit.write(args.out_dir / f"{spec.backend.model}_profile.yaml")
+    profile_path = fit.write(args.out_dir / (args.profile or f"{spec.backend.model}_profile.yaml"))
     fitted = run_sweep({**twin, "name": f"{spec.name}_fitted", "backend": {"kind": "sim", "profile": str(profile_path)}},
                        work / "fitted", progress="quiet")
     parts = [f"# {spec.name}: a recorded real model against the simulator",

@@ -15,7 +15,7 @@ from rag_lab.loaders import load_dataset
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 
 #: Each shipped real-model sweep and the table its replay must reproduce.
-RECORDED = {"real_qwen_hotpotqa": DATA_DIR / "recorded" / "real_qwen_hotpotqa_table.csv"}
+RECORDED = {name: DATA_DIR / "recorded" / f"{name}_table.csv" for name in ("real_qwen_hotpotqa", "real_qwen_hotpotqa_v2")}
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))

@@ -34,7 +34,10 @@ from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm
 
 #: Each real-model column: its label and the recorded sweep file it replays.
-RECORDED_SWEEPS: dict[str, Path] = {"Qwen2.5-Coder-1.5B, hotpotqa_sample (recorded)": SWEEPS_DIR / "real_qwen_hotpotqa.yaml"}
+RECORDED_SWEEPS: dict[str, Path] = {
+    "Qwen2.5-Coder-1.5B, hotpotqa_sample (recorded)": SWEEPS_DIR / "real_qwen_hotpotqa.yaml",
+    "Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample (recorded)": SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml",
+}
 
 
 def recorded_spec(finding: HeadlineFinding, sweep_file: Path) -> dict[str, Any] | None:

@@ -73,7 +73,8 @@ def finding_paragraph(finding: Finding) -> str:
 def where_words(key: str, table: RobustnessTable | None = None) -> str:
     """Where robustness row ``key`` holds, in words: per dataset, whether every seed's cell holds, only some,
     or none (and then whether the sign at least agrees); e.g. ``holds on the world (seeds 0 and 1); not shown
-    on HotpotQA or MuSiQue (the sign agrees at every seed)``."""
+    on HotpotQA or MuSiQue (the sign agrees at every seed)``; then each recorded real-model column (holds, not
+    shown, no difference at all, not recorded, or not applicable to a finding that rests on a simulator knob).""" 
     table = table if table is not None else load_table()
     row = table.row(key)
     by: dict[str, list[Mapping[str, Any]]] = {}
@@ -99,7 +100,26 @@ def where_words(key: str, table: RobustnessTable | None = None) -> str:
         joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + (
             " or " if status.startswith("not") else " and ") + names[-1]
         parts.append(status.format(joined))
+    parts += [_recorded_words(cell) for cell in row.get("recorded", [])]
     return "; ".join(parts)
+
+
+def _recorded_words(cell: Mapping[str, Any]) -> str:
+    """One real-model column of a robustness row in words (the column's label names the model, the data and
+    the prompts), e.g. ``not shown with the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign
+    agrees)``."""
+    who = f"the recorded real model ({cell['dataset'].removesuffix(' (recorded)')})"
+    if cell["status"] == "not applicable":
+        return f"not applicable to {who} (it rests on a simulator setting)"
+    if cell["status"] != "tested":
+        return f"not recorded for {who}"
+    if cell["holds"]:
+        return f"holds with {who}"
+    if cell["delta"] == 0 and cell["lo"] == 0 and cell["hi"] == 0:
+        return f"no difference at all with {who}"
+    if cell["delta"] != cell["delta"]:  # NaN: no question where the metric is defined
+        return f"undefined with {who} (no question where the metric applies)"
+    return f"not shown with {who} ({'the sign agrees' if cell['agrees'] else 'the sign does not agree'})"
 
 
 def findings_markdown(*findings: Finding, where: Sequence[str] = (), table: RobustnessTable | None = None) -> LessonText:
