@@ -75,3 +75,27 @@ def test_findings_markdown_renders_as_markdown_with_where_it_holds():
                                       "sign agrees at every seed).")
     with pytest.raises(ValueError, match="at least one finding"):
         findings_markdown()
+
+
+def test_where_words_name_each_recorded_real_model_column():
+    """A row's real-model cells are said after the simulator's: holds, not shown (and the sign), no difference
+    at all, undefined (NaN: no question where the metric applies), not recorded, not applicable."""
+    def real(label, status="tested", holds=False, delta=0.0, lo=0.0, hi=0.0, agrees=False):
+        return {"dataset": f"{label} (recorded)", "status": status, "holds": holds, "delta": delta, "lo": lo, "hi": hi,
+                "agrees": agrees}
+
+    table = _table()
+    table.findings[0]["recorded"] = [
+        real("M, prompts v1"), real("M, prompts v2", holds=True, delta=-0.2, lo=-0.3, hi=-0.1, agrees=True),
+        real("M, d", delta=0.1, lo=-0.1, hi=0.3, agrees=True), real("M, e", delta=-0.1, lo=-0.3, hi=0.1),
+        real("M, f", delta=float("nan")), real("M, g", status="not recorded"), real("M, h", status="not applicable")]
+    words = where_words("everywhere", table).split("; ")
+    assert words == [
+        "holds on the world and HotpotQA (seeds 0 and 1)",
+        "no difference at all with the recorded real model (M, prompts v1)",
+        "holds with the recorded real model (M, prompts v2)",
+        "not shown with the recorded real model (M, d) (the sign agrees)",
+        "not shown with the recorded real model (M, e) (the sign does not agree)",
+        "undefined with the recorded real model (M, f) (no question where the metric applies)",
+        "not recorded for the recorded real model (M, g)",
+        "not applicable to the recorded real model (M, h) (it rests on a simulator setting)"]
