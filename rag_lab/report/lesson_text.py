@@ -100,26 +100,27 @@ def where_words(key: str, table: RobustnessTable | None = None) -> str:
         joined = names[0] if len(names) == 1 else ", ".join(names[:-1]) + (
             " or " if status.startswith("not") else " and ") + names[-1]
         parts.append(status.format(joined))
-    parts += [_recorded_words(cell) for cell in row.get("recorded", [])]
+    real: dict[str, list[str]] = {}
+    for cell in row.get("recorded", []):
+        real.setdefault(_recorded_status(cell), []).append(cell["dataset"].removesuffix(" (recorded)"))
+    parts += [status.format(f"the recorded real model ({'; '.join(labels)})") for status, labels in real.items()]
     return "; ".join(parts)
 
 
-def _recorded_words(cell: Mapping[str, Any]) -> str:
-    """One real-model column of a robustness row in words (the column's label names the model, the data and
-    the prompts), e.g. ``not shown with the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign
-    agrees)``."""
-    who = f"the recorded real model ({cell['dataset'].removesuffix(' (recorded)')})"
+def _recorded_status(cell: Mapping[str, Any]) -> str:
+    """One real-model cell of a robustness row in words, ``{}`` standing for the model (the column's label names
+    the model, the prompts and the data; columns with the same words are said once, their labels together)."""
     if cell["status"] == "not applicable":
-        return f"not applicable to {who} (it rests on a simulator setting)"
+        return "not applicable to {} (it rests on a simulator setting)"
     if cell["status"] != "tested":
-        return f"not recorded for {who}"
+        return "not recorded for {}"
     if cell["holds"]:
-        return f"holds with {who}"
+        return "holds with {}"
     if cell["delta"] == 0 and cell["lo"] == 0 and cell["hi"] == 0:
-        return f"no difference at all with {who}"
+        return "no difference at all with {}"
     if cell["delta"] != cell["delta"]:  # NaN: no question where the metric is defined
-        return f"undefined with {who} (no question where the metric applies)"
-    return f"not shown with {who} ({'the sign agrees' if cell['agrees'] else 'the sign does not agree'})"
+        return "undefined with {} (no question where the metric applies)"
+    return f"not shown with {{}} ({'the sign agrees' if cell['agrees'] else 'the sign does not agree'})"
 
 
 def findings_markdown(*findings: Finding, where: Sequence[str] = (), table: RobustnessTable | None = None) -> LessonText:
