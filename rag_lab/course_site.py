@@ -180,10 +180,11 @@ def _plotly_html(figure: Mapping[str, Any], div_id: str) -> str:
 
 def run_note(name: str, run: Mapping[str, Any] | None, stale: bool, map_seconds: float | None) -> str:
     """The note under a lesson's title: the run time of the run the page shows, or how to render it."""
-    known = f" The lesson map's run time (`notebooks/run_times.json`): {map_seconds:.0f} s." if map_seconds else ""
+    known = (f" The lesson map's run time (<code>notebooks/run_times.json</code>): {map_seconds:.0f} s."
+             if map_seconds else "")
     if run is None:
         return ("<div class='admonition warning rag-lab-run'><p class='admonition-title'>Not executed in this build</p>"
-                f"<p>This page shows the notebook's cells without outputs.{html.escape(known)} "
+                f"<p>This page shows the notebook's cells without outputs.{known} "
                 "The test command (<code>bash scripts/test.sh</code>) executes every notebook and renders it "
                 "with its figures and numbers; for this one alone: <code>python -m pytest notebooks/"
                 f"{html.escape(name)}.ipynb -p rag_lab.course_site --keep-executed reports/executed</code>, "
@@ -191,7 +192,7 @@ def run_note(name: str, run: Mapping[str, Any] | None, stale: bool, map_seconds:
     kind, title = ("success", "Executed") if run["ok"] else ("failure", "Failed in this run")
     body = (f"Run time: <strong class='rag-lab-run-time'>{run['seconds']:.0f} s</strong>, measured when the "
             f"test command's notebooks phase (nbmake, a fresh kernel, offline) executed it on {html.escape(run['finished'])}; "
-            "this page shows that run's outputs." + html.escape(known))
+            "this page shows that run's outputs." + known)
     if not run["ok"]:
         body += f" It stopped with <code>{html.escape(str(run['error']))}</code>: the outputs end at the failing cell."
     if stale:
@@ -250,7 +251,8 @@ def course_index(rows: list[Mapping[str, Any]], executed: str) -> str:
     for row in rows:
         run = row["run"]
         here = f"{run['seconds']:.0f} s" if run else "–"
-        status = ("not executed in this build" if not run else "ok" if run["ok"] else f"failed: `{run['error']}`")
+        error = str(run["error"] if run else "").replace("`", "'").replace("|", "\\|")
+        status = "not executed in this build" if not run else "ok" if run["ok"] else f"failed: `{error}`"
         mapped = f"{row['map_seconds']:.0f} s" if row.get("map_seconds") else "–"
         title = row["title"].split("·", 1)[-1].strip().replace("|", "\\|")
         lines.append(f"| {row['name'][:2]} | [{title}]({row['name']}.ipynb) | {here} | {mapped} | {status} |")
@@ -278,7 +280,8 @@ def _settings(config) -> dict[str, Any]:
             "executed": root / course.get("executed", EXECUTED),
             "executed_name": str(course.get("executed", EXECUTED)),
             "require": _truthy(course.get("require_executed", False)),
-            "nav_title": course.get("nav_title", "The course, rendered")}
+            "nav_title": course.get("nav_title", "The course, rendered"),
+            "index_title": course.get("index_title", "All lessons, with run times")}
 
 
 def _titles(notebooks: list[Path]) -> dict[str, str]:
@@ -300,7 +303,8 @@ def on_config(config):
     settings = _settings(config)
     notebooks = course_notebooks(settings["notebooks"])
     titles = _titles(notebooks)
-    section = ["course/index.md"] + [{titles[p.stem]: f"{COURSE_DIR}/{p.name}"} for p in notebooks]
+    section = [{settings["index_title"]: f"{COURSE_DIR}/index.md"}] + [{titles[p.stem]: f"{COURSE_DIR}/{p.name}"}
+                                                                     for p in notebooks]
 
     def expand(items):
         out = []
