@@ -337,17 +337,18 @@ def on_files(files, config):
     import plotly
     from mkdocs.structure.files import File
 
-    from rag_lab.errors import RagLabError
+    from mkdocs.exceptions import PluginError  # MkDocs prints its message and stops, without a traceback
+
     from rag_lab.notebook_export import course_notebooks
 
     settings = _settings(config)
     notebooks = course_notebooks(settings["notebooks"])
     if not notebooks:
-        raise RagLabError(f"no course notebooks (NN_*.ipynb) in {settings['notebooks']}")
+        raise PluginError(f"no course notebooks (NN_*.ipynb) in {settings['notebooks']}")
     executed = settings["executed"] if settings["executed"].is_dir() else None
     missing = [p.stem for p in notebooks if executed is None or kept_run(executed, p.stem) is None]
     if missing and settings["require"]:
-        raise RagLabError(f"the rendered course needs the executed notebooks, and {settings['executed']} lacks "
+        raise PluginError(f"the rendered course needs the executed notebooks, and {settings['executed']} lacks "
                           f"{missing}: run the notebooks phase first (python -m pytest notebooks -p rag_lab.course_site "
                           f"--keep-executed {settings['executed_name']}), or unset extra.course.require_executed "
                           "(RAG_LAB_REQUIRE_EXECUTED)")
