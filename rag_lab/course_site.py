@@ -335,9 +335,8 @@ def _event_priority(priority: float):
 def on_files(files, config):
     import nbformat
     import plotly
-    from mkdocs.structure.files import File
-
     from mkdocs.exceptions import PluginError  # MkDocs prints its message and stops, without a traceback
+    from mkdocs.structure.files import File
 
     from rag_lab.notebook_export import course_notebooks
 
