@@ -380,7 +380,7 @@ def on_files(files, config):
 
 
 def on_page_content(html_text, page, config, files):
-    """A lesson page loads the site's plotly.js before its figures; no script from another host."""
+    """A lesson page with figures loads the site's plotly.js before them; no page loads a script from another host."""
     from mkdocs.utils import get_relative_url
 
     info = _state.get("pages", {}).get(page.file.src_uri)
@@ -389,8 +389,19 @@ def on_page_content(html_text, page, config, files):
     # mkdocs-jupyter's template loads MathJax and Mermaid from a CDN (or from src=""): the lessons use neither,
     # and the site is read offline
     html_text = _REMOTE_SCRIPT.sub("", html_text)
+    if not info["figures"]:
+        return html_text
     src = get_relative_url(PLOTLY_ASSET, page.url or "index.html")
     return f"<script src='{src}'></script>\n" + html_text
+
+
+def on_serve(server, config, builder):
+    """``mkdocs serve`` rebuilds when a notebook changes or the notebooks phase keeps a new run."""
+    settings = _settings(config)
+    for folder in (settings["notebooks"], settings["executed"]):
+        if folder.is_dir():
+            server.watch(str(folder))
+    return server
 
 
 def on_post_build(config):
