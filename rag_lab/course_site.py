@@ -258,8 +258,8 @@ def course_index(rows: list[Mapping[str, Any]], executed: str) -> str:
         lines.append(f"| {row['name'][:2]} | [{title}]({row['name']}.ipynb) | {here} | {mapped} | {status} |")
     lines += ["", "Build it: `bash scripts/test.sh` (the notebooks phase keeps the executed notebooks, the docs phase "
               "renders them into `reports/site/`), or by hand `python -m pytest notebooks -p rag_lab.course_site "
-              f"--keep-executed {executed}` then `mkdocs build` (into `site/`). Open `course/index.html` of the "
-              "built site, or `mkdocs serve`.", ""]
+              f"--keep-executed {executed}` then `mkdocs serve` (or `mkdocs build`, into `site/`). Serve a built site "
+              "over HTTP (`python -m http.server -d reports/site`): its links are directory URLs.", ""]
     return "\n".join(lines)
 
 

@@ -62,7 +62,7 @@ phase notebooks notebooks --durations=25 -p rag_lab.course_site --keep-executed 
 begin=$SECONDS
 echo "test: phase 'docs'"
 RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
-echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: reports/site/course/index.html)"
+echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)"
 phase "browser and local model" tests -m "local_model or browser" --durations=10
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
