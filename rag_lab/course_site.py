@@ -131,9 +131,18 @@ def pytest_configure(config) -> None:
 
         def execute(self):
             started = time.monotonic()
-            result = super().execute()
+            name = Path(self.filename).stem
+            try:
+                result = super().execute()
+            except BaseException as exc:  # pytest-timeout's signal, an interrupt: the run's outputs are lost
+                import nbformat
+
+                error = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"[:300]
+                keep_executed(nbformat.read(self.filename, as_version=4), name, time.monotonic() - started,
+                              error + " (stopped before the end: no outputs kept)", root / out)
+                raise
             error = None if result.error is None else (result.error.summary or "failed").strip()
-            keep_executed(result.nb, Path(self.filename).stem, time.monotonic() - started, error, root / out)
+            keep_executed(result.nb, name, time.monotonic() - started, error, root / out)
             return result
 
     items.NotebookRun = KeepingRun

@@ -187,20 +187,23 @@ def test_mkdocs_builds_the_course_pages_from_the_kept_runs(tmp_path):
 
 @pytest.mark.notebook
 @pytest.mark.timeout(300)
-def test_nbmake_keeps_each_notebook_it_runs(tmp_path):
+def test_nbmake_keeps_each_notebook_it_runs_or_stopped(tmp_path):
     folder = tmp_path / "notebooks"
     folder.mkdir()
-    for name, code in (("00_fine", "print(6 * 7)"), ("01_broken", "raise ValueError('the broken cell')")):
+    for name, code in (("00_fine", "print(6 * 7)"), ("01_broken", "raise ValueError('the broken cell')"),
+                       ("02_hangs", "import time\ntime.sleep(600)")):
         nb = nbformat.v4.new_notebook()
         nb.cells = [nbformat.v4.new_markdown_cell(f"# {name}"), nbformat.v4.new_code_cell(code)]
         nbformat.write(nb, folder / f"{name}.ipynb")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    # pytest-timeout stops the hanging one inside nbmake's run (its outputs are lost): it is kept as failed
     run = subprocess.run([sys.executable, "-m", "pytest", "notebooks", "--nbmake", "-p", "rag_lab.course_site",
-                          "--keep-executed", "kept", "-q", "-p", "no:cacheprovider"],
+                          "--keep-executed", "kept", "-q", "-p", "no:cacheprovider", "--timeout", "30"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=280)
-    assert run.returncode == 1 and "1 failed, 1 passed" in run.stdout, run.stdout[-2000:]
+    assert run.returncode == 1 and "2 failed, 1 passed" in run.stdout, run.stdout[-2000:]
     kept = tmp_path / "kept"
     assert "42" in json.dumps(nbformat.read(kept / "00_fine.ipynb", as_version=4).cells[1].outputs)
     assert kept_run(kept, "00_fine")["ok"] and "the broken cell" in kept_run(kept, "01_broken")["error"]
+    assert "stopped before the end" in kept_run(kept, "02_hangs")["error"]
     assert json.loads((kept / "run_times.json").read_text())["seconds"].keys() == {"00_fine"}
     assert not nbformat.read(folder / "00_fine.ipynb", as_version=4).cells[1].outputs  # the source is left alone
