@@ -3,13 +3,13 @@
 #
 #   bash scripts/test.sh            everything — the README's test command and CI (.ci/run): install the
 #                                   test extras (test tools, the local model, ONNX Runtime, Parquet, MkDocs)
-#                                   and Chromium, then the unit tests, the notebooks, and the browser and
-#                                   local-model tests, each phase on both cores (pytest-xdist), with its
-#                                   wall time, and the docs (`mkdocs build --strict`: a broken link or an
-#                                   API name that no longer exists fails) with the rendered course (the
-#                                   notebooks phase's executed copies, reports/executed/, as pages; the
-#                                   browser phase opens lesson 01's); every phase runs even when an
-#                                   earlier one failed, and the command fails if any did
+#                                   and Chromium, then the unit tests, the notebooks, the docs (`mkdocs
+#                                   build --strict`: a broken link or an API name that no longer exists
+#                                   fails) with the rendered course (the notebooks phase's executed copies,
+#                                   reports/executed/, as pages), and the browser and local-model tests
+#                                   (one opens the rendered lesson 01); each pytest phase on both cores
+#                                   (pytest-xdist), each phase with its wall time; every phase runs even
+#                                   when an earlier one failed, and the command fails if any did
 #   bash scripts/test.sh --quick    the edit-test loop (about a minute): the unit tests that need neither a
 #                                   notebook kernel, the local model, a browser nor a long simulation
 #                                   (-m "not slow and not notebook and not local_model and not browser");
