@@ -3,11 +3,13 @@
 #
 #   bash scripts/test.sh            everything — the README's test command and CI (.ci/run): install the
 #                                   test extras (test tools, the local model, ONNX Runtime, Parquet, MkDocs)
-#                                   and Chromium, then the unit tests, the notebooks, and the browser and
-#                                   local-model tests, each phase on both cores (pytest-xdist), with its
-#                                   wall time, and the docs (`mkdocs build --strict`: a broken link or an
-#                                   API name that no longer exists fails); every phase runs even when an
-#                                   earlier one failed, and the command fails if any did
+#                                   and Chromium, then the unit tests, the notebooks, the docs (`mkdocs
+#                                   build --strict`: a broken link or an API name that no longer exists
+#                                   fails) with the rendered course (the notebooks phase's executed copies,
+#                                   reports/executed/, as pages), and the browser and local-model tests
+#                                   (one opens the rendered lesson 01); each pytest phase on both cores
+#                                   (pytest-xdist), each phase with its wall time; every phase runs even
+#                                   when an earlier one failed, and the command fails if any did
 #   bash scripts/test.sh --quick    the edit-test loop (about a minute): the unit tests that need neither a
 #                                   notebook kernel, the local model, a browser nor a long simulation
 #                                   (-m "not slow and not notebook and not local_model and not browser");
@@ -50,13 +52,18 @@ phase() {
   echo "test: phase '$name' took $((SECONDS - begin)) s"
 }
 phase "unit tests" tests -m "not local_model and not browser" --durations=15
-phase notebooks notebooks --durations=25
-phase "browser and local model" tests -m "local_model or browser" --durations=10
-# The reference site, built where the reports go; --strict fails on a broken link or a stale API name.
+# nbmake executes each notebook once; rag_lab.course_site keeps the executed copies (outputs and run time) in
+# reports/executed/ for the rendered course. Emptied first: the site shows this run's notebooks and no older ones.
+rm -rf reports/executed
+phase notebooks notebooks --durations=25 -p rag_lab.course_site --keep-executed reports/executed
+# The site, built where the reports go: the reference, and the course rendered from reports/executed/ (nothing
+# is executed again; RAG_LAB_REQUIRE_EXECUTED fails the build naming any notebook without an executed copy);
+# --strict fails on a broken link or a stale API name. Before the browser phase, which opens the built course.
 begin=$SECONDS
 echo "test: phase 'docs'"
-mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
-echo "test: phase 'docs' took $((SECONDS - begin)) s"
+RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
+echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)"
+phase "browser and local model" tests -m "local_model or browser" --durations=10
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test: FAILED phases: ${failed[*]}" >&2

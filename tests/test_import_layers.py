@@ -30,7 +30,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("experiments", ("rag_lab.experiments",)),
     ("figures", ("rag_lab.figures", "rag_lab.report")),
     ("widgets", ("rag_lab.widgets",)),
-    ("cli", ("rag_lab.cli*", "rag_lab.data_build", "rag_lab.notebook_export", "rag_lab.course_map")),
+    ("cli", ("rag_lab.cli*", "rag_lab.data_build", "rag_lab.notebook_export", "rag_lab.course_map",
+             "rag_lab.course_site")),
 )
 
 
