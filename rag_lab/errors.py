@@ -29,7 +29,8 @@ class DataFormatError(RagLabError, ValueError):
 
 
 class ConfigError(RagLabError, ValueError):
-    """A configuration value or file is invalid."""
+    """A configuration value or file, or an argument a user passes, is invalid (a ``ValueError``, so
+    ``except ValueError`` catches it too)."""
 
 
 class LLMBackendError(RagLabError, RuntimeError):

@@ -27,6 +27,8 @@ from pydantic import (
     model_validator,
 )
 
+from rag_lab.errors import ConfigError
+
 #: Question types of the synthetic world (docs/design.md §4). HotpotQA uses ``bridge`` and
 #: ``comparison``; data without a type label gets ``unlabeled``.
 WORLD_QUESTION_TYPES: tuple[str, ...] = (
@@ -140,7 +142,7 @@ class Corpus:
         self._docs: dict[str, Document] = {}
         for doc in documents:
             if doc.doc_id in self._docs:
-                raise ValueError(f"duplicate doc_id {doc.doc_id!r} in corpus {name!r}")
+                raise ConfigError(f"duplicate doc_id {doc.doc_id!r} in corpus {name!r}")
             self._docs[doc.doc_id] = doc
 
     def __len__(self) -> int:
@@ -185,7 +187,7 @@ class EvalSet:
         seen: set[str] = set()
         for q in self.questions:
             if q.qid in seen:
-                raise ValueError(f"duplicate qid {q.qid!r} in evaluation set {name!r}")
+                raise ConfigError(f"duplicate qid {q.qid!r} in evaluation set {name!r}")
             seen.add(q.qid)
         self._by_id = {q.qid: q for q in self.questions}
 
@@ -218,7 +220,7 @@ class EvalSet:
         questions = self.questions
         if split is not None:
             if split not in self.splits:
-                raise ValueError(
+                raise ConfigError(
                     f"split {split!r} not in evaluation set {self.name!r}; available: {self.splits}"
                 )
             questions = [q for q in questions if q.split == split]
@@ -227,7 +229,7 @@ class EvalSet:
             questions = [q for q in questions if q.type in wanted]
         if per_type is not None:
             if per_type < 1:
-                raise ValueError(f"per_type must be >= 1, got {per_type}")
+                raise ConfigError(f"per_type must be >= 1, got {per_type}")
             taken: dict[str, int] = {}
             kept = []
             for q in questions:
@@ -237,7 +239,7 @@ class EvalSet:
             questions = kept
         if limit is not None:
             if limit < 0:
-                raise ValueError(f"limit must be >= 0, got {limit}")
+                raise ConfigError(f"limit must be >= 0, got {limit}")
             questions = questions[:limit]
         return EvalSet(questions, name=self.name)
 
@@ -336,7 +338,7 @@ class Dataset:
         if not allow_missing_gold and not self.coverage.complete:
             unknown = sorted({d for q in evalset for d in q.gold_doc_ids if d not in corpus})
             shown = ", ".join(repr(d) for d in unknown[:5])
-            raise ValueError(
+            raise ConfigError(
                 f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}"
             )
         self.corpus = corpus

@@ -18,7 +18,7 @@ The lookups give a :class:`UnknownName` error (a :class:`~rag_lab.errors.ConfigE
 >>> colours["blue"]
 Traceback (most recent call last):
 ...
-rag_lab.registry.UnknownName: "unknown colour 'blue'; choose one of red"
+rag_lab.registry.UnknownName: unknown colour 'blue'; choose one of red
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from rag_lab.chunking import ChunkingConfig, chunk_corpus
 from rag_lab.embedding import Embedder, default_embedder
+from rag_lab.errors import ConfigError
 from rag_lab.index import INDEX_KINDS, ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
 from rag_lab.metrics import rank_docs, retrieval_scores
 from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
@@ -108,13 +109,13 @@ def evaluate_retrieval(
     (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
     """
     if retriever not in INDEX_KINDS:
-        raise ValueError(f"unknown retriever {retriever!r}; choose one of {list(INDEX_KINDS)}")
+        raise ConfigError(f"unknown retriever {retriever!r}; choose one of {list(INDEX_KINDS)}")
     if min((k, *cutoffs)) < 1:
-        raise ValueError(f"k and cutoffs must be >= 1, got {k} and {list(cutoffs)}")
+        raise ConfigError(f"k and cutoffs must be >= 1, got {k} and {list(cutoffs)}")
     deepest = max((k, *cutoffs))
     evalset = dataset.evalset.select(split=split, limit=limit)
     if not len(evalset):
-        raise ValueError(f"no questions to evaluate in {dataset.name!r} (split={split!r}, limit={limit})")
+        raise ConfigError(f"no questions to evaluate in {dataset.name!r} (split={split!r}, limit={limit})")
     index_params = dict(index_params or {})
     needs_embedder = retriever != "bm25"
     embedder = embedder if embedder is not None or not needs_embedder else default_embedder()

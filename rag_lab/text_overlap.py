@@ -20,6 +20,8 @@ import re
 import string
 from collections.abc import Sequence
 
+from rag_lab.errors import ConfigError
+
 #: What counts as a short answer, in normalized tokens (citations removed): two ordinary sentences.
 #: The strict answer metric credits only answers this short; the echo guard never calls one this
 #: short a copy of the evidence.
@@ -54,7 +56,7 @@ def covered(toks: Sequence[str], source: Sequence[str], min_run: int) -> list[bo
     """For each token of ``toks``: whether it lies inside a run of at least ``min_run`` consecutive
     tokens that also occurs verbatim in ``source``."""
     if min_run < 1:
-        raise ValueError(f"min_run must be >= 1, got {min_run}")
+        raise ConfigError(f"min_run must be >= 1, got {min_run}")
     mask = [False] * len(toks)
     grams = _ngrams(source, min_run)
     if not grams:

@@ -12,8 +12,10 @@
 #                                   when an earlier one failed, and the command fails if any did
 #   bash scripts/test.sh --quick    the edit-test loop (about a minute): the unit tests that need neither a
 #                                   notebook kernel, the local model, a browser nor a long simulation
-#                                   (-m "not slow and not notebook and not local_model and not browser");
-#                                   installs only the test tools
+#                                   (-m "not slow and not notebook and not local_model and not browser"),
+#                                   the docstring examples (tests/test_doctests.py) and the docstrings'
+#                                   cross-references (tests/test_docs_crossrefs.py, with the docs extra) included; installs
+#                                   only the test tools
 #   bash scripts/test.sh ARGS...    pytest ARGS after the full install (e.g. tests/test_pipeline.py -x)
 #
 # RAG_LAB_TEST_WORKERS sets the number of pytest-xdist workers (default 2, one per core; 0 runs in-process).

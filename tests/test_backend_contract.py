@@ -1,5 +1,5 @@
-"""The contract every LLM backend keeps, run over the backend registry (``rag_lab.llm.factory.BACKENDS``)
-and over every :class:`~rag_lab.llm.base.LLMBackend` subclass in the package:
+"""The contract every LLM backend keeps (:func:`rag_lab.testing.check_backend`), run over the backend registry
+(``rag_lab.llm.factory.BACKENDS``) and over every :class:`~rag_lab.llm.base.LLMBackend` subclass in the package:
 
 - chat: a request's messages come back as text, labelled with the role, the backend and the model;
 - schema: with a response schema the answer is a parsed instance of it (valid, repaired, or the fallback
@@ -8,7 +8,8 @@ and over every :class:`~rag_lab.llm.base.LLMBackend` subclass in the package:
   record of the call with the same numbers (one record per call: ``rag_lab.llm.types.CallRecord``);
 - errors: a backend that cannot be opened or reached fails with an error that names the problem.
 
-A backend kind or subclass added without an entry here fails :func:`test_every_backend_class_is_covered`.
+A backend kind or subclass added without an entry here fails :func:`test_every_backend_class_is_covered`;
+broken toy backends show the check refuses each broken rule.
 """
 
 from __future__ import annotations
@@ -23,25 +24,17 @@ from rag_lab.llm.base import LLMBackend, LLMRequest, Message
 from rag_lab.llm.cache import CachedBackend, ResponseCache
 from rag_lab.llm.cassette import Cassette, RecordingBackend, ReplayBackend, recording_header
 from rag_lab.llm.factory import BACKENDS, open_backend
-from rag_lab.llm.ledger import usage
 from rag_lab.llm.measured import MeasuredLatency
-from rag_lab.llm.schemas import RouteDecision
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.llm.server import serve_in_thread
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.llm.token_cap import TokenCapBackend
-from rag_lab.llm.types import CallRecord
+from rag_lab.llm.types import Generation, LLMResponse, Usage
+from rag_lab.testing import CHAT_REQUEST, ROUTE_FALLBACK, ROUTE_REQUEST, ContractViolation, check_backend
 
-CHAT = LLMRequest(role="answer", messages=(
-    Message(role="system", content="Answer from the context only, citing chunks as [n]."),
-    Message(role="user", content="Context:\n[1] Ada Lovelace wrote the first program in 1843.\n\n"
-                                 "Question: Who wrote the first program?"),
-))
-ROUTE = LLMRequest(role="route", response_schema=RouteDecision, messages=(
-    Message(role="system", content='Classify the question as SIMPLE or COMPLEX. Reply with JSON {"route": ...}.'),
-    Message(role="user", content="Question: Who wrote the first program?"),
-))
-FALLBACK = RouteDecision(route="COMPLEX")
+CHAT = CHAT_REQUEST
+ROUTE = ROUTE_REQUEST
+FALLBACK = ROUTE_FALLBACK
 
 
 @contextmanager
@@ -92,41 +85,17 @@ SUBCLASS_MAKERS = {
 }
 
 
-def check_contract(backend: LLMBackend) -> None:
-    with usage() as ledger:
-        chat = backend.complete(CHAT)
-        route = backend.complete(ROUTE, fallback=FALLBACK)
-    # chat
-    assert isinstance(chat.text, str) and chat.text.strip()
-    assert chat.role == "answer" and chat.outcome == "text" and chat.parsed is None
-    assert chat.backend == backend.name and chat.model == backend.model
-    # schema
-    assert isinstance(route.parsed, RouteDecision)
-    assert route.outcome in ("valid", "repaired", "fallback")
-    assert route.outcome != "fallback" or (route.reason and route.parsed == FALLBACK)
-    # usage: on the response, and one ledger record per call with the same numbers
-    for response in (chat, route):
-        assert response.usage.prompt_tokens > 0 and response.usage.completion_tokens > 0
-        assert response.latency_s >= 0.0
-    records = ledger.records
-    assert [r.role for r in records] == ["answer", "route"]
-    for record, response in zip(records, (chat, route), strict=True):
-        assert isinstance(record, CallRecord)
-        assert CallRecord.fields_of(response).items() <= record.model_dump().items()
-        assert record.total_tokens == response.usage.total_tokens and record.cost_usd > 0
-
-
 @pytest.mark.parametrize("kind", [kind_param(k) for k in BACKENDS.names()])
 def test_every_registered_backend_keeps_the_contract(kind: str, tmp_path) -> None:
     with opened(kind, tmp_path) as backend:
-        check_contract(backend)
+        check_backend(backend)
 
 
 @pytest.mark.parametrize("cls", list(SUBCLASS_MAKERS), ids=lambda c: c.__name__)
 def test_every_backend_class_keeps_the_contract(cls: type[LLMBackend], tmp_path) -> None:
     backend = SUBCLASS_MAKERS[cls](tmp_path)
     assert type(backend) is cls
-    check_contract(backend)
+    check_backend(backend)
 
 
 def test_every_backend_class_is_covered() -> None:
@@ -165,3 +134,59 @@ def test_a_backend_that_cannot_work_says_why(kind: str, tmp_path) -> None:
     with pytest.raises(ConfigError, match="unknown backend 'nope'; choose one of sim, openai, local, recorded"), \
             open_backend("nope"):
         pass
+
+
+class SilentBackend(ScriptedBackend):
+    """Answers, but reports no token usage."""
+
+    def _generate(self, request: LLMRequest) -> Generation:
+        return Generation(text=super()._generate(request).text, usage=Usage(prompt_tokens=0, completion_tokens=0))
+
+
+class OffTheBooks(ScriptedBackend):
+    """Builds its responses itself and never records them in the cost ledger."""
+
+    def complete(self, request: LLMRequest, fallback=None) -> LLMResponse:
+        gen = self._generate(request)
+        parsed = request.response_schema.model_validate_json(gen.text) if request.response_schema else None
+        return LLMResponse(role=request.role, text=gen.text, parsed=parsed, outcome="valid" if parsed else "text",
+                           usage=gen.usage, latency_s=0.0, backend=self.name, model=self.model)
+
+
+class RaisesOnProse(ScriptedBackend):
+    """Raises on output that does not parse instead of falling back."""
+
+    def complete(self, request: LLMRequest, fallback=None) -> LLMResponse:
+        response = super().complete(request, fallback)
+        if response.outcome == "fallback":
+            raise ValueError(f"could not parse {response.text!r}")
+        return response
+
+
+class NoModel(ScriptedBackend):
+    """Names no model."""
+
+    def __init__(self, scripts) -> None:
+        super().__init__(scripts)
+        self.model = ""
+
+
+SCRIPTS = {"answer": ["Ada Lovelace [1]"], "route": ['{"route": "SIMPLE"}']}
+
+
+@pytest.mark.parametrize(("broken", "rule"), [
+    (lambda: SilentBackend(SCRIPTS), "usage recorded"),
+    (lambda: OffTheBooks(SCRIPTS), "one ledger record per call"),
+    (lambda: ScriptedBackend({"answer": ["  "], "route": ['{"route": "SIMPLE"}']}), "chat answers text"),
+    (lambda: NoModel(SCRIPTS), "a name and a model"),
+], ids=["no-usage", "no-ledger", "empty-text", "no-model"])
+def test_check_backend_refuses_a_broken_backend_naming_the_rule(broken, rule: str) -> None:
+    with pytest.raises(ContractViolation, match=f"^backend contract, rule '{rule}'") as caught:
+        check_backend(broken())
+    assert caught.value.rule == rule
+
+
+def test_check_backend_lets_an_exception_for_bad_output_through() -> None:
+    """A backend that raises on unparseable output instead of falling back fails the check with its own error."""
+    with pytest.raises(ValueError, match="could not parse"):
+        check_backend(RaisesOnProse({"answer": ["Ada [1]"], "route": ["SIMPLE, I think"]}))

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import pytest
-from fakes import ScriptedResources, corpus_of
 
 from rag_lab.evaluation import contains, evaluate_pipeline, exact_match, f1, normalize_answer, summarize
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.records import EvalSet, Question
+from rag_lab.testing import ScriptedResources, corpus_of
 
 
 def test_normalization_and_matching():

@@ -5,7 +5,6 @@ fallback for an invalid controller decision, or a refusal as in a pipeline witho
 from __future__ import annotations
 
 import pytest
-from fakes import ScriptedResources, corpus_of
 
 from rag_lab.evaluation import question_metrics
 from rag_lab.evaluation.catalog import label
@@ -13,6 +12,7 @@ from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import ControllerValidation, Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.records import Corpus, Document, Question
+from rag_lab.testing import ScriptedResources, corpus_of
 
 Q = "What is the falcon passphrase?"
 FILLERS = {f"f{i}": f"Falcon launch notes, item {i}: the rocket launch was rescheduled." for i in range(4)}

@@ -10,7 +10,6 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 import pytest
-from fakes import ScriptedResources, corpus_of
 
 from rag_lab.evaluation.catalog import DEFAULT_QUALITY
 from rag_lab.figures import (
@@ -34,6 +33,7 @@ from rag_lab.figures.common import UNSET
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.trace import LLMCall, Trace, TraceStep
+from rag_lab.testing import ScriptedResources, corpus_of
 
 NAN = float("nan")
 

@@ -6,7 +6,6 @@ answer quoting one evidence sentence passes. The metrics count an echo as not an
 from __future__ import annotations
 
 import pytest
-from fakes import ScriptedResources, corpus_of
 
 from rag_lab.evaluation import evaluate_pipeline
 from rag_lab.llm.prompts import answer_prompt
@@ -16,6 +15,7 @@ from rag_lab.pipeline.echo_guard import check_echo
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.policies import EchoGuard
 from rag_lab.records import EvalSet, Question
+from rag_lab.testing import ScriptedResources, corpus_of
 
 Q = "In which city was Ada Lovelace born?"
 DOCS = {

@@ -32,6 +32,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("widgets", ("rag_lab.widgets",)),
     ("cli", ("rag_lab.cli*", "rag_lab.data_build", "rag_lab.notebook_export", "rag_lab.course_map",
              "rag_lab.course_site")),
+    # the contract checks and fakes for plug-in authors: above everything, so nothing in the package imports them
+    ("testing", ("rag_lab.testing",)),
 )
 
 
@@ -143,6 +145,12 @@ def test_every_module_is_in_a_layer() -> None:
 def test_imports_only_go_down_the_layers() -> None:
     bad = upward_imports()
     assert not bad, "upward imports:\n" + "\n".join(bad)
+
+
+def test_nothing_in_the_package_imports_the_testing_kit() -> None:
+    users = [f"{m} (line {line})" for m in MODULES if not m.startswith("rag_lab.testing")
+             for target, line in imports_of(m) if target.startswith("rag_lab.testing")]
+    assert not users, "rag_lab.testing is for tests only; imported by " + ", ".join(users)
 
 
 def test_no_import_cycles() -> None:

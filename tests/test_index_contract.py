@@ -1,10 +1,10 @@
-"""The contract every index kind keeps, run over the index registry (``rag_lab.index.INDEX_KINDS``), and a
-toy index kind that shows a new kind is one class plus one registry line: the factory, loading, the
-retrieval policy, the pipeline, ``rag-lab retrieval-eval`` and this contract all take it from there."""
+"""The contract every index kind keeps (:func:`rag_lab.testing.check_index`), run over the index registry
+(``rag_lab.index.INDEX_KINDS``); a toy index kind that shows a new kind is one class plus one registry line:
+the factory, loading, the retrieval policy, the pipeline, ``rag-lab retrieval-eval`` and this contract all
+take it from there; and broken toy kinds that the check refuses, each naming the rule it breaks."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -12,26 +12,18 @@ from pathlib import Path
 from typing import ClassVar, Self
 
 import pytest
-from fakes import HashEmbedder, corpus_of
 
 from rag_lab.errors import ConfigError
-from rag_lab.index import INDEX_KINDS, SearchIndex, build_index, load_index, make_index
+from rag_lab.index import INDEX_KINDS, SearchIndex, build_index, make_index
 from rag_lab.index.base import Hits, read_meta
 from rag_lab.records import Chunk
+from rag_lab.testing import INDEX_TEXTS, ContractViolation, HashEmbedder, check_index, corpus_of, index_chunks
 
-TEXTS = [
-    "password reset instructions for the account login page",
-    "the quarterly revenue report for the finance team",
-    "new smartphone battery lasts two full days",
-    "the zyxqorp protocol handles encrypted satellite uplinks",
-    "gardening tips for growing tomatoes in summer",
-    "how to reset a forgotten password on the login screen",
-]
+TEXTS = list(INDEX_TEXTS)
 
 
 def chunks() -> list[Chunk]:
-    return [Chunk(chunk_id=f"d{i}#0", doc_id=f"d{i}", position=0, title="", text=t, start=0, end=len(t))
-            for i, t in enumerate(TEXTS)]
+    return index_chunks(TEXTS)
 
 
 class ToyIndex(SearchIndex):
@@ -75,49 +67,14 @@ def toy_kind():
     INDEX_KINDS.remove(ToyIndex.name)
 
 
-def check_index_contract(kind: str, tmp_path: Path) -> None:
-    """What every index kind must do: refuse misuse clearly, return at most k hits of built chunks best
-    first, find the chunk that shares the query's rare word, and come back equal from save + load."""
-    embedder = HashEmbedder()
-    index = make_index(kind, embedder)
-    assert isinstance(index, INDEX_KINDS[kind]) and index.name == kind
-    with pytest.raises(RuntimeError, match="build or load"):
-        index.search(["x"], 1)
-    with pytest.raises(ValueError, match="zero chunks"):
-        index.build([])
-    with pytest.raises(ValueError, match="duplicate"):
-        index.build(chunks() + chunks()[:1])
-    index.build(chunks())
-    assert len(index) == len(TEXTS)
-    with pytest.raises(ValueError, match="k must be"):
-        index.search(["x"], 0)
-    assert index.search([], 3) == []
-    queries = ["zyxqorp satellite uplinks", "password reset login", "tomatoes"]
-    hits = index.search(queries, k=2)
-    assert len(hits) == len(queries)
-    for one in hits:
-        assert len(one) <= 2
-        assert {cid for cid, _ in one} <= set(index.chunk_ids)
-        scores = [s for _, s in one]
-        assert scores == sorted(scores, reverse=True)
-    assert hits[0][0][0] == "d3#0" and hits[2][0][0] == "d4#0"
-    assert {cid for cid, _ in hits[1]} == {"d0#0", "d5#0"}
-    folder = index.save(tmp_path / kind)
-    assert json.loads((folder / "index.json").read_text())["kind"] == kind
-    loaded = load_index(folder, embedder)
-    assert type(loaded) is type(index) and loaded.chunk_ids == index.chunk_ids
-    assert loaded.search(queries, k=2) == hits
-    with pytest.raises(ValueError, match="unknown parameter"):
-        make_index(kind, embedder, no_such_parameter=1)
-
-
 @pytest.mark.parametrize("kind", INDEX_KINDS.names())
 def test_every_index_kind_keeps_the_contract(kind: str, tmp_path: Path) -> None:
-    check_index_contract(kind, tmp_path)
+    check_index(kind, tmp_path)
 
 
 def test_a_toy_index_kind_is_one_class_and_one_registry_line(toy_kind: str, tmp_path: Path, capsys) -> None:
-    check_index_contract(toy_kind, tmp_path)
+    check_index(toy_kind, tmp_path)
+    check_index(ToyIndex, tmp_path / "as-a-class")
     # the retrieval policy names it (its field type is checked against the registry) ...
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
     from rag_lab.records import Question
@@ -154,3 +111,44 @@ def test_an_unregistered_kind_is_refused_everywhere_with_the_choices() -> None:
 def test_build_index_builds_the_registered_class(tmp_path: Path) -> None:
     for kind in INDEX_KINDS:
         assert type(build_index(kind, chunks(), HashEmbedder())) is INDEX_KINDS[kind]
+
+
+class WorstFirst(ToyIndex):
+    def _search(self, queries: list[str], k: int) -> list[Hits]:
+        return [sorted(h, key=lambda x: x[1]) for h in super()._search(queries, k)]
+
+
+class OneTooMany(ToyIndex):
+    def _search(self, queries: list[str], k: int) -> list[Hits]:
+        return super()._search(queries, k + 1)
+
+
+class IgnoresTheQuery(ToyIndex):
+    def _search(self, queries: list[str], k: int) -> list[Hits]:
+        return [[(cid, 1.0) for cid in self.chunk_ids[:k]] for _ in queries]
+
+
+class ForgetsOnLoad(ToyIndex):
+    @classmethod
+    def load(cls, folder: str | Path, embedder=None) -> Self:
+        index = super().load(folder, embedder)
+        index.words = [Counter() for _ in index.words]
+        return index
+
+
+class SearchesAnything(ToyIndex):
+    def search(self, queries, k):  # skips the base class's checks (no build, k < 1)
+        return self._search(list(queries), max(k, 1)) if self.chunk_ids else [[] for _ in queries]
+
+
+@pytest.mark.parametrize(("broken", "rule"), [
+    (WorstFirst, "hits best first"),
+    (OneTooMany, "at most k hits"),
+    (IgnoresTheQuery, "the rare word's chunk first"),
+    (ForgetsOnLoad, "load gives it back"),
+    (SearchesAnything, "search before build"),
+])
+def test_check_index_refuses_a_broken_index_naming_the_rule(broken: type[ToyIndex], rule: str, tmp_path: Path) -> None:
+    with pytest.raises(ContractViolation, match=f"^index contract, rule '{rule}': index kind 'toy'") as caught:
+        check_index(broken, tmp_path)
+    assert caught.value.contract == "index" and caught.value.rule == rule

@@ -8,11 +8,11 @@ import ast
 from pathlib import Path
 
 import pytest
-from fakes import ScriptedResources, corpus_of
 from test_pipeline import AGAIN, FILLERS, Q, backend, run
 
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Intervention, Pipeline, PipelineConfig, Trace, TraceStep
+from rag_lab.testing import ScriptedResources, corpus_of
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakes import ScriptedResources, corpus_of
 
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.finalize import crag_grade
 from rag_lab.pipeline.interventions import Intervention
+from rag_lab.testing import ScriptedResources, corpus_of
 
 Q = "What is the falcon passphrase?"
 FILLERS = {f"f{i}": f"Falcon launch notes, item {i}: the rocket launch was rescheduled." for i in range(6)}

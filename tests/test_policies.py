@@ -1,53 +1,26 @@
-"""The contract every policy passes, and PipelineConfig's dotted keys and files."""
+"""The contract every policy passes (:func:`rag_lab.testing.check_policy`; broken toy policies show it refuses
+each broken rule), and PipelineConfig's dotted keys and files."""
 
 from __future__ import annotations
 
-import annotated_types
 import pytest
-from fakes import ScriptedResources, corpus_of
-from pydantic import ValidationError
+from pydantic import ConfigDict, Field
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import POLICY_CLASSES, Pipeline, PipelineConfig
-
-
-def _bounds(cls):
-    """(field, lower, upper) of every bounded numeric field."""
-    for name, info in cls.model_fields.items():
-        lo = hi = None
-        for meta in info.metadata:
-            if isinstance(meta, annotated_types.Ge):
-                lo = meta.ge
-            if isinstance(meta, annotated_types.Le):
-                hi = meta.le
-        if lo is not None or hi is not None:
-            yield name, lo, hi
+from rag_lab.pipeline.policies import Policy
+from rag_lab.testing import ContractViolation, ScriptedResources, check_policy, corpus_of, policy_bounds
 
 
 @pytest.mark.parametrize("cls", POLICY_CLASSES, ids=lambda c: c.__name__)
 def test_policy_contract(cls):
-    policy = cls()
-    field = next(iter(cls.model_fields))
-    with pytest.raises(ValidationError):  # frozen
-        setattr(policy, field, getattr(policy, field))
-    assert cls.model_validate(policy.model_dump()) == policy  # round trip
-    with pytest.raises(ValidationError, match="Extra inputs are not permitted"):
-        cls(not_a_field=1)
-    bounded = list(_bounds(cls))
-    for name, lo, hi in bounded:
-        if lo is not None:
-            with pytest.raises(ValidationError):
-                cls(**{name: lo - 1})
-        if hi is not None:
-            with pytest.raises(ValidationError):
-                cls(**{name: hi + 1})
-    assert cls.__doc__ and len(cls.__doc__) > 40, "every policy says what it does"
+    check_policy(cls)
 
 
 def test_every_numeric_policy_field_is_bounded():
     for cls in POLICY_CLASSES:
-        bounded = {name for name, _, _ in _bounds(cls)}
+        bounded = {name for name, _, _ in policy_bounds(cls)}
         for name, info in cls.model_fields.items():
             if info.annotation in (int, float) or str(info.annotation) in ("int | None", "float | None"):
                 assert name in bounded, f"{cls.__name__}.{name} has no bounds"
@@ -120,3 +93,46 @@ def test_config_files_yaml_json_and_errors(tmp_path):
         PipelineConfig.from_file(tmp_path / "typo.yaml")
     with pytest.raises(ConfigError, match="cannot read"):
         PipelineConfig.from_file(tmp_path / "missing.yaml")
+
+
+class Unbounded(Policy):
+    """A toy policy whose numeric field has a lower bound but no upper one."""
+
+    rounds: int = Field(default=2, ge=1)
+
+
+class Thawed(Policy):
+    """A toy policy that can be changed in place after construction."""
+
+    model_config = ConfigDict(frozen=False, extra="forbid")
+    rounds: int = Field(default=2, ge=1, le=5)
+
+
+class Lax(Policy):
+    """A toy policy that keeps whatever unknown fields it is given."""
+
+    model_config = ConfigDict(frozen=True, extra="allow")
+    rounds: int = Field(default=2, ge=1, le=5)
+
+
+class Undocumented(Policy):
+    rounds: int = Field(default=2, ge=1, le=5)
+
+
+class NoDefault(Policy):
+    """A toy policy whose field must always be given, so the pipeline cannot make its default."""
+
+    rounds: int = Field(ge=1, le=5)
+
+
+@pytest.mark.parametrize(("broken", "rule"), [
+    (Unbounded, "numeric fields bounded"),
+    (Thawed, "frozen"),
+    (Lax, "unknown fields refused"),
+    (Undocumented, "documented"),
+    (NoDefault, "defaults construct"),
+], ids=lambda x: x if isinstance(x, str) else x.__name__)
+def test_check_policy_refuses_a_broken_policy_naming_the_rule(broken, rule):
+    with pytest.raises(ContractViolation, match=f"^policy contract, rule '{rule}': {broken.__name__}") as caught:
+        check_policy(broken)
+    assert caught.value.rule == rule

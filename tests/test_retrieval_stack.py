@@ -11,7 +11,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from fakes import HashEmbedder
 from pydantic import ValidationError
 
 from rag_lab.chunking import ChunkingConfig, chunk_corpus, chunk_document, chunk_text_for_embedding
@@ -37,6 +36,7 @@ from rag_lab.index import (
 )
 from rag_lab.index.dense import auto_ef_search
 from rag_lab.records import Chunk, Corpus, Document
+from rag_lab.testing import HashEmbedder
 
 
 def make_chunks(texts: Sequence[str], title: str = "") -> list[Chunk]:

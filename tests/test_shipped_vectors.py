@@ -8,7 +8,6 @@ import json
 
 import numpy as np
 import pytest
-from fakes import HashEmbedder
 
 from rag_lab.data_build.vectors import dataset_texts, write_vector_file
 from rag_lab.embedding import (
@@ -21,6 +20,7 @@ from rag_lab.embedding import (
 from rag_lab.embedding.shipped import ShippedVectors, vector_file
 from rag_lab.errors import DataFormatError
 from rag_lab.paths import DATA_DIR
+from rag_lab.testing import HashEmbedder
 
 
 @pytest.fixture

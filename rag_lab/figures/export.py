@@ -90,14 +90,3 @@ def export_figures(figures: Mapping[str, go.Figure], out_dir: str | os.PathLike[
         t.replace(p)
     return paths
 
-
-def export_figure(fig: go.Figure, path: str | os.PathLike[str], width: int = WIDTH, height: int = HEIGHT,
-                  scale: float = 2.0) -> Path:
-    """Write one figure to ``path``; the format is its suffix (``.svg``, ``.pdf``, ``.png``)."""
-    path = Path(path)
-    fmt = path.suffix.lstrip(".").lower()
-    parse_formats([fmt])
-    written = export_figures({path.stem: fig}, path.parent, formats=[fmt], width=width, height=height, scale=scale)[0]
-    if written != path:
-        written.replace(path)
-    return path

@@ -15,7 +15,7 @@ import numpy as np
 
 from rag_lab.chunking import chunk_text_for_embedding
 from rag_lab.embedding import Embedder, normalize_rows, resolve_embedder
-from rag_lab.errors import DataFormatError
+from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.records import Chunk, Run
 
 #: One query's hits: ``(chunk_id, score)`` pairs, best first.
@@ -41,11 +41,11 @@ class SearchIndex(ABC):
     def build(self, chunks: Sequence[Chunk]) -> None:
         """Index ``chunks``, replacing whatever the index held before."""
         if not chunks:
-            raise ValueError(f"cannot build a {self.name} index from zero chunks")
+            raise ConfigError(f"cannot build a {self.name} index from zero chunks")
         ids = [chunk.chunk_id for chunk in chunks]
         dupes = sorted(i for i, n in Counter(ids).items() if n > 1)
         if dupes:
-            raise ValueError(f"{len(dupes)} duplicate chunk id(s), e.g. {dupes[:5]}")
+            raise ConfigError(f"{len(dupes)} duplicate chunk id(s), e.g. {dupes[:5]}")
         start = time.perf_counter()
         self._build(chunks)
         self.build_seconds = time.perf_counter() - start
@@ -85,7 +85,7 @@ class SearchIndex(ABC):
     def _check_search(self, k: int) -> None:
         self._require_built()
         if k < 1:
-            raise ValueError(f"k must be >= 1, got {k}")
+            raise ConfigError(f"k must be >= 1, got {k}")
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> Hits:
         return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(rows, scores, strict=True)]
@@ -136,7 +136,7 @@ class DenseIndex(SearchIndex):
         self._check_search(k)
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
-            raise ValueError(f"query vectors must have shape (n, {self.dim}), got {vectors.shape}")
+            raise ConfigError(f"query vectors must have shape (n, {self.dim}), got {vectors.shape}")
         if len(vectors) == 0:
             return []
         return self._search_vectors(np.ascontiguousarray(normalize_rows(vectors)), min(k, len(self)))
@@ -153,7 +153,7 @@ class DenseIndex(SearchIndex):
 
     def _restore(self, meta: Mapping[str, Any]) -> None:
         if meta["model_id"] != self.model_id:
-            raise ValueError(
+            raise ConfigError(
                 f"the index was built with embedding model {meta['model_id']!r} but the embedder "
                 f"is {self.model_id!r}; pass an embedder of the same model to load()"
             )
@@ -192,7 +192,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60) -> 
     rank). Returns ``(id, score)`` best first; ties keep the order in which ids first
     appear when the rankings are read rank by rank (round robin)."""
     if k <= 0:
-        raise ValueError(f"RRF constant k must be > 0, got {k}")
+        raise ConfigError(f"RRF constant k must be > 0, got {k}")
     scores: dict[str, float] = {}
     first_seen: dict[str, tuple[int, int]] = {}
     for list_no, ranking in enumerate(rankings):
@@ -215,7 +215,7 @@ def doc_run(
     its best chunk, and each query keeps its ``k`` best documents (in rank order; ties
     keep hit order)."""
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise ConfigError(f"k must be >= 1, got {k}")
     run: Run = {}
     for qid, hits in hits_per_query.items():
         best: dict[str, float] = {}

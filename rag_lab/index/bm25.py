@@ -11,6 +11,7 @@ import numpy as np
 
 from rag_lab.chunking import chunk_text_for_embedding
 from rag_lab.embedding import Embedder
+from rag_lab.errors import ConfigError
 from rag_lab.index.base import Hits, SearchIndex, read_meta, require_files, top_k
 from rag_lab.records import Chunk
 
@@ -41,16 +42,16 @@ class BM25Index(SearchIndex):
         self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"
     ) -> None:
         if k1 < 0:
-            raise ValueError(f"k1 must be >= 0, got {k1}")
+            raise ConfigError(f"k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:
-            raise ValueError(f"b must be in [0, 1], got {b}")
+            raise ConfigError(f"b must be in [0, 1], got {b}")
         if method not in BM25_METHODS:
-            raise ValueError(f"unknown BM25 method {method!r}; choose one of {BM25_METHODS}")
+            raise ConfigError(f"unknown BM25 method {method!r}; choose one of {BM25_METHODS}")
         if stopwords is not None:
             try:
                 bm25s.tokenize("", stopwords=stopwords, show_progress=False)
             except ValueError:
-                raise ValueError(
+                raise ConfigError(
                     f"unknown stop-word language {stopwords!r} (bm25s knows e.g. 'en', 'de', 'fr')"
                 ) from None
         super().__init__()

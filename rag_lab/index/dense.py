@@ -10,6 +10,7 @@ import hnswlib
 import numpy as np
 
 from rag_lab.embedding import Embedder
+from rag_lab.errors import ConfigError
 from rag_lab.index.base import DenseIndex, Hits, read_meta, require_files, saved_embedder
 
 _GRAPH = "hnsw.bin"
@@ -50,15 +51,15 @@ class HNSWIndex(DenseIndex):
         num_threads: int = 1,
     ) -> None:
         if not 2 <= M <= 128:
-            raise ValueError(f"M must be in 2..128, got {M}")
+            raise ConfigError(f"M must be in 2..128, got {M}")
         if ef_construction < 1:
-            raise ValueError(f"ef_construction must be >= 1, got {ef_construction}")
+            raise ConfigError(f"ef_construction must be >= 1, got {ef_construction}")
         if ef_search is not None and ef_search < 1:
-            raise ValueError(f"ef_search must be >= 1, got {ef_search}")
+            raise ConfigError(f"ef_search must be >= 1, got {ef_search}")
         if seed < 0:
-            raise ValueError(f"seed must be >= 0, got {seed}")
+            raise ConfigError(f"seed must be >= 0, got {seed}")
         if num_threads < 1 and num_threads != -1:
-            raise ValueError(f"num_threads must be >= 1 or -1 (all cores), got {num_threads}")
+            raise ConfigError(f"num_threads must be >= 1 or -1 (all cores), got {num_threads}")
         super().__init__(embedder)
         self.M = M
         self.ef_construction = ef_construction

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
 from rag_lab.paths import cache_dir
 
@@ -49,7 +50,7 @@ class ResponseCache:
 
     def __init__(self, path: str | Path | None = None, timeout_s: float = 30.0) -> None:
         if timeout_s <= 0:
-            raise ValueError(f"timeout_s must be positive, got {timeout_s}")
+            raise ConfigError(f"timeout_s must be positive, got {timeout_s}")
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.is_dir():
             raise IsADirectoryError(f"response cache path {self.path} is a directory; give a file path")

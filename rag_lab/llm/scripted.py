@@ -20,7 +20,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Mapping, Sequence
 
-from rag_lab.errors import RagLabError
+from rag_lab.errors import ConfigError, RagLabError
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Usage
 
 Responder = Callable[[LLMRequest], str]
@@ -65,7 +65,7 @@ class ScriptedBackend(LLMBackend):
         if default is not None and not (isinstance(default, str) or callable(default)):
             raise TypeError(f"default must be a string or a function request -> str, got {type(default).__name__}")
         if not model.strip():
-            raise ValueError("model must be a non-empty name")
+            raise ConfigError("model must be a non-empty name")
         super().__init__(model)
         self.scripts: dict[str, Script] = {role: _check_script(role, s) for role, s in scripts.items()}
         self.default = default

@@ -8,6 +8,7 @@ capped and uncapped answers are cached under different keys and never mix.
 
 from __future__ import annotations
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
 
 
@@ -17,7 +18,7 @@ class TokenCapBackend(LLMBackend):
 
     def __init__(self, inner: LLMBackend, cap: int) -> None:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
-            raise ValueError(f"the token cap must be a positive integer, got {cap!r}")
+            raise ConfigError(f"the token cap must be a positive integer, got {cap!r}")
         super().__init__(inner.model)
         self.inner, self.cap, self.name = inner, cap, inner.name
 

@@ -81,11 +81,6 @@ class PairedTest:
     n_permutations: int = 0
     difference: PairedDifference | None = field(default=None, repr=False)
 
-    @property
-    def n_discordant(self) -> int:
-        """Questions on which the two sides differ (the only ones a paired test learns from)."""
-        return self.n_better + self.n_worse
-
     def text(self, decimals: int = 3) -> str:
         """``+0.033 [+0.008, +0.067], p=0.125 (exact, 4↑ 0↓ of 120)``."""
         if self.n == 0:

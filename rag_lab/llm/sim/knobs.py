@@ -64,7 +64,7 @@ class CallRandom:
 
     :meth:`fires` is called only where a knob applies, and each call is recorded in
     :attr:`record` (knob, rate, draw, fired): the knob's *opportunities* and its *firings*,
-    from which observed rates are computed (:func:`knob_rates`).
+    from which observed rates are computed (:func:`rag_lab.pipeline.trace.knob_rates`).
     """
 
     def __init__(self, profile: SimulatorProfile, role: str, question: str, step: int = 0) -> None:

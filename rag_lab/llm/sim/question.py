@@ -118,10 +118,6 @@ class QuestionAnalysis:
     relation: tuple[str, ...] = ()
     asked: tuple[str, ...] = ()
 
-    @property
-    def multi_part(self) -> bool:
-        return self.comparison
-
     def names(self) -> list[str]:
         return [e.text for e in self.foci]
 

@@ -42,7 +42,6 @@ _DAY_FIRST_DATE = re.compile(
     re.IGNORECASE,
 )
 _YEAR = re.compile(r"(?<![\d.\-])((?:1[5-9]|20)\d\d)(?!\d)(?![.\-]\d)")
-_PERCENT = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s?(%|percent\b)", re.IGNORECASE)
 _NUMBER = re.compile(r"(?<![\w.\-@#])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.\-]*[A-Za-z_])")
 
 
@@ -154,11 +153,6 @@ def dates(text: str) -> list[str]:
 def years(text: str) -> list[int]:
     """Four-digit years (1500–2099) in ``text``, ISO dates included, in order of appearance."""
     return [int(y) for y in _YEAR.findall(text)]
-
-
-def percents(text: str) -> list[float]:
-    """Percentages in ``text`` (``75%``, ``75 percent``)."""
-    return [float(n) for n, _ in _PERCENT.findall(text)]
 
 
 def numbers(text: str) -> list[tuple[float, int]]:

@@ -1,4 +1,6 @@
-"""Test doubles shared by the test modules: a bag-of-words embedder and scripted retrieval."""
+"""Fakes for tests, the project's and yours: a deterministic bag-of-words embedder (no model, no download),
+corpus resources whose search is scripted, and a corpus from a ``{doc_id: text}`` mapping. The scripted LLM
+backend is :class:`rag_lab.llm.scripted.ScriptedBackend` (also importable from :mod:`rag_lab.testing`)."""
 
 from __future__ import annotations
 
