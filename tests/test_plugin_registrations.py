@@ -109,3 +109,63 @@ def test_an_unregistered_strategy_is_refused_with_the_choices() -> None:
     with pytest.raises(ConfigError, match="unknown truncation strategy 'alphabetical'; choose one of "
                                           "append_then_truncate, rank_then_truncate, refine, round_slots"):
         BASE.with_params({"truncation.strategy": "alphabetical"})
+
+
+# --- dataset layout -------------------------------------------------------------------------------------------
+
+def _load_tsv(source, name, split):
+    """The toy layout's loader: one ``question<TAB>answer<TAB>passage`` row per question."""
+    from rag_lab.records import Corpus, Dataset, Document
+
+    rows = [line.split("\t") for line in source.path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    name = name or source.path.stem
+    docs = [Document(doc_id=f"p{i}", title=f"passage {i}", text=passage) for i, (_, _, passage) in enumerate(rows)]
+    questions = [Question(qid=f"t{i}", text=q, answer=a, gold_doc_ids=(f"p{i}",), split=split or "dev")
+                 for i, (q, a, _) in enumerate(rows)]
+    return Dataset(Corpus(docs, name=name), EvalSet(questions, name=name), name=name, source=str(source.path))
+
+
+@pytest.fixture
+def toy_layout() -> Iterator[str]:
+    from rag_lab.loaders import LAYOUTS, Layout
+
+    LAYOUTS.add("toy_tsv", Layout(detect=lambda source: source.path.suffix == ".tsv", load=_load_tsv,
+                                  what="a toy TSV file (question, answer, passage)", suffixes=(".tsv",)))
+    yield "toy_tsv"
+    LAYOUTS.remove("toy_tsv")
+
+
+TSV = "Who wrote Zeta?\tAda\tZeta was written by Ada.\nWhere is Omega?\tMars\tOmega lies on Mars.\n"
+
+
+def test_a_toy_layout_is_one_detector_and_one_loader(toy_layout: str, tmp_path, monkeypatch) -> None:
+    import rag_lab.loaders as loaders
+
+    path = tmp_path / "toy.tsv"
+    path.write_text(TSV, encoding="utf-8")
+    dataset = loaders.load_dataset(path)                       # a file of the layout ...
+    assert [q.answer for q in dataset.evalset] == ["Ada", "Mars"] and len(dataset.corpus) == 2
+    shipped = tmp_path / "data"
+    (shipped / "toy_sample").mkdir(parents=True)
+    (shipped / "toy_sample" / "questions.tsv").write_text(TSV, encoding="utf-8")
+    assert loaders.load_dataset(shipped / "toy_sample").name == "toy_sample"   # ... a folder holding one ...
+    monkeypatch.setattr(loaders, "DATA_DIR", shipped)
+    assert loaders.shipped_datasets() == ["toy_sample"]        # ... a shipped sample, loaded by its name
+    assert loaders.load_dataset("toy_sample", split="train").evalset.splits == ["train"]
+    assert "a toy TSV file (question, answer, passage)" in loaders.dataset_help()   # the help texts list it
+    assert ".tsv" in loaders.dataset_help()
+
+
+def test_without_the_toy_layout_the_file_is_refused_with_the_layouts(tmp_path) -> None:
+    from rag_lab.errors import DataFormatError
+    from rag_lab.loaders import LAYOUTS, load_dataset
+
+    assert "toy_tsv" not in LAYOUTS
+    path = tmp_path / "toy.tsv"
+    path.write_text(TSV, encoding="utf-8")
+    with pytest.raises(DataFormatError, match="expected a JSON array of examples"):
+        load_dataset(path)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(DataFormatError, match="not a dataset folder: expected a synthetic-world folder .* or a BEIR "
+                                              "folder .*found none"):
+        load_dataset(tmp_path / "empty")
