@@ -1,7 +1,8 @@
-"""A toy metric, truncation strategy and dataset layout each go in with one registration, and everything
-that lists its kind picks it up: the per-question row, labels, objectives and value ranges (metric); the
-policy field, the pipeline and the widgets (strategy); detection, loading, the shipped names and the help
-texts (layout). Each fixture removes its toy again, so no other test sees it."""
+"""A toy policy, metric, truncation strategy and dataset layout each go in with one registration, and
+everything that lists its kind picks it up: the config's sections, dotted keys and the widgets (policy); the
+per-question row, labels, objectives and value ranges (metric); the policy field, the pipeline and the
+widgets (strategy); detection, loading, the shipped names and the help texts (layout). Each fixture removes
+its toy again, so no other test sees it."""
 
 from __future__ import annotations
 
@@ -30,7 +31,60 @@ def _run(config: PipelineConfig, hits: list[str], texts: dict[str, str] | None =
     return evaluate_pipeline(Pipeline(config, ScriptedResources(corpus, {QUESTION: hits}), backend), evalset)
 
 
+_QUESTION = Question(qid="a", text=QUESTION, type="single", answer="ZEBRA", gold_doc_ids=("gold",), min_hops=1)
+
+
+def _pipeline(config: PipelineConfig) -> Pipeline:
+    corpus = corpus_of({"gold": "The falcon passphrase is ZEBRA.", "other": "Falcon launch notes."})
+    backend = ScriptedBackend({"route": ['{"route": "SIMPLE"}'], "answer": ["It is ZEBRA [1]"]})
+    return Pipeline(config, ScriptedResources(corpus, {QUESTION: ["gold"]}), backend)
+
+
 BASE = PipelineConfig().with_params({"crag.enabled": False, "citations.refusal_threshold": -1.0})
+
+
+# --- policy ---------------------------------------------------------------------------------------------------
+
+@pytest.fixture
+def toy_policy() -> Iterator[str]:
+    from pydantic import Field
+
+    from rag_lab.pipeline import POLICIES, Policy
+
+    class Politeness(Policy):
+        """A toy policy: how many courtesy words the answer may open with (no stage reads it)."""
+
+        level: int = Field(default=1, ge=0, le=3)
+
+    POLICIES.add("politeness", Politeness)
+    yield "politeness"
+    POLICIES.remove("politeness")
+
+
+def test_a_toy_policy_is_one_class_and_one_registration(toy_policy: str) -> None:
+    from rag_lab.errors import ConfigError
+    from rag_lab.widgets.controls import field_spec
+
+    config = PipelineConfig()
+    assert config.get("politeness.level") == 1 and config.politeness.level == 1   # a section, by default
+    assert config.flat()["politeness.level"] == 1                                 # a dotted key
+    assert config.with_params(politeness__level=3).get("politeness.level") == 3
+    assert PipelineConfig.from_dict({"politeness": {"level": 2}, "crag.upper": 0.6}).get("politeness.level") == 2
+    with pytest.raises(ConfigError, match="politeness.level"):
+        config.with_params({"politeness.level": 9})                               # validated by its class
+    spec = field_spec("politeness.level")                                        # the widgets offer a control
+    assert (spec.kind, spec.lo, spec.hi) == ("int", 0, 3)
+    result, _ = _pipeline(config.with_params({"politeness.level": 2})).run(_QUESTION)
+    assert result.status == "answered"                                            # the pipeline runs with it
+
+
+def test_without_the_toy_policy_its_section_is_refused() -> None:
+    from rag_lab.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="unknown policy 'politeness'"):
+        PipelineConfig().with_params({"politeness.level": 2})
+    with pytest.raises(ConfigError, match="unknown policy 'politeness'"):
+        PipelineConfig.from_dict({"politeness": {"level": 2}})
 
 
 # --- metric ---------------------------------------------------------------------------------------------------
