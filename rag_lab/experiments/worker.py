@@ -21,7 +21,7 @@ from rag_lab.evaluation import question_metrics
 from rag_lab.experiments.grid import short_hash
 from rag_lab.experiments.sweep import BackendSpec
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.factory import open_backend, simulator_profile
+from rag_lab.llm.factory import open_backend
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 from rag_lab.records import Dataset
@@ -95,7 +95,7 @@ class WorkerState:
         key = (spec.model_dump_json(), seed)
         with self._lock:
             if key not in self._backends:
-                profile = simulator_profile(spec.profile, spec.knobs) if spec.kind == "sim" else spec.profile
+                profile = spec.sim_profile if spec.sim_profile is not None else spec.profile  # resolved once
                 limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
                 if spec.replay:
                     opened = open_backend("recorded", model=spec.replay_cassette(), max_tokens=spec.max_tokens)

@@ -88,6 +88,8 @@ BACKENDS.add("sim", _open_sim)
 BACKENDS.add("openai", _open_openai)
 BACKENDS.add("local", _open_local)
 BACKENDS.add("recorded", _open_recorded)
+#: The type of a field that names a backend kind (checked against :data:`BACKENDS` when validated).
+BackendKind = BACKENDS.field()
 #: The kinds :func:`make_backend` builds: those that need no process of their own.
 IN_PROCESS_KINDS = ("sim", "openai", "recorded")
 #: Kinds whose answers come from a file already: never wrapped in the response cache.
