@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lab.evaluation import question_metrics
+from rag_lab.evaluation.runner import run_questions
 from rag_lab.experiments.grid import short_hash
 from rag_lab.experiments.sweep import BackendSpec
 from rag_lab.llm.base import LLMBackend
@@ -109,15 +109,11 @@ class WorkerState:
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
         """Run ``unit``'s questions in order on a fresh pipeline for the unit's config."""
         pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, unit.backend))
-        outcomes = []
-        for qid in unit.qids:
-            question = self.dataset.evalset[qid]
-            result, trace = pipeline.run(question)
-            outcomes.append(QuestionOutcome(
-                candidate_id=unit.candidate_id, qid=qid, row=question_metrics(question, result, trace),
-                trace_z=compress(trace.model_dump_json()), result_z=compress(result.model_dump_json()),
-            ))
-        return outcomes
+        questions = [self.dataset.evalset[qid] for qid in unit.qids]
+        return [QuestionOutcome(candidate_id=unit.candidate_id, qid=run.question.qid, row=run.row,
+                                trace_z=compress(run.trace.model_dump_json()),
+                                result_z=compress(run.result.model_dump_json()))
+                for run in run_questions(pipeline, questions)]
 
     def close(self) -> None:
         """Close the backends (a local model server stops here)."""
