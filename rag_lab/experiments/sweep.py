@@ -112,6 +112,18 @@ class BackendSpec(BaseModel):
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "backend")) from None
 
+    def backend_settings(self, seed: int, concurrency: int = 1) -> tuple[str, dict[str, Any]]:
+        """The kind and the :class:`~rag_lab.llm.factory.BackendOptions` settings that open this spec's backend
+        for ``seed``: a replay reads the cassette (``recorded``); the simulator gets the profile resolved once
+        (:attr:`sim_profile`); an ``openai`` server admits ``concurrency`` calls in flight (the executor's
+        workers) unless ``max_concurrency`` says otherwise."""
+        if self.replay:
+            return "recorded", {"model": self.replay_cassette(), "max_tokens": self.max_tokens}
+        limit = self.max_concurrency or (concurrency if self.kind == "openai" else None)
+        return self.kind, {"profile": self.sim_profile if self.sim_profile is not None else self.profile, "seed": seed,
+                           "model": self.model, "base_url": self.base_url, "cache": self.cache,
+                           "max_concurrency": limit, "max_tokens": self.max_tokens, "record": self.cassette}
+
     def replay_cassette(self) -> str:
         """The cassette a replay reads, after checking it records this spec's model: for a packaged chunked
         model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""

@@ -95,15 +95,8 @@ class WorkerState:
         key = (spec.model_dump_json(), seed)
         with self._lock:
             if key not in self._backends:
-                profile = spec.sim_profile if spec.sim_profile is not None else spec.profile  # resolved once
-                limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
-                if spec.replay:
-                    opened = open_backend("recorded", model=spec.replay_cassette(), max_tokens=spec.max_tokens)
-                else:
-                    opened = open_backend(
-                        spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
-                        max_concurrency=limit, max_tokens=spec.max_tokens, record=spec.cassette)
-                self._backends[key] = self._stack.enter_context(opened)
+                kind, settings = spec.backend_settings(seed, self.concurrency)
+                self._backends[key] = self._stack.enter_context(open_backend(kind, **settings))
             return self._backends[key]
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
