@@ -19,6 +19,7 @@ from rag_lab.errors import ConfigError, RagLabError
 from rag_lab.llm.factory import BACKENDS, simulator_profile
 from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile
+from rag_lab.loaders import dataset_help
 
 #: A command's handler: the parsed arguments → (result, text).
 Handler = Callable[[argparse.Namespace], tuple[Any, str]]
@@ -51,9 +52,7 @@ def group(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._Su
 
 def add_dataset(p: argparse.ArgumentParser) -> None:
     p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH",
-                   help="a shipped dataset name (world, hotpotqa_sample, musique_sample, scifact_sample), a BEIR or "
-                        "world folder, or a HotpotQA / 2WikiMultihopQA / MuSiQue file (JSON, JSON Lines or Parquet; "
-                        "original or Hugging Face layout, told from the content)")
+                   help=dataset_help())
 
 
 def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -> None:

@@ -117,7 +117,7 @@ def evaluate_retrieval(
     if not len(evalset):
         raise ConfigError(f"no questions to evaluate in {dataset.name!r} (split={split!r}, limit={limit})")
     index_params = dict(index_params or {})
-    needs_embedder = retriever != "bm25"
+    needs_embedder = INDEX_KINDS[retriever].needs_embedder
     embedder = embedder if embedder is not None or not needs_embedder else default_embedder()
 
     start = time.perf_counter()

@@ -24,7 +24,7 @@ def test_an_objective_or_constraint_naming_no_metric_lists_the_known_ones():
     with pytest.raises(ConfigError, match="finding metric 'quality_typo' names no metric"):
         SweepSpec.from_dict({**SPEC, "findings": [{"metric": "quality_typo", "candidate": {"round_cap.max_rounds": 1}}]})
     # every metric a question row writes is known, the per-role counts included
-    assert {"cost_llm_calls", "quality_answer_containment_strict", "cost_calls_controller", "spent_usd"} <= METRICS
+    assert {"cost_llm_calls", "quality_answer_containment_strict", "cost_calls_controller", "spent_usd"} <= set(METRICS)
     spec = SearchSpec.model_validate({"sampler": "grid", "objectives": ["cost_calls_controller", "quality_f1"],
                                       "constraints": ["quality_refused <= 0.2"]})
     assert [o.metric for o in spec.parsed_objectives()] == ["cost_calls_controller", "quality_f1"]

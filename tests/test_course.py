@@ -16,7 +16,7 @@ import jupytext
 import nbformat
 import pytest
 
-from rag_lab.experiments.findings import OUTCOME_METRICS
+from rag_lab.evaluation.catalog import is_outcome
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 COURSE = [
@@ -182,7 +182,7 @@ def test_asserted_findings_declare_a_kind_that_the_banner_names(name):
     assert named[0] == headline["kind"], (f"{name}: the banner names {KIND_PHRASES[named[0]]!r} first, but the "
                                           f"headline finding {headline['name']} is {headline['kind']}")
     if headline["kind"] == "measured":
-        outcome = [f for f in findings if f["kind"] == "measured" and f["metric"] in OUTCOME_METRICS]
+        outcome = [f for f in findings if f["kind"] == "measured" and is_outcome(f["metric"])]
         assert outcome, f"{name}: a measured headline notebook asserts no measured finding on an outcome metric"
 
 

@@ -272,7 +272,8 @@ def test_malformed_records_name_file_line_index_and_field(
 
 def test_unknown_records_and_parquet_without_pyarrow(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = write(tmp_path / "x.json", [{"query": "what?", "docs": []}], "json")
-    with pytest.raises(DataFormatError, match="expected 'context'.*or 'paragraphs'"):
+    with pytest.raises(DataFormatError, match=r"known layout: expected .*'context'.*"
+                                             r"or a MuSiQue file \(examples with 'paragraphs'\)"):
         load_qa_file(path)
     fake = tmp_path / "f.parquet"
     fake.write_bytes(b"PAR1" + b"\0" * 16 + b"PAR1")

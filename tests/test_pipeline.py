@@ -54,7 +54,8 @@ def test_later_round_evidence_reaches_the_prompt(strategy, reaches):
 def test_round_slots_keeps_a_later_round_chunk_that_ranks_low_and_rank_then_truncate_cuts_it():
     """A second hop ranks low against the original question: rank-then-truncate cuts it once round 1
     fills the limit; ``round_slots`` keeps the best chunk of every round, then fills by relevance."""
-    from rag_lab.pipeline.finalize import ContextItem, truncate
+    from rag_lab.pipeline.finalize import ContextItem
+    from rag_lab.pipeline.truncation import truncate
 
     def item(chunk_id, doc_id, title, text, score, round, rank):
         return ContextItem(chunk_id=chunk_id, doc_id=doc_id, title=title, text=text, score=score, round=round,

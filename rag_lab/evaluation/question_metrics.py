@@ -1,42 +1,138 @@
-"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5)."""
+"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5): the registrations of
+:data:`~rag_lab.evaluation.metric.METRICS` and the row they make (:func:`question_metrics`).
+
+Answer containment comes in two forms (:mod:`rag_lab.evaluation.answers`): lenient (the gold anywhere in the
+answer) and strict (only within a short answer, in its own words — a parrot scores 0). ``quality_echo`` is 1
+when the echo guard rejected the draft (status ``echo``); such a question counts as not answered everywhere
+(``quality_refused`` included). ``cost_*`` count what the policy incurred, cached or not (deterministic);
+``spent_*`` only the cache misses and ``run_*`` wall-clock time (both depend on the cache and the machine, not
+on the policy).
+"""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from rag_lab.evaluation.answers import contains, contains_strict, exact_match, f1, normalize_answer
+from rag_lab.evaluation.metric import METRICS, Metric, QuestionRun
+from rag_lab.llm.schemas import ROLES
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
 
-_CITATION = re.compile(r"\[\d+\]")
+__all__ = ["METRICS", "Metric", "QuestionRun", "question_metrics"]
+
+
+def _rate(ok: bool) -> float:
+    return 1.0 if ok else 0.0
+
+
+def _if_gold(value: Any) -> Any:
+    """``value(run)`` where the question has a gold answer, else None (undefined)."""
+    return lambda run: value(run) if run.gold else None
+
+
+def _rate_metric(ok: Any, label: str, better: str = "higher", outcome: bool = False) -> Metric:
+    return Metric(lambda run: _rate(ok(run)), label, better, zero_one=True, outcome=outcome)  # type: ignore[arg-type]
+
+
+def _gold_rate_metric(ok: Any, label: str) -> Metric:
+    return Metric(_if_gold(lambda run: _rate(ok(run))), label, "higher", zero_one=True, outcome=True)
+
+
+def _share(part: int, whole: int) -> float | None:
+    return part / whole if whole else None
+
+
+def _evidence_precision(run: QuestionRun) -> float | None:
+    return _share(len(run.gold_docs & set(run.context_docs)), len(run.context_docs)) if run.gold_docs else None
+
+
+def _citation_precision(run: QuestionRun) -> float | None:
+    good = sum(1 for doc, text in run.cited if doc in run.gold_docs or contains(text, run.gold))
+    return _share(good, len(run.cited))
+
+
+def _citation_validity(run: QuestionRun) -> float | None:
+    return _share(len(run.result.citations), len(run.result.citations) + run.result.invalid_citations)
+
+
+def _has_answer_in_context(run: QuestionRun) -> bool:
+    return any(f" {normalize_answer(g)} " in f" {run.context_text} " for g in run.gold)
+
+
+# --- quality: the answer ----------------------------------------------------------------------------------
+METRICS.add("quality_answer_containment", _gold_rate_metric(
+    lambda run: run.answered and contains(run.answer_text, run.gold), "answer containment (lenient)"))
+METRICS.add("quality_answer_containment_strict", _gold_rate_metric(
+    lambda run: run.answered and contains_strict(run.answer_text, run.gold, run.question.text),
+    "answer containment (strict: short answer)"))
+METRICS.add("quality_exact_match", _gold_rate_metric(
+    lambda run: run.answered and exact_match(run.answer_text, run.gold), "exact match"))
+METRICS.add("quality_f1", Metric(_if_gold(lambda run: f1(run.answer_text, run.gold) if run.answered else 0.0),
+                                 "answer token F1", "higher", share=True, outcome=True))
+# --- quality: the evidence ----------------------------------------------------------------------------------
+METRICS.add("quality_has_answer_in_context", _gold_rate_metric(_has_answer_in_context, "gold answer in final context"))
+METRICS.add("quality_evidence_recall", Metric(
+    lambda run: _share(len(run.gold_docs & set(run.context_docs)), len(run.gold_docs)),
+    "gold evidence recall (final context)", "higher", share=True, outcome=True))
+METRICS.add("quality_evidence_precision", Metric(
+    _evidence_precision, "gold evidence precision (final context)", "higher", share=True, outcome=True))
+METRICS.add("quality_later_gold_retained", Metric(
+    lambda run: _share(len(run.later_gold & set(run.context_docs)), len(run.later_gold)),
+    "later-round gold evidence kept", "higher", share=True, outcome=True))
+METRICS.add("quality_citation_precision", Metric(_citation_precision, "citation precision", "higher", share=True))
+METRICS.add("quality_citation_validity", Metric(_citation_validity, "citation validity", "higher", share=True))
+METRICS.add("quality_off_contract_citation", _rate_metric(
+    lambda run: run.answered and any(c in run.off_contract for c in run.result.cited_chunk_ids),
+    "answers citing a source outside the contract", "lower"))
+# --- quality: the run's behaviour ---------------------------------------------------------------------------
+METRICS.add("quality_abstention_accuracy", _rate_metric(
+    lambda run: run.answered == run.question.answerable, "abstention accuracy", outcome=True))
+METRICS.add("quality_refused", _rate_metric(lambda run: not run.answered, "refusal rate", "lower"))
+METRICS.add("quality_echo", _rate_metric(lambda run: run.result.status == "echo",
+                                         "echo rate (draft parroted its prompt)", "lower"))
+METRICS.add("quality_rounds_minus_hops", Metric(lambda run: run.result.rounds_used - run.question.min_hops,
+                                                "rounds used − minimum hops", "lower"))
+METRICS.add("quality_rounds_at_least_hops", _rate_metric(lambda run: run.result.rounds_used >= run.question.min_hops,
+                                                         "rounds ≥ minimum hops"))
+METRICS.add("quality_fallback", _rate_metric(
+    lambda run: run.result.fallback_used or "fallback" in run.call_outcomes, "fallback rate", "lower"))
+# --- cost ---------------------------------------------------------------------------------------------------
+METRICS.add("cost_rounds", Metric(lambda run: run.result.rounds_used, "retrieval rounds / question", "lower"))
+METRICS.add("cost_llm_calls", Metric(lambda run: run.result.llm_cost.calls, "LLM calls / question", "lower"))
+METRICS.add("cost_prompt_tokens", Metric(lambda run: run.result.llm_cost.prompt_tokens, "prompt tokens / question",
+                                         "lower"))
+METRICS.add("cost_completion_tokens", Metric(lambda run: run.result.llm_cost.completion_tokens,
+                                             "completion tokens / question", "lower"))
+METRICS.add("cost_tokens", Metric(lambda run: run.result.llm_cost.total_tokens, "tokens / question", "lower"))
+METRICS.add("cost_usd", Metric(lambda run: run.result.llm_cost.cost_usd, "cost (USD) / question", "lower"))
+METRICS.add("cost_modelled_latency_s", Metric(lambda run: run.result.llm_cost.modelled_latency_s,
+                                              "modelled LLM latency (s) / question", "lower"))
+METRICS.add("run_wall_latency_s", Metric(lambda run: run.result.llm_cost.latency_s, better="lower"))
+METRICS.add("spent_llm_calls", Metric(lambda run: run.result.llm_spent.calls, better="lower"))
+METRICS.add("spent_usd", Metric(lambda run: run.result.llm_spent.cost_usd, better="lower"))
+METRICS.add("cost_retrieval_calls", Metric(lambda run: run.result.retrieval_calls, "retrieval calls / question",
+                                           "lower"))
+METRICS.add("cost_embedding_calls", Metric(lambda run: run.result.embedding_calls, "embedding calls / question",
+                                           "lower"))
+# --- cost per LLM role: written for the roles the run called ----------------------------------------------
+def _role_calls(kind: str, role: str) -> tuple[str, Metric]:
+    """``cost_calls_<role>`` (the role's calls) or ``spent_calls_<role>`` (its cache misses)."""
+    calls = "llm_calls_by_role" if kind == "cost" else "llm_spent_by_role"
+    return f"{kind}_calls_{role}", Metric(lambda run: getattr(run.result, calls).get(role, 0), better="lower",
+                                          per_role=True)
+
+
+for _role in ROLES:
+    for _kind in ("cost", "spent"):
+        METRICS.add(*_role_calls(_kind, _role))
 
 
 def question_metrics(question: Question, result: Result, trace: Trace) -> dict[str, Any]:
-    """One flat row: ``quality_*`` in [0, 1] (or None where undefined), ``cost_*`` counts, and labels.
-
-    Answer containment comes in two forms (:mod:`rag_lab.evaluation.answers`): lenient (the gold
-    anywhere in the answer) and strict (only within a short answer, in its own words — a parrot
-    scores 0). ``quality_echo`` is 1 when the echo guard rejected the draft (status ``echo``); such
-    a question counts as not answered everywhere (``quality_refused`` included)."""
-    gold = question.gold_answers
-    answered = result.status == "answered"
-    answer_text = _CITATION.sub("", result.answer)
-    context_docs = list(dict.fromkeys(c.doc_id for c in result.context))
-    gold_docs = set(question.gold_doc_ids)
-    context_text = normalize_answer(" ".join(c.text for c in result.context))
-    cited_docs = [result.context[n - 1].doc_id for n in result.citations]
-    cited_texts = [result.context[n - 1].text for n in result.citations]
-    total_citations = len(result.citations) + result.invalid_citations
-    outcomes = [c.outcome for c in trace.llm_calls()]
-    off_contract = {c for step in trace.steps if step.kind == "retrieve" for c in step.detail.get("off_contract", ())}
-    later_gold = {
-        c.rsplit("#", 1)[0] for step in trace.steps if step.kind == "retrieve" and step.round >= 2 for c in step.new
-    } & gold_docs
-
-    def rate(ok: bool) -> float:
-        return 1.0 if ok else 0.0
-
+    """One flat row: the question's labels (``qid``, ``type``, ``status`` ...), then every metric of
+    :data:`~rag_lab.evaluation.metric.METRICS` in registration order — ``quality_*`` in [0, 1] (or None where
+    undefined), ``cost_*`` counts — with the per-role call counts of the roles the run called, in call order."""
+    run = QuestionRun(question, result, trace)
     row: dict[str, Any] = {
         "qid": question.qid,
         "type": question.type,
@@ -45,51 +141,10 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "stop_reason": str(result.stop_reason),
         "route": result.route,
         "crag_grade": result.crag_grade,
-        # quality
-        "quality_answer_containment": rate(answered and contains(answer_text, gold)) if gold else None,
-        "quality_answer_containment_strict": (
-            rate(answered and contains_strict(answer_text, gold, question.text)) if gold else None
-        ),
-        "quality_exact_match": rate(answered and exact_match(answer_text, gold)) if gold else None,
-        "quality_f1": (f1(answer_text, gold) if answered else 0.0) if gold else None,
-        "quality_has_answer_in_context": (
-            rate(any(f" {normalize_answer(g)} " in f" {context_text} " for g in gold)) if gold else None
-        ),
-        "quality_evidence_recall": (len(gold_docs & set(context_docs)) / len(gold_docs)) if gold_docs else None,
-        "quality_evidence_precision": (
-            len(gold_docs & set(context_docs)) / len(context_docs) if gold_docs and context_docs else None
-        ),
-        "quality_later_gold_retained": (
-            len(later_gold & set(context_docs)) / len(later_gold) if later_gold else None
-        ),
-        "quality_citation_precision": (
-            sum(1 for d, t in zip(cited_docs, cited_texts, strict=True) if d in gold_docs or contains(t, gold))
-            / len(cited_docs) if cited_docs else None
-        ),
-        "quality_citation_validity": len(result.citations) / total_citations if total_citations else None,
-        "quality_off_contract_citation": rate(answered and any(c in off_contract for c in result.cited_chunk_ids)),
-        "quality_abstention_accuracy": rate(answered == question.answerable),
-        "quality_refused": rate(not answered),
-        "quality_echo": rate(result.status == "echo"),
-        "quality_rounds_minus_hops": result.rounds_used - question.min_hops,
-        "quality_rounds_at_least_hops": rate(result.rounds_used >= question.min_hops),
-        "quality_fallback": rate(result.fallback_used or "fallback" in outcomes),
-        # cost_* as the policy incurred it, cached or not (deterministic); spent_* only the cache misses and
-        # run_* wall-clock time (both depend on the cache and the machine, not on the policy)
-        "cost_rounds": result.rounds_used,
-        "cost_llm_calls": result.llm_cost.calls,
-        "cost_prompt_tokens": result.llm_cost.prompt_tokens,
-        "cost_completion_tokens": result.llm_cost.completion_tokens,
-        "cost_tokens": result.llm_cost.total_tokens,
-        "cost_usd": result.llm_cost.cost_usd,
-        "cost_modelled_latency_s": result.llm_cost.modelled_latency_s,
-        "run_wall_latency_s": result.llm_cost.latency_s,
-        "spent_llm_calls": result.llm_spent.calls,
-        "spent_usd": result.llm_spent.cost_usd,
-        "cost_retrieval_calls": result.retrieval_calls,
-        "cost_embedding_calls": result.embedding_calls,
     }
-    for role, calls in result.llm_calls_by_role.items():
-        row[f"cost_calls_{role}"] = calls
-        row[f"spent_calls_{role}"] = result.llm_spent_by_role.get(role, 0)
+    row.update((name, metric.value(run)) for name, metric in METRICS.items() if not metric.per_role)
+    for role in result.llm_calls_by_role:
+        for kind in ("cost", "spent"):
+            name, metric = _role_calls(kind, role)
+            row[name] = METRICS.get(name, metric).value(run)
     return row

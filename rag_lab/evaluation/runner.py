@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from rag_lab.evaluation.question_metrics import question_metrics
 from rag_lab.pipeline import Pipeline, Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
-from rag_lab.records import EvalSet
+from rag_lab.records import EvalSet, Question
 
 
 @dataclass
@@ -34,6 +34,28 @@ class EvaluationCancelled(Exception):
     """Raised by :func:`evaluate_pipeline` when its ``cancelled`` check turns true."""
 
 
+class ScoredRun(NamedTuple):
+    """One question's run and its per-question metrics row (:func:`question_metrics`)."""
+
+    question: Question
+    result: Result
+    trace: Trace
+    row: dict[str, Any]
+
+
+def run_questions(pipeline: Pipeline, questions: Sequence[Question],
+                  cancelled: Callable[[], bool] | None = None) -> Iterator[ScoredRun]:
+    """The one question loop: run ``pipeline`` on each of ``questions`` in order and score it. ``cancelled()``
+    is checked before each question and stops the loop with :class:`EvaluationCancelled`. Both
+    :func:`evaluate_pipeline` and a sweep's workers (:mod:`rag_lab.experiments.worker`) run questions here."""
+    total = len(questions)
+    for done, question in enumerate(questions):
+        if cancelled is not None and cancelled():
+            raise EvaluationCancelled(f"stopped after {done} of {total} questions")
+        result, trace = pipeline.run(question)
+        yield ScoredRun(question, result, trace, question_metrics(question, result, trace))
+
+
 def evaluate_pipeline(
     pipeline: Pipeline,
     evalset: EvalSet,
@@ -44,16 +66,13 @@ def evaluate_pipeline(
     called after each question; ``cancelled()`` is checked before each one and stops the run with
     :class:`EvaluationCancelled` (used by widgets whose run a newer change supersedes)."""
     rows, results, traces = [], {}, {}
-    total = len(evalset)
-    for done, question in enumerate(evalset, start=1):
-        if cancelled is not None and cancelled():
-            raise EvaluationCancelled(f"stopped after {done - 1} of {total} questions")
-        result, trace = pipeline.run(question)
-        rows.append(question_metrics(question, result, trace))
-        results[question.qid] = result
-        traces[question.qid] = trace
+    questions = list(evalset)
+    for done, run in enumerate(run_questions(pipeline, questions, cancelled), start=1):
+        rows.append(run.row)
+        results[run.question.qid] = run.result
+        traces[run.question.qid] = run.trace
         if progress is not None:
-            progress(done, total)
+            progress(done, len(questions))
     return EvalRun(rows, results, traces)
 
 

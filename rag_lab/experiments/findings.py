@@ -49,20 +49,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.evaluation.catalog import value_range
 from rag_lab.experiments.results import SweepResult
 from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
 Kind = Literal["measured", "by_construction", "definitional"]
 KINDS = ("measured", "by_construction", "definitional")
-#: Metrics of outcome — answer quality, evidence kept, abstention — that a notebook's measured finding is on.
-OUTCOME_METRICS = (
-    "quality_answer_containment", "quality_answer_containment_strict", "quality_exact_match", "quality_f1",
-    "quality_has_answer_in_context", "quality_evidence_recall", "quality_evidence_precision",
-    "quality_later_gold_retained", "quality_abstention_accuracy",
-)
 _EXPECT = {
     "above": "its 95% interval entirely above 0",
     "below": "its 95% interval entirely below 0",
@@ -189,7 +183,7 @@ class Finding:
     @property
     def is_outcome(self) -> bool:
         """Whether the metric is an outcome (answer quality, evidence kept, abstention), not a cost or a counter."""
-        return self.metric in OUTCOME_METRICS
+        return is_outcome(self.metric)
 
     @property
     def on_claimed_side(self) -> bool:

@@ -36,13 +36,10 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, check_metric
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, check_metric, lower_is_better
 from rag_lab.experiments.grid import Grid
 
 SAMPLERS = ("nsga2", "tpe", "grid")
-#: ``quality_*`` columns where lower is better (rates of bad outcomes).
-LOWER_IS_BETTER_QUALITY = frozenset({"quality_refused", "quality_fallback", "quality_echo",
-                                     "quality_off_contract_citation", "quality_rounds_minus_hops"})
 _METRIC = re.compile(r"^(quality|cost|spent|run)_[a-z0-9_]+$")
 _CONSTRAINT = re.compile(r"^\s*([a-z0-9_]+)\s*(<=|>=)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
 
@@ -72,7 +69,7 @@ class Objective:
         check_metric(metric, f"objective {text!r}:")
         if direction:
             return cls(metric, direction == "min")
-        return cls(metric, metric.startswith(("cost_", "spent_", "run_")) or metric in LOWER_IS_BETTER_QUALITY)
+        return cls(metric, lower_is_better(metric))
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ validates every candidate against a base config before anything runs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
@@ -29,9 +30,9 @@ from rag_lab.evaluation.catalog import check_metric
 from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.cassette import Cassette
-from rag_lab.llm.factory import BACKEND_KINDS, simulator_profile
+from rag_lab.llm.factory import BackendKind, simulator_profile
 from rag_lab.llm.model_pack import CHUNKED_MODELS
-from rag_lab.llm.sim.profile import PROFILES, is_profile_file
+from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
@@ -53,7 +54,7 @@ class BackendSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: str = "sim"
+    kind: BackendKind = Field(default="sim", description="a backend of rag_lab.llm.factory.BACKENDS")
     profile: str = Field(default="typical", description=f"a profile name ({', '.join(PROFILES)}) or a profile file "
                                                         "(.yaml/.json, e.g. from rag-lab calibrate; relative to the "
                                                         "sweep file)")
@@ -70,18 +71,11 @@ class BackendSpec(BaseModel):
     replay: bool = Field(default=False, description="answer from the cassette alone, offline (rag-lab sweep --replay); a "
                                                     "call it does not hold is an error")
 
-    @field_validator("kind")
-    @classmethod
-    def _known_kind(cls, kind: str) -> str:
-        if kind not in BACKEND_KINDS:
-            raise ValueError(f"unknown backend {kind!r}; choose one of {', '.join(BACKEND_KINDS)}")
-        return kind
-
     @model_validator(mode="after")
     def _valid_profile(self) -> BackendSpec:
         if self.kind == "sim":
             try:
-                simulator_profile(self.profile, self.knobs)
+                self.sim_profile  # noqa: B018  (resolved here, once: the sweep, its ids and the workers read it)
             except ConfigError as exc:
                 raise ValueError(str(exc)) from None
         elif self.knobs:
@@ -91,6 +85,11 @@ class BackendSpec(BaseModel):
         if self.replay and self.cassette is None:
             raise ValueError("replay needs the cassette to replay (backend.cassette)")
         return self
+
+    @cached_property
+    def sim_profile(self) -> SimulatorProfile | None:
+        """The simulator profile with the knob overrides (``kind: sim``; else None), resolved once per spec."""
+        return simulator_profile(self.profile, self.knobs) if self.kind == "sim" else None
 
     def with_settings(self, settings: Mapping[str, Any]) -> BackendSpec:
         """A validated copy with the dotted ``settings`` changed: ``profile``, ``model``, ``max_tokens`` … by
@@ -113,6 +112,18 @@ class BackendSpec(BaseModel):
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "backend")) from None
 
+    def backend_settings(self, seed: int, concurrency: int = 1) -> tuple[str, dict[str, Any]]:
+        """The kind and the :class:`~rag_lab.llm.factory.BackendOptions` settings that open this spec's backend
+        for ``seed``: a replay reads the cassette (``recorded``); the simulator gets the profile resolved once
+        (:attr:`sim_profile`); an ``openai`` server admits ``concurrency`` calls in flight (the executor's
+        workers) unless ``max_concurrency`` says otherwise."""
+        if self.replay:
+            return "recorded", {"model": self.replay_cassette(), "max_tokens": self.max_tokens}
+        limit = self.max_concurrency or (concurrency if self.kind == "openai" else None)
+        return self.kind, {"profile": self.sim_profile if self.sim_profile is not None else self.profile, "seed": seed,
+                           "model": self.model, "base_url": self.base_url, "cache": self.cache,
+                           "max_concurrency": limit, "max_tokens": self.max_tokens, "record": self.cassette}
+
     def replay_cassette(self) -> str:
         """The cassette a replay reads, after checking it records this spec's model: for a packaged chunked
         model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
@@ -129,7 +140,7 @@ class BackendSpec(BaseModel):
     def flat(self, keys: Iterable[str]) -> dict[str, Any]:
         """This backend's values of the dotted ``keys`` (``backend.profile``, ``backend.knobs.<knob>``: a knob's
         effective value, from the profile where the spec does not override it)."""
-        profile = simulator_profile(self.profile, self.knobs).model_dump() if self.kind == "sim" else {}
+        profile = self.sim_profile.model_dump() if self.sim_profile is not None else {}
         out = {}
         for key in keys:
             field, _, knob = key.removeprefix(BACKEND_PREFIX).partition(".")
@@ -141,8 +152,8 @@ class BackendSpec(BaseModel):
         only when set, so the identities of uncapped sweeps are what they always were; not ``cassette`` nor
         ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
         cap = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
-        if self.kind == "sim":
-            return {"kind": "sim", "profile": simulator_profile(self.profile, self.knobs).model_dump(), **cap}
+        if self.sim_profile is not None:
+            return {"kind": "sim", "profile": self.sim_profile.model_dump(), **cap}
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url, **cap}
 
 

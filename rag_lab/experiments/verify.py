@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
 from rag_lab.experiments.grid import short_hash
 from rag_lab.experiments.plan import SweepPlan
 from rag_lab.experiments.results import SweepResult
@@ -62,10 +62,6 @@ VERIFY_METRICS = (
     DEFAULT_COST, "cost_rounds", "cost_tokens",
 )
 DEFAULT_TOP = 4
-
-
-def _lower_is_better(metric: str) -> bool:
-    return metric.startswith(COST_PREFIXES) or metric in ("quality_refused", "quality_fallback", "quality_echo")
 
 
 # --- choosing the candidates ------------------------------------------------------------------------
@@ -98,7 +94,7 @@ def select_candidates(sim: SweepResult, top: int = DEFAULT_TOP, by: str | None =
         if col not in configs.columns:
             known = sorted(c for c in configs.columns if c.startswith(("quality_", *COST_PREFIXES)))
             raise ConfigError(f"{sim.run_dir}: no metric {col!r} in the sweep (metrics: {known})")
-    sign = 1.0 if _lower_is_better(rank_by) else -1.0
+    sign = 1.0 if lower_is_better(rank_by) else -1.0
     configs = configs.assign(_key=sign * configs[rank_by].astype(float), _cost=configs[DEFAULT_COST].astype(float),
                              _pos=range(len(configs)))
     if by is None:

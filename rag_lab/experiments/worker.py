@@ -17,11 +17,11 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lab.evaluation import question_metrics
+from rag_lab.evaluation.runner import run_questions
 from rag_lab.experiments.grid import short_hash
 from rag_lab.experiments.sweep import BackendSpec
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.factory import open_backend, simulator_profile
+from rag_lab.llm.factory import open_backend
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 from rag_lab.records import Dataset
@@ -95,29 +95,18 @@ class WorkerState:
         key = (spec.model_dump_json(), seed)
         with self._lock:
             if key not in self._backends:
-                profile = simulator_profile(spec.profile, spec.knobs) if spec.kind == "sim" else spec.profile
-                limit = spec.max_concurrency or (self.concurrency if spec.kind == "openai" else None)
-                if spec.replay:
-                    opened = open_backend("recorded", model=spec.replay_cassette(), max_tokens=spec.max_tokens)
-                else:
-                    opened = open_backend(
-                        spec.kind, profile=profile, seed=seed, model=spec.model, base_url=spec.base_url, cache=spec.cache,
-                        max_concurrency=limit, max_tokens=spec.max_tokens, record=spec.cassette)
-                self._backends[key] = self._stack.enter_context(opened)
+                kind, settings = spec.backend_settings(seed, self.concurrency)
+                self._backends[key] = self._stack.enter_context(open_backend(kind, **settings))
             return self._backends[key]
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
         """Run ``unit``'s questions in order on a fresh pipeline for the unit's config."""
         pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, unit.backend))
-        outcomes = []
-        for qid in unit.qids:
-            question = self.dataset.evalset[qid]
-            result, trace = pipeline.run(question)
-            outcomes.append(QuestionOutcome(
-                candidate_id=unit.candidate_id, qid=qid, row=question_metrics(question, result, trace),
-                trace_z=compress(trace.model_dump_json()), result_z=compress(result.model_dump_json()),
-            ))
-        return outcomes
+        questions = [self.dataset.evalset[qid] for qid in unit.qids]
+        return [QuestionOutcome(candidate_id=unit.candidate_id, qid=run.question.qid, row=run.row,
+                                trace_z=compress(run.trace.model_dump_json()),
+                                result_z=compress(run.result.model_dump_json()))
+                for run in run_questions(pipeline, questions)]
 
     def close(self) -> None:
         """Close the backends (a local model server stops here)."""

@@ -3,6 +3,7 @@ top-k selection, reciprocal rank fusion, chunk-to-document runs and the on-disk 
 
 from __future__ import annotations
 
+import inspect
 import json
 import time
 from abc import ABC, abstractmethod
@@ -17,6 +18,7 @@ from rag_lab.chunking import chunk_text_for_embedding
 from rag_lab.embedding import Embedder, normalize_rows, resolve_embedder
 from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.records import Chunk, Run
+from rag_lab.registry import Registry
 
 #: One query's hits: ``(chunk_id, score)`` pairs, best first.
 Hits = list[tuple[str, float]]
@@ -33,6 +35,16 @@ class SearchIndex(ABC):
     (embedding included), kept across ``save``/``load``."""
 
     name: ClassVar[str]
+    #: Whether the index embeds text (it is made with an embedder; a retrieval evaluation loads one for it).
+    needs_embedder: ClassVar[bool] = False
+
+    @classmethod
+    def create(cls, embedder: Embedder | str | None = None, **params: Any) -> Self:
+        """An unbuilt index of this class from :func:`rag_lab.index.make_index`'s ``params`` (the
+        constructor's; any other is an error naming the accepted ones). ``embedder`` is for indexes that
+        embed; this one has no use for it."""
+        check_params(cls.name, params, param_names(cls))
+        return cls(**params)
 
     def __init__(self) -> None:
         self.chunk_ids: list[str] = []
@@ -114,6 +126,13 @@ class DenseIndex(SearchIndex):
     vectors, e.g. the mean embedding of hypothetical documents (HyDE). ``embedder`` is an
     :class:`Embedder`, a backend name of the packaged model (``"torch"``, ``"onnx"``,
     ``"onnx-int8"``, cached on disk) or None for the process default (``$RAG_LAB_EMBEDDER``)."""
+
+    needs_embedder: ClassVar[bool] = True
+
+    @classmethod
+    def create(cls, embedder: Embedder | str | None = None, **params: Any) -> Self:
+        check_params(cls.name, params, param_names(cls))
+        return cls(embedder, **params)
 
     def __init__(self, embedder: Embedder | str | None = None) -> None:
         super().__init__()
@@ -259,3 +278,32 @@ def require_files(folder: str | Path, *names: str) -> None:
     missing = [name for name in names if not (Path(folder) / name).exists()]
     if missing:
         raise FileNotFoundError(f"incomplete saved index in {folder}: missing {', '.join(missing)}")
+
+
+#: Index classes by kind: the one list of index kinds (registered in :mod:`rag_lab.index`). The retrieval
+#: policy's ``retriever`` field, ``rag-lab retrieval-eval --retriever``, the hybrid's ``dense_kind`` and the
+#: index contract test derive theirs from it; a new kind is one :class:`SearchIndex` subclass and one line.
+INDEX_KINDS: Registry[type[SearchIndex]] = Registry("index kind")
+
+
+def dense_kinds() -> dict[str, type[DenseIndex]]:
+    """The registered kinds that are :class:`DenseIndex` subclasses (what a hybrid's ``dense_kind`` names)."""
+    return {name: cls for name, cls in INDEX_KINDS.items() if issubclass(cls, DenseIndex)}
+
+
+def param_names(cls: type) -> set[str]:
+    """The constructor parameters of an index class that ``make_index`` passes on (not its components)."""
+    skip = {"self", "embedder", "dense", "bm25"}
+    return {name for name in inspect.signature(cls.__init__).parameters if name not in skip}
+
+
+def check_params(kind: str, params: Mapping[str, Any], accepted: set[str]) -> None:
+    """A :class:`ValueError` naming the unknown ``params`` of a ``kind`` index and the accepted ones."""
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise ValueError(f"unknown parameter(s) {unknown} for a {kind!r} index; accepted: {sorted(accepted)}")
+
+
+def pick(params: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
+    """The ``params`` named in ``names``."""
+    return {key: value for key, value in params.items() if key in names}

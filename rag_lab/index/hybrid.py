@@ -4,20 +4,27 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import ClassVar, Self
+from typing import Any, ClassVar, Self
 
 import numpy as np
 
 from rag_lab.embedding import Embedder
 from rag_lab.errors import DataFormatError
-from rag_lab.index.base import META_FILE, DenseIndex, Hits, SearchIndex, read_meta, reciprocal_rank_fusion
+from rag_lab.index.base import (
+    META_FILE,
+    DenseIndex,
+    Hits,
+    SearchIndex,
+    check_params,
+    dense_kinds,
+    param_names,
+    pick,
+    read_meta,
+    reciprocal_rank_fusion,
+)
 from rag_lab.index.bm25 import BM25Index
 from rag_lab.index.dense import HNSWIndex
-from rag_lab.index.exact import ExactIndex
 from rag_lab.records import Chunk
-
-#: Dense index classes a hybrid can use, by kind.
-DENSE_KINDS: dict[str, type[DenseIndex]] = {HNSWIndex.name: HNSWIndex, ExactIndex.name: ExactIndex}
 
 
 class HybridIndex(SearchIndex):
@@ -27,6 +34,23 @@ class HybridIndex(SearchIndex):
     subfolders ``dense/`` and ``bm25/``."""
 
     name: ClassVar[str] = "hybrid"
+    needs_embedder: ClassVar[bool] = True
+
+    @classmethod
+    def create(cls, embedder: Embedder | str | None = None, **params: Any) -> Self:
+        """A hybrid from ``params`` that may mix its own (``k_rrf``, ``depth``), ``dense_kind`` (a registered
+        dense kind, default "dense") and the parameters of its dense and BM25 components, e.g.
+        ``M=32, k1=1.2, k_rrf=60``."""
+        params = dict(params)
+        dense_kind = params.pop("dense_kind", HNSWIndex.name)
+        dense = dense_kinds()
+        if dense_kind not in dense:
+            raise ValueError(f"unknown dense_kind {dense_kind!r}; choose one of {sorted(dense)}")
+        dense_cls = dense[dense_kind]
+        own, dense_names, bm25_names = param_names(cls), param_names(dense_cls), param_names(BM25Index)
+        check_params(cls.name, params, own | dense_names | bm25_names | {"dense_kind"})
+        return cls(dense_cls.create(embedder, **pick(params, dense_names)),
+                   BM25Index.create(None, **pick(params, bm25_names)), **pick(params, own))
 
     def __init__(self, dense: DenseIndex, bm25: BM25Index, k_rrf: float = 60, depth: int = 100) -> None:
         if k_rrf <= 0:
@@ -70,11 +94,12 @@ class HybridIndex(SearchIndex):
     @classmethod
     def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
         meta = read_meta(folder, cls.name)
-        if meta.get("dense_kind") not in DENSE_KINDS:
+        dense = dense_kinds()
+        if meta.get("dense_kind") not in dense:
             raise DataFormatError(
                 Path(folder) / META_FILE, f"unknown dense_kind {meta.get('dense_kind')!r}", field="dense_kind"
             )
-        dense_cls = DENSE_KINDS[meta["dense_kind"]]
+        dense_cls = dense[meta["dense_kind"]]
         index = cls(
             dense_cls.load(Path(folder) / "dense", embedder),
             BM25Index.load(Path(folder) / "bm25"),

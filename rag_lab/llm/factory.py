@@ -9,10 +9,12 @@ be stopped; every backend is wrapped in the response cache unless ``cache=False`
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -27,7 +29,20 @@ from rag_lab.registry import Registry
 
 @dataclass(frozen=True)
 class BackendOptions:
-    """The settings :func:`open_backend` passes to a backend's opener (each opener refuses those it has no use for)."""
+    """Every backend setting, declared once: the keywords of :func:`open_backend` and :func:`make_backend`
+    (their signatures are made from these fields) and what a backend's opener reads (each opener refuses the
+    settings it has no use for).
+
+    ``profile`` and ``seed``: the simulator's (``sim``). ``model``: for ``openai`` the model name (None:
+    ``RAG_LAB_MODEL``, else the server's only model); for ``local`` a GGUF path or a packaged model name
+    (:func:`rag_lab.llm.local.resolve_model`); for ``recorded`` the cassette to replay. ``base_url``: the
+    ``openai`` server. ``cache``: True for the default response cache, a path for another file, False for
+    none. ``max_concurrency``: calls in flight at once to a network backend (``openai``; its own default
+    when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF.
+    ``max_tokens`` caps every call's completion tokens (:class:`~rag_lab.llm.token_cap.TokenCapBackend`,
+    outside the cache: capped answers are cached apart from uncapped ones). ``record``: a cassette path
+    (:mod:`rag_lab.llm.cassette`) that records every distinct request and response, outside the cache, and
+    answers what it already holds (a killed recording resumes)."""
 
     profile: str | SimulatorProfile = "typical"
     seed: int = 0
@@ -36,6 +51,26 @@ class BackendOptions:
     cache: bool | str | Path = True
     max_concurrency: int | None = None
     chat_format: str | None = None
+    max_tokens: int | None = None
+    record: str | Path | None = None
+
+    @classmethod
+    def of(cls, settings: Mapping[str, Any]) -> BackendOptions:
+        """The options of keyword ``settings``; an unknown one is a :class:`ConfigError` naming the settings."""
+        names = [f.name for f in fields(cls)]
+        unknown = sorted(set(settings) - set(names))
+        if unknown:
+            raise ConfigError(f"unknown backend setting(s) {unknown}; the settings are {', '.join(names)}")
+        return cls(**settings)
+
+
+def _settings_signature(function: Callable[..., Any], returns: Any) -> Callable[..., Any]:
+    """``function(kind="sim", **settings)`` shown (``help``, the API docs) with one keyword per setting."""
+    kind = inspect.Parameter("kind", inspect.Parameter.POSITIONAL_OR_KEYWORD, default="sim", annotation=str)
+    keywords = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=f.type)
+                for f in fields(BackendOptions)]
+    function.__signature__ = inspect.Signature([kind, *keywords], return_annotation=returns)  # type: ignore[attr-defined]
+    return function
 
 
 #: An opener: the options → a context manager that yields the backend, uncached (the factory adds the cache).
@@ -88,6 +123,8 @@ BACKENDS.add("sim", _open_sim)
 BACKENDS.add("openai", _open_openai)
 BACKENDS.add("local", _open_local)
 BACKENDS.add("recorded", _open_recorded)
+#: The type of a field that names a backend kind (checked against :data:`BACKENDS` when validated).
+BackendKind = BACKENDS.field()
 #: The kinds :func:`make_backend` builds: those that need no process of their own.
 IN_PROCESS_KINDS = ("sim", "openai", "recorded")
 #: Kinds whose answers come from a file already: never wrapped in the response cache.
@@ -95,68 +132,41 @@ _UNCACHED_KINDS = ("recorded",)
 
 
 @contextmanager
-def open_backend(
-    kind: str = "sim",
-    *,
-    profile: str | SimulatorProfile = "typical",
-    seed: int = 0,
-    model: str | None = None,
-    base_url: str | None = None,
-    cache: bool | str | Path = True,
-    max_concurrency: int | None = None,
-    chat_format: str | None = None,
-    max_tokens: int | None = None,
-    record: str | Path | None = None,
-) -> Iterator[LLMBackend]:
-    """Yield a ready backend of ``kind`` (a name in :data:`BACKENDS`). ``cache``: True for the default
-    response cache, a path for another file, False for none. API keys come from the environment and
-    never enter cache keys.
-
-    ``model``: for ``openai`` the model name (None: ``RAG_LAB_MODEL``, else the server's only
-    model); for ``local`` a GGUF path or a packaged model name (:func:`rag_lab.llm.local.resolve_model`).
-    ``max_concurrency``: calls in flight at once to a network backend (``openai``; its own default
-    when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF.
-    ``max_tokens`` caps every call's completion tokens (:class:`~rag_lab.llm.token_cap.TokenCapBackend`,
-    outside the cache: capped answers are cached apart from uncapped ones). ``record``: a cassette path
-    (:mod:`rag_lab.llm.cassette`) that records every distinct request and response, outside the cache,
-    and answers what it already holds (a killed recording resumes); ``kind="recorded"`` with
-    ``model=PATH`` replays one."""
+def open_backend(kind: str = "sim", **settings: Any) -> Iterator[LLMBackend]:
+    """Yield a ready backend of ``kind`` (a name in :data:`BACKENDS`) with the keyword ``settings`` of
+    :class:`BackendOptions`. API keys come from the environment and never enter cache keys;
+    ``kind="recorded"`` with ``model=PATH`` replays a cassette."""
     opener = BACKENDS[kind]  # UnknownName (a ConfigError) lists the kinds
-    if chat_format is not None and kind != "local":
+    options = BackendOptions.of(settings)
+    if options.chat_format is not None and kind != "local":
         raise ConfigError(f"chat_format is a setting of the local backend, not of {kind!r}")
-    options = BackendOptions(profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
-                             max_concurrency=max_concurrency, chat_format=chat_format)
-    if record is not None and kind in _UNCACHED_KINDS:
+    if options.record is not None and kind in _UNCACHED_KINDS:
         raise ConfigError("a replayed cassette cannot be recorded again; record from a live backend")
     with opener(options) as backend:
-        served = _cached(backend, False if kind in _UNCACHED_KINDS else cache)
-        if record is not None:
+        served = _cached(backend, False if kind in _UNCACHED_KINDS else options.cache)
+        if options.record is not None:
             from rag_lab.llm.cassette import Cassette, RecordingBackend, recording_header
 
             header = recording_header(backend, getattr(backend, "provenance", None))
-            served = RecordingBackend(served, Cassette.for_recording(record, header))
-        yield _capped(served, max_tokens)
+            served = RecordingBackend(served, Cassette.for_recording(options.record, header))
+        yield _capped(served, options.max_tokens)
 
 
-def make_backend(
-    kind: str = "sim",
-    *,
-    profile: str | SimulatorProfile = "typical",
-    seed: int = 0,
-    model: str | None = None,
-    base_url: str | None = None,
-    cache: bool | str | Path = True,
-    max_concurrency: int | None = None,
-) -> LLMBackend:
-    """A backend that needs no process of its own (``sim``, ``openai`` or ``recorded``), to keep as long as wanted;
-    the local model needs :func:`open_backend`, which stops its server."""
+_settings_signature(open_backend, AbstractContextManager[LLMBackend])
+
+
+def make_backend(kind: str = "sim", **settings: Any) -> LLMBackend:
+    """A backend that needs no process of its own (``sim``, ``openai`` or ``recorded``), to keep as long as wanted,
+    with the keyword ``settings`` of :class:`BackendOptions`; the local model needs :func:`open_backend`, which
+    stops its server."""
     BACKENDS.check(kind)
     if kind not in IN_PROCESS_KINDS:
         raise ConfigError(f"make_backend builds {', '.join(IN_PROCESS_KINDS)} backends; {kind!r} needs open_backend(...)")
-    options = BackendOptions(profile=profile, seed=seed, model=model, base_url=base_url, cache=cache,
-                             max_concurrency=max_concurrency)
-    with BACKENDS[kind](options) as backend:  # these openers hold nothing open after they yield
-        return _cached(backend, False if kind in _UNCACHED_KINDS else cache)
+    with open_backend(kind, **settings) as backend:  # these openers hold nothing open after they yield
+        return backend
+
+
+_settings_signature(make_backend, LLMBackend)
 
 
 def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | None = None) -> SimulatorProfile:

@@ -1,74 +1,90 @@
 """Dataset loaders: the shipped synthetic world and samples, BEIR folders, and multi-hop QA files
-(HotpotQA, 2WikiMultihopQA, MuSiQue) in their original and Hugging Face layouts."""
+(HotpotQA, 2WikiMultihopQA, MuSiQue) in their original and Hugging Face layouts; which one a path holds
+is told by the layouts of :data:`~rag_lab.loaders.layouts.LAYOUTS`."""
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
-from typing import Any
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders.beir import load_beir, save_beir
+from rag_lab.loaders.beir import is_beir_folder, load_beir, save_beir
 from rag_lab.loaders.hotpotqa import load_hotpotqa
+from rag_lab.loaders.layouts import LAYOUTS, Layout, Source, data_suffixes, detect_layout, layouts_text
 from rag_lab.loaders.musique import load_musique
-from rag_lab.loaders.rows import Where, read_records
 from rag_lab.loaders.world import is_world_folder, load_world
 from rag_lab.paths import DATA_DIR
 from rag_lab.records import Dataset
 
 __all__ = [
-    "load_dataset", "load_beir", "save_beir", "load_hotpotqa", "load_musique", "load_qa_file", "load_world",
-    "shipped_datasets",
+    "LAYOUTS", "Layout", "dataset_help", "is_beir_folder", "is_world_folder", "load_dataset", "load_beir", "save_beir",
+    "load_hotpotqa", "load_musique", "load_qa_file", "load_world", "shipped_datasets",
 ]
-
-#: File endings of a shipped sample's data file (the layout itself is read from the content).
-DATA_SUFFIXES = (".json", ".jsonl", ".parquet")
-
-
-def is_beir_folder(path: Path) -> bool:
-    return (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file() and (path / "qrels").is_dir()
 
 
 def _data_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in DATA_SUFFIXES)
+    suffixes = data_suffixes()
+    return sorted(p for p in folder.iterdir() if p.is_file() and p.suffix in suffixes)
 
 
 def shipped_datasets() -> list[str]:
-    """Names of the datasets shipped in ``data/``: the ``world`` and the real samples
-    (a folder that is a world or BEIR folder, or holds exactly one data file)."""
+    """Names of the datasets shipped in ``data/``: each folder a layout of :data:`LAYOUTS` detects (a
+    world or BEIR folder), or that holds exactly one data file a file layout detects (the real samples)."""
     if not DATA_DIR.is_dir():
         return []
-    return sorted(
-        p.name for p in DATA_DIR.iterdir()
-        if p.is_dir() and (is_world_folder(p) or is_beir_folder(p) or len(_data_files(p)) == 1)
-    )
+    return sorted(p.name for p in DATA_DIR.iterdir() if p.is_dir() and _holds_a_dataset(p))
+
+
+def _holds_a_dataset(folder: Path) -> bool:
+    if detect_layout(Source(folder), folders=True) is not None:
+        return True
+    files = _data_files(folder)
+    return len(files) == 1 and _file_has_layout(files[0], files[0].stat().st_mtime_ns, tuple(LAYOUTS))
+
+
+@functools.lru_cache(maxsize=64)
+def _file_has_layout(path: Path, mtime_ns: int, layouts: tuple[str, ...]) -> bool:
+    """Whether a file layout detects ``path`` (reads the file: cached per file version and set of layouts)."""
+    return detect_layout(Source(path), folders=False) is not None
+
+
+def dataset_help() -> str:
+    """What ``--dataset`` takes, from the shipped datasets and the registered layouts (help texts, errors)."""
+    suffixes = ", ".join(data_suffixes())
+    return (f"a shipped dataset name ({', '.join(shipped_datasets()) or 'none shipped'}), "
+            f"{layouts_text(folders=True)}, or {layouts_text(folders=False)} ({suffixes}; the layout is told "
+            "from the content)")
 
 
 def load_qa_file(path: str | Path, name: str | None = None, split: str = "dev") -> Dataset:
-    """A multi-hop QA file, its dataset and layout told from the content: MuSiQue when the first
-    example has ``paragraphs``, else HotpotQA (2WikiMultihopQA when it has ``evidences``)."""
-    path = Path(path)
-    records: list[tuple[Where, Any]] = list(read_records(path))
-    if not records:
-        raise DataFormatError(path, "no examples")
-    where, first = records[0]
+    """A dataset file, its layout told from the content by the file layouts of :data:`LAYOUTS` (HotpotQA,
+    2WikiMultihopQA, MuSiQue, in JSON, JSON Lines or Parquet, and any layout registered later)."""
+    source = Source(Path(path))
+    layout = detect_layout(source, folders=False)
+    if layout is None:
+        raise _unknown_file(source)
+    return layout.load(source, name, split)
+
+
+def _unknown_file(source: Source) -> DataFormatError:
+    """Why no file layout took ``source``: its read error, no examples, or a first record of no known layout."""
+    if source.read_error is not None:
+        return source.read_error
+    if not source.records:
+        return DataFormatError(source.path, "no examples")
+    where, first = source.records[0]
     if not isinstance(first, dict):
-        raise where.error("expected a JSON object")
-    if "paragraphs" in first:
-        return load_musique(path, name=name, split=split, records=records)
-    if "context" in first:
-        return load_hotpotqa(path, name=name, split=split, records=records)
-    raise where.error(
-        "not a known multi-hop QA example: expected 'context' (HotpotQA, 2WikiMultihopQA) "
-        f"or 'paragraphs' (MuSiQue); keys are {sorted(first)[:8]}"
-    )
+        return where.error("expected a JSON object")
+    return where.error(f"not an example of a known layout: expected {layouts_text(folders=False)}; "
+                       f"keys are {sorted(first)[:8]}")
 
 
 def load_dataset(name_or_path: str | Path, split: str | None = None) -> Dataset:
-    """Load a shipped dataset by name, a world or BEIR folder, or a multi-hop QA file
-    (HotpotQA, 2WikiMultihopQA or MuSiQue; JSON, JSON Lines or Parquet).
+    """Load a shipped dataset by name, or a folder or file of any layout of :data:`LAYOUTS` (a world or
+    BEIR folder, a HotpotQA, 2WikiMultihopQA or MuSiQue file in JSON, JSON Lines or Parquet).
 
-    ``split`` only matters for BEIR folders (which qrels file to read); other formats carry
-    their split on each question (select with :meth:`EvalSet.select`).
+    ``split`` picks a BEIR folder's qrels file and labels a QA file's questions (default ``dev``); a
+    world carries its split on each question (select with :meth:`EvalSet.select`).
     """
     text = str(name_or_path)
     if text in shipped_datasets():
@@ -76,21 +92,18 @@ def load_dataset(name_or_path: str | Path, split: str | None = None) -> Dataset:
     path = Path(name_or_path)
     if path.exists():
         return _load_path(path, split)
-    raise DataFormatError(
-        path,
-        f"no such dataset; give a shipped name ({', '.join(shipped_datasets()) or 'none shipped'}), "
-        "a BEIR or world folder, or a HotpotQA / 2WikiMultihopQA / MuSiQue file (.json, .jsonl, .parquet)",
-    )
+    raise DataFormatError(path, f"no such dataset; give {dataset_help()}")
 
 
 def _load_path(path: Path, split: str | None, name: str | None = None) -> Dataset:
     if path.is_file():
-        return load_qa_file(path, name=name)
-    if is_world_folder(path):
-        return load_world(path, name=name or path.name)
-    if is_beir_folder(path) or not _data_files(path):
-        return load_beir(path, split=split, name=name)
+        return load_qa_file(path, name=name, split=split or "dev")
+    layout = detect_layout(Source(path), folders=True)
+    if layout is not None:
+        return layout.load(Source(path), name, split)
     files = _data_files(path)
-    if len(files) > 1:
-        raise DataFormatError(path, f"a dataset folder holds one data file, found {[f.name for f in files]}")
-    return load_qa_file(files[0], name=name or path.name)
+    if len(files) != 1:
+        found = f"found {[f.name for f in files]}" if files else "found none"
+        raise DataFormatError(path, f"not a dataset folder: expected {layouts_text(folders=True)}, or a folder "
+                                    f"holding one data file ({', '.join(data_suffixes())}); {found}")
+    return load_qa_file(files[0], name=name or path.name, split=split or "dev")

@@ -46,6 +46,11 @@ R = TypeVar("R")
 M = TypeVar("M", bound=BaseModel)
 
 
+def is_beir_folder(path: Path) -> bool:
+    """Whether ``path`` holds ``corpus.jsonl``, ``queries.jsonl`` and a ``qrels`` folder."""
+    return (path / "corpus.jsonl").is_file() and (path / "queries.jsonl").is_file() and (path / "qrels").is_dir()
+
+
 def load_beir(folder: str | Path, split: str | None = None, name: str | None = None) -> Dataset:
     """Read a BEIR folder into a :class:`Dataset` named ``name`` (default: the folder name).
 

@@ -39,6 +39,9 @@ from rag_lab.records import UNLABELED, Corpus, Dataset, Document, EvalSet, Quest
 
 HOTPOTQA = "hotpotqa"
 TWOWIKI = "2wikimultihopqa"
+#: The keys a first example has in each variant (what :data:`rag_lab.loaders.layouts.LAYOUTS` detects).
+HOTPOTQA_KEYS = ("context",)
+TWOWIKI_KEYS = ("context", "evidences")
 #: 2WikiMultihopQA question types whose evidence chain is a sequence of hops.
 CHAIN_TYPES = frozenset({"compositional", "inference"})
 
@@ -48,11 +51,13 @@ class HotpotQAConflictWarning(UserWarning):
 
 
 def load_hotpotqa(
-    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None
+    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None,
+    variant: str | None = None,
 ) -> Dataset:
     """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default:
-    the file stem), every question in ``split``. A file whose first example has ``evidences``
-    is read as 2WikiMultihopQA (every example must then have them).
+    the file stem), every question in ``split``. ``variant`` is ``"hotpotqa"`` or ``"2wikimultihopqa"``
+    (every example must then have ``evidences``); None tells it from the first example (2WikiMultihopQA
+    when it has ``evidences``).
 
     Paragraphs that repeat a title with different text keep the first text; a single
     :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's
@@ -62,15 +67,18 @@ def load_hotpotqa(
     records = list(read_records(path)) if records is None else records
     if not records:
         raise DataFormatError(path, "no examples")
-    first = records[0][1]
-    source = TWOWIKI if isinstance(first, dict) and "evidences" in first else HOTPOTQA
+    if variant is None:
+        first = records[0][1]
+        variant = TWOWIKI if isinstance(first, dict) and all(key in first for key in TWOWIKI_KEYS) else HOTPOTQA
+    if variant not in (HOTPOTQA, TWOWIKI):
+        raise ValueError(f"variant is {HOTPOTQA!r} or {TWOWIKI!r}, got {variant!r}")
     documents: dict[str, Document] = {}
     questions: list[Question] = []
     first_seen: dict[str, Where] = {}
     conflicts: list[str] = []
     derived = 0
     for where, example in records:
-        qid, question, paragraphs = _parse_example(example, where, split, source)
+        qid, question, paragraphs = _parse_example(example, where, split, variant)
         if qid is None:
             qid, derived = derived_id(question.text, set(first_seen)), derived + 1
         elif qid in first_seen:

@@ -31,6 +31,8 @@ from rag_lab.loaders.rows import Where, read_records
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 
 MUSIQUE = "musique"
+#: The keys a first example has (what :data:`rag_lab.loaders.layouts.LAYOUTS` detects).
+MUSIQUE_KEYS = ("paragraphs",)
 _COMPOSITION = re.compile(r"^(\dhop\d*)__")
 
 

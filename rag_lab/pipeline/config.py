@@ -18,56 +18,55 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
-from rag_lab.pipeline.policies import (
-    CRAG,
-    BudgetDisclosure,
-    CitationGuard,
-    ControllerValidation,
-    EchoGuard,
-    Finalize,
-    HyDE,
-    JudgeInput,
-    Policy,
-    Prompts,
-    QueryRewrite,
-    Retrieval,
-    RoundCap,
-    Router,
-    SearchBudget,
-    SourceContract,
-    Truncation,
-    ZeroYieldStop,
-)
+from rag_lab.pipeline import policies
 from rag_lab.registry import Registry
 
 
 class PipelineConfig(BaseModel):
     """All policies of one pipeline. Frozen: :meth:`with_params` returns a validated copy.
 
-    Its fields are the one list of policies: :data:`POLICIES` (section name → policy class) and
-    :data:`POLICY_CLASSES` derive from them, and so do the dotted keys, the widgets' controls and the
-    policy contract test. A new policy is one :class:`~rag_lab.pipeline.policies.Policy` subclass and
-    one field here."""
+    :data:`POLICIES` (section name → policy class) is the one list of policies: the dotted keys, the
+    widgets' controls and the policy contract test derive from it. The pipeline's own policies are the
+    fields below (each field registers its policy); a policy from outside is one
+    :class:`~rag_lab.pipeline.policies.Policy` subclass and one registration, ``POLICIES.add("name", Cls)``:
+    its section is validated by its class, defaults to ``Cls()`` and reads as ``config.name``."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="allow")  # the extra sections: registered policies only
 
-    router: Router = Router()
-    retrieval: Retrieval = Retrieval()
-    rewrite: QueryRewrite = QueryRewrite()
-    hyde: HyDE = HyDE()
-    round_cap: RoundCap = RoundCap()
-    budget: SearchBudget = SearchBudget()
-    disclosure: BudgetDisclosure = BudgetDisclosure()
-    validation: ControllerValidation = ControllerValidation()
-    zero_yield: ZeroYieldStop = ZeroYieldStop()
-    finalize: Finalize = Finalize()
-    crag: CRAG = CRAG()
-    truncation: Truncation = Truncation()
-    judge: JudgeInput = JudgeInput()
-    citations: CitationGuard = CitationGuard()
-    echo: EchoGuard = EchoGuard()
-    sources: SourceContract = SourceContract()
-    prompts: Prompts = Prompts()
+    router: policies.Router = policies.Router()
+    retrieval: policies.Retrieval = policies.Retrieval()
+    rewrite: policies.QueryRewrite = policies.QueryRewrite()
+    hyde: policies.HyDE = policies.HyDE()
+    round_cap: policies.RoundCap = policies.RoundCap()
+    budget: policies.SearchBudget = policies.SearchBudget()
+    disclosure: policies.BudgetDisclosure = policies.BudgetDisclosure()
+    validation: policies.ControllerValidation = policies.ControllerValidation()
+    zero_yield: policies.ZeroYieldStop = policies.ZeroYieldStop()
+    finalize: policies.Finalize = policies.Finalize()
+    crag: policies.CRAG = policies.CRAG()
+    truncation: policies.Truncation = policies.Truncation()
+    judge: policies.JudgeInput = policies.JudgeInput()
+    citations: policies.CitationGuard = policies.CitationGuard()
+    echo: policies.EchoGuard = policies.EchoGuard()
+    sources: policies.SourceContract = policies.SourceContract()
+    prompts: policies.Prompts = policies.Prompts()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _registered_sections(cls, data: Any) -> Any:
+        """The sections of policies registered beside the fields: each validated by its class (``Cls()`` when
+        absent); a section no policy is registered under is an error."""
+        if not isinstance(data, Mapping):
+            return data
+        unknown = [name for name in data if name not in POLICIES]
+        if unknown:
+            raise ValueError(f"unknown policy {unknown[0]!r}; policies: {', '.join(POLICIES)}")
+        sections = dict(data)
+        for name, policy in POLICIES.items():
+            if name not in cls.model_fields:
+                value = sections.get(name, {})
+                sections[name] = value if isinstance(value, policy) else _section(name, policy, value)
+        return sections
 
     @model_validator(mode="after")
     def _one_expansion(self) -> PipelineConfig:
@@ -89,7 +88,7 @@ class PipelineConfig(BaseModel):
         """Every parameter as ``{"policy.field": value}``."""
         return {
             f"{name}.{field}": value
-            for name in type(self).model_fields
+            for name in POLICIES
             for field, value in getattr(self, name).model_dump().items()
         }
 
@@ -136,22 +135,31 @@ class PipelineConfig(BaseModel):
             raise ConfigError(f"{path}: {exc}") from None
 
 
-#: The config sections: section name (the first part of a dotted key) → policy class, in field order.
-POLICIES: Registry[type[Policy]] = Registry("policy")
+#: The config sections: section name (the first part of a dotted key) → policy class; the fields first, in
+#: field order, then the policies registered later.
+POLICIES: Registry[type[policies.Policy]] = Registry("policy")
 for _name, _field in PipelineConfig.model_fields.items():
     POLICIES.add(_name, _field.annotation)  # type: ignore[arg-type]
-#: Every policy class, once each.
-POLICY_CLASSES: tuple[type[Policy], ...] = tuple(POLICIES.values())
+#: Every policy class of the fields, once each.
+POLICY_CLASSES: tuple[type[policies.Policy], ...] = tuple(POLICIES.values())
+
+
+def _section(name: str, policy: type[policies.Policy], value: Any) -> policies.Policy:
+    """The section ``name`` of a registered policy, validated by its class (errors name ``name.field``)."""
+    try:
+        return policy.model_validate(value)
+    except ValidationError as exc:
+        raise ValueError("; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']} (got {err['input']!r})"
+                                   for err in exc.errors())) from None
 
 
 def _split(key: str) -> tuple[str, str]:
     policy, dot, field = key.partition(".")
     if not dot or "." in field:
         raise ConfigError(f"{key!r} is not a dotted key of the form 'policy.field' (e.g. 'crag.upper')")
-    policies = PipelineConfig.model_fields
-    if policy not in policies:
-        raise ConfigError(f"unknown policy {policy!r} in {key!r}; policies: {', '.join(policies)}")
-    fields = policies[policy].annotation.model_fields  # type: ignore[union-attr]
+    if policy not in POLICIES:
+        raise ConfigError(f"unknown policy {policy!r} in {key!r}; policies: {', '.join(POLICIES)}")
+    fields = POLICIES[policy].model_fields
     if field not in fields:
         raise ConfigError(f"unknown field {field!r} of policy {policy!r}; fields: {', '.join(fields)}")
     return policy, field

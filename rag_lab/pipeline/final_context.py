@@ -8,11 +8,12 @@ from __future__ import annotations
 
 from rag_lab.llm import prompts
 from rag_lab.llm.schemas import RelevanceGrade
-from rag_lab.pipeline.finalize import ContextItem, crag_grade, mmr_order, truncate
+from rag_lab.pipeline.finalize import ContextItem, crag_grade, mmr_order
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.resources import lexical_relevance
 from rag_lab.pipeline.run_context import RunContext
 from rag_lab.pipeline.trace import TraceStep
+from rag_lab.pipeline.truncation import truncate
 
 
 def final_context(run: RunContext, refuse: bool) -> tuple[list[ContextItem], str]:

@@ -13,13 +13,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag_lab.index import IndexKind
+from rag_lab.pipeline.truncation import TruncationStrategyName
 from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
-
-__all__ = [
-    "CRAG", "BudgetDisclosure", "CitationGuard", "ControllerValidation", "EchoGuard", "Finalize", "HyDE", "JudgeInput",
-    "Policy", "Prompts", "QueryRewrite", "Retrieval", "RoundCap", "Router", "SearchBudget", "SourceContract", "Truncation",
-    "ZeroYieldStop",
-]
 
 SourceType = str
 Route = Literal["SIMPLE", "COMPLEX"]
@@ -107,9 +102,11 @@ class Truncation(Policy):
     never reaches the prompt); ``rank_then_truncate`` orders all evidence by relevance to the
     question first; ``refine`` splits chunks into sentence strips and keeps the best strips;
     ``round_slots`` ranks too but reserves a place for the best chunk of every retrieval round, so
-    the evidence a later round was asked to find is not cut for ranking low against the question."""
+    the evidence a later round was asked to find is not cut for ranking low against the question. The
+    strategies are :data:`~rag_lab.pipeline.truncation.TRUNCATION_STRATEGIES` (one registration adds one)."""
 
-    strategy: Literal["append_then_truncate", "rank_then_truncate", "refine", "round_slots"] = "rank_then_truncate"
+    strategy: TruncationStrategyName = Field(
+        default="rank_then_truncate", description="a strategy of rag_lab.pipeline.truncation.TRUNCATION_STRATEGIES")
     max_snippets: int = Field(default=5, ge=1, le=50)
     max_tokens: int = Field(default=1024, ge=32, le=32_768)
 
@@ -215,3 +212,7 @@ class Finalize(Policy):
     mmr: bool = False
     mmr_lambda: float = Field(default=0.7, ge=0.0, le=1.0)
 
+
+#: Every policy class of this module, derived (a new policy class needs no line here).
+__all__ = sorted(name for name, obj in list(globals().items())
+                 if isinstance(obj, type) and issubclass(obj, Policy) and obj.__module__ == __name__)

@@ -33,7 +33,7 @@ import ipywidgets as widgets
 from pydantic.fields import FieldInfo
 
 from rag_lab.errors import ConfigError
-from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline import POLICIES, PipelineConfig
 from rag_lab.registry import registry_of
 
 #: Layout of every generated control: room for the dotted key as its label.
@@ -59,14 +59,14 @@ def field_info(key: str) -> FieldInfo:
     """The pydantic field behind the dotted ``key`` (``ConfigError`` if there is none)."""
     PipelineConfig().get(key)  # validates the key with a helpful message
     policy, field = key.split(".")
-    return PipelineConfig.model_fields[policy].annotation.model_fields[field]  # type: ignore[union-attr]
+    return POLICIES[policy].model_fields[field]
 
 
 def field_spec(key: str) -> FieldSpec:
     """Classify the field behind ``key`` by its annotation and read its ``ge``/``le`` bounds."""
     info = field_info(key)
-    policy_cls = PipelineConfig.model_fields[key.split(".")[0]].annotation
-    tooltip = info.description or inspect.cleandoc(policy_cls.__doc__ or "")  # type: ignore[union-attr]
+    policy_cls = POLICIES[key.split(".")[0]]
+    tooltip = info.description or inspect.cleandoc(policy_cls.__doc__ or "")
     lo = next((m.ge for m in info.metadata if isinstance(m, annotated_types.Ge)), None)
     hi = next((m.le for m in info.metadata if isinstance(m, annotated_types.Le)), None)
     annotation = info.annotation

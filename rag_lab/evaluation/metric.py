@@ -1,0 +1,128 @@
+"""The metric registry: one :class:`Metric` per per-question column, and the :class:`QuestionRun` its value reads.
+
+:data:`METRICS` is the one list of metric columns. The per-question row
+(:func:`rag_lab.evaluation.question_metrics.question_metrics`), the axis labels, the names a search objective or
+a finding may use (:func:`rag_lab.evaluation.catalog.check_metric`), which way is better, which metrics are
+outcomes and the value range the statistics read (:func:`rag_lab.evaluation.catalog.value_range`) all derive
+from it. A new metric is one registration::
+
+    METRICS.add("quality_short_answer", Metric(lambda run: float(len(run.answer_text.split()) <= 5),
+                                               "short answers", better="higher", zero_one=True))
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Literal
+
+from rag_lab.evaluation.answers import normalize_answer
+from rag_lab.pipeline import Result, Trace
+from rag_lab.records import Question
+from rag_lab.registry import Registry
+
+__all__ = ["METRICS", "Metric", "QuestionRun"]
+
+_CITATION = re.compile(r"\[\d+\]")
+
+
+class QuestionRun:
+    """One question's pipeline run as the metrics read it: the question, its result and trace, and the facts
+    several metrics share (each worked out once, on first use)."""
+
+    def __init__(self, question: Question, result: Result, trace: Trace) -> None:
+        self.question = question
+        self.result = result
+        self.trace = trace
+
+    @property
+    def gold(self) -> tuple[str, ...]:
+        """The gold answers (with aliases); empty for an unanswerable or unlabelled question."""
+        return self.question.gold_answers
+
+    @property
+    def answered(self) -> bool:
+        return self.result.status == "answered"
+
+    @cached_property
+    def answer_text(self) -> str:
+        """The answer without its ``[n]`` citation marks."""
+        return _CITATION.sub("", self.result.answer)
+
+    @cached_property
+    def gold_docs(self) -> set[str]:
+        return set(self.question.gold_doc_ids)
+
+    @cached_property
+    def context_docs(self) -> list[str]:
+        """The final context's documents, once each, in context order."""
+        return list(dict.fromkeys(c.doc_id for c in self.result.context))
+
+    @cached_property
+    def context_text(self) -> str:
+        """The final context's text, normalised as answers are."""
+        return normalize_answer(" ".join(c.text for c in self.result.context))
+
+    @cached_property
+    def cited(self) -> list[tuple[str, str]]:
+        """``(doc_id, text)`` of every context item the answer cites, in citation order."""
+        return [(self.result.context[n - 1].doc_id, self.result.context[n - 1].text) for n in self.result.citations]
+
+    @cached_property
+    def call_outcomes(self) -> list[str]:
+        return [c.outcome for c in self.trace.llm_calls()]
+
+    @cached_property
+    def off_contract(self) -> set[str]:
+        """Chunks a retrieval step flagged as outside the source contract."""
+        return {c for step in self.trace.steps if step.kind == "retrieve" for c in step.detail.get("off_contract", ())}
+
+    @cached_property
+    def later_gold(self) -> set[str]:
+        """Gold documents first found by retrieval round 2 or later."""
+        return {
+            c.rsplit("#", 1)[0] for step in self.trace.steps if step.kind == "retrieve" and step.round >= 2
+            for c in step.new
+        } & self.gold_docs
+
+
+#: The value of a metric for one run: a number, or None where the metric is undefined for the question.
+MetricValue = Callable[[QuestionRun], float | int | None]
+
+
+@dataclass(frozen=True)
+class Metric:
+    """One per-question metric column.
+
+    ``value`` computes it from a :class:`QuestionRun`; ``label`` is its readable title (None: the tidied column
+    name); ``better`` the direction an optimiser takes (``"higher"``, ``"lower"``, or None for a descriptive
+    count); ``zero_one`` says every defined value is 0 or 1 (a rate: its mean is a share of questions);
+    ``share`` that the values lie in [0, 1] without being 0/1 (F1, recall, precision);
+    ``outcome`` that it measures an outcome (answer quality, evidence kept, abstention) rather than a cost or a
+    counter; ``per_role`` that it is one LLM role's call count, written only for the roles the run called."""
+
+    value: MetricValue
+    label: str | None = None
+    better: Literal["higher", "lower"] | None = None
+    zero_one: bool = False
+    share: bool = False
+    outcome: bool = False
+    per_role: bool = False
+
+    def __post_init__(self) -> None:
+        if self.better not in ("higher", "lower", None):
+            raise ValueError(f"better is 'higher', 'lower' or None, got {self.better!r}")
+        if self.zero_one and self.share:
+            raise ValueError("a metric is 0/1 (zero_one) or a share in [0, 1] (share), not both")
+
+    @property
+    def value_range(self) -> tuple[float, float] | None:
+        """``(0, 1)`` for a 0/1 metric or a share, else None (counts and costs are unbounded)."""
+        return (0.0, 1.0) if self.zero_one or self.share else None
+
+
+#: Every per-question metric column, in the order of the per-question row (registered in
+#: :mod:`rag_lab.evaluation.question_metrics`).
+METRICS: Registry[Metric] = Registry("metric")
