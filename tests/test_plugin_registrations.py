@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from fakes import ScriptedResources, corpus_of
 
 from rag_lab.evaluation import evaluate_pipeline
 from rag_lab.evaluation.catalog import check_metric, is_outcome, label, lower_is_better, value_range
@@ -19,6 +18,7 @@ from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.pipeline.truncation import TRUNCATION_STRATEGIES, fit
 from rag_lab.records import EvalSet, Question
 from rag_lab.stats.summary import aggregate_rows
+from rag_lab.testing import ScriptedResources, corpus_of
 
 QUESTION = "What is the falcon passphrase?"
 
