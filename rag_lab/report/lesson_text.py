@@ -74,7 +74,7 @@ def where_words(key: str, table: RobustnessTable | None = None) -> str:
     """Where robustness row ``key`` holds, in words: per dataset, whether every seed's cell holds, only some,
     or none (and then whether the sign at least agrees); e.g. ``holds on the world (seeds 0 and 1); not shown
     on HotpotQA or MuSiQue (the sign agrees at every seed)``; then each recorded real-model column (holds, not
-    shown, no difference at all, not recorded, or not applicable to a finding that rests on a simulator knob).""" 
+    shown, no difference at all, not recorded, or not applicable to a finding that rests on a simulator knob)."""
     table = table if table is not None else load_table()
     row = table.row(key)
     by: dict[str, list[Mapping[str, Any]]] = {}
