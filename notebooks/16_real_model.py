@@ -49,10 +49,10 @@
 # %%
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.experiments import FindingFamily, contrasts, paired_finding, real_model_lesson
 from rag_lab.experiments.sweep import load_sweep_spec
 from rag_lab.paths import SWEEPS_DIR
-from rag_lab.widgets import findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, findings_markdown, lesson_sweep, setup_notebook
 
 setup_notebook(colwidth=120)
 RECORDED = SWEEPS_DIR / "real_qwen_hotpotqa.yaml"
@@ -73,9 +73,7 @@ print(f"{len(real.qids)} real HotpotQA questions, {len(real.table)} configuratio
 # question open; look at how often the real model does.
 
 # %%
-METRICS = [STRICT, "quality_refused", CALLS, "cost_rounds", "cost_modelled_latency_s"]
-display(contrasts.stacked_tables(RUNS, METRICS, key="model"))  # noqa: F821
-display(pd.concat({n: contrasts.controller_actions(r) for n, r in RUNS.items()}, axis=1))  # noqa: F821
+display(*real_model_lesson.side_by_side(RUNS))  # noqa: F821
 
 # %% [markdown]
 # ## Where the router sends each question
@@ -94,10 +92,7 @@ display(pd.concat({n: contrasts.per_question(r, ROUTER, "route").value_counts() 
 # p (uncorrected here; the asserted finding below carries Holm's).
 
 # %%
-PAIRS = {"cap 1 vs 3": ({"round_cap.max_rounds": 1}, None), "router on vs off": (ROUTER, None),
-         "CRAG lower 0.5 vs 0.2": ({"crag.lower": 0.5}, None),
-         "append vs rank": ({"truncation.strategy": "append_then_truncate"}, None)}
-display(pd.concat({n: contrasts.paired_blocks(r, [STRICT, CALLS], PAIRS) for n, r in RUNS.items()}))  # noqa: F821
+display(real_model_lesson.policy_pairs(RUNS))  # noqa: F821
 
 # %% [markdown]
 # ## One question, both models
@@ -135,8 +130,7 @@ free_cap = paired_finding(real, STRICT, candidate={"round_cap.max_rounds": 1}, r
                           claim="capping Qwen 1.5B at one round instead of three changes no answers (±0.10)")
 router = paired_finding(real, "cost_tokens", candidate=ROUTER, reference=None, direction="below", kind="measured",
                         family=FINDINGS, claim="with its own router, Qwen 1.5B spends fewer tokens per question")
-display(contrasts.findings_table(free_cap, router))  # noqa: F821
-display(findings_markdown(free_cap, router))  # noqa: F821
+display(contrasts.findings_table(free_cap, router), findings_markdown(free_cap, router))  # noqa: F821
 assert free_cap.holds, free_cap.message
 assert router.holds, router.message
 
@@ -156,15 +150,9 @@ assert router.holds, router.message
 # the same cassette: the round cap, the router, and v1 itself as candidates.
 
 # %%
-RECORDED_V2 = SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml"
-real_v2 = lesson_sweep(RECORDED_V2, replay=True)
-V1 = {"prompts.version": "v1"}
-print(f"{len(real_v2.qids)} questions, {len(real_v2.table)} configurations, replayed")
-display(contrasts.labelled_table(real_v2, [STRICT, "quality_f1", "quality_refused", "quality_echo", "cost_rounds", CALLS]))  # noqa: F821
-display(pd.concat({"v2 (base)": contrasts.controller_actions(real_v2), "v1": contrasts.controller_actions(real_v2, V1)}, axis=1))  # noqa: F821
-PAIRS_V2 = {"v1 vs v2 prompts": (V1, None), "cap 1 vs 3 (v2)": ({"round_cap.max_rounds": 1}, None),
-            "router on vs off (v2)": (ROUTER, None)}
-display(contrasts.paired_blocks(real_v2, [STRICT, "quality_f1", "cost_rounds", CALLS], PAIRS_V2))  # noqa: F821
+real_v2 = lesson_sweep(SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml", replay=True)
+for table in real_model_lesson.prompt_set_tables(real_v2):  # means; the controller's actions; paired blocks
+    display(table)  # noqa: F821
 
 # %% [markdown]
 # Two claims about the prompt sets, declared before the recording grew past its first eight questions and
@@ -177,12 +165,12 @@ display(contrasts.paired_blocks(real_v2, [STRICT, "quality_f1", "cost_rounds", C
 #    not claimed either way.
 
 # %%
+V1 = real_model_lesson.V1
 loop_runs = paired_finding(real_v2, "cost_rounds", candidate=V1, reference=None, direction="below", kind="measured",
                            family=FINDINGS, claim="under the v1 prompts Qwen 1.5B runs fewer retrieval rounds than under v2")
 f1_gain = paired_finding(real_v2, "quality_f1", candidate=V1, reference=None, direction="below", kind="measured",
                          family=FINDINGS, claim="under the v1 prompts Qwen 1.5B's answers have a lower token F1 than under v2")
-display(contrasts.findings_table(loop_runs, f1_gain))  # noqa: F821
-display(findings_markdown(loop_runs, f1_gain))  # noqa: F821
+display(contrasts.findings_table(loop_runs, f1_gain), findings_markdown(loop_runs, f1_gain))  # noqa: F821
 assert loop_runs.holds, loop_runs.message
 assert f1_gain.holds, f1_gain.message
 
@@ -196,17 +184,10 @@ assert f1_gain.holds, f1_gain.message
 # %%
 import contextlib  # noqa: E402
 
-from rag_lab.llm.factory import open_backend  # noqa: E402
-from rag_lab.llm.local import llama_cpp_available  # noqa: E402
-from rag_lab.llm.model_pack import installed  # noqa: E402
 from rag_lab.pipeline import PipelineConfig  # noqa: E402
-from rag_lab.widgets import PolicyExplorer  # noqa: E402
 
-LIVE = "qwen2.5-coder-0.5b"
-ready = llama_cpp_available() and installed(LIVE)
-print(f"live model: {LIVE}" if ready else f"{LIVE} is not installed (bash scripts/install.sh local qwen): the simulator runs")
 stack = contextlib.ExitStack()  # stack.close() stops the model server; it also stops with the kernel
-backend = stack.enter_context(open_backend("local", model=LIVE, max_tokens=200)) if ready else None
+backend = real_model_lesson.live_backend(stack, "qwen2.5-coder-0.5b")  # None when not installed: the simulator
 explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=2, backend=backend,
                           base=PipelineConfig().with_params({"router.enabled": False}),
                           params=["round_cap.max_rounds", "truncation.strategy"])

@@ -60,3 +60,17 @@ def test_the_robustness_table_gains_real_model_columns_without_touching_the_simu
         assert cells[key]["status"] == "tested" and cells[key]["n"] == questions, key
         assert cells[key]["p_holm"] >= cells[key]["p"]
     assert "## A real model (recorded)" in markdown(table)
+
+
+def test_the_live_cell_says_when_no_model_is_installed(monkeypatch, capsys) -> None:
+    """Notebook 16's live cell: without the packaged model, no backend (the explorer runs the simulator) and a
+    line that says why."""
+    import contextlib
+
+    from rag_lab.experiments import real_model_lesson
+    from rag_lab.llm import model_pack
+
+    monkeypatch.setattr(model_pack, "installed", lambda name: False)
+    with contextlib.ExitStack() as stack:
+        assert real_model_lesson.live_backend(stack, "qwen2.5-coder-0.5b") is None
+    assert "qwen2.5-coder-0.5b is not installed (bash scripts/install.sh local qwen)" in capsys.readouterr().out

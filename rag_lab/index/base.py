@@ -298,10 +298,10 @@ def param_names(cls: type) -> set[str]:
 
 
 def check_params(kind: str, params: Mapping[str, Any], accepted: set[str]) -> None:
-    """A :class:`ValueError` naming the unknown ``params`` of a ``kind`` index and the accepted ones."""
+    """A :class:`~rag_lab.errors.ConfigError` naming the unknown ``params`` of a ``kind`` index and the accepted ones."""
     unknown = sorted(set(params) - accepted)
     if unknown:
-        raise ValueError(f"unknown parameter(s) {unknown} for a {kind!r} index; accepted: {sorted(accepted)}")
+        raise ConfigError(f"unknown parameter(s) {unknown} for a {kind!r} index; accepted: {sorted(accepted)}")
 
 
 def pick(params: Mapping[str, Any], names: set[str]) -> dict[str, Any]:
