@@ -16,14 +16,18 @@
 # %% [markdown]
 # # 01 · Round cap
 #
-# > **Finding type:** a property of the pipeline and the data (measured). The cap is a line of pipeline
-# > code, and no simulator knob reacts to it: the calls it saves and the answers it loses on two-hop
-# > questions are measured on the shipped world, with the simulated controller (`typical` profile,
-# > one reader for all text) asking for rounds as the evidence it reads suggests.
+# > **Finding type:** a property of the pipeline and the data (measured). The cap is a line of pipeline code, and
+# > no simulator knob reacts to it: the calls it saves and the answers it loses on two-hop questions are measured
+# > on the shipped world, with the simulated controller (`typical` profile, one reader for all text) asking for
+# > rounds as the evidence it reads suggests.
 # >
-# > **Where it holds:** the saving in LLM calls: holds on the world, HotpotQA and MuSiQue (seeds 0 and 1).
-# > The answers lost on two-hop questions: holds on the world (seeds 0 and 1); not shown on HotpotQA or
-# > MuSiQue (the sign agrees at every seed) — there the second round rarely finds an answer the first missed.
+# > **Where it holds:** the saving in LLM calls: holds on the world, HotpotQA and MuSiQue (seeds 0 and 1); no
+# > difference at all with the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample); holds with the recorded
+# > real model (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample). The answers lost on two-hop questions: holds on
+# > the world (seeds 0 and 1); not shown on HotpotQA or MuSiQue (the sign agrees at every seed); no difference at
+# > all with the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample); not shown with the recorded real model
+# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (the sign does not agree) — there the second round rarely
+# > finds an answer the first missed.
 #
 # A multi-round retrieval loop needs a hard stop. **RoundCap** caps the number of retrieval rounds *in
 # code*: when the controller asks for one more round after the cap, that request is a **policy

@@ -16,17 +16,20 @@
 # %% [markdown]
 # # 02 · Budget disclosure
 #
-# > **Finding type:** a property of the simulator's knobs (true by construction). The pipeline's part is
-# > measured — whether the controller prompt states the budget — but the *reaction* to a stated budget is
-# > the simulated model's: `budget_anchoring` (searching on instead of stopping) and `budget_thrift`
-# > (stopping instead of searching), which fire only when the prompt states a budget. So the sign of each
-# > profile's effect is built into the simulator (each asserted with its control, both knobs at 0); what
-# > is measured is its size, where it falls, what the extra rounds buy in answers, and what the
-# > pipeline's other guards (the cap, the zero-yield stop, the router) leave of it.
+# > **Finding type:** a property of the simulator's knobs (true by construction). The pipeline's part is measured
+# > — whether the controller prompt states the budget — but the *reaction* to a stated budget is the simulated
+# > model's: `budget_anchoring` (searching on instead of stopping) and `budget_thrift` (stopping instead of
+# > searching), which fire only when the prompt states a budget. So the sign of each profile's effect is built
+# > into the simulator (each asserted with its control, both knobs at 0); what is measured is its size, where it
+# > falls, what the extra rounds buy in answers, and what the pipeline's other guards (the cap, the zero-yield
+# > stop, the router) leave of it.
 # >
-# > **Where it holds:** the anchored model's extra calls: holds on the world, HotpotQA and MuSiQue (seeds 0
-# > and 1). The thrifty model's saving: holds on the world and MuSiQue (seeds 0 and 1); holds on HotpotQA
-# > only at seed 0. Both are the knobs' doing wherever they hold.
+# > **Where it holds:** the anchored model's extra calls: holds on the world, HotpotQA and MuSiQue (seeds 0 and
+# > 1); not applicable to the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B,
+# > prompts v2, hotpotqa_sample) (it rests on a simulator setting). The thrifty model's saving: holds on the world
+# > and MuSiQue (seeds 0 and 1); holds on HotpotQA only at seed 0; not applicable to the recorded real model
+# > (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (it rests on a
+# > simulator setting). Both are the knobs' doing wherever they hold.
 #
 # Should the controller be told its budget? **BudgetDisclosure** decides whether the controller prompt
 # states the cap ("You may run at most N rounds of searches in total") or only asks it to "use as few

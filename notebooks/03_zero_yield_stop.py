@@ -16,15 +16,18 @@
 # %% [markdown]
 # # 03 · Zero-yield stop
 #
-# > **Finding type:** by construction for what the stop saves: the spinning it stops is the simulated
-# > controller's `synonym_spinning` knob (0.6 here), and with the knob at 0 the saving vanishes (the
-# > finding asserts that control). Measured for what it costs: whether the stop loses answers, and how much
-# > of the spinning it catches (a paraphrase search that brings back only chunks already seen depends on the
-# > retriever and the world's documents, not on any knob).
+# > **Finding type:** by construction for what the stop saves: the spinning it stops is the simulated controller's
+# > `synonym_spinning` knob (0.6 here), and with the knob at 0 the saving vanishes (the finding asserts that
+# > control). Measured for what it costs: whether the stop loses answers, and how much of the spinning it catches
+# > (a paraphrase search that brings back only chunks already seen depends on the retriever and the world's
+# > documents, not on any knob).
 # >
-# > **Where it holds:** the saving holds on the world, HotpotQA and MuSiQue (seeds 0 and 1). The "costs no
-# > answers" claim, re-tested in the robustness table's own family of no-change claims on enough questions to
-# > decide a ±0.05 margin, holds on the world and HotpotQA (seeds 0 and 1); holds on MuSiQue only at seed 1.
+# > **Where it holds:** the saving holds on the world, HotpotQA and MuSiQue (seeds 0 and 1); not applicable to the
+# > recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (it
+# > rests on a simulator setting). The "costs no answers" claim, re-tested in the robustness table's own family of
+# > no-change claims on enough questions to decide a ±0.05 margin, holds on the world and HotpotQA (seeds 0 and
+# > 1); holds on MuSiQue only at seed 1; not applicable to the recorded real model (Qwen2.5-Coder-1.5B,
+# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (it rests on a simulator setting).
 #
 # "Synonym spinning": the controller re-searches the same source with a paraphrase and gets the same
 # chunks back. **ZeroYieldStop** counts each round's yield — the number of chunk ids it brought that were

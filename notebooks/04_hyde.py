@@ -18,14 +18,15 @@
 #
 # > **Finding type:** measured, with a definitional check beside it. The *cost* (one more LLM call per question)
 # > is definitional — the pipeline makes the call whenever HyDE is on. *Whether it changes recall* on
-# > vocabulary-mismatch questions is measured: retrieval with the mean embedding is real MiniLM retrieval over
-# > the world's corpus. What it can find depends on the passage writer — here the simulator, which has no
-# > world knowledge and only rephrases the question; that writer is not a knob, and it bounds what HyDE can
-# > find: the recall claim is one of *no* effect, within ±0.10.
+# > vocabulary-mismatch questions is measured: retrieval with the mean embedding is real MiniLM retrieval over the
+# > world's corpus. What it can find depends on the passage writer — here the simulator, which has no world
+# > knowledge and only rephrases the question; that writer is not a knob, and it bounds what HyDE can find: the
+# > recall claim is one of *no* effect, within ±0.10.
 # >
-# > **Where it holds:** in the notebook, on the world's 30 mismatch questions (seed 0, Holm over its two
-# > claims). Re-tested with the whole robustness table's correction: not shown on the world (the sign agrees
-# > at every seed); holds on HotpotQA and MuSiQue (seeds 0 and 1).
+# > **Where it holds:** in the notebook, on the world's 30 mismatch questions (seed 0, Holm over its two claims).
+# > Re-tested with the whole robustness table's correction: not shown on the world (the sign agrees at every
+# > seed); holds on HotpotQA and MuSiQue (seeds 0 and 1); not recorded for the recorded real model
+# > (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample).
 #
 # A user describes a symptom in lay words ("pages took forever to load"); the incident report uses the
 # engineers' words ("latency", "thread pool"). The question's embedding lands near other lay texts, not near

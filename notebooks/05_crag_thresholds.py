@@ -17,15 +17,16 @@
 # # 05 · CRAG thresholds: grade the evidence, calibrate the cut
 #
 # > **Finding type:** a property of the pipeline and the data (measured). The grade is computed in code from
-# > MiniLM cosine scores of the world's chunks, and no simulator knob reacts to the thresholds: which
-# > questions fall below `crag.lower` is a fact about this corpus and this embedding model. What the
-# > discarded evidence *costs or buys* depends on the reader (the simulated `typical` model here), so the
-# > notebook measures both sides: the answerable questions a strict cut refuses, and the unanswerable
-# > questions it stops answering.
+# > MiniLM cosine scores of the world's chunks, and no simulator knob reacts to the thresholds: which questions
+# > fall below `crag.lower` is a fact about this corpus and this embedding model. What the discarded evidence
+# > *costs or buys* depends on the reader (the simulated `typical` model here), so the notebook measures both
+# > sides: the answerable questions a strict cut refuses, and the unanswerable questions it stops answering.
 # >
-# > **Where it holds:** in the notebook, on the world's test questions (seed 0, Holm over its two claims).
-# > The cost in abstention accuracy, re-tested with the whole robustness table's correction: not shown on
-# > the world, HotpotQA or MuSiQue (the sign agrees at every seed).
+# > **Where it holds:** in the notebook, on the world's test questions (seed 0, Holm over its two claims). The
+# > cost in abstention accuracy, re-tested with the whole robustness table's correction: not shown on the world,
+# > HotpotQA or MuSiQue (the sign agrees at every seed); not shown with the recorded real model
+# > (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign agrees); not recorded for the recorded real model
+# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample).
 #
 # **CRAG** (Corrective RAG) grades the evidence before the answer is written: each chunk gets a relevance
 # score, and the bundle is **Correct** (some chunk clears `upper`), **Incorrect** (every chunk is below

@@ -22,9 +22,14 @@
 # > evidence that later rounds found, appending first loses it — is measured on the shipped world's
 # > two-hop questions.
 # >
-# > **Where it holds:** holds on the world (seeds 0 and 1); not shown on HotpotQA or MuSiQue (the sign
-# > agrees at every seed) — for the gold evidence kept and for the answers alike: few of the real samples'
-# > questions have gold that only a later round found.
+# > **Where it holds:** the gold evidence kept: holds on the world (seeds 0 and 1); not shown on HotpotQA or
+# > MuSiQue (the sign agrees at every seed); undefined with the recorded real model (Qwen2.5-Coder-1.5B,
+# > hotpotqa_sample) (no question where the metric applies); not recorded for the recorded real model
+# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample). The answers: holds on the world (seeds 0 and 1); not shown
+# > on HotpotQA or MuSiQue (the sign agrees at every seed); not shown with the recorded real model
+# > (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign agrees); not recorded for the recorded real model
+# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) — few of the real samples' questions have gold that only a
+# > later round found.
 #
 # After the retrieval loop, the evidence of every round is cut to the context budget before the answer is
 # written. **Truncation** decides *which* evidence survives that cut. One way of doing it silently throws
