@@ -195,45 +195,46 @@ def controller_prompt(
     )
 
 
-def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
-                  prompt_set: str = "v1") -> tuple[Message, ...]:
-    """The generation prompt; ``grade`` (CRAG) picks the template: ``correct`` (standard),
-    ``ambiguous`` (low confidence, hedge) or ``fallback`` (no evidence: refuse). In set ``v2`` the answer
-    is asked for in a few words, cited, and INSUFFICIENT is kept for evidence without the answer."""
-    if prompt_version("answer", prompt_set) == "answer-v2":
-        short = {
-            "correct": "Answer the question from the evidence in as few words as possible (a name, a place, a "
-            "date, a number, yes or no), then cite the evidence numbers in brackets, like: 1987 [2].",
-            "ambiguous": "The evidence may be only partly relevant. Answer from it in as few words as possible, "
-            "say that confidence is low, and cite the evidence numbers in brackets, like: 1987 [2].",
-            "fallback": "No usable evidence was found.",
-        }
-        if grade not in short:
-            raise ValueError(f"unknown answer template {grade!r}; choose one of {sorted(short)}")
-        return _messages(
-            "answer",
-            f"{short[grade]} A question may need two pieces of evidence: one that names what the question "
-            f"describes, and one that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence "
-            f"does not contain the answer. Never answer from memory. {UNTRUSTED}",
-            ("QUESTION", question),
-            ("EVIDENCE", _evidence_block(evidence)),
-            prompt_set=prompt_set,
-        )
-    templates = {
+#: The answer templates of each answer prompt version, by CRAG grade, and the sentence that follows them.
+_ANSWER_TEMPLATES = {
+    "answer-v1": {
         "correct": "Answer the question using only the evidence. Cite every claim with its evidence number "
         "in brackets, like [2].",
         "ambiguous": "The evidence may be only partly relevant. Answer only what the evidence supports, say "
         "that confidence is low, and cite evidence numbers in brackets, like [2].",
         "fallback": "No usable evidence was found.",
-    }
+    },
+    "answer-v2": {
+        "correct": "Answer the question from the evidence in as few words as possible (a name, a place, a "
+        "date, a number, yes or no), then cite the evidence numbers in brackets, like: 1987 [2].",
+        "ambiguous": "The evidence may be only partly relevant. Answer from it in as few words as possible, "
+        "say that confidence is low, and cite the evidence numbers in brackets, like: 1987 [2].",
+        "fallback": "No usable evidence was found.",
+    },
+}
+_ANSWER_RULES = {
+    "answer-v1": f"If the evidence does not contain the answer, reply exactly {INSUFFICIENT}. Never answer from memory.",
+    "answer-v2": "A question may need two pieces of evidence: one that names what the question describes, and one "
+    f"that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence does not contain the answer. "
+    "Never answer from memory.",
+}
+
+
+def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
+                  prompt_set: str = "v1") -> tuple[Message, ...]:
+    """The generation prompt; ``grade`` (CRAG) picks the template: ``correct`` (standard),
+    ``ambiguous`` (low confidence, hedge) or ``fallback`` (no evidence: refuse). In set ``v2`` the answer
+    is asked for in a few words, cited, and INSUFFICIENT is kept for evidence without the answer."""
+    version = prompt_version("answer", prompt_set)
+    templates = _ANSWER_TEMPLATES[version]
     if grade not in templates:
         raise ValueError(f"unknown answer template {grade!r}; choose one of {sorted(templates)}")
     return _messages(
         "answer",
-        f"{templates[grade]} If the evidence does not contain the answer, reply exactly {INSUFFICIENT}. "
-        f"Never answer from memory. {UNTRUSTED}",
+        f"{templates[grade]} {_ANSWER_RULES[version]} {UNTRUSTED}",
         ("QUESTION", question),
         ("EVIDENCE", _evidence_block(evidence)),
+        prompt_set=prompt_set,
     )
 
 
