@@ -192,7 +192,7 @@ forest_figure(forest_info(result_sweep.compare(QUALITY)))
 # both configurations would be the same and Δ would be 0).
 
 # %%
-FINDINGS = FindingFamily(size=2, name="00_quickstart")   # Holm over the two claims below
+FINDINGS = FindingFamily(size=2, name="00_quickstart")   # fixed-sequence correction over the two claims below (tested in the order stated)
 TWO, ONE = {"round_cap.max_rounds": 2}, {"round_cap.max_rounds": 1}
 finding = paired_finding(result_sweep, QUALITY, candidate=TWO, reference=ONE, direction="above", kind="measured",
                          family=FINDINGS, claim="a second retrieval round answers more two-hop questions")

@@ -158,7 +158,7 @@ explorer.run(wait=True)  # max_rounds=1 on the bridge questions: LLM calls per q
 # `_act` were a no-op, both configurations would run the same rounds and the Δ would be 0.
 
 # %%
-FINDINGS = FindingFamily(size=2, name="01_round_cap")   # Holm over this notebook's two claims
+FINDINGS = FindingFamily(size=2, name="01_round_cap")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, COST, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
                          family=FINDINGS, claim="capping retrieval at one round instead of two cuts LLM calls")
 assert finding.holds, finding.message

@@ -169,7 +169,7 @@ explorer.run(wait=True)  # the budget hidden, cap 4, on the comparison questions
 # way), the simulator could not tell the arms apart and both Δ would be 0.
 
 # %%
-FINDINGS = FindingFamily(size=3, name="02_budget_disclosure")   # Holm over this notebook's three claims
+FINDINGS = FindingFamily(size=3, name="02_budget_disclosure")   # fixed-sequence correction over this notebook's three claims (tested in the order stated)
 control = lesson_sweep(spec, name="nb02_control", grid={**spec["grid"], "round_cap.max_rounds": [4]},
                        backend={**spec["backend"], "knobs": {"budget_anchoring": 0.0, "budget_thrift": 0.0}})
 anchors = paired_finding(result, COST, candidate=A1, reference=A0, direction="above", kind="by_construction", control=control,

@@ -148,7 +148,7 @@ explorer.run(wait=True)  # the stop on, cap 4, on the comparison questions: LLM 
 # question. If the check in `_act` were a no-op, the two configurations would run identically and Δ = 0.
 
 # %%
-FINDINGS = FindingFamily(size=2, name="03_zero_yield_stop")   # Holm over this notebook's two claims
+FINDINGS = FindingFamily(size=2, name="03_zero_yield_stop")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 control = lesson_sweep(spec, name="nb03_control", backend={**spec["backend"], "knobs": {**KNOBS, "synonym_spinning": 0.0}})
 finding = paired_finding(result, COST, candidate=ON, reference=OFF, direction="below", kind="by_construction",
                          control=control, family=FINDINGS,  # the control: the same sweep, no spinning

@@ -22,7 +22,7 @@
 # > *costs or buys* depends on the reader (the simulated `typical` model here), so the notebook measures both
 # > sides: the answerable questions a strict cut refuses, and the unanswerable questions it stops answering.
 # >
-# > **Where it holds:** in the notebook, on the world's test questions (seed 0, Holm over its two claims). The
+# > **Where it holds:** in the notebook, on the world's test questions (seed 0; its two claims tested in the order stated, fixed-sequence correction). The
 # > cost in abstention accuracy, re-tested with the whole robustness table's correction: not shown on the world,
 # > HotpotQA or MuSiQue (the sign agrees at every seed); not shown with the recorded real model
 # > (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign agrees); not recorded for the recorded real model
@@ -171,7 +171,7 @@ explorer.run(wait=True)  # crag.lower=0.2, crag.upper=0.5 on the mismatch questi
 
 # %%
 print("refusal rate by type, nothing discarded:", contrasts.group_share(result, never, "quality_refused", 1).round(3).to_dict())
-FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # Holm over this notebook's two claims
+FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below", kind="measured",
                          family=FINDINGS, claim="raising crag.lower to 0.5 refuses answerable questions and lowers "
                                                 "abstention accuracy")

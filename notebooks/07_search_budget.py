@@ -155,7 +155,7 @@ explorer.run(wait=True)  # the 600-token budget on the bridge questions: tokens 
 # question. If the token check in `_act` were a no-op, both would run the same rounds and Δ = 0.
 
 # %%
-FINDINGS = FindingFamily(size=2, name="07_search_budget")   # Holm over this notebook's two claims
+FINDINGS = FindingFamily(size=2, name="07_search_budget")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, COST, candidate=CAPPED, reference=FREE, direction="below", kind="measured",
                          family=FINDINGS, claim=f"a {BUDGET}-token search budget cuts tokens per question")
 assert finding.holds, finding.message

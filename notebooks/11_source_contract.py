@@ -179,7 +179,7 @@ explorer.run(wait=True)  # fail-open on the alias questions: the share of answer
 # would behave alike and the Δ would be 0.
 
 # %%
-FINDINGS = FindingFamily(size=2, name="11_source_contract")   # Holm over this notebook's two claims
+FINDINGS = FindingFamily(size=2, name="11_source_contract")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, LEAK, candidate=OPEN, reference=CLOSED, direction="above", kind="definitional",
                          family=FINDINGS,
                          claim="when the filter leaves nothing, fail-open answers cite sources outside the contract")

@@ -172,7 +172,7 @@ explorer.run(wait=True)  # the default guard on the unanswerable questions: refu
 # refusals are the guard's); if the cap were ignored, the third would be 0.
 
 # %%
-FINDINGS = FindingFamily(size=3, name="13_citation_guard")   # Holm over this notebook's three claims
+FINDINGS = FindingFamily(size=3, name="13_citation_guard")   # fixed-sequence correction over this notebook's three claims (tested in the order stated)
 finding = paired_finding(unanswerable, ABSTAIN, candidate=U[0.5], reference=U[0.1], direction="above", kind="measured",
                          family=FINDINGS, claim="a refusal threshold of 0.5 refuses unanswerable questions that 0.1 answers")
 

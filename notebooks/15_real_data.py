@@ -123,7 +123,7 @@ trace_timeline_figure(trace_timeline_info(trace))
 # it here).
 
 # %%
-FINDINGS = FindingFamily(size=2, name="15_real_data")   # Holm over the two claims below
+FINDINGS = FindingFamily(size=2, name="15_real_data")   # fixed-sequence correction over the two claims below (tested in the order stated)
 saves = paired_finding(result, COST, candidate={"round_cap.max_rounds": 1}, direction="below", kind="measured",
                        family=FINDINGS, claim="capping the loop at one round saves LLM calls on real HotpotQA questions")
 no_loss = paired_finding(result, QUALITY, candidate={"round_cap.max_rounds": 1}, direction="none", margin=0.10,

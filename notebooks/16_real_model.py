@@ -89,7 +89,7 @@ display(pd.concat({n: contrasts.per_question(r, ROUTER, "route").value_counts() 
 #
 # Every candidate against the base config (router off, round cap 3, rank-then-truncate, CRAG lower 0.2), on
 # both models: both means, the paired Δ with its 95% interval, questions better and worse, and the exact test's
-# p (uncorrected here; the asserted finding below carries Holm's).
+# p (uncorrected here; the asserted findings below carry their family's fixed-sequence correction).
 
 # %%
 display(real_model_lesson.policy_pairs(RUNS))  # noqa: F821

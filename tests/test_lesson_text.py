@@ -27,7 +27,7 @@ def test_a_paragraph_carries_the_findings_own_numbers():
     for part in ("A second round answers more two-hop questions (claimed: higher with the candidate)",
                  "on the same 60 questions", "0.500 vs 0.383", "Δ = +0.117 (95% paired interval [+0.050, +0.200])",
                  "8 question(s) higher and 1 lower", "p = 0.0039 (exact sign)",
-                 "p = 0.0039 after Holm over the notebook's 1 findings"):
+                 "p = 0.0039 after the fixed-sequence correction over its family of 1 finding (tested in the order stated)"):
         assert part in text, (part, text)
 
 

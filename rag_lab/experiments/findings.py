@@ -286,7 +286,7 @@ def paired_finding(
 
     ``kind`` says what the finding rests on (see the module doc); ``"by_construction"`` needs ``control``,
     a sweep with the responsible knob at 0 holding the same two configurations. ``family`` joins the
-    finding to its notebook's :class:`FindingFamily` (Holm over the family)."""
+    finding to its notebook's :class:`FindingFamily` (fixed-sequence correction over the family)."""
     if direction not in _EXPECT:
         raise ValueError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
     if kind not in KINDS:

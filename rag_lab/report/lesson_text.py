@@ -62,9 +62,10 @@ def finding_paragraph(finding: Finding) -> str:
             f"{finding.n_better} question(s) higher and {finding.n_worse} lower with the candidate; "
             f"{_p(finding.p if finding.p_claim is None else finding.p_claim)} ({finding.method})")
     if finding.family is not None:
-        text += f", {_p(finding.p_adjusted)} after Holm over the notebook's {finding.family.size} findings"
+        text += (f", {_p(finding.p_adjusted)} after the fixed-sequence correction over its family of "
+                 f"{finding.family.size} finding{'s' if finding.family.size > 1 else ''} (tested in the order stated)")
     else:
-        text += "; printed, not asserted (it is outside the notebook's family of asserted findings)"
+        text += "; printed, not asserted (it is outside the family of asserted findings)"
     if finding.control is not None:
         text += f". Its control, the knob at 0: {finding.control.measured}"
     return text + "."
