@@ -25,7 +25,7 @@
 # > **Where it holds:** the gold evidence kept: holds on the world (seeds 0 and 1); not shown on HotpotQA or
 # > MuSiQue (the sign agrees at every seed); undefined with the recorded real model (Qwen2.5-Coder-1.5B,
 # > hotpotqa_sample) (no question where the metric applies); not recorded for the recorded real model
-# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample). The answers: holds on the world (seeds 0 and 1); not shown
+# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample). The answers: holds on the world only at seed 0; not shown
 # > on HotpotQA or MuSiQue (the sign agrees at every seed); not shown with the recorded real model
 # > (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign agrees); not recorded for the recorded real model
 # > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) — few of the real samples' questions have gold that only a
@@ -182,7 +182,7 @@ explorer.run(wait=True)  # append_then_truncate on the bridge questions: later-r
 # same context and both Δ would be 0.
 
 # %%
-FINDINGS = FindingFamily(size=2, name="06_truncation")   # Holm over the two claims below
+FINDINGS = FindingFamily(size=2, name="06_truncation")   # fixed-sequence correction over the two claims below (tested in the order stated)
 finding = paired_finding(result, RETAINED, candidate=RANK, reference=APPEND, direction="above",
                          kind="measured", family=FINDINGS,
                          claim="with a tight snippet limit, ranking before the cut keeps the gold evidence that "

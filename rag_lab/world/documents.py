@@ -26,10 +26,6 @@ def _code(name: str) -> str:
     return f"`{name}`"
 
 
-def _long_date(d: dt.date) -> str:
-    return f"{d.strftime('%B')} {d.day}, {d.year}"
-
-
 def _article(word: str) -> str:
     return "an" if word[0].lower() in "aeiou" else "a"
 
@@ -197,9 +193,11 @@ def release_notes(rng: random.Random, w: World, r: Release) -> Document:
 
 def incident_report(rng: random.Random, w: World, i: Incident) -> Document:
     svc = w.service[i.service]
+    # a postmortem dates the incident in digits, as incident trackers do (2024-02-17); the mismatch question
+    # asks about the day in words, as a user would (questions.py: "on February 17, 2024")
     body = [
-        _say(rng, f"Incident {i.iid} on {_long_date(i.date)} affected {_code(svc.name)}.",
-             f"{i.iid} ({_long_date(i.date)}) hit {_code(svc.name)}."),
+        _say(rng, f"Incident {i.iid} on {i.date.isoformat()} affected {_code(svc.name)}.",
+             f"{i.iid} ({i.date.isoformat()}) hit {_code(svc.name)}."),
         f"Summary: {i.technical}.",
         _say(rng, f"Root cause: {i.cause}.", f"The root cause was {i.cause}."),
         _say(rng, f"Resolved by {i.fix} after {i.minutes} minutes.",
