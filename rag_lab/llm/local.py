@@ -204,7 +204,11 @@ def free_port(host: str = "127.0.0.1") -> int:
 #: results/bench_local_threads.md). Pass ``n_threads=1`` (or set ``RAG_LAB_LLAMA_THREADS``) when the
 #: machine is shared, as the test suite's parallel workers do.
 THREADS_ENV = "RAG_LAB_LLAMA_THREADS"
-#: RAM for llama-cpp-python's prompt cache (``--cache``): a 2,048-token state of the 1.5B Qwen model is ~60 MB.
+#: RAM for llama-cpp-python's prompt cache (``--cache``, off unless asked for: ``prompt_cache=True``). The cache
+#: counts only each saved state's KV bytes (a 2,048-token state of the 1.5B Qwen model is ~60 MB), but every
+#: saved state also copies the model's score matrix, n_ctx × vocabulary floats (2,048 × 151,936 × 4 bytes =
+#: 1.24 GB for Qwen): recording MuSiQue with the cache on, the 1.5B server grew to 22 GB in 20 minutes and
+#: 36 calls. Without it, llama.cpp still reuses the KV of the prefix a request shares with the one before.
 PROMPT_CACHE_BYTES = 1 << 30
 
 
@@ -244,7 +248,7 @@ class LocalModelServer:
         startup_timeout_s: float = 120.0,
         log_path: str | Path | None = None,
         alias: str = LOCAL_MODEL_ALIAS,
-        prompt_cache: bool = True,
+        prompt_cache: bool = False,
     ) -> None:
         n_threads = default_threads() if n_threads is None else n_threads
         if n_ctx < 256 or n_threads < 1 or startup_timeout_s <= 0:
