@@ -83,8 +83,9 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.calibration_fits import budget_knobs, fit_thrift, proportion_estimate, wilson_interval
 from rag_lab.experiments.calibration_result import USES, Calibration, KnobCalibration, RateEstimate
 from rag_lab.experiments.calibration_runs import CalibrationSource, read_run
-from rag_lab.llm import prompts, schemas
+from rag_lab.llm import prompts
 from rag_lab.llm.base import Message
+from rag_lab.llm.role import LLM_ROLES
 from rag_lab.llm.sim.ideal import IdealModel as Reader
 from rag_lab.llm.sim.knobs import settles
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile
@@ -97,18 +98,7 @@ from rag_lab.pipeline.trace import LLMCall, Trace
 __all__ = ["Calibration", "CalibrationSource", "KnobCalibration", "RateEstimate", "calibrate", "format_failure",
            "read_run", "wilson_interval"]
 
-#: Roles whose outputs the simulator breaks with the format knobs (the profile's format rates pool them).
-FORMAT_ROLES = ("route", "controller")
 FORMAT_KNOBS = ("invalid_json", "hallucinated_action", "wrong_types")
-ROLE_SCHEMAS: dict[str, type[BaseModel]] = {
-    "route": schemas.RouteDecision, "controller": schemas.ControllerDecision, "rewrite": schemas.Rewrites,
-    "hyde": schemas.HydePassages, "judge": schemas.JudgeVerdict, "grade": schemas.RelevanceGrade,
-}
-#: The label field of a role and its allowed values: a string outside them is a hallucinated action.
-LABELS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "route": ("route", ("SIMPLE", "COMPLEX")),
-    "controller": ("action", schemas.CONTROLLER_ACTIONS),
-}
 #: Behaviour reported beside the knobs because no knob stands for it (reported only).
 UNMODELLED: dict[str, str] = {
     "settle (no budget)": "controller calls whose ideal single-part search the reader could settle without, no "
@@ -130,6 +120,11 @@ BUDGET_CATEGORIES: dict[str, tuple[str, str]] = {
 # --- reading one call -------------------------------------------------------------------------------
 
 
+def _format_roles() -> tuple[str, ...]:
+    """The roles whose outputs the simulator breaks with the format knobs (the profile's format rates pool them)."""
+    return tuple(name for name, row in LLM_ROLES.items() if row.breaks_format)
+
+
 def _first_object(text: str) -> dict[str, Any] | None:
     """The JSON object the text is, or the first one embedded in it; None if there is none."""
     return next((obj for obj, _ in embedded_objects(text)), None)
@@ -139,13 +134,17 @@ def format_failure(role: str, raw: str) -> tuple[str | None, BaseModel | None]:
     """``(failure, parsed)``: which format failure the raw output of a structured role shows
     (``invalid_json``, ``hallucinated_action``, ``wrong_types``, or None) and the parsed object when
     there is none (see the module doc)."""
-    checked = validate_output(raw, ROLE_SCHEMAS[role])
+    row = LLM_ROLES[role]
+    schema = row.schema()
+    if schema is None:
+        raise ConfigError(f"role {role!r} writes free text: it has no format to fail")
+    checked = validate_output(raw, schema)
     if checked.outcome in ("valid", "repaired"):
         return None, checked.parsed
     obj = _first_object(raw)
     if obj is None:
         return "invalid_json", None
-    key, allowed = LABELS.get(role, (None, ()))
+    key, allowed = row.label or (None, ())
     if key is not None and isinstance(obj.get(key), str) and obj[key] not in allowed:
         return "hallucinated_action", None
     return "wrong_types", None
@@ -199,11 +198,12 @@ def _tally(source: CalibrationSource, reader: Reader) -> tuple[_Tallies, Counter
     for _, trace, call in _distinct_calls(source.runs):
         role = call.role
         parsed: BaseModel | None = None
-        if role in ROLE_SCHEMAS:
+        row = LLM_ROLES.get(role)
+        if row is not None and row.schema() is not None:
             failure, parsed = format_failure(role, call.raw_output)
             earlier = False
             for knob in FORMAT_KNOBS:
-                if knob == "hallucinated_action" and role not in LABELS:
+                if knob == "hallucinated_action" and row.label is None:
                     continue
                 if earlier:
                     break
@@ -313,7 +313,8 @@ def calibrate(
     estimates: list[RateEstimate] = []
     for (knob, role), tally in sorted(tallies.counts.items()):
         if knob in FORMAT_KNOBS:
-            estimates.append(proportion_estimate(knob, role, tally, USES[knob], in_profile=role in FORMAT_ROLES, alpha=alpha))
+            estimates.append(proportion_estimate(knob, role, tally, USES[knob], in_profile=role in _format_roles(),
+                                                 alpha=alpha))
         elif knob in BUDGET_CATEGORIES:
             label, uses = BUDGET_CATEGORIES[knob]
             estimates.append(proportion_estimate(label, role, tally, uses, in_profile=knob == "spinning", alpha=alpha))
@@ -339,8 +340,9 @@ def calibrate(
         return KnobCalibration(knob, estimate.rate, "estimated", base_value, estimate)
 
     knobs: dict[str, KnobCalibration] = {}
+    format_roles = _format_roles()
     for knob in FORMAT_KNOBS:
-        knobs[knob] = settle(knob, pooled(knob, FORMAT_ROLES))
+        knobs[knob] = settle(knob, pooled(knob, format_roles))
     knobs["premature_stop"] = settle("premature_stop", pooled("premature_stop", ["controller", "answer"]))
     knobs["bridge_drop"] = settle("bridge_drop", pooled("bridge_drop", ["controller"]))
     knobs["comparison_underrate"] = settle("comparison_underrate", pooled("comparison_underrate", ["route"]))
@@ -363,7 +365,7 @@ def calibrate(
     if repaired:
         notes.append("outputs repaired from prose or a code fence (not a format failure; the simulator never "
                       "writes them): " + ", ".join(f"{r} {n}" for r, n in sorted(repaired.items())))
-    broken_other = [e for e in estimates if e.knob in FORMAT_KNOBS and e.role not in FORMAT_ROLES and e.fired]
+    broken_other = [e for e in estimates if e.knob in FORMAT_KNOBS and e.role not in format_roles and e.fired]
     if broken_other:
         notes.append("format failures on roles the simulator never breaks (not in the profile): "
                      + ", ".join(f"{e.role} {e.knob} {e.fired}/{e.opportunities}" for e in broken_other))
