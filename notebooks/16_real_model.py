@@ -50,7 +50,7 @@
 import pandas as pd
 
 from rag_lab.experiments import FindingFamily, contrasts, paired_finding, real_model_lesson
-from rag_lab.experiments.sweep import load_sweep_spec
+from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.widgets import PolicyExplorer, findings_markdown, lesson_sweep, setup_notebook
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.experiments.findings import Finding, FindingFamily
+from rag_lab.experiments.engine.findings import Finding, FindingFamily
 from rag_lab.experiments.robustness import RobustnessTable
 from rag_lab.report.lesson_text import LessonText, finding_paragraph, findings_markdown, where_words
 

@@ -77,7 +77,7 @@ def toy_role() -> Iterator[str]:
 
 
 def test_a_toy_role_is_one_registration(toy_role: str) -> None:
-    from rag_lab.experiments.calibrate import format_failure
+    from rag_lab.experiments.calibration.calibrate import format_failure
 
     check_role(toy_role, "Is the sea rough today!")
     # the prompt: the row's version tag per prompt set

@@ -16,8 +16,8 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found, gold_rounds
-from rag_lab.experiments.findings import Finding
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.findings import Finding
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.pipeline.answer import Result
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.trace import StepKind, Trace

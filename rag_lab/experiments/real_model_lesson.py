@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import pandas as pd
 
 from rag_lab.experiments.contrasts import controller_actions, labelled_table, paired_blocks, stacked_tables
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 
 __all__ = ["POLICY_PAIRS", "V1", "live_backend", "policy_pairs", "prompt_set_tables", "side_by_side"]

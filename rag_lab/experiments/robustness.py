@@ -7,8 +7,8 @@ equivalence margin), shared settings and simulator knobs — and :func:`run_robu
 on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
 first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
 simulator seeds 0 and 1. Per cell it runs the finding as a sweep that states it (``findings:``) and tests it
-with :func:`~rag_lab.experiments.findings.sweep_findings` — the very code a notebook's
-:func:`~rag_lab.experiments.findings.paired_finding`, ``rag-lab sweep`` and the HTML report run, so a claim has
+with :func:`~rag_lab.experiments.engine.findings.sweep_findings` — the very code a notebook's
+:func:`~rag_lab.experiments.engine.findings.paired_finding`, ``rag-lab sweep`` and the HTML report run, so a claim has
 one p everywhere: the paired Δ with its bootstrap interval, the exact paired test (sign / McNemar for 0/1
 metrics, sign-flip permutation otherwise) **one-sided in the claimed direction**, or for a "no change" claim
 the TOST (exact for 0/1 metrics) with the notebook's margin. The families are declared by the registry:
@@ -72,7 +72,7 @@ class HeadlineFinding:
     pipeline settings over ``base``) on ``metric``, claimed ``direction`` (``above``/``below``: the candidate's
     metric is higher/lower; ``none``: within ±``margin``); ``knobs``: the simulator knob overrides of the
     notebook (over ``profile``); ``world_types`` / ``world_per_type``: the notebook's world questions (test
-    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.findings`)."""
+    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.engine.findings`)."""
 
     key: str
     notebook: str
@@ -195,7 +195,7 @@ def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, wo
 
 def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) -> dict[str, Any]:
     """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected)."""
-    from rag_lab.experiments.findings import sweep_findings
+    from rag_lab.experiments.engine.findings import sweep_findings
 
     (found,) = sweep_findings(result)
     cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.experiments.findings import Finding
+from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.robustness import RobustnessTable, load_table
 from rag_lab.stats.significance import p_text
 

@@ -15,7 +15,7 @@ import pandas as pd
 from pydantic import BaseModel
 
 from rag_lab.experiments import SweepResult, SweepSpec, load_sweep_spec, run_sweep
-from rag_lab.experiments.results import DEFAULT_PARETO
+from rag_lab.experiments.engine.results import DEFAULT_PARETO
 from rag_lab.llm.structured import validate_output
 
 

@@ -1,4 +1,4 @@
-"""The rate estimates of :mod:`rag_lab.experiments.calibrate`: Wilson intervals for the knobs read as plain
+"""The rate estimates of :mod:`rag_lab.experiments.calibration.calibrate`: Wilson intervals for the knobs read as plain
 proportions, and the maximum-likelihood fits of the budget knobs (spinning and anchoring jointly; thrift given
 premature stop, anchoring and bridge drop) with their posterior-draw intervals."""
 
@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from rag_lab.experiments.calibration_result import USES, RateEstimate
+from rag_lab.experiments.calibration.result import USES, RateEstimate
 
 
 def wilson_interval(fired: int, n: int, alpha: float = 0.05) -> tuple[float, float]:

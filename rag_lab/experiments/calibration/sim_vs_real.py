@@ -16,7 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import holm
 

@@ -1,4 +1,4 @@
-"""The traces a calibration reads (:mod:`rag_lab.experiments.calibrate`): every candidate's traces of a
+"""The traces a calibration reads (:mod:`rag_lab.experiments.calibration.calibrate`): every candidate's traces of a
 sweep run directory, or the ``traces.jsonl`` of an ``rag-lab eval --out`` folder, with the question types
 (for the gold cross-check) and what the run was (backend, model, the simulator profile of a simulated run)."""
 
@@ -48,8 +48,8 @@ def read_run(path: str | Path) -> CalibrationSource:
 
 
 def _read_sweep(path: Path) -> CalibrationSource:
-    from rag_lab.experiments.results import CandidateTraces
-    from rag_lab.experiments.store import RunStore
+    from rag_lab.experiments.engine.results import CandidateTraces
+    from rag_lab.experiments.engine.store import RunStore
 
     store = RunStore.read(path)
     plan = store.plan_description()

@@ -1,4 +1,4 @@
-"""What a calibration found (:func:`rag_lab.experiments.calibrate.calibrate`): per-role rate estimates,
+"""What a calibration found (:func:`rag_lab.experiments.calibration.calibrate.calibrate`): per-role rate estimates,
 each profile knob's value and where it came from, the calibrated profile, and how they are shown — the
 printed table and the profile file (YAML: the profile's fields, then a ``calibration`` block the
 simulator ignores)."""

@@ -80,7 +80,7 @@ class Grid:
         are equal) and ``grid_indices`` lists every grid position it stands for.
 
         Keys under ``backend.`` (:data:`BACKEND_PREFIX`) set the candidate's backend instead of a policy:
-        ``backend`` is the sweep's :class:`~rag_lab.experiments.sweep.BackendSpec`, and each candidate's is
+        ``backend`` is the sweep's :class:`~rag_lab.experiments.engine.sweep.BackendSpec`, and each candidate's is
         ``backend.with_settings(...)``. Its ``flat`` config then holds those keys too, and its id hashes them."""
         backend_keys = [k for k in self.keys if k.startswith(BACKEND_PREFIX)]
         if backend_keys and backend is None:

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lab.evaluation.catalog import label
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import holm, p_clause, p_text
 

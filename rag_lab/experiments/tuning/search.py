@@ -3,7 +3,7 @@ every grid point, optionally raced over questions (:mod:`.racing`).
 
 Trials are ordinary candidates of the same run store (``candidates`` and ``rows``), so the results table,
 the report, the widgets and ``rag-lab verify`` read a searched run as they read a grid's. What is
-particular to a search is in two more tables (``trials``, ``race``; see :mod:`.store`), both recomputed
+particular to a search is in two more tables (``trials``, ``race``; see :mod:`rag_lab.experiments.engine.store`), both recomputed
 from the stored rows on every run.
 
 **Resume.** The Optuna study is not stored: it is rebuilt on every run by replaying the trials in order
@@ -33,13 +33,13 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.executors import check_executor, execute
-from rag_lab.experiments.plan import PlannedRun, SweepPlan, planned_run
-from rag_lab.experiments.racing import RaceOutcome, mean_of, race_order, run_race
-from rag_lab.experiments.search_space import Constraint, Objective
-from rag_lab.experiments.store import RunStore
-from rag_lab.experiments.sweep import SweepSpec
-from rag_lab.experiments.worker import WorkContext, WorkerState, WorkUnit
+from rag_lab.experiments.engine.executors import check_executor, execute
+from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan, planned_run
+from rag_lab.experiments.engine.search_space import Constraint, Objective
+from rag_lab.experiments.engine.store import RunStore
+from rag_lab.experiments.engine.sweep import SweepSpec
+from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
+from rag_lab.experiments.tuning.racing import RaceOutcome, mean_of, race_order, run_race
 from rag_lab.records import Dataset
 from rag_lab.stats.summary import COST_PREFIXES
 
@@ -129,7 +129,7 @@ def run_search(
 ) -> tuple[int, int]:
     """Run (or resume) the search of ``spec`` into ``store`` (created for ``plan``); returns the (candidate,
     question) pairs computed and found stored. :func:`rag_lab.experiments.runner.run_sweep` calls this for a
-    sweep with ``search:``; read the results with :class:`~rag_lab.experiments.results.SweepResult`."""
+    sweep with ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
     search = spec.search
     if search is None:
         raise ValueError("run_search needs a sweep with a search: section")

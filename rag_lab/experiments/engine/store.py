@@ -40,9 +40,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.plan import PlannedRun, SweepPlan
-from rag_lab.experiments.provenance import code_version
-from rag_lab.experiments.worker import QuestionOutcome
+from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
+from rag_lab.experiments.engine.provenance import code_version
+from rag_lab.experiments.engine.worker import QuestionOutcome
 
 RUN_FILE = "run.sqlite"
 

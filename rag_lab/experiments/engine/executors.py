@@ -12,7 +12,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, Thr
 from typing import Any
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.worker import QuestionOutcome, WorkContext, WorkerState, WorkUnit, init_worker, run_unit
+from rag_lab.experiments.engine.worker import QuestionOutcome, WorkContext, WorkerState, WorkUnit, init_worker, run_unit
 
 EXECUTORS = ("serial", "threads", "processes", "dask")
 

@@ -27,8 +27,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import check_metric
-from rag_lab.experiments.grid import BACKEND_PREFIX, Grid, short_hash
-from rag_lab.experiments.search_space import SearchSpace, SearchSpec
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, short_hash
+from rag_lab.experiments.engine.search_space import SearchSpace, SearchSpec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.factory import BackendKind, simulator_profile
 from rag_lab.llm.model_pack import CHUNKED_MODELS
@@ -167,7 +167,7 @@ class ClaimSpec(BaseModel):
     lies ``direction`` of 0 (``above``/``below``: a one-sided paired test; ``none``: within ±``margin``, the
     TOST). The sweep's findings form one family, tested in the order listed (fixed sequence: a finding counts
     when it and every one before it do, so its verdict never depends on the findings after it); ``rag-lab
-    sweep``, the HTML report and :func:`rag_lab.experiments.findings.sweep_findings` test them with the same
+    sweep``, the HTML report and :func:`rag_lab.experiments.engine.findings.sweep_findings` test them with the same
     code."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -195,7 +195,7 @@ class SweepSpec(BaseModel):
     """A whole sweep: questions (``dataset``, ``split``, ``types``, ``per_type``, ``limit``), the
     ``base`` config (nested or dotted dict, or a YAML/JSON config file path), the ``grid``, the
     ``backend`` and the simulator ``seeds`` (one run per candidate and seed). With ``search``
-    (:class:`~rag_lab.experiments.search_space.SearchSpec`) the grid is the space a sampler searches
+    (:class:`~rag_lab.experiments.engine.search_space.SearchSpec`) the grid is the space a sampler searches
     (values may also be ranges ``{low, high}``), optionally raced over questions; a search takes one seed.
 
     Questions are chosen in dataset order: the split, then the types, then at most ``per_type``

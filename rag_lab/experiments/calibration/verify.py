@@ -39,12 +39,12 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
-from rag_lab.experiments.grid import short_hash
-from rag_lab.experiments.plan import SweepPlan
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.grid import short_hash
+from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.experiments.engine.store import RUN_FILE
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.experiments.runner import load_sweep, run_sweep
-from rag_lab.experiments.store import RUN_FILE
-from rag_lab.experiments.sweep import BackendSpec, SweepSpec
 from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.loaders import load_dataset
 from rag_lab.stats.paired import interval_text, paired_difference

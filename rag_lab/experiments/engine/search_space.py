@@ -22,7 +22,7 @@ Objectives are metric columns of the results table; each is minimised or maximis
 (``cost_*`` and rates of bad outcomes such as ``quality_refused`` are minimised, other ``quality_*``
 maximised), or explicitly with a ``min:`` / ``max:`` prefix. A constraint is ``METRIC <= NUMBER`` or
 ``METRIC >= NUMBER`` on a candidate's mean; a candidate that breaks one is never on the front.
-``race:`` turns on racing over questions (:mod:`rag_lab.experiments.racing`).
+``race:`` turns on racing over questions (:mod:`rag_lab.experiments.tuning.racing`).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, check_metric, lower_is_better
-from rag_lab.experiments.grid import Grid
+from rag_lab.experiments.engine.grid import Grid
 
 SAMPLERS = ("nsga2", "tpe", "grid")
 _METRIC = re.compile(r"^(quality|cost|spent|run)_[a-z0-9_]+$")
@@ -112,7 +112,7 @@ class RaceSpec(BaseModel):
     every hypothesis of the look at ``alpha`` split evenly over the looks (Bonferroni spending).
     ``dominance``: ``noninferior`` (not worse = the exact non-inferiority test with ``margin``, a net share of
     the questions: 0.02 lets the rival lose on at most 2% more of the questions than it wins) or ``strict``
-    (shown better on every objective); see :mod:`.racing`."""
+    (shown better on every objective); see :mod:`rag_lab.experiments.tuning.racing`."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

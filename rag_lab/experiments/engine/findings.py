@@ -51,7 +51,7 @@ from typing import Any, Literal
 
 from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
@@ -356,7 +356,7 @@ def paired_finding(
 
 
 def sweep_findings(result: SweepResult, alpha: float = 0.05) -> list[Finding]:
-    """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.sweep.ClaimSpec`),
+    """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.engine.sweep.ClaimSpec`),
     each checked by :func:`paired_finding` in one :class:`FindingFamily` of their number, in the order listed — what
     ``rag-lab sweep``
     prints and the HTML report shows."""

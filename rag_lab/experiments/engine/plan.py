@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.grid import BACKEND_PREFIX, GridCandidate, config_id, short_hash
-from rag_lab.experiments.sweep import BackendSpec, SweepSpec, candidate_id
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, GridCandidate, config_id, short_hash
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 

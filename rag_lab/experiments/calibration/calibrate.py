@@ -80,9 +80,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.calibration_fits import budget_knobs, fit_thrift, proportion_estimate, wilson_interval
-from rag_lab.experiments.calibration_result import USES, Calibration, KnobCalibration, RateEstimate
-from rag_lab.experiments.calibration_runs import CalibrationSource, read_run
+from rag_lab.experiments.calibration.fits import budget_knobs, fit_thrift, proportion_estimate, wilson_interval
+from rag_lab.experiments.calibration.result import USES, Calibration, KnobCalibration, RateEstimate
+from rag_lab.experiments.calibration.runs import CalibrationSource, read_run
 from rag_lab.llm import prompts
 from rag_lab.llm.base import Message
 from rag_lab.llm.role import LLM_ROLES
@@ -245,7 +245,7 @@ def _route(tallies: _Tallies, reader: Reader, call: LLMCall, parsed: Any, gold_t
 def _controller(tallies: _Tallies, thrift: list[tuple[bool, bool, bool, bool]], reader: Reader, call: LLMCall,
                 parsed: Any) -> None:
     """Tally one controller call (see the module doc). ``thrift`` collects, per call where thrift applies,
-    (stopped, partial, budget left, bridge) for :func:`~rag_lab.experiments.calibration_fits.fit_thrift`."""
+    (stopped, partial, budget left, bridge) for :func:`~rag_lab.experiments.calibration.fits.fit_thrift`."""
     p = _read_prompt(call.messages)
     ideal = reader.decide(p.question, p.evidence, p.searches)
     budget = stated_budget(p.system)

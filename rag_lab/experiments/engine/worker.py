@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.evaluation.runner import run_questions
-from rag_lab.experiments.grid import short_hash
-from rag_lab.experiments.sweep import BackendSpec
+from rag_lab.experiments.engine.grid import short_hash
+from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.factory import open_backend
 from rag_lab.loaders import load_dataset

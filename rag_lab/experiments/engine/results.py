@@ -21,9 +21,9 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.search_space import Constraint
-from rag_lab.experiments.store import RunStore
-from rag_lab.experiments.worker import decompress
+from rag_lab.experiments.engine.search_space import Constraint
+from rag_lab.experiments.engine.store import RunStore
+from rag_lab.experiments.engine.worker import decompress
 from rag_lab.pipeline import Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.stats.paired import changes_label, config_changes

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import equivalence_test, holm, paired_test
 
