@@ -35,8 +35,9 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("experiments/calibration", ("rag_lab.experiments.calibration",)),
     ("figures", ("rag_lab.figures", "rag_lab.report")),
     ("widgets", ("rag_lab.widgets",)),
-    ("cli", ("rag_lab.cli*", "rag_lab.data_build", "rag_lab.notebook_export", "rag_lab.course_map",
-             "rag_lab.course_site")),
+    # the course: lesson helpers, the robustness table, the lesson map, the notebooks' export and site
+    ("course", ("rag_lab.course",)),
+    ("cli", ("rag_lab.cli*", "rag_lab.data_build")),
     # the contract checks and fakes for plug-in authors: above everything, so nothing in the package imports them
     ("testing", ("rag_lab.testing",)),
 )

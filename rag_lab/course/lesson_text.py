@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rag_lab.course.robustness import RobustnessTable, load_table
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import Finding
-from rag_lab.experiments.robustness import RobustnessTable, load_table
 from rag_lab.stats.significance import p_text
 
 __all__ = ["DATASET_WORDS", "KIND_WORDS", "LessonText", "finding_paragraph", "findings_markdown", "where_words"]

@@ -9,7 +9,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from rag_lab.experiments.contrasts import controller_actions, labelled_table, paired_blocks, stacked_tables
+from rag_lab.course.contrasts import controller_actions, labelled_table, paired_blocks, stacked_tables
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 

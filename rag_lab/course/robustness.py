@@ -236,7 +236,7 @@ class RobustnessTable:
     alpha: float
     seconds: float
     command: str = COMMAND
-    #: the real-model columns' labels (:mod:`rag_lab.experiments.robustness_recorded`); each row's cells for
+    #: the real-model columns' labels (:mod:`rag_lab.course.robustness_recorded`); each row's cells for
     #: them are under ``recorded``
     recorded: list[str] = field(default_factory=list)
 
@@ -387,7 +387,7 @@ def _settings(settings: Mapping[str, Any]) -> str:
 
 
 def recorded_markdown(table: RobustnessTable) -> list[str]:
-    """The real-model columns (:mod:`rag_lab.experiments.robustness_recorded`) as a second table, if any."""
+    """The real-model columns (:mod:`rag_lab.course.robustness_recorded`) as a second table, if any."""
     if not table.recorded:
         return []
     lines = ["", "## A real model (recorded)", "", "The same findings on a recorded real model, replayed from its cassette: "

@@ -1,7 +1,7 @@
 """The robustness table's real-model columns: each headline finding re-tested on a recorded real model.
 
 A recorded sweep (:data:`RECORDED_SWEEPS`: a shipped sweep file whose backend names a cassette) holds a real
-model's calls on its questions. For each finding of :data:`~rag_lab.experiments.robustness.HEADLINE_FINDINGS`
+model's calls on its questions. For each finding of :data:`~rag_lab.course.robustness.HEADLINE_FINDINGS`
 the finding's two-candidate sweep is built on the recorded sweep's questions and base config (plus the
 finding's own base) and **replayed** from the cassette: where every call it needs was recorded, the cell is
 the finding tested on the real model with the same test as every other cell; where the cassette lacks a call
@@ -21,8 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import CassetteMiss
-from rag_lab.experiments.robustness import (
+from rag_lab.course.robustness import (
     FAMILIES,
     HEADLINE_FINDINGS,
     HeadlineFinding,
@@ -30,6 +29,7 @@ from rag_lab.experiments.robustness import (
     holds,
     tested_cell,
 )
+from rag_lab.errors import CassetteMiss
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm
 

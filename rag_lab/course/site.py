@@ -2,7 +2,7 @@
 
 Two halves, one module:
 
-* **keeping the executed notebooks** (a pytest plugin): ``python -m pytest notebooks -p rag_lab.course_site
+* **keeping the executed notebooks** (a pytest plugin): ``python -m pytest notebooks -p rag_lab.course.site
   --keep-executed reports/executed`` runs every notebook under nbmake as usual (nbmake's execution *is* the
   test) and also writes each executed notebook, outputs and all, to ``reports/executed/<name>.ipynb`` with a
   sidecar ``<name>.json`` (its wall time, pass or fail, the error's last line, when, and a digest of the
@@ -10,7 +10,7 @@ Two halves, one module:
   --times reports/executed/run_times.json`` copies those times into the lesson map). The committed
   ``notebooks/*.ipynb`` are never written: their outputs stay stripped. ``scripts/test.sh``'s notebooks
   phase runs it, so the notebooks are executed once for both the test and the site.
-* **rendering them** (a MkDocs hook, ``hooks: [rag_lab/course_site.py]`` in ``mkdocs.yml``): every
+* **rendering them** (a MkDocs hook, ``hooks: [rag_lab/course/site.py]`` in ``mkdocs.yml``): every
   ``notebooks/NN_*.ipynb`` becomes a page ``course/NN_name`` (rendered by mkdocs-jupyter, no execution)
   from its executed copy when there is one, with a note that gives the run time measured by that run
   (and the lesson map's, ``notebooks/run_times.json``); ``course/`` is an index of the lessons with their
@@ -101,12 +101,12 @@ def write_run_times(out: str | Path) -> Path:
         if run.get("ok"):
             seconds[run["name"]] = run["seconds"]
     target = out / "run_times.json"
-    target.write_text(json.dumps({"seconds": seconds, "made_by": "pytest notebooks -p rag_lab.course_site "
+    target.write_text(json.dumps({"seconds": seconds, "made_by": "pytest notebooks -p rag_lab.course.site "
                                   "--keep-executed"}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
 
 
-# pytest plugin: loaded with `-p rag_lab.course_site`; does nothing without --keep-executed.
+# pytest plugin: loaded with `-p rag_lab.course.site`; does nothing without --keep-executed.
 
 def pytest_addoption(parser) -> None:
     parser.getgroup("rag_lab course").addoption(
@@ -196,7 +196,7 @@ def run_note(name: str, run: Mapping[str, Any] | None, stale: bool, map_seconds:
                 f"<p>This page shows the notebook's cells without outputs.{known} "
                 "The test command (<code>bash scripts/test.sh</code>) executes every notebook and renders it "
                 "with its figures and numbers; for this one alone: <code>python -m pytest notebooks/"
-                f"{html.escape(name)}.ipynb -p rag_lab.course_site --keep-executed reports/executed</code>, "
+                f"{html.escape(name)}.ipynb -p rag_lab.course.site --keep-executed reports/executed</code>, "
                 "then <code>mkdocs build</code>.</p></div>")
     kind, title = ("success", "Executed") if run["ok"] else ("failure", "Failed in this run")
     body = (f"Run time: <strong class='rag-lab-run-time'>{run['seconds']:.0f} s</strong>, measured when the "
@@ -266,14 +266,14 @@ def course_index(rows: list[Mapping[str, Any]], executed: str) -> str:
         title = row["title"].split("·", 1)[-1].strip().replace("|", "\\|")
         lines.append(f"| {row['name'][:2]} | [{title}]({row['name']}.ipynb) | {here} | {mapped} | {status} |")
     lines += ["", "Build it: `bash scripts/test.sh` (the notebooks phase keeps the executed notebooks, the docs phase "
-              "renders them into `reports/site/`), or by hand `python -m pytest notebooks -p rag_lab.course_site "
+              "renders them into `reports/site/`), or by hand `python -m pytest notebooks -p rag_lab.course.site "
               f"--keep-executed {executed}` then `mkdocs serve` (or `mkdocs build`, into `site/`). Serve a built site "
               "over HTTP (`python -m http.server -d reports/site`): its links are directory URLs.", ""]
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# MkDocs hook (mkdocs.yml: hooks: [rag_lab/course_site.py]); settings in mkdocs.yml `extra.course`.
+# MkDocs hook (mkdocs.yml: hooks: [rag_lab/course/site.py]); settings in mkdocs.yml `extra.course`.
 
 _state: dict[str, Any] = {}
 
@@ -307,7 +307,7 @@ def _titles(notebooks: list[Path]) -> dict[str, str]:
 
 def on_config(config):
     """Put the lessons into the nav: the entry ``course/index.md`` becomes a section with every lesson."""
-    from rag_lab.notebook_export import course_notebooks
+    from rag_lab.course.export import course_notebooks
 
     settings = _settings(config)
     notebooks = course_notebooks(settings["notebooks"])
@@ -347,7 +347,7 @@ def on_files(files, config):
     from mkdocs.exceptions import PluginError  # MkDocs prints its message and stops, without a traceback
     from mkdocs.structure.files import File
 
-    from rag_lab.notebook_export import course_notebooks
+    from rag_lab.course.export import course_notebooks
 
     settings = _settings(config)
     notebooks = course_notebooks(settings["notebooks"])
@@ -357,7 +357,7 @@ def on_files(files, config):
     missing = [p.stem for p in notebooks if executed is None or kept_run(executed, p.stem) is None]
     if missing and settings["require"]:
         raise PluginError(f"the rendered course needs the executed notebooks, and {settings['executed']} lacks "
-                          f"{missing}: run the notebooks phase first (python -m pytest notebooks -p rag_lab.course_site "
+                          f"{missing}: run the notebooks phase first (python -m pytest notebooks -p rag_lab.course.site "
                           f"--keep-executed {settings['executed_name']}), or unset extra.course.require_executed "
                           "(RAG_LAB_REQUIRE_EXECUTED)")
     times_file = settings["notebooks"] / "run_times.json"
@@ -381,7 +381,7 @@ def on_files(files, config):
         rows.append({"name": path.stem, "title": titles[path.stem], "map_seconds": map_times.get(path.stem),
                      "run": kept_run(executed, path.stem) if executed else None})
     for problem in _state["problems"]:  # a warning: `mkdocs build --strict` fails on it
-        logging.getLogger("mkdocs.plugins.rag_lab.course_site").warning(problem)
+        logging.getLogger("mkdocs.plugins.rag_lab.course.site").warning(problem)
     files.append(File.generated(config, f"{COURSE_DIR}/index.md", content=course_index(rows, settings["executed_name"])))
     plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     files.append(File.generated(config, PLOTLY_ASSET, abs_src_path=str(plotly_js)))
