@@ -154,7 +154,7 @@ def markdown(out: dict[str, Any]) -> str:
         f"{out['questions']} world test questions, simulator `typical`: the "
         f"full grid is {out['grid_question_runs']} question runs. Each race runs the stages listed, then all "
         f"{out['questions']} questions, in a seeded random question order; a drop needs a test showing a rival "
-        "dominating (rag_lab.experiments.racing: better on one objective by a one-sided paired test, not worse on "
+        "dominating (rag_lab.experiments.tuning.racing: better on one objective by a one-sided paired test, not worse on "
         "the other by the exact non-inferiority test within a net share of 0.02 of the questions; every ordered "
         "pair and objective in the look's Holm family; α = 0.05 split over the looks; docs/decisions.md). "
         "A race finds the grid's "

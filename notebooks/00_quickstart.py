@@ -51,13 +51,13 @@ import tempfile
 
 import pandas as pd
 
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.evaluation import label, question_metrics, steps_table
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
 from rag_lab.figures import trace_timeline_info
 from rag_lab.llm.factory import make_backend
 from rag_lab.pipeline import Pipeline, PipelineConfig
-from rag_lab.widgets import PolicyExplorer, findings_markdown, lesson_sweep, setup_notebook, shared_data, simulator_backend
+from rag_lab.widgets import PolicyExplorer, shared_data, simulator_backend
 
 setup_notebook()
 

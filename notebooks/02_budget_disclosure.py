@@ -75,11 +75,11 @@
 # the two profiles are the same model there. The simulator never sees the config — only the prompt.
 
 # %%
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import BudgetDisclosure
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 setup_notebook(BudgetDisclosure, colwidth=80)
 

@@ -62,12 +62,12 @@
 # the one-shot fallback (notebook 01's `fallback` stop).
 
 # %%
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, round_yield_figure, round_yield_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import ZeroYieldStop
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 setup_notebook(ZeroYieldStop, colwidth=80)
 

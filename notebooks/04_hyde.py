@@ -68,12 +68,12 @@
 # does not hold — the passages are rephrasings, not answers.
 
 # %%
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
 from rag_lab.evaluation.trace_facts import mark_gold, round_chunks
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline.policies import HyDE
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 setup_notebook(HyDE, colwidth=100)
 

@@ -65,13 +65,13 @@
 # below shows where).
 
 # %%
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.finalize import crag_grade
 from rag_lab.pipeline.policies import CRAG
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 print("three bundles' grades at 0.5/0.2:", [crag_grade(s, upper=0.5, lower=0.2) for s in ([0.62, 0.1], [0.3, 0.1], [0.1, 0.05])])
 setup_notebook(CRAG, colwidth=100)

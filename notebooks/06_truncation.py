@@ -78,13 +78,13 @@
 # decide to answer, and the answer is then written without it.
 
 # %%
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding, robustness
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.figures import truncation_retention_figure, truncation_retention_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import Retrieval, Truncation
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 print("round-1 chunks per query (retrieval.top_k):", Retrieval().top_k)
 setup_notebook(Truncation, colwidth=100)

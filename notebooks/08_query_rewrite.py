@@ -67,12 +67,12 @@
 # %%
 import pandas as pd
 
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.evaluation.trace_facts import fusion_table
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import QueryRewrite
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook, shared_data
+from rag_lab.widgets import PolicyExplorer, TraceViewer, shared_data
 
 setup_notebook(QueryRewrite, colwidth=100)
 

@@ -67,11 +67,11 @@
 # simulator's own style (the self-preference bias).
 
 # %%
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 setup_notebook(JudgeInput)
 

@@ -64,12 +64,12 @@
 # %%
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import SourceContract
-from rag_lab.widgets import PolicyExplorer, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 setup_notebook(SourceContract)
 

@@ -45,11 +45,11 @@
 # %%
 from pathlib import Path
 
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
-from rag_lab.experiments.recommend import recommendation_text, verdicts
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.experiments.tuning.recommend import recommendation_text, verdicts
 from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
 from rag_lab.figures import trace_timeline_info
-from rag_lab.widgets import SweepPanel, TraceViewer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import SweepPanel, TraceViewer
 
 setup_notebook(colwidth=60)
 
@@ -91,7 +91,7 @@ forest_figure(forest_info(result.compare(COST)))
 # %% [markdown]
 # ## A recommendation, derived from the data
 #
-# The rule (stated before looking, applied by code, `rag_lab.experiments.recommend`): on the headline metric
+# The rule (stated before looking, applied by code, `rag_lab.experiments.tuning.recommend`): on the headline metric
 # and on abstention accuracy, a candidate **helps** or **hurts** when its paired interval lies above or
 # below 0 *and* its paired test says so; it is **equivalent** when an equivalence test (TOST) shows the
 # difference within ±0.05; otherwise it is **inconclusive**. Every one of those tests — a difference test

@@ -44,11 +44,11 @@
 # asks the right second question. The trace tells which.
 
 # %%
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
 from rag_lab.figures import trace_timeline_info
 from rag_lab.loaders import load_dataset
-from rag_lab.widgets import PolicyExplorer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer
 
 setup_notebook()
 

@@ -49,10 +49,10 @@
 # %%
 import pandas as pd
 
-from rag_lab.experiments import FindingFamily, contrasts, paired_finding, real_model_lesson
-from rag_lab.experiments.sweep import load_sweep_spec
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, setup_notebook
+from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.paths import SWEEPS_DIR
-from rag_lab.widgets import PolicyExplorer, findings_markdown, lesson_sweep, setup_notebook
+from rag_lab.widgets import PolicyExplorer
 
 setup_notebook(colwidth=120)
 RECORDED = SWEEPS_DIR / "real_qwen_hotpotqa.yaml"
@@ -73,7 +73,7 @@ print(f"{len(real.qids)} real HotpotQA questions, {len(real.table)} configuratio
 # question open; look at how often the real model does.
 
 # %%
-display(*real_model_lesson.side_by_side(RUNS))  # noqa: F821
+display(*real_model.side_by_side(RUNS))  # noqa: F821
 
 # %% [markdown]
 # ## Where the router sends each question
@@ -92,7 +92,7 @@ display(pd.concat({n: contrasts.per_question(r, ROUTER, "route").value_counts() 
 # p (uncorrected here; the asserted findings below carry their family's fixed-sequence correction).
 
 # %%
-display(real_model_lesson.policy_pairs(RUNS))  # noqa: F821
+display(real_model.policy_pairs(RUNS))  # noqa: F821
 
 # %% [markdown]
 # ## One question, both models
@@ -141,7 +141,7 @@ assert router.holds, router.message
 # prompts did part of the damage: the controller's JSON schema required only the action, so the grammar that
 # constrains the model's output made it write its decision before its reason — and it answered every time; the
 # answer prompt asked for cited prose, which the model padded with the question's own words. Prompt set `v2`
-# (policy `prompts.version`, in `rag_lab.llm.prompts.PROMPT_SETS`) changes three templates and nothing else: the
+# (policy `prompts.version`, in `rag_lab.llm.role.PROMPT_SETS`) changes three templates and nothing else: the
 # router and the controller write their reason first (the controller names each fact the question needs and
 # whether the evidence states it), and the answer is a few cited words. The simulator reads both sets the same
 # way, so any difference below is the model's.
@@ -151,7 +151,7 @@ assert router.holds, router.message
 
 # %%
 real_v2 = lesson_sweep(SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml", replay=True)
-for table in real_model_lesson.prompt_set_tables(real_v2):  # means; the controller's actions; paired blocks
+for table in real_model.prompt_set_tables(real_v2):  # means; the controller's actions; paired blocks
     display(table)  # noqa: F821
 
 # %% [markdown]
@@ -166,7 +166,7 @@ for table in real_model_lesson.prompt_set_tables(real_v2):  # means; the control
 #    lab's headline quality metric, is in the table above and is not claimed either way.
 
 # %%
-V1 = real_model_lesson.V1
+V1 = real_model.V1
 loop_runs = paired_finding(real_v2, "cost_rounds", candidate=V1, reference=None, direction="below", kind="measured",
                            family=FINDINGS, claim="under the v1 prompts Qwen 1.5B runs fewer retrieval rounds than under v2")
 f1_gain = paired_finding(real_v2, "quality_f1", candidate=V1, reference=None, direction="below", kind="measured",
@@ -187,7 +187,7 @@ import contextlib  # noqa: E402
 from rag_lab.pipeline import PipelineConfig  # noqa: E402
 
 stack = contextlib.ExitStack()  # stack.close() stops the model server; it also stops with the kernel
-backend = real_model_lesson.live_backend(stack, "qwen2.5-coder-0.5b")  # None when not installed: the simulator
+backend = real_model.live_backend(stack, "qwen2.5-coder-0.5b")  # None when not installed: the simulator
 explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=2, backend=backend,
                           base=PipelineConfig().with_params({"router.enabled": False}),
                           params=["round_cap.max_rounds", "truncation.strategy"])

@@ -1,5 +1,5 @@
 """``rag-lab robustness``: re-run every headline finding on the world, the HotpotQA and the MuSiQue samples
-with two simulator seeds, and write the table as markdown and JSON (:mod:`rag_lab.experiments.robustness`)."""
+with two simulator seeds, and write the table as markdown and JSON (:mod:`rag_lab.course.robustness`)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                   "re-run the headline findings of notebooks 01-06 on every dataset and seed: paired delta, interval, "
                   "exact p, Holm p, sign agreement per cell")
     rob.add_argument("--findings", nargs="+", default=None, metavar="KEY",
-                     help="only these findings (default: every one registered in rag_lab.experiments.robustness)")
+                     help="only these findings (default: every one registered in rag_lab.course.robustness)")
     rob.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
                      help="the datasets of the cells (default: world hotpotqa_sample musique_sample)")
     rob.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.experiments.robustness import (
+    from rag_lab.course.robustness import (
         CELL_DATASETS,
         REAL_LIMIT,
         SEEDS,
@@ -47,7 +47,7 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         markdown,
         run_robustness,
     )
-    from rag_lab.experiments.robustness_recorded import add_recorded_columns
+    from rag_lab.course.robustness_recorded import add_recorded_columns
     from rag_lab.stats.paired import interval_text
 
     def progress(key: str, cell: dict[str, Any]) -> None:

@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def calibrate_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.experiments.calibrate import calibrate, read_run
+    from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 
     calibration = calibrate(read_run(args.source), base=args.base, name=args.name,
                             min_opportunities=args.min_opportunities)
@@ -51,8 +51,8 @@ def calibrate_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def verify_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.experiments.sweep import BackendSpec
-    from rag_lab.experiments.verify import DEFAULT_TOP, run_verify
+    from rag_lab.experiments.calibration.verify import DEFAULT_TOP, run_verify
+    from rag_lab.experiments.engine.sweep import BackendSpec
 
     reject_sim_settings(args)
     if args.seed != 0 or args.chat_format is not None:

@@ -72,7 +72,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                         "p_adjusted": f.p_adjusted, "holds": f.holds} for f in findings]
     text = format_table(result, seconds) + _search_text(result) + _deltas(result)
     if findings:
-        from rag_lab.experiments.findings import finding_line
+        from rag_lab.experiments.engine.findings import finding_line
 
         text += "\n\nfindings stated by the sweep:\n" + "\n".join(f"  {finding_line(f)}" for f in findings)
     return out, text
@@ -80,7 +80,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 def _findings(result: Any) -> list[Any]:
     """The sweep's stated findings, tested (empty until the sweep is complete)."""
-    from rag_lab.experiments.findings import sweep_findings
+    from rag_lab.experiments.engine.findings import sweep_findings
 
     return sweep_findings(result) if result.complete else []
 
@@ -102,7 +102,7 @@ def _search_text(result: Any) -> str:
 def _deltas(result: Any) -> str:
     """The paired Δ-vs-base table of the default quality and cost columns (empty until the sweep is complete)."""
     from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-    from rag_lab.experiments.comparisons import comparisons, delta_table_text
+    from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text
 
     frames = comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST)) if result.complete and len(result.table) > 1 else {}
     return "\n\n" + delta_table_text(frames) if frames else ""

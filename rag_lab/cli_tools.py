@@ -62,14 +62,14 @@ def serve_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 def notebooks_map(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.course_map import write_lesson_map
+    from rag_lab.course.map import write_lesson_map
 
     readme = write_lesson_map(Path(args.notebooks), args.times)
     return {"readme": str(readme)}, f"lesson map written: {readme}"
 
 
 def notebooks_export(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.notebook_export import export_notebooks
+    from rag_lab.course.export import export_notebooks
 
     results = export_notebooks(Path(args.notebooks), Path(args.out), only=args.only, timeout=args.timeout)
     failed = [r.name for r in results if not r.ok]

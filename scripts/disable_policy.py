@@ -90,7 +90,7 @@ def _knobs_off() -> list[str]:
 def _record() -> list:
     """Wrap ``paired_finding`` (where the notebooks import it from) so that every finding is kept."""
     import rag_lab.experiments as experiments
-    from rag_lab.experiments import findings
+    from rag_lab.experiments.engine import findings
 
     made: list = []
     original = findings.paired_finding

@@ -4,7 +4,7 @@
 1. the replayed sweep's reproducible table (``data/recorded/<sweep>_table.csv``; the replay test compares it
    byte for byte);
 2. the simulator twin (the same sweep with the ``typical`` profile: same configs, same questions), the sign of
-   every contrast on both, and Kendall's τ between their rankings (``rag_lab.experiments.verify.compare``);
+   every contrast on both, and Kendall's τ between their rankings (``rag_lab.experiments.calibration.verify.compare``);
 3. a simulator profile fitted to the recorded traces (``rag-lab calibrate``'s fit:
    ``data/recorded/<model>_profile.yaml``), the twin again with it, and the same agreement after fitting;
 4. ``data/recorded/<sweep>.md``: all of it, with the cassette's size and provenance.
@@ -22,10 +22,10 @@ import time
 from pathlib import Path
 
 from rag_lab.experiments import run_sweep
-from rag_lab.experiments.calibrate import calibrate, read_run
-from rag_lab.experiments.sim_vs_real import agreement_summary, contrast_agreement
-from rag_lab.experiments.sweep import load_sweep_spec
-from rag_lab.experiments.verify import compare, tau_text
+from rag_lab.experiments.calibration.calibrate import calibrate, read_run
+from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
+from rag_lab.experiments.calibration.verify import compare, tau_text
+from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
 

@@ -54,10 +54,10 @@ phase() {
   echo "test: phase '$name' took $((SECONDS - begin)) s"
 }
 phase "unit tests" tests -m "not local_model and not browser" --durations=15
-# nbmake executes each notebook once; rag_lab.course_site keeps the executed copies (outputs and run time) in
+# nbmake executes each notebook once; rag_lab.course.site keeps the executed copies (outputs and run time) in
 # reports/executed/ for the rendered course. Emptied first: the site shows this run's notebooks and no older ones.
 rm -rf reports/executed
-phase notebooks notebooks --durations=25 -p rag_lab.course_site --keep-executed reports/executed
+phase notebooks notebooks --durations=25 -p rag_lab.course.site --keep-executed reports/executed
 # The site, built where the reports go: the reference, and the course rendered from reports/executed/ (nothing
 # is executed again; RAG_LAB_REQUIRE_EXECUTED fails the build naming any notebook without an executed copy);
 # --strict fails on a broken link or a stale API name. Before the browser phase, which opens the built course.

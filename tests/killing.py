@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from rag_lab.experiments.store import RUN_FILE
+from rag_lab.experiments.engine.store import RUN_FILE
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -8,7 +8,7 @@ import pytest
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import candidate_id, run_sweep
-from rag_lab.experiments.sweep import BackendSpec
+from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.pipeline import PipelineConfig
 
 SPEC = {"name": "backend-grid", "dataset": "world", "split": "test", "per_type": 2, "seeds": [0],

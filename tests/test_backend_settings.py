@@ -9,7 +9,7 @@ from dataclasses import fields
 import pytest
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.sweep import BackendSpec
+from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.llm.factory import BackendOptions, make_backend, open_backend
 
 SETTINGS = [f.name for f in fields(BackendOptions)]

@@ -7,8 +7,8 @@ import pytest
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import METRICS
-from rag_lab.experiments.search_space import Constraint, Objective, SearchSpec
-from rag_lab.experiments.sweep import SweepSpec
+from rag_lab.experiments.engine.search_space import Constraint, Objective, SearchSpec
+from rag_lab.experiments.engine.sweep import SweepSpec
 
 SPEC = {"name": "bad", "dataset": "world", "split": "test", "per_type": 2, "grid": {"round_cap.max_rounds": [1, 2]}}
 

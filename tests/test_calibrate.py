@@ -16,7 +16,7 @@ import yaml
 from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import run_sweep
-from rag_lab.experiments.calibrate import (
+from rag_lab.experiments.calibration.calibrate import (
     CalibrationSource,
     calibrate,
     format_failure,
@@ -271,7 +271,7 @@ def test_calibration_fits_both_reactions_to_a_stated_budget(world, sim_runs):
 def test_route_underrate_is_fitted_from_a_router_that_says_simple(tmp_path):
     """Traces of a model that routes every question SIMPLE give route_underrate near 1 (estimated once there are
     enough opportunities) and the fitted simulator routes like it."""
-    from rag_lab.experiments.calibrate import calibrate
+    from rag_lab.experiments.calibration.calibrate import calibrate
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
+from rag_lab.course import contrasts, lesson_sweep, setup_notebook, validation_table
 from rag_lab.evaluation.trace_facts import (
     best_crag_score,
     crag_scores,
@@ -16,14 +17,14 @@ from rag_lab.evaluation.trace_facts import (
     round_chunks,
     time_split,
 )
-from rag_lab.experiments import contrasts, paired_finding, paired_test
+from rag_lab.experiments import paired_finding, paired_test
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import RoundCap
 from rag_lab.pipeline.trace import Trace, TraceStep
 from rag_lab.stats.paired import interval_text
-from rag_lab.widgets import lesson_sweep, setup_notebook, shared_data, validation_table
+from rag_lab.widgets import shared_data
 
 SPEC = {"name": "contrasts-test", "dataset": "world", "split": "test", "types": ["bridge", "comparison"],
         "per_type": 4, "backend": {"kind": "sim", "profile": "typical"}, "grid": {"round_cap.max_rounds": [1, 2]}}

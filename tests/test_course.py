@@ -231,7 +231,7 @@ def test_notebook_is_thin(name):
     limit = NOT_YET_THIN.get(name, MAX_CODE_LINES)
     n = code_lines(cells)
     assert n <= limit, (f"{name} has {n} lines of code, more than {limit}: move logic into the package "
-                        f"(rag_lab.experiments.contrasts, rag_lab.evaluation.trace_facts, rag_lab.widgets.lesson)")
+                        f"(rag_lab.course.contrasts, rag_lab.evaluation.trace_facts, rag_lab.course.notebook)")
     if name in NOT_YET_THIN:
         assert n > MAX_CODE_LINES, f"{name} is thin now ({n} lines): remove it from NOT_YET_THIN"
 
@@ -261,7 +261,7 @@ def _banner_text(name: str) -> str:
 def test_every_headline_notebook_quotes_where_its_findings_hold():
     """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")`` or
     ``findings_markdown(..., where=["key"])``), so the notebook says where its finding holds and where it does not."""
-    from rag_lab.experiments.robustness import HEADLINE_FINDINGS
+    from rag_lab.course.robustness import HEADLINE_FINDINGS
 
     for finding in HEADLINE_FINDINGS:
         code = "\n".join(src for kind, src in _cells(finding.notebook) if kind == "code")
@@ -271,9 +271,9 @@ def test_every_headline_notebook_quotes_where_its_findings_hold():
 @pytest.mark.parametrize("name", COURSE)
 def test_banner_says_where_the_findings_hold(name):
     """Every banner has a "Where it holds:" clause; for each robustness row the notebook quotes, the clause
-    carries :func:`~rag_lab.report.lesson_text.where_words` of the shipped table word for word (so it changes
+    carries :func:`~rag_lab.course.lesson_text.where_words` of the shipped table word for word (so it changes
     when the table does)."""
-    from rag_lab.report.lesson_text import where_words
+    from rag_lab.course.lesson_text import where_words
 
     banner = _banner_text(name)
     assert "**Where it holds:**" in banner, f"{name}: the banner does not say where its finding holds"
@@ -314,7 +314,7 @@ def test_prose_quotes_no_typed_measurement(name):
     never typed: typed numbers go stale when the simulator or the world changes."""
     typed = typed_measurements(name, _cells(name))
     assert not typed, (f"{name}: measured numbers typed into the prose {typed}: render them from the finding "
-                       f"(rag_lab.widgets.findings_markdown) or print them from the result")
+                       f"(rag_lab.course.findings_markdown) or print them from the result")
 
 
 def test_the_typed_measurement_check_can_fail():
@@ -459,7 +459,7 @@ def test_the_answer_check_can_fail():
 def test_the_committed_lesson_map_is_the_generated_one():
     """notebooks/README.md's lesson map is what ``rag-lab notebooks map`` writes from the notebooks and
     notebooks/run_times.json; every lesson has a run time."""
-    from rag_lab.course_map import committed_map, lesson_map
+    from rag_lab.course.map import committed_map, lesson_map
 
     generated = lesson_map(NOTEBOOKS)
     assert committed_map(NOTEBOOKS) == generated, "notebooks/README.md's lesson map is stale: run `rag-lab notebooks map`"
@@ -472,7 +472,7 @@ def test_the_lesson_map_reads_each_notebook(tmp_path):
     definitional-only lesson's printed measured effects, the banner's where clause and the run time."""
     import json
 
-    from rag_lab.course_map import BEGIN, END, lesson_map, write_lesson_map
+    from rag_lab.course.map import BEGIN, END, lesson_map, write_lesson_map
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# 07 · A lesson\n\n> **Finding type:** definitional.\n>\n"

@@ -1,4 +1,4 @@
-"""The rendered course (rag_lab/course_site.py): what a lesson's page is made of, the kept runs, and — slow —
+"""The rendered course (rag_lab/course/site.py): what a lesson's page is made of, the kept runs, and — slow —
 a MkDocs build of a small course through the hook and mkdocs-jupyter; then nbmake keeping a notebook it ran
 (needs a kernel). The real course is built by scripts/test.sh's docs phase and opened by
 tests/browser/test_rendered_course_browser.py."""
@@ -15,8 +15,8 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from rag_lab.course_map import write_lesson_map
-from rag_lab.course_site import (
+from rag_lab.course.map import write_lesson_map
+from rag_lab.course.site import (
     PLOTLY_JSON,
     WIDGET_VIEW,
     course_index,
@@ -142,7 +142,7 @@ def _site_project(root: Path, require: bool, link: str = "[next](02_next.ipynb)"
           - Home: index.md
           - The course, rendered: course/index.md
         hooks:
-          - {REPO / "rag_lab" / "course_site.py"}
+          - {REPO / "rag_lab" / "course" / "site.py"}
         extra:
           course:
             require_executed: {str(require).lower()}
@@ -197,7 +197,7 @@ def test_nbmake_keeps_each_notebook_it_runs_or_stopped(tmp_path):
         nbformat.write(nb, folder / f"{name}.ipynb")
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     # pytest-timeout stops the hanging one inside nbmake's run (its outputs are lost): it is kept as failed
-    run = subprocess.run([sys.executable, "-m", "pytest", "notebooks", "--nbmake", "-p", "rag_lab.course_site",
+    run = subprocess.run([sys.executable, "-m", "pytest", "notebooks", "--nbmake", "-p", "rag_lab.course.site",
                           "--keep-executed", "kept", "-q", "-p", "no:cacheprovider", "--timeout", "30"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=280)
     assert run.returncode == 1 and "2 failed, 1 passed" in run.stdout, run.stdout[-2000:]

@@ -1,4 +1,4 @@
-"""Findings (rag_lab.experiments.findings): a claim holds only with its interval on the claimed side *and* its
+"""Findings (rag_lab.experiments.engine.findings): a claim holds only with its interval on the claimed side *and* its
 one-sided paired test's p below alpha after Bonferroni over its family's declared size; "no change" is an
 equivalence test with a margin; a by-construction finding carries its control. On a small in-memory result
 with per-question values given directly, so each case is exact."""
@@ -176,7 +176,7 @@ class TinySweep:
 
 
 def test_the_recommendation_needs_equivalence_not_absence_of_evidence():
-    from rag_lab.experiments.recommend import recommend, recommendation_text, verdicts
+    from rag_lab.experiments.tuning.recommend import recommend, recommendation_text, verdicts
 
     n = 200
     base = flips(n, better=0)[1]                           # every other question right

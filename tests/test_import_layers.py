@@ -27,11 +27,17 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("pipeline", ("rag_lab.pipeline",)),
     ("evaluation", ("rag_lab.evaluation", "rag_lab.metrics", "rag_lab.retrieval_eval")),
     ("stats", ("rag_lab.stats",)),
+    # experiments by concern: the sweep engine, then search and racing over it, then the runner (a spec's grid or
+    # search) and the package's front door, then the simulator against a real model (which runs sweeps)
+    ("experiments/engine", ("rag_lab.experiments.engine",)),
+    ("experiments/tuning", ("rag_lab.experiments.tuning",)),
     ("experiments", ("rag_lab.experiments",)),
+    ("experiments/calibration", ("rag_lab.experiments.calibration",)),
     ("figures", ("rag_lab.figures", "rag_lab.report")),
     ("widgets", ("rag_lab.widgets",)),
-    ("cli", ("rag_lab.cli*", "rag_lab.data_build", "rag_lab.notebook_export", "rag_lab.course_map",
-             "rag_lab.course_site")),
+    # the course: lesson helpers, the robustness table, the lesson map, the notebooks' export and site
+    ("course", ("rag_lab.course",)),
+    ("cli", ("rag_lab.cli*", "rag_lab.data_build")),
     # the contract checks and fakes for plug-in authors: above everything, so nothing in the package imports them
     ("testing", ("rag_lab.testing",)),
 )

@@ -1,13 +1,13 @@
-"""rag_lab.report.lesson_text: a lesson's findings written out from their numbers, and where a robustness row
+"""rag_lab.course.lesson_text: a lesson's findings written out from their numbers, and where a robustness row
 holds, in words."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag_lab.experiments.findings import Finding, FindingFamily
-from rag_lab.experiments.robustness import RobustnessTable
-from rag_lab.report.lesson_text import LessonText, finding_paragraph, findings_markdown, where_words
+from rag_lab.course.lesson_text import LessonText, finding_paragraph, findings_markdown, where_words
+from rag_lab.course.robustness import RobustnessTable
+from rag_lab.experiments.engine.findings import Finding, FindingFamily
 
 
 def _finding(**over) -> Finding:

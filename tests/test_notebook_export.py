@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.notebook_export import export_notebooks
+from rag_lab.course.export import export_notebooks
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.notebook]
 

@@ -8,8 +8,8 @@ import json
 
 import pytest
 
+from rag_lab.course.robustness import HeadlineFinding, _cell
 from rag_lab.experiments import load_sweep, paired_finding
-from rag_lab.experiments.robustness import HeadlineFinding, _cell
 from rag_lab.llm.simulator import SIM_VERSION
 from rag_lab.stats.significance import p_clause, paired_test
 

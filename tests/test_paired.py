@@ -14,7 +14,7 @@ import pytest
 
 from rag_lab.cli import main
 from rag_lab.experiments import load_sweep, run_sweep
-from rag_lab.experiments.comparisons import comparisons, delta_table_text, is_measured
+from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text, is_measured
 from rag_lab.report import write_report
 from rag_lab.stats.paired import (
     changes_label,

@@ -104,7 +104,7 @@ def test_a_toy_metric_is_one_registration(toy_metric: str) -> None:
     assert label(toy_metric) == "short answers"        # ... and what the registry says is read everywhere
     assert check_metric(toy_metric) == toy_metric and value_range(toy_metric) == (0.0, 1.0)
     assert not lower_is_better(toy_metric) and is_outcome(toy_metric)
-    from rag_lab.experiments.search_space import Objective
+    from rag_lab.experiments.engine.search_space import Objective
 
     assert Objective.parse(toy_metric).direction == "maximize"
 

@@ -13,8 +13,8 @@ import pytest
 from killing import kill_mid_sweep_then_resume
 
 from rag_lab.experiments import holm, load_sweep, run_sweep
-from rag_lab.experiments.racing import race_order, run_race, stage_drops
-from rag_lab.experiments.search_space import Constraint, Objective, RaceSpec
+from rag_lab.experiments.engine.search_space import Constraint, Objective, RaceSpec
+from rag_lab.experiments.tuning.racing import race_order, run_race, stage_drops
 from rag_lab.stats.exact import noninferiority_p
 from rag_lab.stats.significance import difference_p
 
@@ -255,7 +255,7 @@ def test_report_states_who_was_dropped_after_how_many_questions_and_why(raced_se
 
 def test_verify_on_a_searched_front_works_as_on_a_grid(raced_search, capsys):
     from rag_lab.cli import main
-    from rag_lab.experiments.verify import select_candidates
+    from rag_lab.experiments.calibration.verify import select_candidates
 
     chosen = select_candidates(raced_search, top=3)
     table = raced_search.table.set_index("config_id")

@@ -1,4 +1,4 @@
-"""The racing rule's error rates, by simulation of the real code (:func:`rag_lab.experiments.racing.run_race`)
+"""The racing rule's error rates, by simulation of the real code (:func:`rag_lab.experiments.tuning.racing.run_race`)
 on synthetic per-question values: identical candidates must not be told apart, and a trade-off (better on
 quality, dearer on a few questions) must not drop the cheaper candidate. Each rate is asserted through the
 upper end of its 95% Wilson interval, so a pass says the true rate is below 0.05, not just the estimate.
@@ -10,8 +10,8 @@ import math
 
 import numpy as np
 
-from rag_lab.experiments.racing import run_race
-from rag_lab.experiments.search_space import Objective, RaceSpec
+from rag_lab.experiments.engine.search_space import Objective, RaceSpec
+from rag_lab.experiments.tuning.racing import run_race
 
 OBJECTIVES = [Objective.parse("cost_llm_calls"), Objective.parse("quality_answer_containment_strict")]
 N_QUESTIONS = 240

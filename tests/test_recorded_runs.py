@@ -8,7 +8,7 @@ import pytest
 
 from rag_lab.errors import CassetteMiss
 from rag_lab.experiments import run_sweep
-from rag_lab.experiments.sweep import load_sweep_spec
+from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.loaders import load_dataset
@@ -44,8 +44,8 @@ def test_the_robustness_table_gains_real_model_columns_without_touching_the_simu
     """Each headline finding on the recorded model: tested where the cassette holds every call, 'not recorded'
     (naming the missing call) where it does not, 'not applicable' for a finding that rests on simulator knobs;
     Holm over the real-model cells alone, so the simulator's verdicts are what they were."""
-    from rag_lab.experiments.robustness import load_table, markdown
-    from rag_lab.experiments.robustness_recorded import add_recorded_columns
+    from rag_lab.course.robustness import load_table, markdown
+    from rag_lab.course.robustness_recorded import add_recorded_columns
 
     before = load_table()
     sim_cells = [[dict(c) for c in row["cells"]] for row in before.findings]
@@ -67,7 +67,7 @@ def test_the_live_cell_says_when_no_model_is_installed(monkeypatch, capsys) -> N
     line that says why."""
     import contextlib
 
-    from rag_lab.experiments import real_model_lesson
+    from rag_lab.course import real_model as real_model_lesson
     from rag_lab.llm import model_pack
 
     monkeypatch.setattr(model_pack, "installed", lambda name: False)

@@ -10,9 +10,7 @@ import json
 import numpy as np
 import pytest
 
-from rag_lab.errors import ConfigError
-from rag_lab.experiments import holm, paired_test
-from rag_lab.experiments.robustness import (
+from rag_lab.course.robustness import (
     CELL_DATASETS,
     HEADLINE_FINDINGS,
     SEEDS,
@@ -24,6 +22,8 @@ from rag_lab.experiments.robustness import (
     quote,
     run_robustness,
 )
+from rag_lab.errors import ConfigError
+from rag_lab.experiments import holm, paired_test
 from rag_lab.llm.simulator import SIM_VERSION
 
 REGENERATE = "rag-lab robustness"

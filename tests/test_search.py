@@ -11,8 +11,8 @@ from killing import kill_mid_sweep_then_resume
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepSpec, load_sweep, run_sweep
-from rag_lab.experiments.search_space import Constraint, Objective, SearchSpace
-from rag_lab.experiments.store import RunStore
+from rag_lab.experiments.engine.search_space import Constraint, Objective, SearchSpace
+from rag_lab.experiments.engine.store import RunStore
 
 REPO = Path(__file__).resolve().parent.parent
 WORLD = {"dataset": "world", "split": "test", "per_type": 1, "backend": {"kind": "sim"}}

@@ -7,8 +7,8 @@ import pickle
 
 import pytest
 
-import rag_lab.experiments.sweep as sweep_module
-from rag_lab.experiments.sweep import BackendSpec, candidate_id
+import rag_lab.experiments.engine.sweep as sweep_module
+from rag_lab.experiments.engine.sweep import BackendSpec, candidate_id
 from rag_lab.pipeline import PipelineConfig
 
 

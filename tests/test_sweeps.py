@@ -17,9 +17,9 @@ from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import evaluate_pipeline
 from rag_lab.experiments import Grid, SweepSpec, candidate_id, load_sweep, run_sweep
-from rag_lab.experiments.plan import SweepPlan
-from rag_lab.experiments.store import RUN_FILE, RunStore
-from rag_lab.experiments.sweep import BackendSpec
+from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.store import RUN_FILE, RunStore
+from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.llm.factory import open_backend
 from rag_lab.loaders import load_dataset
 from rag_lab.paths import cache_dir
@@ -237,7 +237,7 @@ def test_traces_results_and_ledger_read_back_from_the_store(small_run):
 @pytest.mark.slow
 def test_rerun_into_the_same_dir_computes_nothing(small_run, monkeypatch):
     calls = []
-    from rag_lab.experiments.worker import WorkerState
+    from rag_lab.experiments.engine.worker import WorkerState
 
     original = WorkerState.run
     monkeypatch.setattr(WorkerState, "run", lambda self, unit: calls.append(unit) or original(self, unit))

@@ -18,14 +18,14 @@ from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments import load_sweep, run_sweep
-from rag_lab.experiments.sweep import BackendSpec
-from rag_lab.experiments.verify import (
+from rag_lab.experiments.calibration.verify import (
     config_table,
     load_verifications,
     run_verify,
     select_candidates,
     verification_dirs,
 )
+from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.figures.sim_vs_real import sim_vs_real_figure, sim_vs_real_info
 from rag_lab.report import write_report
 from rag_lab.stats import kendall_tau, pareto_mask, rank_agreement
@@ -130,7 +130,7 @@ def test_verifying_a_sweep_on_its_own_backend_shows_no_gap(sim_run, tmp_path):
 
 @pytest.mark.slow
 def test_an_interrupted_verification_resumes_without_recomputing_done_rows(sim_run, tmp_path, monkeypatch):
-    from rag_lab.experiments.worker import WorkerState
+    from rag_lab.experiments.engine.worker import WorkerState
 
     run_dir = tmp_path / "run"
     shutil.copytree(sim_run.run_dir, run_dir)

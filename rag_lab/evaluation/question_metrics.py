@@ -15,7 +15,7 @@ from typing import Any
 
 from rag_lab.evaluation.answers import contains, contains_strict, exact_match, f1, normalize_answer
 from rag_lab.evaluation.metric import METRICS, Metric, QuestionRun
-from rag_lab.llm.schemas import ROLES
+from rag_lab.llm.role import LLM_ROLES
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
 
@@ -123,7 +123,7 @@ def _role_calls(kind: str, role: str) -> tuple[str, Metric]:
                                           per_role=True)
 
 
-for _role in ROLES:
+for _role in LLM_ROLES:
     for _kind in ("cost", "spent"):
         METRICS.add(*_role_calls(_kind, _role))
 

@@ -47,7 +47,7 @@ def run_questions(pipeline: Pipeline, questions: Sequence[Question],
                   cancelled: Callable[[], bool] | None = None) -> Iterator[ScoredRun]:
     """The one question loop: run ``pipeline`` on each of ``questions`` in order and score it. ``cancelled()``
     is checked before each question and stops the loop with :class:`EvaluationCancelled`. Both
-    :func:`evaluate_pipeline` and a sweep's workers (:mod:`rag_lab.experiments.worker`) run questions here."""
+    :func:`evaluate_pipeline` and a sweep's workers (:mod:`rag_lab.experiments.engine.worker`) run questions here."""
     total = len(questions)
     for done, question in enumerate(questions):
         if cancelled is not None and cancelled():

@@ -1,16 +1,16 @@
-"""Experiments: sweeps over policy parameters that persist, resume and scale out, their statistics
-(bootstrap CIs, mean ± std over seeds, Pareto fronts, paired exact/permutation tests, Holm, TOST) and HTML
-reports (docs/design.md §5–6); the figures
-are in :mod:`rag_lab.figures`. Simulator profiles fitted to a real run's traces:
-:mod:`rag_lab.experiments.calibrate`; a simulated sweep's winners re-run on a real backend:
-:mod:`rag_lab.experiments.verify`."""
+"""Experiments, in three subpackages by concern: the sweep engine (:mod:`rag_lab.experiments.engine`: sweeps over
+policy parameters that persist, resume and scale out, their result tables and claims), search and racing
+(:mod:`rag_lab.experiments.tuning`) and the simulator against a real model (:mod:`rag_lab.experiments.calibration`:
+calibrated simulator profiles, a simulated sweep's winners verified on a real backend). The statistics (bootstrap
+CIs, mean ± std over seeds, Pareto fronts, paired exact/permutation tests, Holm, TOST) are in :mod:`rag_lab.stats`,
+the figures in :mod:`rag_lab.figures` (docs/design.md §5–6). The names below are the engine's front door."""
 
-from rag_lab.experiments.findings import Finding, FindingFamily, paired_finding
-from rag_lab.experiments.grid import Grid, GridCandidate, config_id
-from rag_lab.experiments.results import CandidateTraces, SweepResult
+from rag_lab.experiments.engine.findings import Finding, FindingFamily, paired_finding
+from rag_lab.experiments.engine.grid import Grid, GridCandidate, config_id
+from rag_lab.experiments.engine.results import CandidateTraces, SweepResult
+from rag_lab.experiments.engine.store import RunStore
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id, load_sweep_spec
 from rag_lab.experiments.runner import load_sweep, run_sweep
-from rag_lab.experiments.store import RunStore
-from rag_lab.experiments.sweep import BackendSpec, SweepSpec, candidate_id, load_sweep_spec
 from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
 from rag_lab.stats.summary import aggregate_by_type, aggregate_rows, bootstrap_ci, mean_std_over_seeds, pareto_mask
 

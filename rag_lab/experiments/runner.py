@@ -8,7 +8,7 @@ the run directory are skipped; the rest are cut into units (one question each fo
 ``threads``, chunks of a run's questions for ``processes`` and ``dask``), executed, and each
 finished pair is committed by this process as it arrives. The table is then read back from the
 store in plan order, so it is the same whatever the executor, the completion order or the number
-of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see :mod:`.results`).
+of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see :mod:`rag_lab.experiments.engine.results`).
 """
 
 from __future__ import annotations
@@ -18,14 +18,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rag_lab.experiments.executors import check_executor, execute
-from rag_lab.experiments.plan import SweepPlan
-from rag_lab.experiments.progress import SweepProgress
-from rag_lab.experiments.results import DEFAULT_PARETO, SweepResult
-from rag_lab.experiments.search import run_search
-from rag_lab.experiments.store import RunStore
-from rag_lab.experiments.sweep import SweepSpec, load_sweep_spec
-from rag_lab.experiments.worker import WorkContext, WorkerState, WorkUnit
+from rag_lab.experiments.engine.executors import check_executor, execute
+from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.progress import SweepProgress
+from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
+from rag_lab.experiments.engine.store import RunStore
+from rag_lab.experiments.engine.sweep import SweepSpec, load_sweep_spec
+from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
+from rag_lab.experiments.tuning.search import run_search
 from rag_lab.loaders import load_dataset
 
 #: Units handed to each parallel worker, on average: enough to balance load, few enough to amortise the
@@ -56,8 +56,8 @@ def run_sweep(
     ``overwrite`` replaces a run directory that holds a different sweep (else that is an error).
     ``pareto``: the (cost, quality) columns of the table's ``is_pareto``. A ``local`` backend starts one
     model server per process: run it serially or with threads. A sweep with ``search:`` runs its sampler
-    (and race) through :func:`rag_lab.experiments.search.run_search`, into the same kind of run directory;
-    ``on_event`` then receives its :class:`~rag_lab.experiments.search.SearchEvent` objects (trials, drops).
+    (and race) through :func:`rag_lab.experiments.tuning.search.run_search`, into the same kind of run directory;
+    ``on_event`` then receives its :class:`~rag_lab.experiments.tuning.search.SearchEvent` objects (trials, drops).
     ``replay``: answer every call from the backend's cassette (``backend.cassette``), offline; the candidates
     and tables are the recording's, and a call the cassette does not hold is a
     :class:`~rag_lab.errors.CassetteMiss`.

@@ -1,7 +1,7 @@
 """Simulated vs real, one metric: each verified candidate at (simulated mean, real mean), split Optuna-style
 into plain data (:func:`sim_vs_real_info`, what tests compare) and a plotly figure (:func:`sim_vs_real_figure`).
 
-Input: a :class:`~rag_lab.experiments.verify.Verification` (``rag-lab verify``). A point on the dashed
+Input: a :class:`~rag_lab.experiments.calibration.verify.Verification` (``rag-lab verify``). A point on the dashed
 diagonal is a candidate the simulator measured exactly; its vertical distance from the diagonal is the
 gap real − simulated, and the vertical bar is that gap's paired 95% interval drawn around the real
 point. The simulated winner is a star; candidates on the real Pareto front are filled, the others hollow.
@@ -17,7 +17,7 @@ from typing import NamedTuple
 import plotly.graph_objects as go
 
 from rag_lab.evaluation.catalog import label
-from rag_lab.experiments.verify import Verification
+from rag_lab.experiments.calibration.verify import Verification
 from rag_lab.figures.common import hover, point_texts
 
 COLOUR = "#4c78a8"

@@ -10,12 +10,12 @@ opens a dataset, an evaluation set or any label: ``tests/test_sim_honesty.py`` r
 subprocess under an audit hook that fails on any such open or import, and checks that its answers
 follow counterfactual edits of the evidence.
 
-Roles (``request.role``): ``route``, ``rewrite``, ``hyde``, ``controller``, ``answer``, ``judge``,
-``grade``. The package is one design: :mod:`.sim.prompt` parses the request, :mod:`.sim.text` /
-:mod:`.sim.entities` / :mod:`.sim.question` / :mod:`.sim.evidence` read it, :mod:`.sim.ideal` gives
-each role's ideal output (the controller's hop planning in :mod:`.sim.plan`), :mod:`.sim.knobs`
-draws and applies every behaviour knob, and :meth:`SimulatedBackend.explain` dispatches on the role. HyDE passages only
-rephrase the question: the simulator has no world knowledge.
+Roles (``request.role``): the rows of :data:`~rag_lab.llm.role.LLM_ROLES` (:mod:`rag_lab.llm.roles`); each
+row gives its role's output, so :meth:`SimulatedBackend.explain` dispatches from the table. The package
+is one design: :mod:`.sim.prompt` parses the request, :mod:`.sim.text` / :mod:`.sim.entities` /
+:mod:`.sim.question` / :mod:`.sim.evidence` read it, :mod:`.sim.ideal` gives each role's ideal output
+(the controller's hop planning in :mod:`.sim.plan`), :mod:`.sim.knobs` draws and applies every behaviour
+knob. HyDE passages only rephrase the question: the simulator has no world knowledge.
 
 Behaviour knobs (:class:`~rag_lab.llm.sim.profile.SimulatorProfile`; profiles ``ideal``,
 ``typical``, ``sloppy``) switch on the known failure modes of tool-calling models. A knob's effect
@@ -42,8 +42,9 @@ import json
 from rag_lab.embedding import Embedder
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
 from rag_lab.llm.prompts import INSUFFICIENT
+from rag_lab.llm.role import LLM_ROLES
 from rag_lab.llm.sim.ideal import IdealModel
-from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures, controller_knobs, route_knob, settles
+from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile, get_profile
 from rag_lab.llm.sim.prompt import read_prompt
 from rag_lab.llm.sim.tokens import TokenCounter
@@ -126,28 +127,14 @@ class SimulatedBackend(LLMBackend):
         """The raw output text and the record of every behaviour knob drawn where it applied
         (``{"knob", "rate", "draw", "fired"}``, in the order drawn; empty when none applied)."""
         p = read_prompt(role, messages)
-        # common random numbers keyed by decision: the controller's step is the rounds already run (stated in
-        # its prompt), so rewrites or a multi-query round do not shift later draws
-        draws = CallRandom(self.profile, p.role, p.question, step=p.rounds_run if p.role == "controller" else 0)
-        ideal = self.model_ideal
-        if p.role == "route":
-            obj = route_knob(ideal.route(p.question), ideal.is_comparison(p.question), draws)
-            text, _ = apply_format_failures(obj, draws)
-        elif p.role == "rewrite":
-            text = json.dumps({"queries": ideal.rewrite(p.question, p.count, draws.rng)})
-        elif p.role == "hyde":
-            text = json.dumps({"passages": ideal.hyde(p.question, p.count, draws.rng)})
-        elif p.role == "controller":
-            decision = controller_knobs(ideal.decide(p.question, p.evidence, p.searches), p.question, p.searches,
-                                        p.budget, p.rounds_run, draws,
-                                        settled=lambda: settles(ideal.evidence(p.question, p.evidence)))
-            text, _ = apply_format_failures(decision.as_json(), draws)
-        elif p.role == "answer":
-            text = ideal.answer(p.question, p.evidence, p.template, draws.partial_answer)
-        elif p.role == "judge":
-            text = json.dumps(ideal.judge(p.question, p.draft, p.items))
-        else:  # grade
-            text = json.dumps(ideal.grade(p.question, p.evidence[0]) if p.evidence else {"score": -1.0})
+        row = LLM_ROLES[p.role]
+        # common random numbers keyed by decision (the role's step: the controller's is the rounds already run)
+        draws = CallRandom(self.profile, p.role, p.question, step=row.step(p))
+        out = row.simulate(self.model_ideal, p, draws)
+        if row.breaks_format:
+            text, _ = apply_format_failures(out, draws)  # type: ignore[arg-type]
+        else:
+            text = out if isinstance(out, str) else json.dumps(out)
         return (text if text else INSUFFICIENT), draws.record
 
     def __repr__(self) -> str:

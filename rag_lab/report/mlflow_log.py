@@ -31,8 +31,8 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.comparisons import comparisons
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.engine.comparisons import comparisons
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX
 
 DB_FILE = "mlflow.db"

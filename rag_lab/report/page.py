@@ -11,7 +11,7 @@ backend (``rag-lab verify``: ``RUN_DIR/verify/*``), a "Simulated vs real" sectio
 the simulated and real means with paired gaps, Kendall's τ and the simulated winner's place on the real
 Pareto front, and a simulated-vs-real scatter per headline metric. Every text from the table is HTML-escaped.
 
-:func:`rag_lab.experiments.comparisons.delta_table_text` is the same Δ table as plain text (``rag-lab sweep``
+:func:`rag_lab.experiments.engine.comparisons.delta_table_text` is the same Δ table as plain text (``rag-lab sweep``
 prints it).
 """
 
@@ -27,11 +27,11 @@ from typing import Any
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
-from rag_lab.experiments.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
-from rag_lab.experiments.findings import finding_line, sweep_findings
-from rag_lab.experiments.results import SweepResult
+from rag_lab.experiments.calibration.verify import load_verifications, tau_text
+from rag_lab.experiments.engine.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
+from rag_lab.experiments.engine.findings import finding_line, sweep_findings
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.runner import load_sweep
-from rag_lab.experiments.verify import load_verifications, tau_text
 from rag_lab.figures import cost_quality, forest, sim_vs_real
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.stats.paired import interval_text

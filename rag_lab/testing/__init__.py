@@ -8,6 +8,7 @@ shipped in the package)::
     check_backend(MyBackend(model="m"))                 # an LLMBackend, ready to answer
     check_loader(load_my_format, "tests/data/tiny.my")  # a function path -> Dataset, and an input it reads
     check_policy(MyPolicy)                              # a Policy subclass
+    check_role("my_role", "What is X?")                 # a row of LLM_ROLES, and its prompt's arguments
 
 Each raises a :class:`ContractViolation` (an ``AssertionError``) naming the contract, the rule and what it
 saw; they need no model, no network and no pytest. The fakes: :class:`HashEmbedder` (a deterministic
@@ -35,9 +36,10 @@ from rag_lab.testing.checks import (
     policy_bounds,
 )
 from rag_lab.testing.fakes import HashEmbedder, ScriptedResources, corpus_of
+from rag_lab.testing.role_check import check_role
 
 __all__ = [
     "CHAT_REQUEST", "INDEX_TEXTS", "ROUTE_FALLBACK", "ROUTE_REQUEST", "ContractViolation", "HashEmbedder", "ScriptedBackend",
-    "ScriptedResources", "check_backend", "check_index", "check_loader", "check_policy", "corpus_of",
+    "ScriptedResources", "check_backend", "check_index", "check_loader", "check_policy", "check_role", "corpus_of",
     "index_chunks", "policy_bounds",
 ]

@@ -1,15 +1,13 @@
 """Jupyter widgets: steer policies and watch cost vs quality move (:class:`PolicyExplorer`), run sweeps
 (:class:`SweepPanel`), read traces (:class:`TraceViewer`). Every action is a plain method too, so
-notebooks run headless (nbmake) and tests need no browser."""
+notebooks run headless (nbmake) and tests need no browser. A notebook's setup call and its sweep are in
+:mod:`rag_lab.course.notebook`."""
 
-from rag_lab.report.lesson_text import findings_markdown
 from rag_lab.widgets.controls import ParamControl, controllable_keys, param_control, parse_value
 from rag_lab.widgets.explorer import PolicyExplorer
-from rag_lab.widgets.lesson import lesson_sweep, policy_fields, setup_notebook, validation_table
 from rag_lab.widgets.session import shared_data, simulator_backend
 from rag_lab.widgets.sweep_panel import SweepPanel
 from rag_lab.widgets.trace_viewer import OUTCOMES, TraceViewer
 
 __all__ = ["OUTCOMES", "ParamControl", "PolicyExplorer", "SweepPanel", "TraceViewer", "controllable_keys",
-           "findings_markdown", "lesson_sweep", "param_control", "parse_value", "policy_fields", "setup_notebook",
-           "shared_data", "simulator_backend", "validation_table"]
+           "param_control", "parse_value", "shared_data", "simulator_backend"]

@@ -36,7 +36,7 @@ import plotly.graph_objects as go
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
-from rag_lab.experiments.grid import config_id
+from rag_lab.experiments.engine.grid import config_id
 from rag_lab.figures.common import point_texts
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig

@@ -37,7 +37,7 @@ import plotly.graph_objects as go
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
-from rag_lab.experiments.plan import SweepPlan
+from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.figures import cost_quality_figure, cost_quality_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
@@ -84,7 +84,7 @@ class SweepPanel:
         self.knobs = dict(knobs or {})
         self.per_type = per_type
         self.result: SweepResult | None = None
-        #: What the latest search reported, in order (:class:`rag_lab.experiments.search.SearchEvent`).
+        #: What the latest search reported, in order (:class:`rag_lab.experiments.tuning.search.SearchEvent`).
         self.events: list[Any] = []
         self._last_refresh = 0.0
         self._last_dir: Path | None = None

@@ -10,7 +10,8 @@ another item names); no rule knows a corpus. Per role:
 * ``controller`` — :func:`.plan.ideal_decision` (hop planning);
 * ``answer`` — :func:`.answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
 
-The behaviour knobs are applied on top by :mod:`.knobs`; :mod:`rag_lab.llm.simulator` dispatches.
+The behaviour knobs are applied on top by :mod:`.knobs`; each role's row (:mod:`rag_lab.llm.roles`) says which,
+and :mod:`rag_lab.llm.simulator` dispatches from the rows.
 """
 
 from __future__ import annotations

@@ -13,9 +13,8 @@ from dataclasses import dataclass, field
 
 from rag_lab.llm.base import Message
 from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_sections
-from rag_lab.llm.schemas import ROLES
+from rag_lab.llm.role import resolve_role
 
-_TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
 #: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
 _BUDGET = re.compile(
     r"\b(?:at most|no more than|up to|maximum of|max(?:imum)?)\s+(\d+)\s+(?:searches|search(?:es)? rounds?|"
@@ -64,20 +63,6 @@ def template_of(system_text: str) -> str:
     if "may be only partly relevant" in system_text or "confidence is low" in system_text:
         return "ambiguous"
     return "correct"
-
-
-def resolve_role(role: str, system: str) -> str:
-    """The role to play: ``role`` when it is a pipeline role; for a generic ``chat`` request
-    (e.g. through ``rag-lab serve`` without a role header) the role named by the prompt's
-    version tag (``[controller-v1] …``), else ``answer`` (extractive, or INSUFFICIENT)."""
-    if role in ROLES:
-        return role
-    tag = _TAG.match(system)
-    if tag and tag.group(1) in ROLES:
-        return tag.group(1)
-    if role == "chat":
-        return "answer"
-    raise ValueError(f"the simulated backend has no role {role!r}; roles: {', '.join(ROLES)} (or chat)")
 
 
 @dataclass(frozen=True)

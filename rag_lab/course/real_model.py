@@ -1,0 +1,64 @@
+"""Notebook 16's own code: the recorded real model beside its simulator twin, the prompt sets on the recorded
+model (``sweeps/real_qwen_hotpotqa_v2.yaml``), and the live model behind the explorer. (The lesson's claims are
+declared in the notebook, with their kind, where the course test reads them.)"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+
+import pandas as pd
+
+from rag_lab.course.contrasts import controller_actions, labelled_table, paired_blocks, stacked_tables
+from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.llm.base import LLMBackend
+
+__all__ = ["POLICY_PAIRS", "V1", "live_backend", "policy_pairs", "prompt_set_tables", "side_by_side"]
+
+#: The original prompt set, a candidate of the v2 sweep (whose base speaks v2).
+V1 = {"prompts.version": "v1"}
+_STRICT, _CALLS = "quality_answer_containment_strict", "cost_llm_calls"
+
+
+#: The v1 sweep's policies, each against its base (router off, round cap 3, rank-then-truncate, CRAG lower 0.2).
+POLICY_PAIRS = {"cap 1 vs 3": ({"round_cap.max_rounds": 1}, None), "router on vs off": ({"router.enabled": True}, None),
+                "CRAG lower 0.5 vs 0.2": ({"crag.lower": 0.5}, None),
+                "append vs rank": ({"truncation.strategy": "append_then_truncate"}, None)}
+
+
+def side_by_side(runs: Mapping[str, SweepResult]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Each configuration's means under each model (strict containment, refusals, calls, rounds, seconds), one
+    model under the other; and what the base config's controller decided, per model."""
+    means = stacked_tables(runs, [_STRICT, "quality_refused", _CALLS, "cost_rounds", "cost_modelled_latency_s"],
+                           key="model")
+    return means, pd.concat({name: controller_actions(run) for name, run in runs.items()}, axis=1)
+
+
+def policy_pairs(runs: Mapping[str, SweepResult]) -> pd.DataFrame:
+    """:data:`POLICY_PAIRS` paired on the same questions under each model (strict containment and calls)."""
+    return pd.concat({name: paired_blocks(run, [_STRICT, _CALLS], POLICY_PAIRS) for name, run in runs.items()})
+
+
+def prompt_set_tables(result: SweepResult) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The v2 sweep's three views: each configuration's means (strict containment, token F1, refusals, echoes,
+    rounds, calls); the controller's actions under v2 and v1; and the paired blocks of v1, the round cap and
+    the router against the v2 base."""
+    means = labelled_table(result, [_STRICT, "quality_f1", "quality_refused", "quality_echo", "cost_rounds", _CALLS])
+    actions = pd.concat({"v2 (base)": controller_actions(result), "v1": controller_actions(result, V1)}, axis=1)
+    pairs = {"v1 vs v2 prompts": (V1, None), "cap 1 vs 3 (v2)": ({"round_cap.max_rounds": 1}, None),
+             "router on vs off (v2)": ({"router.enabled": True}, None)}
+    return means, actions, paired_blocks(result, [_STRICT, "quality_f1", "cost_rounds", _CALLS], pairs)
+
+
+def live_backend(stack: contextlib.ExitStack, model: str, max_tokens: int = 200) -> LLMBackend | None:
+    """The packaged ``model`` served live, entered on ``stack`` (closing it stops the server), or None — with a
+    line saying so — when llama-cpp-python or the model is not installed."""
+    from rag_lab.llm.factory import open_backend
+    from rag_lab.llm.local import llama_cpp_available
+    from rag_lab.llm.model_pack import installed
+
+    if not (llama_cpp_available() and installed(model)):
+        print(f"{model} is not installed (bash scripts/install.sh local qwen): the simulator runs")
+        return None
+    print(f"live model: {model}")
+    return stack.enter_context(open_backend("local", model=model, max_tokens=max_tokens))

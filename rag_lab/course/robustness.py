@@ -1,0 +1,454 @@
+"""Robustness of the headline findings as a table (``rag-lab robustness``).
+
+Each course notebook 01–06 rests on one or two paired findings ("capping at one round loses answers",
+"the zero-yield stop costs no answers", …), measured on the synthetic world with simulator seed 0.
+:data:`HEADLINE_FINDINGS` registers them — the notebook's own contrast, metric, claimed direction (or
+equivalence margin), shared settings and simulator knobs — and :func:`run_robustness` re-runs every one
+on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
+first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
+simulator seeds 0 and 1. Per cell it runs the finding as a sweep that states it (``findings:``) and tests it
+with :func:`~rag_lab.experiments.engine.findings.sweep_findings` — the very code a notebook's
+:func:`~rag_lab.experiments.engine.findings.paired_finding`, ``rag-lab sweep`` and the HTML report run, so a claim has
+one p everywhere: the paired Δ with its bootstrap interval, the exact paired test (sign / McNemar for 0/1
+metrics, sign-flip permutation otherwise) **one-sided in the claimed direction**, or for a "no change" claim
+the TOST (exact for 0/1 metrics) with the notebook's margin. The families are declared by the registry:
+every cell of a claimed *difference* is one family, every cell of a *no-change* claim another (an
+equivalence test and a difference test answer different questions, and a no-change claim needs many more
+questions to be decidable: with no question differing, the exact TOST p is ``(1 − margin)^n``, so a ±0.05
+margin needs ``n >= 107`` to pass Holm over the 12 no-change cells, a ±0.10 margin ``n >= 52``; the no-change
+findings therefore run on every test question of their world types and up to :data:`NO_CHANGE_LIMIT` of each
+real sample). Holm's correction (:func:`~rag_lab.stats.significance.holm`) is applied within each family; and
+
+* ``agrees`` — the sign of Δ is the claimed one (for a no-change claim: ``|Δ| < margin``);
+* ``holds`` — the finding holds in that cell: the interval lies on the claimed side of 0 and the
+  Holm-adjusted p is below α (no change: the Holm-adjusted TOST p is below α).
+
+The table is written as markdown (the report) and as JSON; the JSON ships in the repository
+(:data:`SHIPPED_TABLE`, with its markdown beside it) so a notebook can quote its row with
+:func:`quote` without re-running anything. It records the :data:`~rag_lab.llm.simulator.SIM_VERSION` it
+was made with; ``tests/test_robustness.py`` fails when the shipped table is stale against the current
+simulator. Regenerate with ``rag-lab robustness`` (default: write both shipped files).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rag_lab.errors import ConfigError
+from rag_lab.paths import DATA_DIR
+from rag_lab.stats.paired import changes_label, interval_text
+from rag_lab.stats.significance import holm, p_text, paired_test
+
+__all__ = ["CELL_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
+           "check_current", "load_table", "quote", "run_robustness"]
+
+Direction = Literal["above", "below", "none"]
+#: The datasets every finding is re-run on (shipped names).
+CELL_DATASETS = ("world", "hotpotqa_sample", "musique_sample")
+#: Simulator seeds of every cell (seed 0 is the notebooks' own).
+SEEDS = (0, 1)
+#: Questions of each real sample (its first ones, every type).
+REAL_LIMIT = 60
+#: Questions of each real sample for a no-change claim (enough to decide one; the samples hold 200 and 100).
+NO_CHANGE_LIMIT = 200
+#: The two families of the table: claimed differences, and no-change claims.
+FAMILIES = ("difference", "no change")
+ALPHA = 0.05
+#: The shipped table (JSON) and its markdown beside it.
+SHIPPED_TABLE = DATA_DIR / "robustness.json"
+SHIPPED_MARKDOWN = DATA_DIR / "robustness.md"
+#: The command that regenerates the shipped files.
+COMMAND = "rag-lab robustness"
+
+
+@dataclass(frozen=True)
+class HeadlineFinding:
+    """One notebook's finding, as the robustness table re-runs it: ``candidate`` against ``reference`` (dotted
+    pipeline settings over ``base``) on ``metric``, claimed ``direction`` (``above``/``below``: the candidate's
+    metric is higher/lower; ``none``: within ±``margin``); ``knobs``: the simulator knob overrides of the
+    notebook (over ``profile``); ``world_types`` / ``world_per_type``: the notebook's world questions (test
+    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.engine.findings`)."""
+
+    key: str
+    notebook: str
+    claim: str
+    metric: str
+    candidate: Mapping[str, Any]
+    reference: Mapping[str, Any]
+    direction: Direction
+    kind: str = "measured"
+    margin: float | None = None
+    base: Mapping[str, Any] = field(default_factory=dict)
+    knobs: Mapping[str, float] = field(default_factory=dict)
+    profile: str = "typical"
+    world_types: tuple[str, ...] | None = None
+    world_per_type: int | None = None
+
+    def __post_init__(self) -> None:
+        if (self.direction == "none") != (self.margin is not None):
+            raise ConfigError(f"{self.key}: a margin goes with direction 'none', and only with it")
+
+    def spec(self, dataset: str, seed: int, real_limit: int) -> dict[str, Any]:
+        """The two-candidate sweep of one cell."""
+        grid = [{k: [v] for k, v in arm.items()} for arm in (self.reference, self.candidate)]
+        spec: dict[str, Any] = {
+            "name": f"robustness_{self.key}_{dataset}_s{seed}",
+            "dataset": dataset,
+            "base": dict(self.base),
+            "backend": {"kind": "sim", "profile": self.profile, "knobs": dict(self.knobs)},
+            "grid": grid,
+            "seeds": [seed],
+        }
+        if dataset == "world":
+            spec.update({"split": "test", "types": list(self.world_types) if self.world_types else None,
+                         "per_type": self.world_per_type})
+        else:
+            spec["limit"] = real_limit if self.direction != "none" else max(real_limit, NO_CHANGE_LIMIT)
+        claim: dict[str, Any] = {"metric": self.metric, "candidate": dict(self.candidate),
+                                 "reference": dict(self.reference), "direction": self.direction, "claim": self.claim}
+        if self.margin is not None:
+            claim["margin"] = self.margin
+        spec["findings"] = [claim]
+        return spec
+
+    @property
+    def family(self) -> str:
+        """The table's family this finding's cells are corrected in (:data:`FAMILIES`)."""
+        return "no change" if self.direction == "none" else "difference"
+
+
+_STRICT = "quality_answer_containment_strict"
+#: The headline findings of notebooks 01–06 (each notebook's asserted claims, with its settings).
+HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
+    HeadlineFinding("round_cap_calls", "01_round_cap", "capping retrieval at one round instead of two cuts LLM calls",
+                    "cost_llm_calls", {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2}, "below",
+                    world_per_type=10),
+    HeadlineFinding("round_cap_bridge", "01_round_cap",
+                    "on two-hop questions, capping at one round loses answers that round 2 finds", _STRICT,
+                    {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2}, "below", world_types=("bridge",)),
+    HeadlineFinding("disclosure_calls", "02_budget_disclosure",
+                    "told its budget, the anchored model spends more LLM calls", "cost_llm_calls",
+                    {"disclosure.disclosed": True, "round_cap.max_rounds": 4},
+                    {"disclosure.disclosed": False, "round_cap.max_rounds": 4}, "above", kind="by_construction",
+                    profile="anchored", world_per_type=10),
+    HeadlineFinding("disclosure_thrift_calls", "02_budget_disclosure",
+                    "told its budget, the thrifty model spends fewer LLM calls", "cost_llm_calls",
+                    {"disclosure.disclosed": True, "round_cap.max_rounds": 4},
+                    {"disclosure.disclosed": False, "round_cap.max_rounds": 4}, "below", kind="by_construction",
+                    profile="thrifty", world_per_type=10),
+    HeadlineFinding("zero_yield_calls", "03_zero_yield_stop",
+                    "stopping on an empty round cuts the LLM calls a spinning controller spends", "cost_llm_calls",
+                    {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "below", kind="by_construction",
+                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}, world_per_type=10),
+    HeadlineFinding("zero_yield_answers", "03_zero_yield_stop",
+                    "the zero-yield stop costs no answers (strict containment within ±0.05)", _STRICT,
+                    {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "none", margin=0.05,
+                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}),
+    HeadlineFinding("hyde_recall", "04_hyde",
+                    "the mean embedding of 4 passages that only rephrase the question brings no more gold evidence "
+                    "(evidence recall within ±0.10)", "quality_evidence_recall",
+                    {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}, {"hyde.enabled": False},
+                    "none", margin=0.10, world_types=("mismatch",)),
+    HeadlineFinding("crag_abstention", "05_crag_thresholds",
+                    "raising crag.lower to 0.5 refuses answerable questions and lowers abstention accuracy",
+                    "quality_abstention_accuracy", {"crag.lower": 0.5, "crag.upper": 0.5},
+                    {"crag.lower": 0.2, "crag.upper": 0.5}, "below", world_per_type=10),
+    HeadlineFinding("truncation_retained", "06_truncation",
+                    "with a tight snippet limit (5), ranking before the cut keeps the gold evidence later rounds "
+                    "found, appending loses it", "quality_later_gold_retained",
+                    {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 5},
+                    {"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 5}, "above",
+                    base={"round_cap.max_rounds": 3}, world_types=("bridge", "comparison")),
+    HeadlineFinding("truncation_answers", "06_truncation", "and the answers are better for it", _STRICT,
+                    {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 5},
+                    {"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 5}, "above",
+                    base={"round_cap.max_rounds": 3}, world_types=("bridge", "comparison")),
+)
+
+
+def _finding(key: str) -> HeadlineFinding:
+    for f in HEADLINE_FINDINGS:
+        if f.key == key:
+            return f
+    raise ConfigError(f"no headline finding {key!r}; known: {', '.join(f.key for f in HEADLINE_FINDINGS)}")
+
+
+# --- one cell ----------------------------------------------------------------------------------------
+
+
+def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
+    """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test its stated finding (p not yet
+    corrected over the table)."""
+    from rag_lab.experiments.runner import run_sweep
+    from rag_lab.llm.simulator import SIM_VERSION
+
+    spec = finding.spec(dataset, seed, real_limit)
+    run_dir = work_dir / SIM_VERSION / spec["name"]  # a new simulator never resumes an old one's rows
+    result = run_sweep(spec, run_dir, progress="quiet", overwrite=True)
+    return tested_cell(finding, result, dataset, seed)
+
+
+def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) -> dict[str, Any]:
+    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected)."""
+    from rag_lab.experiments.engine.findings import sweep_findings
+
+    (found,) = sweep_findings(result)
+    cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
+                            "hi": found.hi, "test": found.method, "n_better": found.n_better,
+                            "n_worse": found.n_worse, "p": found.p}
+    if finding.direction == "none":
+        values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
+        cell.update({"p_difference": paired_test(values, reference).p,
+                     "agrees": bool(abs(found.delta) < finding.margin)})  # type: ignore[operator]
+    else:
+        sign = 1.0 if finding.direction == "above" else -1.0
+        cell["agrees"] = bool(sign * found.delta > 0)
+    return cell
+
+
+def holds(finding: HeadlineFinding | Mapping[str, Any], cell: Mapping[str, Any], alpha: float) -> bool:
+    direction = finding["direction"] if isinstance(finding, Mapping) else finding.direction
+    if not cell["p_holm"] < alpha:
+        return False
+    if direction == "none":
+        return True
+    return cell["lo"] > 0 if direction == "above" else cell["hi"] < 0
+
+
+# --- the table -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class RobustnessTable:
+    """The table as written to JSON: ``findings`` (each a :class:`HeadlineFinding`'s fields plus ``cells``,
+    one per dataset × seed, and ``summary``) and how it was made."""
+
+    sim_version: str
+    findings: list[dict[str, Any]]
+    datasets: list[str]
+    seeds: list[int]
+    real_limit: int
+    alpha: float
+    seconds: float
+    command: str = COMMAND
+    #: the real-model columns' labels (:mod:`rag_lab.course.robustness_recorded`); each row's cells for
+    #: them are under ``recorded``
+    recorded: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RobustnessTable:
+        try:
+            return cls(**{k: data[k] for k in ("sim_version", "findings", "datasets", "seeds", "real_limit", "alpha",
+                                               "seconds")}, command=data.get("command", COMMAND),
+                       recorded=list(data.get("recorded", [])))
+        except KeyError as exc:
+            raise ConfigError(f"not a robustness table: missing {exc}") from None
+
+    def row(self, key: str) -> dict[str, Any]:
+        for f in self.findings:
+            if f["key"] == key:
+                return f
+        raise ConfigError(f"the robustness table has no finding {key!r}; it holds "
+                          f"{', '.join(f['key'] for f in self.findings)}")
+
+    def write(self, json_path: Path, markdown_path: Path | None) -> list[Path]:
+        json_path.parent.mkdir(parents=True, exist_ok=True)
+        json_path.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
+        written = [json_path]
+        if markdown_path is not None:
+            markdown_path.parent.mkdir(parents=True, exist_ok=True)
+            markdown_path.write_text(markdown(self), encoding="utf-8")
+            written.append(markdown_path)
+        return written
+
+
+def run_robustness(
+    findings: Iterable[str] | None = None,
+    datasets: Sequence[str] = CELL_DATASETS,
+    seeds: Sequence[int] = SEEDS,
+    real_limit: int = REAL_LIMIT,
+    work_dir: str | Path | None = None,
+    alpha: float = ALPHA,
+    on_cell: Callable[[str, dict[str, Any]], None] | None = None,
+) -> RobustnessTable:
+    """Run every registered finding (or the ``findings`` named) on every dataset × seed and build the table
+    (see the module doc). ``work_dir`` keeps each cell's sweep (resumable; default
+    ``$RAG_LAB_CACHE/robustness``); ``on_cell(key, cell)`` is called as each cell finishes."""
+    from rag_lab.llm.simulator import SIM_VERSION
+    from rag_lab.paths import cache_dir
+
+    chosen = [_finding(k) for k in findings] if findings is not None else list(HEADLINE_FINDINGS)
+    if not chosen or not datasets or not seeds:
+        raise ConfigError("the robustness table needs at least one finding, one dataset and one seed")
+    if isinstance(real_limit, bool) or not isinstance(real_limit, int) or real_limit < 2:
+        raise ConfigError(f"real_limit must be an integer >= 2, got {real_limit!r}")
+    work = Path(work_dir) if work_dir is not None else cache_dir() / "robustness"
+    start = time.perf_counter()
+    rows = []
+    for finding in chosen:
+        cells = []
+        for dataset in datasets:
+            for seed in seeds:
+                cell = _cell(finding, dataset, seed, real_limit, work)
+                cells.append(cell)
+                if on_cell is not None:
+                    on_cell(finding.key, cell)
+        row = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
+               for k, v in asdict(finding).items()}
+        rows.append({**row, "cells": cells})
+    for family in FAMILIES:   # Holm within each family the registry declares
+        members = [(row, finding) for row, finding in zip(rows, chosen, strict=True) if finding.family == family]
+        adjusted = iter(holm([c["p"] for row, _ in members for c in row["cells"]]))
+        for row, finding in members:
+            row["family"] = family
+            for cell in row["cells"]:
+                cell["p_holm"] = next(adjusted)
+                cell["holds"] = holds(finding, cell, alpha)
+    for row in rows:
+        n = len(row["cells"])
+        row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
+                          "hold": sum(c["holds"] for c in row["cells"])}
+    return RobustnessTable(SIM_VERSION, rows, list(datasets), list(seeds), real_limit, alpha,
+                           round(time.perf_counter() - start, 1))
+
+
+# --- reading and quoting the shipped table -------------------------------------------------------------
+
+
+def load_table(path: str | Path = SHIPPED_TABLE) -> RobustnessTable:
+    """The robustness table in ``path`` (default: the shipped one)."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read the robustness table ({exc.strerror or exc}); "
+                          f"write it with `{COMMAND}`") from None
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"{path}: not JSON ({exc})") from None
+    return RobustnessTable.from_dict(data)
+
+
+def check_current(table: RobustnessTable) -> None:
+    """Raise :class:`ConfigError` when ``table`` was made with another simulator than the current one."""
+    from rag_lab.llm.simulator import SIM_VERSION
+
+    if table.sim_version != SIM_VERSION:
+        raise ConfigError(f"the robustness table was made with simulator {table.sim_version}, the current one is "
+                          f"{SIM_VERSION}: regenerate it with `{COMMAND}`")
+
+
+def _verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]:
+    """(mark, words) of a cell: holds, agrees but not significant, no difference at all, or against the claim."""
+    if cell["holds"]:
+        return "✓", "holds"
+    if cell["agrees"]:
+        return "~", "agrees, not significant"
+    if row["direction"] == "none":
+        return "✗", "outside the margin"
+    if cell["delta"] == 0:
+        return "·", "no difference"
+    return "✗", "opposite sign"
+
+
+def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
+    mark = _verdict(row, cell)[1]
+    return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}"
+
+
+def quote(key: str, table: RobustnessTable | None = None) -> str:
+    """Where finding ``key`` holds and where it does not, in one paragraph a notebook prints: for each dataset,
+    its seeds' Δ [interval], p (Holm-adjusted) and verdict; from the shipped table unless ``table`` is given."""
+    table = table if table is not None else load_table()
+    row = table.row(key)
+    held = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if c["holds"]]
+    failed = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if not c["holds"]]
+    lines = [f"{row['notebook']} · {row['claim']} ({row['metric']}, candidate "
+             f"{_settings(row['candidate'])} vs {_settings(row['reference'])}): holds in "
+             f"{row['summary']['hold']} of {row['summary']['cells']} cells, sign agrees in "
+             f"{row['summary']['agree']} ({table.sim_version})."]
+    lines += [f"  {c['dataset']} seed {c['seed']} (n={c['n']}): {_cell_text(row, c)}" for c in row["cells"]]
+    lines.append(f"  holds: {', '.join(held) or 'nowhere'}; does not hold: {', '.join(failed) or 'none'}")
+    for c in row.get("recorded", []):
+        text = _cell_text(row, c) if c["status"] == "tested" else f"{c['status']} ({c['why']})"
+        lines.append(f"  {c['dataset']}: {text}")
+    return "\n".join(lines)
+
+
+def _settings(settings: Mapping[str, Any]) -> str:
+    return changes_label(settings)
+
+
+def recorded_markdown(table: RobustnessTable) -> list[str]:
+    """The real-model columns (:mod:`rag_lab.course.robustness_recorded`) as a second table, if any."""
+    if not table.recorded:
+        return []
+    lines = ["", "## A real model (recorded)", "", "The same findings on a recorded real model, replayed from its cassette: "
+             "the finding's two configurations on the recorded sweep's questions and base config (the router off: "
+             "every question enters the loop); Holm over the real-model cells of each family, apart from the "
+             "simulator's. *not recorded*: the cassette lacks a call the finding needs; *not applicable*: the finding "
+             "rests on simulator knobs.", "", "| finding | claim | " + " | ".join(table.recorded) + " |",
+             "|" + "---|" * (2 + len(table.recorded))]
+    for row in table.findings:
+        cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
+                 "no question to test (n=0)" if not c["n"] else
+                 f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
+                 for c in row.get("recorded", [])]
+        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def markdown(table: RobustnessTable) -> str:
+    """The table as the report's markdown: one row per finding, one column per dataset × seed."""
+    cols = [(d, s) for d in table.datasets for s in table.seeds]
+    head = "| finding | claim | metric | " + " | ".join(f"{d} s{s}" for d, s in cols) + " | holds | sign agrees |"
+    lines = [
+        "# Robustness of the headline findings",
+        "",
+        f"Made by `{table.command}` with simulator {table.sim_version} (this invocation: {table.seconds:.0f} s; cells "
+        "already in its work directory are reused, not re-run). Each finding of "
+        "notebooks 01–06 re-run on the world (the notebook's questions, test split), on the first "
+        f"{table.real_limit} questions of each real sample, with simulator seeds {', '.join(map(str, table.seeds))}. "
+        "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the claim's p (the exact "
+        "paired test one-sided in the claimed direction; the TOST for a no-change claim, exact for 0/1 metrics) — "
+        "the same p the notebook's finding, `rag-lab sweep` and the report print for the claim — and the "
+        "Holm-adjusted p within its family: the cells of claimed differences form one family, the cells of "
+        "no-change claims another (those run on every world test question of their types and up to "
+        f"{NO_CHANGE_LIMIT} questions of each real sample, enough to decide a ±0.05 margin). **✓** holds "
+        f"(interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
+        "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (Δ = 0), **✗** the opposite "
+        "sign (no change: outside the margin).",
+        "",
+        head,
+        "|" + "---|" * (5 + len(cols)),
+    ]
+    for row in table.findings:
+        by = {(c["dataset"], c["seed"]): c for c in row["cells"]}
+        claim = row["claim"] + (f" (±{row['margin']:g})" if row["margin"] is not None and "±" not in row["claim"] else "")
+        cells = []
+        for key in cols:
+            c = by.get(key)
+            if c is None:
+                cells.append("–")
+                continue
+            mark = _verdict(row, c)[0]
+            cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})")
+        s = row["summary"]
+        family = row.get("family", "–")
+        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
+                     + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
+    lines += recorded_markdown(table)
+    lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
+    for row in table.findings:
+        knobs = f"; simulator knobs {_settings(row['knobs'])}" if row["knobs"] else ""
+        base = f"; base {_settings(row['base'])}" if row["base"] else ""
+        lines.append(f"- `{row['key']}`: {_settings(row['candidate'])} vs {_settings(row['reference'])}{base}"
+                     f"{knobs}; profile {row['profile']}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,375 @@
+"""A finding: a claim about an effect, checked with a paired test on the same questions, corrected for the
+other claims of its notebook or report, and labelled with what kind of claim it is.
+
+The course notebooks (and anyone writing up a sweep) state what they expect a policy to do — "rank then
+truncate keeps more later-round gold than append then truncate" — and check it against the sweep. A
+claim **holds** when
+
+- its paired bootstrap interval (:meth:`SweepResult.compare`) lies on the claimed side of 0, *and*
+- its test (:func:`~rag_lab.stats.significance.claim_test`, the one test of a claim that the robustness
+  table, a sweep's ``findings:`` and ``rag-lab sweep`` run too: the exact sign / McNemar test for 0/1
+  metrics, a sign-flip permutation test otherwise, **one-sided** in the claimed direction) gives p below
+  ``alpha`` after its family's correction (:class:`FindingFamily`: one per notebook, its size and order
+  declared up front, tested in that fixed sequence), so a finding's verdict is fixed when it is made and
+  never changes as later findings join. Four questions of 120 flipping one way give an interval that excludes
+  0 but p = 0.0625: not a finding.
+- A "no change" claim (``direction="none"``) is an equivalence test (TOST) with a stated ``margin``:
+  it holds when the difference is shown to lie within ±margin (corrected p below ``alpha``; exact for 0/1
+  metrics), not when a difference merely fails to show.
+
+Every finding declares its ``kind``:
+
+- ``"measured"``: a property of the pipeline and the data (real retrieval, real text);
+- ``"by_construction"``: produced by a simulator knob set to produce it (the ``anchored`` profile's
+  ``budget_anchoring``, a format-failure rate). Such a finding must carry its **control**: the same
+  contrast in a sweep with the knob at 0, where the effect must vanish: by default the two arms differ on
+  fewer than half the share of questions they differ on with the knob on (an exact binomial test: 0 of
+  80 questions differing against 18 of 80 gives p = 0.89^80 ≈ 1e-4); with ``control_margin``, an
+  equivalence test within it in the metric's units. Claim and control are tested together
+  (intersection–union: p is the larger of the two);
+- ``"definitional"``: true by the metric's definition (HyDE costs one more LLM call; a fail-closed filter
+  cites no forbidden source). It checks the plumbing, is never a notebook's headline, and
+  ``tests/test_course.py`` checks each notebook's headline kind against its banner.
+
+:class:`Finding` carries the numbers and a message that says what was expected and what was measured,
+so ``assert finding.holds, finding.message`` fails with a sentence a reader can act on::
+
+    FINDINGS = FindingFamily(size=2)      # the claims this notebook asserts, tested in this order
+    finding = paired_finding(result, "quality_later_gold_retained", kind="measured", family=FINDINGS,
+                             candidate={"truncation.strategy": "rank_then_truncate"},
+                             reference={"truncation.strategy": "append_then_truncate"},
+                             direction="above", claim="ranking first keeps later-round gold")
+    assert finding.holds, finding.message
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from rag_lab.evaluation.catalog import is_outcome, value_range
+from rag_lab.evaluation.catalog import label as metric_label
+from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
+
+Direction = Literal["above", "below", "none"]
+Kind = Literal["measured", "by_construction", "definitional"]
+KINDS = ("measured", "by_construction", "definitional")
+_EXPECT = {
+    "above": "its 95% interval entirely above 0",
+    "below": "its 95% interval entirely below 0",
+    "none": "it shown to lie within ±{margin:g} (equivalence, TOST)",
+}
+_KIND_TEXT = {"measured": "measured", "by_construction": "by construction", "definitional": "definitional"}
+
+
+class FindingFamily:
+    """The findings one notebook (or report) asserts, corrected together by the **fixed-sequence** procedure
+    (Maurer, Hothorn & Lehmacher 1995; Westfall & Krishen 2001).
+
+    ``size`` is the number of findings the family will hold, stated up front, and the findings are tested in
+    the order they join — the order the notebook states them, fixed before anything runs: each at the full
+    ``alpha``, and a finding counts only when every finding before it does, so the ``k``-th finding's adjusted
+    p is the largest of the first ``k`` p-values. That controls the family-wise error at ``alpha`` (strongly),
+    and a finding's adjusted p depends only on itself and the findings stated *before* it: ``.holds`` is the
+    same when it is made and after every later finding has joined (Holm's step-down would let a later finding
+    change an earlier verdict). A finding that would make the family larger than ``size`` is an error (the
+    notebook claims more than it said it would)."""
+
+    def __init__(self, size: int, name: str = "") -> None:
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"size must be a positive integer (the number of findings asserted), got {size!r}")
+        self.size = size
+        self.name = name
+        self._p: list[float] = []
+
+    def join(self, p: float) -> int:
+        """Add one finding's p-value; its index in the family."""
+        if len(self._p) >= self.size:
+            raise ValueError(f"family {self.name or ''} of {self.size} findings is full: a notebook that asserts more "
+                             "findings must say so in FindingFamily(size=...)")
+        self._p.append(float(p))
+        return len(self._p) - 1
+
+    @property
+    def complete(self) -> bool:
+        return len(self._p) == self.size
+
+    def adjusted(self, index: int) -> float:
+        """The adjusted p of the ``index``-th finding: the largest p of the findings up to it (fixed sequence);
+        NaN when one of them is undefined."""
+        ps = self._p[:index + 1]
+        if any(p != p for p in ps):
+            return math.nan
+        return max(ps)
+
+    def __len__(self) -> int:
+        return len(self._p)
+
+    def __repr__(self) -> str:
+        return f"FindingFamily(size={self.size}, joined={len(self._p)})"
+
+
+@dataclass(frozen=True)
+class Control:
+    """A by-construction finding's control: the same contrast with the knob at 0, where the effect must
+    vanish. By default (``method="share differing"``) the arms must differ on under ``margin`` of the questions
+    — half the share they differ on with the knob on — by an exact binomial test (no assumption about how
+    far a question's value can move); with an explicit ``control_margin`` in the metric's units, the TOST
+    within it. ``knobs`` names the control's simulator settings."""
+
+    delta: float
+    lo: float
+    hi: float
+    n: int
+    p: float
+    margin: float
+    knobs: str
+    method: str = ""
+    note: str = ""
+
+    def holds(self, alpha: float) -> bool:
+        return self.n > 0 and self.p < alpha
+
+    @property
+    def measured(self) -> str:
+        head = f"with the knob at 0 ({self.knobs}) Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}]"
+        if self.method == "share differing":
+            return f"{head}; {self.note}: {p_clause(self.p)}"
+        how = f" ({self.note})" if self.note else ""
+        return f"{head}, within ±{self.margin:.3g}: {self.method or 'TOST'} {p_clause(self.p)}{how}"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """The outcome of checking one claim: the paired Δ (candidate − reference) of ``metric``, its test, and
+    whether it lies where the claim says. ``p`` is the claim's p-value (the paired test for a direction, the
+    TOST for ``none``; with a control, the larger of the claim's, ``p_claim``, and the control's), ``p_adjusted``
+    the same after its ``family``'s fixed-sequence correction (``p`` itself without one)."""
+
+    claim: str
+    metric: str
+    candidate: str
+    reference: str
+    direction: Direction
+    margin: float
+    delta: float
+    lo: float
+    hi: float
+    n: int
+    share_differ: float
+    mean: float
+    reference_mean: float
+    p: float = math.nan
+    method: str = ""
+    n_better: int = 0
+    n_worse: int = 0
+    kind: Kind = "measured"
+    alpha: float = 0.05
+    control: Control | None = None
+    family: FindingFamily | None = field(default=None, repr=False, compare=False)
+    family_index: int = -1
+    p_claim: float | None = None
+
+    @property
+    def p_adjusted(self) -> float:
+        """``p`` after the fixed-sequence correction of its family: the largest p of the findings up to it."""
+        if self.family is None:
+            return self.p
+        return self.family.adjusted(self.family_index)
+
+    @property
+    def is_outcome(self) -> bool:
+        """Whether the metric is an outcome (answer quality, evidence kept, abstention), not a cost or a counter."""
+        return is_outcome(self.metric)
+
+    @property
+    def on_claimed_side(self) -> bool:
+        """Whether the interval lies where the claim says (for ``none``: inside ±margin)."""
+        if self.n == 0 or self.lo != self.lo or self.hi != self.hi:  # NaN
+            return False
+        if self.direction == "above":
+            return self.lo > 0
+        if self.direction == "below":
+            return self.hi < 0
+        return -self.margin < self.delta < self.margin
+
+    @property
+    def holds(self) -> bool:
+        """Interval on the claimed side *and* the (family-adjusted) p below ``alpha``; never for an undefined
+        difference. A by-construction finding's p includes its control's."""
+        p = self.p_adjusted
+        return self.on_claimed_side and p == p and p < self.alpha
+
+    @property
+    def measured(self) -> str:
+        """``Δ = +0.033 [+0.008, +0.067] (0.533 vs 0.500), n=120 questions, 3% differ (4↑ 0↓), p=0.125 (exact)``."""
+        text = (f"Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}] ({self.mean:.3f} vs {self.reference_mean:.3f}), "
+                f"n={self.n} questions, {self.share_differ:.0%} differ ({self.n_better}↑ {self.n_worse}↓), "
+                f"{p_clause(self.p if self.p_claim is None else self.p_claim)} ({self.method})")
+        if self.control is not None:
+            text += f", with its control {p_clause(self.p)}"
+        if self.family is not None:
+            text += (f", finding {self.family_index + 1} of the {self.family.size} declared, in fixed sequence: "
+                     f"{p_clause(self.p_adjusted)}")
+        if self.control is not None:
+            text += f"; control: {self.control.measured}"
+        return text
+
+    @property
+    def message(self) -> str:
+        """What was expected and what was measured, in one paragraph."""
+        expected = _EXPECT[self.direction].format(margin=self.margin)
+        verdict = "holds" if self.holds else "does NOT hold"
+        control = "; and the effect vanishing with the knob at 0" if self.control is not None else ""
+        return (f"Finding {verdict} ({_KIND_TEXT[self.kind]}): {self.claim}. Expected the paired difference of "
+                f"{metric_label(self.metric)} ({self.metric}), {self.candidate} minus {self.reference}, with {expected} "
+                f"and p < {self.alpha:g}{control}; measured {self.measured}.")
+
+    def __str__(self) -> str:
+        return self.message
+
+    def _repr_markdown_(self) -> str:
+        mark = "✅" if self.holds else "❌"
+        return f"{mark} {self.message}"
+
+
+def _binom_cdf(k: int, n: int, share: float) -> float:
+    from scipy import stats
+
+    return float(stats.binom.cdf(k, n, min(1.0, share)))
+
+
+def _observed_range(*arrays: Any) -> tuple[float, float] | None:
+    """The smallest and largest per-question value of an unbounded metric in the claim's sweep and its control:
+    the range a control's TOST assumes no per-question difference exceeds when the difference has no spread
+    (an assumption stated in the control's text; None when there is no range at all)."""
+    import numpy as np
+
+    values = np.concatenate([np.asarray(a, float).ravel() for a in arrays])
+    values = values[~np.isnan(values)]
+    if values.size == 0 or not values.max() > values.min():
+        return None
+    return float(values.min()), float(values.max())
+
+
+def _knob_text(result: SweepResult) -> str:
+    backend = result.spec.get("backend", {}) if isinstance(getattr(result, "spec", None), Mapping) else {}
+    knobs = backend.get("knobs", {}) if isinstance(backend, Mapping) else {}
+    return ", ".join(f"{k}={v}" for k, v in knobs.items()) or "default knobs"
+
+
+def paired_finding(
+    result: SweepResult,
+    metric: str,
+    candidate: str | Mapping[str, Any],
+    reference: str | Mapping[str, Any] | None = None,
+    direction: Direction = "above",
+    claim: str = "",
+    tolerance: float | None = None,
+    n_boot: int = 2000,
+    *,
+    kind: Kind = "measured",
+    margin: float | None = None,
+    control: SweepResult | None = None,
+    control_margin: float | None = None,
+    family: FindingFamily | None = None,
+    alpha: float = 0.05,
+) -> Finding:
+    """Check that ``candidate`` − ``reference`` on ``metric`` (paired over the same questions) lies
+    ``direction`` of 0, with a paired test. ``candidate`` and ``reference`` pick one configuration each, as
+    in :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted keys matching exactly one
+    config; ``reference=None`` is the sweep's base config). ``direction="none"`` claims *no* effect: an
+    equivalence test within ``±margin`` (``tolerance`` is the same, its older name), which must be stated.
+
+    ``kind`` says what the finding rests on (see the module doc); ``"by_construction"`` needs ``control``,
+    a sweep with the responsible knob at 0 holding the same two configurations. ``family`` joins the
+    finding to its notebook's :class:`FindingFamily` (fixed-sequence correction over the family)."""
+    if direction not in _EXPECT:
+        raise ValueError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
+    if kind not in KINDS:
+        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+    if margin is not None and tolerance is not None and margin != tolerance:
+        raise ValueError(f"margin and tolerance are the same bound; got both ({margin!r}, {tolerance!r})")
+    bound = margin if margin is not None else tolerance
+    if bound is not None and not (isinstance(bound, (int, float)) and bound >= 0):
+        raise ValueError(f"margin must be >= 0, got {bound!r}")
+    if direction == "none" and not bound:
+        raise ValueError("a 'no change' claim (direction='none') needs a stated equivalence margin > 0 "
+                         "(margin=0.05: the difference is shown to lie within ±0.05)")
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    if kind == "by_construction" and control is None:
+        raise ValueError("a by-construction finding needs its control: control=<a sweep of the same two "
+                         "configurations with the responsible knob at 0>, where the effect must vanish")
+    if kind != "by_construction" and control is not None:
+        raise ValueError(f"control= is for by-construction findings; this one is {kind!r}")
+    ref = result.reference(reference)
+    cand = result.reference(candidate)
+    labels = result.labels()
+    cand_label = labels[cand["candidate_id"]]
+    ref_label = labels[ref["candidate_id"]]
+    if cand_label == ref_label:
+        raise ValueError(f"candidate and reference are the same configuration ({cand_label})")
+    values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
+    claimed = claim_test(values, ref_values, direction, bound, n_boot=n_boot, value_range=value_range(metric))
+    test, diff = claimed.test, claimed.test.difference
+    p = claimed.p
+    p_claim = p
+    checked = None
+    if control is not None:
+        c_values, c_ref = control.paired_values(metric, candidate, reference)
+        if control_margin is not None and not control_margin > 0:
+            raise ValueError(f"control_margin must be > 0 (got {control_margin!r})")
+        c_test = paired_test(c_values, c_ref, n_boot=n_boot)
+        if control_margin is not None:   # a margin in the metric's units: the TOST (a bound on it when no spread)
+            c_range = value_range(metric) or _observed_range(values, ref_values, c_values, c_ref)
+            c_tost = equivalence_test(c_values, c_ref, float(control_margin), c_range)
+            checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_tost.p,
+                              margin=float(control_margin), knobs=_knob_text(control), method=f"TOST {c_tost.method}",
+                              note=c_tost.note)
+        else:   # by default: the arms differ on under half the share of questions they differ on with the knob on
+            on_share = (test.n_better + test.n_worse) / test.n if test.n else 0.0
+            c_differ = c_test.n_better + c_test.n_worse
+            share = on_share / 2
+            # a measured Δ of exactly 0 leaves no share to show the control vanish below: the claim fails on its
+            # own, and the control is not shown (p = 1) rather than an error
+            c_p = float(_binom_cdf(c_differ, c_test.n, share)) if share > 0 and c_test.n else 1.0
+            checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_p, margin=share,
+                              knobs=_knob_text(control), method="share differing",
+                              note=(f"the arms differ on {c_differ} of {c_test.n} questions, against "
+                                    f"{test.n_better + test.n_worse} of {test.n} with the knob on: exact binomial test "
+                                    f"of a share below half of that ({share:.3g})"))
+        p = max(p, checked.p)
+    index = family.join(p) if family is not None else -1
+    return Finding(
+        claim=claim or f"{cand_label} changes {metric_label(metric)} against {ref_label}",
+        metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(bound or 0.0),
+        delta=diff.delta, lo=diff.lo, hi=diff.hi, n=diff.n, share_differ=diff.share_differ, mean=diff.mean,
+        reference_mean=diff.reference_mean, p=float(p), method=claimed.method + ("" if direction == "none" else
+                                                                                 ", one-sided"),
+        n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
+        family_index=index, p_claim=p_claim,
+    )
+
+
+def sweep_findings(result: SweepResult, alpha: float = 0.05) -> list[Finding]:
+    """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.engine.sweep.ClaimSpec`),
+    each checked by :func:`paired_finding` in one :class:`FindingFamily` of their number, in the order listed — what
+    ``rag-lab sweep``
+    prints and the HTML report shows."""
+    claims = list((result.spec or {}).get("findings") or [])
+    if not claims:
+        return []
+    family = FindingFamily(size=len(claims), name=str(result.spec.get("name", "")))
+    return [paired_finding(result, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
+                           claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha)
+            for c in claims]
+
+
+def finding_line(finding: Finding) -> str:
+    """One line per finding: ``✓ holds: <claim> (metric, candidate − reference): Δ … p=… (…), …``."""
+    mark = "✓ holds" if finding.holds else "✗ does not hold"
+    return f"{mark}: {finding.claim} ({finding.metric}, {finding.candidate} − {finding.reference}): {finding.measured}"

@@ -1,0 +1,116 @@
+"""A :class:`SweepPlan`: a sweep spec resolved into the exact runs and questions it stands for.
+
+A *run* is one distinct candidate config with one seed; its ``candidate_id`` hashes the resolved
+config, the backend and the seed, so re-planning the same spec gives the same ids and a resumed
+sweep matches its stored rows exactly. The plan's ``fingerprint`` hashes everything that decides
+the results (resolved base config, grid, backend, seeds, question ids); a run directory belongs to
+one fingerprint. A search (``spec.search``) with an Optuna sampler plans no runs up front: its trials
+become runs as the sampler proposes them (:func:`planned_run`), added to the same store.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, GridCandidate, config_id, short_hash
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.records import EvalSet
+
+
+@dataclass(frozen=True)
+class PlannedRun:
+    """One candidate config with one seed: a row of the results table."""
+
+    candidate_id: str
+    config_id: str
+    position: int
+    seed: int
+    params: dict[str, Any]
+    config: PipelineConfig
+    #: The backend this run uses: the sweep's, or the candidate's own when the grid sets ``backend.*`` keys.
+    backend: BackendSpec
+    #: Every dotted key's value (the config's, and the ``backend.*`` keys the grid sets): what the store keeps.
+    flat: dict[str, Any]
+
+
+def planned_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any], seed: int, position: int,
+                candidate: GridCandidate | None = None) -> PlannedRun:
+    """The run of one resolved candidate ``config`` with ``seed`` at table ``position`` (``candidate``: the
+    grid candidate it comes from, whose own backend and id it takes when the grid sets ``backend.*`` keys)."""
+    backend = candidate.backend if candidate is not None and candidate.backend is not None else spec.backend
+    flat = candidate.flat if candidate is not None and candidate.flat is not None else config.flat()
+    cid = candidate.config_id if candidate is not None else config_id(config)
+    return PlannedRun(candidate_id=candidate_id(config, backend, seed), config_id=cid, position=position, seed=seed,
+                      params=params, config=config, backend=backend, flat=flat)
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """The runs (candidate-major, then seed) and question ids of a sweep, and its fingerprint."""
+
+    spec: SweepSpec
+    base: PipelineConfig
+    runs: tuple[PlannedRun, ...]
+    qids: tuple[str, ...]
+    swept_keys: tuple[str, ...]
+
+    @classmethod
+    def build(cls, spec: SweepSpec, evalset: EvalSet) -> SweepPlan:
+        """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here."""
+        base = spec.base_config()
+        runs: list[PlannedRun] = []
+        if spec.search is not None and spec.search.sampler != "grid":
+            keys = spec.search_space().keys
+            for key in keys:  # unknown keys fail before anything runs, as in a grid
+                if key.startswith(BACKEND_PREFIX):
+                    raise ConfigError(f"search key {key!r}: a search varies policy keys only; sweep backend "
+                                      "settings with a grid")
+                try:
+                    base.get(key)
+                except ConfigError as exc:
+                    raise ConfigError(f"search key {key!r}: {exc}") from None
+        else:
+            grid = spec.parameter_grid()
+            keys = grid.keys
+            candidates = grid.resolve(base, spec.backend)
+            if spec.search is not None and spec.search.trials is not None:  # sampler: grid, its first N points
+                candidates = candidates[:spec.search.trials]
+            for candidate in candidates:
+                for seed in spec.seeds:
+                    runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs), candidate))
+        qids = tuple(q.qid for q in spec.select_questions(evalset))
+        return cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
+
+    def describe(self) -> dict[str, Any]:
+        """Everything that decides the results, as plain JSON data (stored in the run's meta table)."""
+        spec = self.spec.model_dump(mode="json")
+        if spec.get("search") is None:  # a grid sweep's description (and fingerprint) as before searches existed
+            spec.pop("search", None)
+        if not spec.get("findings"):    # likewise before sweeps stated findings
+            spec.pop("findings", None)
+        backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
+        return {
+            "spec": spec,
+            "base_config": {**self.base.flat(), **self.spec.backend.flat(backend_keys)},
+            "backend": self.spec.backend.identity(),
+            "swept_keys": list(self.swept_keys),
+            "qids": list(self.qids),
+            "candidate_ids": [r.candidate_id for r in self.runs],
+        }
+
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of :meth:`describe`, where the base config counts by its resolved values (not a
+        file path) and the backend by what determines its outputs (not whether the cache is on)."""
+        described = self.describe()
+        # the claims a sweep states are tested on its rows; they do not decide them
+        described["spec"] = {k: v for k, v in described["spec"].items() if k not in {"base", "backend", "findings"}}
+        return short_hash(described, length=16)
+
+    @property
+    def n_pairs(self) -> int:
+        """(run, question) pairs in the whole sweep."""
+        return len(self.runs) * len(self.qids)

@@ -1,0 +1,299 @@
+"""The run directory's store: one sqlite file, ``run.sqlite``, in WAL mode.
+
+Why sqlite: a (run, question) result is committed in **one transaction** the moment it finishes,
+with ``INSERT OR IGNORE`` on the primary key ``(candidate_id, qid)``. A process killed at any point
+(SIGKILL included) leaves each row either wholly committed or absent — sqlite's journal rolls back
+a half-written transaction on the next open — and a re-run skips every committed pair. One file
+holds the results, traces and provenance, needs no extra dependency, and reads back with SQL.
+Only the parent process of a sweep writes; workers return their rows to it.
+
+Tables:
+
+* ``meta(key, value)``: the resolved sweep (``plan`` JSON: spec, resolved base config, backend,
+  question ids, candidate ids), its ``fingerprint``, rag_lab's version, the code version (git
+  commit and a digest of the package sources) and ``created_at``;
+* ``candidates``: one row per run (candidate config + seed): id, config id, table position, seed,
+  the params the grid set and the full resolved config (JSON);
+* ``rows``: one row per finished (run, question): the metrics row (JSON) and the trace and result
+  (zlib-compressed JSON);
+* ``sessions``: every invocation on the directory: when, which code version, executor and workers,
+  and how many pairs it computed (a resume on changed code is visible here);
+* ``trials`` (a search only): each Optuna trial's number, the run it became, its params, the values
+  told to the sampler and the questions they are means over;
+* ``race`` (racing only): each raced run's status (``survived``, ``dropped``), the questions it ran, the
+  rival that dominated it and why, in words and numbers (JSON).
+
+A search adds its runs to ``candidates`` as its sampler proposes them (:meth:`RunStore.add_runs`);
+everything in ``trials`` and ``race`` is recomputed from the stored rows on a resume, and rewritten
+identically.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
+from rag_lab.experiments.engine.provenance import code_version
+from rag_lab.experiments.engine.worker import QuestionOutcome
+
+RUN_FILE = "run.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS candidates (
+    candidate_id TEXT PRIMARY KEY,
+    config_id    TEXT NOT NULL,
+    position     INTEGER NOT NULL,
+    seed         INTEGER NOT NULL,
+    params       TEXT NOT NULL,
+    config       TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS rows (
+    candidate_id TEXT NOT NULL REFERENCES candidates(candidate_id),
+    qid          TEXT NOT NULL,
+    row          TEXT NOT NULL,
+    trace        BLOB NOT NULL,
+    result       BLOB NOT NULL,
+    finished_at  REAL NOT NULL,
+    PRIMARY KEY (candidate_id, qid)
+);
+CREATE TABLE IF NOT EXISTS sessions (
+    id          INTEGER PRIMARY KEY AUTOINCREMENT,
+    started_at  REAL NOT NULL,
+    finished_at REAL,
+    code        TEXT NOT NULL,
+    executor    TEXT NOT NULL,
+    workers     INTEGER NOT NULL,
+    computed    INTEGER
+);
+CREATE TABLE IF NOT EXISTS trials (
+    number       INTEGER PRIMARY KEY,
+    candidate_id TEXT NOT NULL,
+    params       TEXT NOT NULL,
+    state        TEXT NOT NULL,
+    objectives   TEXT NOT NULL,
+    n_questions  INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS race (
+    candidate_id TEXT PRIMARY KEY,
+    status       TEXT NOT NULL,
+    n_questions  INTEGER NOT NULL,
+    rival        TEXT,
+    reason       TEXT NOT NULL,
+    detail       TEXT NOT NULL
+);
+"""
+
+
+class RunStore:
+    """A run directory's ``run.sqlite``. Open with :meth:`create` (to run a sweep) or :meth:`read`."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / RUN_FILE
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        self._conn.execute("PRAGMA busy_timeout = 30000")
+        self._conn.execute("PRAGMA journal_mode = WAL")
+        # NORMAL in WAL mode: a commit survives the process being killed (it is in the WAL file);
+        # only an OS crash or power loss can drop the last commits, never half of one.
+        self._conn.execute("PRAGMA synchronous = NORMAL")
+        self._conn.executescript(_SCHEMA)
+
+    # --- opening -------------------------------------------------------------------------------
+
+    @classmethod
+    def create(cls, run_dir: str | Path, plan: SweepPlan, overwrite: bool = False) -> RunStore:
+        """Open ``run_dir`` for ``plan``: a new store, or the existing one of the same sweep (to resume).
+        A store of a different sweep is an error unless ``overwrite``, which deletes it first."""
+        run_dir = Path(run_dir)
+        if run_dir.exists() and not run_dir.is_dir():
+            raise ConfigError(f"run directory {run_dir} is a file")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        path = run_dir / RUN_FILE
+        if path.exists():
+            stored = _stored_fingerprint(path)
+            if stored is not None and stored != plan.fingerprint:
+                if not overwrite:
+                    raise ConfigError(
+                        f"{run_dir} holds another sweep (fingerprint {stored}, this one is {plan.fingerprint}): "
+                        "choose a new run directory, or overwrite it (--force / overwrite=True)")
+                for suffix in ("", "-wal", "-shm"):
+                    path.with_name(path.name + suffix).unlink(missing_ok=True)
+        store = cls(run_dir)
+        store._initialise(plan)
+        return store
+
+    @classmethod
+    def read(cls, run_dir: str | Path) -> RunStore:
+        """Open an existing run directory (to read results)."""
+        path = Path(run_dir) / RUN_FILE
+        if not path.is_file() or _stored_fingerprint(path) is None:
+            raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
+        return cls(run_dir)
+
+    def _initialise(self, plan: SweepPlan) -> None:
+        """Write meta and candidates in one transaction, unless they are there already."""
+        if self.meta().get("fingerprint") == plan.fingerprint:
+            described = json.dumps(plan.describe())
+            if self.meta().get("plan") != described:   # the same sweep, restated (e.g. its findings): keep the latest
+                with self._transaction() as conn:
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("plan", described))
+            return
+        meta = {"fingerprint": plan.fingerprint, "plan": json.dumps(plan.describe()), "created_at": str(time.time()),
+                "code": json.dumps(code_version())}
+        with self._transaction() as conn:
+            conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
+        self.add_runs(plan.runs)
+
+    def add_runs(self, runs: Sequence[PlannedRun]) -> None:
+        """Add runs to ``candidates`` in one transaction (a run already there keeps its first entry)."""
+        with self._transaction() as conn:
+            conn.executemany(
+                "INSERT OR IGNORE INTO candidates (candidate_id, config_id, position, seed, params, config) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.flat))
+                 for r in runs],
+            )
+
+    @contextmanager
+    def _transaction(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._conn
+            except BaseException:
+                self._conn.execute("ROLLBACK")
+                raise
+            self._conn.execute("COMMIT")
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    # --- writing -------------------------------------------------------------------------------
+
+    def write(self, outcome: QuestionOutcome) -> bool:
+        """Commit one finished (run, question) in one transaction; False if it was already stored."""
+        with self._transaction() as conn:
+            cursor = conn.execute(
+                "INSERT OR IGNORE INTO rows (candidate_id, qid, row, trace, result, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+                (outcome.candidate_id, outcome.qid, json.dumps(outcome.row), outcome.trace_z, outcome.result_z,
+                 time.time()),
+            )
+            return cursor.rowcount == 1
+
+    def record_trial(self, number: int, candidate_id: str, params: Mapping[str, Any], state: str,
+                     objectives: Mapping[str, float | None], n_questions: int) -> None:
+        """Write (or rewrite) one search trial."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO trials (number, candidate_id, params, state, objectives, n_questions) "
+                         "VALUES (?, ?, ?, ?, ?, ?)",
+                         (number, candidate_id, json.dumps(params), state, json.dumps(objectives), n_questions))
+
+    def record_race(self, candidate_id: str, status: str, n_questions: int, rival: str | None, reason: str,
+                    detail: Mapping[str, Any]) -> None:
+        """Write (or rewrite) one raced run's status."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR REPLACE INTO race (candidate_id, status, n_questions, rival, reason, detail) "
+                         "VALUES (?, ?, ?, ?, ?, ?)",
+                         (candidate_id, status, n_questions, rival, reason, json.dumps(detail)))
+
+    def trials(self) -> list[dict[str, Any]]:
+        """Every search trial in order: ``number``, ``candidate_id``, ``params``, ``state``, ``objectives``,
+        ``n_questions``."""
+        rows = self._query("SELECT number, candidate_id, params, state, objectives, n_questions FROM trials ORDER BY number")
+        return [{"number": n, "candidate_id": c, "params": json.loads(p), "state": s, "objectives": json.loads(o),
+                 "n_questions": q} for n, c, p, s, o, q in rows]
+
+    def race(self) -> dict[str, dict[str, Any]]:
+        """Each raced run by candidate id: ``status``, ``n_questions``, ``rival``, ``reason``, ``detail``."""
+        rows = self._query("SELECT candidate_id, status, n_questions, rival, reason, detail FROM race")
+        return {c: {"status": s, "n_questions": q, "rival": r, "reason": w, "detail": json.loads(d)}
+                for c, s, q, r, w, d in rows}
+
+    def begin_session(self, executor: str, workers: int) -> int:
+        with self._transaction() as conn:
+            cursor = conn.execute("INSERT INTO sessions (started_at, code, executor, workers) VALUES (?, ?, ?, ?)",
+                                  (time.time(), json.dumps(code_version()), executor, workers))
+            return int(cursor.lastrowid)
+
+    def end_session(self, session: int, computed: int) -> None:
+        with self._transaction() as conn:
+            conn.execute("UPDATE sessions SET finished_at = ?, computed = ? WHERE id = ?", (time.time(), computed, session))
+
+    # --- reading -------------------------------------------------------------------------------
+
+    def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, args).fetchall()
+
+    def meta(self) -> dict[str, str]:
+        return dict(self._query("SELECT key, value FROM meta"))
+
+    def plan_description(self) -> dict[str, Any]:
+        """The stored :meth:`SweepPlan.describe` of this run."""
+        return json.loads(self.meta()["plan"])
+
+    def candidates(self) -> list[dict[str, Any]]:
+        """Every run in table order: ``candidate_id``, ``config_id``, ``position``, ``seed``, ``params``, ``config``."""
+        rows = self._query("SELECT candidate_id, config_id, position, seed, params, config FROM candidates ORDER BY position")
+        return [{"candidate_id": c, "config_id": k, "position": p, "seed": s, "params": json.loads(a),
+                 "config": json.loads(f)} for c, k, p, s, a, f in rows]
+
+    def done_pairs(self) -> set[tuple[str, str]]:
+        """Every committed (candidate_id, qid)."""
+        return set(self._query("SELECT candidate_id, qid FROM rows"))
+
+    def count_rows(self) -> int:
+        return self._query("SELECT COUNT(*) FROM rows")[0][0]
+
+    def rows(self, candidate_id: str) -> dict[str, dict[str, Any]]:
+        """``{qid: metrics row}`` of one run."""
+        return {q: json.loads(r) for q, r in self._query("SELECT qid, row FROM rows WHERE candidate_id = ?", (candidate_id,))}
+
+    def qids(self, candidate_id: str) -> list[str]:
+        return [q for (q,) in self._query("SELECT qid FROM rows WHERE candidate_id = ?", (candidate_id,))]
+
+    def blob(self, candidate_id: str, qid: str, column: str) -> bytes:
+        """The compressed ``trace`` or ``result`` of one (run, question)."""
+        if column not in ("trace", "result"):
+            raise ValueError(f"column must be 'trace' or 'result', got {column!r}")
+        found = self._query(f"SELECT {column} FROM rows WHERE candidate_id = ? AND qid = ?", (candidate_id, qid))
+        if not found:
+            raise KeyError(f"no stored row for candidate {candidate_id!r}, question {qid!r}")
+        return found[0][0]
+
+    def sessions(self) -> list[dict[str, Any]]:
+        rows = self._query("SELECT id, started_at, finished_at, code, executor, workers, computed FROM sessions ORDER BY id")
+        return [{"id": i, "started_at": s, "finished_at": f, "code": json.loads(c), "executor": e, "workers": w,
+                 "computed": n} for i, s, f, c, e, w, n in rows]
+
+    def sizes(self) -> dict[str, int]:
+        """Bytes stored: metrics rows (JSON), traces and results (zlib-compressed JSON)."""
+        row, trace, result = self._query("SELECT COALESCE(SUM(LENGTH(row)), 0), COALESCE(SUM(LENGTH(trace)), 0), "
+                                         "COALESCE(SUM(LENGTH(result)), 0) FROM rows")[0]
+        return {"rows": row, "traces": trace, "results": result}
+
+
+def _stored_fingerprint(path: Path) -> str | None:
+    """The fingerprint in an existing ``run.sqlite``, or None if it holds no sweep yet."""
+    try:
+        conn = sqlite3.connect(path, timeout=30.0)
+    except sqlite3.Error:
+        return None
+    try:
+        found = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return found[0] if found else None

@@ -1,0 +1,326 @@
+"""Declaring a sweep: a parameter :class:`Grid` over dotted pipeline keys, and the :class:`SweepSpec`
+that names the data, the base config, the grid, the backend and the seeds (docs/design.md §6).
+
+Grid semantics follow scikit-learn's ``ParameterGrid``:
+
+>>> grid = Grid({"round_cap.max_rounds": [1, 2], "disclosure.disclosed": [False, True]})
+>>> len(grid), grid[1]
+(4, {'disclosure.disclosed': False, 'round_cap.max_rounds': 2})
+>>> conditional = Grid([{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [2, 4]}])
+>>> list(conditional)
+[{'hyde.enabled': False}, {'hyde.enabled': True, 'hyde.n_docs': 2}, {'hyde.enabled': True, 'hyde.n_docs': 4}]
+
+A dict's candidates are the product of its value lists with the keys in sorted order (the last key
+varies fastest); a list of dicts yields each dict's candidates in turn. :meth:`Grid.resolve`
+validates every candidate against a base config before anything runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
+
+from rag_lab.config_files import explain_validation, read_mapping
+from rag_lab.errors import ConfigError
+from rag_lab.evaluation.catalog import check_metric
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, short_hash
+from rag_lab.experiments.engine.search_space import SearchSpace, SearchSpec
+from rag_lab.llm.cassette import Cassette
+from rag_lab.llm.factory import BackendKind, simulator_profile
+from rag_lab.llm.model_pack import CHUNKED_MODELS
+from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
+from rag_lab.pipeline import PipelineConfig
+from rag_lab.records import EvalSet
+
+
+def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
+    """A stable short id of one run: the resolved config, the backend and the seed. Resume matches on it."""
+    return short_hash({"config": config.flat(), "backend": backend.identity(), "seed": seed})
+
+
+# --- the spec -------------------------------------------------------------------------------------
+
+
+class BackendSpec(BaseModel):
+    """Which LLM answers: ``sim`` (profile and knob overrides), ``openai`` or ``local``.
+    ``cache`` uses the shared LLM response cache (it changes what is spent, never results).
+    ``max_tokens`` caps every call's completion tokens (a slow local model's 512-token answers).
+    ``max_concurrency``: calls in flight at once to an ``openai`` server, e.g. its rate limit
+    (default: the sweep's number of thread workers, so every question in flight can call)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: BackendKind = Field(default="sim", description="a backend of rag_lab.llm.factory.BACKENDS")
+    profile: str = Field(default="typical", description=f"a profile name ({', '.join(PROFILES)}) or a profile file "
+                                                        "(.yaml/.json, e.g. from rag-lab calibrate; relative to the "
+                                                        "sweep file)")
+    knobs: dict[str, float | str] = Field(
+        default_factory=dict, description="simulator knob overrides (rates in [0, 1], e.g. `synonym_spinning: 0.6`)")
+    model: str | None = None
+    base_url: str | None = None
+    cache: bool = True
+    max_concurrency: int | None = Field(default=None, ge=1, le=1024)
+    max_tokens: int | None = Field(default=None, ge=1, le=32768,
+                                   description="cap on every call's completion tokens (for slow local models)")
+    cassette: str | None = Field(default=None, description="a cassette file (rag_lab.llm.cassette; relative to the sweep "
+                                                           "file): a live backend records every call into it, resuming")
+    replay: bool = Field(default=False, description="answer from the cassette alone, offline (rag-lab sweep --replay); a "
+                                                    "call it does not hold is an error")
+
+    @model_validator(mode="after")
+    def _valid_profile(self) -> BackendSpec:
+        if self.kind == "sim":
+            try:
+                self.sim_profile  # noqa: B018  (resolved here, once: the sweep, its ids and the workers read it)
+            except ConfigError as exc:
+                raise ValueError(str(exc)) from None
+        elif self.knobs:
+            raise ValueError(f"knobs are simulator settings; backend {self.kind!r} takes none")
+        if self.kind in ("sim", "recorded") and self.cassette is not None:
+            raise ValueError(f"a cassette records a real backend (openai or local), not {self.kind!r}")
+        if self.replay and self.cassette is None:
+            raise ValueError("replay needs the cassette to replay (backend.cassette)")
+        return self
+
+    @cached_property
+    def sim_profile(self) -> SimulatorProfile | None:
+        """The simulator profile with the knob overrides (``kind: sim``; else None), resolved once per spec."""
+        return simulator_profile(self.profile, self.knobs) if self.kind == "sim" else None
+
+    def with_settings(self, settings: Mapping[str, Any]) -> BackendSpec:
+        """A validated copy with the dotted ``settings`` changed: ``profile``, ``model``, ``max_tokens`` … by
+        their field name, and one simulator knob as ``knobs.<knob>`` (the keys a grid writes as
+        ``backend.profile`` or ``backend.knobs.synonym_spinning``, without the ``backend.`` prefix)."""
+        data = self.model_dump()
+        knobs = dict(data["knobs"])
+        for key, value in settings.items():
+            field, _, knob = key.partition(".")
+            if field == "knobs" and knob:
+                knobs[knob] = value
+            elif field in _GRID_FIELDS and not knob:
+                data[field] = value
+            else:
+                raise ConfigError(f"'backend.{key}' is not a backend setting a grid can vary; use one of "
+                                  f"{', '.join(f'backend.{f}' for f in _GRID_FIELDS)}"
+                                  " or backend.knobs.<knob>")
+        try:
+            return BackendSpec.model_validate({**data, "knobs": knobs})
+        except ValidationError as exc:
+            raise ConfigError(explain_validation(exc, "backend")) from None
+
+    def backend_settings(self, seed: int, concurrency: int = 1) -> tuple[str, dict[str, Any]]:
+        """The kind and the :class:`~rag_lab.llm.factory.BackendOptions` settings that open this spec's backend
+        for ``seed``: a replay reads the cassette (``recorded``); the simulator gets the profile resolved once
+        (:attr:`sim_profile`); an ``openai`` server admits ``concurrency`` calls in flight (the executor's
+        workers) unless ``max_concurrency`` says otherwise."""
+        if self.replay:
+            return "recorded", {"model": self.replay_cassette(), "max_tokens": self.max_tokens}
+        limit = self.max_concurrency or (concurrency if self.kind == "openai" else None)
+        return self.kind, {"profile": self.sim_profile if self.sim_profile is not None else self.profile, "seed": seed,
+                           "model": self.model, "base_url": self.base_url, "cache": self.cache,
+                           "max_concurrency": limit, "max_tokens": self.max_tokens, "record": self.cassette}
+
+    def replay_cassette(self) -> str:
+        """The cassette a replay reads, after checking it records this spec's model: for a packaged chunked
+        model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
+        if self.cassette is None:
+            raise ConfigError("replay needs the cassette to replay (backend.cassette)")
+        header = Cassette.read_header(self.cassette)  # the entries are read once, by the replay backend
+        pinned = CHUNKED_MODELS.get(str(self.model or "").lower())
+        recorded = header.provenance.get("model_sha256")
+        if pinned is not None and recorded != pinned.sha256:
+            raise ConfigError(f"cassette {self.cassette} records a model with sha256 {recorded}, not {self.model} "
+                              f"({pinned.sha256})")
+        return self.cassette
+
+    def flat(self, keys: Iterable[str]) -> dict[str, Any]:
+        """This backend's values of the dotted ``keys`` (``backend.profile``, ``backend.knobs.<knob>``: a knob's
+        effective value, from the profile where the spec does not override it)."""
+        profile = self.sim_profile.model_dump() if self.sim_profile is not None else {}
+        out = {}
+        for key in keys:
+            field, _, knob = key.removeprefix(BACKEND_PREFIX).partition(".")
+            out[key] = self.knobs.get(knob, profile.get(knob)) if field == "knobs" else getattr(self, field)
+        return out
+
+    def identity(self) -> dict[str, Any]:
+        """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens``
+        only when set, so the identities of uncapped sweeps are what they always were; not ``cassette`` nor
+        ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
+        cap = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        if self.sim_profile is not None:
+            return {"kind": "sim", "profile": self.sim_profile.model_dump(), **cap}
+        return {"kind": self.kind, "model": self.model, "base_url": self.base_url, **cap}
+
+
+#: The backend settings a grid may vary (``backend.<field>``; knobs as ``backend.knobs.<knob>``).
+_GRID_FIELDS = tuple(f for f in BackendSpec.model_fields if f not in ("kind", "knobs", "cassette", "replay"))
+
+
+class ClaimSpec(BaseModel):
+    """A claim a sweep states up front (the ``findings:`` section): ``candidate`` minus ``reference`` (dicts of
+    dotted settings picking one config each, or candidate ids; no reference: the base config) on ``metric``
+    lies ``direction`` of 0 (``above``/``below``: a one-sided paired test; ``none``: within ±``margin``, the
+    TOST). The sweep's findings form one family, tested in the order listed (fixed sequence: a finding counts
+    when it and every one before it do, so its verdict never depends on the findings after it); ``rag-lab
+    sweep``, the HTML report and :func:`rag_lab.experiments.engine.findings.sweep_findings` test them with the same
+    code."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    metric: str
+    candidate: dict[str, Any] | str
+    reference: dict[str, Any] | str | None = None
+    direction: Literal["above", "below", "none"] = "above"
+    margin: float | None = Field(default=None, gt=0.0)
+    claim: str = ""
+
+    @field_validator("metric")
+    @classmethod
+    def _known(cls, metric: str) -> str:
+        return check_metric(metric, "finding metric")
+
+    @model_validator(mode="after")
+    def _margin(self) -> ClaimSpec:
+        if (self.direction == "none") != (self.margin is not None):
+            raise ValueError("a margin goes with direction 'none' (no change within ±margin), and only with it")
+        return self
+
+
+class SweepSpec(BaseModel):
+    """A whole sweep: questions (``dataset``, ``split``, ``types``, ``per_type``, ``limit``), the
+    ``base`` config (nested or dotted dict, or a YAML/JSON config file path), the ``grid``, the
+    ``backend`` and the simulator ``seeds`` (one run per candidate and seed). With ``search``
+    (:class:`~rag_lab.experiments.engine.search_space.SearchSpec`) the grid is the space a sampler searches
+    (values may also be ranges ``{low, high}``), optionally raced over questions; a search takes one seed.
+
+    Questions are chosen in dataset order: the split, then the types, then at most ``per_type``
+    questions of each type, then at most ``limit`` in all."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, max_length=80, pattern=r"^[A-Za-z0-9_.-]+$")
+    dataset: str = Field(min_length=1, description="a shipped dataset name (world) or a dataset path")
+    split: str | None = None
+    types: list[str] | None = None
+    per_type: int | None = Field(default=None, ge=1)
+    limit: int | None = Field(default=None, ge=1)
+    base: dict[str, Any] | str = Field(default_factory=dict)
+    search: SearchSpec | None = None  # (before grid: the grid is read as a search space when it is set)
+    grid: dict[str, Any] | list[Any] = Field(default_factory=dict)
+    backend: BackendSpec = BackendSpec()
+    seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
+    findings: list[ClaimSpec] = Field(default_factory=list)
+
+    @field_validator("grid")
+    @classmethod
+    def _grid_shape(cls, grid: dict[str, Any] | list[Any], info: ValidationInfo) -> dict[str, Any] | list[Any]:
+        search = info.data.get("search")
+        try:
+            if search is None:
+                Grid(grid)
+            else:
+                space = SearchSpace(grid)
+                if search.sampler == "grid":
+                    space.grid()
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        return grid
+
+    @model_validator(mode="after")
+    def _one_seed_per_search(self) -> SweepSpec:
+        if self.search is not None and len(self.seeds) != 1:
+            raise ValueError(f"a search runs one seed (each trial is one candidate), got seeds {self.seeds}")
+        return self
+
+    @field_validator("seeds")
+    @classmethod
+    def _distinct_seeds(cls, seeds: list[int], info: ValidationInfo) -> list[int]:
+        if len(set(seeds)) != len(seeds):
+            raise ValueError(f"seeds must be distinct, got {seeds}")
+        if any(s < 0 for s in seeds):
+            raise ValueError(f"seeds must be >= 0, got {seeds}")
+        backend = info.data.get("backend")
+        if backend is not None and backend.kind != "sim" and len(seeds) > 1:
+            raise ValueError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
+        return seeds
+
+    def with_replay(self) -> SweepSpec:
+        """This sweep answered from its backend's cassette alone (same candidates, same questions)."""
+        if self.backend.cassette is None:
+            raise ConfigError(f"sweep {self.name!r} names no cassette to replay (backend.cassette)")
+        backend = BackendSpec.model_validate({**self.backend.model_dump(), "replay": True})
+        return self.model_copy(update={"backend": backend})
+
+    # --- resolution ----------------------------------------------------------------------------
+
+    def base_config(self) -> PipelineConfig:
+        """The base pipeline config (read from the file when ``base`` is a path)."""
+        if isinstance(self.base, str):
+            return PipelineConfig.from_file(self.base)
+        return PipelineConfig.from_dict(self.base)
+
+    def parameter_grid(self) -> Grid:
+        """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
+        if self.search is not None:
+            if self.search.sampler != "grid":
+                raise ConfigError(f"sweep {self.name!r}: a {self.search.sampler} search has no grid of candidates; "
+                                  "its trials are proposed as it runs")
+            return self.search_space().grid()
+        return Grid(self.grid)
+
+    def search_space(self) -> SearchSpace:
+        """The space a search samples (the ``grid`` section read with ranges allowed)."""
+        return SearchSpace(self.grid)
+
+    def select_questions(self, evalset: EvalSet) -> EvalSet:
+        """The questions this sweep runs, in dataset order (see the class doc)."""
+        questions = evalset.select(split=self.split, types=self.types, per_type=self.per_type, limit=self.limit).questions
+        if not questions:
+            raise ConfigError(f"sweep {self.name!r}: no questions selected from {evalset.name!r} "
+                              f"(split={self.split}, types={self.types})")
+        return EvalSet(questions, name=evalset.name)
+
+    # --- files ---------------------------------------------------------------------------------
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> SweepSpec:
+        """Read a YAML or JSON sweep file. A relative ``base`` path is read relative to the file."""
+        path = Path(path)
+        data = read_mapping(path, "sweep")
+        if isinstance(data.get("base"), str) and not Path(data["base"]).is_absolute():
+            data["base"] = str(path.parent / data["base"])
+        backend = data.get("backend")
+        if (isinstance(backend, dict) and isinstance(backend.get("profile"), str)
+                and is_profile_file(backend["profile"]) and not Path(backend["profile"]).is_absolute()):
+            data["backend"] = {**backend, "profile": str(path.parent / backend["profile"])}
+        backend = data.get("backend")
+        if isinstance(backend, dict) and isinstance(backend.get("cassette"), str) and not Path(backend["cassette"]).is_absolute():
+            data["backend"] = {**backend, "cassette": str(path.parent / backend["cassette"])}
+        try:
+            return cls.from_dict(data)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> SweepSpec:
+        """Validate a sweep given as a dict; errors name each field at fault."""
+        try:
+            return cls.model_validate(dict(data))
+        except ValidationError as exc:
+            raise ConfigError(explain_validation(exc, "sweep")) from None
+
+
+
+
+def load_sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
+    """A :class:`SweepSpec` from a spec, a dict, or a YAML/JSON file path."""
+    if isinstance(source, SweepSpec):
+        return source
+    if isinstance(source, Mapping):
+        return SweepSpec.from_dict(source)
+    return SweepSpec.from_file(source)

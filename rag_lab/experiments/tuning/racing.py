@@ -1,0 +1,256 @@
+"""Racing candidates over questions (irace's idea, with the paired tests of :mod:`rag_lab.stats`).
+
+Every candidate in a race answers the same questions in the same order — a seeded random order of the
+sweep's questions (:func:`race_order`), so the first batch is a fair sample of every question type.
+The race runs in **stages** of growing question counts (``race.batches``, e.g. 20, 40, 80, then all).
+After each stage but the last — a *look* — :func:`stage_drops` tests, on the questions run so far, two kinds
+of hypothesis; a candidate is dropped only when one of its own is **rejected by a test**, never on an
+observation:
+
+- **dominance**, for every ordered pair of a candidate ``c`` still racing and a rival ``r`` (another
+  survivor, or an *incumbent*: a candidate that has already run every question and survived), and for
+  every objective ``k``: "``r`` is better than ``c`` on ``k`` *and* not worse on every other objective".
+  Better on ``k`` is a one-sided paired test of ``r − c`` (:func:`rag_lab.stats.significance.difference_p`:
+  exact sign / McNemar when every nonzero difference has one size, a sign-flip permutation test
+  otherwise). Not worse on objective ``j`` is, with ``dominance: noninferior`` (the default), the exact
+  non-inferiority test of :mod:`rag_lab.stats.exact` with margin ``race.margin``: H0 "``r`` loses at least
+  ``margin`` more of the questions than it wins on ``j``" (for a 0/1 metric, its mean is ``margin`` or more
+  below ``c``'s) — so a tie on every question shows non-inferiority only once there are enough of them
+  (``(1 − margin)^n`` small), and a rival that costs more on 3% of the questions is *not* shown
+  non-inferior at a margin of 0.02; with ``dominance: strict``, the one-sided test that ``r`` is better on
+  ``j`` too. The pair's p is the largest of these (an intersection-union test). Every ordered pair and
+  every ``k`` enter the family, whatever the means say, so the family holds every hypothesis the look could
+  reject;
+- **a constraint** ``METRIC <= B`` (``>= B``) for every candidate still racing: H0 "``c``'s mean keeps it",
+  tested one-sided — exactly with the binomial test of the count of 1s for a 0/1 metric, with a sign-flip
+  test of ``values − B`` otherwise (which assumes the differences symmetric under H0).
+
+All of one look's hypotheses form one family, Holm-corrected (:func:`rag_lab.stats.significance.holm`) at
+``alpha / looks``: α is **spent over the planned looks by a Bonferroni split** (the looks are the stages
+but the last, known when the race starts), so the chance that any look drops a candidate on a true
+hypothesis stays at most ``alpha`` over the whole race (a union bound over the looks, whatever their
+correlation). A dropped candidate carries the rival (or the constraint) and the numbers that dropped it.
+``tests/test_racing_error.py`` measures the rule by simulation (docs/decisions.md).
+
+Everything here is a function of the stored rows: a resumed race recomputes the same decisions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import stats as _stats
+
+from rag_lab.evaluation.catalog import label
+from rag_lab.experiments.engine.search_space import Constraint, Objective, RaceSpec
+from rag_lab.stats.exact import noninferiority_p
+from rag_lab.stats.paired import EQUAL_TOL
+from rag_lab.stats.significance import difference_p, holm
+
+#: ``values[candidate_id][metric]``: one value per question of the stage (NaN where undefined).
+StageValues = Mapping[str, Mapping[str, np.ndarray]]
+
+
+@dataclass(frozen=True)
+class RaceOutcome:
+    """How a candidate left the race: ``survived`` (ran every question) or ``dropped`` after
+    ``n_questions``, by ``rival`` (a candidate id; None for a broken constraint), with ``reason`` in words
+    and ``detail`` in numbers."""
+
+    candidate_id: str
+    status: str
+    n_questions: int
+    rival: str | None = None
+    reason: str = ""
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+def race_order(qids: Sequence[str], seed: int) -> list[str]:
+    """The order a race runs the questions in: a permutation of ``qids`` seeded by ``seed``."""
+    rng = np.random.default_rng(seed)
+    return [qids[i] for i in rng.permutation(len(qids))]
+
+
+def _defined(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    keep = ~(np.isnan(a) | np.isnan(b))
+    return a[keep], b[keep]
+
+
+DOMINANCE = ("noninferior", "strict")
+
+
+def _gains(values: StageValues, r: str, c: str, objectives: Sequence[Objective]) -> list[np.ndarray] | None:
+    """``r``'s gain over ``c`` per question on each objective (positive: ``r`` better), where both are defined."""
+    gains = []
+    for o in objectives:
+        a, b = _defined(np.asarray(values[r][o.metric], float), np.asarray(values[c][o.metric], float))
+        if a.size == 0:
+            return None
+        gains.append((b - a) if o.minimize else (a - b))
+    return gains
+
+
+def _better(gain: np.ndarray, metric: str) -> dict[str, Any]:
+    p, method, _, wins, losses = difference_p(gain, "greater")
+    return {"metric": metric, "test": "better", "delta": float(gain.mean()), "p": p, "n": int(gain.size),
+            "method": method, "n_better": wins, "n_worse": losses}
+
+
+def _not_worse(gain: np.ndarray, metric: str, dominance: str, margin: float) -> dict[str, Any]:
+    if dominance == "strict":
+        return _better(gain, metric)
+    wins, losses = int((gain > EQUAL_TOL).sum()), int((gain < -EQUAL_TOL).sum())
+    return {"metric": metric, "test": "not_worse", "delta": float(gain.mean()), "margin": margin,
+            "p": noninferiority_p(wins, losses, int(gain.size), margin), "n": int(gain.size),
+            "method": "exact non-inferiority", "n_better": wins, "n_worse": losses}
+
+
+def dominance_hypotheses(values: StageValues, c: str, r: str, objectives: Sequence[Objective],
+                         dominance: str = "noninferior", margin: float = 0.02) -> list[dict[str, Any]]:
+    """One hypothesis per objective ``k``: "``r`` is better than ``c`` on ``k`` and not worse on the others", with
+    its p (the largest of its tests) and the tests; none when some objective is defined on no question."""
+    gains = _gains(values, r, c, objectives)
+    if gains is None:
+        return []
+    out = []
+    for k, (gk, ok) in enumerate(zip(gains, objectives, strict=True)):
+        tests = [_better(gk, ok.metric)] + [_not_worse(g, o.metric, dominance, margin)
+                                            for j, (g, o) in enumerate(zip(gains, objectives, strict=True)) if j != k]
+        out.append({"candidate": c, "rival": r, "objective": ok.metric, "p": max(t["p"] for t in tests),
+                    "tests": tests})
+    return out
+
+
+def constraint_test(mine: np.ndarray, k: Constraint) -> dict[str, Any]:
+    """The one-sided test of "the mean keeps ``k``" on a candidate's values (see the module doc)."""
+    breaks_up = k.op == "<="      # broken when the mean is above the bound
+    if mine.size and bool(np.all((mine == 0.0) | (mine == 1.0))):
+        ones, n, bound = int(mine.sum()), int(mine.size), min(1.0, max(0.0, k.bound))
+        p = float(_stats.binom.sf(ones - 1, n, bound) if breaks_up else _stats.binom.cdf(ones, n, bound))
+        method = "exact binomial"
+    else:
+        p, method, _, _, _ = difference_p(mine - k.bound, "greater" if breaks_up else "less")
+    return {"metric": k.metric, "test": "constraint", "delta": float(mine.mean() - k.bound) if mine.size else math.nan,
+            "p": min(1.0, p), "n": int(mine.size), "method": method,
+            "mean": float(mine.mean()) if mine.size else math.nan, "bound": k.bound}
+
+
+def stage_drops(
+    values: StageValues,
+    challengers: Sequence[str],
+    rivals: Sequence[str],
+    objectives: Sequence[Objective],
+    constraints: Sequence[Constraint],
+    alpha: float,
+    n_questions: int,
+    dominance: str = "noninferior",
+    margin: float = 0.02,
+    looks: int = 1,
+) -> list[RaceOutcome]:
+    """The challengers dropped after this look (see the module doc); ``rivals`` may include challengers. The
+    family is Holm-corrected at ``alpha / looks``."""
+    if dominance not in DOMINANCE:
+        raise ValueError(f"dominance must be one of {DOMINANCE}, got {dominance!r}")
+    if dominance == "noninferior" and not 0.0 < margin < 0.5:
+        raise ValueError(f"margin must lie in (0, 0.5) (a share of the questions), got {margin!r}")
+    if isinstance(looks, bool) or not isinstance(looks, int) or looks < 1:
+        raise ValueError(f"looks must be a positive integer, got {looks!r}")
+    hypotheses: list[dict[str, Any]] = []
+    for c in challengers:
+        for r in rivals:
+            if r != c:
+                hypotheses += dominance_hypotheses(values, c, r, objectives, dominance, margin)
+        for k in constraints:
+            mine = np.asarray(values[c][k.metric], float)
+            mine = mine[~np.isnan(mine)]
+            if mine.size == 0:
+                continue
+            test = constraint_test(mine, k)
+            hypotheses.append({"candidate": c, "rival": None, "constraint": str(k), "p": test["p"], "tests": [test]})
+    if not hypotheses:
+        return []
+    level = alpha / looks
+    adjusted = [float(p) for p in holm([h["p"] for h in hypotheses])]
+    for h, p in zip(hypotheses, adjusted, strict=True):
+        h["p_holm"] = p
+    drops = []
+    for c in challengers:
+        mine = sorted((h for h in hypotheses if h["candidate"] == c and h["p_holm"] <= level),
+                      key=lambda h: (h["p_holm"], h["rival"] or "", h.get("objective", "")))
+        if not mine:
+            continue
+        best = mine[0]
+        detail = {"family": len(hypotheses), "alpha": alpha, "looks": looks, "alpha_look": level,
+                  "spending": "Bonferroni split over the looks", "dominance": dominance,
+                  "margin": margin if dominance == "noninferior" else None, "p_holm": best["p_holm"], "p": best["p"],
+                  "tests": best["tests"], "constraint": best.get("constraint"), "objective": best.get("objective")}
+        drops.append(RaceOutcome(candidate_id=c, status="dropped", n_questions=n_questions, rival=best["rival"],
+                                 reason=_reason(best, n_questions, len(hypotheses), level), detail=detail))
+    return drops
+
+
+def _reason(h: Mapping[str, Any], n: int, family: int, level: float) -> str:
+    def one(t: Mapping[str, Any]) -> str:
+        if t["test"] == "not_worse":
+            return (f"{label(t['metric'])} not worse beyond a net share of {t['margin']:g} ({t['n_better']} questions "
+                    f"better, {t['n_worse']} worse of {t['n']}; exact non-inferiority p = {t['p']:.2g})")
+        if t["test"] == "constraint":
+            return f"{label(t['metric'])} mean {t['mean']:.3g} against {t['bound']:g} (p = {t['p']:.2g}, {t['method']})"
+        return (f"{label(t['metric'])} better by Δ {t['delta']:+.3f} ({t['n_better']}↑ {t['n_worse']}↓, "
+                f"p = {t['p']:.2g}, {t['method']})")
+
+    tests = "; ".join(one(t) for t in h["tests"])
+    holm_text = (f"Holm-adjusted p = {h['p_holm']:.2g} over the look's {family} hypotheses, at α = {level:.2g} "
+                 "(α split over the looks)")
+    if h["rival"] is None:
+        return f"after {n} questions its mean breaks {h['constraint']} ({tests}; {holm_text})"
+    return f"after {n} questions, dominated by {h['rival']}: {tests} (rival − this; {holm_text})"
+
+
+def run_race(
+    challengers: Sequence[str],
+    incumbents: Sequence[str],
+    order: Sequence[str],
+    spec: RaceSpec,
+    objectives: Sequence[Objective],
+    constraints: Sequence[Constraint],
+    evaluate: Callable[[Sequence[str], Sequence[str]], None],
+    metric_values: Callable[[str, Sequence[str], str], np.ndarray],
+    on_drop: Callable[[RaceOutcome], None] | None = None,
+) -> dict[str, RaceOutcome]:
+    """Race ``challengers`` (candidate ids) over ``order``'s questions in ``spec``'s stages against each other
+    and the ``incumbents`` (which must have run every question already); ``evaluate(ids, qids)`` makes sure
+    those rows are stored, ``metric_values(id, qids, metric)`` reads them. Returns every challenger's outcome."""
+    metrics = list(dict.fromkeys([o.metric for o in objectives] + [k.metric for k in constraints]))
+    survivors = list(dict.fromkeys(challengers))
+    outcomes: dict[str, RaceOutcome] = {}
+    stages = spec.stages(len(order))
+    looks = max(1, len(stages) - 1)   # the planned looks: α is split over them
+    for n in stages:
+        qids = list(order[:n])
+        evaluate(survivors, qids)
+        if n == stages[-1]:
+            break
+        everyone = list(dict.fromkeys([*survivors, *incumbents]))
+        values = {cid: {m: metric_values(cid, qids, m) for m in metrics} for cid in everyone}
+        for drop in stage_drops(values, survivors, everyone, objectives, constraints, spec.alpha, n, spec.dominance,
+                                spec.margin, looks):
+            outcomes[drop.candidate_id] = drop
+            if on_drop is not None:
+                on_drop(drop)
+        survivors = [c for c in survivors if c not in outcomes]
+    for c in survivors:
+        outcomes[c] = RaceOutcome(candidate_id=c, status="survived", n_questions=len(order),
+                                  reason=f"ran all {len(order)} questions")
+    return outcomes
+
+
+def mean_of(values: np.ndarray) -> float:
+    """The mean of the defined values (NaN when none)."""
+    values = np.asarray(values, float)
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else math.nan

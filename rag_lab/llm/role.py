@@ -1,0 +1,128 @@
+"""The LLM roles table: one row (:class:`Role`) per kind of LLM call, in :data:`LLM_ROLES`.
+
+A row declares everything about its role that other code would otherwise list again: the prompt builder
+and the template version it speaks in each prompt set, the response schema per prompt set, the simulated
+model's answer (the ideal output, with the behaviour knobs that apply), and what calibration reads
+(whether the simulator breaks the output's format, and the label field whose invented values are
+hallucinated actions). The prompts (:func:`prompt_version`), the schema lookup
+(:data:`rag_lab.llm.schemas.DECISION_SCHEMAS`), the simulator's dispatch, the per-role cost metrics and
+calibration all read the table. The built-in rows are in :mod:`rag_lab.llm.roles`; a new role is one row::
+
+    LLM_ROLES.add("toy", Role(prompt=toy_prompt, versions={"v1": "toy-v1"}, schemas={"v1": ToyAnswer},
+                              simulate=lambda ideal, prompt, draws: {"answer": prompt.question}))
+
+The prompt sets a pipeline can speak (policy ``prompts.version``) are :data:`PROMPT_SETS`; a role that does
+not name a set speaks its ``v1`` template and answers with its ``v1`` schema there.
+
+>>> row = Role(prompt=print, versions={"v1": "toy-v1"})
+>>> row.version("v2"), row.schema("v2") is None
+('toy-v1', True)
+>>> prompt_version("route", "v9")
+Traceback (most recent call last):
+...
+rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from rag_lab.errors import ConfigError
+from rag_lab.registry import Registry
+
+__all__ = ["BASE_SET", "LLM_ROLES", "PROMPT_SETS", "PromptSetName", "Role", "prompt_version", "resolve_role"]
+
+#: The prompt sets (policy ``prompts.version``), each with what it changes. ``v2`` was written for a small real
+#: model (Qwen2.5-Coder-1.5B refused 45% of the questions whose answer was in its prompt and never asked for
+#: another round under v1): the router and the controller give their reason before their decision (the JSON
+#: schema orders it first, so a grammar-constrained model writes it first), the controller checks each needed
+#: fact against the evidence, and the answer is a few words with citations.
+PROMPT_SETS: Registry[str] = Registry("prompt set")
+PROMPT_SETS.add("v1", "the original wording")
+PROMPT_SETS.add("v2", "reason first (router, controller), each needed fact checked, a few cited words (answer)")
+#: A prompt set's name as a pydantic field type (the policy ``prompts.version``).
+PromptSetName = PROMPT_SETS.field()
+#: The set every role names; a role that does not name another set speaks this one there.
+BASE_SET = "v1"
+
+#: The simulated model's answer for a role: ``(ideal, prompt, draws)`` -> the output text, or a JSON object
+#: (``ideal``: :class:`~rag_lab.llm.sim.ideal.IdealModel`; ``prompt``: :class:`~rag_lab.llm.sim.prompt.Prompt`;
+#: ``draws``: :class:`~rag_lab.llm.sim.knobs.CallRandom`).
+Simulate = Callable[[Any, Any, Any], "str | dict[str, Any]"]
+
+
+def _no_simulation(ideal: Any, prompt: Any, draws: Any) -> str:
+    return ""  # the simulator writes INSUFFICIENT for an empty output
+
+
+@dataclass(frozen=True)
+class Role:
+    """One LLM role.
+
+    ``prompt``: the builder of its messages (:mod:`rag_lab.llm.prompts`); ``versions``: the template version
+    it speaks in each prompt set (the tag that opens its system message, ``[route-v2] …``), ``v1`` required;
+    ``schemas``: the response schema per prompt set (empty: free text, as the answer); ``simulate``: the
+    simulated model's output (:data:`Simulate`); ``step``: the decision index its knob draws are keyed by
+    (the controller's is the rounds already run; common random numbers); ``breaks_format``: whether the
+    simulator applies the format knobs (invalid JSON, hallucinated action, wrong types) to its output, which
+    is also what calibration pools the format rates over; ``label``: the field whose value must be one of
+    the allowed values (calibration counts another string as a hallucinated action)."""
+
+    prompt: Callable[..., Any]
+    versions: Mapping[str, str]
+    schemas: Mapping[str, type[BaseModel]] = field(default_factory=dict)
+    simulate: Simulate = _no_simulation
+    step: Callable[[Any], int] = lambda prompt: 0
+    breaks_format: bool = False
+    label: tuple[str, tuple[str, ...]] | None = None
+
+    def __post_init__(self) -> None:
+        for what, table in (("versions", self.versions), ("schemas", self.schemas)):
+            for name in table:
+                PROMPT_SETS.check(name)
+            if table and BASE_SET not in table:
+                raise ConfigError(f"a role's {what} must name the base prompt set {BASE_SET!r}, got {sorted(table)}")
+        if BASE_SET not in self.versions:
+            raise ConfigError(f"a role must name its {BASE_SET!r} template version")
+        if self.breaks_format and not self.schemas:
+            raise ConfigError("breaks_format needs a schema: only a structured output has a format to break")
+
+    def version(self, prompt_set: str = BASE_SET) -> str:
+        """The template version this role speaks in ``prompt_set``."""
+        return self.versions.get(PROMPT_SETS.check(prompt_set), self.versions[BASE_SET])
+
+    def schema(self, prompt_set: str = BASE_SET) -> type[BaseModel] | None:
+        """The response schema in ``prompt_set`` (None: free text)."""
+        if not self.schemas:
+            return None
+        return self.schemas.get(PROMPT_SETS.check(prompt_set), self.schemas[BASE_SET])
+
+
+LLM_ROLES: Registry[Role] = Registry("LLM role")
+
+_TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
+
+
+def prompt_version(role: str, prompt_set: str = BASE_SET) -> str:
+    """The template version ``role`` speaks in ``prompt_set`` (a name of :data:`PROMPT_SETS`)."""
+    PROMPT_SETS.check(prompt_set)
+    return LLM_ROLES[role].version(prompt_set)
+
+
+def resolve_role(role: str, system: str) -> str:
+    """The role a request plays: ``role`` when it is a registered role; for a generic ``chat`` request
+    (e.g. through ``rag-lab serve`` without a role header) the role named by the system message's version
+    tag (``[controller-v1] …``), else ``answer`` (extractive, or INSUFFICIENT)."""
+    if role in LLM_ROLES:
+        return role
+    tag = _TAG.match(system)
+    if tag and tag.group(1) in LLM_ROLES:
+        return tag.group(1)
+    if role == "chat":
+        return "answer"
+    raise ConfigError(f"the simulated backend has no role {role!r}; roles: {', '.join(LLM_ROLES)} (or chat)")

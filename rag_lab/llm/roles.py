@@ -1,0 +1,73 @@
+"""The built-in LLM roles, one row each in :data:`~rag_lab.llm.role.LLM_ROLES` (see :mod:`rag_lab.llm.role`):
+the prompt builder (:mod:`rag_lab.llm.prompts`) and its template version per prompt set, the response
+schema per prompt set (:mod:`rag_lab.llm.schemas`), the simulated model's output — the ideal output
+(:class:`~rag_lab.llm.sim.ideal.IdealModel`) with the behaviour knobs that apply (:mod:`rag_lab.llm.sim.knobs`)
+— and the calibration fields. ``rag_lab.llm`` imports this module, so the table is complete whenever any
+part of the LLM layer is in use.
+
+The roles, in pipeline order: ``route`` (SIMPLE or COMPLEX), ``rewrite`` (alternative queries), ``hyde``
+(hypothetical passages), ``controller`` (the loop's next action), ``answer`` (the cited answer), ``judge``
+(support or usefulness of a draft), ``grade`` (CRAG relevance of one chunk).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_lab.llm import prompts, schemas
+from rag_lab.llm.role import LLM_ROLES, Role
+from rag_lab.llm.sim.ideal import IdealModel
+from rag_lab.llm.sim.knobs import CallRandom, controller_knobs, route_knob, settles
+from rag_lab.llm.sim.prompt import Prompt
+
+
+def _route(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, str]:
+    return route_knob(ideal.route(p.question), ideal.is_comparison(p.question), draws)
+
+
+def _rewrite(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
+    return {"queries": ideal.rewrite(p.question, p.count, draws.rng)}
+
+
+def _hyde(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
+    return {"passages": ideal.hyde(p.question, p.count, draws.rng)}
+
+
+def _controller(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
+    decision = controller_knobs(ideal.decide(p.question, p.evidence, p.searches), p.question, p.searches,
+                                p.budget, p.rounds_run, draws,
+                                settled=lambda: settles(ideal.evidence(p.question, p.evidence)))
+    return decision.as_json()
+
+
+def _answer(ideal: IdealModel, p: Prompt, draws: CallRandom) -> str:
+    return ideal.answer(p.question, p.evidence, p.template, draws.partial_answer)
+
+
+def _judge(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
+    return ideal.judge(p.question, p.draft, p.items)
+
+
+def _grade(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
+    return ideal.grade(p.question, p.evidence[0]) if p.evidence else {"score": -1.0}
+
+
+def _rounds_run(p: Prompt) -> int:
+    """The controller's decision index: the rounds already run (rewrites or a multi-query round do not shift
+    later draws)."""
+    return p.rounds_run
+
+
+LLM_ROLES.add("route", Role(
+    prompts.route_prompt, {"v1": "route-v1", "v2": "route-v2"},
+    {"v1": schemas.RouteDecision, "v2": schemas.ReasonedRouteDecision}, _route,
+    breaks_format=True, label=("route", ("SIMPLE", "COMPLEX"))))
+LLM_ROLES.add("rewrite", Role(prompts.rewrite_prompt, {"v1": "rewrite-v1"}, {"v1": schemas.Rewrites}, _rewrite))
+LLM_ROLES.add("hyde", Role(prompts.hyde_prompt, {"v1": "hyde-v1"}, {"v1": schemas.HydePassages}, _hyde))
+LLM_ROLES.add("controller", Role(
+    prompts.controller_prompt, {"v1": "controller-v2", "v2": "controller-v3"},
+    {"v1": schemas.ControllerDecision, "v2": schemas.ReasonedControllerDecision}, _controller, step=_rounds_run,
+    breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
+LLM_ROLES.add("answer", Role(prompts.answer_prompt, {"v1": "answer-v1", "v2": "answer-v2"}, {}, _answer))
+LLM_ROLES.add("judge", Role(prompts.judge_prompt, {"v1": "judge-v1"}, {"v1": schemas.JudgeVerdict}, _judge))
+LLM_ROLES.add("grade", Role(prompts.grade_prompt, {"v1": "grade-v1"}, {"v1": schemas.RelevanceGrade}, _grade))
