@@ -8,7 +8,7 @@ import pytest
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import run_sweep
-from rag_lab.report.readme_quickstart import BEGIN, END, committed_text, quickstart_markdown, replace_block
+from rag_lab.course.readme_quickstart import BEGIN, END, committed_text, quickstart_markdown, replace_block
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -32,4 +32,4 @@ def test_readme_quotes_what_the_quickstart_sweep_measures(tmp_path):
     assert committed_text((REPO / "README.md").read_text()) == rendered, (
         "README's quickstart paragraph differs from the sweep's findings: run "
         "`rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart` and "
-        "`python -m rag_lab.report.readme_quickstart reports/quickstart`")
+        "`python -m rag_lab.course.readme_quickstart reports/quickstart`")

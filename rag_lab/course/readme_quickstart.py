@@ -5,8 +5,8 @@ them, tested in the order stated (one family, fixed-sequence correction), as the
 between :data:`BEGIN` and :data:`END`. After a change to the simulator, the world or the pipeline:
 
     rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart
-    python -m rag_lab.report.readme_quickstart reports/quickstart            # README's block
-    python -m rag_lab.report.readme_quickstart reports/quickstart --figure   # and docs/images/cost_quality.png
+    python -m rag_lab.course.readme_quickstart reports/quickstart            # README's block
+    python -m rag_lab.course.readme_quickstart reports/quickstart --figure   # and docs/images/cost_quality.png
 
 ``tests/test_readme_quickstart.py`` runs the sweep and fails when README's block differs from what it renders.
 """
@@ -18,13 +18,13 @@ import os
 from pathlib import Path
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.findings import sweep_findings
-from rag_lab.experiments.results import SweepResult
-from rag_lab.report.lesson_text import finding_paragraph
+from rag_lab.experiments.engine.findings import sweep_findings
+from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.course.lesson_text import finding_paragraph
 
 __all__ = ["BEGIN", "END", "quickstart_markdown", "readme_block", "replace_block"]
 
-BEGIN = ("<!-- quickstart findings: written from the sweep by `python -m rag_lab.report.readme_quickstart "
+BEGIN = ("<!-- quickstart findings: written from the sweep by `python -m rag_lab.course.readme_quickstart "
          "reports/quickstart`; do not edit by hand -->")
 END = "<!-- end of quickstart findings -->"
 
@@ -63,7 +63,7 @@ def committed_text(readme: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lab.report.readme_quickstart", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m rag_lab.course.readme_quickstart", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", help="the quickstart sweep's run folder (rag-lab sweep sweeps/quickstart.yaml --out DIR)")
     parser.add_argument("--readme", default="README.md", help="the README to rewrite (default: README.md)")
     parser.add_argument("--figure", action="store_true",
