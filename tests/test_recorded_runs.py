@@ -14,8 +14,16 @@ from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.loaders import load_dataset
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 
-#: Each shipped real-model sweep and the table its replay must reproduce.
-RECORDED = {name: DATA_DIR / "recorded" / f"{name}_table.csv" for name in ("real_qwen_hotpotqa", "real_qwen_hotpotqa_v2")}
+#: Each shipped real-model sweep (every sweep file whose backend records into a cassette) and the table its replay
+#: must reproduce.
+RECORDED = {path.stem: DATA_DIR / "recorded" / f"{path.stem}_table.csv" for path in sorted(SWEEPS_DIR.glob("*.yaml"))
+            if load_sweep_spec(path).backend.cassette}
+
+
+def test_every_recorded_sweep_ships_its_table() -> None:
+    assert {"real_qwen_hotpotqa", "real_qwen_hotpotqa_v2", "real_qwen_musique_v2"} <= set(RECORDED)
+    missing = [str(path) for path in RECORDED.values() if not path.is_file()]
+    assert not missing, f"recorded sweeps without their table (python scripts/recorded_findings.py SWEEP): {missing}"
 
 
 @pytest.mark.parametrize("name", sorted(RECORDED))
