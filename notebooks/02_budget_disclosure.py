@@ -75,7 +75,7 @@
 # the two profiles are the same model there. The simulator never sees the config — only the prompt.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, budget_disclosure, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import BudgetDisclosure
@@ -121,7 +121,7 @@ contrasts.group_means(result, ROUNDS, AT4).assign(**{"share routed COMPLEX": rou
 # has an opportunity):
 
 # %%
-contrasts.knob_table(result, AT4, ["budget_anchoring", "budget_thrift", "synonym_spinning"])
+budget_disclosure.knob_table(result, AT4, ["budget_anchoring", "budget_thrift", "synonym_spinning"])
 
 # %% [markdown]
 # ## The mechanism in one trace

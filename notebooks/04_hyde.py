@@ -68,7 +68,7 @@
 # does not hold — the passages are rephrasings, not answers.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, hyde, lesson_sweep, paired_finding, robustness, setup_notebook
 from rag_lab.evaluation.trace_facts import mark_gold, round_chunks
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
@@ -110,7 +110,7 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # %%
 OFF, FOUR = {"hyde.enabled": False}, {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}
 IDS = contrasts.named(result, {"HyDE off": OFF, "HyDE, 4 passages": FOUR})
-contrasts.calls_table(result, IDS)
+hyde.calls_table(result, IDS)
 
 # %% [markdown]
 # HyDE is meant for vocabulary mismatch. On the other question types it has less to fix — a second, small

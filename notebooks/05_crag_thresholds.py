@@ -65,7 +65,7 @@
 # below shows where).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
@@ -119,7 +119,7 @@ contrasts.value_counts(result, "crag_grade").T
 
 # %%
 never = result.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"]
-contrasts.by_type(result, contrasts.per_trace(result, never, best_crag_score)).round(3)
+crag_thresholds.by_type(result, crag_thresholds.per_trace(result, never, best_crag_score)).round(3)
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -193,7 +193,7 @@ assert catches.holds, catches.message
 findings_markdown(finding, catches, where=["crag_abstention"])
 
 # %%
-newly = contrasts.question_types(result)[contrasts.differing(result, STRICT, DEFAULT, "status")]
+newly = crag_thresholds.question_types(result)[contrasts.differing(result, STRICT, DEFAULT, "status")]
 print("questions whose status changes under lower=0.5, by type:", newly.value_counts().to_dict())
 display(contrasts.interval_table(result, [QUALITY, "quality_refused", STRICT_ANSWER, COST], reference=DEFAULT))  # noqa: F821
 contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
@@ -249,7 +249,7 @@ contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
 #
 # ```python
 # lexical = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_lexical", base={"crag.evaluator": "lexical"})
-# contrasts.by_type(lexical, contrasts.per_trace(lexical, lexical.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"], best_crag_score)).round(3)
+# crag_thresholds.by_type(lexical, crag_thresholds.per_trace(lexical, lexical.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"], best_crag_score)).round(3)
 # ```
 #
 # Compare the unanswerable row with the mismatch row of this best-score table: separation means no overlap of their ranges.
