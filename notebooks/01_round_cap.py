@@ -63,7 +63,7 @@
 # per-question `QuestionState`, never on the policy.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
 from rag_lab.figures import trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
@@ -82,8 +82,8 @@ setup_notebook(RoundCap, colwidth=80)
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-spec = {"name": "nb01_round_cap", "dataset": "world", "split": "test", "per_type": 10,
-        "backend": {"kind": "sim", "profile": "typical"}, "grid": {"round_cap.max_rounds": [1, 2, 3, 4]}}
+S = settings.ROUND_CAP  # the lesson's setting (10 test questions per type, the typical model): its robustness row reads it too
+spec = S.sweep("nb01_round_cap", {"round_cap.max_rounds": [1, 2, 3, 4]})
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 CAP = {n: {"round_cap.max_rounds": n} for n in (1, 2, 3, 4)}
 BY_CAP = contrasts.named(result, CAP)
@@ -159,7 +159,7 @@ explorer.run(wait=True)  # max_rounds=1 on the bridge questions: LLM calls per q
 
 # %%
 FINDINGS = FindingFamily(size=2, name="01_round_cap")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
-finding = paired_finding(result, COST, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
+finding = paired_finding(result, COST, candidate=S.candidate, reference=S.reference, direction="below", kind="measured",
                          family=FINDINGS, claim="capping retrieval at one round instead of two cuts LLM calls")
 assert finding.holds, finding.message
 
@@ -171,10 +171,10 @@ assert finding.holds, finding.message
 # the question names — compares strict answer containment at caps 1 and 2.
 
 # %%
-bridge = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb01_round_cap_bridge", per_type=None, types=["bridge"],
-                      grid={"round_cap.max_rounds": [1, 2]})
-bridge_finding = paired_finding(bridge, QUALITY, candidate=CAP[1], reference=CAP[2], direction="below", kind="measured",
-                                family=FINDINGS,
+BRIDGE = settings.ROUND_CAP_BRIDGE  # every two-hop test question
+bridge = lesson_sweep(BRIDGE.sweep("nb01_round_cap_bridge", {"round_cap.max_rounds": [1, 2]}), pareto=(COST, QUALITY))
+bridge_finding = paired_finding(bridge, QUALITY, candidate=BRIDGE.candidate, reference=BRIDGE.reference, direction="below",
+                                kind="measured", family=FINDINGS,
                                 claim="on two-hop questions, capping at one round loses answers that round 2 finds")
 assert bridge_finding.holds, bridge_finding.message
 findings_markdown(finding, bridge_finding, where=["round_cap_calls", "round_cap_bridge"])

@@ -75,7 +75,7 @@
 # the two profiles are the same model there. The simulator never sees the config — only the prompt.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, budget_disclosure, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import BudgetDisclosure
@@ -93,13 +93,13 @@ setup_notebook(BudgetDisclosure, colwidth=80)
 
 # %%
 COST, ROUNDS, QUALITY, MODELS = "cost_llm_calls", "cost_rounds", "quality_answer_containment_strict", ["anchored", "thrifty"]
-spec = {"name": "nb02_budget_disclosure", "dataset": "world", "split": "test", "per_type": 10,
-        "backend": {"kind": "sim", "profile": "anchored"},
-        "grid": {"disclosure.disclosed": [False, True], "round_cap.max_rounds": [2, 4], "backend.profile": MODELS}}
+S, THRIFT = settings.BUDGET_DISCLOSURE, settings.BUDGET_THRIFT  # the lesson's settings: its robustness rows read them too
+spec = S.sweep("nb02_budget_disclosure", {"disclosure.disclosed": [False, True], "round_cap.max_rounds": [2, 4],
+                                          "backend.profile": MODELS})
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 ARM = contrasts.along(result, ["backend.profile", "disclosure.disclosed", "round_cap.max_rounds"])  # {(model, shown, cap): id}
-A0, A1 = ({"backend.profile": "anchored", "disclosure.disclosed": shown, "round_cap.max_rounds": 4} for shown in (False, True))
-T0, T1 = ({**pick, "backend.profile": "thrifty"} for pick in (A0, A1))  # hidden, disclosed: the thrifty model at a cap of 4
+# hidden, disclosed at a cap of 4: the anchored model (A0, A1), the thrifty one (T0, T1)
+A0, A1, T0, T1 = ({"backend.profile": s.profile, **pick} for s in (S, THRIFT) for pick in (s.reference, s.candidate))
 table = contrasts.labelled_table(result, ["param_backend.profile", "param_round_cap.max_rounds", f"{QUALITY}±", ROUNDS, COST])
 table
 
@@ -121,7 +121,7 @@ contrasts.group_means(result, ROUNDS, AT4).assign(**{"share routed COMPLEX": rou
 # has an opportunity):
 
 # %%
-contrasts.knob_table(result, AT4, ["budget_anchoring", "budget_thrift", "synonym_spinning"])
+budget_disclosure.knob_table(result, AT4, ["budget_anchoring", "budget_thrift", "synonym_spinning"])
 
 # %% [markdown]
 # ## The mechanism in one trace

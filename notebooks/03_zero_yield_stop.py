@@ -62,7 +62,7 @@
 # the one-shot fallback (notebook 01's `fallback` stop).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, round_yield_figure, round_yield_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
@@ -81,11 +81,11 @@ setup_notebook(ZeroYieldStop, colwidth=80)
 # the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
-COST, QUALITY, KNOBS = "cost_llm_calls", "quality_answer_containment_strict", {"synonym_spinning": 0.6}
-spec = {"name": "nb03_zero_yield", "dataset": "world", "split": "test", "per_type": 10, "base": {"round_cap.max_rounds": 4},
-        "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS}, "grid": {"zero_yield.enabled": [True, False]}}
+COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
+S = settings.ZERO_YIELD  # the lesson's setting (a cap of 4, synonym_spinning 0.6): its robustness rows read it too
+spec, KNOBS = S.sweep("nb03_zero_yield", {"zero_yield.enabled": [True, False]}), dict(S.knobs)
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
-ON, OFF = {"zero_yield.enabled": True}, {"zero_yield.enabled": False}
+ON, OFF = S.candidate, S.reference  # the stop enabled, disabled
 NAMES = contrasts.named(result, {"stop enabled": ON, "stop disabled": OFF})
 table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_evidence_recall", "quality_abstention_accuracy",
                                           "cost_rounds", COST, "cost_tokens", "is_pareto"])

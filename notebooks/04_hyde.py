@@ -68,7 +68,7 @@
 # does not hold — the passages are rephrasings, not answers.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, hyde, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import mark_gold, round_chunks
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
@@ -90,10 +90,8 @@ setup_notebook(HyDE, colwidth=100)
 
 # %%
 COST, QUALITY, STRICT = "cost_tokens", "quality_evidence_recall", "quality_answer_containment_strict"
-spec = {"name": "nb04_hyde", "dataset": "world", "split": "test", "types": ["mismatch"],
-        "backend": {"kind": "sim", "profile": "typical"},
-        "grid": [{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4]},
-                 {"hyde.enabled": [True], "hyde.n_docs": [4], "hyde.include_query": [False]}]}
+spec = settings.HYDE.sweep("nb04_hyde", [{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [1, 2, 4]},
+                                         {"hyde.enabled": [True], "hyde.n_docs": [4], "hyde.include_query": [False]}])
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_has_answer_in_context", STRICT, "cost_llm_calls",
                                           "cost_embedding_calls", COST, "is_pareto"])
@@ -108,9 +106,9 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # evidence):
 
 # %%
-OFF, FOUR = {"hyde.enabled": False}, {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}
+OFF, FOUR = settings.HYDE.reference, settings.HYDE.candidate  # the lesson's setting: its robustness row reads it too
 IDS = contrasts.named(result, {"HyDE off": OFF, "HyDE, 4 passages": FOUR})
-contrasts.calls_table(result, IDS)
+hyde.calls_table(result, IDS)
 
 # %% [markdown]
 # HyDE is meant for vocabulary mismatch. On the other question types it has less to fix — a second, small

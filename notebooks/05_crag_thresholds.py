@@ -65,7 +65,7 @@
 # below shows where).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
@@ -88,8 +88,7 @@ setup_notebook(CRAG, colwidth=100)
 
 # %%
 COST, QUALITY, STRICT_ANSWER = "cost_tokens", "quality_abstention_accuracy", "quality_answer_containment_strict"
-spec = {"name": "nb05_crag", "dataset": "world", "split": "test", "per_type": 10, "backend": {"kind": "sim"},
-        "grid": {"crag.lower": [-1.0, 0.2, 0.3, 0.4, 0.5], "crag.upper": [0.5, 0.7, 1.0]}}
+spec = settings.CRAG.sweep("nb05_crag", {"crag.lower": [-1.0, 0.2, 0.3, 0.4, 0.5], "crag.upper": [0.5, 0.7, 1.0]})
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 table = contrasts.labelled_table(result, ["param_crag.lower", "param_crag.upper", f"{QUALITY}±", "quality_refused",
                                           STRICT_ANSWER, COST, "is_pareto"])
@@ -119,7 +118,7 @@ contrasts.value_counts(result, "crag_grade").T
 
 # %%
 never = result.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"]
-contrasts.by_type(result, contrasts.per_trace(result, never, best_crag_score)).round(3)
+crag_thresholds.by_type(result, crag_thresholds.per_trace(result, never, best_crag_score)).round(3)
 
 # %% [markdown]
 # ## The mechanism in one trace
@@ -130,7 +129,7 @@ contrasts.by_type(result, contrasts.per_trace(result, never, best_crag_score)).r
 # answer under each; the timeline is the strict run's.
 
 # %%
-STRICT, DEFAULT = {"crag.lower": 0.5, "crag.upper": 0.5}, {"crag.lower": 0.2, "crag.upper": 0.5}
+STRICT, DEFAULT = settings.CRAG.candidate, settings.CRAG.reference  # the lesson's setting: its robustness row reads it too
 IDS = contrasts.named(result, {"default 0.2/0.5": DEFAULT, "strict 0.5/0.5": STRICT})
 qid = contrasts.contrast_question(result, DEFAULT, STRICT, {STRICT_ANSWER: 2, "status": 1})
 strict = result.traces(IDS["strict 0.5/0.5"])[qid]
@@ -193,7 +192,7 @@ assert catches.holds, catches.message
 findings_markdown(finding, catches, where=["crag_abstention"])
 
 # %%
-newly = contrasts.question_types(result)[contrasts.differing(result, STRICT, DEFAULT, "status")]
+newly = crag_thresholds.question_types(result)[contrasts.differing(result, STRICT, DEFAULT, "status")]
 print("questions whose status changes under lower=0.5, by type:", newly.value_counts().to_dict())
 display(contrasts.interval_table(result, [QUALITY, "quality_refused", STRICT_ANSWER, COST], reference=DEFAULT))  # noqa: F821
 contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
@@ -249,7 +248,7 @@ contrasts.interval_table(unanswerable, [QUALITY], reference={"crag.lower": 0.2})
 #
 # ```python
 # lexical = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_lexical", base={"crag.evaluator": "lexical"})
-# contrasts.by_type(lexical, contrasts.per_trace(lexical, lexical.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"], best_crag_score)).round(3)
+# crag_thresholds.by_type(lexical, crag_thresholds.per_trace(lexical, lexical.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"], best_crag_score)).round(3)
 # ```
 #
 # Compare the unanswerable row with the mismatch row of this best-score table: separation means no overlap of their ranges.

@@ -78,7 +78,7 @@
 # decide to answer, and the answer is then written without it.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.figures import truncation_retention_figure, truncation_retention_info
 from rag_lab.loaders import load_dataset
@@ -103,12 +103,10 @@ setup_notebook(Truncation, colwidth=100)
 
 # %%
 COST, QUALITY, RETAINED = "cost_tokens", "quality_answer_containment_strict", "quality_later_gold_retained"
-spec = {"name": "nb06_truncation", "dataset": "world", "split": "test", "types": ["bridge", "comparison"],
-        # the base is the buggy strategy, so every label below reads as a change from it
-        "base": {"round_cap.max_rounds": 3, "truncation.strategy": "append_then_truncate"},
-        "backend": {"kind": "sim", "profile": "typical"},
-        "grid": {"truncation.strategy": ["append_then_truncate", "rank_then_truncate", "refine"],
-                 "truncation.max_snippets": [3, 5, 8]}}
+S = settings.TRUNCATION  # the lesson's setting (a cap of 3, the two-hop questions): its robustness rows read it too
+spec = S.sweep("nb06_truncation", {"truncation.strategy": ["append_then_truncate", "rank_then_truncate", "refine"],
+                                   "truncation.max_snippets": [3, 5, 8]})
+spec["base"] = {**S.base, "truncation.strategy": "append_then_truncate"}  # the buggy strategy: every label reads as a change from it
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 table = contrasts.labelled_table(result, ["param_truncation.strategy", "param_truncation.max_snippets", RETAINED,
                                           "quality_evidence_recall", "quality_has_answer_in_context", f"{QUALITY}±",
@@ -137,7 +135,7 @@ truncation_retention_figure(truncation_retention_info(result.table))
 # is the append run's.
 
 # %%
-RANK, APPEND = ({"truncation.strategy": s, "truncation.max_snippets": 5} for s in ("rank_then_truncate", "append_then_truncate"))
+RANK, APPEND = S.candidate, S.reference  # at a tight limit of 5 snippets
 IDS = contrasts.named(result, {"append_then_truncate": APPEND, "rank_then_truncate": RANK})
 qid = contrasts.contrast_question(result, RANK, APPEND, {QUALITY: 2, "quality_has_answer_in_context": 1})
 gold = load_dataset("world").evalset[qid].gold_doc_ids

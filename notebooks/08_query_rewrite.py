@@ -67,7 +67,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, query_rewrite, setup_notebook
 from rag_lab.evaluation.trace_facts import fusion_table
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
@@ -140,7 +140,7 @@ trace_timeline_figure(trace_timeline_info(trace))
 # controller that stopped (an empty final context is a refusal).
 
 # %%
-gold_table = pd.concat({name: contrasts.gold_stages(s, contrasts.named(s, {"off": OFF, "3 rewrites": THREE}), world.evalset)
+gold_table = pd.concat({name: query_rewrite.gold_stages(s, contrasts.named(s, {"off": OFF, "3 rewrites": THREE}), world.evalset)
                         for name, s in SWEEPS.items()}, names=["type", "qid"])
 display(gold_table[gold_table["off"].ne(gold_table["3 rewrites"]).any(axis=1)])  # noqa: F821 (IPython's display)
 gold_table.groupby(level="type").sum()

@@ -67,7 +67,7 @@
 # simulator's own style (the self-preference bias).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput
@@ -108,14 +108,14 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 
 # %%
 JUDGES = {"draft_only": NAMES["draft-only judge"], "with_evidence": NAMES["with-evidence judge"]}
-refusals = contrasts.refusals_by_baseline(result, JUDGES, NONE, Intervention.JUDGE_REFUSED, QUALITY, calls="cost_calls_judge")
+refusals = judge_input.refusals_by_baseline(result, JUDGES, NONE, Intervention.JUDGE_REFUSED, QUALITY, calls="cost_calls_judge")
 refusals
 
 # %% [markdown]
 # Where the refusals fall, by question type (share of questions refused by the judge):
 
 # %%
-contrasts.refused_share_by_type(result, JUDGES, Intervention.JUDGE_REFUSED).round(2)
+judge_input.refused_share_by_type(result, JUDGES, Intervention.JUDGE_REFUSED).round(2)
 
 # %% [markdown]
 # ## The mechanism in one trace

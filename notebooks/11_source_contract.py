@@ -64,7 +64,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook, source_contract
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
@@ -120,14 +120,14 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # cited chunk's document), and the retrieval rounds in which the filter left nothing.
 
 # %%
-counts = contrasts.source_audit(result, NAMES, SOURCE, ALLOWED)  # rounds found by the interventions' codes
+counts = source_contract.source_audit(result, NAMES, SOURCE, ALLOWED)  # rounds found by the interventions' codes
 counts
 
 # %% [markdown]
 # The source types the fail-open answers cited, and the question types they answered:
 
 # %%
-leaks = contrasts.off_contract_answers(result, OPEN, SOURCE, ALLOWED, QUALITY)
+leaks = source_contract.off_contract_answers(result, OPEN, SOURCE, ALLOWED, QUALITY)
 leaks
 
 # %% [markdown]

@@ -65,7 +65,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook, validation_table
+from rag_lab.course import FindingFamily, contrasts, controller_validation, findings_markdown, lesson_sweep, paired_finding, setup_notebook, validation_table
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.pipeline import PipelineConfig
@@ -119,7 +119,7 @@ cost_quality_figure(cost_quality_info(table, COST, QUALITY, text_col="label"))
 # stays empty here; a real model's prose-wrapped JSON is what repair is for.
 
 # %%
-outcomes = contrasts.call_outcomes(result, FALLBACK)
+outcomes = controller_validation.call_outcomes(result, FALLBACK)
 outcomes
 
 # %% [markdown]
@@ -130,7 +130,7 @@ outcomes
 # and its fallback sent a SIMPLE question into the loop).
 
 # %%
-meant = contrasts.fallback_vs_meant(result, FALLBACK, control, FALLBACK)  # the fallback's decisions, by their code
+meant = controller_validation.fallback_vs_meant(result, FALLBACK, control, FALLBACK)  # the fallback's decisions, by their code
 meant.groupby(["model meant", "fallback decided", "status", "status without failures"]).size().rename("runs").to_frame()
 
 # %% [markdown]
@@ -186,7 +186,7 @@ assert finding.holds, finding.message
 findings_markdown(finding)
 
 # %%
-lost = contrasts.across_table(result, {"with the fallback": FALLBACK, "refusing instead": REFUSE}, control, FALLBACK, [QUALITY])
+lost = controller_validation.across_table(result, {"with the fallback": FALLBACK, "refusing instead": REFUSE}, control, FALLBACK, [QUALITY])
 # what the prose below reads off the numbers: no call left undecided, the fallback agreeing where the model
 # meant `answer`, and the fallback winning back part of what the failures cost
 assert "invalid" not in outcomes.columns and (meant.loc[meant["model meant"] == "answer", "fallback decided"] == "answer").all()

@@ -65,7 +65,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
 from rag_lab.evaluation.trace_facts import best_context_score
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.policies import CitationGuard
@@ -123,7 +123,7 @@ refused.assign(**{"containment at 0.1": contrasts.group_means(result, QUALITY, C
 
 # %%
 best = contrasts.per_question(unanswerable, U[0.1], best_context_score)
-qid = contrasts.top_question(best, among=contrasts.differing(unanswerable, U[0.1], U[0.5], "status"))  # the closest call
+qid = citation_guard.top_question(best, among=contrasts.differing(unanswerable, U[0.1], U[0.5], "status"))  # the closest call
 print(f"shown: {qid}, best context score {best[qid]:.3f}: {unanswerable.result(U[0.1], qid).question}")
 contrasts.trace_contrast(unanswerable, {f"threshold {th}": U[th] for th in (0.1, 0.5)}, qid, clip=160, steps=["guard"])
 
@@ -135,7 +135,7 @@ trace_timeline_figure(trace_timeline_info(unanswerable.traces(U[0.5])[qid]))
 
 # %%
 CAPS = contrasts.along(result, "citations.max_citations", fixed={"citations.refusal_threshold": 0.1})  # {cap: id}
-qid2 = contrasts.top_question(contrasts.per_question(result, CAPS[1], "invalid_citations"))  # the cap of 1 cut it most
+qid2 = citation_guard.top_question(contrasts.per_question(result, CAPS[1], "invalid_citations"))  # the cap of 1 cut it most
 contrasts.trace_contrast(result, {f"max_citations={c}": CAPS[c] for c in (10, 1)}, qid2, clip=200, steps=["guard"])
 
 # %% [markdown]

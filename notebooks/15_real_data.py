@@ -44,7 +44,7 @@
 # asks the right second question. The trace tells which.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_data, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure
 from rag_lab.figures import trace_timeline_info
 from rag_lab.loaders import load_dataset
@@ -92,7 +92,7 @@ forest_figure(forest_info(result.compare(QUALITY)))
 # the second hop's paragraph is typically first found in round 2. Here:
 
 # %%
-found = contrasts.gold_rounds_table(result, result.reference()["candidate_id"], hotpot.evalset)  # the base config
+found = real_data.gold_rounds_table(result, result.reference()["candidate_id"], hotpot.evalset)  # the base config
 print(found[["gold found in round 1", "gold found later", "gold never found"]].sum().to_string())
 print(f"questions that used more than one round: {(found['rounds used'] > 1).sum()} of {len(found)}")
 

@@ -100,7 +100,7 @@ display(real_model.policy_pairs(RUNS))  # noqa: F821
 # The base config's answer to each question, from each model, with its strict score.
 
 # %%
-display(contrasts.answers_table({n: (r, None) for n, r in RUNS.items()}, [STRICT]).head(8))  # noqa: F821
+display(real_model.answers_table({n: (r, None) for n, r in RUNS.items()}, [STRICT]).head(8))  # noqa: F821
 
 # %% [markdown]
 # ## The finding
@@ -130,7 +130,7 @@ free_cap = paired_finding(real, STRICT, candidate={"round_cap.max_rounds": 1}, r
                           claim="capping Qwen 1.5B at one round instead of three changes no answers (±0.10)")
 router = paired_finding(real, "cost_tokens", candidate=ROUTER, reference=None, direction="below", kind="measured",
                         family=FINDINGS, claim="with its own router, Qwen 1.5B spends fewer tokens per question")
-display(contrasts.findings_table(free_cap, router), findings_markdown(free_cap, router))  # noqa: F821
+display(real_model.findings_table(free_cap, router), findings_markdown(free_cap, router))  # noqa: F821
 assert free_cap.holds, free_cap.message
 assert router.holds, router.message
 
@@ -171,7 +171,7 @@ loop_runs = paired_finding(real_v2, "cost_rounds", candidate=V1, reference=None,
                            family=FINDINGS, claim="under the v1 prompts Qwen 1.5B runs fewer retrieval rounds than under v2")
 f1_gain = paired_finding(real_v2, "quality_f1", candidate=V1, reference=None, direction="below", kind="measured",
                          claim="under the v1 prompts Qwen 1.5B's answers have a lower token F1 than under v2")
-display(contrasts.findings_table(loop_runs, f1_gain), findings_markdown(loop_runs, f1_gain))  # noqa: F821
+display(real_model.findings_table(loop_runs, f1_gain), findings_markdown(loop_runs, f1_gain))  # noqa: F821
 assert loop_runs.holds, loop_runs.message
 
 # %% [markdown]

@@ -141,6 +141,7 @@ def test_chunk_packages_only_return_their_part_path(name: str) -> None:
         assert strings == {"data", f"part{i:02d}.bin"}, f"{files[0]} names {strings}"
 
 
+@pytest.mark.slow  # hashes the installed model files (about 1.3 GB): a check of the install, run by the full command
 @pytest.mark.parametrize("name", sorted(CHUNKED_MODELS))
 def test_installed_models_match_their_pins(name: str, tmp_path) -> None:
     """The real parts assemble to the pinned size, sha256 and header (about 5 s for the 1.5B model)."""

@@ -22,6 +22,7 @@ from rag_lab.course.robustness import (
     quote,
     run_robustness,
 )
+from rag_lab.course.settings import LESSON_SETTINGS
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import holm, paired_test
 from rag_lab.llm.simulator import SIM_VERSION
@@ -35,16 +36,35 @@ def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_06():
     assert len({f.key for f in HEADLINE_FINDINGS}) == len(HEADLINE_FINDINGS)
     from pathlib import Path
 
-    for f in HEADLINE_FINDINGS:  # each is what its notebook asserts: the metric and the arms appear in it
+    for f in HEADLINE_FINDINGS:  # each is what its notebook asserts: the metric appears in it, the setting is read
         text = (Path(__file__).parent.parent / "notebooks" / f"{f.notebook}.py").read_text()
         assert f.metric in text, f.key
-        for arm in (f.candidate, f.reference):
-            for key in arm:
-                assert key in text, (f.key, key)
+        assert f"settings.{setting_of(f)}" in text, f"{f.notebook} does not read settings.{setting_of(f)} ({f.key})"
     with pytest.raises(ConfigError, match="margin"):
         HeadlineFinding("x", "01", "c", "m", {}, {}, "none")
     with pytest.raises(ConfigError, match="no headline finding 'nope'"):
         run_robustness(["nope"])
+
+
+def setting_of(finding: HeadlineFinding) -> str:
+    """The name of the record in :mod:`rag_lab.course.settings` that ``finding`` is made from (its notebook, arms,
+    base, model and world types; a no-change claim runs every test question of its types)."""
+    made = [name for name, s in LESSON_SETTINGS.items()
+            if (s.notebook, dict(s.candidate), dict(s.reference), dict(s.base), dict(s.knobs), s.profile, s.types)
+            == (finding.notebook, dict(finding.candidate), dict(finding.reference), dict(finding.base),
+                dict(finding.knobs), finding.profile, finding.world_types)
+            and finding.world_per_type == (s.per_type if finding.direction != "none" else None)]
+    assert len(made) == 1, f"{finding.key} is made from {made or 'no record'} of rag_lab.course.settings"
+    return made[0]
+
+
+def test_a_finding_not_made_from_a_settings_record_fails_the_check():
+    """A headline finding whose arms are written beside the settings (not read from a record) is refused."""
+    from dataclasses import replace
+
+    drifted = replace(HEADLINE_FINDINGS[0], candidate={"round_cap.max_rounds": 3})
+    with pytest.raises(AssertionError, match="no record"):
+        setting_of(drifted)
 
 
 @pytest.fixture(scope="module")

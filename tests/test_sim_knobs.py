@@ -210,6 +210,7 @@ def _rounds(world, profile: SimulatorProfile, disclosed: bool) -> list[int]:
     return [pipeline.run(q)[0].rounds_used for q in world.evalset.select(split="test", per_type=10)]
 
 
+@pytest.mark.slow  # six pipeline runs over the world's 80 test questions; the knobs' unit checks stay in the quick loop
 def test_disclosure_sign_is_measured_anchored_raises_thrifty_lowers(world):
     """The sign of disclosure's effect on rounds is not built in: on the world's 80 test questions at the
     article's cap of 4 (router and zero-yield stop off, as in its agent loop) ``anchored`` raises rounds and

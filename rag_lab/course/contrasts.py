@@ -1,7 +1,9 @@
 """Reading a sweep the way a lesson does: configurations by name, labelled tables, means by question type,
 the question where two configurations differ most, several metrics' paired differences at once, and a
 paired difference across two sweeps run on the same questions. Each is one call in a notebook, so the
-notebook declares, runs and asserts while the package computes.
+notebook declares, runs and asserts while the package computes. These are the helpers several lessons share;
+a helper only one lesson uses lives in that lesson's module (:mod:`rag_lab.course.budget_disclosure` for
+notebook 02, :mod:`rag_lab.course.hyde` for 04, …, :mod:`rag_lab.course.real_model` for 16).
 
 Every candidate is picked as in :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted
 keys matching exactly one configuration)."""
@@ -15,12 +17,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks, gold_found, gold_rounds
-from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.pipeline.answer import Result
 from rag_lab.pipeline.interventions import Intervention
-from rag_lab.pipeline.trace import StepKind, Trace
+from rag_lab.pipeline.trace import StepKind
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import PairedTest, paired_test
 
@@ -175,36 +175,6 @@ def per_question(result: SweepResult, candidate: Pick, read: Callable[[Result], 
     return pd.Series({q: read(result.result(cid, q)) for q in result.qids}, dtype=object).infer_objects().rename_axis("qid")
 
 
-def per_trace(result: SweepResult, candidate: Pick, read: Callable[[Trace], Any]) -> pd.Series:
-    """``read`` of each question's trace under ``candidate`` (e.g.
-    :func:`~rag_lab.evaluation.trace_facts.best_crag_score`), indexed by qid in question order."""
-    traces = result.traces(result.reference(candidate)["candidate_id"])
-    return pd.Series({q: read(traces[q]) for q in result.qids if q in traces},
-                     dtype=object).infer_objects().rename_axis("qid")
-
-
-def question_types(result: SweepResult) -> pd.Series:
-    """Each question's type (qid → type, in question order), as the sweep's rows record it."""
-    rows = result.rows(str(result.table["candidate_id"].iloc[0]))
-    return rows.set_index("qid")["type"].reindex(result.qids)
-
-
-def by_type(result: SweepResult, values: pd.Series) -> pd.DataFrame:
-    """A per-question series (qid → number) described per question type: count, min, quartiles, max."""
-    grouped = values.astype(float).groupby(question_types(result).reindex(values.index).rename("type"))
-    return grouped.describe()[["count", "min", "25%", "50%", "75%", "max"]]
-
-
-def top_question(values: pd.Series, among: Iterable[str] | None = None) -> str:
-    """The question with the largest value (of those in ``among``, when given and not empty; the first in
-    question order on a tie)."""
-    among = list(among) if among is not None else []
-    picked = values.loc[among] if among else values
-    if picked.empty:
-        raise ValueError("top_question needs at least one question")
-    return str(picked.astype(float).idxmax())
-
-
 def interval_table(result: SweepResult, metrics: Iterable[str], reference: Pick | None = None) -> pd.DataFrame:
     """Every configuration but the reference (rows, by label) against it, one column per metric: the paired
     ``Δ [lo, hi]`` (:func:`~rag_lab.stats.paired.interval_text`) and its exact / permutation p."""
@@ -258,127 +228,6 @@ def across_summary(result: SweepResult, candidate: Pick, other: SweepResult, ref
                          for m in metrics]).set_index("metric")
 
 
-def across_table(result: SweepResult, candidates: Mapping[str, Pick], other: SweepResult, reference: Pick,
-                 metrics: Iterable[str]) -> pd.DataFrame:
-    """:func:`across_summary` for several named candidates (``{name: pick}``), one block of rows per name."""
-    metrics = list(metrics)
-    return pd.concat({name: across_summary(result, pick, other, reference, metrics) for name, pick in candidates.items()})
-
-
-def source_audit(result: SweepResult, names: Mapping[str, str], source_of: Mapping[str, str],
-                 allowed: Iterable[str]) -> pd.DataFrame:
-    """Per named configuration (columns): answered questions, answers citing a source outside ``allowed``,
-    retrieval rounds the source contract left empty (or fail-open replaced), and fail-open fallbacks — each
-    counted from the results and the interventions' codes."""
-    allowed = list(allowed)
-    out = {}
-    for name, cid in names.items():
-        traces = result.traces(cid)
-        results = [result.result(cid, q) for q in result.qids]
-        out[name] = {"answered": sum(r.status == "answered" for r in results),
-                     "answers citing a source outside the contract": sum(bool(cited_outside(r, source_of, allowed))
-                                                                         for r in results),
-                     "rounds the filter left empty": sum(emptied_by_contract(t) for t in traces.values()),
-                     "fail-open fallbacks": sum(fail_open_fallbacks(t) for t in traces.values())}
-    return pd.DataFrame(out)
-
-
-def off_contract_answers(result: SweepResult, candidate: Pick, source_of: Mapping[str, str], allowed: Iterable[str],
-                         metric: str) -> pd.DataFrame:
-    """The answered questions of ``candidate`` that cite a source outside ``allowed``: type, the sources, and
-    ``metric`` (indexed by qid, in question order)."""
-    cid = result.reference(candidate)["candidate_id"]
-    rows = result.rows(cid).set_index("qid")
-    allowed = list(allowed)
-    records = [{"qid": q, "type": rows.loc[q, "type"], "cited sources outside the contract": ", ".join(bad),
-                metric: rows.loc[q, metric]}
-               for q in result.qids if (bad := cited_outside(result.result(cid, q), source_of, allowed))]
-    return pd.DataFrame(records, columns=["qid", "type", "cited sources outside the contract", metric]).set_index("qid")
-
-
-def findings_table(*findings: Finding) -> pd.DataFrame:
-    """The checked findings, one row each: the claim, its kind, what was measured (Δ [lo, hi], p, Holm) and
-    whether it holds — what a notebook shows before it asserts them."""
-    return pd.DataFrame([{"claim": f.claim, "kind": f.kind, "metric": f.metric, "measured": f.measured,
-                          "holds": f.holds} for f in findings])
-
-
-def answers_table(runs: Mapping[str, tuple[SweepResult, Pick]], metrics: Iterable[str] = (), clip: int = 160) -> pd.DataFrame:
-    """The same questions answered under several runs side by side (``runs``: name → (sweep, candidate);
-    the sweeps must hold the same questions): per question the text, then per run its answer (clipped), status
-    and ``metrics``."""
-    picked = {name: (r, r.reference(c)["candidate_id"]) for name, (r, c) in runs.items()}
-    rows = {name: r.rows(cid).set_index("qid") for name, (r, cid) in picked.items()}  # read once per run
-    first = next(iter(picked.values()))[0]
-    metrics = list(metrics)
-    records = []
-    for qid in first.qids:
-        row: dict[str, Any] = {"qid": qid, "question": first.result(picked[next(iter(picked))][1], qid).question}
-        for name, (r, cid) in picked.items():
-            res, values = r.result(cid, qid), rows[name].loc[qid]
-            row[f"{name}: answer"], row[f"{name}: status"] = res.answer[:clip], res.status
-            row.update({f"{name}: {m}": values[m] for m in metrics})
-        records.append(row)
-    return pd.DataFrame(records).set_index("qid")
-
-
-def refusals_by_baseline(result: SweepResult, names: Mapping[str, str], baseline: Pick, code: Intervention,
-                         metric: str, calls: str | None = None) -> pd.DataFrame:
-    """What an intervention refused, per named configuration (columns): the questions whose trace records
-    ``code`` (e.g. the judge's refusal), classified by the same question's outcome under ``baseline`` — a
-    correct answer (``metric`` 1), a wrong one on an answerable question, or an answer to an unanswerable
-    question; with ``calls`` (a cost column, e.g. ``cost_calls_judge``) first, its total."""
-    base = result.rows(result.reference(baseline)["candidate_id"]).set_index("qid")
-    out = {}
-    for name, cid in names.items():
-        refused = base.loc[with_intervention(result, cid, code)]
-        column: dict[str, int] = {}
-        if calls is not None:
-            column[calls] = int(result.rows(cid).get(calls, pd.Series(dtype=float)).fillna(0).sum())
-        column.update({"refused": len(refused), "… correct answers": int((refused[metric] == 1).sum()),
-                       "… wrong answers": int((refused["answerable"] & (refused[metric] == 0)).sum()),
-                       "… answers to unanswerable questions": int((~refused["answerable"].astype(bool)).sum())})
-        out[name] = column
-    return pd.DataFrame(out)
-
-
-def refused_share_by_type(result: SweepResult, names: Mapping[str, str], code: Intervention) -> pd.DataFrame:
-    """The share of each question type's questions (rows) whose trace records ``code``, per named configuration."""
-    out = {}
-    for name, cid in names.items():
-        rows = result.rows(cid).set_index("qid")
-        hit = rows.index.isin(with_intervention(result, cid, code))
-        out[name] = pd.Series(hit, index=rows.index).groupby(rows["type"]).mean()
-    return pd.DataFrame(out)
-
-
-def fallback_vs_meant(result: SweepResult, candidate: Pick, clean: SweepResult, clean_candidate: Pick) -> pd.DataFrame:
-    """Every controller decision the deterministic fallback made under ``candidate`` (found by its
-    intervention code) beside what the model meant: the decision at the same controller call of
-    ``clean_candidate`` in ``clean`` (the same questions without format failures; ``""`` where that run made
-    fewer calls), and both runs' final status."""
-    cid, clean_id = result.reference(candidate)["candidate_id"], clean.reference(clean_candidate)["candidate_id"]
-    records = []
-    for q in result.qids:
-        steps = [s for s in result.traces(cid)[q].steps if s.kind == "controller"]
-        clean_steps = [s for s in clean.traces(clean_id)[q].steps if s.kind == "controller"]
-        for i, step in enumerate(steps):
-            if step.has(Intervention.INVALID_FALLBACK):
-                records.append({"qid": q, "model meant": clean_steps[i].decision["action"] if i < len(clean_steps) else "",
-                                "fallback decided": step.decision["action"], "status": result.result(cid, q).status,
-                                "status without failures": clean.result(clean_id, q).status})
-    return pd.DataFrame(records, columns=["qid", "model meant", "fallback decided", "status", "status without failures"])
-
-
-def call_outcomes(result: SweepResult, candidate: Pick, roles: Iterable[str] = ("route", "controller")) -> pd.DataFrame:
-    """How the structured LLM calls of ``roles`` under ``candidate`` were validated: calls per role (rows) and
-    outcome (columns: ``valid``, ``repaired``, ``fallback``, ``invalid``, those that occurred)."""
-    roles = set(roles)
-    calls = [(c.role, c.outcome) for t in result.traces(result.reference(candidate)["candidate_id"]).values()
-             for c in t.llm_calls() if c.role in roles]
-    return pd.DataFrame(calls, columns=["role", "outcome"]).value_counts().unstack(fill_value=0)
-
-
 def means(result: SweepResult, names: Mapping[str, str], metrics: Iterable[str]) -> pd.DataFrame:
     """The sweep table's mean of each metric (columns) for each named configuration (rows, by name, in the
     order of ``names``)."""
@@ -393,14 +242,6 @@ def paired_blocks(result: SweepResult, metrics: Iterable[str], pairs: Mapping[st
     return pd.concat({name: paired_summary(result, metrics, cand, ref) for name, (cand, ref) in pairs.items()})
 
 
-def knob_table(result: SweepResult, names: Mapping[str, str], knobs: Iterable[str] | None = None) -> pd.DataFrame:
-    """:meth:`SweepResult.knob_rates` of each named configuration (one block of rows per name), only the
-    ``knobs`` given (all when None)."""
-    wanted = set(knobs) if knobs is not None else None
-    out = pd.concat({name: result.knob_rates(cid) for name, cid in names.items()})
-    return out[out["knob"].isin(wanted)] if wanted is not None else out
-
-
 def group_share(result: SweepResult, candidate: Pick, column: str, value: Any, by: str = "type") -> pd.Series:
     """The share of each group's questions (default: by question type) whose ``column`` equals ``value``
     under ``candidate`` (e.g. the share routed COMPLEX)."""
@@ -408,23 +249,9 @@ def group_share(result: SweepResult, candidate: Pick, column: str, value: Any, b
     return (rows[column] == value).groupby(rows[by]).mean()
 
 
-def calls_table(result: SweepResult, names: Mapping[str, str]) -> pd.DataFrame:
-    """LLM calls incurred per role (rows) for each named configuration (columns), from the traces."""
-    return pd.DataFrame({name: result.calls_by_role(cid).set_index("role")["incurred"]
-                         for name, cid in names.items()}).fillna(0).astype(int)
-
-
-def gold_stages(result: SweepResult, names: Mapping[str, str], gold: Any) -> pd.DataFrame:
-    """Per question (rows, in question order), how many gold documents each named configuration
-    (``{name: candidate_id}``) found by round 1, by any round and in the final context
-    (:func:`~rag_lab.evaluation.trace_facts.gold_found`); columns (name, stage). ``gold`` maps a qid to its
-    gold doc ids, or to a question carrying them (an :class:`~rag_lab.records.EvalSet`)."""
-    return pd.concat({name: pd.DataFrame({q: gold_found(result.traces(cid)[q], _gold_ids(gold, q)) for q in result.qids}).T
-                      for name, cid in names.items()}, axis=1).rename_axis("qid")
-
-
-def _gold_ids(gold: Any, qid: str) -> Iterable[str]:
-    """The gold doc ids of ``qid`` from ``gold`` (qid → ids, or qid → a question carrying them)."""
+def gold_ids(gold: Any, qid: str) -> Iterable[str]:
+    """The gold doc ids of ``qid`` from ``gold`` (qid → ids, or qid → a question carrying them, as an
+    :class:`~rag_lab.records.EvalSet` holds), as lessons 08 and 15 read them."""
     entry = gold[qid]
     return getattr(entry, "gold_doc_ids", entry)
 
@@ -436,21 +263,3 @@ def stacked_tables(sweeps: Mapping[str, SweepResult], columns: Iterable[str], ke
     return out[[key, *[c for c in out.columns if c != key]]]
 
 
-def gold_rounds_table(result: SweepResult, candidate: Pick, gold: Any) -> pd.DataFrame:
-    """Per question of ``candidate`` (rows, in question order): the rounds it used and where its gold
-    documents were first found (:func:`~rag_lab.evaluation.trace_facts.gold_rounds`). ``gold`` as in
-    :func:`gold_stages`."""
-    traces = result.traces(result.reference(candidate)["candidate_id"])
-    rows = {q: gold_rounds(traces[q], _gold_ids(gold, q)) for q in result.qids}
-    return pd.DataFrame(rows).T.rename_axis("qid")
-
-
-def controller_actions(result: SweepResult, candidate: Pick = None) -> pd.Series:
-    """How often the controller of ``candidate`` (default: the base config) chose each action, over every
-    controller step of every question (the decision the pipeline acted on: a fallback's when the output was
-    unusable)."""
-    cid = result.reference(candidate)["candidate_id"]
-    actions = [step.decision.get("action") for trace in result.traces(cid).values() for step in trace.steps
-               if step.kind == "controller" and step.decision]
-    counts = pd.Series(actions, dtype=object).value_counts()
-    return counts.reindex(["answer", "rerank", "retrieve_again", "insufficient"], fill_value=0).rename("controller steps")

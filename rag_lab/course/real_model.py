@@ -1,19 +1,23 @@
 """Notebook 16's own code: the recorded real model beside its simulator twin, the prompt sets on the recorded
-model (``sweeps/real_qwen_hotpotqa_v2.yaml``), and the live model behind the explorer. (The lesson's claims are
+model (``sweeps/real_qwen_hotpotqa_v2.yaml``), the controller's actions, the checked findings and the answers of
+several runs side by side, and the live model behind the explorer. (The lesson's claims are
 declared in the notebook, with their kind, where the course test reads them.)"""
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 import pandas as pd
 
-from rag_lab.course.contrasts import controller_actions, labelled_table, paired_blocks, stacked_tables
+from rag_lab.course.contrasts import Pick, labelled_table, paired_blocks, stacked_tables
+from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 
-__all__ = ["POLICY_PAIRS", "V1", "live_backend", "policy_pairs", "prompt_set_tables", "side_by_side"]
+__all__ = ["POLICY_PAIRS", "V1", "answers_table", "controller_actions", "findings_table", "live_backend", "policy_pairs",
+           "prompt_set_tables", "side_by_side"]
 
 #: The original prompt set, a candidate of the v2 sweep (whose base speaks v2).
 V1 = {"prompts.version": "v1"}
@@ -24,6 +28,43 @@ _STRICT, _CALLS = "quality_answer_containment_strict", "cost_llm_calls"
 POLICY_PAIRS = {"cap 1 vs 3": ({"round_cap.max_rounds": 1}, None), "router on vs off": ({"router.enabled": True}, None),
                 "CRAG lower 0.5 vs 0.2": ({"crag.lower": 0.5}, None),
                 "append vs rank": ({"truncation.strategy": "append_then_truncate"}, None)}
+
+
+def findings_table(*findings: Finding) -> pd.DataFrame:
+    """The checked findings, one row each: the claim, its kind, what was measured (Δ [lo, hi], p, Holm) and
+    whether it holds — what a notebook shows before it asserts them."""
+    return pd.DataFrame([{"claim": f.claim, "kind": f.kind, "metric": f.metric, "measured": f.measured,
+                          "holds": f.holds} for f in findings])
+
+
+def answers_table(runs: Mapping[str, tuple[SweepResult, Pick]], metrics: Iterable[str] = (), clip: int = 160) -> pd.DataFrame:
+    """The same questions answered under several runs side by side (``runs``: name → (sweep, candidate);
+    the sweeps must hold the same questions): per question the text, then per run its answer (clipped), status
+    and ``metrics``."""
+    picked = {name: (r, r.reference(c)["candidate_id"]) for name, (r, c) in runs.items()}
+    rows = {name: r.rows(cid).set_index("qid") for name, (r, cid) in picked.items()}  # read once per run
+    first = next(iter(picked.values()))[0]
+    metrics = list(metrics)
+    records = []
+    for qid in first.qids:
+        row: dict[str, Any] = {"qid": qid, "question": first.result(picked[next(iter(picked))][1], qid).question}
+        for name, (r, cid) in picked.items():
+            res, values = r.result(cid, qid), rows[name].loc[qid]
+            row[f"{name}: answer"], row[f"{name}: status"] = res.answer[:clip], res.status
+            row.update({f"{name}: {m}": values[m] for m in metrics})
+        records.append(row)
+    return pd.DataFrame(records).set_index("qid")
+
+
+def controller_actions(result: SweepResult, candidate: Pick = None) -> pd.Series:
+    """How often the controller of ``candidate`` (default: the base config) chose each action, over every
+    controller step of every question (the decision the pipeline acted on: a fallback's when the output was
+    unusable)."""
+    cid = result.reference(candidate)["candidate_id"]
+    actions = [step.decision.get("action") for trace in result.traces(cid).values() for step in trace.steps
+               if step.kind == "controller" and step.decision]
+    counts = pd.Series(actions, dtype=object).value_counts()
+    return counts.reindex(["answer", "rerank", "retrieve_again", "insufficient"], fill_value=0).rename("controller steps")
 
 
 def side_by_side(runs: Mapping[str, SweepResult]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -3,7 +3,8 @@
 Each course notebook 01–06 rests on one or two paired findings ("capping at one round loses answers",
 "the zero-yield stop costs no answers", …), measured on the synthetic world with simulator seed 0.
 :data:`HEADLINE_FINDINGS` registers them — the notebook's own contrast, metric, claimed direction (or
-equivalence margin), shared settings and simulator knobs — and :func:`run_robustness` re-runs every one
+equivalence margin), with the arms, base, model and questions read from the lesson's record in
+:mod:`rag_lab.course.settings`, which the notebook reads too — and :func:`run_robustness` re-runs every one
 on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
 first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
 simulator seeds 0 and 1. Per cell it runs the finding as a sweep that states it (``findings:``) and tests it
@@ -39,6 +40,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from rag_lab.course import settings
+from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
 from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import changes_label, interval_text
@@ -122,52 +125,40 @@ class HeadlineFinding:
         return "no change" if self.direction == "none" else "difference"
 
 
+def _headline(key: str, setting: LessonSetting, claim: str, metric: str, direction: Direction, kind: str = "measured",
+              margin: float | None = None) -> HeadlineFinding:
+    """Finding ``key`` of the lesson whose comparison ``setting`` declares (:mod:`rag_lab.course.settings`, the record
+    the notebook reads too): its arms, base, model and world questions — every test question of its types for a
+    no-change claim, which needs many questions to be decidable."""
+    return HeadlineFinding(key, setting.notebook, claim, metric, dict(setting.candidate), dict(setting.reference),
+                           direction, kind, margin, dict(setting.base), dict(setting.knobs), setting.profile,
+                           setting.types, setting.per_type if direction != "none" else None)
+
+
 _STRICT = "quality_answer_containment_strict"
-#: The headline findings of notebooks 01–06 (each notebook's asserted claims, with its settings).
+#: The headline findings of notebooks 01–06 (each notebook's asserted claims, on its setting's record).
 HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
-    HeadlineFinding("round_cap_calls", "01_round_cap", "capping retrieval at one round instead of two cuts LLM calls",
-                    "cost_llm_calls", {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2}, "below",
-                    world_per_type=10),
-    HeadlineFinding("round_cap_bridge", "01_round_cap",
-                    "on two-hop questions, capping at one round loses answers that round 2 finds", _STRICT,
-                    {"round_cap.max_rounds": 1}, {"round_cap.max_rounds": 2}, "below", world_types=("bridge",)),
-    HeadlineFinding("disclosure_calls", "02_budget_disclosure",
-                    "told its budget, the anchored model spends more LLM calls", "cost_llm_calls",
-                    {"disclosure.disclosed": True, "round_cap.max_rounds": 4},
-                    {"disclosure.disclosed": False, "round_cap.max_rounds": 4}, "above", kind="by_construction",
-                    profile="anchored", world_per_type=10),
-    HeadlineFinding("disclosure_thrift_calls", "02_budget_disclosure",
-                    "told its budget, the thrifty model spends fewer LLM calls", "cost_llm_calls",
-                    {"disclosure.disclosed": True, "round_cap.max_rounds": 4},
-                    {"disclosure.disclosed": False, "round_cap.max_rounds": 4}, "below", kind="by_construction",
-                    profile="thrifty", world_per_type=10),
-    HeadlineFinding("zero_yield_calls", "03_zero_yield_stop",
-                    "stopping on an empty round cuts the LLM calls a spinning controller spends", "cost_llm_calls",
-                    {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "below", kind="by_construction",
-                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}, world_per_type=10),
-    HeadlineFinding("zero_yield_answers", "03_zero_yield_stop",
-                    "the zero-yield stop costs no answers (strict containment within ±0.05)", _STRICT,
-                    {"zero_yield.enabled": True}, {"zero_yield.enabled": False}, "none", margin=0.05,
-                    base={"round_cap.max_rounds": 4}, knobs={"synonym_spinning": 0.6}),
-    HeadlineFinding("hyde_recall", "04_hyde",
-                    "the mean embedding of 4 passages that only rephrase the question brings no more gold evidence "
-                    "(evidence recall within ±0.10)", "quality_evidence_recall",
-                    {"hyde.enabled": True, "hyde.n_docs": 4, "hyde.include_query": True}, {"hyde.enabled": False},
-                    "none", margin=0.10, world_types=("mismatch",)),
-    HeadlineFinding("crag_abstention", "05_crag_thresholds",
-                    "raising crag.lower to 0.5 refuses answerable questions and lowers abstention accuracy",
-                    "quality_abstention_accuracy", {"crag.lower": 0.5, "crag.upper": 0.5},
-                    {"crag.lower": 0.2, "crag.upper": 0.5}, "below", world_per_type=10),
-    HeadlineFinding("truncation_retained", "06_truncation",
-                    "with a tight snippet limit (5), ranking before the cut keeps the gold evidence later rounds "
-                    "found, appending loses it", "quality_later_gold_retained",
-                    {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 5},
-                    {"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 5}, "above",
-                    base={"round_cap.max_rounds": 3}, world_types=("bridge", "comparison")),
-    HeadlineFinding("truncation_answers", "06_truncation", "and the answers are better for it", _STRICT,
-                    {"truncation.strategy": "rank_then_truncate", "truncation.max_snippets": 5},
-                    {"truncation.strategy": "append_then_truncate", "truncation.max_snippets": 5}, "above",
-                    base={"round_cap.max_rounds": 3}, world_types=("bridge", "comparison")),
+    _headline("round_cap_calls", settings.ROUND_CAP, "capping retrieval at one round instead of two cuts LLM calls",
+              "cost_llm_calls", "below"),
+    _headline("round_cap_bridge", settings.ROUND_CAP_BRIDGE,
+              "on two-hop questions, capping at one round loses answers that round 2 finds", _STRICT, "below"),
+    _headline("disclosure_calls", settings.BUDGET_DISCLOSURE, "told its budget, the anchored model spends more LLM calls",
+              "cost_llm_calls", "above", kind="by_construction"),
+    _headline("disclosure_thrift_calls", settings.BUDGET_THRIFT, "told its budget, the thrifty model spends fewer LLM calls",
+              "cost_llm_calls", "below", kind="by_construction"),
+    _headline("zero_yield_calls", settings.ZERO_YIELD,
+              "stopping on an empty round cuts the LLM calls a spinning controller spends", "cost_llm_calls", "below",
+              kind="by_construction"),
+    _headline("zero_yield_answers", settings.ZERO_YIELD,
+              "the zero-yield stop costs no answers (strict containment within ±0.05)", _STRICT, "none", margin=0.05),
+    _headline("hyde_recall", settings.HYDE, "the mean embedding of 4 passages that only rephrase the question brings "
+              "no more gold evidence (evidence recall within ±0.10)", "quality_evidence_recall", "none", margin=0.10),
+    _headline("crag_abstention", settings.CRAG,
+              "raising crag.lower to 0.5 refuses answerable questions and lowers abstention accuracy",
+              "quality_abstention_accuracy", "below"),
+    _headline("truncation_retained", settings.TRUNCATION, "with a tight snippet limit (5), ranking before the cut keeps "
+              "the gold evidence later rounds found, appending loses it", "quality_later_gold_retained", "above"),
+    _headline("truncation_answers", settings.TRUNCATION, "and the answers are better for it", _STRICT, "above"),
 )
 
 
