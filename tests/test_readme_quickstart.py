@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from rag_lab.course.readme_quickstart import BEGIN, END, committed_text, quickstart_markdown, replace_block
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import run_sweep
-from rag_lab.course.readme_quickstart import BEGIN, END, committed_text, quickstart_markdown, replace_block
 
 REPO = Path(__file__).resolve().parent.parent
 

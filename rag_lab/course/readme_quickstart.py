@@ -17,10 +17,10 @@ import argparse
 import os
 from pathlib import Path
 
+from rag_lab.course.lesson_text import finding_paragraph
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.findings import sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.course.lesson_text import finding_paragraph
 
 __all__ = ["BEGIN", "END", "quickstart_markdown", "readme_block", "replace_block"]
 
