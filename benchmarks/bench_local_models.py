@@ -7,8 +7,10 @@ controller prompt and the answer prompt over the question's gold paragraphs (wha
 answers at round 1 sends). Each prompt is sent straight to the server (no response cache) twice:
 ``max_tokens=1`` (the time is the prompt's evaluation: prompt tokens/s) and ``max_tokens=--tokens`` at
 temperature 0 (the extra tokens over the extra time: generation tokens/s). Seconds per question is the
-sum of the second calls. With the prompt cache on, the two calls share their prefix, so its rows are
-read for seconds per question only (the cache's gain across a question's calls).
+sum of the second calls. Each call opens with its own nonce, so no call reuses the KV of the one before
+(llama.cpp keeps the previous prompt's prefix even without the prompt cache; without the nonce the second
+call skips the prompt and the rates mean nothing). The prompt cache (``--cache on``) then saves nothing here:
+it is off by default for its memory (rag_lab.llm.local.PROMPT_CACHE_BYTES).
 
     source scripts/env.sh
     python benchmarks/bench_local_models.py [--models qwen2.5-coder-0.5b qwen2.5-coder-1.5b] [--threads 1 2]
@@ -54,6 +56,12 @@ def call(server: LocalModelServer, messages: list[dict[str, str]], max_tokens: i
     return time.perf_counter() - started, usage
 
 
+def _fresh(messages: list[dict[str, str]], nonce: str) -> list[dict[str, str]]:
+    """``messages`` with ``[run <nonce>]`` opening the first one: no prefix shared with the call before."""
+    first = {**messages[0], "content": f"[run {nonce}] {messages[0]['content']}"}
+    return [first, *messages[1:]]
+
+
 def measure(model: str, threads: int, prompt_cache: bool, questions: list, tokens: int) -> dict[str, float]:
     prompt_rates, gen_rates, per_question = [], [], []
     with LocalModelServer(model, n_threads=threads, prompt_cache=prompt_cache, n_ctx=4096) as server:
@@ -61,8 +69,10 @@ def measure(model: str, threads: int, prompt_cache: bool, questions: list, token
         for prompts in questions:
             seconds = 0.0
             for messages in prompts:
-                t1, u1 = call(server, messages, 1)
-                tn, un = call(server, messages, tokens)
+                # llama.cpp reuses the KV of the prefix a prompt shares with the one before: each call opens with
+                # its own nonce so that both evaluate the whole prompt (what a new question's first call costs)
+                t1, u1 = call(server, _fresh(messages, "a"), 1)
+                tn, un = call(server, _fresh(messages, "b"), tokens)
                 seconds += tn
                 prompt_rates.append(u1["prompt_tokens"] / t1)
                 if un["completion_tokens"] > 1 and tn > t1:
