@@ -24,8 +24,9 @@
 # > **Where it holds:** measured here on the world's two-hop test questions (simulator seed 0). The same contrast
 # > on bridge questions is notebook 01's robustness row: holds on the world (seeds 0 and 1); not shown on HotpotQA
 # > or MuSiQue (the sign agrees at every seed); no difference at all with the recorded real model
-# > (Qwen2.5-Coder-1.5B, hotpotqa_sample); not shown with the recorded real model (Qwen2.5-Coder-1.5B, prompts v2,
-# > hotpotqa_sample) (the sign does not agree).
+# > (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, world); not shown with the recorded real
+# > model (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (the sign does not agree); not shown with the recorded
+# > real model (Qwen2.5-Coder-1.5B, prompts v2, musique_sample) (the sign agrees).
 #
 # This notebook is the course's first page. It shows the data the lab ships with, runs **one question**
 # through the full pipeline and reads its trace, defines **every metric** the course uses (quality and

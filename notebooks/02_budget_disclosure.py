@@ -26,10 +26,12 @@
 # >
 # > **Where it holds:** the anchored model's extra calls: holds on the world, HotpotQA and MuSiQue (seeds 0 and
 # > 1); not applicable to the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B,
-# > prompts v2, hotpotqa_sample) (it rests on a simulator setting). The thrifty model's saving: holds on the world
-# > and MuSiQue (seeds 0 and 1); holds on HotpotQA only at seed 0; not applicable to the recorded real model
-# > (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (it rests on a
-# > simulator setting). Both are the knobs' doing wherever they hold.
+# > prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample; Qwen2.5-Coder-1.5B, prompts v2,
+# > world) (it rests on a simulator setting). The thrifty model's saving: holds on the world and MuSiQue (seeds 0
+# > and 1); holds on HotpotQA only at seed 0; not applicable to the recorded real model (Qwen2.5-Coder-1.5B,
+# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2,
+# > musique_sample; Qwen2.5-Coder-1.5B, prompts v2, world) (it rests on a simulator setting). Both are the knobs'
+# > doing wherever they hold.
 #
 # Should the controller be told its budget? **BudgetDisclosure** decides whether the controller prompt
 # states the cap ("You may run at most N rounds of searches in total") or only asks it to "use as few
