@@ -161,9 +161,10 @@ for table in real_model.prompt_set_tables(real_v2):  # means; the controller's a
 # 3. **Under v2 the loop runs**: the same model, asked for its reason first, takes more retrieval rounds than
 #    under v1 (where it took exactly one on every question). Asserted, in the family of the two above.
 # 4. **v2's answers overlap the gold answer more** (token F1): a few cited words instead of a sentence that
-#    restates the question. At this recording's size it is *not shown* (its paragraph below gives the
-#    interval), so it is printed, not asserted — recording more questions decides it. Strict containment, the
-#    lab's headline quality metric, is in the table above and is not claimed either way.
+#    restates the question. When the family above was declared it was not shown, so it stays printed, not
+#    asserted: adding it to the family after the recording grew would be choosing a claim after seeing the
+#    data. Its paragraph below says what the current recording shows, with its interval. Strict containment,
+#    the lab's headline quality metric, is in the table above and is not claimed either way.
 
 # %%
 V1 = real_model.V1
