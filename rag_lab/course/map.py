@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import ast
 import json
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab.course.marked_block import marked_block, replace_marked
 from rag_lab.errors import ConfigError
 
 __all__ = ["BEGIN", "END", "RUN_TIMES", "Lesson", "committed_map", "lesson", "lesson_map", "write_lesson_map"]
@@ -163,18 +163,11 @@ def write_lesson_map(folder: str | Path, times_file: str | Path | None = None) -
                                     "map --times"}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     readme = folder / "README.md"
     text = readme.read_text(encoding="utf-8")
-    if BEGIN not in text or END not in text:
-        raise ConfigError(f"{readme}: no lesson-map markers ({BEGIN!r} … {END!r})")
-    head, rest = text.split(BEGIN, 1)
-    tail = rest.split(END, 1)[1]
-    readme.write_text(head + lesson_map(folder) + tail, encoding="utf-8")
+    readme.write_text(replace_marked(text, BEGIN, END, lesson_map(folder), f"lesson map in {readme}"), encoding="utf-8")
     return readme
 
 
 def committed_map(folder: str | Path) -> str:
     """The map as committed in ``folder``/README.md (markers included)."""
-    text = (Path(folder) / "README.md").read_text(encoding="utf-8")
-    match = re.search(re.escape(BEGIN) + r".*?" + re.escape(END), text, re.S)
-    if not match:
-        raise ConfigError(f"{folder}/README.md: no lesson-map markers")
-    return match.group(0)
+    readme = Path(folder) / "README.md"
+    return marked_block(readme.read_text(encoding="utf-8"), BEGIN, END, f"lesson map in {readme}")

@@ -18,6 +18,7 @@ import os
 from pathlib import Path
 
 from rag_lab.course.lesson_text import finding_paragraph
+from rag_lab.course.marked_block import marked_block, replace_marked
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.findings import sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
@@ -27,6 +28,7 @@ __all__ = ["BEGIN", "END", "quickstart_markdown", "readme_block", "replace_block
 BEGIN = ("<!-- quickstart findings: written from the sweep by `python -m rag_lab.course.readme_quickstart "
          "reports/quickstart`; do not edit by hand -->")
 END = "<!-- end of quickstart findings -->"
+WHAT = "quickstart block in README"
 
 
 def quickstart_markdown(result: SweepResult) -> str:
@@ -48,18 +50,12 @@ def readme_block(text: str) -> str:
 
 def replace_block(readme: str, text: str) -> str:
     """``readme`` with the text between its markers replaced by ``text``; an error when a marker is missing."""
-    begin, end = readme.find(BEGIN), readme.find(END)
-    if begin < 0 or end < begin:
-        raise ConfigError(f"README has no quickstart block (a line {BEGIN!r}, then {END!r})")
-    return readme[:begin] + readme_block(text) + readme[end + len(END):]
+    return replace_marked(readme, BEGIN, END, readme_block(text), WHAT)
 
 
 def committed_text(readme: str) -> str:
     """The text README holds between its markers."""
-    begin, end = readme.find(BEGIN), readme.find(END)
-    if begin < 0 or end < begin:
-        raise ConfigError(f"README has no quickstart block (a line {BEGIN!r}, then {END!r})")
-    return readme[begin + len(BEGIN):end].strip("\n")
+    return marked_block(readme, BEGIN, END, WHAT)[len(BEGIN):-len(END)].strip("\n")
 
 
 def main(argv: list[str] | None = None) -> int:
