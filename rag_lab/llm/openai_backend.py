@@ -83,6 +83,7 @@ from rag_lab.llm.openai_wire import (
     rejects_format,
     retry_after_seconds,
 )
+from rag_lab.llm.prompts import question_of
 from rag_lab.llm.server_requests import ROLE_HEADER
 from rag_lab.llm.structured import Fallback
 
@@ -110,6 +111,20 @@ class BackendStats:
     retries: int = 0
     errors: int = 0
     mode_fallbacks: int = 0
+
+
+def refusal(request: LLMRequest, message: str) -> str:
+    """What a server's refusal of ``request`` says: the role and question of the call (which of a sweep's
+    thousand calls it was), the server's own words, and for a prompt longer than the model's context what
+    to change."""
+    question = question_of(request)
+    which = f"the {request.role} call" + (f" for question {question[:160]!r}" if question else "")
+    hint = ""
+    if "context window" in message or "context length" in message or "n_ctx" in message:
+        hint = (" — the prompt and its max_tokens do not fit the model's context: start the server with a larger "
+                "n_ctx (LocalModelServer(n_ctx=...)), or show less evidence (truncation.max_tokens, "
+                "retrieval.controller_evidence)")
+    return f"refused {which}: {message}{hint}"
 
 
 class _ModeRejected(Exception):
@@ -332,7 +347,7 @@ class OpenAIBackend(LLMBackend):
                     raise _ModeRejected(status, what) from None
                 if status not in RETRY_STATUSES and status < 500:
                     self._count_error()
-                    raise LLMBackendError(self.base_url, f"refused the request: {self._server_message(exc)}",
+                    raise LLMBackendError(self.base_url, refusal(request, self._server_message(exc)),
                                           status, attempt) from None
                 retry_after = retry_after_seconds(exc)
                 last_status: int | None = status

@@ -23,7 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
-from rag_lab.llm.base import Message
+from rag_lab.llm.base import LLMRequest, Message
 from rag_lab.llm.role import prompt_version
 
 UNTRUSTED = (
@@ -64,6 +64,15 @@ def role_messages(role: str, instructions: str, *sections: tuple[str, str], prom
 def parse_sections(text: str) -> dict[str, str]:
     """``{section name: content}`` of a user message built by this module."""
     return {m.group(1): m.group(2) for m in _SECTION.finditer(text)}
+
+
+def question_of(request: LLMRequest) -> str:
+    """The QUESTION section of the request's user message ('' when it has none): what a cassette entry and a
+    refused call are named by."""
+    for message in request.messages:
+        if message.role == "user":
+            return parse_sections(message.content).get("QUESTION", "")
+    return ""
 
 
 def parse_evidence(block: str) -> list[EvidenceItem]:
