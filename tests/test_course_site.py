@@ -198,7 +198,7 @@ def test_nbmake_keeps_each_notebook_it_runs_or_stopped(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     # pytest-timeout stops the hanging one inside nbmake's run (its outputs are lost): it is kept as failed
     run = subprocess.run([sys.executable, "-m", "pytest", "notebooks", "--nbmake", "-p", "rag_lab.course.site",
-                          "--keep-executed", "kept", "-q", "-p", "no:cacheprovider", "--timeout", "30"],
+                          "--keep-executed", "kept", "-q", "-p", "no:cacheprovider", "--timeout", "15"],
                          cwd=tmp_path, capture_output=True, text=True, timeout=280)
     assert run.returncode == 1 and "2 failed, 1 passed" in run.stdout, run.stdout[-2000:]
     kept = tmp_path / "kept"
