@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag_lab.errors import ConfigError
 from rag_lab.records import Chunk, Document
 
 _WORD = re.compile(r"\S+")
@@ -24,7 +25,7 @@ class ChunkingConfig(BaseModel):
     @model_validator(mode="after")
     def _overlap_below_window(self) -> ChunkingConfig:
         if self.overlap_words >= self.max_words:
-            raise ValueError(
+            raise ConfigError(
                 f"overlap_words ({self.overlap_words}) must be smaller than max_words ({self.max_words})"
             )
         return self

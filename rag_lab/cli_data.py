@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli_options import add_dataset, command, group, parse_settings
+from rag_lab.errors import ConfigError
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -138,7 +139,7 @@ def retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     kinds = list(INDEX_KINDS) if args.retriever == ["all"] else args.retriever
     unknown = [k for k in kinds if k not in INDEX_KINDS]
     if unknown:
-        raise ValueError(f"unknown retriever(s) {unknown}; choose from {list(INDEX_KINDS)} or all")
+        raise ConfigError(f"unknown retriever(s) {unknown}; choose from {list(INDEX_KINDS)} or all")
     params = parse_settings(args.param, option="--param")
     ds = load_dataset(args.dataset)
     reports = [

@@ -33,6 +33,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rag_lab.errors import ConfigError
+
 #: The ``-march=`` values every x86-64 machine of the project runs (x86-64-v3: AVX2, FMA, F16C, BMI2).
 PORTABLE_MARCH = frozenset({"x86-64", "x86-64-v2", "x86-64-v3"})
 #: Enabled ``-m<feature>`` switches that one kind of machine here lacks (AMD: AMX and AVX-VNNI;
@@ -71,7 +73,7 @@ def recorded_switches(library: str | Path) -> list[str] | None:
     ValueError for a file that is not a 64-bit little-endian ELF."""
     data = Path(library).read_bytes()
     if data[:4] != b"\x7fELF" or data[4] != 2 or data[5] != 1:
-        raise ValueError(f"{library} is not a 64-bit little-endian ELF file")
+        raise ConfigError(f"{library} is not a 64-bit little-endian ELF file")
     shoff, = struct.unpack_from("<Q", data, 0x28)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
     headers = [struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize) for i in range(shnum)]
@@ -188,7 +190,7 @@ def check(packages: Iterable[str] | None = None) -> dict[str, ExtensionReport]:
     ]
     unknown = [n for n in names if n not in CHECKS]
     if unknown:
-        raise ValueError(f"no check for {unknown}; known: {sorted(CHECKS)}")
+        raise ConfigError(f"no check for {unknown}; known: {sorted(CHECKS)}")
     return {name: CHECKS[name]() for name in names}
 
 

@@ -109,10 +109,10 @@ class Question(_Record):
     @model_validator(mode="after")
     def _aliases_need_answer(self) -> Question:
         if self.answer is None and self.answer_aliases:
-            raise ValueError("answer_aliases given without an answer")
+            raise ConfigError("answer_aliases given without an answer")
         stray = [d for d in self.hop_doc_ids if d not in self.gold_doc_ids]
         if stray:
-            raise ValueError(f"hop_doc_ids {stray} are not among gold_doc_ids")
+            raise ConfigError(f"hop_doc_ids {stray} are not among gold_doc_ids")
         return self
 
     @model_serializer(mode="wrap")

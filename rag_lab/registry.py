@@ -96,7 +96,7 @@ class Registry(Mapping[str, T], Generic[T]):
 
         def validate(name: str) -> str:
             if name not in self._items:
-                raise ValueError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}")
+                raise ConfigError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}")
             return name
 
         schema = WithJsonSchema({"type": "string", "enum": list(self._items)})

@@ -6,6 +6,8 @@ from collections.abc import Iterable
 
 import pandas as pd
 
+from rag_lab.errors import ConfigError
+
 __all__ = ["top_question"]
 
 
@@ -15,5 +17,5 @@ def top_question(values: pd.Series, among: Iterable[str] | None = None) -> str:
     among = list(among) if among is not None else []
     picked = values.loc[among] if among else values
     if picked.empty:
-        raise ValueError("top_question needs at least one question")
+        raise ConfigError("top_question needs at least one question")
     return str(picked.astype(float).idxmax())

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.pipeline.answer import Result
 from rag_lab.pipeline.interventions import Intervention
@@ -139,7 +140,7 @@ def contrast_question(result: SweepResult, candidate: Pick, reference: Pick,
     status, the first question where the two differ, or the first question when none does."""
     weights = {weights: 1.0} if isinstance(weights, str) else dict(weights)
     if not weights:
-        raise ValueError("contrast_question needs at least one metric to weigh")
+        raise ConfigError("contrast_question needs at least one metric to weigh")
     a = result.rows(result.reference(candidate)["candidate_id"]).set_index("qid")
     b = result.rows(result.reference(reference)["candidate_id"]).set_index("qid").reindex(a.index)
     score = sum(w * _gap(a[m], b[m]) for m, w in weights.items())
@@ -214,7 +215,7 @@ def paired_across(result: SweepResult, candidate: Pick, other: SweepResult, refe
     over different questions are an error, not a silent partial pairing."""
     if list(result.qids) != list(other.qids):
         only = sorted(set(result.qids) ^ set(other.qids))
-        raise ValueError(f"the two sweeps ran different questions ({len(only)} not in both, e.g. {only[:3]}): "
+        raise ConfigError(f"the two sweeps ran different questions ({len(only)} not in both, e.g. {only[:3]}): "
                          "a paired difference needs the same questions")
     values, _ = result.paired_values(metric, candidate, candidate)
     ref, _ = other.paired_values(metric, reference, reference)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rag_lab.course.robustness import RobustnessTable, load_table
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import Finding
 from rag_lab.stats.significance import p_text
@@ -128,7 +129,7 @@ def findings_markdown(*findings: Finding, where: Sequence[str] = (), table: Robu
     """The notebook's results as markdown: a paragraph per finding, then, for each robustness key in ``where``,
     where that claim holds on the other datasets and seeds (``data/robustness.md``)."""
     if not findings:
-        raise ValueError("findings_markdown needs at least one finding")
+        raise ConfigError("findings_markdown needs at least one finding")
     lines = [finding_paragraph(f) for f in findings]
     if where:
         table = table if table is not None else load_table()

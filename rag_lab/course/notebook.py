@@ -14,6 +14,7 @@ from typing import Any
 import pandas as pd
 from pydantic import BaseModel
 
+from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepResult, SweepSpec, load_sweep_spec, run_sweep
 from rag_lab.experiments.engine.results import DEFAULT_PARETO
 from rag_lab.llm.structured import validate_output
@@ -52,7 +53,7 @@ def lesson_sweep(spec: Mapping[str, Any] | SweepSpec | str | Path, pareto: tuple
         spec = {**spec, **changes}
         name = spec.get("name", "sweep")
     elif changes:
-        raise ValueError(f"changes {sorted(changes)} need the spec as a mapping, not {type(spec).__name__}")
+        raise ConfigError(f"changes {sorted(changes)} need the spec as a mapping, not {type(spec).__name__}")
     else:
         spec = load_sweep_spec(spec)
         name = spec.name

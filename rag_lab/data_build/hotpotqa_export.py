@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from rag_lab.chunking import ChunkingConfig, chunk_corpus
+from rag_lab.errors import ConfigError
 from rag_lab.index import BM25Index, doc_run
 from rag_lab.records import Dataset, Document
 
@@ -41,10 +42,10 @@ def export_hotpotqa(
 ) -> list[dict[str, Any]]:
     """HotpotQA-shaped examples for the questions of ``types`` that have gold documents."""
     if n_distractors < 0:
-        raise ValueError(f"n_distractors must be >= 0, got {n_distractors}")
+        raise ConfigError(f"n_distractors must be >= 0, got {n_distractors}")
     questions = [q for q in dataset.evalset if q.type in types and q.gold_doc_ids]
     if not questions:
-        raise ValueError(f"dataset {dataset.name!r} has no questions of types {list(types)} with gold documents")
+        raise ConfigError(f"dataset {dataset.name!r} has no questions of types {list(types)} with gold documents")
     chunks = chunk_corpus(dataset.corpus, ChunkingConfig(max_words=2048, overlap_words=0))
     index = BM25Index()
     index.build(chunks)

@@ -57,7 +57,7 @@ class EmbeddingCache:
                 for key, dim, blob in rows:
                     vector = np.frombuffer(blob, dtype=np.float32)
                     if vector.shape != (dim,):
-                        raise ValueError(f"corrupt embedding cache entry {key} in {self.path}")
+                        raise ConfigError(f"corrupt embedding cache entry {key} in {self.path}")
                     found[key] = vector
         return [found.get(key) for key in keys]
 
@@ -65,7 +65,7 @@ class EmbeddingCache:
         """Store one vector per text, all in one transaction."""
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or len(vectors) != len(texts):
-            raise ValueError(f"need one vector per text: {len(texts)} texts, array of shape {vectors.shape}")
+            raise ConfigError(f"need one vector per text: {len(texts)} texts, array of shape {vectors.shape}")
         rows = [
             (self.key(model_id, text), vectors.shape[1], vector.tobytes())
             for text, vector in zip(texts, vectors, strict=True)

@@ -7,6 +7,7 @@ one-line change."""
 
 from __future__ import annotations
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.question_metrics import METRICS  # the registry, with every metric registered
 
 #: The headline quality column (y axis by default everywhere): strict answer containment — the gold
@@ -44,7 +45,7 @@ def check_metric(name: str, what: str = "metric") -> str:
     """``name`` when it is a registered metric column (:data:`~rag_lab.evaluation.metric.METRICS`), else a
     :class:`ValueError` naming the known ones."""
     if name not in METRICS:
-        raise ValueError(f"{what} {name!r} names no metric; the known metrics are: {', '.join(sorted(METRICS))}")
+        raise ConfigError(f"{what} {name!r} names no metric; the known metrics are: {', '.join(sorted(METRICS))}")
     return name
 
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.answers import normalize_answer
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
@@ -113,9 +114,9 @@ class Metric:
 
     def __post_init__(self) -> None:
         if self.better not in ("higher", "lower", None):
-            raise ValueError(f"better is 'higher', 'lower' or None, got {self.better!r}")
+            raise ConfigError(f"better is 'higher', 'lower' or None, got {self.better!r}")
         if self.zero_one and self.share:
-            raise ValueError("a metric is 0/1 (zero_one) or a share in [0, 1] (share), not both")
+            raise ConfigError("a metric is 0/1 (zero_one) or a share in [0, 1] (share), not both")
 
     @property
     def value_range(self) -> tuple[float, float] | None:

@@ -10,6 +10,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
+from rag_lab.errors import ConfigError
 from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.pipeline.answer import Result
 from rag_lab.pipeline.config import PipelineConfig
@@ -93,12 +94,12 @@ def fusion_table(resources: CorpusResources, trace: Trace, config: PipelineConfi
     trace's round 1, so the table is the pipeline's own fusion, not a look-alike."""
     expand = next((s for s in trace.steps if s.kind == "expand"), None)
     if expand is None or len(expand.queries) < 2:
-        raise ValueError(f"trace {trace.qid} has no query expansion to recompute (rewriting was off)")
+        raise ConfigError(f"trace {trace.qid} has no query expansion to recompute (rewriting was off)")
     top_k = config.get("retrieval.top_k")
     rankings = [[c for c, _ in resources.search(config.get("retrieval.retriever"), q, top_k)] for q in expand.queries]
     fused = reciprocal_rank_fusion(rankings, k=config.get("rewrite.k_rrf"))
     if [c for c, _ in fused][:top_k] != round_chunks(trace):
-        raise ValueError(f"the recomputed fusion differs from round 1 of trace {trace.qid}: another config or index?")
+        raise ConfigError(f"the recomputed fusion differs from round 1 of trace {trace.qid}: another config or index?")
     gold = list(gold_doc_ids)
     return pd.DataFrame([{"chunk": mark_gold([c], gold),
                           **{f"rank in q{i}": (r.index(c) + 1 if c in r else None) for i, r in enumerate(rankings)},

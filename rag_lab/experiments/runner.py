@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.executors import check_executor, execute
 from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.progress import SweepProgress
@@ -67,7 +68,7 @@ def run_sweep(
         spec = spec.with_replay()
     check_executor(executor, workers, dask_address)
     if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ValueError(f"chunk_size must be a positive integer, got {chunk_size!r}")
+        raise ConfigError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     dataset = load_dataset(spec.dataset)
     plan = SweepPlan.build(spec, dataset.evalset)
     store = RunStore.create(run_dir, plan, overwrite=overwrite)

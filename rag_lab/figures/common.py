@@ -11,6 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rag_lab.errors import ConfigError
+
 PARAM_PREFIX = "param_"
 #: Group label of rows whose grouping value is missing (e.g. a parameter a conditional grid left unset).
 UNSET = "(unset)"
@@ -40,14 +42,14 @@ def as_frame(data: pd.DataFrame | Sequence[Mapping[str, Any]], what: str) -> pd.
         return data
     if isinstance(data, Sequence) and not isinstance(data, (str, bytes)) and all(isinstance(r, Mapping) for r in data):
         return pd.DataFrame(list(data))
-    raise ValueError(f"expected the {what} as a pandas DataFrame or a sequence of mappings, got {type(data).__name__}")
+    raise ConfigError(f"expected the {what} as a pandas DataFrame or a sequence of mappings, got {type(data).__name__}")
 
 
 def require_columns(table: pd.DataFrame, cols: Iterable[str], what: str) -> None:
     """Raise a ValueError naming every column of ``cols`` that ``table`` lacks."""
     missing = [c for c in cols if c not in table.columns]
     if missing:
-        raise ValueError(f"no column(s) {missing} in the {what} (columns: {list(table.columns)})")
+        raise ConfigError(f"no column(s) {missing} in the {what} (columns: {list(table.columns)})")
 
 
 def numeric(table: pd.DataFrame, col: str) -> np.ndarray:
@@ -55,7 +57,7 @@ def numeric(table: pd.DataFrame, col: str) -> np.ndarray:
     try:
         return pd.to_numeric(table[col]).to_numpy(dtype=float, na_value=np.nan)
     except (TypeError, ValueError) as exc:
-        raise ValueError(f"column {col!r} must be numeric: {exc}") from exc
+        raise ConfigError(f"column {col!r} must be numeric: {exc}") from exc
 
 
 def group_names(values: Sequence[Any]) -> tuple[str, ...]:

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
 from rag_lab.figures.common import as_frame, format_value, hover, numeric, require_columns
 
@@ -54,7 +55,7 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
     if metric is None:
         metrics = table["metric"].dropna().unique().tolist() if "metric" in table.columns else []
         if len(metrics) != 1:
-            raise ValueError(f"the comparison table holds metrics {metrics}; name one with metric=")
+            raise ConfigError(f"the comparison table holds metrics {metrics}; name one with metric=")
         metric = str(metrics[0])
     if reference is None:
         reference = str(getattr(table, "attrs", {}).get("reference", {}).get("description", "the reference"))

@@ -14,6 +14,7 @@ from typing import NamedTuple
 import numpy as np
 import plotly.graph_objects as go
 
+from rag_lab.errors import ConfigError
 from rag_lab.figures.common import hover
 from rag_lab.pipeline.trace import StopReason, Trace
 
@@ -51,7 +52,7 @@ def round_yield_info(traces: Mapping[str, Trace] | Iterable[Trace]) -> RoundYiel
     items = list(traces.values()) if isinstance(traces, Mapping) else list(traces)
     bad = [type(t).__name__ for t in items if not isinstance(t, Trace)]
     if bad:
-        raise ValueError(f"expected Trace objects, got {sorted(set(bad))}")
+        raise ConfigError(f"expected Trace objects, got {sorted(set(bad))}")
     per_question = [_per_round(t) for t in items]
     rounds = sorted({r for yields in per_question for r in yields})
     by_round = {r: [y[r] for y in per_question if r in y] for r in rounds}

@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
+from rag_lab.errors import ConfigError
 from rag_lab.figures.common import as_frame, frozen, group_label, group_names, hover, numeric, require_columns
 
 ROUNDS_COL = "cost_rounds"
@@ -56,7 +57,7 @@ def rounds_histogram_info(
     keep = ~np.isnan(rounds_all)
     kept, rounds_used = table[keep], rounds_all[keep]
     if np.any(rounds_used != np.round(rounds_used)) or np.any(rounds_used < 0):
-        raise ValueError(f"column {rounds_col!r} must hold non-negative integers")
+        raise ConfigError(f"column {rounds_col!r} must hold non-negative integers")
     labels = [group_label(v) for v in kept[by].tolist()]
     groups = group_names(kept[by].tolist())
     rounds = tuple(range(int(rounds_used.min()), int(rounds_used.max()) + 1)) if len(rounds_used) else ()

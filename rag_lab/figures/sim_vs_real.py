@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import plotly.graph_objects as go
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
 from rag_lab.experiments.calibration.verify import Verification
 from rag_lab.figures.common import hover, point_texts
@@ -50,7 +51,7 @@ def sim_vs_real_info(verification: Verification, metric: str) -> SimVsRealInfo:
     gaps = verification.gaps
     rows = gaps[(gaps["metric"] == metric) & (gaps["candidate"] != "all")]
     if rows.empty:
-        raise ValueError(f"no metric {metric!r} in this verification (metrics: {sorted(set(gaps['metric']))})")
+        raise ConfigError(f"no metric {metric!r} in this verification (metrics: {sorted(set(gaps['metric']))})")
     labels = verification.labels
     keep = rows[~(rows["sim"].isna() | rows["real"].isna())]
     ranks = verification.ranks[verification.ranks["metric"] == metric]

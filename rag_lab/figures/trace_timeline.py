@@ -13,6 +13,7 @@ from typing import Any, NamedTuple
 
 import plotly.graph_objects as go
 
+from rag_lab.errors import ConfigError
 from rag_lab.figures.common import format_value, hover
 from rag_lab.pipeline.trace import StepKind, Trace
 
@@ -74,7 +75,7 @@ def _action(decision: dict[str, Any] | None) -> str:
 def trace_timeline_info(trace: Trace) -> TraceTimelineInfo:
     """The timeline data of one question's ``trace``."""
     if not isinstance(trace, Trace):
-        raise ValueError(f"expected a Trace, got {type(trace).__name__}")
+        raise ConfigError(f"expected a Trace, got {type(trace).__name__}")
     steps, cumulative = [], 0
     for i, step in enumerate(trace.steps):
         cumulative += step.tokens

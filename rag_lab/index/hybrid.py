@@ -9,7 +9,7 @@ from typing import Any, ClassVar, Self
 import numpy as np
 
 from rag_lab.embedding import Embedder
-from rag_lab.errors import DataFormatError
+from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.index.base import (
     META_FILE,
     DenseIndex,
@@ -45,7 +45,7 @@ class HybridIndex(SearchIndex):
         dense_kind = params.pop("dense_kind", HNSWIndex.name)
         dense = dense_kinds()
         if dense_kind not in dense:
-            raise ValueError(f"unknown dense_kind {dense_kind!r}; choose one of {sorted(dense)}")
+            raise ConfigError(f"unknown dense_kind {dense_kind!r}; choose one of {sorted(dense)}")
         dense_cls = dense[dense_kind]
         own, dense_names, bm25_names = param_names(cls), param_names(dense_cls), param_names(BM25Index)
         check_params(cls.name, params, own | dense_names | bm25_names | {"dense_kind"})
@@ -54,9 +54,9 @@ class HybridIndex(SearchIndex):
 
     def __init__(self, dense: DenseIndex, bm25: BM25Index, k_rrf: float = 60, depth: int = 100) -> None:
         if k_rrf <= 0:
-            raise ValueError(f"k_rrf must be > 0, got {k_rrf}")
+            raise ConfigError(f"k_rrf must be > 0, got {k_rrf}")
         if depth < 1:
-            raise ValueError(f"depth must be >= 1, got {depth}")
+            raise ConfigError(f"depth must be >= 1, got {depth}")
         super().__init__()
         self.dense = dense
         self.bm25 = bm25

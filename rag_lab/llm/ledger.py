@@ -39,6 +39,7 @@ from typing import Any, NamedTuple, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.types import CallRecord, LLMResponse
 
 _P = ParamSpec("_P")
@@ -76,7 +77,7 @@ class PriceTable(BaseModel):
     @classmethod
     def _named(cls, prices: dict[str, Price]) -> dict[str, Price]:
         if any(not name.strip() for name in prices):
-            raise ValueError("price table entries need a non-empty model or backend name")
+            raise ConfigError("price table entries need a non-empty model or backend name")
         return prices
 
     def price_for(self, backend: str, model: str) -> Price:

@@ -261,7 +261,7 @@ class OpenAIBackend(LLMBackend):
         in a copy of the caller's context, so the caller's active cost ledgers record it. The first
         error (in request order) is raised after every call has finished."""
         if fallbacks is not None and len(fallbacks) != len(requests):
-            raise ValueError(f"got {len(fallbacks)} fallbacks for {len(requests)} requests")
+            raise ConfigError(f"got {len(fallbacks)} fallbacks for {len(requests)} requests")
         if not requests:
             return []
         fbs = list(fallbacks) if fallbacks is not None else [None] * len(requests)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMRequest, Message
 from rag_lab.llm.role import prompt_version
 
@@ -215,7 +216,7 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
     version = prompt_version("answer", prompt_set)
     templates = _ANSWER_TEMPLATES[version]
     if grade not in templates:
-        raise ValueError(f"unknown answer template {grade!r}; choose one of {sorted(templates)}")
+        raise ConfigError(f"unknown answer template {grade!r}; choose one of {sorted(templates)}")
     return role_messages(
         "answer",
         f"{templates[grade]} {_ANSWER_RULES[version]} {UNTRUSTED}",

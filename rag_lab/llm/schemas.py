@@ -7,6 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.role import LLM_ROLES, PROMPT_SETS
 
 ControllerAction = Literal["answer", "rerank", "retrieve_again", "insufficient"]
@@ -34,7 +35,7 @@ class Rewrites(_Schema):
     def _non_empty(cls, queries: list[str]) -> list[str]:
         cleaned = [q.strip() for q in queries if q.strip()]
         if not cleaned:
-            raise ValueError("at least one non-empty query is required")
+            raise ConfigError("at least one non-empty query is required")
         return cleaned
 
 
@@ -54,7 +55,7 @@ class ControllerDecision(_Schema):
     @model_validator(mode="after")
     def _queries_match_action(self) -> ControllerDecision:
         if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):
-            raise ValueError("retrieve_again needs at least one non-empty refined query")
+            raise ConfigError("retrieve_again needs at least one non-empty refined query")
         return self
 
 
@@ -76,7 +77,7 @@ class ReasonedControllerDecision(_Schema):
     @model_validator(mode="after")
     def _queries_match_action(self) -> ReasonedControllerDecision:
         if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):
-            raise ValueError("retrieve_again needs at least one non-empty refined query")
+            raise ConfigError("retrieve_again needs at least one non-empty refined query")
         return self
 
 

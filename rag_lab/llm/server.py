@@ -360,9 +360,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         try:
             length = int(length_header)
-            if length < 0:
-                raise ValueError
         except ValueError:
+            length = -1
+        if length < 0:
             self._send_error(HTTPError(400, f"invalid Content-Length {length_header[:40]!r}"))
             return
         if length > lab.max_body_bytes:

@@ -52,7 +52,7 @@ class FaultPlan(BaseModel):
     @classmethod
     def _count(cls, value: Times) -> Times:
         if isinstance(value, int) and value < 0:
-            raise ValueError(f"a fault count must be >= 0 or 'always', got {value}")
+            raise ConfigError(f"a fault count must be >= 0 or 'always', got {value}")
         return value
 
 
@@ -75,7 +75,7 @@ class Latency(BaseModel):
     @classmethod
     def _ordered(cls, b: float, info: Any) -> float:
         if info.data.get("kind") == "uniform" and b < info.data.get("a", 0.0):
-            raise ValueError(f"uniform latency needs a <= b, got a={info.data.get('a')}, b={b}")
+            raise ConfigError(f"uniform latency needs a <= b, got a={info.data.get('a')}, b={b}")
         return b
 
     @classmethod
@@ -89,12 +89,12 @@ class Latency(BaseModel):
         expected = 1 if kind == "fixed" else 2
         try:
             if kind not in ("fixed", "uniform", "lognormal"):
-                raise ValueError(f"unknown distribution {kind!r} (fixed, uniform or lognormal)")
+                raise ConfigError(f"unknown distribution {kind!r} (fixed, uniform or lognormal)")
             if len(parts) != expected:
-                raise ValueError(f"{kind} takes {expected} number(s), got {len(parts)}")
+                raise ConfigError(f"{kind} takes {expected} number(s), got {len(parts)}")
             values = [float(p) for p in parts]
             if not all(math.isfinite(v) for v in values):
-                raise ValueError("latencies must be finite")
+                raise ConfigError("latencies must be finite")
             return cls(kind=kind, a=values[0], b=values[1] if expected == 2 else 0.0, seed=seed)
         except (ValueError, ValidationError) as exc:
             message = exc.errors()[0]["msg"] if isinstance(exc, ValidationError) else str(exc)

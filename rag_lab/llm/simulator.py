@@ -40,6 +40,7 @@ import hashlib
 import json
 
 from rag_lab.embedding import Embedder
+from rag_lab.errors import ConfigError
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
 from rag_lab.llm.prompts import INSUFFICIENT
 from rag_lab.llm.role import LLM_ROLES
@@ -89,7 +90,7 @@ class SimulatedBackend(LLMBackend):
         self.similarity = similarity if similarity is not None else Similarity(embedder)
         self.tokens = tokens if tokens is not None else TokenCounter()
         if sentence_items < 0:
-            raise ValueError(f"sentence_items must be >= 0, got {sentence_items}")
+            raise ConfigError(f"sentence_items must be >= 0, got {sentence_items}")
         self.sentence_items = sentence_items
         self.model_ideal = IdealModel(self.similarity, sentence_items)
 

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from rag_lab.errors import DataFormatError
+from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.loaders.jsonl import json_type, read_jsonl, read_lines
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Qrels, Question
 
@@ -303,7 +303,7 @@ def _query_row(question: Question) -> dict[str, Any]:
     """A ``queries.jsonl`` row carrying the question fields in its ``metadata``."""
     clashing = sorted(_QUESTION_META_KEYS & question.metadata.keys())
     if clashing:
-        raise ValueError(
+        raise ConfigError(
             f"question {question.qid!r}: metadata keys {clashing} clash with the question "
             "fields that BEIR stores in metadata"
         )
@@ -328,5 +328,5 @@ def _qrels_rows(qrels: Qrels) -> list[tuple[str, ...]]:
     rows = [(qid, doc, str(grade)) for qid, grades in qrels.items() for doc, grade in grades.items()]
     for qid, doc_id, _ in rows:
         if any(c in qid + doc_id for c in "\t\r\n"):
-            raise ValueError(f"id {qid!r} or {doc_id!r} holds a tab or line break; TSV cannot store it")
+            raise ConfigError(f"id {qid!r} or {doc_id!r} holds a tab or line break; TSV cannot store it")
     return [QRELS_HEADER, *rows]

@@ -31,7 +31,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import DataFormatError
+from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.loaders.fields import derived_id, derived_id_note, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
 from rag_lab.loaders.rows import Where, read_records
@@ -71,7 +71,7 @@ def load_hotpotqa(
         first = records[0][1]
         variant = TWOWIKI if isinstance(first, dict) and all(key in first for key in TWOWIKI_KEYS) else HOTPOTQA
     if variant not in (HOTPOTQA, TWOWIKI):
-        raise ValueError(f"variant is {HOTPOTQA!r} or {TWOWIKI!r}, got {variant!r}")
+        raise ConfigError(f"variant is {HOTPOTQA!r} or {TWOWIKI!r}, got {variant!r}")
     documents: dict[str, Document] = {}
     questions: list[Question] = []
     first_seen: dict[str, Where] = {}

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
+from rag_lab.errors import ConfigError
 from rag_lab.records import Qrels, Run
 
 
@@ -30,7 +31,7 @@ def _relevant(judged: Mapping[str, int]) -> set[str]:
 def recall_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) -> float:
     relevant = _relevant(judged)
     if not relevant:
-        raise ValueError("recall is undefined for a query without relevant documents")
+        raise ConfigError("recall is undefined for a query without relevant documents")
     return len(relevant.intersection(rank_docs(scores, k))) / len(relevant)
 
 
@@ -50,14 +51,14 @@ def ndcg_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) ->
     ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
     if idcg == 0:
-        raise ValueError("nDCG is undefined for a query without relevant documents")
+        raise ConfigError("nDCG is undefined for a query without relevant documents")
     return dcg / idcg
 
 
 def retrieval_scores(qrels: Qrels, run: Run, k: int) -> dict[str, dict[str, float]]:
     """``{qid: {"recall": ..., "mrr": ..., "ndcg": ...}}`` at cut-off ``k``."""
     if k < 1:
-        raise ValueError(f"k must be >= 1, got {k}")
+        raise ConfigError(f"k must be >= 1, got {k}")
     out: dict[str, dict[str, float]] = {}
     for qid, judged in qrels.items():
         if not _relevant(judged):

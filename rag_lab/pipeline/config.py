@@ -60,7 +60,7 @@ class PipelineConfig(BaseModel):
             return data
         unknown = [name for name in data if name not in POLICIES]
         if unknown:
-            raise ValueError(f"unknown policy {unknown[0]!r}; policies: {', '.join(POLICIES)}")
+            raise ConfigError(f"unknown policy {unknown[0]!r}; policies: {', '.join(POLICIES)}")
         sections = dict(data)
         for name, policy in POLICIES.items():
             if name not in cls.model_fields:
@@ -71,7 +71,7 @@ class PipelineConfig(BaseModel):
     @model_validator(mode="after")
     def _one_expansion(self) -> PipelineConfig:
         if self.rewrite.enabled and self.hyde.enabled:
-            raise ValueError("query expansion is one of none, rewrite or hyde: enable rewrite or hyde, not both")
+            raise ConfigError("query expansion is one of none, rewrite or hyde: enable rewrite or hyde, not both")
         return self
 
     @property
@@ -149,7 +149,7 @@ def _section(name: str, policy: type[policies.Policy], value: Any) -> policies.P
     try:
         return policy.model_validate(value)
     except ValidationError as exc:
-        raise ValueError("; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']} (got {err['input']!r})"
+        raise ConfigError("; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']} (got {err['input']!r})"
                                    for err in exc.errors())) from None
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag_lab.errors import ConfigError
 from rag_lab.index import IndexKind
 from rag_lab.llm.role import PromptSetName
 from rag_lab.pipeline.truncation import TruncationStrategyName
@@ -93,7 +94,7 @@ class CRAG(Policy):
     @model_validator(mode="after")
     def _ordered(self) -> CRAG:
         if self.lower > self.upper:
-            raise ValueError(f"crag.lower ({self.lower}) must not exceed crag.upper ({self.upper})")
+            raise ConfigError(f"crag.lower ({self.lower}) must not exceed crag.upper ({self.upper})")
         return self
 
 

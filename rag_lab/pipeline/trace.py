@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, model_validator
 
+from rag_lab.errors import ConfigError
 from rag_lab.llm.types import CallRecord, LLMResponse, Message
 from rag_lab.pipeline.interventions import Intervention
 
@@ -77,7 +78,7 @@ class TraceStep(BaseModel):
     @model_validator(mode="after")
     def _one_code_per_intervention(self) -> TraceStep:
         if self.codes and len(self.codes) != len(self.interventions):
-            raise ValueError(f"a {self.kind} step has {len(self.interventions)} interventions but "
+            raise ConfigError(f"a {self.kind} step has {len(self.interventions)} interventions but "
                              f"{len(self.codes)} codes: record each with TraceStep.intervene(code, text)")
         return self
 
@@ -90,7 +91,7 @@ class TraceStep(BaseModel):
         """Whether this step recorded an intervention with ``code``. A trace stored before interventions
         carried codes (texts, no codes) cannot answer, and says so instead of answering False."""
         if self.interventions and not self.codes:
-            raise ValueError(f"this {self.kind} step was recorded before interventions carried codes "
+            raise ConfigError(f"this {self.kind} step was recorded before interventions carried codes "
                              f"({self.interventions[0]!r}): re-run the sweep to match on codes")
         return Intervention(code) in self.codes
 

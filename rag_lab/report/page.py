@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
@@ -65,11 +66,11 @@ def _load(source: Any) -> tuple[pd.DataFrame, SweepResult | None, str]:
     if isinstance(source, (str, os.PathLike)):
         run_dir = Path(source)
         if not run_dir.is_dir():
-            raise ValueError(f"{run_dir}: not a run directory")
+            raise ConfigError(f"{run_dir}: not a run directory")
         source = load_sweep(run_dir)
     if isinstance(source, SweepResult):
         return source.table, source, Path(source.run_dir).resolve().name
-    raise ValueError(f"source must be a results DataFrame, a SweepResult or a run directory, got {type(source).__name__}")
+    raise ConfigError(f"source must be a results DataFrame, a SweepResult or a run directory, got {type(source).__name__}")
 
 
 def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[str]:
@@ -380,10 +381,10 @@ def write_report(
     table, sweep, default_name = _load(source)
     name = name or default_name
     if table.empty:
-        raise ValueError(f"{name}: the results table has no rows")
+        raise ConfigError(f"{name}: the results table has no rows")
     for col in (cost_col, quality_col):
         if col not in table.columns:
-            raise ValueError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
+            raise ConfigError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
     table = add_pareto(table, cost_col, quality_col)
     frames: dict[str, pd.DataFrame] = {}
     verifications: list[Any] = []

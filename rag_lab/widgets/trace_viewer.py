@@ -20,6 +20,7 @@ import ipywidgets as widgets
 import pandas as pd
 import plotly.graph_objects as go
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun
 from rag_lab.experiments import SweepResult, load_sweep
 from rag_lab.figures import TraceTimelineInfo, trace_timeline_figure, trace_timeline_info
@@ -40,7 +41,7 @@ def outcome_mask(rows: pd.DataFrame, outcome: str) -> pd.Series:
         return rows["status"] == "refused"
     if outcome == "fallback":
         return pd.to_numeric(rows["quality_fallback"], errors="coerce") == 1.0
-    raise ValueError(f"unknown outcome {outcome!r}; choose one of {', '.join(OUTCOMES)}")
+    raise ConfigError(f"unknown outcome {outcome!r}; choose one of {', '.join(OUTCOMES)}")
 
 
 class _Config:
@@ -90,7 +91,7 @@ class TraceViewer:
     def __init__(self, source: Source) -> None:
         self._configs, self.config_labels = _configs(source)
         if not self._configs:
-            raise ValueError("the source holds no configuration")
+            raise ConfigError("the source holds no configuration")
         self.candidate_id: str = next(iter(self._configs))
         self.qid: str | None = None
         self._type: str | None = None
@@ -153,9 +154,9 @@ class TraceViewer:
         :data:`OUTCOMES`). They become the question list; the selection moves to the first of them unless
         the selected question is among them."""
         if outcome is not None and outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {outcome!r}; choose one of {', '.join(OUTCOMES)}")
+            raise ConfigError(f"unknown outcome {outcome!r}; choose one of {', '.join(OUTCOMES)}")
         if type is not None and type not in set(self.rows["type"]):
-            raise ValueError(f"no question of type {type!r} in configuration {self.candidate_id!r}")
+            raise ConfigError(f"no question of type {type!r} in configuration {self.candidate_id!r}")
         self._type, self._outcome = type, outcome
         matching = self._matching()
         self._show(self.qid if self.qid in matching else (matching[0] if matching else None))

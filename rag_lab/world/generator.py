@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from rag_lab.errors import ConfigError
 from rag_lab.records import WORLD_QUESTION_TYPES, Corpus, Dataset, EvalSet
 from rag_lab.world.documents import render_corpus
 from rag_lab.world.entities import draw_world
@@ -52,10 +53,10 @@ class WorldConfig(BaseModel):
     @model_validator(mode="after")
     def _dev_fits(self) -> WorldConfig:
         if self.dev_per_type > self.questions_per_type:
-            raise ValueError("dev_per_type cannot exceed questions_per_type")
+            raise ConfigError("dev_per_type cannot exceed questions_per_type")
         unknown = sorted(set(self.question_types) - set(WORLD_QUESTION_TYPES))
         if unknown:
-            raise ValueError(f"unknown question types {unknown}; the world asks {list(WORLD_QUESTION_TYPES)}")
+            raise ConfigError(f"unknown question types {unknown}; the world asks {list(WORLD_QUESTION_TYPES)}")
         return self
 
     def counts(self) -> dict[str, int]:

@@ -13,6 +13,7 @@ import random
 from collections import Counter
 from collections.abc import Sequence
 
+from rag_lab.errors import ConfigError
 from rag_lab.records import Question
 from rag_lab.world.entities import World
 
@@ -266,7 +267,7 @@ def build_questions(w: World, rng: random.Random, types: Sequence[str], per_type
             if len(picked) == per_type:
                 break
         if len(picked) < per_type:
-            raise ValueError(f"the world has only {len(picked)} distinct {qtype!r} questions; "
+            raise ConfigError(f"the world has only {len(picked)} distinct {qtype!r} questions; "
                              f"{per_type} were asked for (make the world larger)")
         for n, cand in enumerate(picked):
             split = "dev" if n < dev_per_type else "test"

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
+from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import holm
@@ -27,14 +28,14 @@ COLUMNS = ["contrast", "metric", "real", "real_delta", "real_p", "real_holm", "r
 def contrast_agreement(real: SweepResult, sim: SweepResult, metrics: Iterable[str], alpha: float = 0.05) -> pd.DataFrame:
     """Each non-base config of ``real`` against the base, on each metric, beside ``sim``'s (see the module doc)."""
     if list(real.qids) != list(sim.qids):
-        raise ValueError("the real sweep and its simulator twin must run the same questions in the same order")
+        raise ConfigError("the real sweep and its simulator twin must run the same questions in the same order")
     rows = []
     for metric in metrics:
         r = real.compare(metric).set_index("config_id")
         s = sim.compare(metric).set_index("config_id")
         missing = [c for c in r.index if c not in s.index]
         if missing:
-            raise ValueError(f"configs {missing} of the real sweep are not in the simulator twin")
+            raise ConfigError(f"configs {missing} of the real sweep are not in the simulator twin")
         for config_id, row in r[~r["is_reference"]].iterrows():
             twin = s.loc[config_id]
             rows.append({"contrast": row["label"], "metric": metric, "real": interval_text(row), "real_delta": row["delta"],

@@ -41,7 +41,7 @@ def execute(
     if not units:
         return
     if executor in ("serial", "threads") and local_state is None:
-        raise ValueError(f"the {executor} executor needs this process's WorkerState")
+        raise ConfigError(f"the {executor} executor needs this process's WorkerState")
     if executor == "serial":
         for unit in units:
             yield local_state.run(unit)  # type: ignore[union-attr]

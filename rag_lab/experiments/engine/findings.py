@@ -49,6 +49,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.results import SweepResult
@@ -80,7 +81,7 @@ class FindingFamily:
 
     def __init__(self, size: int, name: str = "") -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"size must be a positive integer (the number of findings asserted), got {size!r}")
+            raise ConfigError(f"size must be a positive integer (the number of findings asserted), got {size!r}")
         self.size = size
         self.name = name
         self._p: list[float] = []
@@ -88,7 +89,7 @@ class FindingFamily:
     def join(self, p: float) -> int:
         """Add one finding's p-value; its index in the family."""
         if len(self._p) >= self.size:
-            raise ValueError(f"family {self.name or ''} of {self.size} findings is full: a notebook that asserts more "
+            raise ConfigError(f"family {self.name or ''} of {self.size} findings is full: a notebook that asserts more "
                              "findings must say so in FindingFamily(size=...)")
         self._p.append(float(p))
         return len(self._p) - 1
@@ -288,31 +289,31 @@ def paired_finding(
     a sweep with the responsible knob at 0 holding the same two configurations. ``family`` joins the
     finding to its notebook's :class:`FindingFamily` (fixed-sequence correction over the family)."""
     if direction not in _EXPECT:
-        raise ValueError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
+        raise ConfigError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
     if kind not in KINDS:
-        raise ValueError(f"kind must be one of {KINDS}, got {kind!r}")
+        raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
     if margin is not None and tolerance is not None and margin != tolerance:
-        raise ValueError(f"margin and tolerance are the same bound; got both ({margin!r}, {tolerance!r})")
+        raise ConfigError(f"margin and tolerance are the same bound; got both ({margin!r}, {tolerance!r})")
     bound = margin if margin is not None else tolerance
     if bound is not None and not (isinstance(bound, (int, float)) and bound >= 0):
-        raise ValueError(f"margin must be >= 0, got {bound!r}")
+        raise ConfigError(f"margin must be >= 0, got {bound!r}")
     if direction == "none" and not bound:
-        raise ValueError("a 'no change' claim (direction='none') needs a stated equivalence margin > 0 "
+        raise ConfigError("a 'no change' claim (direction='none') needs a stated equivalence margin > 0 "
                          "(margin=0.05: the difference is shown to lie within ±0.05)")
     if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+        raise ConfigError(f"alpha must be in (0, 1), got {alpha!r}")
     if kind == "by_construction" and control is None:
-        raise ValueError("a by-construction finding needs its control: control=<a sweep of the same two "
+        raise ConfigError("a by-construction finding needs its control: control=<a sweep of the same two "
                          "configurations with the responsible knob at 0>, where the effect must vanish")
     if kind != "by_construction" and control is not None:
-        raise ValueError(f"control= is for by-construction findings; this one is {kind!r}")
+        raise ConfigError(f"control= is for by-construction findings; this one is {kind!r}")
     ref = result.reference(reference)
     cand = result.reference(candidate)
     labels = result.labels()
     cand_label = labels[cand["candidate_id"]]
     ref_label = labels[ref["candidate_id"]]
     if cand_label == ref_label:
-        raise ValueError(f"candidate and reference are the same configuration ({cand_label})")
+        raise ConfigError(f"candidate and reference are the same configuration ({cand_label})")
     values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
     claimed = claim_test(values, ref_values, direction, bound, n_boot=n_boot, value_range=value_range(metric))
     test, diff = claimed.test, claimed.test.difference
@@ -322,7 +323,7 @@ def paired_finding(
     if control is not None:
         c_values, c_ref = control.paired_values(metric, candidate, reference)
         if control_margin is not None and not control_margin > 0:
-            raise ValueError(f"control_margin must be > 0 (got {control_margin!r})")
+            raise ConfigError(f"control_margin must be > 0 (got {control_margin!r})")
         c_test = paired_test(c_values, c_ref, n_boot=n_boot)
         if control_margin is not None:   # a margin in the metric's units: the TOST (a bound on it when no spread)
             c_range = value_range(metric) or _observed_range(values, ref_values, c_values, c_ref)

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
@@ -242,7 +243,7 @@ class SweepResult:
         dotted keys to values picks the one config that has all of them (rule ``given``)."""
         configs = self._configs_by_id()
         if not configs:
-            raise ValueError(f"{self.run_dir}: the sweep has no candidates")
+            raise ConfigError(f"{self.run_dir}: the sweep has no candidates")
         base = self.plan.get("base_config", {})
         if reference is None:
             found = next((k for k, c in configs.items() if c["config"] == base), None)
@@ -299,7 +300,7 @@ class SweepResult:
         first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
         if not metric.startswith(COST_PREFIXES) and metric not in first:
             known = sorted(c for c in first if c.startswith(("quality_", *COST_PREFIXES)))
-            raise ValueError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
+            raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
 
     def paired_values(self, metric: str, candidate: str | Mapping[str, Any],
                       reference: str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -309,7 +310,7 @@ class SweepResult:
         configs = self._configs_by_id()
         cand, ref = configs[self.reference(candidate)["config_id"]], configs[self.reference(reference)["config_id"]]
         if cand["seeds"] != ref["seeds"]:
-            raise ValueError(f"the candidate ran seeds {cand['seeds']}, the reference {ref['seeds']}: "
+            raise ConfigError(f"the candidate ran seeds {cand['seeds']}, the reference {ref['seeds']}: "
                              "a paired difference needs the same seeds")
         return self._metric_matrix(cand, metric), self._metric_matrix(ref, metric)
 
@@ -339,7 +340,7 @@ class SweepResult:
         records = []
         for config_id, entry in configs.items():
             if entry["seeds"] != ref_entry["seeds"]:
-                raise ValueError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
+                raise ConfigError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
                                  "a paired difference needs the same seeds")
             test = paired_test(self._metric_matrix(entry, metric), ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
             diff = test.difference

@@ -62,9 +62,9 @@ class Objective:
     def parse(cls, text: str) -> Objective:
         direction, _, metric = text.rpartition(":")
         if direction not in ("", "min", "max"):
-            raise ValueError(f"objective {text!r}: the prefix is min: or max:, not {direction}:")
+            raise ConfigError(f"objective {text!r}: the prefix is min: or max:, not {direction}:")
         if not _METRIC.match(metric):
-            raise ValueError(f"objective {text!r}: expected a metric column such as cost_llm_calls or "
+            raise ConfigError(f"objective {text!r}: expected a metric column such as cost_llm_calls or "
                              "quality_answer_containment_strict")
         check_metric(metric, f"objective {text!r}:")
         if direction:
@@ -84,7 +84,7 @@ class Constraint:
     def parse(cls, text: str) -> Constraint:
         found = _CONSTRAINT.match(text)
         if not found or not _METRIC.match(found.group(1)):
-            raise ValueError(f"constraint {text!r}: expected METRIC <= NUMBER or METRIC >= NUMBER, "
+            raise ConfigError(f"constraint {text!r}: expected METRIC <= NUMBER or METRIC >= NUMBER, "
                              "e.g. 'cost_llm_calls <= 3'")
         check_metric(found.group(1), f"constraint {text!r}:")
         return cls(found.group(1), found.group(2), float(found.group(3)))  # type: ignore[arg-type]
@@ -125,7 +125,7 @@ class RaceSpec(BaseModel):
     @classmethod
     def _no_weak(cls, value: Any) -> Any:
         if value == "weak":
-            raise ValueError("dominance 'weak' (never worse on the questions run so far: an observation, not a test) "
+            raise ConfigError("dominance 'weak' (never worse on the questions run so far: an observation, not a test) "
                              "is gone; use 'noninferior' (shown not worse within race.margin, the default) or 'strict'")
         return value
 
@@ -133,7 +133,7 @@ class RaceSpec(BaseModel):
     @classmethod
     def _increasing(cls, batches: list[int]) -> list[int]:
         if any(b < 2 for b in batches) or any(b >= a for a, b in zip(batches[1:], batches, strict=False)):
-            raise ValueError(f"race batches are question counts >= 2 in increasing order, got {batches}")
+            raise ConfigError(f"race batches are question counts >= 2 in increasing order, got {batches}")
         return batches
 
     def stages(self, n_questions: int) -> list[int]:
@@ -162,7 +162,7 @@ class SearchSpec(BaseModel):
     def _objectives(cls, objectives: list[str]) -> list[str]:
         parsed = [Objective.parse(o) for o in objectives]
         if len({o.metric for o in parsed}) != len(parsed):
-            raise ValueError(f"objectives must be distinct metrics, got {objectives}")
+            raise ConfigError(f"objectives must be distinct metrics, got {objectives}")
         return objectives
 
     @field_validator("constraints")
@@ -175,7 +175,7 @@ class SearchSpec(BaseModel):
     @model_validator(mode="after")
     def _trials(self) -> SearchSpec:
         if self.sampler != "grid" and self.trials is None:
-            raise ValueError(f"sampler {self.sampler!r} needs trials: N (how many candidates it proposes)")
+            raise ConfigError(f"sampler {self.sampler!r} needs trials: N (how many candidates it proposes)")
         return self
 
     def parsed_objectives(self) -> list[Objective]:

@@ -266,7 +266,7 @@ class RunStore:
     def blob(self, candidate_id: str, qid: str, column: str) -> bytes:
         """The compressed ``trace`` or ``result`` of one (run, question)."""
         if column not in ("trace", "result"):
-            raise ValueError(f"column must be 'trace' or 'result', got {column!r}")
+            raise ConfigError(f"column must be 'trace' or 'result', got {column!r}")
         found = self._query(f"SELECT {column} FROM rows WHERE candidate_id = ? AND qid = ?", (candidate_id, qid))
         if not found:
             raise KeyError(f"no stored row for candidate {candidate_id!r}, question {qid!r}")

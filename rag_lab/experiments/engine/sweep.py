@@ -77,13 +77,13 @@ class BackendSpec(BaseModel):
             try:
                 self.sim_profile  # noqa: B018  (resolved here, once: the sweep, its ids and the workers read it)
             except ConfigError as exc:
-                raise ValueError(str(exc)) from None
+                raise ConfigError(str(exc)) from None
         elif self.knobs:
-            raise ValueError(f"knobs are simulator settings; backend {self.kind!r} takes none")
+            raise ConfigError(f"knobs are simulator settings; backend {self.kind!r} takes none")
         if self.kind in ("sim", "recorded") and self.cassette is not None:
-            raise ValueError(f"a cassette records a real backend (openai or local), not {self.kind!r}")
+            raise ConfigError(f"a cassette records a real backend (openai or local), not {self.kind!r}")
         if self.replay and self.cassette is None:
-            raise ValueError("replay needs the cassette to replay (backend.cassette)")
+            raise ConfigError("replay needs the cassette to replay (backend.cassette)")
         return self
 
     @cached_property
@@ -187,7 +187,7 @@ class ClaimSpec(BaseModel):
     @model_validator(mode="after")
     def _margin(self) -> ClaimSpec:
         if (self.direction == "none") != (self.margin is not None):
-            raise ValueError("a margin goes with direction 'none' (no change within ±margin), and only with it")
+            raise ConfigError("a margin goes with direction 'none' (no change within ±margin), and only with it")
         return self
 
 
@@ -228,25 +228,25 @@ class SweepSpec(BaseModel):
                 if search.sampler == "grid":
                     space.grid()
         except ConfigError as exc:
-            raise ValueError(str(exc)) from None
+            raise ConfigError(str(exc)) from None
         return grid
 
     @model_validator(mode="after")
     def _one_seed_per_search(self) -> SweepSpec:
         if self.search is not None and len(self.seeds) != 1:
-            raise ValueError(f"a search runs one seed (each trial is one candidate), got seeds {self.seeds}")
+            raise ConfigError(f"a search runs one seed (each trial is one candidate), got seeds {self.seeds}")
         return self
 
     @field_validator("seeds")
     @classmethod
     def _distinct_seeds(cls, seeds: list[int], info: ValidationInfo) -> list[int]:
         if len(set(seeds)) != len(seeds):
-            raise ValueError(f"seeds must be distinct, got {seeds}")
+            raise ConfigError(f"seeds must be distinct, got {seeds}")
         if any(s < 0 for s in seeds):
-            raise ValueError(f"seeds must be >= 0, got {seeds}")
+            raise ConfigError(f"seeds must be >= 0, got {seeds}")
         backend = info.data.get("backend")
         if backend is not None and backend.kind != "sim" and len(seeds) > 1:
-            raise ValueError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
+            raise ConfigError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
         return seeds
 
     def with_replay(self) -> SweepSpec:

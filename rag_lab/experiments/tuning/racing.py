@@ -45,6 +45,7 @@ from typing import Any
 import numpy as np
 from scipy import stats as _stats
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
 from rag_lab.experiments.engine.search_space import Constraint, Objective, RaceSpec
 from rag_lab.stats.exact import noninferiority_p
@@ -154,11 +155,11 @@ def stage_drops(
     """The challengers dropped after this look (see the module doc); ``rivals`` may include challengers. The
     family is Holm-corrected at ``alpha / looks``."""
     if dominance not in DOMINANCE:
-        raise ValueError(f"dominance must be one of {DOMINANCE}, got {dominance!r}")
+        raise ConfigError(f"dominance must be one of {DOMINANCE}, got {dominance!r}")
     if dominance == "noninferior" and not 0.0 < margin < 0.5:
-        raise ValueError(f"margin must lie in (0, 0.5) (a share of the questions), got {margin!r}")
+        raise ConfigError(f"margin must lie in (0, 0.5) (a share of the questions), got {margin!r}")
     if isinstance(looks, bool) or not isinstance(looks, int) or looks < 1:
-        raise ValueError(f"looks must be a positive integer, got {looks!r}")
+        raise ConfigError(f"looks must be a positive integer, got {looks!r}")
     hypotheses: list[dict[str, Any]] = []
     for c in challengers:
         for r in rivals:

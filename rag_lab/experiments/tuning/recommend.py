@@ -23,6 +23,7 @@ from typing import Any
 
 import pandas as pd
 
+from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
@@ -38,7 +39,7 @@ def verdicts(result: SweepResult, metrics: Sequence[str] = (DEFAULT_QUALITY, "qu
     ``config_id``; per metric ``{m}: Δ`` (``Δ [lo, hi]``), ``{m}: p``, ``{m}: p Holm``, ``{m}: TOST p Holm``
     and ``{m}: verdict``; the cost's ``{cost}: Δ`` text and ``cost_delta``. ``attrs`` holds the rule."""
     if not margin > 0:
-        raise ValueError(f"margin must be > 0 (the equivalence bound, in the metrics' units), got {margin!r}")
+        raise ConfigError(f"margin must be > 0 (the equivalence bound, in the metrics' units), got {margin!r}")
     ref = result.reference(reference)
     cost_frame = result.compare(cost, reference=reference, n_boot=n_boot)
     rows = [{"label": r["label"], "candidate_id": r["candidate_id"], "config_id": r["config_id"],

@@ -132,7 +132,7 @@ def run_search(
     sweep with ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
     search = spec.search
     if search is None:
-        raise ValueError("run_search needs a sweep with a search: section")
+        raise ConfigError("run_search needs a sweep with a search: section")
     check_executor(executor, workers, dask_address)
     objectives, constraints = search.parsed_objectives(), search.parsed_constraints()
     notify = on_event or (lambda _event: None)
