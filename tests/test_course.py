@@ -245,13 +245,9 @@ def test_the_thinness_check_can_fail():
 
 
 def _quoted_keys(code: str) -> list[str]:
-    """The robustness keys a notebook quotes: ``robustness.quote("key")`` or ``findings_markdown(..., where=[...])``."""
-    keys = re.findall(r'robustness\.quote\("([a-z_]+)"\)', code)
-    for where in re.findall(r"where=\[([^\]]*)\]", code):
-        keys += re.findall(r'"([a-z_]+)"', where)
-    for listed in re.findall(r"robustness\.quote\(k\) for k in \[([^\]]*)\]", code):
-        keys += re.findall(r'"([a-z_]+)"', listed)
-    return list(dict.fromkeys(keys))
+    from rag_lab.course.lesson_text import quoted_keys
+
+    return quoted_keys(code)
 
 
 def _banner_text(name: str) -> str:

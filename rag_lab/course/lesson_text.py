@@ -10,6 +10,7 @@ The templates live here, not in the notebooks (which stay thin).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -19,7 +20,8 @@ from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import Finding
 from rag_lab.stats.significance import p_text
 
-__all__ = ["DATASET_WORDS", "KIND_WORDS", "LessonText", "finding_paragraph", "findings_markdown", "where_words"]
+__all__ = ["DATASET_WORDS", "KIND_WORDS", "LessonText", "finding_paragraph", "findings_markdown", "quoted_keys",
+           "where_words"]
 
 #: What each kind of finding means, in a learner's words.
 KIND_WORDS = {
@@ -70,6 +72,18 @@ def finding_paragraph(finding: Finding) -> str:
     if finding.control is not None:
         text += f". Its control, the knob at 0: {finding.control.measured}"
     return text + "."
+
+
+def quoted_keys(code: str) -> list[str]:
+    """The robustness rows a notebook's ``code`` quotes, in order: ``robustness.quote("key")``,
+    ``robustness.quote(k) for k in [...]`` or ``findings_markdown(..., where=[...])``. Its banner must carry
+    :func:`where_words` of each (``tests/test_course.py``; ``scripts/update_banners.py`` keeps them so)."""
+    keys = re.findall(r'robustness\.quote\("([a-z_]+)"\)', code)
+    for where in re.findall(r"where=\[([^\]]*)\]", code):
+        keys += re.findall(r'"([a-z_]+)"', where)
+    for listed in re.findall(r"robustness\.quote\(k\) for k in \[([^\]]*)\]", code):
+        keys += re.findall(r'"([a-z_]+)"', listed)
+    return list(dict.fromkeys(keys))
 
 
 def where_words(key: str, table: RobustnessTable | None = None) -> str:
