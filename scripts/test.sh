@@ -5,9 +5,10 @@
 #                                   test extras (test tools, the local model, ONNX Runtime, Parquet, MkDocs)
 #                                   and Chromium, then the unit tests, the notebooks, the docs (`mkdocs
 #                                   build --strict`: a broken link or an API name that no longer exists
-#                                   fails) with the rendered course (the notebooks phase's executed copies,
-#                                   reports/executed/, as pages), and the browser and local-model tests
-#                                   (one opens the rendered lesson 01); each pytest phase on both cores
+#                                   fails) with the rendered course (the executed copies of the notebooks,
+#                                   reports/executed/, as pages), then the browser tests (one opens the
+#                                   rendered lesson 01); the local-model tests run with the unit tests and
+#                                   the notebooks, in one pytest run; each pytest phase on both cores
 #                                   (pytest-xdist), each phase with its wall time; every phase runs even
 #                                   when an earlier one failed, and the command fails if any did
 #   bash scripts/test.sh --quick    the edit-test loop (about a minute): the unit tests that need neither a
@@ -53,11 +54,14 @@ phase() {
   python -m pytest "${xdist[@]}" --dist loadfile "$@" || failed+=("$name")
   echo "test: phase '$name' took $((SECONDS - begin)) s"
 }
-phase "unit tests" tests -m "not local_model and not browser" --durations=15
-# nbmake executes each notebook once; rag_lab.course.site keeps the executed copies (outputs and run time) in
-# reports/executed/ for the rendered course. Emptied first: the site shows this run's notebooks and no older ones.
+# One pytest run for everything but the browser: the unit tests, the notebooks (nbmake executes each once;
+# rag_lab.course.site keeps the executed copies, outputs and run time, in reports/executed/ for the rendered
+# course) and the local-model tests, so that neither core idles while the other finishes a phase's last file
+# (tests/conftest.py hands out the local-model, slow and notebook files first). reports/executed/ is emptied
+# first: the site shows this run's notebooks and no older ones.
 rm -rf reports/executed
-phase notebooks notebooks --durations=25 -p rag_lab.course.site --keep-executed reports/executed
+phase "unit tests, notebooks and local model" tests notebooks -m "not browser" --durations=25 \
+  -p rag_lab.course.site --keep-executed reports/executed
 # The site, built where the reports go: the reference, and the course rendered from reports/executed/ (nothing
 # is executed again; RAG_LAB_REQUIRE_EXECUTED fails the build naming any notebook without an executed copy);
 # --strict fails on a broken link or a stale API name. Before the browser phase, which opens the built course.
@@ -65,7 +69,7 @@ begin=$SECONDS
 echo "test: phase 'docs'"
 RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
 echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)"
-phase "browser and local model" tests -m "local_model or browser" --durations=10
+phase browser tests -m browser --durations=10
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test: FAILED phases: ${failed[*]}" >&2

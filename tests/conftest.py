@@ -10,10 +10,12 @@ os.environ.setdefault("RAG_LAB_CACHE", str(Path(__file__).resolve().parent.paren
 
 
 def _weight(item) -> int:
-    """0 for a test that starts a local model, 1 for one marked slow or notebook, 2 for the rest."""
+    """0 for a test that starts a local model, 1 for a notebook nbmake runs or a test marked slow or notebook,
+    2 for the rest."""
     if item.get_closest_marker("local_model"):
         return 0
-    return 1 if item.get_closest_marker("slow") or item.get_closest_marker("notebook") else 2
+    heavy = item.path.suffix == ".ipynb" or item.get_closest_marker("slow") or item.get_closest_marker("notebook")
+    return 1 if heavy else 2
 
 
 def pytest_collection_modifyitems(session, config, items):

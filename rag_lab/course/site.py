@@ -200,7 +200,7 @@ def run_note(name: str, run: Mapping[str, Any] | None, stale: bool, map_seconds:
                 "then <code>mkdocs build</code>.</p></div>")
     kind, title = ("success", "Executed") if run["ok"] else ("failure", "Failed in this run")
     body = (f"Run time: <strong class='rag-lab-run-time'>{run['seconds']:.0f} s</strong>, measured when the "
-            f"test command's notebooks phase (nbmake, a fresh kernel, offline) executed it on {html.escape(run['finished'])}; "
+            f"test command (nbmake, a fresh kernel, offline) executed it on {html.escape(run['finished'])}; "
             "this page shows that run's outputs." + known)
     if not run["ok"]:
         body += f" It stopped with <code>{html.escape(str(run['error']))}</code>: the outputs end at the failing cell."
@@ -265,7 +265,7 @@ def course_index(rows: list[Mapping[str, Any]], executed: str) -> str:
         mapped = f"{row['map_seconds']:.0f} s" if row.get("map_seconds") else "–"
         title = row["title"].split("·", 1)[-1].strip().replace("|", "\\|")
         lines.append(f"| {row['name'][:2]} | [{title}]({row['name']}.ipynb) | {here} | {mapped} | {status} |")
-    lines += ["", "Build it: `bash scripts/test.sh` (the notebooks phase keeps the executed notebooks, the docs phase "
+    lines += ["", "Build it: `bash scripts/test.sh` (its nbmake run keeps the executed notebooks, the docs phase "
               "renders them into `reports/site/`), or by hand `python -m pytest notebooks -p rag_lab.course.site "
               f"--keep-executed {executed}` then `mkdocs serve` (or `mkdocs build`, into `site/`). Serve a built site "
               "over HTTP (`python -m http.server -d reports/site`): its links are directory URLs.", ""]
@@ -357,7 +357,7 @@ def on_files(files, config):
     missing = [p.stem for p in notebooks if executed is None or kept_run(executed, p.stem) is None]
     if missing and settings["require"]:
         raise PluginError(f"the rendered course needs the executed notebooks, and {settings['executed']} lacks "
-                          f"{missing}: run the notebooks phase first (python -m pytest notebooks -p rag_lab.course.site "
+                          f"{missing}: run the notebooks first (python -m pytest notebooks -p rag_lab.course.site "
                           f"--keep-executed {settings['executed_name']}), or unset extra.course.require_executed "
                           "(RAG_LAB_REQUIRE_EXECUTED)")
     times_file = settings["notebooks"] / "run_times.json"
@@ -405,7 +405,7 @@ def on_page_content(html_text, page, config, files):
 
 
 def on_serve(server, config, builder):
-    """``mkdocs serve`` rebuilds when a notebook changes or the notebooks phase keeps a new run."""
+    """``mkdocs serve`` rebuilds when a notebook changes or the test command keeps a new run of one."""
     settings = _settings(config)
     for folder in (settings["notebooks"], settings["executed"]):
         if folder.is_dir():

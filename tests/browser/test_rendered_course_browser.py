@@ -5,7 +5,7 @@ with the page's note giving the run time of the run it shows, and no request tha
 from another host: the machines are offline). Screenshot: reports/browser/course_01.png.
 
 The site is the one the test command builds (``reports/site``; ``RAG_LAB_SITE`` names another): its docs
-phase runs before this one, from the notebooks phase's executed copies. A site that is missing, or whose
+phase runs before this one, from the executed copies its nbmake run keeps. A site that is missing, or whose
 lesson 01 was not rendered from an executed run, fails with what to run. Skips only when Chromium is missing
 and RAG_LAB_REQUIRE_BROWSER is unset (.ci/run sets it)."""
 
