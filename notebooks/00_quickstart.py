@@ -21,12 +21,12 @@
 # > over the world's corpus. The simulated model routes the question, decides when to ask for another round and
 # > writes the answer that is scored — from the evidence retrieval found; it never sees the gold labels.
 # >
-# > **Where it holds:** measured here on the world's two-hop test questions (simulator seed 0). The same contrast
-# > on bridge questions is notebook 01's robustness row: holds on the world (seeds 0 and 1); not shown on HotpotQA
-# > or MuSiQue (the sign agrees at every seed); no difference at all with the recorded real model
-# > (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, world); not shown with the recorded real
-# > model (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample) (the sign does not agree); not shown with the recorded
-# > real model (Qwen2.5-Coder-1.5B, prompts v2, musique_sample) (the sign agrees).
+# > **Where it holds:** measured here on the world's two-hop test questions (simulator seed 0). The same contrast on
+# > bridge questions is notebook 01's robustness row: holds on the world (seeds 0 and 1); not shown on HotpotQA or
+# > MuSiQue (the sign agrees at every seed); no difference at all with the recorded real model (Qwen2.5-Coder-1.5B,
+# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, world); not shown with the recorded real model
+# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample) (the sign
+# > agrees).
 #
 # This notebook is the course's first page. It shows the data the lab ships with, runs **one question**
 # through the full pipeline and reads its trace, defines **every metric** the course uses (quality and

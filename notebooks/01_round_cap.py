@@ -28,8 +28,8 @@
 # > lost on two-hop questions: holds on the world (seeds 0 and 1); not shown on HotpotQA or MuSiQue (the sign agrees
 # > at every seed); no difference at all with the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample;
 # > Qwen2.5-Coder-1.5B, prompts v2, world); not shown with the recorded real model (Qwen2.5-Coder-1.5B, prompts v2,
-# > hotpotqa_sample) (the sign does not agree); not shown with the recorded real model (Qwen2.5-Coder-1.5B, prompts
-# > v2, musique_sample) (the sign agrees) — there the second round rarely finds an answer the first missed.
+# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample) (the sign agrees) — there the second round
+# > rarely finds an answer the first missed.
 #
 # A multi-round retrieval loop needs a hard stop. **RoundCap** caps the number of retrieval rounds *in
 # code*: when the controller asks for one more round after the cap, that request is a **policy

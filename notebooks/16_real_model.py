@@ -147,7 +147,7 @@ assert router.holds, router.message
 # way, so any difference below is the model's.
 #
 # The second recorded sweep (`sweeps/real_qwen_hotpotqa_v2.yaml`) runs v2 as its base, on the first questions of
-# the same cassette: the round cap, the router, and v1 itself as candidates.
+# the same cassette: the round cap, the router, v1 itself, truncation and CRAG's lower threshold as candidates.
 
 # %%
 real_v2 = lesson_sweep(SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml", replay=True)
@@ -179,8 +179,8 @@ assert loop_runs.holds, loop_runs.message
 # ## Your turn: the model, live
 #
 # The explorer runs the installed packaged model live (`qwen2.5-coder-0.5b`, the faster of the two: about half a
-# minute a question at one thread, with the short prompts below) on two questions. Without the `qwen` extra and llama-cpp-python it says so
-# and runs the recorded model's simulator twin instead.
+# minute a question at one thread, with the short prompts below) on two questions. Without the `qwen` extra and
+# llama-cpp-python it says so and runs the recorded model's simulator twin instead.
 
 # %%
 import contextlib  # noqa: E402
