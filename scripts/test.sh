@@ -69,7 +69,9 @@ begin=$SECONDS
 echo "test: phase 'docs'"
 RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
 echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)"
-phase browser tests -m browser --durations=10
+# --dist load (the last --dist wins): each browser test starts its own JupyterLab or Chromium, so the two
+# JupyterLab tests of one file run on both workers at once.
+phase browser tests -m browser --dist load --durations=10
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test: FAILED phases: ${failed[*]}" >&2
