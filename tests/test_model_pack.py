@@ -16,12 +16,11 @@ import struct
 from pathlib import Path
 
 import pytest
+from local_model_marks import REQUIRED
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm import model_pack
 from rag_lab.llm.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, check_header, installed, verify
-
-REQUIRED = os.environ.get("RAG_LAB_REQUIRE_LOCAL_MODEL") == "1"
 
 
 def _gguf(meta: dict[str, str]) -> bytes:
