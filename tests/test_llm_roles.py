@@ -30,6 +30,7 @@ ARGS: dict[str, tuple] = {
     "hyde": (Q, 1),
     "controller": (Q, [ITEM], [Q], 3, True),
     "answer": (Q, [ITEM], "correct"),
+    "reader": (Q, [ITEM]),
     "judge": (Q, "Leeds [1]", [ITEM]),
     "grade": (Q, ITEM),
 }

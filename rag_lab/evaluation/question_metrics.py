@@ -56,6 +56,17 @@ def _citation_validity(run: QuestionRun) -> float | None:
     return _share(len(run.result.citations), len(run.result.citations) + run.result.invalid_citations)
 
 
+def _is_yes_no(gold: list[str]) -> bool:
+    """Whether a gold answer is ``yes`` or ``no`` (a yes/no question)."""
+    return any(normalize_answer(g) in ("yes", "no") for g in gold)
+
+
+def _says_no(answer: str) -> bool:
+    """Whether an answer opens with the word "no" ("No", "No, he did not.")."""
+    words = normalize_answer(answer).split()
+    return bool(words) and words[0] == "no"
+
+
 def _has_answer_in_context(run: QuestionRun) -> bool:
     return any(f" {normalize_answer(g)} " in f" {run.context_text} " for g in run.gold)
 
@@ -89,6 +100,13 @@ METRICS.add("quality_off_contract_citation", _rate_metric(
 METRICS.add("quality_abstention_accuracy", _rate_metric(
     lambda run: run.answered == run.question.answerable, "abstention accuracy", outcome=True))
 METRICS.add("quality_refused", _rate_metric(lambda run: not run.answered, "refusal rate", "lower"))
+METRICS.add("quality_refused_model", _rate_metric(lambda run: run.result.refused_by == "model",
+                                                  "refused by the model (its INSUFFICIENT)", "lower"))
+METRICS.add("quality_refused_pipeline", _rate_metric(lambda run: run.result.refused_by == "pipeline",
+                                                     "refused by the pipeline (guards, judge, policies)", "lower"))
+METRICS.add("quality_no_to_open", Metric(
+    lambda run: None if not run.gold or _is_yes_no(run.gold) else _rate(run.answered and _says_no(run.answer_text)),
+    "'no' answers to questions that are not yes/no", "lower", zero_one=True))
 METRICS.add("quality_echo", _rate_metric(lambda run: run.result.status == "echo",
                                          "echo rate (draft parroted its prompt)", "lower"))
 METRICS.add("quality_rounds_minus_hops", Metric(lambda run: run.result.rounds_used - run.question.min_hops,

@@ -2,8 +2,10 @@
 
 A real model on two cores takes 20–40 s a question, so its runs are recorded once and replayed by tests
 and notebooks in seconds — as vcrpy and pytest-recording do for HTTP. A **cassette** is a JSON Lines
-file: line 1 a :class:`CassetteHeader` (the recorded backend's cache identity, and its provenance: the
-model file, its sha256 and the llama.cpp version), then one :class:`CassetteEntry` per distinct request,
+file: line 1 a :class:`CassetteHeader` (the recorded backend's cache identity, and its provenance when the
+cassette was created: the model file, its sha256, the llama.cpp version), then one :class:`CassetteEntry` per
+distinct request, each stating how that call was made (``made_with``: n_ctx, threads and the prompt cache can
+change within a cassette; the model and the llama.cpp build cannot),
 keyed by :meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>` under that identity, with
 the role, the question, the messages (to name the nearest recorded request on a miss) and the generation.
 
@@ -56,7 +58,9 @@ class CassetteHeader(BaseModel):
 
 
 class CassetteEntry(BaseModel):
-    """One recorded request and what the backend answered."""
+    """One recorded request and what the backend answered; ``made_with``: how this call was made (the model's
+    sha256, llama.cpp's version and build, n_ctx, threads, the prompt cache — :data:`ENGINE_KEYS` and the
+    settings that may change from call to call), None for a call recorded before calls carried it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -67,6 +71,13 @@ class CassetteEntry(BaseModel):
     schema_name: str | None = None
     params: dict[str, Any]
     generation: Generation
+    made_with: dict[str, str] | None = None
+
+
+#: The facts of ``made_with`` / the header's provenance that one cassette never mixes: the model and the engine
+#: build. A recording whose backend differs in one of them from the cassette's last call is refused (n_ctx,
+#: threads and the prompt cache may change between calls: each call states its own).
+ENGINE_KEYS = ("model_sha256", "llama_cpp", "llama_build")
 
 
 def _user_text(messages: tuple[Message, ...]) -> str:
@@ -144,6 +155,12 @@ class Cassette:
         if not path.is_file():
             raise ConfigError(f"cassette {path} does not exist (record one with a real backend and record=PATH)")
         header, entries, _ = cls._read(path)
+        for entry in entries.values():
+            made = entry.made_with or {}
+            if made.get("model_sha256", header.provenance.get("model_sha256")) != header.provenance.get("model_sha256"):
+                raise DataFormatError(path, f"the {entry.role} call for {entry.question[:80]!r} was made with model "
+                                            f"sha256 {made['model_sha256']}, not the header's "
+                                            f"{header.provenance.get('model_sha256')}: a cassette holds one model")
         return cls(path, header, entries)
 
     @classmethod
@@ -162,6 +179,13 @@ class Cassette:
             raise ConfigError(f"cassette {path} records {old.identity[1]!r} (sha256 "
                               f"{old.provenance.get('model_sha256', '?')}); this backend is {header.identity[1]!r} "
                               f"(sha256 {header.provenance.get('model_sha256', '?')}): record into another file")
+        last = next((e.made_with for e in reversed(entries.values()) if e.made_with), None) or old.provenance
+        changed = [f"{k} {last[k]!r} -> {header.provenance[k]!r}" for k in ENGINE_KEYS
+                   if k in last and k in header.provenance and last[k] != header.provenance[k]]
+        if changed:
+            raise ConfigError(f"cassette {path} was recorded with another engine than this backend's "
+                              f"({'; '.join(changed)}): one cassette holds one model and one llama.cpp build; "
+                              "record into another file, or install the build it was recorded with")
         if path.stat().st_size > clean_end:
             with path.open("r+b") as fh:  # drop the line a killed recording cut short
                 fcntl.flock(fh, fcntl.LOCK_EX)
@@ -218,22 +242,26 @@ def _first_difference(a: str, b: str) -> str:
     return "one prompt continues where the other ends" if a != b else "the prompts are equal (schema or parameters differ)"
 
 
-def _entry(key: str, request: LLMRequest, generation: Generation) -> CassetteEntry:
+def _entry(key: str, request: LLMRequest, generation: Generation, made_with: dict[str, str] | None) -> CassetteEntry:
     schema = request.response_schema
     return CassetteEntry(key=key, role=request.role, question=question_of(request), messages=request.messages,
                          schema_name=None if schema is None else schema.__name__,
-                         params=request.params.model_dump(), generation=generation.model_copy(update={"cached": False}))
+                         params=request.params.model_dump(), generation=generation.model_copy(update={"cached": False}),
+                         made_with=made_with)
 
 
 class RecordingBackend(LLMBackend):
     """``inner`` (a live backend) with every distinct request recorded into ``cassette``; requests already
-    recorded are answered from it (marked cached), so a killed recording resumes."""
+    recorded are answered from it (marked cached), so a killed recording resumes. Each new entry states how it
+    was made (``made_with``: the backend's provenance at the call, e.g. the local server's model sha256, llama.cpp
+    version and build, n_ctx, threads and prompt cache)."""
 
-    def __init__(self, inner: LLMBackend, cassette: Cassette) -> None:
+    def __init__(self, inner: LLMBackend, cassette: Cassette, made_with: dict[str, str] | None = None) -> None:
         super().__init__(inner.model)
         self.inner = inner
         self.name = inner.name
         self.cassette = cassette
+        self.made_with = dict(made_with) if made_with else None
 
     def __repr__(self) -> str:
         return f"RecordingBackend({self.inner!r}, {self.cassette!r})"
@@ -247,7 +275,7 @@ class RecordingBackend(LLMBackend):
         if entry is not None:
             return entry.generation.model_copy(update={"cached": True})
         generation = self.inner._generate(request)
-        self.cassette.append(_entry(key, request, generation))
+        self.cassette.append(_entry(key, request, generation, self.made_with))
         return generation
 
 
@@ -295,4 +323,20 @@ def describe(path: str | Path) -> dict[str, Any]:
         roles[entry.role] = roles.get(entry.role, 0) + 1
     return {"path": str(cassette.path), "bytes": cassette.path.stat().st_size, "entries": len(cassette),
             "questions": len({e.question for e in cassette.entries.values()}), "by_role": roles,
+            "made_with": made_with_counts(cassette),
             **json.loads(cassette.header.model_dump_json())}
+
+
+#: The per-call settings :func:`made_with_counts` groups calls by.
+CALL_SETTINGS = ("n_ctx", "n_threads", "prompt_cache", "llama_cpp")
+
+
+def made_with_counts(cassette: Cassette) -> dict[str, int]:
+    """How many calls were made under each setting (``"n_ctx=4096, n_threads=1, prompt_cache=False, llama_cpp=0.3.36"``
+    → count); calls recorded before entries carried their settings are counted under ``"not recorded per call"``."""
+    counts: dict[str, int] = {}
+    for entry in cassette.entries.values():
+        label = ("not recorded per call" if entry.made_with is None else
+                 ", ".join(f"{k}={entry.made_with.get(k, '?')}" for k in CALL_SETTINGS))
+        counts[label] = counts.get(label, 0) + 1
+    return counts

@@ -147,8 +147,9 @@ def open_backend(kind: str = "sim", **settings: Any) -> Iterator[LLMBackend]:
         if options.record is not None:
             from rag_lab.llm.cassette import Cassette, RecordingBackend, recording_header
 
-            header = recording_header(backend, getattr(backend, "provenance", None))
-            served = RecordingBackend(served, Cassette.for_recording(options.record, header))
+            provenance = getattr(backend, "provenance", None)
+            header = recording_header(backend, provenance)
+            served = RecordingBackend(served, Cassette.for_recording(options.record, header), provenance)
         yield _capped(served, options.max_tokens)
 
 

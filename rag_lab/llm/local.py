@@ -84,6 +84,17 @@ def llama_cpp_version() -> str:
         return ""
 
 
+@functools.cache
+def llama_build() -> str:
+    """How the installed llama.cpp was compiled: ggml's CPU library's ``-march`` and the instruction sets its
+    system info reports (:func:`rag_lab.native_build.check_llama_cpp`), e.g. ``"-march=x86-64-v3; AVX2 = 1 | …"``."""
+    from rag_lab.native_build import check_llama_cpp
+
+    details = check_llama_cpp().details
+    marches = sorted({v for k, v in details.items() if k != "system info"})
+    return "; ".join([*marches, details.get("system info", "")])
+
+
 def llama_cpp_available() -> bool:
     """Whether llama-cpp-python (with its server) is installed."""
     return importlib.util.find_spec("llama_cpp") is not None and importlib.util.find_spec("uvicorn") is not None
@@ -326,13 +337,15 @@ class LocalModelServer:
         return self.process.log_tail()
 
     def provenance(self) -> dict[str, str]:
-        """What a recording of this server states about it: the model file, its sha256 (the pinned digest of a
-        chunked packaged model, else computed once), the chat format and llama-cpp-python's version."""
+        """What a recording of this server states about it, in its header and on every call: the model file, its
+        sha256 (the pinned digest of a chunked packaged model, else computed once), the chat format,
+        llama-cpp-python's version and build (:func:`llama_build`), n_ctx, threads and the prompt cache."""
         pinned = {target_path(m): m.sha256 for m in CHUNKED_MODELS.values()}
         digest = pinned.get(self.model_path) or _file_sha256(self.model_path)
         return {"model_file": self.model_path.name, "model_sha256": digest,
                 "chat_format": self.chat.chat_format or "gguf template", "llama_cpp": llama_cpp_version(),
-                "n_ctx": str(self.n_ctx), "prompt_cache": str(self.prompt_cache)}
+                "llama_build": llama_build(), "n_ctx": str(self.n_ctx), "n_threads": str(self.n_threads),
+                "prompt_cache": str(self.prompt_cache)}
 
     @property
     def cache_label(self) -> str:

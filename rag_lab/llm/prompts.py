@@ -199,10 +199,21 @@ _ANSWER_TEMPLATES = {
         "say that confidence is low, and cite the evidence numbers in brackets, like: 1987 [2].",
         "fallback": "No usable evidence was found.",
     },
+    # v3: v2 without the list of answer kinds and the example answer ("1987"), which the model copied
+    "answer-v3": {
+        "correct": "Answer the question from the evidence. Reply with the answer alone, in as few words as "
+        "answer the question, then the numbers of the evidence it comes from in square brackets.",
+        "ambiguous": "The evidence may be only partly relevant. Answer only what it supports, in as few words as "
+        "answer the question, then the numbers of the evidence it comes from in square brackets.",
+        "fallback": "No usable evidence was found.",
+    },
 }
 _ANSWER_RULES = {
     "answer-v1": f"If the evidence does not contain the answer, reply exactly {INSUFFICIENT}. Never answer from memory.",
     "answer-v2": "A question may need two pieces of evidence: one that names what the question describes, and one "
+    f"that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence does not contain the answer. "
+    "Never answer from memory.",
+    "answer-v3": "A question may need two pieces of evidence: one that names what the question describes, and one "
     f"that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence does not contain the answer. "
     "Never answer from memory.",
 }
@@ -212,7 +223,8 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
                   prompt_set: str = "v1") -> tuple[Message, ...]:
     """The generation prompt; ``grade`` (CRAG) picks the template: ``correct`` (standard),
     ``ambiguous`` (low confidence, hedge) or ``fallback`` (no evidence: refuse). In set ``v2`` the answer
-    is asked for in a few words, cited, and INSUFFICIENT is kept for evidence without the answer."""
+    is asked for in a few words, cited, and INSUFFICIENT is kept for evidence without the answer; ``v3`` asks the
+    same without naming kinds of answer or showing an example answer."""
     version = prompt_version("answer", prompt_set)
     templates = _ANSWER_TEMPLATES[version]
     if grade not in templates:
@@ -223,6 +235,19 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
         ("QUESTION", question),
         ("EVIDENCE", _evidence_block(evidence)),
         prompt_set=prompt_set,
+    )
+
+
+def reader_prompt(question: str, evidence: Sequence[EvidenceItem]) -> tuple[Message, ...]:
+    """The plain reader's prompt (policy ``generation.reader=plain``): the same question and final context as
+    the answer prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What
+    the model makes of the context without the pipeline's rules: the baseline the pipeline's answer path is
+    measured against."""
+    return role_messages(
+        "reader",
+        f"Answer the question from the evidence, in a few words. {UNTRUSTED}",
+        ("QUESTION", question),
+        ("EVIDENCE", _evidence_block(evidence)),
     )
 
 

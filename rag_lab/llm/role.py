@@ -11,8 +11,9 @@ calibration all read the table. The built-in rows are in :mod:`rag_lab.llm.roles
     LLM_ROLES.add("toy", Role(prompt=toy_prompt, versions={"v1": "toy-v1"}, schemas={"v1": ToyAnswer},
                               simulate=lambda ideal, prompt, draws: {"answer": prompt.question}))
 
-The prompt sets a pipeline can speak (policy ``prompts.version``) are :data:`PROMPT_SETS`; a role that does
-not name a set speaks its ``v1`` template and answers with its ``v1`` schema there.
+The prompt sets a pipeline can speak (policy ``prompts.version``) are :data:`PROMPT_SETS`, each built on a parent
+set; a role that does not name a set speaks the template (and answers with the schema) of the nearest set it
+builds on, ``v1`` last.
 
 >>> row = Role(prompt=print, versions={"v1": "toy-v1"})
 >>> row.version("v2"), row.schema("v2") is None
@@ -20,7 +21,7 @@ not name a set speaks its ``v1`` template and answers with its ``v1`` schema the
 >>> prompt_version("route", "v9")
 Traceback (most recent call last):
 ...
-rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2
+rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3
 """
 
 from __future__ import annotations
@@ -35,16 +36,43 @@ from pydantic import BaseModel
 from rag_lab.errors import ConfigError
 from rag_lab.registry import Registry
 
-__all__ = ["BASE_SET", "LLM_ROLES", "PROMPT_SETS", "PromptSetName", "Role", "prompt_version", "resolve_role"]
+__all__ = ["BASE_SET", "LLM_ROLES", "PROMPT_SETS", "PromptSet", "PromptSetName", "Role", "prompt_version", "resolve_role"]
 
 #: The prompt sets (policy ``prompts.version``), each with what it changes. ``v2`` was written for a small real
 #: model (Qwen2.5-Coder-1.5B refused 45% of the questions whose answer was in its prompt and never asked for
 #: another round under v1): the router and the controller give their reason before their decision (the JSON
 #: schema orders it first, so a grammar-constrained model writes it first), the controller checks each needed
 #: fact against the evidence, and the answer is a few words with citations.
-PROMPT_SETS: Registry[str] = Registry("prompt set")
-PROMPT_SETS.add("v1", "the original wording")
-PROMPT_SETS.add("v2", "reason first (router, controller), each needed fact checked, a few cited words (answer)")
+#: ``v3`` is ``v2`` with another answer template (answer-v3): v2's answer instruction listed the kinds of answer
+#: ("a name, a place, a date, a number, yes or no") with an example ("1987 [2]"), and the model answered "No" to
+#: 9 of 69 recorded HotpotQA questions that are not yes/no questions. Every other role speaks v2 in v3, so a v3
+#: run asks the controller exactly what a v2 run asked (the recorded controller calls answer both).
+PROMPT_SETS: Registry[PromptSet] = Registry("prompt set")
+
+
+@dataclass(frozen=True)
+class PromptSet:
+    """One prompt set: what it changes, and the set it builds on (``parent``): a role that names no template
+    version for this set speaks its version of the parent set (and of the parent's parent ...)."""
+
+    description: str
+    parent: str | None = None
+
+    def lineage(self) -> tuple[str, ...]:
+        """The sets a role's version is looked up in, this one's parent first, down to the base set."""
+        chain: list[str] = []
+        name = self.parent
+        while name is not None:
+            chain.append(name)
+            name = PROMPT_SETS[name].parent
+        return tuple(chain)
+
+
+PROMPT_SETS.add("v1", PromptSet("the original wording"))
+PROMPT_SETS.add("v2", PromptSet("reason first (router, controller), each needed fact checked, a few cited words "
+                                "(answer)", parent="v1"))
+PROMPT_SETS.add("v3", PromptSet("v2 with an answer template that names no kind of answer and shows no example "
+                                "answer (answer-v3)", parent="v2"))
 #: A prompt set's name as a pydantic field type (the policy ``prompts.version``).
 PromptSetName = PROMPT_SETS.field()
 #: The set every role names; a role that does not name another set speaks this one there.
@@ -93,14 +121,20 @@ class Role:
             raise ConfigError("breaks_format needs a schema: only a structured output has a format to break")
 
     def version(self, prompt_set: str = BASE_SET) -> str:
-        """The template version this role speaks in ``prompt_set``."""
-        return self.versions.get(PROMPT_SETS.check(prompt_set), self.versions[BASE_SET])
+        """The template version this role speaks in ``prompt_set`` (or in the nearest set it builds on)."""
+        return _inherited(self.versions, prompt_set)
 
     def schema(self, prompt_set: str = BASE_SET) -> type[BaseModel] | None:
-        """The response schema in ``prompt_set`` (None: free text)."""
-        if not self.schemas:
-            return None
-        return self.schemas.get(PROMPT_SETS.check(prompt_set), self.schemas[BASE_SET])
+        """The response schema in ``prompt_set`` (or in the nearest set it builds on; None: free text)."""
+        return _inherited(self.schemas, prompt_set) if self.schemas else None
+
+
+def _inherited(table: Mapping[str, Any], prompt_set: str) -> Any:
+    """``table``'s entry for ``prompt_set``, else for the nearest set in its lineage (the base set last)."""
+    for name in (prompt_set, *PROMPT_SETS[prompt_set].lineage()):
+        if name in table:
+            return table[name]
+    return table[BASE_SET]
 
 
 LLM_ROLES: Registry[Role] = Registry("LLM role")

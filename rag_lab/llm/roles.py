@@ -7,11 +7,14 @@ part of the LLM layer is in use.
 
 The roles, in pipeline order: ``route`` (SIMPLE or COMPLEX), ``rewrite`` (alternative queries), ``hyde``
 (hypothetical passages), ``controller`` (the loop's next action), ``answer`` (the cited answer), ``judge``
-(support or usefulness of a draft), ``grade`` (CRAG relevance of one chunk).
+(support or usefulness of a draft), ``grade`` (CRAG relevance of one chunk); and ``reader``, the plain reader
+(a short answer from the same final context, no pipeline rules: policy ``generation.reader=plain``), the
+baseline the answer path is measured against.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from rag_lab.llm import prompts, schemas
@@ -19,6 +22,8 @@ from rag_lab.llm.role import LLM_ROLES, Role
 from rag_lab.llm.sim.ideal import IdealModel
 from rag_lab.llm.sim.knobs import CallRandom, controller_knobs, route_knob, settles
 from rag_lab.llm.sim.prompt import Prompt
+
+_CITATIONS = re.compile(r"\[\d+\]")
 
 
 def _route(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, str]:
@@ -42,6 +47,11 @@ def _controller(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, An
 
 def _answer(ideal: IdealModel, p: Prompt, draws: CallRandom) -> str:
     return ideal.answer(p.question, p.evidence, p.template, draws.partial_answer)
+
+
+def _reader(ideal: IdealModel, p: Prompt, draws: CallRandom) -> str:
+    """The plain reader: the simulated answer without its citations (the reader's prompt asks for none)."""
+    return " ".join(_CITATIONS.sub(" ", _answer(ideal, p, draws)).split())
 
 
 def _judge(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
@@ -68,6 +78,8 @@ LLM_ROLES.add("controller", Role(
     prompts.controller_prompt, {"v1": "controller-v2", "v2": "controller-v3"},
     {"v1": schemas.ControllerDecision, "v2": schemas.ReasonedControllerDecision}, _controller, step=_rounds_run,
     breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
-LLM_ROLES.add("answer", Role(prompts.answer_prompt, {"v1": "answer-v1", "v2": "answer-v2"}, {}, _answer))
+LLM_ROLES.add("answer", Role(prompts.answer_prompt, {"v1": "answer-v1", "v2": "answer-v2", "v3": "answer-v3"}, {},
+                             _answer))
+LLM_ROLES.add("reader", Role(prompts.reader_prompt, {"v1": "reader-v1"}, {}, _reader))
 LLM_ROLES.add("judge", Role(prompts.judge_prompt, {"v1": "judge-v1"}, {"v1": schemas.JudgeVerdict}, _judge))
 LLM_ROLES.add("grade", Role(prompts.grade_prompt, {"v1": "grade-v1"}, {"v1": schemas.RelevanceGrade}, _grade))

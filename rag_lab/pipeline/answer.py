@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from rag_lab.llm import prompts
 from rag_lab.llm.ledger import CostSummary
-from rag_lab.pipeline.answer_guard import guard_draft, judge_answer
+from rag_lab.pipeline.answer_guard import guard_draft, judge_answer, model_refused, plain_draft
 from rag_lab.pipeline.finalize import ContextItem
 from rag_lab.pipeline.run_context import RunContext
 from rag_lab.pipeline.trace import StopReason, TraceStep
@@ -27,6 +27,9 @@ class Result(BaseModel):
     stop_reason: StopReason
     route: str
     rounds_used: int
+    refused_by: Literal["model", "pipeline"] | None = Field(
+        default=None, description="who refused: the model (its controller's or its answer's INSUFFICIENT) or the "
+                                  "pipeline (a guard, the judge, a policy rejection, CRAG, a fallback); None when answered")
     draft: str = Field(description="the generator's text before the guard")
     citations: list[int] = Field(default_factory=list, description="context numbers cited after the guard")
     cited_chunk_ids: list[str] = Field(default_factory=list)
@@ -44,24 +47,32 @@ class Result(BaseModel):
 
 def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, reason: StopReason) -> Result:
     """Generate a draft from ``context`` (none when it is empty), guard it, and build the result; a refusal
-    replaces the answer with :data:`REFUSAL` and turns an ``answered`` stop reason into ``insufficient``."""
+    replaces the answer with :data:`REFUSAL` and turns an ``answered`` stop reason into ``insufficient``. Under
+    ``generation.reader=plain`` the plain reader writes the draft and no guard runs (:func:`plain_draft`)."""
     items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
-    template = {"correct": "correct", "disabled": "correct", "ambiguous": "ambiguous"}.get(grade, "fallback")
+    plain = run.cfg.generation.reader == "plain"
+    template = "plain" if plain else {"correct": "correct", "disabled": "correct",
+                                      "ambiguous": "ambiguous"}.get(grade, "fallback")
     draft = prompts.INSUFFICIENT
     instructions = ""
     if items:
-        messages = prompts.answer_prompt(run.question, items, template, run.cfg.prompts.version)
+        role, messages = (("reader", prompts.reader_prompt(run.question, items)) if plain else
+                          ("answer", prompts.answer_prompt(run.question, items, template, run.cfg.prompts.version)))
         instructions = messages[0].content
-        response, call = run.call("answer", messages)
+        response, call = run.call(role, messages)
         draft = response.text.strip()
         run.trace.add(TraceStep(kind="generate", llm=call, retrieved=[c.chunk_id for c in context],
                                 tokens=response.usage.total_tokens, detail={"template": template}))
-    answer, cited, invalid, refusal = guard_draft(run, draft, context, instructions, items)
-    if refusal is None and run.cfg.judge.enabled:
+    if plain:
+        answer, cited, invalid, refusal = plain_draft(run, draft, context)
+    else:
+        answer, cited, invalid, refusal = guard_draft(run, draft, context, instructions, items)
+    if refusal is None and run.cfg.judge.enabled and not plain:
         refusal = judge_answer(run, answer, items)
     status: Literal["answered", "refused", "echo"] = (
         "answered" if refusal is None else "echo" if refusal == "echo" else "refused"
     )
+    refused_by = None if refusal is None else "model" if model_refused(run, refusal) else "pipeline"
     if status != "answered":
         answer = REFUSAL
         cited = []
@@ -70,7 +81,7 @@ def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, 
             run.trace.stop_reason = reason
     return Result(
         qid=run.qid, question=run.question, answer=answer, status=status, stop_reason=reason,
-        route=run.state.route, rounds_used=run.state.rounds_used, draft=draft, citations=cited,
+        route=run.state.route, rounds_used=run.state.rounds_used, refused_by=refused_by, draft=draft, citations=cited,
         cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
         context=[c.model_copy(update={"n": i}) for i, c in enumerate(context, start=1)],
         crag_grade=grade, fallback_used=run.state.fallback_used, retrieval_calls=run.state.retrieval_calls,

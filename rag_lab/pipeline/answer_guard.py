@@ -60,10 +60,35 @@ def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instruc
         step.intervene(Intervention.CITATIONS_REMOVED, f"removed {removed} citation(s) outside the context or "
                                                        f"past max_citations={guard.max_citations}")
     if not kept:
-        step.intervene(Intervention.REFUSED_UNCITED, "refused: no valid citation to the context remains")
-        return answer, [], removed, "uncited"
+        if guard.require_citation:
+            step.intervene(Intervention.REFUSED_UNCITED, "refused: no valid citation to the context remains")
+            return answer, [], removed, "uncited"
+        step.intervene(Intervention.KEPT_UNCITED, "kept uncited: no valid citation remains "
+                                                  "(citations.require_citation=false)")
     step.detail["citations"] = kept
     return answer, kept, removed, None
+
+
+def plain_draft(run: RunContext, draft: str, context: list[ContextItem]) -> tuple[str, list[int], int, str | None]:
+    """The plain reader's draft taken as it is (``generation.reader=plain``): refused only when there is no context
+    to read or the model itself says INSUFFICIENT; no citation, threshold, echo or judge rule.
+    Returns (answer, citations, removed, refusal reason) as :func:`guard_draft` does."""
+    step = run.trace.add(TraceStep(kind="guard", codes=[Intervention.PLAIN_READER],
+                                   interventions=["plain reader: no guard but the model's own refusal"]))
+    if not context:
+        step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
+        return draft, [], 0, "empty context"
+    if draft.strip().upper().startswith(prompts.INSUFFICIENT):
+        step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the model reported insufficient evidence")
+        return draft, [], 0, "insufficient"
+    return " ".join(draft.split()), [], 0, None
+
+
+def model_refused(run: RunContext, refusal: str) -> bool:
+    """Whether a refusal is the model's own: its answer's INSUFFICIENT, or an empty context because its
+    controller chose ``insufficient`` in a valid decision (not the deterministic fallback's). Every other
+    refusal — a guard, the judge, CRAG, a policy rejection, the fallback — is the pipeline's."""
+    return refusal == "insufficient" or (refusal == "empty context" and run.state.model_insufficient)
 
 
 def judge_answer(run: RunContext, answer: str, items: list[prompts.EvidenceItem]) -> str | None:

@@ -46,6 +46,7 @@ class PipelineConfig(BaseModel):
     crag: policies.CRAG = policies.CRAG()
     truncation: policies.Truncation = policies.Truncation()
     judge: policies.JudgeInput = policies.JudgeInput()
+    generation: policies.Generation = policies.Generation()
     citations: policies.CitationGuard = policies.CitationGuard()
     echo: policies.EchoGuard = policies.EchoGuard()
     sources: policies.SourceContract = policies.SourceContract()
@@ -91,6 +92,15 @@ class PipelineConfig(BaseModel):
             for name in POLICIES
             for field, value in getattr(self, name).model_dump().items()
         }
+
+    def identity(self) -> dict[str, Any]:
+        """The parameters that name this config in ids and fingerprints: :meth:`flat`, less each parameter marked
+        :data:`~rag_lab.pipeline.policies.ADDED_LATER` while it holds its default. A parameter added after runs
+        were stored and recorded is marked so: the ids of every config that leaves it at its default (all those
+        stored before it existed) stay what they were, and replayed tables stay byte for byte."""
+        defaults = later_defaults()
+        return {key: value for key, value in self.flat().items()
+                if key not in defaults or value != defaults[key]}
 
     def get(self, key: str) -> Any:
         policy, field = _split(key)
@@ -142,6 +152,16 @@ for _name, _field in PipelineConfig.model_fields.items():
     POLICIES.add(_name, _field.annotation)  # type: ignore[arg-type]
 #: Every policy class of the fields, once each.
 POLICY_CLASSES: tuple[type[policies.Policy], ...] = tuple(POLICIES.values())
+
+
+def later_defaults() -> dict[str, Any]:
+    """``{dotted key: default}`` of the parameters marked :data:`~rag_lab.pipeline.policies.ADDED_LATER`."""
+    out = {}
+    for name, policy in POLICIES.items():
+        for field, info in policy.model_fields.items():
+            if policies.added_later(info):
+                out[f"{name}.{field}"] = info.default
+    return out
 
 
 def _section(name: str, policy: type[policies.Policy], value: Any) -> policies.Policy:

@@ -64,6 +64,10 @@ class Intervention(StrEnum):
     """The guard removed citations outside the context or past ``max_citations``."""
     REFUSED_UNCITED = "refused_uncited"
     """The guard refused: no valid citation to the context remains."""
+    KEPT_UNCITED = "kept_uncited"
+    """No valid citation remains, and the answer was kept (``citations.require_citation=false``)."""
+    PLAIN_READER = "plain_reader"
+    """The plain reader wrote the answer (``generation.reader=plain``): no guard but the model's own refusal."""
     # judge
     JUDGE_REFUSED = "judge_refused"
     """The judge found the answer unsupported: refused."""

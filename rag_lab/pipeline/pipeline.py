@@ -219,6 +219,7 @@ class _QuestionRun(RunContext):
                 else:
                     step.intervene(Intervention.INVALID_REFUSED,
                                    f"invalid controller output refused (validation.on_invalid=refuse): {response.reason}")
+            self.state.model_insufficient = decision.action == "insufficient" and response.outcome != "fallback"
             self._act(decision, step, cap)
 
     def _act(self, decision: ControllerDecision, step: TraceStep, cap: int) -> None:

@@ -11,6 +11,7 @@ import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 
 from rag_lab.errors import ConfigError
 from rag_lab.index import IndexKind
@@ -20,6 +21,18 @@ from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
 
 SourceType = str
 Route = Literal["SIMPLE", "COMPLEX"]
+
+
+#: Marks a parameter added after runs were stored (``Field(..., json_schema_extra=ADDED_LATER)``): while it holds
+#: its default it is left out of config ids and sweep fingerprints
+#: (:meth:`~rag_lab.pipeline.config.PipelineConfig.identity`), so the ids of every stored and recorded run stay.
+ADDED_LATER = {"added_later": True}
+
+
+def added_later(info: FieldInfo) -> bool:
+    """Whether a policy field is marked :data:`ADDED_LATER`."""
+    extra = info.json_schema_extra
+    return isinstance(extra, dict) and bool(extra.get("added_later"))
 
 
 class Policy(BaseModel):
@@ -134,10 +147,22 @@ class ControllerValidation(Policy):
 class CitationGuard(Policy):
     """Deterministic guard: citations must point into the context (others are removed), at most
     ``max_citations`` remain, and the answer is refused when the best relevance score of the
-    final context is below ``refusal_threshold``."""
+    final context is below ``refusal_threshold``. ``require_citation``: whether an answer left with no valid
+    citation is refused (the default) or kept, uncited — what the rule costs is a swept difference."""
 
     max_citations: int = Field(default=10, ge=1, le=50)
     refusal_threshold: float = Field(default=0.1, ge=-1.0, le=1.0)
+    require_citation: bool = Field(default=True, json_schema_extra=ADDED_LATER)
+
+
+class Generation(Policy):
+    """Who writes the answer from the final context. ``guarded`` (the default): the answer prompt (cited, with
+    the CRAG grade's template and the INSUFFICIENT rule), then the guards. ``plain``: the plain reader — the
+    same model asked for a short answer from the same final context, with no pipeline rules (no citations, no
+    guard; only the model's own INSUFFICIENT is a refusal). Paired with ``guarded`` on the same questions, the
+    difference is what the pipeline's answer path costs or buys (docs/design.md §5)."""
+
+    reader: Literal["guarded", "plain"] = Field(default="guarded", json_schema_extra=ADDED_LATER)
 
 
 class EchoGuard(Policy):

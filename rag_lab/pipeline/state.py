@@ -32,6 +32,7 @@ class QuestionState:
     embedding_calls: int = 0
     rerank_requested: bool = False
     fallback_used: bool = False  # the one-shot fallback retrieval ran
+    model_insufficient: bool = False  # the controller model itself (a valid decision) chose insufficient
 
     @property
     def chunks_seen(self) -> int:

@@ -101,7 +101,7 @@ class Grid:
                 spec = backend.with_settings(settings) if settings else backend
             except ConfigError as exc:
                 raise ConfigError(f"grid candidate {index} {params}: {exc}") from None
-            flat = {**config.flat(), **(spec.flat(backend_keys) if backend_keys else {})}
+            flat = {**config.identity(), **(spec.flat(backend_keys) if backend_keys else {})}
             digest = short_hash(flat) if backend_keys else config_id(config)
             merged = {**unique[digest].params, **params} if digest in unique else params
             indices = (*unique[digest].grid_indices, index) if digest in unique else (index,)
@@ -166,6 +166,6 @@ def short_hash(value: Any, length: int = 12) -> str:
 
 def config_id(config: PipelineConfig) -> str:
     """A stable short id of a resolved pipeline config (every parameter, not just the swept ones)."""
-    return short_hash(config.flat())
+    return short_hash(config.identity())
 
 

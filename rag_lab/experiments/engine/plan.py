@@ -41,7 +41,7 @@ def planned_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any],
     """The run of one resolved candidate ``config`` with ``seed`` at table ``position`` (``candidate``: the
     grid candidate it comes from, whose own backend and id it takes when the grid sets ``backend.*`` keys)."""
     backend = candidate.backend if candidate is not None and candidate.backend is not None else spec.backend
-    flat = candidate.flat if candidate is not None and candidate.flat is not None else config.flat()
+    flat = candidate.flat if candidate is not None and candidate.flat is not None else config.identity()
     cid = candidate.config_id if candidate is not None else config_id(config)
     return PlannedRun(candidate_id=candidate_id(config, backend, seed), config_id=cid, position=position, seed=seed,
                       params=params, config=config, backend=backend, flat=flat)
@@ -94,7 +94,7 @@ class SweepPlan:
         backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
         return {
             "spec": spec,
-            "base_config": {**self.base.flat(), **self.spec.backend.flat(backend_keys)},
+            "base_config": {**self.base.identity(), **self.spec.backend.flat(backend_keys)},
             "backend": self.spec.backend.identity(),
             "swept_keys": list(self.swept_keys),
             "qids": list(self.qids),

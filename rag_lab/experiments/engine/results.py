@@ -26,10 +26,13 @@ from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.worker import decompress
 from rag_lab.pipeline import Result, Trace
+from rag_lab.pipeline.config import later_defaults
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.stats.paired import changes_label, config_changes
 from rag_lab.stats.significance import paired_test
 from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
+
+_ABSENT = object()
 
 PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
@@ -255,8 +258,9 @@ class SweepResult:
                 raise KeyError(f"no candidate or config {reference!r} in {self.run_dir}")
             rule = "given"
         elif isinstance(reference, Mapping):
+            later = later_defaults()  # a stored config leaves out a later parameter at its default
             matches = [k for k, c in configs.items()
-                       if all(key in c["config"] and c["config"][key] == v for key, v in reference.items())]
+                       if all(c["config"].get(key, later.get(key, _ABSENT)) == v for key, v in reference.items())]
             if len(matches) != 1:
                 raise KeyError(f"reference {dict(reference)} matches {len(matches)} configs of {self.run_dir} "
                                "(it must pick exactly one)")

@@ -39,7 +39,7 @@ from rag_lab.records import EvalSet
 
 def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
     """A stable short id of one run: the resolved config, the backend and the seed. Resume matches on it."""
-    return short_hash({"config": config.flat(), "backend": backend.identity(), "seed": seed})
+    return short_hash({"config": config.identity(), "backend": backend.identity(), "seed": seed})
 
 
 # --- the spec -------------------------------------------------------------------------------------

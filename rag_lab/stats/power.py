@@ -1,0 +1,237 @@
+"""Power of the lab's paired tests, and the smallest effect a sample could have detected.
+
+A claim that is not shown says how big an effect its sample could have seen (docs/design.md §6): the
+**detectable effect** is the smallest difference the claim's own test would have shown with 80% power at
+its own level. For a 0/1 metric (one seed) everything is exact, by enumeration of the outcomes of ``n``
+questions, each a win, a loss or a tie with probabilities ``(p_win, p_loss, p_tie)``:
+
+* the one-sided (or two-sided) exact sign / McNemar test of :func:`~rag_lab.stats.significance.paired_test`
+  rejects, given ``D`` discordant questions, when the wins reach the binomial critical value: power is the sum
+  over ``D`` of ``P(D) · P(wins ≥ c_D | D)`` (:func:`sign_test_power`);
+* the exact TOST of :func:`~rag_lab.stats.exact.equivalence_p` rejects an outcome ``(wins, losses)`` when both
+  one-sided p-values are below α: power is the trinomial probability of that region (:func:`tost_power`).
+
+An effect ``Δ`` is put on the observed **discordance** ``d`` (the share of questions on which the two arms
+differ): ``p_win − p_loss = Δ`` with ``p_win + p_loss = max(d, |Δ|)`` — an effect larger than the observed
+discordance needs at least that many questions to differ. Where no question differed at all, there is no
+discordance to plan from, and the sample's statement is its **exact bound**: with 0 of ``n`` differing the
+one-sided ``1 − α`` upper bound on the share that differ is ``1 − α^(1/n)``, and ``|Δ|`` is at most that
+(:func:`no_difference_bound`; 40 questions: 0.072).
+
+For any other metric (LLM calls, tokens, a share such as evidence recall) the tests are sign-flip
+permutation tests; their power is taken from the normal approximation with the observed per-question standard
+deviation of the differences, ``(z_(1−α) + z_power) · sd / √n`` (:func:`normal_detectable_effect`), and
+``tests/test_power.py`` checks it against a simulation of the permutation test itself.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Literal, NamedTuple
+
+import numpy as np
+from scipy import stats as sps
+
+from rag_lab.stats import exact
+
+Alternative = Literal["greater", "less", "two-sided"]
+#: The power a detectable effect and a plan are stated at.
+TARGET_POWER = 0.8
+
+
+def _check(n: int, p_win: float, p_loss: float) -> None:
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    if not (0.0 <= p_win <= 1.0 and 0.0 <= p_loss <= 1.0 and p_win + p_loss <= 1.0 + 1e-12):
+        raise ValueError(f"p_win and p_loss must be probabilities summing to at most 1, got {p_win}, {p_loss}")
+
+
+def _critical_wins(discordant: int, alpha: float, alternative: Alternative) -> tuple[int, int]:
+    """For ``discordant`` questions that differ, the rejection region of the exact sign test at ``alpha``:
+    reject when wins ≥ the first value (``greater``), losses ≥ the second (``less``), or either (``two-sided``,
+    p = 2 · the smaller tail, as :func:`~rag_lab.stats.significance.paired_test` computes it).
+    A value above ``discordant`` means no outcome rejects."""
+    if discordant == 0:
+        return 1, 1
+    k = np.arange(discordant + 1)
+    upper = sps.binom.sf(k - 1, discordant, 0.5)        # P(W >= k)
+    level = alpha / 2 if alternative == "two-sided" else alpha
+    hits = np.nonzero(upper <= level + 1e-12)[0]
+    c = int(hits[0]) if hits.size else discordant + 1
+    return c, c
+
+
+def sign_test_power(n: int, p_win: float, p_loss: float, alpha: float = 0.05,
+                    alternative: Alternative = "greater") -> float:
+    """Exact power of the exact sign test of ``n`` paired 0/1 questions (see the module doc): the probability
+    that it rejects at ``alpha`` when each question is a win with ``p_win`` and a loss with ``p_loss``."""
+    _check(n, p_win, p_loss)
+    p_d = p_win + p_loss
+    if p_d <= 0:
+        return 0.0
+    share = p_win / p_d
+    total = 0.0
+    ds = np.arange(n + 1)
+    weights = sps.binom.pmf(ds, n, p_d)
+    for d, weight in zip(ds, weights, strict=True):
+        if weight < 1e-15 or d == 0:
+            continue
+        c_win, c_loss = _critical_wins(int(d), alpha, alternative)
+        reject = 0.0
+        if alternative in ("greater", "two-sided") and c_win <= d:
+            reject += float(sps.binom.sf(c_win - 1, d, share))
+        if alternative in ("less", "two-sided") and c_loss <= d:
+            reject += float(sps.binom.sf(c_loss - 1, d, 1.0 - share))
+        total += float(weight) * min(reject, 1.0)
+    return min(total, 1.0)
+
+
+def _tost_reject(n: int, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every outcome ``(wins, losses)`` of ``n`` questions and whether the exact TOST within ``±margin`` rejects."""
+    wins, losses = exact._outcomes(n)
+    t_sorted, p_sorted = exact._p_table(int(n), float(margin))
+
+    def p_of(w: np.ndarray, l_: np.ndarray) -> np.ndarray:
+        t = exact.statistic(w, l_, n, margin)
+        index = np.searchsorted(-t_sorted, -t + 1e-12 * np.maximum(1.0, np.abs(t)), side="right") - 1
+        return p_sorted[np.maximum(index, 0)]
+
+    reject = (p_of(wins, losses) <= alpha) & (p_of(losses, wins) <= alpha)
+    return wins, losses, reject
+
+
+def tost_power(n: int, p_win: float, p_loss: float, margin: float, alpha: float = 0.05) -> float:
+    """Exact power of the exact TOST within ``±margin`` (:func:`~rag_lab.stats.exact.equivalence_p`) over ``n``
+    paired 0/1 questions with win and loss probabilities ``p_win``, ``p_loss``."""
+    _check(n, p_win, p_loss)
+    if not 0 < margin < 1:
+        raise ValueError(f"margin must lie in (0, 1), got {margin!r}")
+    wins, losses, reject = _tost_reject(n, margin, alpha)
+    pmf = exact.trinomial_pmf(wins[reject], losses[reject], n, np.array([p_win]), np.array([p_loss]),
+                              np.array([max(0.0, 1.0 - p_win - p_loss)]))
+    return float(min(1.0, pmf.sum()))
+
+
+def effect_probabilities(delta: float, discordance: float) -> tuple[float, float]:
+    """``(p_win, p_loss)`` of an effect ``delta`` on a pair of arms that differ on a share ``discordance`` of the
+    questions, widened to ``|delta|`` when the effect is larger (see the module doc)."""
+    d = min(1.0, max(discordance, abs(delta)))
+    return (d + delta) / 2, (d - delta) / 2
+
+
+def _smallest(power_at: Callable[[float], float], target: float, low: float = 1e-4, high: float = 1.0,
+              steps: int = 40) -> float:
+    """The smallest value in ``(low, high]`` where ``power_at`` reaches ``target`` (bisection; power grows with it),
+    ``inf`` when even ``high`` does not."""
+    if power_at(high) < target:
+        return math.inf
+    for _ in range(steps):
+        mid = (low + high) / 2
+        if power_at(mid) >= target:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def sign_detectable_effect(n: int, discordance: float, alpha: float = 0.05, power: float = TARGET_POWER,
+                           alternative: Alternative = "greater") -> float:
+    """The smallest ``|Δ|`` of a 0/1 metric that the exact sign test of ``n`` questions shows with ``power`` at
+    ``alpha``, the arms differing on a share ``discordance`` of the questions (in the claimed direction for a
+    one-sided test; either for two-sided)."""
+    sign = -1.0 if alternative == "less" else 1.0
+
+    def at(delta: float) -> float:
+        p_win, p_loss = effect_probabilities(sign * delta, discordance)
+        return sign_test_power(n, p_win, p_loss, alpha, alternative)
+
+    return _smallest(at, power)
+
+
+def tost_detectable_margin(n: int, discordance: float, alpha: float = 0.05, power: float = TARGET_POWER) -> float:
+    """The smallest equivalence margin the exact TOST of ``n`` 0/1 questions shows with ``power`` when there is no
+    effect and the arms differ on a share ``discordance`` (half wins, half losses)."""
+    half = min(discordance, 1.0) / 2
+    return _smallest(lambda m: tost_power(n, half, half, min(m, 0.999), alpha), power, high=0.999, steps=30)
+
+
+def no_difference_bound(n: int, alpha: float = 0.05) -> float:
+    """The exact one-sided ``1 − alpha`` upper bound on the share of questions that differ when none of ``n`` did
+    (Clopper–Pearson): ``1 − alpha^(1/n)``. ``|Δ|`` of any metric in [0, 1] is at most it."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive integer, got {n!r}")
+    return 1.0 - alpha ** (1.0 / n)
+
+
+def normal_detectable_effect(n: int, sd: float, alpha: float = 0.05, power: float = TARGET_POWER,
+                             two_sided: bool = False) -> float:
+    """The smallest ``|Δ|`` a paired test of ``n`` questions with per-question difference SD ``sd`` shows with
+    ``power`` at ``alpha``, by the normal approximation ``(z_(1−α) + z_power) · sd / √n``."""
+    if n < 2:
+        return math.inf
+    level = alpha / 2 if two_sided else alpha
+    return float((sps.norm.ppf(1 - level) + sps.norm.ppf(power)) * sd / math.sqrt(n))
+
+
+def normal_detectable_margin(n: int, sd: float, alpha: float = 0.05, power: float = TARGET_POWER) -> float:
+    """The smallest equivalence margin two one-sided tests of ``n`` questions show with ``power`` when the true
+    difference is 0 (normal approximation): ``(z_(1−α) + z_((1+power)/2)) · sd / √n``."""
+    if n < 2:
+        return math.inf
+    return float((sps.norm.ppf(1 - alpha) + sps.norm.ppf((1 + power) / 2)) * sd / math.sqrt(n))
+
+
+class Detectable(NamedTuple):
+    """What a paired sample could have detected: ``effect`` (the smallest |Δ| at 80% power, or the equivalence
+    margin for a no-change claim; ``inf`` when none), ``bound`` (True: no question differed, and ``effect`` is the
+    exact bound on |Δ|), ``method`` and ``text`` (one phrase for a table cell or a sentence)."""
+
+    effect: float
+    bound: bool
+    method: str
+    text: str
+
+
+def detectable(differences: np.ndarray, *, binary: bool, direction: str, alpha: float, margin: float | None = None,
+               value_range: tuple[float, float] | None = None, power: float = TARGET_POWER) -> Detectable:
+    """The detectable effect of a claim tested on the per-question ``differences`` (candidate − reference, one
+    seed), with the claim's own test at ``alpha`` (its corrected level): ``direction`` ``above``/``below`` (one-sided),
+    ``two-sided`` (an exploratory table's cell) or ``none`` (a no-change claim: the smallest margin it could
+    have shown). ``binary``: a 0/1 metric (exact); otherwise the normal approximation. A sample where no question
+    differs gives the exact bound on |Δ| (times the metric's range when ``value_range`` is known)."""
+    d = np.asarray(differences, float)
+    d = d[~np.isnan(d)]
+    n = int(d.size)
+    if n == 0:
+        return Detectable(math.inf, False, "no questions", "no questions to test")
+    differ = int(np.count_nonzero(np.abs(d) > 1e-12))
+    if differ == 0:
+        width = 1.0 if binary else (None if value_range is None else float(value_range[1] - value_range[0]))
+        if width is not None:
+            bound = no_difference_bound(n, alpha) * width
+            return Detectable(bound, True, "exact bound", f"no question differs: |Δ| ≤ {_fmt(bound)} (exact, "
+                                                          f"{1 - alpha:.0%})")
+        return Detectable(math.inf, True, "exact bound", "no question differs (the metric has no range to bound Δ)")
+    alternative: Alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")  # type: ignore[assignment]
+    if binary:
+        share = differ / n
+        if direction == "none":
+            effect = tost_detectable_margin(n, share, alpha, power)
+            method = "exact TOST power"
+        else:
+            effect = sign_detectable_effect(n, share, alpha, power, alternative)
+            method = "exact sign-test power"
+    else:
+        sd = float(d.std(ddof=1)) if n > 1 else math.inf
+        effect = (normal_detectable_margin(n, sd, alpha, power) if direction == "none" else
+                  normal_detectable_effect(n, sd, alpha, power, two_sided=alternative == "two-sided"))
+        method = "normal approximation"
+    what = "smallest margin showable" if direction == "none" else "detectable"
+    text = (f"{what}: none within the metric's range" if math.isinf(effect) else
+            f"{what}: |Δ| ≥ {_fmt(effect)} ({power:.0%} power, {method})")
+    return Detectable(effect, False, method, text)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3f}" if abs(x) < 10 else f"{x:.1f}"

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Record issue 37's real-model study in the background, all its parts growing together: each round runs every
+# part's sweep once more at a larger per_type (the first N questions of each type), so that wherever the recording
+# stops, every part has every candidate on the same questions, and the part's declared claims can be tested at
+# the size it reached. The cassettes are the state: a step answers the calls it already holds from them and asks
+# the model only for new ones, so the script is safe to kill and to run again (it starts over and skips through
+# what is recorded in seconds a step, but for the MuSiQue corpus's embedding).
+#
+#   nohup bash scripts/record_study.sh > .cache/record_study/log 2>&1 &
+#
+# llama.cpp threads: read before each step from .cache/record_study/threads (default 1): write 2 there when the
+# cores are free, 1 while you work (a step in progress keeps the threads it started with). Each completed step is
+# logged with its time; `tail .cache/record_study/log`. To ship a part at the size reached, set its sweep file's
+# per_type to its last completed step and regenerate its table (scripts/recorded_findings.py).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/env.sh
+scratch=.cache/record_study
+mkdir -p "$scratch"
+
+# The rounds: "sweep per_type" pairs, in order. HotpotQA: 155 bridge + 45 comparison; MuSiQue: 70 2hop, 16 3hop1,
+# 7 4hop1, 3 3hop2, 3 4hop3, 1 4hop2 (per_type N takes min(N, what the type has) of each).
+steps=(
+  "real_qwen_hotpotqa_v3 40" "real_qwen_hotpotqa_v3_answer 40" "real_qwen_musique_v3 18" "real_qwen_musique_disclosure 10"
+  "real_qwen_hotpotqa_v3 60" "real_qwen_hotpotqa_v3_answer 60" "real_qwen_musique_v3 30" "real_qwen_musique_disclosure 18"
+  "real_qwen_hotpotqa_v3 90" "real_qwen_hotpotqa_v3_answer 90" "real_qwen_musique_v3 50" "real_qwen_musique_disclosure 30"
+  "real_qwen_hotpotqa_v3 120" "real_qwen_hotpotqa_v3_answer 120" "real_qwen_musique_v3 70" "real_qwen_musique_disclosure 50"
+  "real_qwen_hotpotqa_v3 155" "real_qwen_hotpotqa_v3_answer 155" "real_qwen_musique_disclosure 70"
+)
+for step in "${steps[@]}"; do
+  read -r name n <<< "$step"
+  threads=$(cat "$scratch/threads" 2>/dev/null || echo 1)
+  file="$scratch/${name}_per_type_$n.yaml"
+  sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#" "sweeps/$name.yaml" > "$file"
+  start=$SECONDS
+  RAG_LAB_LLAMA_THREADS=$threads rag-lab sweep "$file" --out "$scratch/run_${name}_$n" --quiet \
+    > "$scratch/run_${name}_$n.log" 2>&1
+  echo "record_study: $name per_type $n done in $((SECONDS - start)) s at $threads thread(s) ($(date -u +%F' '%H:%M:%S))"
+done
+echo "record_study: every step is recorded"
