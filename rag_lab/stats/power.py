@@ -153,7 +153,7 @@ def tost_detectable_margin(n: int, discordance: float, alpha: float = 0.05, powe
     """The smallest equivalence margin the exact TOST of ``n`` 0/1 questions shows with ``power`` when there is no
     effect and the arms differ on a share ``discordance`` (half wins, half losses)."""
     half = min(discordance, 1.0) / 2
-    return _smallest(lambda m: tost_power(n, half, half, min(m, 0.999), alpha), power, high=0.999, steps=30)
+    return _smallest(lambda m: tost_power(n, half, half, min(m, 0.999), alpha), power, high=0.999, steps=12)
 
 
 def no_difference_bound(n: int, alpha: float = 0.05) -> float:
@@ -214,14 +214,16 @@ def detectable(differences: np.ndarray, *, binary: bool, direction: str, alpha: 
                                                           f"{1 - alpha:.0%})")
         return Detectable(math.inf, True, "exact bound", "no question differs (the metric has no range to bound Δ)")
     alternative: Alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")  # type: ignore[assignment]
-    if binary:
-        share = differ / n
-        if direction == "none":
-            effect = tost_detectable_margin(n, share, alpha, power)
-            method = "exact TOST power"
-        else:
-            effect = sign_detectable_effect(n, share, alpha, power, alternative)
-            method = "exact sign-test power"
+    sizes = np.abs(d[np.abs(d) > 1e-12])
+    same_size = bool(np.all(np.abs(sizes - sizes[0]) <= 1e-9))
+    share = differ / n
+    if binary and direction == "none":
+        effect = tost_detectable_margin(n, share, alpha, power)
+        method = "exact TOST power"
+    elif (binary or same_size) and direction != "none":
+        # every question that differs, differs by the same amount: the paired test is the exact sign test
+        effect = float(sizes[0]) * sign_detectable_effect(n, share, alpha, power, alternative)
+        method = "exact sign-test power"
     else:
         sd = float(d.std(ddof=1)) if n > 1 else math.inf
         effect = (normal_detectable_margin(n, sd, alpha, power) if direction == "none" else

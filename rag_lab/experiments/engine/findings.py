@@ -53,6 +53,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.power import Detectable, detectable
 from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
@@ -173,6 +174,7 @@ class Finding:
     family: FindingFamily | None = field(default=None, repr=False, compare=False)
     family_index: int = -1
     p_claim: float | None = None
+    detectable: Detectable | None = None
 
     @property
     def p_adjusted(self) -> float:
@@ -189,13 +191,7 @@ class Finding:
     @property
     def on_claimed_side(self) -> bool:
         """Whether the interval lies where the claim says (for ``none``: inside ±margin)."""
-        if self.n == 0 or self.lo != self.lo or self.hi != self.hi:  # NaN
-            return False
-        if self.direction == "above":
-            return self.lo > 0
-        if self.direction == "below":
-            return self.hi < 0
-        return -self.margin < self.delta < self.margin
+        return _on_side(self, self.direction, self.margin)
 
     @property
     def holds(self) -> bool:
@@ -217,6 +213,8 @@ class Finding:
                      f"{p_clause(self.p_adjusted)}")
         if self.control is not None:
             text += f"; control: {self.control.measured}"
+        if self.detectable is not None:
+            text += f"; not shown — {self.detectable.text}"
         return text
 
     @property
@@ -345,6 +343,8 @@ def paired_finding(
                                     f"of a share below half of that ({share:.3g})"))
         p = max(p, checked.p)
     index = family.join(p) if family is not None else -1
+    adjusted = family.adjusted(index) if family is not None else p
+    shown = claimed.test.n > 0 and adjusted == adjusted and adjusted < alpha and _on_side(diff, direction, bound)
     return Finding(
         claim=claim or f"{cand_label} changes {metric_label(metric)} against {ref_label}",
         metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(bound or 0.0),
@@ -353,7 +353,36 @@ def paired_finding(
                                                                                  ", one-sided"),
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
         family_index=index, p_claim=p_claim,
+        detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, bound, value_range(metric)),
     )
+
+
+def _on_side(diff: Any, direction: str, margin: float | None) -> bool:
+    """Whether a paired difference's interval lies where a claim says (:attr:`Finding.on_claimed_side`)."""
+    if diff.n == 0 or diff.lo != diff.lo or diff.hi != diff.hi:
+        return False
+    if direction == "above":
+        return diff.lo > 0
+    if direction == "below":
+        return diff.hi < 0
+    return -float(margin or 0.0) < diff.delta < float(margin or 0.0)
+
+
+def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, margin: float | None = None,
+                     metric_range: tuple[float, float] | None = None) -> Detectable:
+    """What a claim's sample could have detected (:func:`rag_lab.stats.power.detectable`), from its per-question
+    values (rows: questions, columns: seeds) and its test's level ``alpha``: exact for a 0/1 metric with one seed,
+    the normal approximation otherwise; the exact bound when no question differs."""
+    import numpy as np
+
+    v, r = np.asarray(values, float), np.asarray(reference, float)
+    v, r = v.reshape(v.shape[0], -1), r.reshape(r.shape[0], -1)
+    per_question = np.nanmean(v - r, axis=1) if v.size else np.array([])
+    both = np.concatenate([v.ravel(), r.ravel()])
+    both = both[~np.isnan(both)]
+    binary = v.shape[1] == 1 and both.size > 0 and bool(np.all((both == 0) | (both == 1)))
+    return detectable(per_question, binary=binary, direction=direction, alpha=alpha, margin=margin,
+                      value_range=metric_range)
 
 
 def sweep_findings(result: SweepResult, alpha: float = 0.05) -> list[Finding]:
