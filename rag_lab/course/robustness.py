@@ -45,6 +45,7 @@ from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
 from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import changes_label, interval_text
+from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import holm, p_text, paired_test
 
 __all__ = ["CELL_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
@@ -189,17 +190,35 @@ def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) 
     from rag_lab.experiments.engine.findings import sweep_findings
 
     (found,) = sweep_findings(result)
+    values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
     cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
                             "hi": found.hi, "test": found.method, "n_better": found.n_better,
-                            "n_worse": found.n_worse, "p": found.p}
+                            "n_worse": found.n_worse, "p": found.p,
+                            "differences": paired_differences(values, reference)._asdict()}
     if finding.direction == "none":
-        values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
         cell.update({"p_difference": paired_test(values, reference).p,
                      "agrees": bool(abs(found.delta) < finding.margin)})  # type: ignore[operator]
     else:
         sign = 1.0 if finding.direction == "above" else -1.0
         cell["agrees"] = bool(sign * found.delta > 0)
     return cell
+
+
+def add_detectable(row: Mapping[str, Any], cells: Sequence[dict[str, Any]], alpha: float, family_size: int) -> None:
+    """Give each of ``cells`` (tested, with ``holds`` set) that does not hold the smallest effect its sample could
+    have detected (:func:`rag_lab.stats.power.detectable`: 80% power, the claim's own test) at Holm's strictest
+    level over the ``family_size`` cells of its family, ``alpha / family_size``: at that effect the cell would be
+    shown whatever the other cells show."""
+    from rag_lab.evaluation.catalog import value_range
+    from rag_lab.stats.power import Differences, detectable
+
+    level = alpha / max(1, family_size)
+    for cell in cells:
+        if cell["holds"] or "differences" not in cell:
+            continue
+        found = detectable(Differences(**cell["differences"]), direction=row["direction"], alpha=level,
+                           margin=row.get("margin"), value_range=value_range(row["metric"]))
+        cell["detectable"] = {"effect": found.effect, "bound": found.bound, "text": found.text}
 
 
 def holds(finding: HeadlineFinding | Mapping[str, Any], cell: Mapping[str, Any], alpha: float) -> bool:
@@ -303,6 +322,9 @@ def run_robustness(
             for cell in row["cells"]:
                 cell["p_holm"] = next(adjusted)
                 cell["holds"] = holds(finding, cell, alpha)
+        size = sum(len(row["cells"]) for row, _ in members)
+        for row, _ in members:
+            add_detectable(row, row["cells"], alpha, size)
     for row in rows:
         n = len(row["cells"])
         row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
@@ -351,7 +373,13 @@ def _verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]
 
 def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
     mark = _verdict(row, cell)[1]
-    return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}"
+    return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}{_detectable(cell)}"
+
+
+def _detectable(cell: Mapping[str, Any]) -> str:
+    """``; detectable: |Δ| ≥ 0.083 (…)`` for a cell that does not hold ('' for one that does)."""
+    found = cell.get("detectable")
+    return f"; {found['text']}" if found else ""
 
 
 def quote(key: str, table: RobustnessTable | None = None) -> str:
@@ -391,7 +419,7 @@ def recorded_markdown(table: RobustnessTable) -> list[str]:
         cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
                  "no question to test (n=0)" if not c["n"] else
                  f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
-                 for c in row.get("recorded", [])]
+                 f"{_detectable(c)}" for c in row.get("recorded", [])]
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
     return lines
 
@@ -415,7 +443,10 @@ def markdown(table: RobustnessTable) -> str:
         f"{NO_CHANGE_LIMIT} questions of each real sample, enough to decide a ±0.05 margin). **✓** holds "
         f"(interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
         "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (Δ = 0), **✗** the opposite "
-        "sign (no change: outside the margin).",
+        "sign (no change: outside the margin). A cell that does not hold says what its sample could have detected: "
+        "the smallest |Δ| its test shows with 80% power at Holm's strictest level over its family (α / the family's "
+        "cells; exact for 0/1 metrics, from the cell's own discordance), or, where no question differs, the exact "
+        "95% bound on |Δ|.",
         "",
         head,
         "|" + "---|" * (5 + len(cols)),
@@ -430,7 +461,8 @@ def markdown(table: RobustnessTable) -> str:
                 cells.append("–")
                 continue
             mark = _verdict(row, c)[0]
-            cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})")
+            cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
+                         f"{_detectable(c)}")
         s = row["summary"]
         family = row.get("family", "–")
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "

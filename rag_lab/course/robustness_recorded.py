@@ -26,6 +26,7 @@ from rag_lab.course.robustness import (
     HEADLINE_FINDINGS,
     HeadlineFinding,
     RobustnessTable,
+    add_detectable,
     holds,
     tested_cell,
 )
@@ -93,5 +94,7 @@ def add_recorded_columns(table: RobustnessTable, work_dir: str | Path | None = N
         for (row, cell), p_holm in zip(tested, holm([c["p"] for _, c in tested]), strict=True):
             cell["p_holm"] = p_holm
             cell["holds"] = holds(row, cell, table.alpha)
+        for row, cell in tested:
+            add_detectable(row, [cell], table.alpha, len(tested))
     table.recorded = list(sweeps)
     return table

@@ -29,7 +29,14 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.calibration.verify import load_verifications, tau_text
-from rag_lab.experiments.engine.comparisons import comparisons, decimals, is_measured, p_cell, reference_sentence
+from rag_lab.experiments.engine.comparisons import (
+    comparisons,
+    decimals,
+    detectable_short,
+    is_measured,
+    p_cell,
+    reference_sentence,
+)
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.runner import load_sweep
@@ -181,6 +188,8 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
         for metric in metrics:
             other = frames[metric].iloc[pos]
             text = f"{interval_text(other, decimals(frames, metric))} {p_cell(other)}"
+            if detectable_short(other):
+                text += f" ({detectable_short(other)})"
             cells.append(f"<td{_measured_class(other)}>{html.escape(text)}</td>")
         cells.append(f"<td>{int(row['n'])}</td>")
         share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
@@ -209,8 +218,10 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
         "(p), and its p corrected with Holm's method over every Δ in the table (Holm), since a table of many "
         "differences shows some small p by chance. A bold Δ has an interval that excludes 0 <i>and</i> a Holm p "
         "below 0.05 (blue above, red below): a few questions flipping one way can give an interval that excludes "
-        "0 and still p = 0.125. <i>differ</i> is the share of questions on which the two configurations' values "
-        "differ at all.</p>",
+        "0 and still p = 0.125. A Δ that is not shown says what the sample could have detected: <i>detect ≥ x</i>, the "
+        "smallest |Δ| its test shows with 80% power at Holm's strictest level (α over the table's cells; exact for "
+        "0/1 metrics, from the observed discordance), or <i>|Δ| ≤ x</i> where no question differs (the exact 95% "
+        "bound). <i>differ</i> is the share of questions on which the two configurations' values differ at all.</p>",
         '<div class="table-wrap">', delta_table_html(frames), "</div>",
     ]
     for i, (metric, frame) in enumerate(frames.items()):

@@ -27,6 +27,7 @@ deviation of the differences, ``(z_(1−α) + z_power) · sd / √n`` (:func:`no
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable
 from typing import Literal, NamedTuple
 
@@ -193,41 +194,76 @@ class Detectable(NamedTuple):
     text: str
 
 
-def detectable(differences: np.ndarray, *, binary: bool, direction: str, alpha: float, margin: float | None = None,
-               value_range: tuple[float, float] | None = None, power: float = TARGET_POWER) -> Detectable:
+class Differences(NamedTuple):
+    """What a detectable effect needs of a claim's per-question differences (JSON-able, so a table can keep it and
+    restate the effect at another level): ``n`` questions, ``differ`` of them nonzero, ``size`` (the common size of
+    the nonzero ones, or None when they differ in size), ``sd`` (their standard deviation) and ``binary`` (a 0/1
+    metric with one seed)."""
+
+    n: int
+    differ: int
+    size: float | None
+    sd: float
+    binary: bool
+
+    @classmethod
+    def of(cls, differences: np.ndarray, binary: bool) -> Differences:
+        d = np.asarray(differences, float)
+        d = d[~np.isnan(d)]
+        nonzero = np.abs(d[np.abs(d) > 1e-12])
+        same = nonzero.size > 0 and bool(np.all(np.abs(nonzero - nonzero[0]) <= 1e-9))
+        return cls(int(d.size), int(nonzero.size), float(nonzero[0]) if same else None,
+                   float(d.std(ddof=1)) if d.size > 1 else math.inf, bool(binary))
+
+
+def paired_differences(values: np.ndarray, reference: np.ndarray) -> Differences:
+    """The :class:`Differences` of a paired comparison's per-question values (rows: questions, columns: seeds, as
+    :func:`~rag_lab.stats.significance.paired_test` takes them): the per-question mean difference over seeds;
+    binary for a 0/1 metric with one seed. A question undefined on either side is left out."""
+    v, r = np.asarray(values, float), np.asarray(reference, float)
+    v, r = v.reshape(v.shape[0], -1), r.reshape(r.shape[0], -1)
+    with warnings.catch_warnings():   # a question undefined in every seed stays NaN and is left out
+        warnings.simplefilter("ignore", RuntimeWarning)
+        per_question = np.nanmean(v - r, axis=1) if v.size else np.array([])
+    both = np.concatenate([v.ravel(), r.ravel()])
+    both = both[~np.isnan(both)]
+    binary = v.shape[1] == 1 and both.size > 0 and bool(np.all((both == 0) | (both == 1)))
+    return Differences.of(per_question, binary)
+
+
+def detectable(differences: np.ndarray | Differences, *, binary: bool = False, direction: str, alpha: float,
+               margin: float | None = None, value_range: tuple[float, float] | None = None,
+               power: float = TARGET_POWER) -> Detectable:
     """The detectable effect of a claim tested on the per-question ``differences`` (candidate − reference, one
-    seed), with the claim's own test at ``alpha`` (its corrected level): ``direction`` ``above``/``below`` (one-sided),
-    ``two-sided`` (an exploratory table's cell) or ``none`` (a no-change claim: the smallest margin it could
-    have shown). ``binary``: a 0/1 metric (exact); otherwise the normal approximation. A sample where no question
-    differs gives the exact bound on |Δ| (times the metric's range when ``value_range`` is known)."""
-    d = np.asarray(differences, float)
-    d = d[~np.isnan(d)]
-    n = int(d.size)
+    seed; or their :class:`Differences`), with the claim's own test at ``alpha`` (its corrected level):
+    ``direction`` ``above``/``below`` (one-sided), ``two-sided`` (an exploratory table's cell) or ``none`` (a
+    no-change claim: the smallest margin it could have shown). A 0/1 metric, or differences all of one size, is
+    planned with the exact sign test (TOST for ``none`` on a 0/1 metric); otherwise the normal approximation. A
+    sample where no question differs gives the exact bound on |Δ| (times the metric's range when
+    ``value_range`` is known)."""
+    s = differences if isinstance(differences, Differences) else Differences.of(differences, binary)
+    n = s.n
     if n == 0:
         return Detectable(math.inf, False, "no questions", "no questions to test")
-    differ = int(np.count_nonzero(np.abs(d) > 1e-12))
-    if differ == 0:
-        width = 1.0 if binary else (None if value_range is None else float(value_range[1] - value_range[0]))
+    if s.differ == 0:
+        width = 1.0 if s.binary else (None if value_range is None else float(value_range[1] - value_range[0]))
         if width is not None:
             bound = no_difference_bound(n, alpha) * width
             return Detectable(bound, True, "exact bound", f"no question differs: |Δ| ≤ {_fmt(bound)} (exact, "
                                                           f"{1 - alpha:.0%})")
         return Detectable(math.inf, True, "exact bound", "no question differs (the metric has no range to bound Δ)")
     alternative: Alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")  # type: ignore[assignment]
-    sizes = np.abs(d[np.abs(d) > 1e-12])
-    same_size = bool(np.all(np.abs(sizes - sizes[0]) <= 1e-9))
-    share = differ / n
-    if binary and direction == "none":
+    share = s.differ / n
+    if s.binary and direction == "none":
         effect = tost_detectable_margin(n, share, alpha, power)
         method = "exact TOST power"
-    elif (binary or same_size) and direction != "none":
+    elif (s.binary or s.size is not None) and direction != "none":
         # every question that differs, differs by the same amount: the paired test is the exact sign test
-        effect = float(sizes[0]) * sign_detectable_effect(n, share, alpha, power, alternative)
+        effect = (1.0 if s.binary else float(s.size)) * sign_detectable_effect(n, share, alpha, power, alternative)
         method = "exact sign-test power"
     else:
-        sd = float(d.std(ddof=1)) if n > 1 else math.inf
-        effect = (normal_detectable_margin(n, sd, alpha, power) if direction == "none" else
-                  normal_detectable_effect(n, sd, alpha, power, two_sided=alternative == "two-sided"))
+        effect = (normal_detectable_margin(n, s.sd, alpha, power) if direction == "none" else
+                  normal_detectable_effect(n, s.sd, alpha, power, two_sided=alternative == "two-sided"))
         method = "normal approximation"
     what = "smallest margin showable" if direction == "none" else "detectable"
     text = (f"{what}: none within the metric's range" if math.isinf(effect) else

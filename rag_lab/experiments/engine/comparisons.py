@@ -9,10 +9,14 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.evaluation.catalog import label
+from rag_lab.evaluation.catalog import label, value_range
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
+from rag_lab.stats.power import detectable
 from rag_lab.stats.significance import holm, p_clause, p_text
+
+#: The level the table's Holm correction is read at.
+ALPHA = 0.05
 
 
 def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = None,
@@ -25,7 +29,9 @@ def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = Non
 
 
 def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """``frames`` (``compare`` tables) with a ``p_holm`` column: Holm over all their non-reference rows."""
+    """``frames`` (``compare`` tables) with a ``p_holm`` column (Holm over all their non-reference rows) and a
+    ``detectable`` column: for a row not shown, the smallest |Δ| its sample could have detected (80% power, the
+    two-sided paired test at Holm's strictest level over the table, :func:`rag_lab.stats.power.detectable`)."""
     cells = [(m, i) for m, f in frames.items() for i in range(len(f)) if not bool(f["is_reference"].iloc[i])]
     adjusted = holm(float(frames[m]["p"].iloc[i]) for m, i in cells)
     out = {m: f.copy() for m, f in frames.items()}
@@ -34,6 +40,12 @@ def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         f.attrs = dict(frames[m].attrs)
     for (m, i), p in zip(cells, adjusted, strict=True):
         out[m].iloc[i, out[m].columns.get_loc("p_holm")] = p
+    level = ALPHA / max(1, len(cells))   # Holm's strictest step: shown at that effect whatever the others show
+    for m, f in out.items():
+        f["detectable"] = [
+            "" if row["is_reference"] or is_measured(row) or "differences" not in row.index else
+            detectable(row["differences"], direction="two-sided", alpha=level, value_range=value_range(m)).text
+            for _, row in f.iterrows()]
     return out
 
 
@@ -60,6 +72,17 @@ def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
     return 1 if top < 1000 else 0
 
 
+def detectable_short(row: pd.Series) -> str:
+    """A not-shown row's detectable effect in a few characters: ``detect ≥ 0.083`` or ``|Δ| ≤ 0.072``."""
+    text = str(row.get("detectable", "") or "")
+    if not text:
+        return ""
+    if text.startswith("no question differs: "):
+        return text.removeprefix("no question differs: ").split(" (")[0]
+    return "detect " + text.split("|Δ| ")[-1].split(" (")[0] if "|Δ| " in text else text
+
+
+
 def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
     first = next(iter(frames.values()))
     ref = first.attrs.get("reference", {})
@@ -79,13 +102,15 @@ def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
     first = frames[metrics[0]]
     rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
     cells = [[f"{interval_text(frames[m].iloc[i], decimals(frames, m))} {p_cell(frames[m].iloc[i])}"
-              + (" *" if is_measured(frames[m].iloc[i]) else "  ")
+              + (" *" if is_measured(frames[m].iloc[i]) else f" ({detectable_short(frames[m].iloc[i])})")
               for m in metrics] for i in rows]
     names = [str(first.iloc[i]["label"]) for i in rows]
     heads = [f"Δ {label(m)}" for m in metrics]
     w0 = max([len("changes vs reference"), *map(len, names)])
     widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
-    lines = [reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05",
+    lines = [reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05; otherwise "
+             "(detect ≥ x): the smallest |Δ| the sample could have shown with 80% power at Holm's strictest level "
+             "(|Δ| ≤ x: no question differs, the exact 95% bound)",
              f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
     lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
               for n, row in zip(names, cells, strict=True)]

@@ -53,7 +53,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.stats.power import Detectable, detectable
+from rag_lab.stats.power import Detectable, detectable, paired_differences
 from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
@@ -375,14 +375,10 @@ def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, 
     the normal approximation otherwise; the exact bound when no question differs."""
     import numpy as np
 
-    v, r = np.asarray(values, float), np.asarray(reference, float)
-    v, r = v.reshape(v.shape[0], -1), r.reshape(r.shape[0], -1)
-    per_question = np.nanmean(v - r, axis=1) if v.size else np.array([])
-    both = np.concatenate([v.ravel(), r.ravel()])
-    both = both[~np.isnan(both)]
-    binary = v.shape[1] == 1 and both.size > 0 and bool(np.all((both == 0) | (both == 1)))
-    return detectable(per_question, binary=binary, direction=direction, alpha=alpha, margin=margin,
+    return detectable(paired_differences(values, reference), direction=direction, alpha=alpha, margin=margin,
                       value_range=metric_range)
+
+
 
 
 def sweep_findings(result: SweepResult, alpha: float = 0.05) -> list[Finding]:

@@ -29,6 +29,7 @@ from rag_lab.pipeline import Result, Trace
 from rag_lab.pipeline.config import later_defaults
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.stats.paired import changes_label, config_changes
+from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import paired_test
 from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
 
@@ -331,7 +332,8 @@ class SweepResult:
         questions, ``excludes_zero`` and ``is_reference``; then the paired test of the difference
         (:func:`rag_lab.stats.significance.paired_test`, two-sided): ``p``, ``test`` (``exact`` sign /
         McNemar, ``permutation`` or ``permutation_mc``), ``n_better`` and ``n_worse`` (questions where the
-        candidate is above / below the reference). ``p`` is not corrected for multiplicity: a report or notebook
+        candidate is above / below the reference), and ``differences`` (:class:`~rag_lab.stats.power.Differences`:
+        what the detectable effect of a cell that is not shown is computed from). ``p`` is not corrected for multiplicity: a report or notebook
         corrects over its own family (:func:`rag_lab.stats.significance.holm`). ``attrs["reference"]`` is
         :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
         base is not a grid point)."""
@@ -346,7 +348,8 @@ class SweepResult:
             if entry["seeds"] != ref_entry["seeds"]:
                 raise ConfigError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
                                  "a paired difference needs the same seeds")
-            test = paired_test(self._metric_matrix(entry, metric), ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
+            values = self._metric_matrix(entry, metric)
+            test = paired_test(values, ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
             diff = test.difference
             candidate = entry["candidate_ids"][0]
             records.append({"candidate_id": candidate, "config_id": config_id,
@@ -354,7 +357,8 @@ class SweepResult:
                             ("base" if ref["rule"] == "base" else "reference"),
                             "metric": metric, **diff._asdict(), "excludes_zero": diff.excludes_zero,
                             "is_reference": config_id == ref["config_id"], "p": test.p, "test": test.method,
-                            "n_better": test.n_better, "n_worse": test.n_worse})
+                            "n_better": test.n_better, "n_worse": test.n_worse,
+                            "differences": paired_differences(values, ref_values)})
         out = pd.DataFrame.from_records(records)
         out.attrs["reference"] = ref
         return out
