@@ -16,13 +16,13 @@ import sys
 import warnings
 from typing import Any
 
-from rag_lab import cli_data, cli_pipeline, cli_robustness, cli_sim_to_real, cli_sweep, cli_tools
+from rag_lab import cli_data, cli_pipeline, cli_plan, cli_robustness, cli_sim_to_real, cli_sweep, cli_tools
 from rag_lab.cli_options import CommandFailed
 from rag_lab.embedding import EMBEDDER_ENV, EMBEDDERS
 from rag_lab.errors import RagLabError
 
 #: The modules whose ``register(sub)`` adds commands, in the order ``rag-lab --help`` lists them.
-COMMAND_MODULES = (cli_data, cli_pipeline, cli_sweep, cli_sim_to_real, cli_robustness, cli_tools)
+COMMAND_MODULES = (cli_data, cli_pipeline, cli_sweep, cli_plan, cli_sim_to_real, cli_robustness, cli_tools)
 
 
 def build_parser() -> argparse.ArgumentParser:

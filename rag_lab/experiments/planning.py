@@ -1,0 +1,176 @@
+"""Plan a study's size from a pilot before it is recorded (``rag-lab plan``; docs/design.md §6).
+
+A claim is a paired difference on the same questions, tested with the lab's own test (the exact sign / McNemar
+test for a 0/1 metric, the TOST for a no-change claim, a sign-flip permutation test otherwise). From a pilot
+sweep (a run directory, e.g. a cassette replayed with ``rag-lab sweep SWEEP --replay``) :func:`plan_claim`
+reads the claim's per-question differences — the share of questions on which the two arms differ (0/1 metrics)
+or the standard deviation of the differences — and says, at the claim's level (a family tested in fixed
+sequence tests each claim at the full α; Holm over ``m`` claims at α/m at worst):
+
+* the power the pilot's own size had for the target effect, and the questions needed for ``power`` (80%): by
+  exact enumeration for a 0/1 metric (:mod:`rag_lab.stats.power`), by the normal approximation otherwise;
+* the smallest effect (or equivalence margin) each of the sizes asked about would detect.
+
+The target of a directional claim is the pilot's own |Δ| unless one is given (the pilot's effect is an estimate:
+a target the study must not miss is the better choice); a no-change claim's target is its margin, planned at a
+true difference of 0.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats import power as pw
+
+#: The largest study the planner searches (questions).
+MAX_QUESTIONS = 2000
+
+
+@dataclass(frozen=True)
+class ClaimPlan:
+    """The plan of one claim: what the pilot showed, the target, the power at the pilot's size, the questions
+    needed, and the detectable effect at each size asked about (``{n: effect}``)."""
+
+    claim: str
+    metric: str
+    direction: str
+    alpha: float
+    pilot_n: int
+    pilot_delta: float
+    discordance: float
+    sd: float
+    binary: bool
+    target: float
+    pilot_power: float
+    needed: int | None
+    detectable_at: dict[int, float]
+    method: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def line(self) -> str:
+        """One line: the claim, what the pilot showed, and the questions needed."""
+        spread = (f"{self.discordance:.0%} of questions differ" if self.binary else f"sd {self.sd:.3g} a question")
+        needed = f"{self.needed} questions" if self.needed is not None else f"more than {MAX_QUESTIONS} questions"
+        what = f"margin ±{self.target:g}" if self.direction == "none" else f"|Δ| = {self.target:.3g}"
+        sizes = ", ".join(f"n={n}: {_fmt(e)}" for n, e in self.detectable_at.items())
+        return (f"{self.claim} ({self.metric}, {self.direction}, α={self.alpha:g}): pilot n={self.pilot_n}, "
+                f"Δ {self.pilot_delta:+.3f}, {spread}; target {what}: power {self.pilot_power:.2f} at the pilot's size, "
+                f"{needed} for {pw.TARGET_POWER:.0%} ({self.method})"
+                + (f"; detectable {'margin' if self.direction == 'none' else 'effect'} at {sizes}" if sizes else ""))
+
+
+def _fmt(x: float) -> str:
+    return "none" if math.isinf(x) else f"{x:.3f}"
+
+
+def power_at(n: int, differences: pw.Differences, direction: str, target: float, alpha: float) -> float:
+    """The power of the claim's test on ``n`` questions for the effect ``target`` (or, for ``none``, the margin
+    ``target`` at a true difference of 0), with the pilot's discordance or spread."""
+    share = differences.differ / differences.n if differences.n else 0.0
+    if differences.binary:
+        if direction == "none":
+            return pw.tost_power(n, share / 2, share / 2, min(target, 0.999), alpha)
+        sign = -1.0 if direction == "below" else 1.0
+        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
+        return pw.sign_test_power(n, *pw.effect_probabilities(sign * target, share), alpha, alternative)  # type: ignore[arg-type]
+    sd = differences.sd
+    if not sd > 0:
+        return 1.0
+    from scipy import stats
+
+    z = abs(target) * math.sqrt(n) / sd
+    if direction == "none":
+        return float(max(0.0, 2 * stats.norm.cdf(z - stats.norm.ppf(1 - alpha)) - 1))
+    level = alpha / 2 if direction == "two-sided" else alpha
+    return float(stats.norm.cdf(z - stats.norm.ppf(1 - level)))
+
+
+def questions_needed(differences: pw.Differences, direction: str, target: float, alpha: float,
+                     power: float = pw.TARGET_POWER, n_max: int = MAX_QUESTIONS) -> int | None:
+    """The smallest ``n`` (up to ``n_max``) whose power reaches ``power``, found by doubling, then bisection (the
+    power of an exact test is a saw-tooth in ``n``, not monotone: the ``n`` found is one whose power reaches it, at
+    most a few questions above the first that does). None when even ``n_max`` does not."""
+    low, high = 1, 16   # doubling first: an exact TOST's table for n_max questions is costly to build
+    while power_at(high, differences, direction, target, alpha) < power:
+        if high >= n_max:
+            return None
+        low, high = high, min(2 * high, n_max)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if power_at(mid, differences, direction, target, alpha) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def detectable_at(n: int, differences: pw.Differences, direction: str, alpha: float,
+                  power: float = pw.TARGET_POWER) -> float:
+    """The smallest effect (or margin, for ``none``) a study of ``n`` questions detects with ``power``, with the
+    pilot's discordance or spread."""
+    share = differences.differ / differences.n if differences.n else 0.0
+    if differences.binary:
+        if direction == "none":
+            return pw.tost_detectable_margin(n, share, alpha, power)
+        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
+        return pw.sign_detectable_effect(n, share, alpha, power, alternative)  # type: ignore[arg-type]
+    if direction == "none":
+        return pw.normal_detectable_margin(n, differences.sd, alpha, power)
+    return pw.normal_detectable_effect(n, differences.sd, alpha, power, two_sided=direction == "two-sided")
+
+
+def plan_claim(pilot: SweepResult, metric: str, candidate: str | Mapping[str, Any],
+               reference: str | Mapping[str, Any] | None = None, direction: str = "above", *,
+               margin: float | None = None, target: float | None = None, alpha: float = 0.05,
+               sizes: Sequence[int] = (), claim: str = "", power: float = pw.TARGET_POWER) -> ClaimPlan:
+    """Plan one claim (``candidate`` − ``reference`` on ``metric``, as a sweep's ``findings:`` states it) from the
+    ``pilot`` sweep's per-question values: see the module doc."""
+    if direction not in ("above", "below", "none", "two-sided"):
+        raise ConfigError(f"direction must be above, below, none or two-sided, got {direction!r}")
+    if direction == "none" and not (margin and margin > 0):
+        raise ConfigError("a no-change claim is planned for its equivalence margin: give margin > 0")
+    cand, ref = pilot.reference(candidate), pilot.reference(reference)
+    values, ref_values = pilot.paired_values(metric, cand["config_id"], ref["config_id"])
+    d = pw.paired_differences(values, ref_values)
+    if d.n < 2:
+        raise ConfigError(f"the pilot has {d.n} question(s) with {metric} defined on both arms: nothing to plan from")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        delta = float(np.nanmean(np.nanmean(np.asarray(values, float) - np.asarray(ref_values, float), axis=1)))
+    goal = float(margin) if direction == "none" else (abs(delta) if target is None else abs(float(target)))
+    if goal == 0 and direction != "none":
+        raise ConfigError("the pilot shows no difference on this claim: give the target effect (--delta)")
+    method = ("exact TOST power" if d.binary and direction == "none" else "exact sign-test power" if d.binary else
+              "normal approximation")
+    return ClaimPlan(
+        claim=claim or f"{pilot.labels(ref['config_id'])[cand['candidate_id']]} on {metric}", metric=metric,
+        direction=direction, alpha=alpha, pilot_n=d.n, pilot_delta=delta, discordance=d.differ / d.n, sd=d.sd,
+        binary=d.binary, target=goal, pilot_power=power_at(d.n, d, direction, goal, alpha),
+        needed=questions_needed(d, direction, goal, alpha, power),
+        detectable_at={int(n): detectable_at(int(n), d, direction, alpha, power) for n in sizes}, method=method)
+
+
+def plan_study(pilot: SweepResult, claims: Sequence[Mapping[str, Any]], *, alpha: float = 0.05,
+               correction: str = "fixed-sequence", sizes: Sequence[int] = (),
+               targets: Mapping[int, float] | None = None) -> list[ClaimPlan]:
+    """Plan every claim of a declared family (``claims``: a sweep file's ``findings:`` entries, their candidates and
+    references picked in the ``pilot``). ``correction``: ``fixed-sequence`` (each claim at the full ``alpha``, as a
+    sweep's findings are tested; a claim counts only when those before it do) or ``holm`` (the strictest step,
+    ``alpha / len(claims)``). ``targets``: the target effect of claim ``i`` (default: the pilot's |Δ|)."""
+    if correction not in ("fixed-sequence", "holm"):
+        raise ConfigError(f"correction must be fixed-sequence or holm, got {correction!r}")
+    level = alpha if correction == "fixed-sequence" else alpha / max(1, len(claims))
+    return [plan_claim(pilot, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
+                       margin=c.get("margin"), target=(targets or {}).get(i), alpha=level, sizes=sizes,
+                       claim=c.get("claim", ""))
+            for i, c in enumerate(claims)]
