@@ -70,9 +70,9 @@ def test_a_broken_shipped_file_names_itself(dataset, content):
         ShippedVectors("model/a", [dataset])
 
 
-#: The shipped datasets that carry vectors: the world, and the HotpotQA sample the real-data notebooks and
-#: the real-model notebook run on.
-WITH_VECTORS = ("world", "hotpotqa_sample")
+#: The shipped datasets that carry vectors: the world, the HotpotQA sample the real-data notebooks and the
+#: real-model notebook run on, and the MuSiQue sample whose recorded sweeps the tests replay.
+WITH_VECTORS = ("world", "hotpotqa_sample", "musique_sample")
 
 
 @pytest.mark.parametrize("name", WITH_VECTORS)
