@@ -25,12 +25,14 @@ from rag_lab.experiments import run_sweep
 from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
 from rag_lab.experiments.calibration.verify import compare, tau_text
+from rag_lab.experiments.engine.findings import finding_line, sweep_findings
 from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
 
 STRICT, CALLS, TOKENS = "quality_answer_containment_strict", "cost_llm_calls", "cost_tokens"
-METRICS = [STRICT, "quality_refused", CALLS, TOKENS, "cost_modelled_latency_s"]
+METRICS = [STRICT, "quality_refused", "quality_refused_model", "quality_refused_pipeline", "quality_no_to_open", CALLS,
+           TOKENS, "cost_modelled_latency_s"]
 
 
 def _table(frame) -> str:
@@ -76,8 +78,19 @@ def main() -> None:
               f"({', '.join(f'{k} {v}' for k, v in sorted(cassette['by_role'].items()))}) over {cassette['questions']} "
               f"questions, {cassette['bytes']:,} bytes; model `{prov.get('model_file')}` (sha256 "
               f"`{prov.get('model_sha256')}`), llama-cpp-python {prov.get('llama_cpp')}, {len(real.qids)} questions "
-              f"in the sweep.", ""]
-    parts += ["## The real model, each configuration", "", _table(real.table[["candidate_id", *real.param_columns, *METRICS]]
+              f"in the sweep. How the calls were made (each entry's `made_with`; the header records the settings "
+              "when the cassette was created): "
+              + "; ".join(f"{label}: {count} calls" for label, count in cassette["made_with"].items()) + ".", ""]
+    findings = sweep_findings(real)
+    if findings:
+        parts += ["## The declared findings", "",
+                  f"Stated in `{args.sweep}` before its first call was recorded, tested in that order as one family "
+                  "(fixed sequence: a finding counts only when every one before it does), on the questions recorded "
+                  f"so far ({len(real.qids)}):", ""]
+        parts += [f"{i}. {'✅' if f.holds else '❌'} {finding_line(f)}" for i, f in enumerate(findings, start=1)]
+        parts += [""]
+    metrics = [m for m in METRICS if m in real.table.columns]
+    parts += ["## The real model, each configuration", "", _table(real.table[["candidate_id", *real.param_columns, *metrics]]
                                                               .round(3)), ""]
     for label, twin_result in (("the typical profile", sim), ("the fitted profile", fitted)):
         agreement = contrast_agreement(real, twin_result, [STRICT, CALLS, TOKENS])

@@ -247,11 +247,13 @@ def detectable(differences: np.ndarray | Differences, *, binary: bool = False, d
         return Detectable(math.inf, False, "no questions", "no questions to test")
     if s.differ == 0:
         width = 1.0 if s.binary else (None if value_range is None else float(value_range[1] - value_range[0]))
+        share = no_difference_bound(n, alpha)
+        level = f"exact one-sided {100 * (1 - alpha):.3g}% bound"
         if width is not None:
-            bound = no_difference_bound(n, alpha) * width
-            return Detectable(bound, True, "exact bound", f"no question differs: |Δ| ≤ {_fmt(bound)} (exact, "
-                                                          f"{1 - alpha:.0%})")
-        return Detectable(math.inf, True, "exact bound", "no question differs (the metric has no range to bound Δ)")
+            return Detectable(share * width, True, "exact bound",
+                              f"no question differs: |Δ| ≤ {_fmt(share * width)} ({level})")
+        return Detectable(math.inf, True, "exact bound", f"no question differs: at most {share:.1%} of questions "
+                                                         f"could differ ({level}; the metric has no range to bound Δ)")
     alternative: Alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")  # type: ignore[assignment]
     share = s.differ / n
     if s.binary and direction == "none":

@@ -73,12 +73,15 @@ def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
 
 
 def detectable_short(row: pd.Series) -> str:
-    """A not-shown row's detectable effect in a few characters: ``detect ≥ 0.083`` or ``|Δ| ≤ 0.072``."""
+    """A not-shown row's detectable effect in a few characters: ``detect ≥ 0.083``, ``|Δ| ≤ 0.072`` (no question
+    differs, the exact bound) or ``no question differs`` (a metric with no range to bound Δ by)."""
     text = str(row.get("detectable", "") or "")
     if not text:
         return ""
-    if text.startswith("no question differs: "):
+    if text.startswith("no question differs: |Δ|"):
         return text.removeprefix("no question differs: ").split(" (")[0]
+    if text.startswith("no question differs"):
+        return "no question differs"
     return "detect " + text.split("|Δ| ")[-1].split(" (")[0] if "|Δ| " in text else text
 
 
