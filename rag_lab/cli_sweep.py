@@ -15,7 +15,8 @@ from rag_lab.cli_options import command
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
     ("strict", "quality_answer_containment_strict"), ("lenient", "quality_answer_containment"),
-    ("f1", "quality_f1"), ("echo", "quality_echo"), ("abstain_acc", "quality_abstention_accuracy"),
+    ("f1", "quality_f1"), ("echo", "quality_echo"), ("refused_model", "quality_refused_model"),
+    ("refused_pipe", "quality_refused_pipeline"), ("abstain_acc", "quality_abstention_accuracy"),
     ("ctx_has_ans", "quality_has_answer_in_context"), ("rounds", "cost_rounds"), ("llm_calls", "cost_llm_calls"),
     ("spent_calls", "spent_llm_calls"), ("tokens", "cost_tokens"),
 )

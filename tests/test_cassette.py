@@ -11,7 +11,14 @@ import pytest
 
 from rag_lab.errors import CassetteMiss, ConfigError, DataFormatError
 from rag_lab.llm.base import LLMRequest, SamplingParams
-from rag_lab.llm.cassette import Cassette, CassetteHeader, RecordingBackend, ReplayBackend, recording_header
+from rag_lab.llm.cassette import (
+    Cassette,
+    CassetteHeader,
+    RecordingBackend,
+    ReplayBackend,
+    made_with_counts,
+    recording_header,
+)
 from rag_lab.llm.factory import open_backend
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt, route_prompt
 from rag_lab.llm.schemas import ControllerDecision, RouteDecision
@@ -127,3 +134,48 @@ def test_open_backend_records_outside_the_cache_and_replays_uncached(tmp_path) -
         assert replay.complete(request).text == recorded.text
     with pytest.raises(ConfigError, match="cannot be recorded again"), open_backend("recorded", model=str(path), record=path):
         pass
+
+
+ENGINE = {"model_sha256": "abc", "llama_cpp": "0.3.36", "llama_build": "-march=x86-64-v3; AVX2 = 1",
+          "n_ctx": "4096", "n_threads": "1", "prompt_cache": "False"}
+
+
+def record_with(path, questions, made_with):
+    live = Counting()
+    header = recording_header(live, made_with)
+    backend = RecordingBackend(live, Cassette.for_recording(path, header), made_with)
+    for q in questions:
+        for r in requests_for(q):
+            backend.complete(r)
+    return live
+
+
+def test_each_call_states_how_it_was_made_and_settings_may_change_between_calls(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    record_with(path, QUESTIONS[:1], ENGINE)
+    record_with(path, QUESTIONS[1:2], {**ENGINE, "n_threads": "2", "n_ctx": "8192"})   # a resumed recording
+    cassette = Cassette.for_replay(path)
+    made = [e.made_with for e in cassette.entries.values()]
+    assert [m["n_threads"] for m in made] == ["1"] * 3 + ["2"] * 3
+    assert cassette.header.provenance["n_ctx"] == "4096"   # the header: the settings when it was created
+    counts = made_with_counts(cassette)
+    assert counts == {"n_ctx=4096, n_threads=1, prompt_cache=False, llama_cpp=0.3.36": 3,
+                      "n_ctx=8192, n_threads=2, prompt_cache=False, llama_cpp=0.3.36": 3}
+    record(path, QUESTIONS[2:])   # a backend that states nothing (as calls did before made_with)
+    assert made_with_counts(Cassette.for_replay(path))["not recorded per call"] == 3
+
+
+def test_another_llama_build_is_not_recorded_into_and_a_mixed_model_is_not_replayed(tmp_path) -> None:
+    path = tmp_path / "c.jsonl"
+    record_with(path, QUESTIONS[:1], ENGINE)
+    with pytest.raises(ConfigError, match=r"another engine .*llama_build '-march=x86-64-v3; AVX2 = 1' -> '-march=native'"):
+        record_with(path, QUESTIONS[1:2], {**ENGINE, "llama_build": "-march=native"})
+    with pytest.raises(ConfigError, match=r"llama_cpp '0.3.36' -> '0.3.40'"):
+        record_with(path, QUESTIONS[1:2], {**ENGINE, "llama_cpp": "0.3.40"})
+    # an entry of another model in the cassette (written by hand or by a broken tool) is refused on replay
+    lines = path.read_text(encoding="utf-8").splitlines()
+    entry = json.loads(lines[1])
+    entry["made_with"]["model_sha256"] = "f00"
+    path.write_text("\n".join([lines[0], json.dumps(entry), *lines[2:]]) + "\n", encoding="utf-8")
+    with pytest.raises(DataFormatError, match="made with model sha256 f00, not the header's abc"):
+        Cassette.for_replay(path)

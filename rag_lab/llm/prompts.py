@@ -213,10 +213,8 @@ _ANSWER_RULES = {
     "answer-v2": "A question may need two pieces of evidence: one that names what the question describes, and one "
     f"that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence does not contain the answer. "
     "Never answer from memory.",
-    "answer-v3": "A question may need two pieces of evidence: one that names what the question describes, and one "
-    f"that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence does not contain the answer. "
-    "Never answer from memory.",
 }
+_ANSWER_RULES["answer-v3"] = _ANSWER_RULES["answer-v2"]   # v3 changes the template alone
 
 
 def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
