@@ -39,7 +39,8 @@ def _table(frame) -> str:
     cols = list(frame.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v) for v in row) + " |")
+        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v).replace("|", "\\|")
+                                       for v in row) + " |")
     return "\n".join(lines)
 
 

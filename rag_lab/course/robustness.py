@@ -376,10 +376,12 @@ def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
     return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}{_detectable(cell)}"
 
 
-def _detectable(cell: Mapping[str, Any]) -> str:
-    """``; detectable: |Δ| ≥ 0.083 (…)`` for a cell that does not hold ('' for one that does)."""
+def _detectable(cell: Mapping[str, Any], table_cell: bool = False) -> str:
+    """``; detectable: |Δ| ≥ 0.083 (…)`` for a cell that does not hold ('' for one that does); ``table_cell``
+    escapes the bars of ``|Δ|`` for a markdown table."""
     found = cell.get("detectable")
-    return f"; {found['text']}" if found else ""
+    text = f"; {found['text']}" if found else ""
+    return text.replace("|", "\\|") if table_cell else text
 
 
 def quote(key: str, table: RobustnessTable | None = None) -> str:
@@ -419,7 +421,7 @@ def recorded_markdown(table: RobustnessTable) -> list[str]:
         cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
                  "no question to test (n=0)" if not c["n"] else
                  f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
-                 f"{_detectable(c)}" for c in row.get("recorded", [])]
+                 f"{_detectable(c, table_cell=True)}" for c in row.get("recorded", [])]
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
     return lines
 
@@ -462,7 +464,7 @@ def markdown(table: RobustnessTable) -> str:
                 continue
             mark = _verdict(row, c)[0]
             cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
-                         f"{_detectable(c)}")
+                         f"{_detectable(c, table_cell=True)}")
         s = row["summary"]
         family = row.get("family", "–")
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
