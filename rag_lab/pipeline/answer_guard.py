@@ -23,12 +23,9 @@ def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instruc
     Returns (answer, citations, removed, refusal reason)."""
     guard = run.cfg.citations
     step = run.trace.add(TraceStep(kind="guard"))
-    if not context:
-        step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
-        return draft, [], 0, "empty context"
-    if draft.strip().upper().startswith(prompts.INSUFFICIENT):
-        step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the generator reported insufficient evidence")
-        return draft, [], 0, "insufficient"
+    refusal = _nothing_to_answer(step, draft, context)
+    if refusal is not None:
+        return draft, [], 0, refusal
     best = max(c.score for c in context)
     if best < guard.refusal_threshold:
         step.intervene(Intervention.REFUSED_BELOW_THRESHOLD, f"refused: best relevance {best:.3f} below "
@@ -75,13 +72,20 @@ def plain_draft(run: RunContext, draft: str, context: list[ContextItem]) -> tupl
     Returns (answer, citations, removed, refusal reason) as :func:`guard_draft` does."""
     step = run.trace.add(TraceStep(kind="guard", codes=[Intervention.PLAIN_READER],
                                    interventions=["plain reader: no guard but the model's own refusal"]))
+    refusal = _nothing_to_answer(step, draft, context)
+    return (draft, [], 0, refusal) if refusal is not None else (" ".join(draft.split()), [], 0, None)
+
+
+def _nothing_to_answer(step: TraceStep, draft: str, context: list[ContextItem]) -> str | None:
+    """The refusals every answer path makes (``empty context``, the model's ``insufficient``), recorded on the
+    guard ``step``; None when there is a context and the draft is not INSUFFICIENT."""
     if not context:
         step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
-        return draft, [], 0, "empty context"
+        return "empty context"
     if draft.strip().upper().startswith(prompts.INSUFFICIENT):
-        step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the model reported insufficient evidence")
-        return draft, [], 0, "insufficient"
-    return " ".join(draft.split()), [], 0, None
+        step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the generator reported insufficient evidence")
+        return "insufficient"
+    return None
 
 
 def model_refused(run: RunContext, refusal: str) -> bool:
