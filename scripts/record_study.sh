@@ -21,8 +21,9 @@ mkdir -p "$scratch"
 # The rounds: "sweep per_type" pairs, in order, small first (every part reaches a testable size early). HotpotQA: 155 bridge + 45 comparison; MuSiQue: 70 2hop, 16 3hop1,
 # 7 4hop1, 3 3hop2, 3 4hop3, 1 4hop2 (per_type N takes min(N, what the type has) of each).
 steps=(
-  "real_qwen_hotpotqa_v3 10" "real_qwen_hotpotqa_v3_answer 10" "real_qwen_musique_v3 5" "real_qwen_musique_disclosure 5"
-  "real_qwen_hotpotqa_v3 25" "real_qwen_hotpotqa_v3_answer 25" "real_qwen_musique_v3 12" "real_qwen_musique_disclosure 12"
+  "real_qwen_hotpotqa_v3 10" "real_qwen_hotpotqa_v3_answer 10" "real_qwen_musique_v3 5" "real_qwen_musique_disclosure 2"
+  "real_qwen_hotpotqa_v3 25" "real_qwen_hotpotqa_v3_answer 25" "real_qwen_musique_v3 12" "real_qwen_musique_disclosure 5"
+  "real_qwen_musique_disclosure 12"
   "real_qwen_hotpotqa_v3 40" "real_qwen_hotpotqa_v3_answer 40" "real_qwen_musique_v3 18" "real_qwen_musique_disclosure 18"
   "real_qwen_hotpotqa_v3 60" "real_qwen_hotpotqa_v3_answer 60" "real_qwen_musique_v3 30" "real_qwen_musique_disclosure 30"
   "real_qwen_hotpotqa_v3 90" "real_qwen_hotpotqa_v3_answer 90" "real_qwen_musique_v3 50" "real_qwen_musique_disclosure 50"
