@@ -16,8 +16,8 @@ from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 
-__all__ = ["POLICY_PAIRS", "V1", "answers_table", "controller_actions", "findings_table", "live_backend", "policy_pairs",
-           "prompt_set_tables", "side_by_side"]
+__all__ = ["POLICY_PAIRS", "STUDY", "V1", "answers_table", "controller_actions", "findings_table", "live_backend",
+           "policy_pairs", "prompt_set_tables", "side_by_side", "study_table"]
 
 #: The original prompt set, a candidate of the v2 sweep (whose base speaks v2).
 V1 = {"prompts.version": "v1"}
@@ -35,6 +35,21 @@ def findings_table(*findings: Finding) -> pd.DataFrame:
     whether it holds — what a notebook shows before it asserts them."""
     return pd.DataFrame([{"claim": f.claim, "kind": f.kind, "metric": f.metric, "measured": f.measured,
                           "holds": f.holds} for f in findings])
+
+
+#: Issue 37's study: its sweep files (claims declared before the first call), recorded together by
+#: scripts/record_study.sh; each is replayed at the size recorded so far.
+STUDY = ("real_qwen_hotpotqa_v3", "real_qwen_hotpotqa_v3_answer", "real_qwen_musique_v3", "real_qwen_musique_disclosure")
+
+
+def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
+    """A declared study's findings (``findings``: sweep name → its :func:`sweep_findings`), one row each: the claim,
+    the questions recorded so far, Δ with its interval, the claim's p after its family's fixed-sequence correction,
+    the verdict and — where it is not shown — the smallest effect that sample could have detected."""
+    return pd.DataFrame([{"sweep": name, "claim": f.claim, "n": f.n, "Δ": f"{f.delta:+.3f} [{f.lo:+.3f}, {f.hi:+.3f}]",
+                          "p (fixed sequence)": f.p_adjusted, "holds": f.holds,
+                          "could have detected": "" if f.detectable is None else f.detectable.text}
+                         for name, found in findings.items() for f in found])
 
 
 def answers_table(runs: Mapping[str, tuple[SweepResult, Pick]], metrics: Iterable[str] = (), clip: int = 160) -> pd.DataFrame:
