@@ -81,3 +81,20 @@ def test_a_count_is_planned_by_the_normal_approximation_and_a_family_by_its_corr
     assert fixed.needed == pytest.approx(((1.645 + 0.8416) * sd / abs(fixed.pilot_delta)) ** 2, rel=0.05, abs=1)
     with pytest.raises(ConfigError, match="no difference"):
         plan_claim(Pilot(base=base.tolist(), cap1=base.tolist()), "cost_llm_calls", {"arm": "cap1"}, direction="below")
+
+
+def test_rag_lab_plan_plans_a_declared_family_from_a_pilot_run(tmp_path, capsys):
+    from rag_lab.cli import main
+    from rag_lab.experiments import run_sweep
+
+    pilot = {"name": "pilot", "dataset": "world", "split": "test", "types": ["bridge"], "per_type": 8,
+             "base": {"round_cap.max_rounds": 3}, "grid": {"round_cap.max_rounds": [1, 3]},
+             "findings": [{"metric": "cost_llm_calls", "candidate": {"round_cap.max_rounds": 1}, "direction": "below",
+                           "claim": "cap 1 saves calls"}]}
+    run_sweep(pilot, tmp_path / "pilot", progress="quiet")
+    assert main(["plan", str(tmp_path / "pilot"), "--n", "100"]) == 0
+    out = capsys.readouterr().out
+    assert "fixed-sequence family of 1 at α=0.05" in out and "1. cap 1 saves calls (cost_llm_calls, below" in out
+    assert "questions for 80%" in out and "detectable effect at n=100" in out
+    assert main(["plan", str(tmp_path / "pilot"), "--delta", "1=x"]) == 2     # a clear error, not a traceback
+    assert "--delta takes I=DELTA" in capsys.readouterr().err
