@@ -88,7 +88,7 @@ def main() -> None:
                   f"Stated in `{args.sweep}` before its first call was recorded, tested in that order as one family "
                   "(fixed sequence: a finding counts only when every one before it does), on the questions recorded "
                   f"so far ({len(real.qids)}):", ""]
-        parts += [f"{i}. {'✅' if f.holds else '❌'} {finding_line(f)}" for i, f in enumerate(findings, start=1)]
+        parts += [f"{i}. {finding_line(f)}" for i, f in enumerate(findings, start=1)]
         parts += [""]
     metrics = [m for m in METRICS if m in real.table.columns]
     parts += ["## The real model, each configuration", "", _table(real.table[["candidate_id", *real.param_columns, *metrics]]
