@@ -50,7 +50,6 @@
 import pandas as pd
 
 from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, setup_notebook
-from rag_lab.experiments.engine.findings import sweep_findings
 from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.widgets import PolicyExplorer
@@ -179,20 +178,20 @@ assert loop_runs.holds, loop_runs.message
 # %% [markdown]
 # ## A study declared before it was recorded
 #
-# Eighty questions could not settle the round cap's answer cost: the v2 recording shows −0.025 (one question up,
-# three down), and a sample that size detects a cost of about 0.14 at the earliest. So the next recording is a
+# Eighty questions could not settle the round cap's answer cost: on the v2 recording one question went up and
+# three down, and the robustness table says how large a cost a sample that size could have detected — several
+# times that difference. So the next recording is a
 # study in the proper order: a new answer prompt first (answer-v3, prompt set `v3`: v2 listed "a name, a place,
 # a date, a number, yes or no" with the example "1987 [2]", and the model answered "No" to questions that are not
 # yes/no questions), then the claims and their sizes, planned from the pilots with `rag-lab plan` and committed
 # in four sweep files before the first call, then the recording, in the background, all four parts growing
 # together. The table replays each part at the size recorded so far. A claim that is not shown says what its
 # sample could have detected (80% power, its own test; where no question differs, the exact bound on |Δ|): "not
-# shown" with a detectable effect of 0.47 says nothing about an effect of 0.05. The study's own pages:
+# shown" with a large detectable effect says nothing about a small one. The study's own pages:
 # `data/recorded/real_qwen_*_v3*.md` and `real_qwen_musique_disclosure.md`.
 
 # %%
-study = {name: sweep_findings(lesson_sweep(SWEEPS_DIR / f"{name}.yaml", replay=True)) for name in real_model.STUDY}
-display(real_model.study_table(study))  # noqa: F821
+display(real_model.study_table(study := real_model.study_findings()))  # noqa: F821  (replayed at the size recorded)
 # definitional: every declared claim was tested, and each one not shown states the effect its sample could detect
 assert all(f.holds or f.detectable is not None for found in study.values() for f in found)
 

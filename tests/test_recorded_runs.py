@@ -26,7 +26,13 @@ def test_every_recorded_sweep_ships_its_table() -> None:
     assert not missing, f"recorded sweeps without their table (python scripts/recorded_findings.py SWEEP): {missing}"
 
 
-@pytest.mark.parametrize("name", sorted(RECORDED))
+#: The replays the quick loop runs: one sweep under the original prompts and one under v3 (the smallest); the full
+#: test command replays every recorded sweep (each 10-55 s).
+QUICK_REPLAYS = ("real_qwen_hotpotqa", "real_qwen_musique_disclosure")
+
+
+@pytest.mark.parametrize("name", [n if n in QUICK_REPLAYS else pytest.param(n, marks=pytest.mark.slow)
+                                  for n in sorted(RECORDED)])
 def test_a_recorded_sweep_replays_to_its_shipped_table(name: str, tmp_path) -> None:
     spec = load_sweep_spec(SWEEPS_DIR / f"{name}.yaml")
     header = Cassette.for_replay(spec.backend.cassette).header

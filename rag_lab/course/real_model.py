@@ -17,7 +17,7 @@ from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 
 __all__ = ["POLICY_PAIRS", "STUDY", "V1", "answers_table", "controller_actions", "findings_table", "live_backend",
-           "policy_pairs", "prompt_set_tables", "side_by_side", "study_table"]
+           "policy_pairs", "prompt_set_tables", "side_by_side", "study_findings", "study_table"]
 
 #: The original prompt set, a candidate of the v2 sweep (whose base speaks v2).
 V1 = {"prompts.version": "v1"}
@@ -42,8 +42,18 @@ def findings_table(*findings: Finding) -> pd.DataFrame:
 STUDY = ("real_qwen_hotpotqa_v3", "real_qwen_hotpotqa_v3_answer", "real_qwen_musique_v3", "real_qwen_musique_disclosure")
 
 
+def study_findings(names: Iterable[str] = STUDY) -> dict[str, list[Finding]]:
+    """Each study sweep (``names``, shipped sweep files) replayed from its cassette at the size recorded so far, and
+    its declared findings tested (:func:`~rag_lab.experiments.engine.findings.sweep_findings`)."""
+    from rag_lab.course.notebook import lesson_sweep
+    from rag_lab.experiments.engine.findings import sweep_findings
+    from rag_lab.paths import SWEEPS_DIR
+
+    return {name: sweep_findings(lesson_sweep(SWEEPS_DIR / f"{name}.yaml", replay=True)) for name in names}
+
+
 def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
-    """A declared study's findings (``findings``: sweep name → its :func:`sweep_findings`), one row each: the claim,
+    """A declared study's findings (``findings``: sweep name → its findings, as :func:`study_findings` gives), one row each: the claim,
     the questions recorded so far, Δ with its interval, the claim's p after its family's fixed-sequence correction,
     the verdict and — where it is not shown — the smallest effect that sample could have detected."""
     return pd.DataFrame([{"sweep": name, "claim": f.claim, "n": f.n, "Δ": f"{f.delta:+.3f} [{f.lo:+.3f}, {f.hi:+.3f}]",

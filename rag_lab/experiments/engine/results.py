@@ -70,7 +70,9 @@ class SweepResult:
         self.spec: dict[str, Any] = self.plan["spec"]
         self.qids: list[str] = self.plan["qids"]
         self.swept_keys: list[str] = self.plan["swept_keys"]
-        self._candidates = store.candidates()
+        # stored configs leave out a later parameter at its default (ids stay stable): put it back to read them
+        self.plan["base_config"] = _completed(self.plan.get("base_config", {}))
+        self._candidates = [{**c, "config": _completed(c["config"])} for c in store.candidates()]
         self.pareto_columns = pareto
         self.table = self._build_table()
 
@@ -259,9 +261,8 @@ class SweepResult:
                 raise KeyError(f"no candidate or config {reference!r} in {self.run_dir}")
             rule = "given"
         elif isinstance(reference, Mapping):
-            later = later_defaults()  # a stored config leaves out a later parameter at its default
             matches = [k for k, c in configs.items()
-                       if all(c["config"].get(key, later.get(key, _ABSENT)) == v for key, v in reference.items())]
+                       if all(c["config"].get(key, _ABSENT) == v for key, v in reference.items())]
             if len(matches) != 1:
                 raise KeyError(f"reference {dict(reference)} matches {len(matches)} configs of {self.run_dir} "
                                "(it must pick exactly one)")
@@ -371,6 +372,12 @@ class SweepResult:
     def __repr__(self) -> str:
         return (f"SweepResult({str(self.run_dir)!r}, runs={len(self.table)}, questions={len(self.qids)}, "
                 f"complete={self.complete})")
+
+
+def _completed(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A stored flat config with the parameters marked added-later that it leaves out (at their default:
+    :meth:`~rag_lab.pipeline.config.PipelineConfig.identity`) put back."""
+    return {**flat, **{k: v for k, v in later_defaults().items() if k not in flat}}
 
 
 def _number(value: Any) -> float:
