@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Literal, NamedTuple
 
 import numpy as np
@@ -48,19 +49,21 @@ def _check(n: int, p_win: float, p_loss: float) -> None:
         raise ValueError(f"p_win and p_loss must be probabilities summing to at most 1, got {p_win}, {p_loss}")
 
 
-def _critical_wins(discordant: int, alpha: float, alternative: Alternative) -> tuple[int, int]:
-    """For ``discordant`` questions that differ, the rejection region of the exact sign test at ``alpha``:
-    reject when wins ≥ the first value (``greater``), losses ≥ the second (``less``), or either (``two-sided``,
-    p = 2 · the smaller tail, as :func:`~rag_lab.stats.significance.paired_test` computes it).
-    A value above ``discordant`` means no outcome rejects."""
-    if discordant == 0:
-        return 1, 1
-    k = np.arange(discordant + 1)
-    upper = sps.binom.sf(k - 1, discordant, 0.5)        # P(W >= k)
+@lru_cache(maxsize=256)
+def _critical_wins(n: int, alpha: float, alternative: Alternative) -> np.ndarray:
+    """For every number ``D`` of questions that differ (0..n), the exact sign test's critical count at ``alpha``: it
+    rejects when the wins (``greater``; the losses for ``less``; either for ``two-sided``, p = 2 · the smaller tail,
+    as :func:`~rag_lab.stats.significance.paired_test` computes it) reach it. ``D + 1`` where no count does."""
     level = alpha / 2 if alternative == "two-sided" else alpha
-    hits = np.nonzero(upper <= level + 1e-12)[0]
-    c = int(hits[0]) if hits.size else discordant + 1
-    return c, c
+    critical = np.empty(n + 1, dtype=int)
+    for d in range(n + 1):
+        if d == 0:
+            critical[d] = 1
+            continue
+        k = np.arange(d + 1)
+        hits = np.nonzero(sps.binom.sf(k - 1, d, 0.5) <= level + 1e-12)[0]   # P(W >= k) under no effect
+        critical[d] = int(hits[0]) if hits.size else d + 1
+    return critical
 
 
 def sign_test_power(n: int, p_win: float, p_loss: float, alpha: float = 0.05,
@@ -72,20 +75,15 @@ def sign_test_power(n: int, p_win: float, p_loss: float, alpha: float = 0.05,
     if p_d <= 0:
         return 0.0
     share = p_win / p_d
-    total = 0.0
-    ds = np.arange(n + 1)
+    ds = np.arange(1, n + 1)
     weights = sps.binom.pmf(ds, n, p_d)
-    for d, weight in zip(ds, weights, strict=True):
-        if weight < 1e-15 or d == 0:
-            continue
-        c_win, c_loss = _critical_wins(int(d), alpha, alternative)
-        reject = 0.0
-        if alternative in ("greater", "two-sided") and c_win <= d:
-            reject += float(sps.binom.sf(c_win - 1, d, share))
-        if alternative in ("less", "two-sided") and c_loss <= d:
-            reject += float(sps.binom.sf(c_loss - 1, d, 1.0 - share))
-        total += float(weight) * min(reject, 1.0)
-    return min(total, 1.0)
+    critical = _critical_wins(int(n), float(alpha), alternative)[1:]
+    reject = np.zeros(n)
+    if alternative in ("greater", "two-sided"):
+        reject += np.where(critical <= ds, sps.binom.sf(critical - 1, ds, share), 0.0)
+    if alternative in ("less", "two-sided"):
+        reject += np.where(critical <= ds, sps.binom.sf(critical - 1, ds, 1.0 - share), 0.0)
+    return float(min(1.0, float(np.sum(weights * np.minimum(reject, 1.0)))))
 
 
 def _tost_reject(n: int, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
