@@ -1,20 +1,6 @@
-"""Plan a study's size from a pilot before it is recorded (``rag-lab plan``; docs/design.md §6).
-
-A claim is a paired difference on the same questions, tested with the lab's own test (the exact sign / McNemar
-test for a 0/1 metric, the TOST for a no-change claim, a sign-flip permutation test otherwise). From a pilot
-sweep (a run directory, e.g. a cassette replayed with ``rag-lab sweep SWEEP --replay``) :func:`plan_claim`
-reads the claim's per-question differences — the share of questions on which the two arms differ (0/1 metrics)
-or the standard deviation of the differences — and says, at the claim's level (a family tested in fixed
-sequence tests each claim at the full α; Holm over ``m`` claims at α/m at worst):
-
-* the power the pilot's own size had for the target effect, and the questions needed for ``power`` (80%): by
-  exact enumeration for a 0/1 metric (:mod:`rag_lab.stats.power`), by the normal approximation otherwise;
-* the smallest effect (or equivalence margin) each of the sizes asked about would detect.
-
-The target of a directional claim is the pilot's own |Δ| unless one is given (the pilot's effect is an estimate:
-a target the study must not miss is the better choice); a no-change claim's target is its margin, planned at a
-true difference of 0.
-"""
+"""Plan a study's size from a pilot before it is recorded (``rag-lab plan``): per declared claim, the power the pilot
+had, the questions needed for 80% power, and the effect each size would detect, from the claim's discordance or
+spread on the pilot (:mod:`rag_lab.stats.power`). The method: docs/decisions.md."""
 
 from __future__ import annotations
 

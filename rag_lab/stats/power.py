@@ -1,28 +1,7 @@
-"""Power of the lab's paired tests, and the smallest effect a sample could have detected.
-
-A claim that is not shown says how big an effect its sample could have seen (docs/design.md §6): the
-**detectable effect** is the smallest difference the claim's own test would have shown with 80% power at
-its own level. For a 0/1 metric (one seed) everything is exact, by enumeration of the outcomes of ``n``
-questions, each a win, a loss or a tie with probabilities ``(p_win, p_loss, p_tie)``:
-
-* the one-sided (or two-sided) exact sign / McNemar test of :func:`~rag_lab.stats.significance.paired_test`
-  rejects, given ``D`` discordant questions, when the wins reach the binomial critical value: power is the sum
-  over ``D`` of ``P(D) · P(wins ≥ c_D | D)`` (:func:`sign_test_power`);
-* the exact TOST of :func:`~rag_lab.stats.exact.equivalence_p` rejects an outcome ``(wins, losses)`` when both
-  one-sided p-values are below α: power is the trinomial probability of that region (:func:`tost_power`).
-
-An effect ``Δ`` is put on the observed **discordance** ``d`` (the share of questions on which the two arms
-differ): ``p_win − p_loss = Δ`` with ``p_win + p_loss = max(d, |Δ|)`` — an effect larger than the observed
-discordance needs at least that many questions to differ. Where no question differed at all, there is no
-discordance to plan from, and the sample's statement is its **exact bound**: with 0 of ``n`` differing the
-one-sided ``1 − α`` upper bound on the share that differ is ``1 − α^(1/n)``, and ``|Δ|`` is at most that
-(:func:`no_difference_bound`; 40 questions: 0.072).
-
-For any other metric (LLM calls, tokens, a share such as evidence recall) the tests are sign-flip
-permutation tests; their power is taken from the normal approximation with the observed per-question standard
-deviation of the differences, ``(z_(1−α) + z_power) · sd / √n`` (:func:`normal_detectable_effect`), and
-``tests/test_power.py`` checks it against a simulation of the permutation test itself.
-"""
+"""Power of the lab's paired tests, and the smallest effect a sample could have detected (80% power, the claim's
+own test and level): exact by enumeration for 0/1 metrics (sign test, TOST), the exact bound ``1 − α^(1/n)`` where
+no question differs, the normal approximation for permutation tests. The method: docs/decisions.md, "What a result
+that is not shown could have detected"."""
 
 from __future__ import annotations
 
@@ -190,6 +169,14 @@ class Detectable(NamedTuple):
     bound: bool
     method: str
     text: str
+
+    @property
+    def short(self) -> str:
+        """A few characters for a table cell: ``detect ≥ 0.083``, ``|Δ| ≤ 0.072`` (no question differs: the exact
+        bound) or ``no question differs`` (a metric with no range to bound Δ by)."""
+        if self.bound:
+            return "no question differs" if math.isinf(self.effect) else f"|Δ| ≤ {_fmt(self.effect)}"
+        return "detect: none in range" if math.isinf(self.effect) else f"detect ≥ {_fmt(self.effect)}"
 
 
 class Differences(NamedTuple):

@@ -12,7 +12,7 @@ import pandas as pd
 from rag_lab.evaluation.catalog import label, value_range
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.paired import interval_text
-from rag_lab.stats.power import detectable
+from rag_lab.stats.power import Detectable, detectable
 from rag_lab.stats.significance import holm, p_clause, p_text
 
 #: The level the table's Holm correction is read at.
@@ -30,8 +30,8 @@ def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = Non
 
 def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """``frames`` (``compare`` tables) with a ``p_holm`` column (Holm over all their non-reference rows) and a
-    ``detectable`` column: for a row not shown, the smallest |Δ| its sample could have detected (80% power, the
-    two-sided paired test at Holm's strictest level over the table, :func:`rag_lab.stats.power.detectable`)."""
+    ``detectable`` column: for a row not shown, the :class:`~rag_lab.stats.power.Detectable` of its sample (80% power,
+    the two-sided paired test at Holm's strictest level over the table); None for a row that is shown."""
     cells = [(m, i) for m, f in frames.items() for i in range(len(f)) if not bool(f["is_reference"].iloc[i])]
     adjusted = holm(float(frames[m]["p"].iloc[i]) for m, i in cells)
     out = {m: f.copy() for m, f in frames.items()}
@@ -43,8 +43,8 @@ def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     level = ALPHA / max(1, len(cells))   # Holm's strictest step: shown at that effect whatever the others show
     for m, f in out.items():
         f["detectable"] = [
-            "" if row["is_reference"] or is_measured(row) or "differences" not in row.index else
-            detectable(row["differences"], direction="two-sided", alpha=level, value_range=value_range(m)).text
+            None if row["is_reference"] or is_measured(row) or "differences" not in row.index else
+            detectable(row["differences"], direction="two-sided", alpha=level, value_range=value_range(m))
             for _, row in f.iterrows()]
     return out
 
@@ -73,17 +73,10 @@ def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
 
 
 def detectable_short(row: pd.Series) -> str:
-    """A not-shown row's detectable effect in a few characters: ``detect ≥ 0.083``, ``|Δ| ≤ 0.072`` (no question
-    differs, the exact bound) or ``no question differs`` (a metric with no range to bound Δ by)."""
-    text = str(row.get("detectable", "") or "")
-    if not text:
-        return ""
-    if text.startswith("no question differs: |Δ|"):
-        return text.removeprefix("no question differs: ").split(" (")[0]
-    if text.startswith("no question differs"):
-        return "no question differs"
-    return "detect " + text.split("|Δ| ")[-1].split(" (")[0] if "|Δ| " in text else text
-
+    """A not-shown row's detectable effect in a few characters (:attr:`~rag_lab.stats.power.Detectable.short`);
+    '' for a row that is shown."""
+    found = row.get("detectable")
+    return found.short if isinstance(found, Detectable) else ""
 
 
 def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
