@@ -22,11 +22,9 @@
 # > writes the answer that is scored — from the evidence retrieval found; it never sees the gold labels.
 # >
 # > **Where it holds:** measured here on the world's two-hop test questions (simulator seed 0). The same contrast on
-# > bridge questions is notebook 01's robustness row: holds on the world (seeds 0 and 1); not shown on HotpotQA or
-# > MuSiQue (the sign agrees at every seed); no difference at all with the recorded real model (Qwen2.5-Coder-1.5B,
-# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, world); not shown with the recorded real model
-# > (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample) (the sign
-# > agrees).
+# > bridge questions, notebook 01's robustness row (✓ holds, ~ sign agrees but not shown, · no question differs, ✗
+# > sign disagrees, ∅ undefined, ? not recorded, – not applicable; every cell in `data/robustness.md`): world ✓✓,
+# > HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·.
 #
 # This notebook is the course's first page. It shows the data the lab ships with, runs **one question**
 # through the full pipeline and reads its trace, defines **every metric** the course uses (quality and
@@ -179,8 +177,9 @@ cost_quality_figure(cost_quality_info(result_sweep.table, COST, QUALITY, color_b
 # Each configuration's own interval is wide because questions differ in difficulty. But both configurations
 # answered the **same** questions, so the right question is: *on each question, what changed?* The paired
 # difference (candidate − base, per question, then a bootstrap over questions) cancels the shared
-# difficulty. The forest plot shows it for every candidate against the base; an interval that does not
-# cross 0 is a measured difference.
+# difficulty. The forest plot shows it for every candidate against the base (its legend says what each mark
+# means). An interval that does not cross 0 is a difference worth a look, not yet a finding: the finding below is
+# the claim stated up front and tested, and its verdict is the one to quote.
 
 # %%
 forest_figure(forest_info(result_sweep.compare(QUALITY)))

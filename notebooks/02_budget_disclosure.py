@@ -24,14 +24,11 @@
 # > falls, what the extra rounds buy in answers, and what the pipeline's other guards (the cap, the zero-yield
 # > stop, the router) leave of it.
 # >
-# > **Where it holds:** the anchored model's extra calls: holds on the world, HotpotQA and MuSiQue (seeds 0 and
-# > 1); not applicable to the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B,
-# > prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample; Qwen2.5-Coder-1.5B, prompts v2,
-# > world) (it rests on a simulator setting). The thrifty model's saving: holds on the world and MuSiQue (seeds 0
-# > and 1); holds on HotpotQA only at seed 0; not applicable to the recorded real model (Qwen2.5-Coder-1.5B,
-# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2,
-# > musique_sample; Qwen2.5-Coder-1.5B, prompts v2, world) (it rests on a simulator setting). Both are the knobs'
-# > doing wherever they hold.
+# > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
+# > ? not recorded, – not applicable; every cell in `data/robustness.md`) the anchored model's extra calls: world
+# > ✓✓, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –. The
+# > thrifty model's saving: world ✓✓, HotpotQA ✓~, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –,
+# > MuSiQue v2 –, world v2 –. Both are the knobs' doing wherever they hold.
 #
 # Should the controller be told its budget? **BudgetDisclosure** decides whether the controller prompt
 # states the cap ("You may run at most N rounds of searches in total") or only asks it to "use as few

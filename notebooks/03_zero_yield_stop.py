@@ -22,14 +22,11 @@
 # > (a paraphrase search that brings back only chunks already seen depends on the retriever and the world's
 # > documents, not on any knob).
 # >
-# > **Where it holds:** the saving holds on the world, HotpotQA and MuSiQue (seeds 0 and 1); not applicable to the
-# > recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample;
-# > Qwen2.5-Coder-1.5B, prompts v2, musique_sample; Qwen2.5-Coder-1.5B, prompts v2, world) (it rests on a
-# > simulator setting). The "costs no answers" claim, re-tested in the robustness table's own family of no-change
-# > claims on enough questions to decide a ±0.05 margin, holds on the world and HotpotQA (seeds 0 and 1); holds on
-# > MuSiQue only at seed 1; not applicable to the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample;
-# > Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample;
-# > Qwen2.5-Coder-1.5B, prompts v2, world) (it rests on a simulator setting).
+# > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
+# > ? not recorded, – not applicable; every cell in `data/robustness.md`) the saving: world ✓✓, HotpotQA ✓✓, MuSiQue
+# > ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –. "Costs no answers", re-tested in
+# > the robustness table's family of no-change claims on enough questions to decide a ±0.05 margin: world ✓✓,
+# > HotpotQA ✓✓, MuSiQue ~✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –.
 #
 # "Synonym spinning": the controller re-searches the same source with a paraphrase and gets the same
 # chunks back. **ZeroYieldStop** counts each round's yield — the number of chunk ids it brought that were

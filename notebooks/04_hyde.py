@@ -23,11 +23,11 @@
 # > knowledge and only rephrases the question; that writer is not a knob, and it bounds what HyDE can find: the
 # > recall claim is one of *no* effect, within ±0.10.
 # >
-# > **Where it holds:** in the notebook, on the world's 30 mismatch questions (seed 0; its two claims tested in
-# > the order stated, fixed-sequence correction). Re-tested with the whole robustness table's correction: not
-# > shown on the world (the sign agrees at every seed); holds on HotpotQA and MuSiQue (seeds 0 and 1); not
-# > recorded for the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2,
-# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample; Qwen2.5-Coder-1.5B, prompts v2, world).
+# > **Where it holds:** in the notebook, on the world's 30 mismatch questions (seed 0; its two claims tested in the
+# > order stated, fixed-sequence correction). Re-tested with the whole robustness table's correction (✓ holds, ~
+# > sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined, ? not recorded, – not
+# > applicable; every cell in `data/robustness.md`): world ~~, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA
+# > v1 ?, HotpotQA v2 ?, MuSiQue v2 ?, world v2 ?.
 #
 # A user describes a symptom in lay words ("pages took forever to load") and the day in words ("on March 9,
 # 2024"); the incident report uses the engineers' words ("latency", "thread pool") and dates the incident in

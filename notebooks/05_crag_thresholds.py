@@ -24,10 +24,9 @@
 # >
 # > **Where it holds:** in the notebook, on the world's test questions (seed 0; its two claims tested in the order
 # > stated, fixed-sequence correction). The cost in abstention accuracy, re-tested with the whole robustness table's
-# > correction: not shown on the world, HotpotQA or MuSiQue (the sign agrees at every seed); not shown with the
-# > recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample) (the sign agrees); not shown with the recorded real
-# > model (Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample;
-# > Qwen2.5-Coder-1.5B, prompts v2, world) (the sign does not agree).
+# > correction (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined, ? not
+# > recorded, – not applicable; every cell in `data/robustness.md`): world ~~, HotpotQA ~~, MuSiQue ~~;
+# > Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ✗, MuSiQue v2 ✗, world v2 ✗.
 #
 # **CRAG** (Corrective RAG) grades the evidence before the answer is written: each chunk gets a relevance
 # score, and the bundle is **Correct** (some chunk clears `upper`), **Incorrect** (every chunk is below

@@ -22,16 +22,11 @@
 # > evidence that later rounds found, appending first loses it — is measured on the shipped world's
 # > two-hop questions.
 # >
-# > **Where it holds:** the gold evidence kept: holds on the world (seeds 0 and 1); not shown on HotpotQA or MuSiQue
-# > (the sign agrees at every seed); undefined with the recorded real model (Qwen2.5-Coder-1.5B, hotpotqa_sample)
-# > (no question where the metric applies); not shown with the recorded real model (Qwen2.5-Coder-1.5B, prompts v2,
-# > hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, musique_sample) (the sign agrees); no difference at all with
-# > the recorded real model (Qwen2.5-Coder-1.5B, prompts v2, world). The answers: holds on the world only at seed 0;
-# > not shown on HotpotQA or MuSiQue (the sign agrees at every seed); not shown with the recorded real model
-# > (Qwen2.5-Coder-1.5B, hotpotqa_sample; Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample; Qwen2.5-Coder-1.5B,
-# > prompts v2, musique_sample) (the sign agrees); not shown with the recorded real model (Qwen2.5-Coder-1.5B,
-# > prompts v2, world) (the sign does not agree) — few of the real samples' questions have gold that only a later
-# > round found.
+# > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
+# > ? not recorded, – not applicable; every cell in `data/robustness.md`) the gold evidence kept: world ✓✓, HotpotQA
+# > ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ∅, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·. The answers: world
+# > ✓~, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ✗ — few of
+# > the real samples' questions have gold that only a later round found.
 #
 # After the retrieval loop, the evidence of every round is cut to the context budget before the answer is
 # written. **Truncation** decides *which* evidence survives that cut. One way of doing it silently throws

@@ -22,8 +22,8 @@
 # > most a small gain here (strict containment within ±0.10) — is a measurement of how this simulated
 # > model and this corpus interact, not a property of multi-hop questions in general.
 # >
-# > **Where it holds:** measured on the first questions of the shipped HotpotQA sample (simulator seed 0).
-# > The round-cap contrast's robustness rows (notebook 01) re-run it on HotpotQA and MuSiQue with two seeds.
+# > **Where it holds:** measured on the first questions of the shipped HotpotQA sample (simulator seed 0);
+# > notebook 01's robustness rows re-run the round cap on HotpotQA and MuSiQue, two seeds.
 #
 # Everything before this ran on the synthetic world, where a second retrieval round reliably finds the
 # second hop (notebook 00's finding: a second round answers more two-hop questions). A result that only holds on

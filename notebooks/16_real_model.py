@@ -23,11 +23,12 @@
 # > same sweep on the same questions: where the two disagree, the simulator's finding does not carry to this
 # > model, and this notebook says so.
 # >
-# > **Where it holds:** the real model on real text only: Qwen2.5-Coder-1.5B on the recorded HotpotQA bridge and
-# > comparison questions, router off — under the original prompts (`sweeps/real_qwen_hotpotqa.yaml`) for the
-# > first two claims, and the prompts written for a small model against them (`sweeps/real_qwen_hotpotqa_v2.yaml`)
-# > for the last two; the robustness table's real-model columns (`data/robustness.md`) test the course's other
-# > findings on both recordings.
+# > **Where it holds:** the real model on real text only: Qwen2.5-Coder-1.5B on recorded HotpotQA and MuSiQue
+# > questions, router off; each claim names its sweep file and prompt set.
+# >
+# > The sweeps: the original prompts (`sweeps/real_qwen_hotpotqa.yaml`) for the first two claims, the prompts
+# > written for a small model (`sweeps/real_qwen_hotpotqa_v2.yaml`) for the last two; the robustness table's
+# > real-model columns (`data/robustness.md`) test the course's other findings on both recordings.
 #
 # The simulator is the lab's cheap instrument; a real model is what a finding must survive. SmolLM2-135M and
 # Gemma 3 270M, the lab's first real models, cannot answer these questions, so they said nothing about the

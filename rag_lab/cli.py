@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import warnings
 from typing import Any
@@ -26,7 +27,7 @@ COMMAND_MODULES = (cli_data, cli_pipeline, cli_sweep, cli_plan, cli_sim_to_real,
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rag-lab", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="rag-lab", description=__doc__.split("\n\n")[0].replace("``", ""))
     parser.add_argument("--embedder", default=None, choices=EMBEDDERS.names(),
                         help="runtime of the packaged MiniLM for every index and relevance score of this command "
                              f"(default: ${EMBEDDER_ENV} or torch; onnx needs the onnx extra)")
@@ -41,8 +42,17 @@ def _one_line_warning(message: Warning | str, category: type[Warning], *_: Any, 
     return f"rag-lab: {category.__name__}: {message}\n"
 
 
+def interrupted_message(args: argparse.Namespace, argv: list[str]) -> str:
+    """The one line a command prints when Ctrl-C stops it: what is kept and how to go on, when the command says
+    (``on_interrupt``: a template of ``{args}`` and ``{command}``, the command line as typed)."""
+    hint = getattr(args, "on_interrupt", None)
+    command = shlex.join(["rag-lab", *argv])
+    return "rag-lab: interrupted" + (f"; {hint.format(args=args, command=command)}" if hint else "")
+
+
 def main(argv: list[str] | None = None) -> int:
     warnings.formatwarning = _one_line_warning
+    argv = sys.argv[1:] if argv is None else list(argv)
     args = build_parser().parse_args(argv)
     if args.embedder:
         os.environ[EMBEDDER_ENV] = args.embedder  # spawned sweep workers inherit it
@@ -54,6 +64,9 @@ def main(argv: list[str] | None = None) -> int:
     except (RagLabError, ValueError, OSError) as exc:
         print(f"rag-lab: error: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print(interrupted_message(args, argv), file=sys.stderr)
+        return 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
     print(json.dumps(result, indent=2) if getattr(args, "json", False) else text)
     return status
 

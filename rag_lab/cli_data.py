@@ -24,19 +24,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     world = group(sub, "world", "the synthetic world")
     gen = command(world, "generate", world_generate, "generate a synthetic world into a folder")
-    gen.add_argument("--out", required=True, type=Path)
-    gen.add_argument("--seed", type=int, default=7)
+    gen.add_argument("--out", required=True, type=Path, metavar="DIR", help="the folder to write the world into")
+    gen.add_argument("--seed", type=int, default=7, help="the generator's seed (the same seed gives the same bytes)")
     gen.add_argument("--scale", type=float, default=1.0, help="multiplies every entity count (150 ≈ 107k docs)")
-    gen.add_argument("--questions-per-type", type=int, default=50)
-    gen.add_argument("--dev-per-type", type=int, default=20)
+    gen.add_argument("--questions-per-type", type=int, default=50, metavar="N", help="questions of each type")
+    gen.add_argument("--dev-per-type", type=int, default=20, metavar="N",
+                     help="of those, how many of each type go to the dev split (the rest: test)")
 
     exp = command(world, "export-hotpotqa", world_export_hotpotqa,
                   "world bridge/comparison questions as a HotpotQA distractor file")
-    exp.add_argument("--out", required=True, type=Path)
-    exp.add_argument("--seed", type=int, default=7)
+    exp.add_argument("--out", required=True, type=Path, metavar="FILE", help="the HotpotQA JSON file to write")
+    exp.add_argument("--seed", type=int, default=7, help="the world generator's seed")
     exp.add_argument("--questions-per-type", type=int, default=150,
                      help="questions drawn per type (the corpus is the same as the shipped world's for seed 7)")
-    exp.add_argument("--distractors", type=int, default=8)
+    exp.add_argument("--distractors", type=int, default=8, metavar="N",
+                     help="distractor paragraphs beside each question's gold ones")
 
     ev = command(sub, "retrieval-eval", retrieval_eval,
                  "Recall@k, MRR@k, nDCG@k of gold documents, by question type")
@@ -44,9 +46,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     ev.add_argument("--retriever", nargs="+", default=["dense"], metavar="KIND",
                     help="one or more index kinds (the names of rag_lab.index.INDEX_KINDS: dense, exact, bm25, "
                          "hybrid, and any registered since), or all")
-    ev.add_argument("--k", type=int, default=10)
-    ev.add_argument("--split", default=None)
-    ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--k", type=int, default=10, help="the cut-off of Recall@k, MRR@k and nDCG@k")
+    ev.add_argument("--split", default=None, help="only the questions of this split (e.g. dev, test; default: all)")
+    ev.add_argument("--limit", type=int, default=None, metavar="N", help="only the first N questions")
     ev.add_argument("--param", action="append", default=[], metavar="KEY=VALUE",
                     help="index parameter, e.g. M=32, ef_search=128, k1=1.2, k_rrf=60 (repeatable)")
     ev.add_argument("--out", type=Path, default=None,

@@ -21,20 +21,22 @@ __all__ = ["parse_settings", "register"]  # parse_settings: re-exported for the 
 def register(sub: argparse._SubParsersAction) -> None:
     run = command(sub, "run", run_command, "run the full pipeline on one question and print the result and trace")
     add_dataset(run)
-    run.add_argument("--question", required=True, metavar="QID")
+    run.add_argument("--question", required=True, metavar="QID",
+                     help="the question's id in the dataset, e.g. bridge-025 (rag-lab data info lists the types)")
     _add_pipeline_options(run)
 
     ev = command(sub, "eval", eval_command,
                  "run the full pipeline over an evaluation set: quality and cost summaries")
     add_dataset(ev)
-    ev.add_argument("--split", default=None)
-    ev.add_argument("--limit", type=int, default=None)
+    ev.add_argument("--split", default=None, help="only the questions of this split (e.g. dev, test; default: all)")
+    ev.add_argument("--limit", type=int, default=None, metavar="N", help="at most N questions (the first ones)")
     ev.add_argument("--types", nargs="+", default=None, metavar="TYPE", help="only these question types")
     ev.add_argument("--per-type", type=int, default=None, metavar="N",
                     help="at most N questions of each type (the first ones; as per_type in a sweep file)")
     ev.add_argument("--out", type=Path, default=None,
                     help="folder for per-question rows (questions.jsonl), traces (traces.jsonl: what rag-lab "
                          "calibrate reads) and the summary (summary.json)")
+    ev.add_argument("--quiet", action="store_true", help="no progress bar (it is written to stderr)")
     _add_pipeline_options(ev)
 
 
@@ -72,6 +74,7 @@ def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
 
 
 def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.evaluation.question_metrics import question_metrics
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline
 
@@ -83,14 +86,42 @@ def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise ConfigError(f"no question {args.question!r} in {dataset.name!r}") from None
     with _backend(args) as backend:
         result, trace = Pipeline(config, CorpusResources(dataset.corpus), backend).run(question)
-    out = {"result": result.model_dump(mode="json"), "trace": trace.model_dump(mode="json")}
+    verdict = answer_verdict(question_metrics(question, result, trace))
+    out = {"result": result.model_dump(mode="json"), "trace": trace.model_dump(mode="json"), "verdict": verdict}
     lines = [f"Q [{question.qid}, {question.type}]: {question.text}", f"route: {trace.route}"]
     for step in trace.steps:
         what = step.decision or (f"queries={step.queries} yield={step.round_yield}" if step.kind == "retrieve" else "")
         lines.append(f"  {step.kind:10s} round={step.round} {what} {'; '.join(step.interventions)}".rstrip())
     lines += [f"stop: {result.stop_reason}  status: {result.status}  rounds: {result.rounds_used}",
-              f"answer: {result.answer}", f"gold: {question.answer}"]
+              f"answer: {result.answer}", f"gold: {question.answer}", verdict_line(verdict)]
     return out, "\n".join(lines)
+
+
+#: The answer metrics ``rag-lab run`` judges its one answer by: (verdict key, metric, what it checks).
+VERDICT_METRICS = (
+    ("strict", "quality_answer_containment_strict", "a short answer containing the gold"),
+    ("lenient", "quality_answer_containment", "the answer contains the gold"),
+    ("abstention", "quality_abstention_accuracy", "answered if answerable, refused if not"),
+)
+
+
+def answer_verdict(row: dict[str, Any]) -> dict[str, bool | None]:
+    """Right (True) or wrong (False) by each metric of :data:`VERDICT_METRICS` on one question's metrics row;
+    None where the metric is undefined (no gold answer)."""
+    return {key: None if row.get(metric) is None else bool(row[metric]) for key, metric, _ in VERDICT_METRICS}
+
+
+def verdict_line(verdict: dict[str, bool | None]) -> str:
+    """``verdict: right by the strict answer metric (...), wrong by the lenient one (...)`` (the abstention
+    verdict only for a question without a gold answer)."""
+    def word(key: str) -> str:
+        return "right" if verdict[key] else "wrong"
+
+    checks = {key: f"{metric}: {what}" for key, metric, what in VERDICT_METRICS}
+    if verdict["strict"] is None:
+        return f"verdict: no gold answer to match; {word('abstention')} ({checks['abstention']})"
+    return (f"verdict: {word('strict')} by the strict answer metric ({checks['strict']}); {word('lenient')} by the "
+            f"lenient one ({checks['lenient']})")
 
 
 def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -105,8 +136,9 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise ConfigError(f"no questions selected from {dataset.name!r}")
     start = time.perf_counter()
     profile_read = sim_profile(args)  # read once (it may be a file): for the backend and the summary
-    with _backend(args, profile_read) as backend:
-        run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset)
+    with _backend(args, profile_read) as backend, _progress_bar(f"eval {dataset.name}", len(evalset), args.quiet) as bar:
+        run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset,
+                                progress=lambda done, total: bar.update(done - bar.n))
     summary = summarize(run.rows)
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
@@ -126,6 +158,14 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                 fh.write(trace.model_dump_json() + "\n")
         (args.out / "summary.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return out, format_summary(out)
+
+
+def _progress_bar(desc: str, total: int, quiet: bool) -> Any:
+    """A tqdm bar over ``total`` questions on stderr, as a sweep's (``tqdm.auto``: a widget in Jupyter); none
+    when ``quiet``."""
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=desc, unit="q", disable=quiet, dynamic_ncols=True)
 
 
 SUMMARY_COLUMNS = (

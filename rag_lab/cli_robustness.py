@@ -31,6 +31,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     rob.add_argument("--markdown", type=Path, default=None, metavar="MD",
                      help="the report's markdown (default: the shipped data/robustness.md)")
     rob.add_argument("--quiet", action="store_true", help="no line per finished cell on stderr")
+    rob.add_argument("--grid", action="store_true",
+                     help="print where each finding holds, one line of symbols per finding, from the shipped table (or "
+                          "--out), and run nothing")
     rob.add_argument("--recorded-only", action="store_true",
                      help="keep the simulator's cells of the shipped table (or --out) and recompute only the real-model "
                           "columns, replayed from the recorded sweeps' cassettes (seconds)")
@@ -55,6 +58,12 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             print(f"rag-lab robustness: {key} {cell['dataset']} seed {cell['seed']}: {interval_text(cell)} "
                   f"(n={cell['n']})", file=sys.stderr, flush=True)
 
+    if args.grid:
+        from rag_lab.figures.where_grid import where_grid_info, where_grid_text
+
+        info = where_grid_info(load_table(args.out or SHIPPED_TABLE))
+        return {"grid": {k: [c._asdict() for c in cells] for k, cells in zip(info.keys, info.cells, strict=True)},
+                "columns": list(info.columns)}, where_grid_text(info)
     if args.recorded_only:
         table = load_table(args.out or SHIPPED_TABLE)
     else:

@@ -22,9 +22,19 @@ KEY_COLUMNS = (
 )
 
 
+#: Where ``rag-lab sweep --help`` sends a reader for the sweep file's format.
+SWEEP_FILE_HELP = ("A sweep file names the questions (dataset, split, types, per_type, limit), the base config, "
+                   "the grid of dotted keys, the backend, the seeds, and optionally search: and findings:. Its "
+                   "format: docs/cli.md, section 'Sweep files'; examples: sweeps/quickstart.yaml, sweeps/search.yaml.")
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     sweep = command(sub, "sweep", sweep_command, "run (or resume) a parameter sweep into a run directory")
-    sweep.add_argument("sweep_file", type=Path, metavar="SWEEP_FILE", help="a YAML or JSON sweep file")
+    sweep.epilog = SWEEP_FILE_HELP
+    sweep.set_defaults(on_interrupt="the finished questions are kept in {args.out}; to resume, run the same "
+                                    "command: {command}")
+    sweep.add_argument("sweep_file", type=Path, metavar="SWEEP_FILE",
+                       help="a YAML or JSON sweep file (format: see below)")
     sweep.add_argument("--out", required=True, type=Path, metavar="RUN_DIR",
                        help="run directory (run.sqlite); re-running the same sweep into it skips finished work")
     sweep.add_argument("--workers", type=int, default=1, help="parallel workers (threads, processes or Dask workers)")
@@ -36,13 +46,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
     sweep.add_argument("--table", type=Path, default=None, metavar="CSV",
                        help="also write the table's reproducible columns (no wall time, no cache misses) as CSV")
+    sweep.add_argument("--rows", type=Path, default=None, metavar="CSV",
+                       help="also write the per-question rows of every candidate as CSV (candidate_id, seed, param_*, "
+                            "qid, type, every quality_* and cost_* metric), one line per candidate and question")
     sweep.add_argument("--replay", action="store_true",
                        help="answer every LLM call from the sweep's cassette (backend.cassette), offline; a call it "
                             "does not hold is an error naming the question, the role and the nearest recorded call")
 
     report = command(sub, "report", report_command, "write a self-contained HTML report of a sweep's run directory")
-    report.add_argument("run_dir", type=Path, metavar="RUN_DIR")
-    report.add_argument("--out", required=True, type=Path, metavar="REPORT_HTML")
+    report.add_argument("run_dir", type=Path, metavar="RUN_DIR",
+                        help="a sweep's run directory (the --out of rag-lab sweep, holding run.sqlite)")
+    report.add_argument("--out", type=Path, default=None, metavar="REPORT_HTML",
+                        help="the HTML file to write (default: RUN_DIR/report.html)")
     report.add_argument("--export", default=None, metavar="FORMATS",
                         help="also write every figure of the report as svg, pdf and/or png (comma-separated) into "
                              "--figures (needs the export extra and Debian's chromium)")
@@ -54,29 +69,38 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.experiments.engine.sweep import load_sweep_spec
+
+    spec = load_sweep_spec(args.sweep_file)  # a bad sweep file fails here, before the runner's heavy imports
     from rag_lab.experiments.runner import run_sweep
 
     executor = args.executor or ("dask" if args.dask else "serial")
     start = time.perf_counter()
-    result = run_sweep(args.sweep_file, args.out, workers=args.workers, executor=executor, dask_address=args.dask,
+    result = run_sweep(spec, args.out, workers=args.workers, executor=executor, dask_address=args.dask,
                        progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay)
     seconds = time.perf_counter() - start
     if args.table is not None:
         result.write_reproducible_table(args.table)
+    if args.rows is not None:
+        result.write_rows(args.rows)
     table = result.table
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
            "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
     findings = _findings(result)
-    out["findings"] = [{"claim": f.claim, "metric": f.metric, "candidate": f.candidate, "reference": f.reference,
-                        "direction": f.direction, "delta": f.delta, "p": f.p, "method": f.method,
-                        "p_adjusted": f.p_adjusted, "holds": f.holds} for f in findings]
-    text = format_table(result, seconds) + _search_text(result) + _deltas(result)
-    if findings:
-        from rag_lab.experiments.engine.findings import finding_line
-
-        text += "\n\nfindings stated by the sweep:\n" + "\n".join(f"  {finding_line(f)}" for f in findings)
+    out["findings"] = [f.to_dict() for f in findings]
+    text = format_table(result, seconds) + _search_text(result) + _declared(findings) + _deltas(result, findings)
     return out, text
+
+
+def _declared(findings: list[Any]) -> str:
+    """The sweep's declared claims, one verdict each, under the sentence that says how they were tested."""
+    if not findings:
+        return ""
+    from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE
+    from rag_lab.experiments.engine.findings import finding_line
+
+    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {finding_line(f)}" for f in findings)
 
 
 def _findings(result: Any) -> list[Any]:
@@ -100,12 +124,14 @@ def _search_text(result: Any) -> str:
     return "\n\n" + "\n".join(lines)
 
 
-def _deltas(result: Any) -> str:
-    """The paired Δ-vs-base table of the default quality and cost columns (empty until the sweep is complete)."""
+def _deltas(result: Any, findings: list[Any]) -> str:
+    """The exploratory paired Δ-vs-base table of the default quality and cost columns, the declared ``findings``'
+    cells showing their verdicts (empty until the sweep is complete)."""
     from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
     from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text
 
-    frames = comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST)) if result.complete and len(result.table) > 1 else {}
+    frames = (comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST), declared=findings)
+              if result.complete and len(result.table) > 1 else {})
     return "\n\n" + delta_table_text(frames) if frames else ""
 
 
@@ -138,6 +164,16 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+def _check_reportable(run_dir: Path) -> None:
+    """A clear error, before anything is written, for a run directory the report cannot summarise: one where no
+    question has finished, or whose stated findings name a config it does not have."""
+    from rag_lab.experiments.runner import load_sweep
+
+    result = load_sweep(run_dir)
+    result.require_finished()
+    result.check_findings()
+
+
 def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.figures.export import export_figures, parse_formats
     from rag_lab.report import report_figures, write_report
@@ -146,7 +182,8 @@ def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     formats = parse_formats(args.export) if args.export else None  # a bad format fails before anything is written
     if args.mlflow is not None:
         check_folder(args.mlflow)   # so does a tracking folder that is a file
-    path = write_report(args.run_dir, args.out)
+    _check_reportable(args.run_dir)
+    path = write_report(args.run_dir, args.out if args.out is not None else args.run_dir / "report.html")
     out: dict[str, Any] = {"report": str(path)}
     lines = [f"wrote {path}"]
     if formats:

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     serve = command(sub, "serve", serve_command, "an OpenAI-compatible endpoint on 127.0.0.1 in front of a lab backend")
     serve.add_argument("--host", default="127.0.0.1", help="a loopback address (127.0.0.0/8, ::1 or localhost)")
-    serve.add_argument("--port", type=int, default=8765)
+    serve.add_argument("--port", type=int, default=8765, help="the TCP port to listen on (default: 8765)")
     serve.add_argument("--backend", choices=["sim"], default="sim", help="the lab backend to serve")
     serve.add_argument("--profile", default="typical",
                        help="the simulator's behaviour profile (ideal, typical, sloppy, or a profile file)")

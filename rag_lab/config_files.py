@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,14 @@ import yaml
 from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError
+
+#: A field whose name says it holds a secret (``api_key``, ``token``, ``password`` …): its value is never echoed.
+SECRET_FIELD = re.compile(r"(^|[_.-])(api[_-]?key|key|token|secret|password|passwd|credentials?|auth)($|[_.-])",
+                          re.IGNORECASE)
+#: A value that looks like a credential whatever its field (``sk-…`` API keys, bearer tokens).
+SECRET_VALUE = re.compile(r"^\s*((sk|pk|rk)-[A-Za-z0-9_-]{6,}|bearer\s)", re.IGNORECASE)
+#: What a rejected secret's error says instead of its value.
+SECRET_HINT = "a secret, not shown: rag-lab reads API keys from the environment only; set OPENAI_API_KEY instead"
 
 
 def read_mapping(path: str | Path, what: str) -> dict[str, Any]:
@@ -33,10 +42,26 @@ def read_mapping(path: str | Path, what: str) -> dict[str, Any]:
 
 
 def explain_validation(exc: ValidationError, what: str) -> str:
-    """One line naming every field at fault: ``invalid <what>: crag.upper: ... (got 2.0)``."""
+    """One line naming every field at fault: ``invalid <what>: crag.upper: ... (got 2.0)``; a secret's value
+    is never shown (:func:`shown_input`)."""
     parts = []
     for err in exc.errors():
         where = ".".join(str(p) for p in err["loc"]) or what
-        got = f" (got {err['input']!r})" if "input" in err and not isinstance(err["input"], dict) else ""
+        got = f" ({shown_input(where, err['input'])})" if "input" in err and not isinstance(err["input"], dict) else ""
         parts.append(f"{where}: {err['msg'].removeprefix('Value error, ')}{got}")
     return f"invalid {what}: " + "; ".join(parts)
+
+
+def is_secret(where: str, value: object) -> bool:
+    """Whether the value at the dotted field ``where`` is (or may be) a credential: by the field's name, or by
+    the look of a string in it."""
+    if SECRET_FIELD.search(where.rsplit(".", 1)[-1]):
+        return True
+    values = value if isinstance(value, list | tuple) else [value]
+    return any(isinstance(v, str) and SECRET_VALUE.match(v) for v in values)
+
+
+def shown_input(where: str, value: object) -> str:
+    """How an error shows the rejected ``value`` of field ``where``: ``got 2.0``, or for a secret
+    :data:`SECRET_HINT` (never the value)."""
+    return SECRET_HINT if is_secret(where, value) else f"got {value!r}"

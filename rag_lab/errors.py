@@ -28,6 +28,17 @@ class DataFormatError(RagLabError, ValueError):
         super().__init__(f"{where}: {what}{message}")
 
 
+class DamagedRunStore(DataFormatError):
+    """A run directory's ``run.sqlite`` is damaged (truncated, overwritten, corrupt pages): the message names
+    the file, what sqlite found and what to do (``--force`` replaces it)."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        run_dir = Path(path).parent
+        super().__init__(path, f"the run store is damaged ({reason}), so the questions it holds cannot be read; to "
+                               f"start over, run its sweep again with --force (rag-lab sweep SWEEP_FILE --out {run_dir} "
+                               "--force; what it held is lost), or restore the file from a copy")
+
+
 class ConfigError(RagLabError, ValueError):
     """A configuration value or file, or an argument a user passes, is invalid (a ``ValueError``, so
     ``except ValueError`` catches it too)."""

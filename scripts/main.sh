@@ -31,4 +31,4 @@ if [ "$course" = 1 ]; then
 else
   echo "the course as HTML: bash scripts/main.sh --course (or rag-lab notebooks export)"
 fi
-echo "quickstart report: $PWD/reports/quickstart/report.html (${SECONDS} s after install)"
+echo "main job done (${SECONDS} s after install): the quickstart report is above, the retrieval report in $PWD/reports/retrieval"

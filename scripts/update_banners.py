@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Bring the lessons' "Where it holds:" banners in line with a regenerated robustness table.
 
-Each banner quotes, word for word, :func:`rag_lab.course.lesson_text.where_words` of every robustness row its
+Each banner quotes, word for word, :func:`rag_lab.course.lesson_text.where_line` of every robustness row its
 notebook quotes (``tests/test_course.py`` checks it). When ``rag-lab robustness`` rewrites the table, those
 words change; this replaces, in each notebook's percent-format ``.py`` pair, the old words (read from the table
 before the change) with the new ones (the shipped table), and re-wraps the banner's lines. The prose around
@@ -21,7 +21,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from rag_lab.course.lesson_text import quoted_keys, where_words
+from rag_lab.course.lesson_text import quoted_keys, where_line
 from rag_lab.course.robustness import load_table
 
 NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
@@ -50,7 +50,7 @@ def update(path: Path, old_table, new_table, keys: list[str]) -> list[str]:
     lines = path.read_text(encoding="utf-8").split("\n")
     missing = []
     for key in keys:
-        old, new = where_words(key, old_table), where_words(key, new_table)
+        old, new = where_line(key, old_table), where_line(key, new_table)
         if old == new:
             continue
         for start, end in _banner_paragraphs(lines):

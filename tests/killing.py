@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
+from timing import scaled
 
 from rag_lab.experiments.engine.store import RUN_FILE
 
@@ -65,7 +66,7 @@ def kill_mid_sweep_then_resume(sweep: dict, tmp_path: Path, *, rows_at_kill: int
     if at_kill is not None:
         at_kill(run_dir)
 
-    resume = subprocess.run([*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=300)
+    resume = subprocess.run([*command, "--json"], cwd=REPO, capture_output=True, text=True, timeout=scaled(300))
     assert resume.returncode == 0, resume.stderr
     resumed = json.loads(resume.stdout)
     assert resumed["complete"] and resumed["reused"] == killed_at

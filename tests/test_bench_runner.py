@@ -45,6 +45,7 @@ def test_markdown_has_the_cores_the_command_and_one_row_per_ratio():
     assert "- a note" in text and "simulator" in text
 
 
+@pytest.mark.slow   # out of the quick loop: runs the benchmark runner
 def test_unknown_sections_are_refused(capsys):
     with pytest.raises(SystemExit) as exc:
         main(["--sections", "nope", "--out", "/tmp/unused"])

@@ -33,11 +33,6 @@ RATES = dict(invalid_json=0.1, hallucinated_action=0.15, wrong_types=0.1, synony
 TYPES = ["comparison", "bridge", "single", "unanswerable"]
 
 
-@pytest.fixture(scope="module")
-def world():
-    from rag_lab.loaders import load_dataset
-
-    return load_dataset("world")
 
 
 @pytest.fixture(scope="module")

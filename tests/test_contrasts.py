@@ -20,7 +20,6 @@ from rag_lab.evaluation.trace_facts import (
 )
 from rag_lab.experiments import paired_finding, paired_test
 from rag_lab.llm.schemas import ControllerDecision
-from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import RoundCap
 from rag_lab.pipeline.trace import Trace, TraceStep
@@ -164,8 +163,7 @@ def test_trace_facts_against_gold():
     assert split["retrieval wall ms"] == pytest.approx(5.0) and split["modelled LLM ms"] == 0.0
 
 
-def test_gold_found_on_a_real_trace(sweep):
-    world = load_dataset("world")
+def test_gold_found_on_a_real_trace(sweep, world):
     qid = sweep.qids[0]
     trace = sweep.traces(sweep.reference(TWO)["candidate_id"])[qid]
     gold = world.evalset[qid].gold_doc_ids
@@ -209,8 +207,7 @@ def test_small_tables_agree_with_the_sweep(sweep):
     assert side.loc[sweep.qids[0], "two: answer"] == sweep.result(names["two"], sweep.qids[0]).answer[:160]
 
 
-def test_gold_stages_and_findings_table(sweep):
-    world = load_dataset("world")
+def test_gold_stages_and_findings_table(sweep, world):
     names = contrasts.named(sweep, {"one": ONE, "two": TWO})
     stages = course.query_rewrite.gold_stages(sweep, names, world.evalset)
     q = sweep.qids[1]
@@ -225,11 +222,10 @@ SMALL = {"dataset": "world", "split": "test", "types": ["alias", "comparison"], 
          "backend": {"kind": "sim", "profile": "typical"}}
 
 
-def test_source_audit_counts_by_code():
+def test_source_audit_counts_by_code(world):
     base = {"sources.simple": ["wiki"], "sources.complex": ["wiki"]}
     result = lesson_sweep({**SMALL, "name": "contrasts-sources", "base": base, "types": ["unanswerable", "mismatch"],
                            "grid": {"sources.mode": ["fail_closed", "fail_open"]}})  # types where the filter empties rounds
-    world = load_dataset("world")
     source_of = {d: world.corpus[d].metadata["source"] for d in world.corpus.doc_ids}
     names = contrasts.named(result, {"closed": {"sources.mode": "fail_closed"}, "open": {"sources.mode": "fail_open"}})
     audit = course.source_contract.source_audit(result, names, source_of, ["wiki"])

@@ -264,15 +264,15 @@ def test_every_headline_notebook_quotes_where_its_findings_hold():
 @pytest.mark.parametrize("name", COURSE)
 def test_banner_says_where_the_findings_hold(name):
     """Every banner has a "Where it holds:" clause; for each robustness row the notebook quotes, the clause
-    carries :func:`~rag_lab.course.lesson_text.where_words` of the shipped table word for word (so it changes
+    carries :func:`~rag_lab.course.lesson_text.where_line` of the shipped table word for word (so it changes
     when the table does)."""
-    from rag_lab.course.lesson_text import where_words
+    from rag_lab.course.lesson_text import where_line
 
     banner = _banner_text(name)
     assert "**Where it holds:**" in banner, f"{name}: the banner does not say where its finding holds"
     code = "\n".join(s for t, s in _cells(name) if t == "code")
     for key in quoted_keys(code):
-        words = where_words(key)
+        words = where_line(key)
         assert words in banner, f"{name}: the banner does not say where {key!r} holds; the robustness table says: {words!r}"
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from timing import scaled
 
 from rag_lab.course.map import write_lesson_map
 from rag_lab.course.site import (
@@ -159,7 +160,8 @@ def _site_project(root: Path, require: bool, link: str = "[next](02_next.ipynb)"
 
 def _build(root: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(root / "site")],
-                          cwd=root, capture_output=True, text=True, timeout=300, env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
+                          cwd=root, capture_output=True, text=True, timeout=scaled(300),
+                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
 
 
 @pytest.mark.slow
@@ -199,7 +201,7 @@ def test_nbmake_keeps_each_notebook_it_runs_or_stopped(tmp_path):
     # pytest-timeout stops the hanging one inside nbmake's run (its outputs are lost): it is kept as failed
     run = subprocess.run([sys.executable, "-m", "pytest", "notebooks", "--nbmake", "-p", "rag_lab.course.site",
                           "--keep-executed", "kept", "-q", "-p", "no:cacheprovider", "--timeout", "15"],
-                         cwd=tmp_path, capture_output=True, text=True, timeout=280)
+                         cwd=tmp_path, capture_output=True, text=True, timeout=scaled(280))
     assert run.returncode == 1 and "2 failed, 1 passed" in run.stdout, run.stdout[-2000:]
     kept = tmp_path / "kept"
     assert "42" in json.dumps(nbformat.read(kept / "00_fine.ipynb", as_version=4).cells[1].outputs)

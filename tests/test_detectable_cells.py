@@ -12,7 +12,8 @@ from rag_lab.paths import DATA_DIR
 
 #: What a not-shown cell must say: the detectable effect, the smallest margin showable, or the exact bound.
 SAYS_DETECTABLE = re.compile(r"detectable: \|Δ\| ≥ [\d.]+|smallest margin showable: \|Δ\| ≥ [\d.]+|"
-                             r"no question differs: \|Δ\| ≤ [\d.]+|no question differs: at most [\d.]+% of questions could differ|"
+                             r"no question differs: \|Δ\| ≤ [\d.]+|"
+                             r"no question differs: at most [\d.]+% of questions could differ|"
                              r"none within the metric's range")
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from timing import scaled
 
 REPO = Path(__file__).resolve().parents[1]
 NOTEBOOK = '''
@@ -36,7 +37,7 @@ def test_switching_off_the_policy_makes_the_finding_fail(tmp_path):
 
     def run(*args, notebook=script):
         return subprocess.run([sys.executable, str(REPO / "scripts" / "disable_policy.py"), *args, str(notebook)],
-                              capture_output=True, text=True, timeout=280)
+                              capture_output=True, text=True, timeout=scaled(280))
 
     off = run("round_cap")
     assert off.returncode == 0, off.stdout + off.stderr
@@ -76,10 +77,10 @@ def test_knobs_off_unmasks_a_finding_that_only_a_knob_produces(tmp_path):
     """Declared measured, but produced by budget_anchoring=1.0: with every knob at 0 it fails (exit 1)."""
     script = tmp_path / "97_probe.py"
     script.write_text(KNOB_NOTEBOOK)
-    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=280, cwd=REPO,
+    plain = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=scaled(280), cwd=REPO,
                            env={**os.environ, "PYTHONPATH": str(REPO)})
     assert plain.returncode == 0, plain.stdout + plain.stderr      # with the knob at 1.0 it holds
     done = subprocess.run([sys.executable, str(REPO / "scripts" / "disable_policy.py"), "--knobs-off", str(script)],
-                          capture_output=True, text=True, timeout=280)
+                          capture_output=True, text=True, timeout=scaled(280))
     assert done.returncode == 1, done.stdout + done.stderr
     assert "rests on a knob" in done.stdout and "FAILS  [measured]  disclosure raises LLM calls" in done.stdout

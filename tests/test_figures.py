@@ -382,11 +382,14 @@ def test_forest_info_leaves_out_the_reference_and_undefined_rows():
 def test_forest_figure_from_info():
     info = forest_info(COMPARISON)
     fig = forest_figure(info)
-    (points,) = fig.data
-    assert list(points.x) == [-0.08, -0.03, 0.01] and list(points.y) == list(info.labels)
-    assert list(points.error_x.array) == pytest.approx([0.04, 0.02, 0.03])
-    assert list(points.error_x.arrayminus) == pytest.approx([0.04, 0.02, 0.03])
-    assert list(points.marker.symbol) == ["circle", "circle", "circle-open"]
+    shown, hollow = fig.data                        # one trace per kind of mark, each named in the legend
+    assert shown.name == "shown: the interval excludes 0 (blue above 0, red below)" and hollow.name == "not shown"
+    assert list(shown.x) + list(hollow.x) == [-0.08, -0.03, 0.01]
+    assert list(shown.y) + list(hollow.y) == list(info.labels)
+    assert list(shown.error_x.array) + list(hollow.error_x.array) == pytest.approx([0.04, 0.02, 0.03])
+    assert list(shown.error_x.arrayminus) + list(hollow.error_x.arrayminus) == pytest.approx([0.04, 0.02, 0.03])
+    assert shown.marker.symbol == "circle" and hollow.marker.symbol == "circle-open"
+    points = shown
     assert fig.layout.shapes[0].x0 == 0 and fig.layout.yaxis.autorange == "reversed"
     assert fig.layout.title.text == "Δ answer containment (lenient) vs the base config (candidate c0)"
     assert "240 questions, 10% differ" in points.hovertext[0]

@@ -43,14 +43,17 @@ def test_a_paragraph_says_when_a_finding_is_not_shown_or_not_asserted():
 
 def _table() -> RobustnessTable:
     def cell(dataset, seed, holds, agrees=True, delta=0.1):
-        return {"dataset": dataset, "seed": seed, "holds": holds, "agrees": agrees, "delta": delta}
+        spread = 0.0 if delta == 0 else 0.05     # a Δ of 0 here: no question differs (the grid's "no difference")
+        return {"dataset": dataset, "seed": seed, "holds": holds, "agrees": agrees, "delta": delta, "n": 60,
+                "lo": delta - spread, "hi": delta + spread}
 
     rows = [
-        {"key": "everywhere", "claim": "c", "cells": [cell(d, s, True) for d in ("world", "hotpotqa_sample") for s in (0, 1)]},
-        {"key": "mixed", "claim": "the claim", "cells": [
+        {"key": "everywhere", "claim": "c", "direction": "above",
+         "cells": [cell(d, s, True) for d in ("world", "hotpotqa_sample") for s in (0, 1)]},
+        {"key": "mixed", "claim": "the claim", "direction": "above", "cells": [
             cell("world", 0, True), cell("world", 1, True), cell("hotpotqa_sample", 0, True),
             cell("hotpotqa_sample", 1, False), cell("musique_sample", 0, False), cell("musique_sample", 1, False)]},
-        {"key": "nowhere", "claim": "c", "cells": [
+        {"key": "nowhere", "claim": "c", "direction": "above", "cells": [
             cell("world", 0, False, False, 0.0), cell("world", 1, False, False, 0.0),
             cell("hotpotqa_sample", 0, False, False, -0.1), cell("hotpotqa_sample", 1, False, True)]},
     ]
@@ -83,7 +86,7 @@ def test_where_words_name_each_recorded_real_model_column():
     the same words are said once, their labels together."""
     def real(label, status="tested", holds=False, delta=0.0, lo=0.0, hi=0.0, agrees=False):
         return {"dataset": f"{label} (recorded)", "status": status, "holds": holds, "delta": delta, "lo": lo, "hi": hi,
-                "agrees": agrees}
+                "agrees": agrees, "n": 40}
 
     table = _table()
     table.findings[0]["recorded"] = [

@@ -198,7 +198,7 @@ def test_reference_is_the_first_candidate_when_the_base_is_not_a_grid_point(tmp_
 
 def test_report_and_cli_show_the_deltas(sweep, tmp_path):
     text = write_report(sweep.run_dir, tmp_path / "report.html", quality_col=METRIC).read_text(encoding="utf-8")
-    assert "<h2>Paired differences vs the reference</h2>" in text
+    assert "<h2>Paired differences vs the reference (exploratory)</h2>" in text
     assert f"<h1>rag_lab sweep report: {sweep.run_dir.name}</h1>" in text
     assert 'id="forest-0"' in text and 'id="forest-1"' in text and 'id="forest-2"' not in text  # one per metric
     quality = sweep.compare(METRIC)
@@ -209,7 +209,8 @@ def test_report_and_cli_show_the_deltas(sweep, tmp_path):
 
     frames = comparisons(load_sweep(sweep.run_dir), (METRIC, "cost_llm_calls", "quality_not_there"))
     assert list(frames) == [METRIC, "cost_llm_calls"]
-    lines = delta_table_text(frames).splitlines()
+    exploratory, *lines = delta_table_text(frames).splitlines()
+    assert exploratory.startswith("Exploratory: every candidate against the reference")
     assert lines[0].startswith("Δ = candidate − the base config")
     assert "the same 12 questions" in lines[0] and "2 seed(s)" in lines[0]
     assert "Δ gold answer in final context" in lines[1] and "Δ LLM calls / question" in lines[1]

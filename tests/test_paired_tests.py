@@ -222,6 +222,7 @@ def test_equivalence_needs_evidence_not_just_no_difference():
     assert large.text() == "Δ=+0.000 within ±0.05: p=0.0021 (TOST exact, n=120)"
 
 
+@pytest.mark.slow   # out of the quick loop: enumerates every outcome: ~8 s idle
 def test_exact_tost_size_is_at_most_alpha_by_enumeration():
     """The exact one-sided test's size along the boundary Δ = −margin, over a finer nuisance grid than the test
     takes its supremum on, for every n = 20, 40, …, 240 and margins 0.05 and 0.10: at most α (the floored t

@@ -55,6 +55,7 @@ def test_the_questions_a_binary_claim_needs_reach_its_power_exactly_and_in_simul
     assert shown >= 0.8 - 3 * np.sqrt(0.16 / 2000)
 
 
+@pytest.mark.slow   # out of the quick loop: exact TOST power over many sizes
 def test_a_no_change_claim_is_planned_for_its_margin():
     pilot = _pilot(80, 1, 3)
     plan = plan_claim(pilot, "quality_answer_containment_strict", {"arm": "cap1"}, direction="none", margin=0.06,

@@ -28,7 +28,8 @@ def test_the_block_is_replaced_between_its_markers_and_a_missing_marker_is_an_er
 def test_readme_quotes_what_the_quickstart_sweep_measures(tmp_path):
     result = run_sweep(REPO / "sweeps/quickstart.yaml", run_dir=tmp_path / "quickstart")
     rendered = quickstart_markdown(result)
-    assert len(result.spec["findings"]) == rendered.count("**Holds**") + rendered.count("**Not shown")
+    rows = [line for line in rendered.splitlines() if line.startswith("| ") and line[2].isdigit()]
+    assert len(result.spec["findings"]) == len(rows) == sum(("| ✓ holds |" in r) + ("| ✗ not shown |" in r) for r in rows)
     assert committed_text((REPO / "README.md").read_text()) == rendered, (
         "README's quickstart paragraph differs from the sweep's findings: run "
         "`rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart` and "

@@ -44,6 +44,7 @@ def test_a_recorded_sweep_replays_to_its_shipped_table(name: str, tmp_path) -> N
     assert table.read_bytes() == RECORDED[name].read_bytes(), f"the replay of {name} differs from {RECORDED[name]}"
 
 
+@pytest.mark.slow   # out of the quick loop: a replay that runs until its miss
 def test_a_policy_the_cassette_did_not_record_is_named(tmp_path) -> None:
     spec = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa.yaml")
     # the disclosed budget changes every controller prompt: nothing of it was recorded
@@ -54,6 +55,7 @@ def test_a_policy_the_cassette_did_not_record_is_named(tmp_path) -> None:
     assert "You may run at most 3 rounds" in str(caught.value)  # the first line where the prompts differ
 
 
+@pytest.mark.slow   # out of the quick loop: replays every recorded column
 def test_the_robustness_table_gains_real_model_columns_without_touching_the_simulators(tmp_path) -> None:
     """Each headline finding on the recorded model: tested where the cassette holds every call, 'not recorded'
     (naming the missing call) where it does not, 'not applicable' for a finding that rests on simulator knobs;

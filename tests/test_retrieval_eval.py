@@ -7,13 +7,7 @@ import sys
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.loaders import load_dataset
 from rag_lab.retrieval_eval import evaluate_retrieval, format_report
-
-
-@pytest.fixture(scope="module")
-def world():
-    return load_dataset("world")
 
 
 @pytest.mark.slow

@@ -34,6 +34,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from timing import scaled
 
 from rag_lab.llm import prompts
 from rag_lab.llm.prompts import INSUFFICIENT, EvidenceItem
@@ -229,7 +230,7 @@ def _audit(calls, backend: str, profile: str = "sloppy", leak_file: str = "", en
     payload = {"calls": calls, "backend": backend, "profile": profile, "leak_file": leak_file, "leak_port": port,
                "forbidden_modules": list(FORBIDDEN_MODULES)}
     done = subprocess.run([sys.executable, "-c", HARNESS], input=json.dumps(payload), capture_output=True, text=True,
-                          timeout=300, cwd=site_dir, env=child_env)
+                          timeout=scaled(300), cwd=site_dir, env=child_env)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
 
@@ -366,6 +367,7 @@ WORLD_ONLY_NOUNS = ("service", "services", "team", "teams", "incident", "inciden
                     "slack", "port", "ports", "wiki")
 
 
+@pytest.mark.slow   # out of the quick loop: reads the whole world's vocabulary: ~8 s idle
 def test_generic_simulator_code_holds_no_world_vocabulary():
     """``grep`` of rag_lab/llm/sim/ (and simulator.py): no name, identifier,
     technology or world-only noun of the synthetic world, and no phrase of its question templates."""

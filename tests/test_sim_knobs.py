@@ -52,11 +52,6 @@ def test_draws_are_common_random_numbers():
     assert shared and all(d1[k] == d2[k] for k in shared)
 
 
-@pytest.fixture(scope="module")
-def world():
-    from rag_lab.loaders import load_dataset
-
-    return load_dataset("world")
 
 
 def _controller_draws(config, questions, resources, backend) -> tuple[dict, dict]:

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from timing import scaled
 
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest, Message, SamplingParams
@@ -138,7 +139,7 @@ def test_importing_the_simulator_loads_no_dataset_module():
     code = ("import sys, rag_lab.llm.simulator; "
             "bad = [m for m in sys.modules if m.startswith(('rag_lab.loaders', 'rag_lab.world'))]; "
             "print(bad); sys.exit(1 if bad else 0)")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=scaled(120))
     assert done.returncode == 0, done.stdout + done.stderr
 
 

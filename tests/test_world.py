@@ -29,8 +29,7 @@ def test_same_seed_same_bytes_other_seed_other_world(tmp_path):
     assert [d.text for d in other.corpus] != [d.text for d in load_dataset(tmp_path / "a").corpus]
 
 
-def test_default_world_question_mix():
-    world = load_dataset("world")
+def test_default_world_question_mix(world):
     counts = world.evalset.type_counts()
     assert set(counts) == set(WORLD_QUESTION_TYPES)
     assert all(n >= 25 for n in counts.values())
@@ -39,8 +38,7 @@ def test_default_world_question_mix():
     assert len({q.text for q in world.evalset}) == len(world.evalset)
 
 
-def test_gold_fields_are_consistent():
-    world = load_dataset("world")
+def test_gold_fields_are_consistent(world):
     for q in world.evalset:
         if q.type == "unanswerable":
             assert q.answer is None and not q.gold_doc_ids and q.min_hops == 0
@@ -52,10 +50,9 @@ def test_gold_fields_are_consistent():
             assert q.metadata["outdated_answer"] != q.answer
 
 
-def test_answers_stand_in_gold_documents():
+def test_answers_stand_in_gold_documents(world):
     """Every answerable question's answer (or an alias) is written in one of its gold documents,
     except comparison yes/no answers, which must be inferred."""
-    world = load_dataset("world")
     for q in world.evalset:
         if not q.answerable or q.answer in ("yes", "no"):
             continue
@@ -63,15 +60,14 @@ def test_answers_stand_in_gold_documents():
         assert any(a.lower() in text for a in q.gold_answers), q
 
 
-def test_distractors_present():
-    kinds = [d.metadata["kind"] for d in load_dataset("world").corpus]
+def test_distractors_present(world):
+    kinds = [d.metadata["kind"] for d in world.corpus]
     for kind in ("service_outdated", "flag_outdated", "meeting", "noise", "rename", "launch"):
         assert kind in kinds
-    assert any(d.metadata.get("injection") for d in load_dataset("world").corpus)
+    assert any(d.metadata.get("injection") for d in world.corpus)
 
 
-def test_stale_questions_have_an_outdated_duplicate():
-    world = load_dataset("world")
+def test_stale_questions_have_an_outdated_duplicate(world):
     for q in world.evalset.select(types=["stale"]):
         assert f"{q.gold_doc_ids[0]}-archived" in world.corpus
 

@@ -18,10 +18,11 @@ from rag_lab.course.robustness import RobustnessTable, load_table
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import Finding
+from rag_lab.figures import where_grid
 from rag_lab.stats.significance import p_text
 
 __all__ = ["DATASET_WORDS", "KIND_WORDS", "LessonText", "finding_paragraph", "findings_markdown", "quoted_keys",
-           "where_words"]
+           "where_line", "where_words"]
 
 #: What each kind of finding means, in a learner's words.
 KIND_WORDS = {
@@ -86,6 +87,14 @@ def quoted_keys(code: str) -> list[str]:
     return list(dict.fromkeys(keys))
 
 
+def where_line(key: str, table: RobustnessTable | None = None) -> str:
+    """Where robustness row ``key`` holds in one short line of the where-it-holds grid's symbols
+    (:func:`rag_lab.figures.where_grid.where_line`): ``world ✓✓, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B:
+    HotpotQA v2 ~, …``; the banners quote it, and the lesson map shows the headline's."""
+    table = table if table is not None else load_table()
+    return where_grid.where_line(where_grid.where_grid_info(table, [key]), key)
+
+
 def where_words(key: str, table: RobustnessTable | None = None) -> str:
     """Where robustness row ``key`` holds, in words: per dataset, whether every seed's cell holds, only some,
     or none (and then whether the sign at least agrees); e.g. ``holds on the world (seeds 0 and 1); not shown
@@ -106,7 +115,7 @@ def where_words(key: str, table: RobustnessTable | None = None) -> str:
             status = "holds on {} only at seed " + " and ".join(str(c["seed"]) for c in held)
         elif all(c["agrees"] for c in cells):
             status = "not shown on {} (the sign agrees at every seed)"
-        elif all(c["delta"] == 0 for c in cells):
+        elif all(where_grid.cell_status(row, c) == "no difference" for c in cells):
             status = "no difference at all on {}"
         else:
             status = "not shown on {} (the sign does not always agree)"
@@ -132,9 +141,10 @@ def _recorded_status(cell: Mapping[str, Any]) -> str:
         return "not recorded for {}"
     if cell["holds"]:
         return "holds with {}"
-    if cell["delta"] == 0 and cell["lo"] == 0 and cell["hi"] == 0:
+    status = where_grid.cell_status({"direction": "above"}, cell)   # a recorded cell's status, as the grid says it
+    if status == "no difference":
         return "no difference at all with {}"
-    if cell["delta"] != cell["delta"]:  # NaN: no question where the metric is defined
+    if status == "undefined":
         return "undefined with {} (no question where the metric applies)"
     return f"not shown with {{}} ({'the sign agrees' if cell['agrees'] else 'the sign does not agree'})"
 
@@ -144,7 +154,11 @@ def findings_markdown(*findings: Finding, where: Sequence[str] = (), table: Robu
     where that claim holds on the other datasets and seeds (``data/robustness.md``)."""
     if not findings:
         raise ConfigError("findings_markdown needs at least one finding")
-    lines = [finding_paragraph(f) for f in findings]
+    families = {id(f.family): f.family for f in findings if f.family is not None}
+    lines = [f"*Declared claims (confirmatory): stated before the sweep ran, each tested one-sided in its claimed "
+             f"direction (no change: an equivalence test) in its notebook's family of "
+             f"{' and '.join(str(f.size) for f in families.values())}, in the order stated.*"] if families else []
+    lines += [finding_paragraph(f) for f in findings]
     if where:
         table = table if table is not None else load_table()
         lines += [f"**Where “{table.row(k)['claim']}” holds** (robustness table, {table.sim_version}): "

@@ -1,17 +1,8 @@
 """The course's lesson map (``rag-lab notebooks map``): the table in ``notebooks/README.md`` that lists each
-lesson's headline finding, its kind, where it holds and its run time — read from the notebooks, not typed.
-
-* the **finding** is the ``claim=`` of the notebook's first asserted ``paired_finding`` (``assert x.holds``;
-  a notebook that asserts no finding: its first ``paired_finding``);
-* the **kind** is that finding's ``kind=``; a lesson whose asserted findings are all definitional while it
-  makes measured ones says so ("measured effects printed, not asserted");
-* **where it holds** is the banner's ``**Where it holds:**`` clause (``tests/test_course.py`` checks it
-  against the robustness table);
-* the **run time** is the seconds the last ``rag-lab notebooks export`` took to execute the notebook,
-  kept in ``notebooks/run_times.json`` (the export writes ``run_times.json`` beside its index;
-  ``rag-lab notebooks map --times FILE`` copies it in).
-
-``tests/test_course.py`` fails while the committed README differs from :func:`lesson_map`'s table.
+lesson's headline finding (its first asserted ``paired_finding``), its kind, where it holds (the headline's line of
+the where-it-holds grid, or the banner's ``**Where it holds:**`` paragraph) and its run time
+(``notebooks/run_times.json``) — read from the notebooks, not typed. ``tests/test_course.py`` fails while the
+committed README differs from :func:`lesson_map`'s table.
 """
 
 from __future__ import annotations
@@ -22,8 +13,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab.course.lesson_text import quoted_keys, where_line
 from rag_lab.course.marked_block import marked_block, replace_marked
 from rag_lab.errors import ConfigError
+from rag_lab.figures.where_grid import legend_line
 
 __all__ = ["BEGIN", "END", "RUN_TIMES", "Lesson", "committed_map", "lesson", "lesson_map", "write_lesson_map"]
 
@@ -102,12 +95,14 @@ def lesson(path: str | Path) -> Lesson:
         raise ConfigError(f"{path.name}: the first cell is not the lesson's title")
     first = cells[0][1]
     title = first.splitlines()[0][2:].strip()
-    banner = " ".join(line.lstrip(">").strip() for line in first.splitlines() if line.startswith(">"))
-    if _WHERE not in banner:
+    paragraphs = " ".join(line.lstrip(">").strip() or "\n" for line in first.splitlines() if line.startswith(">"))
+    clause = next((p for p in paragraphs.split("\n") if _WHERE in p), None)
+    if clause is None:
         raise ConfigError(f"{path.name}: the banner has no '{_WHERE}' clause")
-    where = banner[banner.index(_WHERE) + len(_WHERE):].strip()
     code = "\n".join("\n".join(line for line in s.splitlines() if not line.lstrip().startswith(("%", "!")))
                      for t, s in cells if t == "code")
+    keys = quoted_keys(code)
+    where = f"{keys[0]}: {where_line(keys[0])}" if keys else clause[clause.index(_WHERE) + len(_WHERE):].strip()
     calls, asserted = _findings(code)
     if not calls:
         raise ConfigError(f"{path.name}: no paired_finding in the notebook")
@@ -135,7 +130,8 @@ def lesson_map(folder: str | Path, times: Mapping[str, float] | None = None) -> 
     if times is None:
         file = folder / RUN_TIMES
         times = json.loads(file.read_text(encoding="utf-8"))["seconds"] if file.exists() else {}
-    rows = [BEGIN, "", "| # | lesson | headline finding | kind | where it holds | run time |", "|---|---|---|---|---|---|"]
+    rows = [BEGIN, "", f"Where it holds: {legend_line()}; every cell: `data/robustness.md`.", "",
+            "| # | lesson | headline finding | kind | where it holds | run time |", "|---|---|---|---|---|---|"]
     for path in sorted(folder.glob("[0-9][0-9]_*.ipynb")):
         row = lesson(path)
         title = row["title"].split("·", 1)[-1].strip()

@@ -1,7 +1,7 @@
 """README's section on the quickstart sweep, written from the sweep's own findings, not typed.
 
 ``sweeps/quickstart.yaml`` states its findings up front (``findings:``); :func:`quickstart_markdown` renders
-them, tested in the order stated (one family, fixed-sequence correction), as the paragraphs README shows
+them, tested in the order stated (one family, fixed-sequence correction), as the short table README shows
 between :data:`BEGIN` and :data:`END`. After a change to the simulator, the world or the pipeline:
 
     rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart
@@ -17,11 +17,12 @@ import argparse
 import os
 from pathlib import Path
 
-from rag_lab.course.lesson_text import finding_paragraph
 from rag_lab.course.marked_block import marked_block, replace_marked
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.significance import p_text
 
 __all__ = ["BEGIN", "END", "quickstart_markdown", "readme_block", "replace_block"]
 
@@ -32,15 +33,20 @@ WHAT = "quickstart block in README"
 
 
 def quickstart_markdown(result: SweepResult) -> str:
-    """The sweep's stated findings as README paragraphs: how many, on how many questions, then one per finding."""
+    """The sweep's declared findings as README's short table: one row per finding with its verdict, its paired Δ and
+    interval, the questions that moved each way and its p in the fixed sequence; one sentence above says how."""
     findings = sweep_findings(result)
     if not findings:
         raise ConfigError(f"sweep {result.run_dir} states no findings (a `findings:` section) or is not complete")
-    intro = (f"The sweep states {len(findings)} findings up front (`findings:` in `sweeps/quickstart.yaml`), "
-             f"each a paired difference against the base config on the same {len(result.qids)} questions (a quality "
-             "metric on those it is defined for), tested in that order (a finding counts only when every one before "
-             "it does):")
-    return "\n\n".join([intro, *(f"{i}. {finding_paragraph(f)}" for i, f in enumerate(findings, 1))])
+    intro = (f"The sweep declares {len(findings)} claims up front (`findings:` in `sweeps/quickstart.yaml`), each a "
+             f"paired difference against the base config on the same {len(result.qids)} questions, tested one-sided in "
+             "that order (a claim counts only when every one before it does):")
+    rows = ["| # | claim | verdict | Δ [95% interval] | questions ↑ / ↓ | p (fixed sequence) |", "|---|---|---|---|---|---|"]
+    for i, f in enumerate(findings, 1):
+        verdict = "✓ holds" if f.holds else "✗ not shown"
+        rows.append(f"| {i} | {f.claim} ({metric_label(f.metric)}) | {verdict} | {f.delta:+.3f} [{f.lo:+.3f}, "
+                    f"{f.hi:+.3f}] | {f.n_better} / {f.n_worse} of {f.n} | {p_text(f.p_adjusted)} |")
+    return "\n\n".join([intro, "\n".join(rows)])
 
 
 def readme_block(text: str) -> str:

@@ -53,9 +53,9 @@ def study_findings(names: Iterable[str] = STUDY) -> dict[str, list[Finding]]:
 
 
 def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
-    """A declared study's findings (``findings``: sweep name → its findings, as :func:`study_findings` gives), one row each: the claim,
-    the questions recorded so far, Δ with its interval, the claim's p after its family's fixed-sequence correction,
-    the verdict and — where it is not shown — the smallest effect that sample could have detected."""
+    """A declared study's findings (``findings``: sweep name → its findings, as :func:`study_findings` gives), one
+    row each: the claim, the questions recorded so far, Δ with its interval, the claim's p after its family's
+    fixed-sequence correction, the verdict and — where it is not shown — the smallest effect that sample could have detected."""
     return pd.DataFrame([{"sweep": name, "claim": f.claim, "n": f.n, "Δ": f"{f.delta:+.3f} [{f.lo:+.3f}, {f.hi:+.3f}]",
                           "p (fixed sequence)": f.p_adjusted, "holds": f.holds,
                           "could have detected": "" if f.detectable is None else f.detectable.text}

@@ -43,6 +43,7 @@ from typing import Any, Literal
 from rag_lab.course import settings
 from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
+from rag_lab.figures.where_grid import STATUSES, cell_status, where_grid_info, where_grid_markdown
 from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import changes_label, interval_text
 from rag_lab.stats.power import paired_differences
@@ -359,16 +360,9 @@ def check_current(table: RobustnessTable) -> None:
 
 
 def _verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]:
-    """(mark, words) of a cell: holds, agrees but not significant, no difference at all, or against the claim."""
-    if cell["holds"]:
-        return "✓", "holds"
-    if cell["agrees"]:
-        return "~", "agrees, not significant"
-    if row["direction"] == "none":
-        return "✗", "outside the margin"
-    if cell["delta"] == 0:
-        return "·", "no difference"
-    return "✗", "opposite sign"
+    """(mark, words) of a cell: its status in the where-it-holds grid (:func:`~rag_lab.figures.where_grid.cell_status`)."""
+    status = cell_status(row, cell)
+    return STATUSES[status][0], status
 
 
 def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
@@ -444,11 +438,18 @@ def markdown(table: RobustnessTable) -> str:
         "no-change claims another (those run on every world test question of their types and up to "
         f"{NO_CHANGE_LIMIT} questions of each real sample, enough to decide a ±0.05 margin). **✓** holds "
         f"(interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
-        "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (Δ = 0), **✗** the opposite "
-        "sign (no change: outside the margin). A cell that does not hold says what its sample could have detected: "
+        "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (no question differs), **✗** "
+        "the sign does not agree (Δ = 0 or the other way; no change: outside the margin), **∅** no question where "
+        "the metric applies. A cell that does not hold says what its sample could have detected: "
         "the smallest |Δ| its test shows with 80% power at Holm's strictest level over its family (α / the family's "
         "cells; exact for 0/1 metrics, from the cell's own discordance), or, where no question differs, the exact "
         "95% bound on |Δ|.",
+        "",
+        "## At a glance",
+        "",
+        where_grid_markdown(where_grid_info(table)),
+        "",
+        "## Every cell",
         "",
         head,
         "|" + "---|" * (5 + len(cols)),

@@ -9,7 +9,6 @@ the packaged model are the registry :data:`EMBEDDERS` (:mod:`rag_lab.embedding.m
 from rag_lab.embedding.base import DEFAULT_MODEL_ID, EMBEDDER_ENV, Embedder, normalize_rows, packaged_model_path
 from rag_lab.embedding.cache import CachedEmbedder, EmbeddingCache
 from rag_lab.embedding.models import (
-    EMBEDDER_BACKENDS,
     EMBEDDERS,
     default_embedder,
     embedder_backend,
@@ -21,7 +20,7 @@ from rag_lab.embedding.sentence_transformer import SentenceTransformerEmbedder
 from rag_lab.embedding.shipped import ShippedVectors, shipped_vectors
 
 __all__ = [
-    "DEFAULT_MODEL_ID", "EMBEDDERS", "EMBEDDER_BACKENDS", "EMBEDDER_ENV", "CachedEmbedder", "Embedder", "EmbeddingCache",
+    "DEFAULT_MODEL_ID", "EMBEDDERS", "EMBEDDER_ENV", "CachedEmbedder", "Embedder", "EmbeddingCache",
     "OpenAIEmbedder", "SentenceTransformerEmbedder", "ShippedVectors", "default_embedder", "embedder_backend",
     "model_embedder", "normalize_rows", "packaged_model_path", "resolve_embedder", "shipped_vectors",
 ]

@@ -26,9 +26,6 @@ EMBEDDERS: Registry[Callable[[], Embedder]] = Registry("embedder backend")
 EMBEDDERS.add("torch", SentenceTransformerEmbedder)
 EMBEDDERS.add("onnx", OnnxEmbedder)
 EMBEDDERS.add("onnx-int8", lambda: OnnxEmbedder(quantize=True))
-#: The names of :data:`EMBEDDERS` (the older name, kept for callers).
-EMBEDDER_BACKENDS = EMBEDDERS
-
 
 def embedder_backend(backend: str | None = None) -> str:
     """``backend``, or ``$RAG_LAB_EMBEDDER``, or ``"torch"``; checked against :data:`EMBEDDERS`."""

@@ -70,7 +70,10 @@ def _export(model_path: Path, target: Path) -> None:
     import torch
     from sentence_transformers import SentenceTransformer
 
-    model = SentenceTransformer(str(model_path), device="cpu")
+    from rag_lab.embedding.sentence_transformer import no_loading_bars
+
+    with no_loading_bars():
+        model = SentenceTransformer(str(model_path), device="cpu")
     transformer = model[0].auto_model.eval()
 
     class LastHiddenState(torch.nn.Module):

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,11 +17,27 @@ if TYPE_CHECKING:
     from sentence_transformers import SentenceTransformer
 
 
+@contextmanager
+def no_loading_bars() -> Iterator[None]:
+    """Loading a model without transformers' "Loading weights" progress bar (written to stderr, it would cut
+    into a sweep's or an evaluation's own bar); the bars' setting is restored after."""
+    from transformers.utils import logging as hf_logging
+
+    enabled = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()
+    try:
+        yield
+    finally:
+        if enabled:
+            hf_logging.enable_progress_bar()
+
+
 @lru_cache(maxsize=4)
 def _load_sentence_transformer(path: str, device: str) -> SentenceTransformer:
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(path, device=device)
+    with no_loading_bars():
+        return SentenceTransformer(path, device=device)
 
 
 class SentenceTransformerEmbedder:

@@ -13,25 +13,18 @@ of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see :mod:`rag_l
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.executors import check_executor, execute
+from rag_lab.experiments.engine.evaluator import Evaluator
+from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.plan import SweepPlan
-from rag_lab.experiments.engine.progress import SweepProgress
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec, load_sweep_spec
-from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.experiments.tuning.search import run_search
 from rag_lab.loaders import load_dataset
-
-#: Units handed to each parallel worker, on average: enough to balance load, few enough to amortise the
-#: per-task overhead of processes and Dask.
-UNITS_PER_WORKER = 4
 
 
 def run_sweep(
@@ -53,7 +46,8 @@ def run_sweep(
     resources — for network backends); ``processes`` (a spawned pool of ``workers``); ``dask``
     (``dask_address``: a scheduler address or a ``distributed.Client``; None starts a loopback
     ``LocalCluster`` of ``workers`` processes). ``chunk_size``: questions per unit for processes and
-    Dask (default: about :data:`UNITS_PER_WORKER` units per worker). ``progress``: ``auto`` or ``quiet``.
+    Dask (default: about ``UNITS_PER_WORKER`` units per worker, :mod:`rag_lab.experiments.engine.evaluator`).
+    ``progress``: ``auto`` or ``quiet``.
     ``overwrite`` replaces a run directory that holds a different sweep (else that is an error).
     ``pareto``: the (cost, quality) columns of the table's ``is_pareto``. A ``local`` backend starts one
     model server per process: run it serially or with threads. A sweep with ``search:`` runs its sampler
@@ -67,45 +61,17 @@ def run_sweep(
     if replay:
         spec = spec.with_replay()
     check_executor(executor, workers, dask_address)
-    if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
-        raise ConfigError(f"chunk_size must be a positive integer, got {chunk_size!r}")
     dataset = load_dataset(spec.dataset)
     plan = SweepPlan.build(spec, dataset.evalset)
     store = RunStore.create(run_dir, plan, overwrite=overwrite)
-    if spec.search is not None:
-        computed, reused = run_search(spec, plan, dataset, store, workers=workers,
-                                      executor=executor, dask_address=dask_address, progress=progress,
-                                      on_event=on_event)
-        return SweepResult(store, computed=computed, reused=reused, pareto=pareto)
-    done = store.done_pairs()
-    pending = {r.candidate_id: [q for q in plan.qids if (r.candidate_id, q) not in done] for r in plan.runs}
-    n_pending = sum(len(q) for q in pending.values())
-    context = WorkContext(dataset=spec.dataset, backend=spec.backend)
-    local = (WorkerState(context, dataset, concurrency=workers if executor == "threads" else 1)
-             if executor in ("serial", "threads") and n_pending else None)
-    if chunk_size is None:
-        chunk_size = 1 if executor in ("serial", "threads") else max(1, math.ceil(n_pending / (workers * UNITS_PER_WORKER)))
-    units = [
-        WorkUnit(candidate_id=run.candidate_id, config=run.config, seed=run.seed, qids=tuple(qids[i:i + chunk_size]),
-                 backend=run.backend)
-        for run in plan.runs
-        for qids in [pending[run.candidate_id]]
-        for i in range(0, len(qids), chunk_size)
-    ]
-    session = store.begin_session(executor, workers)
-    computed = 0
-    try:
-        with SweepProgress(spec.name, plan.n_pairs, len(plan.runs), {c: len(q) for c, q in pending.items()},
-                           mode=progress) as bar:
-            for outcomes in execute(units, context, local, executor, workers, dask_address):
-                for outcome in outcomes:
-                    computed += store.write(outcome)
-                    bar.update(outcome.candidate_id, outcome.row)
-    finally:
-        store.end_session(session, computed)
-        if local is not None:
-            local.close()
-    return SweepResult(store, computed=computed, reused=plan.n_pairs - n_pending, pareto=pareto)
+    evaluator = Evaluator(store, plan, dataset, executor=executor, workers=workers, dask_address=dask_address,
+                          progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep")
+    with evaluator:
+        if spec.search is not None:
+            run_search(spec, plan, evaluator, on_event=on_event)
+        else:
+            evaluator.evaluate([r.candidate_id for r in plan.runs], plan.qids)
+    return SweepResult(store, computed=evaluator.computed, reused=evaluator.reused, pareto=pareto)
 
 
 def load_sweep(run_dir: str | Path, pareto: tuple[str, str] = DEFAULT_PARETO) -> SweepResult:

@@ -2,7 +2,8 @@
 and a plotly figure built from it (``*_figure``): cost vs quality with the Pareto front, rounds used by
 question type, the per-round yield curve, the CRAG threshold heat-map, truncation retention, one
 question's trace timeline, the forest plot of paired differences against a reference, and simulated vs
-real means of verified candidates (``rag-lab verify``). Every info is a :class:`typing.NamedTuple`;
+real means of verified candidates (``rag-lab verify``), and where each headline finding holds (the robustness
+grid). Every info is a :class:`typing.NamedTuple`;
 ``plot_<name>(data)`` is ``<name>_figure(<name>_info(data))``, and :data:`FIGURES` lists them by name
 (:mod:`rag_lab.figures.catalog`)."""
 
@@ -17,6 +18,7 @@ from rag_lab.figures.catalog import (
     plot_sim_vs_real,
     plot_trace_timeline,
     plot_truncation_retention,
+    plot_where_grid,
 )
 from rag_lab.figures.cost_quality import CostQualityInfo, cost_quality_figure, cost_quality_info
 from rag_lab.figures.crag_heatmap import CragHeatmapInfo, crag_heatmap_figure, crag_heatmap_info
@@ -30,15 +32,16 @@ from rag_lab.figures.truncation_retention import (
     truncation_retention_figure,
     truncation_retention_info,
 )
+from rag_lab.figures.where_grid import WhereGridInfo, where_grid_figure, where_grid_info
 
 __all__ = [
     "FIGURES", "FigureKind", "plot_cost_quality", "plot_crag_heatmap", "plot_forest", "plot_round_yield",
-    "plot_rounds_histogram", "plot_sim_vs_real", "plot_trace_timeline", "plot_truncation_retention",
+    "plot_rounds_histogram", "plot_sim_vs_real", "plot_trace_timeline", "plot_truncation_retention", "plot_where_grid",
     "CostQualityInfo", "CragHeatmapInfo", "ForestInfo", "RoundYieldInfo", "RoundsHistogramInfo", "SimVsRealInfo",
     "TimelineStep",
     "TraceTimelineInfo", "TruncationRetentionInfo", "cost_quality_figure", "cost_quality_info",
     "crag_heatmap_figure", "crag_heatmap_info", "forest_figure", "forest_info", "round_yield_figure", "round_yield_info",
     "rounds_histogram_figure", "rounds_histogram_info", "sim_vs_real_figure", "sim_vs_real_info",
     "trace_timeline_figure", "trace_timeline_info",
-    "truncation_retention_figure", "truncation_retention_info",
+    "truncation_retention_figure", "truncation_retention_info", "WhereGridInfo", "where_grid_figure", "where_grid_info",
 ]

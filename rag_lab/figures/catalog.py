@@ -23,6 +23,7 @@ from rag_lab.figures.rounds_histogram import rounds_histogram_figure, rounds_his
 from rag_lab.figures.sim_vs_real import sim_vs_real_figure, sim_vs_real_info
 from rag_lab.figures.trace_timeline import trace_timeline_figure, trace_timeline_info
 from rag_lab.figures.truncation_retention import truncation_retention_figure, truncation_retention_info
+from rag_lab.figures.where_grid import where_grid_figure, where_grid_info
 from rag_lab.registry import Registry
 
 
@@ -48,6 +49,7 @@ FIGURES.add("rounds_histogram", FigureKind(rounds_histogram_info, rounds_histogr
 FIGURES.add("sim_vs_real", FigureKind(sim_vs_real_info, sim_vs_real_figure))
 FIGURES.add("trace_timeline", FigureKind(trace_timeline_info, trace_timeline_figure))
 FIGURES.add("truncation_retention", FigureKind(truncation_retention_info, truncation_retention_figure))
+FIGURES.add("where_grid", FigureKind(where_grid_info, where_grid_figure))
 
 
 def plotter(name: str) -> Callable[..., go.Figure]:
@@ -73,3 +75,4 @@ plot_rounds_histogram = plotter("rounds_histogram")
 plot_sim_vs_real = plotter("sim_vs_real")
 plot_trace_timeline = plotter("trace_timeline")
 plot_truncation_retention = plotter("truncation_retention")
+plot_where_grid = plotter("where_grid")

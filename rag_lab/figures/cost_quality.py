@@ -5,8 +5,9 @@
 confidence interval as error bars, and the Pareto front (minimum cost, maximum quality) as a staircase;
 with ``facet_by``, one panel per value of that column, each with its own front. Axis titles are the
 catalog's readable labels (:func:`rag_lab.evaluation.catalog.label`); with ``text_col`` (e.g. the changed
-parameters of each candidate, see :meth:`rag_lab.experiments.SweepResult.labels`) every point is labelled
-on the plot and its hover starts with that name.
+parameters of each candidate, see :meth:`rag_lab.experiments.SweepResult.labels`) the points are labelled
+on the plot — the Pareto front's first — where a label fits without overlapping another or a point and without
+leaving the plot (:func:`rag_lab.figures.labels.place_labels`); every point's hover starts with its name.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from rag_lab.figures.common import (
     require_columns,
     short,
 )
+from rag_lab.figures.labels import PLOT_PX, padded_range, place_labels
 from rag_lab.stats.summary import pareto_mask
 
 
@@ -160,8 +162,10 @@ def cost_quality_info(
     )
 
 
-def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool) -> go.Scatter:
-    """The marker trace of the points ``idx`` (one colour group within one panel)."""
+def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool,
+            placed: dict[int, tuple[str, str]]) -> go.Scatter:
+    """The marker trace of the points ``idx`` (one colour group within one panel); ``placed``: each labelled
+    point's (text, textposition)."""
     error_y = None
     if info.y_lo is not None and info.y_hi is not None:
         error_y = dict(
@@ -177,9 +181,8 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool)
         x=[info.x[i] for i in idx],
         y=[info.y[i] for i in idx],
         mode="markers+text" if info.texts is not None else "markers",
-        text=[html.escape(t) for t in point_texts([info.x[i] for i in idx], [info.y[i] for i in idx],
-                                                  [info.texts[i] for i in idx])] if info.texts is not None else None,
-        textposition="top center",
+        text=[html.escape(placed[i][0]) if i in placed else "" for i in idx] if info.texts is not None else None,
+        textposition=[placed[i][1] if i in placed else "top center" for i in idx] if info.texts is not None else None,
         textfont=dict(size=10, color="#555"),
         name=label,
         legendgroup=label,
@@ -191,6 +194,34 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool)
         hovertemplate="%{hovertext}<br>" + f"{html.escape(info.x_title)}: %{{x:.4g}}<br>"
         + f"{html.escape(info.y_title)}: %{{y:.4g}}<extra></extra>",
     )
+
+
+def _y_range(info: CostQualityInfo) -> tuple[float, float]:
+    """The y range of every panel: the points and their intervals, padded."""
+    values = list(info.y) + list(info.y_lo or ()) + list(info.y_hi or ())
+    return padded_range(values)
+
+
+def _staircase(info: CostQualityInfo, members: list[int]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
+    """The segments of the Pareto staircase through the front points among ``members`` (as :func:`_front` draws
+    it: across at each point's quality to the next one's cost, then up)."""
+    front = sorted((info.x[i], info.y[i]) for i in members if info.is_pareto[i])
+    segments = []
+    for (x0, y0), (x1, y1) in zip(front, front[1:], strict=False):
+        segments += [((x0, y0), (x1, y0)), ((x1, y0), (x1, y1))]
+    return segments
+
+
+def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, float],
+            y_range: tuple[float, float], plot_px: tuple[float, float]) -> dict[int, tuple[str, str]]:
+    """The labels of one panel's points that fit (:func:`place_labels`): the Pareto front's first, by cost."""
+    if info.texts is None or not members:
+        return {}
+    xs, ys = [info.x[i] for i in members], [info.y[i] for i in members]
+    texts = point_texts(xs, ys, [info.texts[i] for i in members])
+    order = sorted(range(len(members)), key=lambda k: (not info.is_pareto[members[k]], xs[k], -ys[k]))
+    positions = place_labels(xs, ys, texts, x_range, y_range, order, plot_px=plot_px, lines=_staircase(info, members))
+    return {members[k]: (texts[k], p) for k, p in enumerate(positions) if p is not None}
 
 
 def _front(info: CostQualityInfo, idx: list[int], show_legend: bool) -> go.Scatter:
@@ -209,26 +240,31 @@ def _front(info: CostQualityInfo, idx: list[int], show_legend: bool) -> go.Scatt
     )
 
 
-def cost_quality_figure(info: CostQualityInfo) -> go.Figure:
+def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = PLOT_PX) -> go.Figure:
     """The scatter of ``info``: markers per colour group with CI error bars, and the Pareto front as a
     staircase (from each front point, the best quality reachable until the next one's cost); one panel
-    per facet, sharing the y axis, when ``info`` is faceted."""
+    per facet, sharing the y axis, when ``info`` is faceted. ``label_px``: the smallest plot area (width, height in
+    px, all panels together) the figure will be drawn at — the point labels are placed not to overlap there."""
     panels = info.facet_names if info.facets is not None else (None,)
     titles = [html.escape(f"{short(info.facet_by)}={p}") for p in panels] if info.facet_by else None
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, subplot_titles=titles,
                         horizontal_spacing=0.04 if len(panels) > 1 else 0.0)
     names = info.group_names if info.groups is not None else ("candidates",)
     shown: set[str] = set()
+    y_range = _y_range(info)
     for col, panel in enumerate(panels, start=1):
         in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == panel]
+        x_range = padded_range([info.x[i] for i in in_panel])
+        placed = _labels(info, in_panel, x_range, y_range, (label_px[0] / len(panels), label_px[1]))
         for name in names:
             idx = [i for i in in_panel if info.groups is None or info.groups[i] == name]
             if idx or info.facets is None:
-                fig.add_trace(_points(info, idx, name, name not in shown), row=1, col=col)
+                fig.add_trace(_points(info, idx, name, name not in shown, placed), row=1, col=col)
                 shown.add(name)
         front = [k for k in range(len(info.front_ids)) if info.front_facets is None or info.front_facets[k] == panel]
         fig.add_trace(_front(info, front, col == 1), row=1, col=col)
-        fig.update_xaxes(title_text=html.escape(info.x_title), row=1, col=col)
+        fig.update_xaxes(title_text=html.escape(info.x_title), range=list(x_range), row=1, col=col)
+    fig.update_yaxes(range=list(y_range))
     fig.update_yaxes(title_text=html.escape(info.y_title), row=1, col=1)
     fig.update_layout(
         template="plotly_white",

@@ -2,15 +2,19 @@
 data (:func:`forest_info`, what tests compare) and a plotly figure (:func:`forest_figure`).
 
 Input: the table of :meth:`rag_lab.experiments.SweepResult.compare` (one row per candidate: ``label``,
-``delta``, ``lo``, ``hi``, ``n``, ``share_differ``, ``is_reference``). Each candidate but the reference is
-one row of the plot: its mean paired difference with the interval as a horizontal bar, a line at 0, and
-the candidates whose interval excludes 0 drawn filled (above 0 in blue, below in red), the others hollow.
+``delta``, ``lo``, ``hi``, ``n``, ``share_differ``, ``is_reference``), or a Δ table of
+:func:`rag_lab.experiments.engine.comparisons.comparisons` (with ``p_holm`` and ``declared``). Each candidate
+but the reference is one row of the plot: its mean paired difference with the interval as a horizontal bar and
+a line at 0. Its mark follows the table the plot sits under (:data:`MARKS`, each in the legend): a filled
+circle where the table calls the difference shown (the interval excludes 0, and with ``p_holm`` the Holm p is
+below 0.05; blue above 0, red below), a hollow one where it does not, and a diamond where the cell is one of
+the sweep's declared claims, filled when the claim holds in its own family.
 """
 
 from __future__ import annotations
 
 import html
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -18,11 +22,19 @@ import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
+from rag_lab.experiments.engine.comparisons import declared_finding, is_measured
 from rag_lab.figures.common import as_frame, format_value, hover, numeric, require_columns
 
 #: Marker colours: interval above 0, below 0, spanning 0.
 ABOVE, BELOW, SPANS = "#4c78a8", "#e45756", "#888888"
 _COLUMNS = ("label", "delta", "lo", "hi")
+#: Every mark the plot can draw: name → (plotly symbol, legend text; ``{rule}`` is what "shown" means here).
+MARKS = {
+    "shown": ("circle", "shown: {rule} (blue above 0, red below)"),
+    "not shown": ("circle-open", "not shown"),
+    "declared, holds": ("diamond", "declared claim, holds in its own family (✓)"),
+    "declared, not shown": ("diamond-open", "declared claim, not shown in its own family (✗)"),
+}
 
 
 class ForestInfo(NamedTuple):
@@ -30,8 +42,9 @@ class ForestInfo(NamedTuple):
 
     ``metric`` is the compared column and ``x_title`` its readable Δ title; ``reference`` says what the
     differences are taken against (from the table's ``attrs["reference"]["description"]``, or given).
-    ``sign`` is +1 where the interval lies above 0, −1 below, 0 where it spans 0. Rows with an undefined
-    difference (no question defined on both sides) are not plotted; ``n_undefined`` counts them."""
+    ``sign`` is +1 where the interval lies above 0, −1 below, 0 where it spans 0. ``mark`` is each row's
+    :data:`MARKS` name and ``rule`` what "shown" means for this table. Rows with an undefined difference (no
+    question defined on both sides) are not plotted; ``n_undefined`` counts them."""
 
     metric: str
     x_title: str
@@ -45,6 +58,8 @@ class ForestInfo(NamedTuple):
     share_differ: tuple[float, ...]
     sign: tuple[int, ...]
     n_undefined: int
+    mark: tuple[str, ...] = ()
+    rule: str = "the interval excludes 0"
 
 
 def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: str | None = None) -> ForestInfo:
@@ -68,6 +83,7 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
     count = numeric(rows, "n") if "n" in rows.columns else np.full(len(rows), np.nan)
     share = numeric(rows, "share_differ") if "share_differ" in rows.columns else np.full(len(rows), np.nan)
     lo_k, hi_k = lo[keep], hi[keep]
+    holm = "p_holm" in rows.columns
     return ForestInfo(
         metric=metric,
         x_title=f"Δ {label(metric)} (candidate − reference)",
@@ -81,7 +97,16 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
         share_differ=tuple(share.tolist()),
         sign=tuple(int(s) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
         n_undefined=int((~keep).sum()),
+        mark=tuple(_mark(row) for _, row in rows.iterrows()),
+        rule="the interval excludes 0 and Holm p < 0.05" if holm else "the interval excludes 0",
     )
+
+
+def _mark(row: pd.Series) -> str:
+    """A row's :data:`MARKS` name: a declared claim's verdict, else shown / not shown as its table says."""
+    if declared_finding(row) is not None:
+        return "declared, holds" if declared_finding(row).holds else "declared, not shown"
+    return "shown" if is_measured(row) else "not shown"
 
 
 def _hover(info: ForestInfo, i: int) -> str:
@@ -90,29 +115,37 @@ def _hover(info: ForestInfo, i: int) -> str:
 
 
 def forest_figure(info: ForestInfo) -> go.Figure:
-    """Horizontal interval bars of ``info``, first candidate on top, with a dashed line at Δ = 0."""
-    colours = [{1: ABOVE, -1: BELOW, 0: SPANS}[s] for s in info.sign]
-    marker: dict[str, Any] = dict(size=10, color=colours, symbol=["circle" if s else "circle-open" for s in info.sign],
-                                  line=dict(width=2, color=colours))
-    fig = go.Figure(go.Scatter(
-        x=list(info.delta),
-        y=[html.escape(t) for t in info.labels],
-        mode="markers",
-        marker=marker,
-        error_x=dict(type="data", symmetric=False, array=[h - d for h, d in zip(info.hi, info.delta, strict=True)],
-                     arrayminus=[d - lo for d, lo in zip(info.delta, info.lo, strict=True)], thickness=1.5, width=4),
-        customdata=list(info.ids),
-        hovertext=[_hover(info, i) for i in range(len(info.ids))],
-        hovertemplate="%{hovertext}<extra></extra>",
-        showlegend=False,
-    ))
+    """Horizontal interval bars of ``info``, first candidate on top, with a dashed line at Δ = 0; one legend entry
+    per kind of mark drawn (:data:`MARKS`)."""
+    marks = info.mark or tuple("shown" if s else "not shown" for s in info.sign)
+    fig = go.Figure()
+    labels = [html.escape(t) for t in info.labels]
+    for name, (symbol, legend) in MARKS.items():
+        rows = [i for i, m in enumerate(marks) if m == name]
+        if not rows:
+            continue
+        colours = [SPANS if name.endswith("not shown") else {1: ABOVE, -1: BELOW, 0: SPANS}[info.sign[i]] for i in rows]
+        fig.add_trace(go.Scatter(
+            x=[info.delta[i] for i in rows], y=[labels[i] for i in rows], mode="markers",
+            name=html.escape(legend.format(rule=info.rule)),
+            marker=dict(size=12 if symbol.startswith("diamond") else 10, color=colours, symbol=symbol,
+                        line=dict(width=2, color=colours)),
+            error_x=dict(type="data", symmetric=False, array=[info.hi[i] - info.delta[i] for i in rows],
+                         arrayminus=[info.delta[i] - info.lo[i] for i in rows], thickness=1.5, width=4),
+            customdata=[info.ids[i] for i in rows],
+            hovertext=[_hover(info, i) + f"<br>{html.escape(name)}" for i in rows],
+            hovertemplate="%{hovertext}<extra></extra>",
+        ))
     fig.add_vline(x=0, line=dict(color="black", width=1, dash="dash"))
-    fig.update_yaxes(autorange="reversed", type="category", automargin=True)
+    fig.update_yaxes(autorange="reversed", type="category", automargin=True, categoryorder="array",
+                     categoryarray=labels)
     fig.update_xaxes(title_text=html.escape(info.x_title), zeroline=False)
     fig.update_layout(
         template="plotly_white",
         title=html.escape(f"Δ {label(info.metric)} vs {info.reference}"),
-        height=max(260, 90 + 30 * len(info.ids)),
+        height=max(300, 150 + 30 * len(info.ids)),
         margin=dict(l=20, r=20, t=60, b=50),
+        showlegend=True,
+        legend=dict(title_text="marks"),
     )
     return fig

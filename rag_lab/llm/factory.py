@@ -76,13 +76,33 @@ def _settings_signature(function: Callable[..., Any], returns: Any) -> Callable[
 #: An opener: the options → a context manager that yields the backend, uncached (the factory adds the cache).
 BackendOpener = Callable[[BackendOptions], AbstractContextManager[LLMBackend]]
 
-#: The LLM backends by kind: the one list of backend kinds (``--backend`` choices, a sweep's
-#: ``backend.kind``, the backend contract test). A new backend is one :class:`LLMBackend` subclass,
-#: its opener, and one line here.
-BACKENDS: Registry[BackendOpener] = Registry("backend")
-#: The backend kinds (the names of :data:`BACKENDS`).
-BACKEND_KINDS = BACKENDS
 
+
+@dataclass(frozen=True)
+class BackendEntry:
+    """One backend kind: its opener and what it is, which callers ask instead of listing kinds. ``simulated``: the
+    simulator (profiles, knobs, many seeds); ``replays``: answers read from a cassette (never cached, never recorded
+    again); ``own_process``: starts a process of its own (:func:`open_backend` only); ``endpoint``: a server that
+    admits the executor's calls in flight; ``chat_format``: takes a llama-cpp chat format. A kind that neither
+    simulates nor replays is a real model, which a cassette can record."""
+
+    open: BackendOpener
+    simulated: bool = False
+    replays: bool = False
+    own_process: bool = False
+    endpoint: bool = False
+    chat_format: bool = False
+
+    @property
+    def real(self) -> bool:
+        """A real model: what a cassette records."""
+        return not (self.simulated or self.replays)
+
+
+#: The LLM backends by kind: the one list of backend kinds (``--backend`` choices, a sweep's
+#: ``backend.kind``, the backend contract test) with their properties. A new backend is one :class:`LLMBackend`
+#: subclass, its opener, and one line here.
+BACKENDS: Registry[BackendEntry] = Registry("backend")
 
 @contextmanager
 def _open_sim(options: BackendOptions) -> Iterator[LLMBackend]:
@@ -119,16 +139,12 @@ def _open_recorded(options: BackendOptions) -> Iterator[LLMBackend]:
     yield ReplayBackend(Cassette.for_replay(options.model))
 
 
-BACKENDS.add("sim", _open_sim)
-BACKENDS.add("openai", _open_openai)
-BACKENDS.add("local", _open_local)
-BACKENDS.add("recorded", _open_recorded)
+BACKENDS.add("sim", BackendEntry(_open_sim, simulated=True))
+BACKENDS.add("openai", BackendEntry(_open_openai, endpoint=True))
+BACKENDS.add("local", BackendEntry(_open_local, own_process=True, chat_format=True))
+BACKENDS.add("recorded", BackendEntry(_open_recorded, replays=True))
 #: The type of a field that names a backend kind (checked against :data:`BACKENDS` when validated).
 BackendKind = BACKENDS.field()
-#: The kinds :func:`make_backend` builds: those that need no process of their own.
-IN_PROCESS_KINDS = ("sim", "openai", "recorded")
-#: Kinds whose answers come from a file already: never wrapped in the response cache.
-_UNCACHED_KINDS = ("recorded",)
 
 
 @contextmanager
@@ -136,14 +152,14 @@ def open_backend(kind: str = "sim", **settings: Any) -> Iterator[LLMBackend]:
     """Yield a ready backend of ``kind`` (a name in :data:`BACKENDS`) with the keyword ``settings`` of
     :class:`BackendOptions`. API keys come from the environment and never enter cache keys;
     ``kind="recorded"`` with ``model=PATH`` replays a cassette."""
-    opener = BACKENDS[kind]  # UnknownName (a ConfigError) lists the kinds
+    row = BACKENDS[kind]  # UnknownName (a ConfigError) lists the kinds
     options = BackendOptions.of(settings)
-    if options.chat_format is not None and kind != "local":
+    if options.chat_format is not None and not row.chat_format:
         raise ConfigError(f"chat_format is a setting of the local backend, not of {kind!r}")
-    if options.record is not None and kind in _UNCACHED_KINDS:
+    if options.record is not None and row.replays:
         raise ConfigError("a replayed cassette cannot be recorded again; record from a live backend")
-    with opener(options) as backend:
-        served = _cached(backend, False if kind in _UNCACHED_KINDS else options.cache)
+    with row.open(options) as backend:
+        served = _cached(backend, False if row.replays else options.cache)
         if options.record is not None:
             from rag_lab.llm.cassette import Cassette, RecordingBackend, recording_header
 
@@ -160,9 +176,9 @@ def make_backend(kind: str = "sim", **settings: Any) -> LLMBackend:
     """A backend that needs no process of its own (``sim``, ``openai`` or ``recorded``), to keep as long as wanted,
     with the keyword ``settings`` of :class:`BackendOptions`; the local model needs :func:`open_backend`, which
     stops its server."""
-    BACKENDS.check(kind)
-    if kind not in IN_PROCESS_KINDS:
-        raise ConfigError(f"make_backend builds {', '.join(IN_PROCESS_KINDS)} backends; {kind!r} needs open_backend(...)")
+    if BACKENDS[kind].own_process:
+        kinds = ", ".join(k for k in BACKENDS.names() if not BACKENDS[k].own_process)
+        raise ConfigError(f"make_backend builds {kinds} backends; {kind!r} needs open_backend(...)")
     with open_backend(kind, **settings) as backend:  # these openers hold nothing open after they yield
         return backend
 

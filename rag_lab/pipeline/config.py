@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 
-from rag_lab.config_files import explain_validation, read_mapping
+from rag_lab.config_files import explain_validation, read_mapping, shown_input
 from rag_lab.errors import ConfigError
 from rag_lab.pipeline import policies
 from rag_lab.registry import Registry
@@ -169,8 +169,9 @@ def _section(name: str, policy: type[policies.Policy], value: Any) -> policies.P
     try:
         return policy.model_validate(value)
     except ValidationError as exc:
-        raise ConfigError("; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']} (got {err['input']!r})"
-                                   for err in exc.errors())) from None
+        raise ConfigError("; ".join(f"{name}.{'.'.join(map(str, err['loc']))}: {err['msg']} "
+                                    f"({shown_input('.'.join(map(str, err['loc'])), err['input'])})"
+                                    for err in exc.errors())) from None
 
 
 def _split(key: str) -> tuple[str, str]:

@@ -72,10 +72,3 @@ class Intervention(StrEnum):
     JUDGE_REFUSED = "judge_refused"
     """The judge found the answer unsupported: refused."""
 
-
-#: The codes that turn a draft into a refusal (or an echo) after generation.
-GUARD_REFUSALS = frozenset({Intervention.REFUSED_EMPTY_CONTEXT, Intervention.REFUSED_INSUFFICIENT,
-                            Intervention.REFUSED_BELOW_THRESHOLD, Intervention.ECHO, Intervention.REFUSED_UNCITED})
-#: The codes of a controller request the policies rejected.
-POLICY_REJECTIONS = frozenset({Intervention.REJECTED_NO_EVIDENCE, Intervention.REJECTED_CAP,
-                               Intervention.REJECTED_TOKENS, Intervention.REJECTED_TIME})

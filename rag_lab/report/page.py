@@ -18,6 +18,7 @@ prints it).
 from __future__ import annotations
 
 import html
+import json
 import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
@@ -30,8 +31,11 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import (
+    DECLARED_SENTENCE,
+    EXPLORATORY_SENTENCE,
     comparisons,
     decimals,
+    declared_finding,
     detectable_short,
     is_measured,
     p_cell,
@@ -40,8 +44,9 @@ from rag_lab.experiments.engine.comparisons import (
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.runner import load_sweep
-from rag_lab.figures import cost_quality, forest, sim_vs_real
+from rag_lab.figures import cost_quality, forest, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
+from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 
@@ -49,6 +54,8 @@ from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
 
 _PLOT_HEIGHT = 520
+#: The smallest plot area (px) of the report's scatters: a page at least 960 px wide (a laptop window).
+_LABEL_PX = (640.0, 360.0)
 _PLOT_CONFIG = {"displaylogo": False}
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
@@ -58,7 +65,8 @@ h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-to
 th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th { position: sticky; top: 0; background: #f6f6f6; } td.text, th.text { text-align: left; }
 tr.pareto td { background: #eef6ee; font-weight: 600; }
-td.measured { font-weight: 700; } td.measured.up { color: #2b5d8f; } td.measured.down { color: #b23b3b; }
+td.measured { font-weight: 700; } td.declared { outline: 2px solid #555; outline-offset: -3px; }
+td.measured.up { color: #2b5d8f; } td.measured.down { color: #b23b3b; }
 """
 #: Column of the point labels added to the table for the scatters (the parameters a candidate changes).
 LABEL_COL = "changes"
@@ -159,10 +167,15 @@ def _how_to_read(cost_col: str, quality_col: str) -> str:
 
 
 def _measured_class(row: pd.Series) -> str:
-    """The cell class of a measured paired difference (:func:`is_measured`: bold, coloured by its sign)."""
+    """The cell class of a paired difference: a measured one (:func:`is_measured`) bold and coloured by its sign;
+    a declared claim's cell framed (``declared``), bold when the claim holds."""
+    claim = declared_finding(row)
+    declared = " declared" if claim is not None else ""
     if not is_measured(row):
-        return ""
-    return ' class="measured up"' if row["lo"] > 0 else ' class="measured down"'
+        return f' class="{declared.strip()}"' if declared else ""
+    if claim is not None and claim.direction == "none":   # a no-change claim that holds: no direction to colour
+        return ' class="measured declared"'
+    return f' class="measured up{declared}"' if row["lo"] > 0 else f' class="measured down{declared}"'
 
 
 def _thead(heads: Sequence[str], text_columns: int) -> str:
@@ -173,8 +186,9 @@ def _thead(heads: Sequence[str], text_columns: int) -> str:
 
 def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
     """The Δ-vs-reference table: one row per candidate but the reference, one column per metric with
-    ``Δ [lo, hi]`` (bold where the interval excludes 0), the questions used and the share that differ
-    on the first metric."""
+    ``Δ [lo, hi]`` with its p and Holm p (bold where the interval excludes 0 and the Holm p is below 0.05) or, in a
+    declared claim's cell (framed), that claim's verdict; the questions used and the share that differ on the
+    first metric."""
     metrics = list(frames)
     first = frames[metrics[0]]
     keep = ~first["is_reference"].to_numpy(dtype=bool)
@@ -200,17 +214,16 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
 
 
 def _findings_section(findings: Sequence[Any]) -> list[str]:
-    """The claims the sweep stated up front, each with its one test (as ``rag-lab sweep`` prints them)."""
+    """The claims the sweep declared up front, each with its one test and verdict (as ``rag-lab sweep`` prints them)."""
     items = "".join(f"<li>{html.escape(finding_line(f))}</li>" for f in findings)
-    return ["<h2>Findings stated by the sweep</h2>",
-            f'<p class="note">The sweep file\'s <code>findings:</code>, each tested with the one test of its claim '
-            "(one-sided in the claimed direction; the TOST for no change), the "
-            f"{len(findings)} findings tested in the order listed (fixed sequence).</p>", f'<ul class="note">{items}</ul>']
+    return ["<h2>Declared claims</h2>", f'<p class="note">{html.escape(DECLARED_SENTENCE)}</p>',
+            f'<ul class="note findings">{items}</ul>']
 
 
 def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
     parts = [
-        "<h2>Paired differences vs the reference</h2>",
+        "<h2>Paired differences vs the reference (exploratory)</h2>",
+        f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
         f"<p class=\"note\">{html.escape(reference_sentence(frames))}. Every candidate answered the same "
         "questions, so the question-to-question spread that makes each candidate's own interval wide cancels in "
         "the per-question difference: questions are resampled jointly for the candidate and the reference (with "
@@ -221,7 +234,8 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
         "0 and still p = 0.125. A Δ that is not shown says what the sample could have detected: <i>detect ≥ x</i>, the "
         "smallest |Δ| its test shows with 80% power at Holm's strictest level (α over the table's cells; exact for "
         "0/1 metrics, from the observed discordance), or <i>|Δ| ≤ x</i> where no question differs (the exact 95% "
-        "bound). <i>differ</i> is the share of questions on which the two configurations' values differ at all.</p>",
+        "bound). <i>differ</i> is the share of questions on which the two configurations' values differ at all. "
+        "The forest plots' marks follow this table; their legends say what each mark means.</p>",
         '<div class="table-wrap">', delta_table_html(frames), "</div>",
     ]
     for i, (metric, frame) in enumerate(frames.items()):
@@ -229,6 +243,34 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
         parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
                                     div_id=f"forest-{i}"))
     return parts
+
+
+# --- where related claims hold (the robustness table) ---------------------------------------------------
+
+
+def related_rows(findings: Sequence[Any], claims: Sequence[Mapping[str, Any]], table: Mapping[str, Any]) -> list[str]:
+    """The robustness table's rows (keys) that test a contrast like one of the sweep's declared claims: the same
+    metric and the same settings changed (their values may differ), in the order of the claims."""
+    keys: list[str] = []
+    for finding, claim in zip(findings, claims, strict=True):
+        changed = set(dict(claim.get("candidate") or {}))
+        for row in table.get("findings", []):
+            if row["metric"] == finding.metric and set(row["candidate"]) == changed and row["key"] not in keys:
+                keys.append(row["key"])
+    return keys
+
+
+def _where_section(table: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+    info = where_grid.where_grid_info(table, keys)
+    figure = where_grid.where_grid_figure(info)
+    rows = "; ".join(f"{k}: {c}" for k, c in zip(info.keys, info.claims, strict=True))
+    return ["<h2>Where claims like these hold</h2>",
+            '<p class="note">The lab\'s robustness table (<code>data/robustness.md</code>, '
+            f"{html.escape(info.source)}) re-runs contrasts of the same metric and the same settings as this sweep's "
+            "declared claims (their values may differ: compare the rows' claims) on the world, HotpotQA and MuSiQue at "
+            "two simulator seeds and on a recorded real model; one symbol per cell, its meaning in the legend, the "
+            f"numbers on hover. Rows: {html.escape(rows)}.</p>",
+            figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id="where-grid")]
 
 
 # --- simulated vs real (rag-lab verify) ---------------------------------------------------------------
@@ -339,8 +381,14 @@ def _search_section(sweep: SweepResult) -> list[str]:
 def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotlyjs: bool) -> str:
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     info = cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col)
-    return cost_quality.cost_quality_figure(info).to_html(full_html=False, include_plotlyjs=include_plotlyjs,
+    return cost_quality.cost_quality_figure(info, label_px=_LABEL_PX).to_html(full_html=False, include_plotlyjs=include_plotlyjs,
                                                           default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)
+
+
+def _robustness_table() -> Mapping[str, Any]:
+    """The shipped robustness table (``data/robustness.json``), or nothing where it is not shipped."""
+    path = DATA_DIR / "robustness.json"
+    return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
 def report_figures(
@@ -350,7 +398,8 @@ def report_figures(
     reference: Any = None,
 ) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
-    ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric and ``sim_vs_real_<n>_<metric>``
+    ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric, ``where_grid`` (where claims like the
+    sweep's declared ones hold, when the robustness table has such rows) and ``sim_vs_real_<n>_<metric>``
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
     table, sweep, _ = _load(source)
     table = add_pareto(table, cost_col, quality_col)
@@ -359,14 +408,20 @@ def report_figures(
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     figures["cost_quality"] = cost_quality.cost_quality_figure(
-        cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col))
+        cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
     if second_col is not None:
         figures[f"{second_col.removeprefix('cost_')}_quality"] = cost_quality.cost_quality_figure(
-            cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col))
+            cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
     if sweep is not None:
-        for metric, frame in comparisons(sweep, (quality_col, cost_col), reference).items():
+        declared = sweep_findings(sweep) if sweep.complete else []
+        for metric, frame in comparisons(sweep, (quality_col, cost_col), reference, declared=declared).items():
             figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
+        declared_claims = sweep.spec.get("findings") or []
+        robustness = _robustness_table() if declared else {}
+        related = related_rows(declared, declared_claims, robustness) if robustness else []
+        if related:
+            figures["where_grid"] = where_grid.where_grid_figure(where_grid.where_grid_info(robustness, related))
         for n, v in enumerate(load_verifications(sweep.run_dir, sweep)):
             for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
                 if metric in set(v.gaps["metric"]):
@@ -400,9 +455,13 @@ def write_report(
     frames: dict[str, pd.DataFrame] = {}
     verifications: list[Any] = []
     findings: list[Any] = []
+    related: list[str] = []
+    robustness: Mapping[str, Any] = {}
     if sweep is not None:
         findings = sweep_findings(sweep) if sweep.complete else []
-        frames = comparisons(sweep, (quality_col, cost_col), reference)
+        robustness = _robustness_table() if findings else {}
+        related = related_rows(findings, sweep.spec.get("findings") or [], robustness) if robustness else []
+        frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
         verifications = load_verifications(sweep.run_dir, sweep)
 
@@ -434,6 +493,7 @@ def write_report(
         *plots,
         *(_search_section(sweep) if sweep is not None and sweep.search else []),
         *(_findings_section(findings) if findings else []),
+        *(_where_section(robustness, related) if related else []),
         *(_delta_section(frames) if frames else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",

@@ -38,6 +38,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.figures import cost_quality_figure, cost_quality_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
@@ -100,7 +101,7 @@ class SweepPanel:
         run_button.on_click(lambda _b: self._run_clicked())
         export_button = widgets.Button(description="export", icon="folder-open")
         export_button.on_click(lambda _b: self.export())
-        self._sampler = widgets.Dropdown(options=["nsga2", "tpe", "grid"], value="nsga2", description="sampler")
+        self._sampler = widgets.Dropdown(options=list(SAMPLERS.names()), value="nsga2", description="sampler")
         self._trials = widgets.BoundedIntText(value=12, min=1, max=10_000, description="trials")
         self._race = widgets.Text(value="", description="race batches", placeholder="e.g. 20, 40 (empty: no race)",
                                   style={"description_width": "initial"})
@@ -171,11 +172,11 @@ class SweepPanel:
         panel's cost and quality axes) and the sampler's ``seed``."""
         search: dict[str, Any] = {"sampler": sampler, "seed": seed, "constraints": list(constraints),
                                   "objectives": list(objectives or [self.cost_col, self.quality_col])}
-        if sampler != "grid":
+        if not SAMPLERS[sampler].walks_grid:
             search["trials"] = trials
         if race:
             search["race"] = {"batches": list(race)}
-        return SweepSpec.from_dict({**self._spec_data(self.space() if sampler != "grid" else self.grid()),
+        return SweepSpec.from_dict({**self._spec_data(self.grid() if SAMPLERS[sampler].walks_grid else self.space()),
                                     "search": search})
 
     def spec(self) -> SweepSpec:

@@ -45,6 +45,7 @@ from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.store import RUN_FILE
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.experiments.runner import load_sweep, run_sweep
+from rag_lab.llm.factory import BACKENDS
 from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.loaders import load_dataset
 from rag_lab.stats.paired import interval_text, paired_difference
@@ -113,7 +114,7 @@ def select_candidates(sim: SweepResult, top: int = DEFAULT_TOP, by: str | None =
 
 
 def _slug(backend: BackendSpec) -> str:
-    if backend.kind == "sim":
+    if BACKENDS[backend.kind].simulated:
         what = Path(backend.profile).stem if is_profile_file(backend.profile) else backend.profile
     else:
         what = Path(backend.model).stem if backend.model else "default"

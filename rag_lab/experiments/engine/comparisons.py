@@ -1,6 +1,8 @@
-"""Paired differences of every candidate of a sweep against one reference, with Holm's correction over the
-table, and the Δ table as plain text (``rag-lab sweep`` prints it; the HTML report shows the same table,
-:mod:`rag_lab.report`)."""
+"""Paired differences of every candidate of a sweep against one reference — the *exploratory* table: two-sided,
+Holm's correction over its cells — and the Δ table as plain text (``rag-lab sweep`` prints it; the HTML report
+shows the same table, :mod:`rag_lab.report`). A cell that is one of the sweep's *declared* claims (its
+``findings:``) carries that claim's :class:`~rag_lab.experiments.engine.findings.Finding` in the ``declared``
+column, shows its verdict instead of a second test, and stays out of the Holm family."""
 
 from __future__ import annotations
 
@@ -20,19 +22,45 @@ ALPHA = 0.05
 
 
 def comparisons(sweep: SweepResult, metrics: Sequence[str], reference: Any = None,
-                n_boot: int = 2000) -> dict[str, pd.DataFrame]:
+                n_boot: int = 2000, declared: Sequence[Any] = ()) -> dict[str, pd.DataFrame]:
     """:meth:`SweepResult.compare` for each of ``metrics`` present in the sweep, against one reference, with
     ``p_holm``: each paired test's p after Holm's correction over the whole table (every candidate but the
-    reference, on every metric shown — the family of differences the report puts in front of a reader)."""
+    reference, on every metric shown — the family of differences the report puts in front of a reader), less
+    the cells that are one of the ``declared`` findings (:func:`with_declared`)."""
     present = [m for m in dict.fromkeys(metrics) if m in sweep.table.columns]
-    return with_holm({m: sweep.compare(m, reference=reference, n_boot=n_boot) for m in present})
+    return with_holm(with_declared({m: sweep.compare(m, reference=reference, n_boot=n_boot) for m in present},
+                                   declared))
+
+
+def with_declared(frames: Mapping[str, pd.DataFrame], findings: Sequence[Any]) -> dict[str, pd.DataFrame]:
+    """``frames`` with a ``declared`` column: the finding (a :class:`~rag_lab.experiments.engine.findings.Finding`)
+    that claims the cell's contrast — the same metric, the row's config as candidate and the table's reference as
+    reference — else None. That cell shows the finding's verdict, tested in its own family, and no other."""
+    out = {}
+    for metric, frame in frames.items():
+        reference = frame.attrs.get("reference", {}).get("config_id")
+        claims = {f.candidate_config: f for f in findings if f.metric == metric and f.reference_config == reference}
+        marked = frame.copy()
+        marked.attrs = dict(frame.attrs)
+        marked["declared"] = [None if row["is_reference"] else claims.get(str(row["config_id"]))
+                              for _, row in frame.iterrows()]
+        out[metric] = marked
+    return out
+
+
+def declared_finding(row: pd.Series) -> Any:
+    """The declared finding a Δ-table row stands for (:func:`with_declared`), or None."""
+    found = row.get("declared")
+    return found if hasattr(found, "verdict") else None
 
 
 def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
-    """``frames`` (``compare`` tables) with a ``p_holm`` column (Holm over all their non-reference rows) and a
-    ``detectable`` column: for a row not shown, the :class:`~rag_lab.stats.power.Detectable` of its sample (80% power,
-    the two-sided paired test at Holm's strictest level over the table); None for a row that is shown."""
-    cells = [(m, i) for m, f in frames.items() for i in range(len(f)) if not bool(f["is_reference"].iloc[i])]
+    """``frames`` (``compare`` tables) with a ``p_holm`` column (Holm over all their non-reference rows that are not
+    a declared finding's, :func:`with_declared`) and a ``detectable`` column: for a row not shown, the
+    :class:`~rag_lab.stats.power.Detectable` of its sample (80% power, the two-sided paired test at Holm's strictest
+    level over the table); None for a row that is shown or declared (its finding states its own)."""
+    cells = [(m, i) for m, f in frames.items() for i in range(len(f))
+             if not bool(f["is_reference"].iloc[i]) and declared_finding(f.iloc[i]) is None]
     adjusted = holm(float(frames[m]["p"].iloc[i]) for m, i in cells)
     out = {m: f.copy() for m, f in frames.items()}
     for m, f in out.items():
@@ -43,7 +71,8 @@ def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     level = ALPHA / max(1, len(cells))   # Holm's strictest step: shown at that effect whatever the others show
     for m, f in out.items():
         f["detectable"] = [
-            None if row["is_reference"] or is_measured(row) or "differences" not in row.index else
+            None if row["is_reference"] or is_measured(row) or "differences" not in row.index
+            or declared_finding(row) is not None else
             detectable(row["differences"], direction="two-sided", alpha=level, value_range=value_range(m))
             for _, row in f.iterrows()]
     return out
@@ -51,7 +80,10 @@ def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
 
 def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
     """A paired difference a reader may call measured: its interval excludes 0 and, where the row has a
-    Holm-adjusted p, that p is below ``alpha``."""
+    Holm-adjusted p, that p is below ``alpha``; a declared finding's row: the finding holds."""
+    claim = declared_finding(row)
+    if claim is not None:
+        return bool(claim.holds)
     excludes = bool(row["lo"] > 0 or row["hi"] < 0)
     if "p_holm" in row.index:
         return excludes and bool(row["p_holm"] < alpha)
@@ -59,8 +91,20 @@ def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
 
 
 def p_cell(row: pd.Series) -> str:
-    """``p=0.125 (Holm 0.750)``."""
+    """``p=0.125 (Holm 0.750)``; a declared finding's row: its verdict (:attr:`Finding.verdict`)."""
+    claim = declared_finding(row)
+    if claim is not None:
+        return claim.verdict
     return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
+
+
+#: The sentences that tell the two kinds of test apart, on every page that shows both.
+DECLARED_SENTENCE = ("Declared claims (confirmatory): the sweep file's findings, stated before it ran, each tested "
+                     "one-sided in its claimed direction (TOST for no change) in one family, fixed sequence at "
+                     "α = 0.05 — these verdicts answer the sweep's questions.")
+EXPLORATORY_SENTENCE = ("Exploratory: every candidate against the reference on the headline metrics, two-sided, Holm "
+                        "over the table's cells; a cell that is a declared claim shows that claim's verdict (✓/✗, its "
+                        "own family) instead, and is left out of the Holm family.")
 
 
 def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
@@ -98,16 +142,24 @@ def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
     first = frames[metrics[0]]
     rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
     cells = [[f"{interval_text(frames[m].iloc[i], decimals(frames, m))} {p_cell(frames[m].iloc[i])}"
-              + (" *" if is_measured(frames[m].iloc[i]) else f" ({detectable_short(frames[m].iloc[i])})")
-              for m in metrics] for i in rows]
+              + _mark(frames[m].iloc[i]) for m in metrics] for i in rows]
     names = [str(first.iloc[i]["label"]) for i in rows]
     heads = [f"Δ {label(m)}" for m in metrics]
     w0 = max([len("changes vs reference"), *map(len, names)])
     widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
-    lines = [reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05; otherwise "
+    lines = [EXPLORATORY_SENTENCE,
+             reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05; otherwise "
              "(detect ≥ x): the smallest |Δ| the sample could have shown with 80% power at Holm's strictest level "
              "(|Δ| ≤ x: no question differs, the exact 95% bound)",
              f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
     lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
               for n, row in zip(names, cells, strict=True)]
     return "\n".join(lines)
+
+
+def _mark(row: pd.Series) -> str:
+    """A Δ cell's mark in the text table: `` *`` shown, `` (detect ≥ x)`` not shown, nothing for a declared claim's
+    cell (its verdict is in the cell)."""
+    if declared_finding(row) is not None:
+        return ""
+    return " *" if is_measured(row) else f" ({detectable_short(row)})"

@@ -9,12 +9,30 @@ from __future__ import annotations
 import multiprocessing
 from collections.abc import Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.worker import QuestionOutcome, WorkContext, WorkerState, WorkUnit, init_worker, run_unit
 
-EXECUTORS = ("serial", "threads", "processes", "dask")
+
+@dataclass(frozen=True)
+class Executor:
+    """One executor's properties: ``in_process`` — its units run in this process, on this process's
+    :class:`~rag_lab.experiments.engine.worker.WorkerState` (serial, threads); the others' workers build their own."""
+
+    name: str
+    in_process: bool
+
+
+#: The executors by name, with their properties (what callers ask instead of listing names).
+EXECUTORS = {e.name: e for e in (Executor("serial", True), Executor("threads", True), Executor("processes", False),
+                                 Executor("dask", False))}
+
+
+def in_process(executor: str) -> bool:
+    """Whether ``executor``'s units run in this process (see :class:`Executor`)."""
+    return EXECUTORS[executor].in_process
 
 
 def check_executor(executor: str, workers: int, dask_address: Any = None) -> None:
@@ -40,7 +58,7 @@ def execute(
     check_executor(executor, workers, dask_address)
     if not units:
         return
-    if executor in ("serial", "threads") and local_state is None:
+    if in_process(executor) and local_state is None:
         raise ConfigError(f"the {executor} executor needs this process's WorkerState")
     if executor == "serial":
         for unit in units:

@@ -175,6 +175,8 @@ class Finding:
     family_index: int = -1
     p_claim: float | None = None
     detectable: Detectable | None = None
+    candidate_config: str = ""
+    reference_config: str = ""
 
     @property
     def p_adjusted(self) -> float:
@@ -218,6 +220,18 @@ class Finding:
         return text
 
     @property
+    def verdict(self) -> str:
+        """The claim's one verdict in a few words, as every page shows it beside its Δ: ``✓ holds, p=0.0039
+        (declared 1 of 4, one-sided, fixed sequence)`` or ``✗ not shown, …`` (a TOST: ``within ±0.06``)."""
+        mark = "✓ holds" if self.holds else "✗ not shown"
+        if self.direction == "none":
+            mark += f" within ±{self.margin:g}"
+        test = "TOST" if self.direction == "none" else "one-sided"
+        where = (f"declared {self.family_index + 1} of {self.family.size}, {test}, fixed sequence"
+                 if self.family is not None else f"declared, {test}")
+        return f"{mark}, {p_clause(self.p_adjusted)} ({where})"
+
+    @property
     def message(self) -> str:
         """What was expected and what was measured, in one paragraph."""
         expected = _EXPECT[self.direction].format(margin=self.margin)
@@ -226,6 +240,15 @@ class Finding:
         return (f"Finding {verdict} ({_KIND_TEXT[self.kind]}): {self.claim}. Expected the paired difference of "
                 f"{metric_label(self.metric)} ({self.metric}), {self.candidate} minus {self.reference}, with {expected} "
                 f"and p < {self.alpha:g}{control}; measured {self.measured}.")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The finding as JSON-able data (what ``rag-lab sweep --json`` prints): the claim, the contrast, the
+        numbers, its p before and after its family's correction, and its verdict."""
+        return {"claim": self.claim, "metric": self.metric, "candidate": self.candidate, "reference": self.reference,
+                "direction": self.direction, "margin": self.margin, "kind": self.kind, "delta": self.delta,
+                "lo": self.lo, "hi": self.hi, "n": self.n, "n_better": self.n_better, "n_worse": self.n_worse,
+                "p": self.p, "method": self.method, "p_adjusted": self.p_adjusted, "holds": self.holds,
+                "verdict": self.verdict}
 
     def __str__(self) -> str:
         return self.message
@@ -352,7 +375,8 @@ def paired_finding(
         reference_mean=diff.reference_mean, p=float(p), method=claimed.method + ("" if direction == "none" else
                                                                                  ", one-sided"),
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
-        family_index=index, p_claim=p_claim,
+        family_index=index, p_claim=p_claim, candidate_config=str(cand["config_id"]),
+        reference_config=str(ref["config_id"]),
         detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, bound, value_range(metric)),
     )
 
@@ -373,7 +397,6 @@ def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, 
     """What a claim's sample could have detected (:func:`rag_lab.stats.power.detectable`), from its per-question
     values (rows: questions, columns: seeds) and its test's level ``alpha``: exact for a 0/1 metric with one seed,
     the normal approximation otherwise; the exact bound when no question differs."""
-    import numpy as np
 
     return detectable(paired_differences(values, reference), direction=direction, alpha=alpha, margin=margin,
                       value_range=metric_range)

@@ -14,7 +14,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, GridCandidate, config_id, short_hash
+from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
@@ -59,10 +61,11 @@ class SweepPlan:
 
     @classmethod
     def build(cls, spec: SweepSpec, evalset: EvalSet) -> SweepPlan:
-        """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here."""
+        """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here, and so are the
+        findings the sweep states (each must pick candidates of the grid)."""
         base = spec.base_config()
         runs: list[PlannedRun] = []
-        if spec.search is not None and spec.search.sampler != "grid":
+        if spec.search is not None and not SAMPLERS[spec.search.sampler].walks_grid:
             keys = spec.search_space().keys
             for key in keys:  # unknown keys fail before anything runs, as in a grid
                 if key.startswith(BACKEND_PREFIX):
@@ -82,7 +85,20 @@ class SweepPlan:
                 for seed in spec.seeds:
                     runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs), candidate))
         qids = tuple(q.qid for q in spec.select_questions(evalset))
-        return cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
+        plan = cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
+        plan.check_findings()
+        return plan
+
+    def check_findings(self) -> None:
+        """Raise a :class:`~rag_lab.errors.ConfigError` naming the first stated finding whose ``candidate`` or
+        ``reference`` picks no config of the grid, several, or the same as the other (a search that proposes its
+        candidates as it runs is checked when its findings are tested)."""
+        configs: dict[str, dict[str, Any]] = {}
+        for run in self.runs:
+            entry = configs.setdefault(run.config_id, {"config": completed(run.flat), "candidate_ids": []})
+            entry["candidate_ids"].append(run.candidate_id)
+        claims = [c.model_dump() for c in self.spec.findings]
+        check_claims(claims, configs, completed(self.describe()["base_config"]), f"sweep {self.spec.name!r}")
 
     def describe(self) -> dict[str, Any]:
         """Everything that decides the results, as plain JSON data (stored in the run's meta table)."""

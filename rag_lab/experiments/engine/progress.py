@@ -21,7 +21,8 @@ PROGRESS_MODES = ("auto", "quiet")
 class SweepProgress:
     """Counts finished pairs and runs; ``remaining`` maps each run's candidate id to its pending questions."""
 
-    def __init__(self, name: str, total_pairs: int, total_runs: int, remaining: Mapping[str, int], mode: str = "auto") -> None:
+    def __init__(self, name: str, total_pairs: int, total_runs: int, remaining: Mapping[str, int], mode: str = "auto",
+                 label: str = "sweep") -> None:
         if mode not in PROGRESS_MODES:
             raise ConfigError(f"progress must be one of {', '.join(PROGRESS_MODES)}, got {mode!r}")
         self.remaining = {cid: n for cid, n in remaining.items() if n > 0}
@@ -30,7 +31,7 @@ class SweepProgress:
         self.calls_incurred = 0
         self.calls_spent = 0
         done = total_pairs - sum(self.remaining.values())
-        self._bar = tqdm(total=total_pairs, initial=done, desc=f"sweep {name}", unit="q", disable=mode == "quiet",
+        self._bar = tqdm(total=total_pairs or None, initial=done, desc=f"{label} {name}", unit="q", disable=mode == "quiet",
                          dynamic_ncols=True)
         self._show()
 
@@ -51,6 +52,15 @@ class SweepProgress:
                 del self.remaining[candidate_id]
                 self.runs_done += 1
         self._bar.update(1)
+        self._show()
+
+    def add_run(self, candidate_id: str, remaining: int) -> None:
+        """A candidate planned while the loop runs (a search's trial) with its ``remaining`` questions."""
+        self.total_runs += 1
+        if remaining > 0:
+            self.remaining[candidate_id] = remaining
+        else:
+            self.runs_done += 1
         self._show()
 
     def _show(self) -> None:

@@ -22,9 +22,10 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.experiments.engine.blobs import decompress
+from rag_lab.experiments.engine.claims import check_claims
 from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
-from rag_lab.experiments.engine.worker import decompress
 from rag_lab.pipeline import Result, Trace
 from rag_lab.pipeline.config import later_defaults
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
@@ -203,6 +204,24 @@ class SweepResult:
         rows = self.store.rows(self._known(candidate_id))
         return pd.DataFrame([rows[q] for q in self.qids if q in rows])
 
+    def all_rows(self) -> pd.DataFrame:
+        """The per-question metrics rows of every run, in table then question order, each led by its run's
+        ``candidate_id``, ``seed`` and ``param_*`` columns (what ``rag-lab sweep --rows CSV`` writes)."""
+        lead = ["candidate_id", "seed", *self.param_columns]
+        frames = []
+        for _, run in self.table[lead].iterrows():
+            rows = self.rows(run["candidate_id"])
+            if len(rows):
+                frames.append(pd.concat([pd.DataFrame([run.to_dict()] * len(rows)), rows], axis=1))
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*lead, "qid"])
+
+    def write_rows(self, path: str | Path) -> Path:
+        """:meth:`all_rows` as CSV (one line per run and question)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.all_rows().to_csv(path, index=False, lineterminator="\n")
+        return path
+
     def traces(self, candidate_id: str) -> CandidateTraces:
         """The per-question traces of one run: a mapping ``qid → Trace``, read lazily."""
         return CandidateTraces(self.store, self._known(candidate_id))
@@ -280,6 +299,21 @@ class SweepResult:
         }[rule]
         return {"config_id": config_id, "candidate_id": candidate, "rule": rule, "description": description}
 
+    def check_findings(self) -> None:
+        """Raise a :class:`~rag_lab.errors.ConfigError` naming the first stated finding whose ``candidate`` or
+        ``reference`` picks no stored config, several, or the same as the other (as a sweep checks before it
+        runs: :func:`rag_lab.experiments.engine.claims.check_claims`)."""
+        check_claims(self.spec.get("findings") or [], self._configs_by_id(), self.plan.get("base_config", {}),
+                     str(self.run_dir))
+
+    def require_finished(self) -> None:
+        """Raise a :class:`~rag_lab.errors.ConfigError` when no question of the sweep has finished yet (there is
+        nothing to summarise)."""
+        if not self.store.count_rows():
+            raise ConfigError(f"{self.run_dir}: no question has finished yet (0 of {len(self.qids)} questions for "
+                              f"{len(self._candidates)} candidates stored); run the sweep into it first "
+                              f"(rag-lab sweep SWEEP_FILE --out {self.run_dir}), then report it")
+
     def labels(self, reference: str | Mapping[str, Any] | None = None) -> dict[str, str]:
         """Each run's ``candidate_id`` → its parameters that differ from the sweep's base config, e.g.
         ``round_cap.max_rounds=1`` (``base`` when none do, whether or not the base is a grid point); with
@@ -334,7 +368,8 @@ class SweepResult:
         (:func:`rag_lab.stats.significance.paired_test`, two-sided): ``p``, ``test`` (``exact`` sign /
         McNemar, ``permutation`` or ``permutation_mc``), ``n_better`` and ``n_worse`` (questions where the
         candidate is above / below the reference), and ``differences`` (:class:`~rag_lab.stats.power.Differences`:
-        what the detectable effect of a cell that is not shown is computed from). ``p`` is not corrected for multiplicity: a report or notebook
+        what the detectable effect of a cell that is not shown is computed from). ``p`` is not corrected for
+        multiplicity: a report or notebook
         corrects over its own family (:func:`rag_lab.stats.significance.holm`). ``attrs["reference"]`` is
         :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
         base is not a grid point)."""

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -38,8 +38,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, check_metric, lower_is_better
 from rag_lab.experiments.engine.grid import Grid
+from rag_lab.registry import Registry
 
-SAMPLERS = ("nsga2", "tpe", "grid")
 _METRIC = re.compile(r"^(quality|cost|spent|run)_[a-z0-9_]+$")
 _CONSTRAINT = re.compile(r"^\s*([a-z0-9_]+)\s*(<=|>=)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
 
@@ -141,6 +141,44 @@ class RaceSpec(BaseModel):
         return [b for b in self.batches if b < n_questions] + [n_questions]
 
 
+@dataclass(frozen=True)
+class Sampler:
+    """One search sampler: Optuna's (``build(search)`` makes it, seeded) or, without ``build``, the grid walked in
+    its order (every point of the sweep's grid, no Optuna)."""
+
+    build: Callable[[Any], Any] | None = None
+
+    @property
+    def walks_grid(self) -> bool:
+        """Whether the sampler walks the sweep's grid (its candidates are planned up front)."""
+        return self.build is None
+
+
+def _optuna() -> Any:
+    try:
+        import optuna
+    except ImportError:
+        raise ConfigError("a search with an Optuna sampler (nsga2, tpe) needs Optuna (pip install optuna)") from None
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    return optuna
+
+
+def _nsga2(search: Any) -> Any:
+    # constraints reach the sampler through Trial.set_constraint (Optuna 5; constraints_func is deprecated)
+    return _optuna().samplers.NSGAIISampler(population_size=search.population, seed=search.seed)
+
+
+def _tpe(search: Any) -> Any:
+    return _optuna().samplers.TPESampler(seed=search.seed)
+
+
+#: The search samplers by name (a search's ``sampler:``, the sweep panel's choices).
+SAMPLERS: Registry[Sampler] = Registry("sampler")
+SAMPLERS.add("nsga2", Sampler(_nsga2))
+SAMPLERS.add("tpe", Sampler(_tpe))
+SAMPLERS.add("grid", Sampler())
+
+
 class SearchSpec(BaseModel):
     """The ``search:`` section of a sweep: ``sampler`` (``nsga2``, ``tpe``: Optuna's multi-objective
     samplers; ``grid``: every point of the space, in grid order), ``trials`` (how many the sampler
@@ -149,7 +187,7 @@ class SearchSpec(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    sampler: Literal["nsga2", "tpe", "grid"] = "nsga2"
+    sampler: SAMPLERS.field() = "nsga2"  # type: ignore[valid-type]
     trials: int | None = Field(default=None, ge=1, le=100_000)
     objectives: list[str] = Field(default_factory=lambda: [DEFAULT_COST, DEFAULT_QUALITY], min_length=1, max_length=4)
     constraints: list[str] = Field(default_factory=list)
@@ -174,7 +212,7 @@ class SearchSpec(BaseModel):
 
     @model_validator(mode="after")
     def _trials(self) -> SearchSpec:
-        if self.sampler != "grid" and self.trials is None:
+        if not SAMPLERS[self.sampler].walks_grid and self.trials is None:
             raise ConfigError(f"sampler {self.sampler!r} needs trials: N (how many candidates it proposes)")
         return self
 

@@ -39,7 +39,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, DamagedRunStore
 from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.provenance import code_version
 from rag_lab.experiments.engine.worker import QuestionOutcome
@@ -100,27 +100,34 @@ class RunStore:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RUN_FILE
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-        self._conn.execute("PRAGMA busy_timeout = 30000")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        # NORMAL in WAL mode: a commit survives the process being killed (it is in the WAL file);
-        # only an OS crash or power loss can drop the last commits, never half of one.
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.executescript(_SCHEMA)
+        with _damage_named(self.path):
+            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            # NORMAL in WAL mode: a commit survives the process being killed (it is in the WAL file);
+            # only an OS crash or power loss can drop the last commits, never half of one.
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.executescript(_SCHEMA)
 
     # --- opening -------------------------------------------------------------------------------
 
     @classmethod
     def create(cls, run_dir: str | Path, plan: SweepPlan, overwrite: bool = False) -> RunStore:
         """Open ``run_dir`` for ``plan``: a new store, or the existing one of the same sweep (to resume).
-        A store of a different sweep is an error unless ``overwrite``, which deletes it first."""
+        A store of a different sweep, or a damaged one (:class:`~rag_lab.errors.DamagedRunStore`), is an error
+        unless ``overwrite``, which deletes it first."""
         run_dir = Path(run_dir)
         if run_dir.exists() and not run_dir.is_dir():
             raise ConfigError(f"run directory {run_dir} is a file")
         run_dir.mkdir(parents=True, exist_ok=True)
         path = run_dir / RUN_FILE
         if path.exists():
-            stored = _stored_fingerprint(path)
+            try:
+                stored = _stored_fingerprint(path)
+            except DamagedRunStore:
+                if not overwrite:
+                    raise
+                stored = "damaged"
             if stored is not None and stored != plan.fingerprint:
                 if not overwrite:
                     raise ConfigError(
@@ -134,7 +141,8 @@ class RunStore:
 
     @classmethod
     def read(cls, run_dir: str | Path) -> RunStore:
-        """Open an existing run directory (to read results)."""
+        """Open an existing run directory (to read results); a damaged store is a
+        :class:`~rag_lab.errors.DamagedRunStore`."""
         path = Path(run_dir) / RUN_FILE
         if not path.is_file() or _stored_fingerprint(path) is None:
             raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
@@ -233,7 +241,7 @@ class RunStore:
     # --- reading -------------------------------------------------------------------------------
 
     def _query(self, sql: str, args: tuple = ()) -> list[tuple]:
-        with self._lock:
+        with self._lock, _damage_named(self.path):
             return self._conn.execute(sql, args).fetchall()
 
     def meta(self) -> dict[str, str]:
@@ -285,15 +293,36 @@ class RunStore:
 
 
 def _stored_fingerprint(path: Path) -> str | None:
-    """The fingerprint in an existing ``run.sqlite``, or None if it holds no sweep yet."""
+    """The fingerprint in an existing ``run.sqlite``, or None if it holds no sweep yet; a file sqlite finds
+    damaged (its quick integrity check included) is a :class:`~rag_lab.errors.DamagedRunStore`."""
     try:
         conn = sqlite3.connect(path, timeout=30.0)
     except sqlite3.Error:
         return None
     try:
-        found = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+        with _damage_named(path):
+            problems = [line for (line,) in conn.execute("PRAGMA quick_check").fetchall() if line != "ok"]
+            if problems:
+                raise DamagedRunStore(path, f"integrity check: {problems[0].splitlines()[0]}")
+            found = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
     except sqlite3.Error:
         return None
     finally:
         conn.close()
     return found[0] if found else None
+
+
+def is_damage(exc: sqlite3.Error) -> bool:
+    """Whether sqlite's error says the file is not a database or is corrupt (not, e.g., that it is locked)."""
+    return str(getattr(exc, "sqlite_errorname", "")).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
+
+
+@contextmanager
+def _damage_named(path: Path) -> Iterator[None]:
+    """sqlite's errors about a damaged file, raised as a :class:`~rag_lab.errors.DamagedRunStore` naming ``path``."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        if is_damage(exc):
+            raise DamagedRunStore(path, f"sqlite: {exc}") from None
+        raise

@@ -28,9 +28,9 @@ from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import check_metric
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, short_hash
-from rag_lab.experiments.engine.search_space import SearchSpace, SearchSpec
+from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace, SearchSpec
 from rag_lab.llm.cassette import Cassette
-from rag_lab.llm.factory import BackendKind, simulator_profile
+from rag_lab.llm.factory import BACKENDS, BackendKind, simulator_profile
 from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
 from rag_lab.pipeline import PipelineConfig
@@ -73,14 +73,14 @@ class BackendSpec(BaseModel):
 
     @model_validator(mode="after")
     def _valid_profile(self) -> BackendSpec:
-        if self.kind == "sim":
+        if BACKENDS[self.kind].simulated:
             try:
                 self.sim_profile  # noqa: B018  (resolved here, once: the sweep, its ids and the workers read it)
             except ConfigError as exc:
                 raise ConfigError(str(exc)) from None
         elif self.knobs:
             raise ConfigError(f"knobs are simulator settings; backend {self.kind!r} takes none")
-        if self.kind in ("sim", "recorded") and self.cassette is not None:
+        if not BACKENDS[self.kind].real and self.cassette is not None:
             raise ConfigError(f"a cassette records a real backend (openai or local), not {self.kind!r}")
         if self.replay and self.cassette is None:
             raise ConfigError("replay needs the cassette to replay (backend.cassette)")
@@ -89,7 +89,7 @@ class BackendSpec(BaseModel):
     @cached_property
     def sim_profile(self) -> SimulatorProfile | None:
         """The simulator profile with the knob overrides (``kind: sim``; else None), resolved once per spec."""
-        return simulator_profile(self.profile, self.knobs) if self.kind == "sim" else None
+        return simulator_profile(self.profile, self.knobs) if BACKENDS[self.kind].simulated else None
 
     def with_settings(self, settings: Mapping[str, Any]) -> BackendSpec:
         """A validated copy with the dotted ``settings`` changed: ``profile``, ``model``, ``max_tokens`` … by
@@ -119,7 +119,7 @@ class BackendSpec(BaseModel):
         workers) unless ``max_concurrency`` says otherwise."""
         if self.replay:
             return "recorded", {"model": self.replay_cassette(), "max_tokens": self.max_tokens}
-        limit = self.max_concurrency or (concurrency if self.kind == "openai" else None)
+        limit = self.max_concurrency or (concurrency if BACKENDS[self.kind].endpoint else None)
         return self.kind, {"profile": self.sim_profile if self.sim_profile is not None else self.profile, "seed": seed,
                            "model": self.model, "base_url": self.base_url, "cache": self.cache,
                            "max_concurrency": limit, "max_tokens": self.max_tokens, "record": self.cassette}
@@ -225,7 +225,7 @@ class SweepSpec(BaseModel):
                 Grid(grid)
             else:
                 space = SearchSpace(grid)
-                if search.sampler == "grid":
+                if SAMPLERS[search.sampler].walks_grid:
                     space.grid()
         except ConfigError as exc:
             raise ConfigError(str(exc)) from None
@@ -245,7 +245,7 @@ class SweepSpec(BaseModel):
         if any(s < 0 for s in seeds):
             raise ConfigError(f"seeds must be >= 0, got {seeds}")
         backend = info.data.get("backend")
-        if backend is not None and backend.kind != "sim" and len(seeds) > 1:
+        if backend is not None and not BACKENDS[backend.kind].simulated and len(seeds) > 1:
             raise ConfigError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
         return seeds
 
@@ -267,7 +267,7 @@ class SweepSpec(BaseModel):
     def parameter_grid(self) -> Grid:
         """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
         if self.search is not None:
-            if self.search.sampler != "grid":
+            if not SAMPLERS[self.search.sampler].walks_grid:
                 raise ConfigError(f"sweep {self.name!r}: a {self.search.sampler} search has no grid of candidates; "
                                   "its trials are proposed as it runs")
             return self.search_space().grid()

@@ -11,13 +11,14 @@ trace and result already compressed; only the parent process writes to the run s
 
 from __future__ import annotations
 
+import signal
 import threading
-import zlib
 from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.evaluation.runner import run_questions
+from rag_lab.experiments.engine.blobs import compress
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.llm.base import LLMBackend
@@ -25,9 +26,6 @@ from rag_lab.llm.factory import open_backend
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 from rag_lab.records import Dataset
-
-#: zlib level for stored traces and results (the world's trace JSON shrinks about 3.4×, 6.5 kB to 1.9 kB).
-COMPRESSION_LEVEL = 6
 
 
 @dataclass(frozen=True)
@@ -63,14 +61,6 @@ class QuestionOutcome:
     row: dict[str, Any]
     trace_z: bytes
     result_z: bytes
-
-
-def compress(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8"), COMPRESSION_LEVEL)
-
-
-def decompress(blob: bytes) -> str:
-    return zlib.decompress(blob).decode("utf-8")
 
 
 class WorkerState:
@@ -128,7 +118,9 @@ def worker_state(context: WorkContext) -> WorkerState:
 
 
 def init_worker(context: WorkContext) -> None:
-    """Process-pool initializer: load the dataset and resources before the first unit arrives."""
+    """Process-pool initializer: load the dataset and resources before the first unit arrives. A worker ignores
+    Ctrl-C: the parent stops the pool and says how to resume (each worker printing its own traceback would not)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     worker_state(context)
 
 

@@ -29,19 +29,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-from tqdm.auto import tqdm
-
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.executors import check_executor, execute
-from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan, planned_run
-from rag_lab.experiments.engine.search_space import Constraint, Objective
+from rag_lab.experiments.engine.evaluator import Evaluator
+from rag_lab.experiments.engine.plan import SweepPlan, planned_run
+from rag_lab.experiments.engine.search_space import SAMPLERS, Constraint, Objective
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
-from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.experiments.tuning.racing import RaceOutcome, mean_of, race_order, run_race
-from rag_lab.records import Dataset
-from rag_lab.stats.summary import COST_PREFIXES
 
 #: A constraint value told to Optuna when a candidate's metric is undefined (it counts as broken).
 UNDEFINED_VIOLATION = 1e9
@@ -59,91 +53,17 @@ class SearchEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-class _Evaluator:
-    """Runs the missing (candidate, question) pairs through the sweep executors and commits them."""
-
-    def __init__(self, store: RunStore, runs: dict[str, PlannedRun], context: WorkContext, local: WorkerState | None,
-                 executor: str, workers: int, dask_address: Any, bar: Any) -> None:
-        self.store, self.runs, self.context, self.local = store, runs, context, local
-        self.executor, self.workers, self.dask_address, self.bar = executor, workers, dask_address, bar
-        self.done = store.done_pairs()
-        self.computed = 0
-        self._rows: dict[str, dict[str, dict[str, Any]]] = {}
-
-    def evaluate(self, candidate_ids: Sequence[str], qids: Sequence[str]) -> None:
-        pending = [(cid, [q for q in qids if (cid, q) not in self.done]) for cid in candidate_ids]
-        n_pending = sum(len(q) for _, q in pending)
-        if not n_pending:
-            return
-        size = 1 if self.executor in ("serial", "threads") else max(1, math.ceil(n_pending / (self.workers * 4)))
-        units = [WorkUnit(candidate_id=cid, config=self.runs[cid].config, seed=self.runs[cid].seed,
-                          qids=tuple(q[i:i + size]), backend=self.runs[cid].backend)
-                 for cid, q in pending for i in range(0, len(q), size)]
-        for outcomes in execute(units, self.context, self.local, self.executor, self.workers, self.dask_address):
-            for outcome in outcomes:
-                self.computed += self.store.write(outcome)
-                self.done.add((outcome.candidate_id, outcome.qid))
-                self._rows.pop(outcome.candidate_id, None)
-                self.bar.update(1)
-
-    def values(self, candidate_id: str, qids: Sequence[str], metric: str) -> np.ndarray:
-        """``metric`` on ``qids`` (NaN where undefined or not run; a cost a role never incurred is 0)."""
-        if candidate_id not in self._rows:
-            self._rows[candidate_id] = self.store.rows(candidate_id)
-        rows = self._rows[candidate_id]
-        absent = 0.0 if metric.startswith(COST_PREFIXES) else math.nan
-        out = []
-        for q in qids:
-            value = rows[q].get(metric, absent) if q in rows else math.nan
-            out.append(math.nan if value is None else float(value))
-        return np.array(out, dtype=float)
-
-    def ran(self, candidate_id: str, qids: Sequence[str]) -> list[str]:
-        return [q for q in qids if (candidate_id, q) in self.done]
-
-
-def _sampler(spec: SweepSpec) -> Any:
-    try:
-        import optuna
-    except ImportError:
-        raise ConfigError("a search with sampler nsga2 or tpe needs Optuna (pip install optuna)") from None
-    optuna.logging.set_verbosity(optuna.logging.WARNING)
-    search = spec.search
-    assert search is not None
-    # constraints reach the sampler through Trial.set_constraint (Optuna 5; constraints_func is deprecated)
-    if search.sampler == "nsga2":
-        return optuna.samplers.NSGAIISampler(population_size=search.population, seed=search.seed)
-    return optuna.samplers.TPESampler(seed=search.seed)
-
-
-def run_search(
-    spec: SweepSpec,
-    plan: SweepPlan,
-    dataset: Dataset,
-    store: RunStore,
-    workers: int = 1,
-    executor: str = "serial",
-    dask_address: Any = None,
-    progress: str = "auto",
-    on_event: Callable[[SearchEvent], None] | None = None,
-) -> tuple[int, int]:
-    """Run (or resume) the search of ``spec`` into ``store`` (created for ``plan``); returns the (candidate,
-    question) pairs computed and found stored. :func:`rag_lab.experiments.runner.run_sweep` calls this for a
-    sweep with ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
+def run_search(spec: SweepSpec, plan: SweepPlan, evaluator: Evaluator,
+               on_event: Callable[[SearchEvent], None] | None = None) -> None:
+    """Run (or resume) the search of ``spec`` (planned as ``plan``) through ``evaluator``, the one loop that runs and
+    stores (candidate, question) pairs. :func:`rag_lab.experiments.runner.run_sweep` calls this for a sweep with
+    ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
     search = spec.search
     if search is None:
         raise ConfigError("run_search needs a sweep with a search: section")
-    check_executor(executor, workers, dask_address)
+    store = evaluator.store
     objectives, constraints = search.parsed_objectives(), search.parsed_constraints()
     notify = on_event or (lambda _event: None)
-    context = WorkContext(dataset=spec.dataset, backend=spec.backend)
-    local = WorkerState(context, dataset, concurrency=workers if executor == "threads" else 1) \
-        if executor in ("serial", "threads") else None
-    before = store.count_rows()
-    session = store.begin_session(executor, workers)
-    runs = {r.candidate_id: r for r in plan.runs}
-    bar = tqdm(desc=f"search {spec.name}", unit="q", disable=progress == "quiet", dynamic_ncols=True)
-    evaluator = _Evaluator(store, runs, context, local, executor, workers, dask_address, bar)
     order = race_order(list(plan.qids), search.seed) if search.race is not None else list(plan.qids)
 
     def race(challengers: Sequence[str], incumbents: Sequence[str]) -> dict[str, RaceOutcome]:
@@ -162,27 +82,19 @@ def run_search(
                 store.record_race(o.candidate_id, o.status, o.n_questions, None, o.reason, o.detail)
         return outcomes
 
-    try:
-        if search.sampler == "grid":
-            ids = [r.candidate_id for r in plan.runs]
-            if search.race is not None:
-                race(ids, [])
-            else:
-                evaluator.evaluate(ids, order)
+    if SAMPLERS[search.sampler].walks_grid:
+        ids = [r.candidate_id for r in plan.runs]
+        if search.race is not None:
+            race(ids, [])
         else:
-            _optuna_trials(spec, plan, store, evaluator, runs, order, objectives, constraints, race, notify)
-    finally:
-        computed = evaluator.computed
-        store.end_session(session, computed)
-        bar.close()
-        if local is not None:
-            local.close()
-    notify(SearchEvent("done", text=f"{computed} question runs computed"))
-    return computed, before
+            evaluator.evaluate(ids, order)
+    else:
+        _optuna_trials(spec, plan, store, evaluator, order, objectives, constraints, race, notify)
+    notify(SearchEvent("done", text=f"{evaluator.computed} question runs computed"))
 
 
-def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator: _Evaluator,
-                   runs: dict[str, PlannedRun], order: list[str], objectives: list[Objective],
+def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator: Evaluator,
+                   order: list[str], objectives: list[Objective],
                    constraints: list[Constraint], race: Callable[[Sequence[str], Sequence[str]], dict[str, RaceOutcome]],
                    notify: Callable[[SearchEvent], None]) -> None:
     import optuna
@@ -191,7 +103,7 @@ def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator:
     assert search is not None and search.trials is not None
     space = spec.search_space()
     study = optuna.create_study(directions=[o.direction for o in objectives],
-                                sampler=_sampler(spec))
+                                sampler=SAMPLERS[search.sampler].build(search))
     stored = {t["number"]: t for t in store.trials()}
     outcomes: dict[str, RaceOutcome] = {}
     incumbents: list[str] = []
@@ -211,9 +123,7 @@ def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator:
             continue
         run = planned_run(spec, config, params, plan.spec.seeds[0], position=number)
         cid = run.candidate_id
-        if cid not in runs:
-            runs[cid] = run
-            store.add_runs([run])
+        evaluator.add_run(run)
         if search.race is not None:
             if cid not in outcomes:
                 outcomes.update(race([cid], incumbents))

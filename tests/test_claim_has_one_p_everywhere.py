@@ -35,7 +35,7 @@ def test_table_lesson_sweep_and_report_print_the_same_p_for_one_claim(tmp_path, 
     (printed,) = json.loads(capsys.readouterr().out)["findings"]
     html = write_report(run_dir, tmp_path / "report.html").read_text(encoding="utf-8")         # (4) the report
     assert cell["p"] == lesson.p == printed["p"]
-    assert f"{p_clause(lesson.p)} ({lesson.method})" in html and "Findings stated by the sweep" in html
+    assert f"{p_clause(lesson.p)} ({lesson.method})" in html and "<h2>Declared claims</h2>" in html
     # and it is the one-sided test: half the two-sided p of the same difference when it lies the claimed way
     values, reference = result.paired_values(CLAIM.metric, dict(CLAIM.candidate), dict(CLAIM.reference))
     two_sided = paired_test(values, reference).p

@@ -1,0 +1,94 @@
+"""The where-it-holds grid (rag_lab.figures.where_grid): each robustness cell's status, the grid's data, figure
+and text twins, and the short lines banners and the lesson map cite (≤ 160 characters a finding, ≤ 200 a map
+cell)."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from rag_lab.course.lesson_text import where_line
+from rag_lab.course.map import committed_map
+from rag_lab.course.robustness import load_table, markdown
+from rag_lab.figures.where_grid import (
+    STATUSES,
+    cell_status,
+    recorded_column,
+    where_grid_figure,
+    where_grid_info,
+    where_grid_markdown,
+    where_grid_text,
+)
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+ROW = {"direction": "below"}
+
+
+@pytest.mark.parametrize(("row", "cell", "status"), [
+    (ROW, {"n": 60, "delta": -0.3, "lo": -0.4, "hi": -0.2, "holds": True, "agrees": True}, "holds"),
+    (ROW, {"n": 60, "delta": -0.05, "lo": -0.1, "hi": 0.0, "holds": False, "agrees": True}, "sign agrees"),
+    (ROW, {"n": 60, "delta": 0.0, "lo": 0.0, "hi": 0.0, "holds": False, "agrees": False}, "no difference"),
+    (ROW, {"n": 60, "delta": 0.0, "lo": -0.05, "hi": 0.05, "holds": False, "agrees": False}, "sign disagrees"),
+    (ROW, {"n": 60, "delta": 0.1, "lo": 0.0, "hi": 0.2, "holds": False, "agrees": False}, "sign disagrees"),
+    ({"direction": "none"}, {"n": 60, "delta": 0.0, "lo": 0.0, "hi": 0.0, "holds": False, "agrees": False},
+     "sign disagrees"),
+    (ROW, {"n": 0, "delta": math.nan, "status": "tested", "holds": False, "agrees": False}, "undefined"),
+    (ROW, {"status": "not recorded", "why": "no call"}, "not recorded"),
+    (ROW, {"status": "not applicable", "why": "a knob"}, "not applicable"),
+])
+def test_each_cell_has_one_status(row, cell, status):
+    assert cell_status(row, cell) == status
+
+
+def test_recorded_columns_are_named_by_dataset_prompts_and_model():
+    assert recorded_column("Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample (recorded)") == ("HotpotQA v2",
+                                                                                             "Qwen2.5-Coder-1.5B")
+    assert recorded_column("Qwen2.5-Coder-1.5B, hotpotqa_sample (recorded)") == ("HotpotQA v1", "Qwen2.5-Coder-1.5B")
+
+
+def test_the_grid_of_the_shipped_table():
+    table = load_table()
+    info = where_grid_info(table)
+    assert len(info.keys) == len(table.findings)
+    assert len(info.columns) == len(table.datasets) * len(table.seeds) + len(table.recorded)
+    assert all(len(row) == len(info.columns) for row in info.cells)
+    first = table.findings[0]["cells"][0]
+    assert info.cells[0][0].status == ("holds" if first["holds"] else info.cells[0][0].status)
+    assert info.cells[0][0].delta == pytest.approx(first["delta"]) and info.cells[0][0].n == first["n"]
+    shown = {c.status for row in info.cells for c in row}
+    figure = where_grid_figure(info)
+    assert {t.name.split(" ", 1)[1] for t in figure.data} == {STATUSES[s][2].replace("<", "&lt;") for s in shown}
+    assert sum(len(t.x) for t in figure.data) == len(info.keys) * len(info.columns)
+    assert any("Δ = " in h and "n=" in h for t in figure.data for h in t.hovertext)
+    text = where_grid_text(info)
+    assert len(text.splitlines()) == 1 + len(info.keys)
+    assert where_grid_markdown(info) in markdown(table)     # robustness.md shows the grid at a glance
+
+
+def test_a_finding_is_cited_in_one_short_line():
+    table = load_table()
+    for row in table.findings:
+        line = where_line(row["key"], table)
+        assert len(line) <= 160, (row["key"], len(line), line)
+        statuses = [cell_status(row, c) for c in row["cells"]]
+        assert line.startswith("world " + "".join(STATUSES[s][0] for s in statuses[:len(table.seeds)]))
+
+
+def test_the_lesson_map_cells_are_short():
+    rows = [line for line in committed_map(NOTEBOOKS).splitlines() if line.startswith("| ") and line[2:4].isdigit()]
+    assert len(rows) >= 17
+    longest = max((cell for line in rows for cell in line.strip("|").split(" | ")), key=len)
+    assert len(longest.strip()) <= 200, longest
+
+
+def test_rag_lab_robustness_grid_prints_the_text_twin(capsys):
+    from rag_lab.cli import main
+
+    assert main(["robustness", "--grid"]) == 0
+    lines = capsys.readouterr().out.strip().splitlines()
+    table = load_table()
+    assert lines[0].startswith("✓ holds;") and len(lines) == 1 + len(table.findings)
+    assert lines[1].split()[0] == table.findings[0]["key"]
+    assert lines[1].endswith(where_line(table.findings[0]["key"], table))
