@@ -10,7 +10,6 @@ from rag_lab.evaluation.question_metrics import question_metrics
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
 from rag_lab.llm.role import LLM_ROLES, PROMPT_SETS, prompt_version
-from rag_lab.llm.schemas import DECISION_SCHEMAS
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig
 from rag_lab.pipeline.interventions import Intervention
@@ -88,7 +87,7 @@ def test_prompt_set_v3_asks_the_controller_what_v2_asked_and_answers_without_the
     v2 = prompts.controller_prompt(Q, evidence, [Q], 3, False, prompt_set="v2")
     v3 = prompts.controller_prompt(Q, evidence, [Q], 3, False, prompt_set="v3")
     key = lambda messages, s: LLMRequest(role="controller", messages=messages,  # noqa: E731
-                                         response_schema=DECISION_SCHEMAS[s]["controller"]).cache_key("b", "m")
+                                         response_schema=LLM_ROLES["controller"].schema(s)).cache_key("b", "m")
     assert key(v2, "v2") == key(v3, "v3")                           # the recorded controller calls answer v3
     answer_v3 = prompts.answer_prompt(Q, evidence, "correct", "v3")[0].content
     assert answer_v3.startswith("[answer-v3]")

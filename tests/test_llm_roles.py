@@ -16,7 +16,6 @@ from rag_lab.errors import ConfigError
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
 from rag_lab.llm.role import LLM_ROLES, Role, prompt_version
-from rag_lab.llm.schemas import DECISION_SCHEMAS
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.testing import ContractViolation, check_role
 
@@ -91,7 +90,7 @@ def test_a_toy_role_is_one_registration(toy_role: str) -> None:
     assert [k["knob"] for k in knobs] == ["invalid_json", "hallucinated_action", "wrong_types"]
     assert sim.respond("chat", mood_prompt("Is the sea calm?")) == '{"mood": "calm", "reason": "punctuation"}'
     # the schema lookup and calibration read the row
-    assert DECISION_SCHEMAS["v2"]["mood"] is ReasonedMood
+    assert LLM_ROLES["mood"].schema("v2") is ReasonedMood and LLM_ROLES["mood"].schema("v3") is ReasonedMood
     response = sim.complete(LLMRequest(role="mood", messages=mood_prompt("Calm?", "v2"),
                                        response_schema=LLM_ROLES["mood"].schema("v2")))
     assert response.outcome == "valid" and isinstance(response.parsed, ReasonedMood)
@@ -100,7 +99,7 @@ def test_a_toy_role_is_one_registration(toy_role: str) -> None:
 
 
 def test_the_toy_role_leaves_no_trace() -> None:
-    assert "mood" not in LLM_ROLES and "mood" not in DECISION_SCHEMAS["v2"]
+    assert "mood" not in LLM_ROLES
     with pytest.raises(ConfigError, match="unknown LLM role 'mood'"):
         mood_prompt("q")
 
@@ -130,3 +129,62 @@ def test_check_role_refuses_a_broken_role(toy_role: str) -> None:
     finally:
         LLM_ROLES.remove(toy_role)
         LLM_ROLES.add(toy_role, row)
+
+
+class _Recording(SimulatedBackend):
+    """The simulated backend, keeping each request's role and response schema."""
+
+    def __init__(self) -> None:
+        super().__init__("ideal")
+        self.schemas: list[tuple[str, type[BaseModel] | None]] = []
+
+    def complete(self, request, fallback=None):
+        self.schemas.append((request.role, request.response_schema))
+        return super().complete(request, fallback=fallback)
+
+
+class ReasonedRewrites(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    reason: str = ""
+    queries: list[str]
+
+
+@pytest.fixture
+def rewrite_with_a_v2_schema() -> Iterator[Role]:
+    """The rewrite row with a v2 schema of its own (a role whose schema changes between prompt sets)."""
+    row = LLM_ROLES.remove("rewrite")
+    LLM_ROLES.add("rewrite", Role(row.prompt, row.versions, {**row.schemas, "v2": ReasonedRewrites}, row.simulate))
+    yield LLM_ROLES["rewrite"]
+    LLM_ROLES.remove("rewrite")
+    LLM_ROLES.add("rewrite", row)
+
+
+def test_the_pipeline_asks_each_role_its_rows_schema(rewrite_with_a_v2_schema: Role) -> None:
+    """Every call the pipeline makes carries the schema its role's row names for the config's prompt set: a v2
+    schema given to ``rewrite`` is what a v2 run asks for (no call site wires a schema of its own)."""
+    from rag_lab.pipeline import Pipeline, PipelineConfig
+    from rag_lab.widgets.session import shared_data
+
+    dataset, resources = shared_data("world")
+    for prompt_set in ("v1", "v2"):
+        backend = _Recording()
+        cfg = PipelineConfig.from_dict({"prompts.version": prompt_set, "rewrite.enabled": True,
+                                        "router.enabled": False})
+        Pipeline(cfg, resources, backend).run(dataset.evalset.questions[0])
+        asked = dict(backend.schemas)
+        assert asked["rewrite"] is (ReasonedRewrites if prompt_set == "v2" else rewrite_with_a_v2_schema.schemas["v1"])
+        assert all(schema is LLM_ROLES[role].schema(prompt_set) for role, schema in backend.schemas)
+
+
+def test_the_tables_are_complete_on_import_of_their_module() -> None:
+    """A fresh interpreter that imports only the module of a table finds every built-in row in it."""
+    import subprocess
+    import sys
+
+    code = ("from rag_lab.llm.role import LLM_ROLES\n"
+            "from rag_lab.evaluation.question_metrics import METRICS\n"
+            "import rag_lab.evaluation.metric as m\n"
+            "print(len(LLM_ROLES), 'cost_calls_controller' in METRICS, hasattr(m, 'METRICS'))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["8", "True", "False"]

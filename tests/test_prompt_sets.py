@@ -11,7 +11,8 @@ import pytest
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.runner import evaluate_pipeline
 from rag_lab.llm import prompts
-from rag_lab.llm.schemas import DECISION_SCHEMAS, ControllerDecision, ReasonedControllerDecision
+from rag_lab.llm.role import LLM_ROLES
+from rag_lab.llm.schemas import ControllerDecision, ReasonedControllerDecision
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.widgets.session import shared_data
@@ -62,7 +63,7 @@ def _grammar_field_order(schema: type) -> list[str]:
 
 def test_v2_schemas_put_the_reason_first_and_require_it():
     for role in ("route", "controller"):
-        schema = DECISION_SCHEMAS["v2"][role].model_json_schema()
+        schema = LLM_ROLES[role].schema("v2").model_json_schema()
         assert list(schema["properties"])[0] == "reason"
         assert schema["required"][0] == "reason"
     # v1's controller schema requires only the action: a grammar writes required fields first, so the

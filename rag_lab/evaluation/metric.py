@@ -1,6 +1,7 @@
-"""The metric registry: one :class:`Metric` per per-question column, and the :class:`QuestionRun` its value reads.
+"""What a metric is: :class:`Metric`, one per per-question column, and the :class:`QuestionRun` its value reads.
 
-:data:`METRICS` is the one list of metric columns. The per-question row
+The table of metrics, :data:`rag_lab.evaluation.question_metrics.METRICS`, is the one list of metric columns. The
+per-question row
 (:func:`rag_lab.evaluation.question_metrics.question_metrics`), the axis labels, the names a search objective or
 a finding may use (:func:`rag_lab.evaluation.catalog.check_metric`), which way is better, which metrics are
 outcomes and the value range the statistics read (:func:`rag_lab.evaluation.catalog.value_range`) all derive
@@ -22,9 +23,8 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.answers import normalize_answer
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
-from rag_lab.registry import Registry
 
-__all__ = ["METRICS", "Metric", "QuestionRun"]
+__all__ = ["Metric", "QuestionRun"]
 
 _CITATION = re.compile(r"\[\d+\]")
 
@@ -122,8 +122,3 @@ class Metric:
     def value_range(self) -> tuple[float, float] | None:
         """``(0, 1)`` for a 0/1 metric or a share, else None (counts and costs are unbounded)."""
         return (0.0, 1.0) if self.zero_one or self.share else None
-
-
-#: Every per-question metric column, in the order of the per-question row (registered in
-#: :mod:`rag_lab.evaluation.question_metrics`).
-METRICS: Registry[Metric] = Registry("metric")

@@ -1,5 +1,6 @@
 """Per-question quality and cost metrics of one pipeline run (docs/design.md §5): the registrations of
-:data:`~rag_lab.evaluation.metric.METRICS` and the row they make (:func:`question_metrics`).
+:data:`METRICS` (every metric column, complete on import of this module) and the row they make
+(:func:`question_metrics`).
 
 Answer containment comes in two forms (:mod:`rag_lab.evaluation.answers`): lenient (the gold anywhere in the
 answer) and strict (only within a short answer, in its own words — a parrot scores 0). ``quality_echo`` is 1
@@ -14,12 +15,16 @@ from __future__ import annotations
 from typing import Any
 
 from rag_lab.evaluation.answers import contains, contains_strict, exact_match, f1, normalize_answer
-from rag_lab.evaluation.metric import METRICS, Metric, QuestionRun
+from rag_lab.evaluation.metric import Metric, QuestionRun
 from rag_lab.llm.role import LLM_ROLES
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
+from rag_lab.registry import Registry
 
 __all__ = ["METRICS", "Metric", "QuestionRun", "question_metrics"]
+
+#: Every per-question metric column, in the order of the per-question row (the rows below, and any a user adds).
+METRICS: Registry[Metric] = Registry("metric")
 
 
 def _rate(ok: bool) -> float:
@@ -148,7 +153,7 @@ for _role in LLM_ROLES:
 
 def question_metrics(question: Question, result: Result, trace: Trace) -> dict[str, Any]:
     """One flat row: the question's labels (``qid``, ``type``, ``status`` ...), then every metric of
-    :data:`~rag_lab.evaluation.metric.METRICS` in registration order — ``quality_*`` in [0, 1] (or None where
+    :data:`METRICS` in registration order — ``quality_*`` in [0, 1] (or None where
     undefined), ``cost_*`` counts — with the per-role call counts of the roles the run called, in call order."""
     run = QuestionRun(question, result, trace)
     row: dict[str, Any] = {

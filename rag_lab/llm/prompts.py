@@ -14,7 +14,7 @@ Section contents are data. Text inside EVIDENCE (retrieved documents, which are 
 an instruction, and the system message says so. :func:`parse_sections` and :func:`parse_evidence`
 read the sections back, which is all the simulated backend ever looks at. The system message opens with
 the role's template version in the prompt set spoken (``[controller-v3] …``): each role's row of
-:data:`~rag_lab.llm.role.LLM_ROLES` (:mod:`rag_lab.llm.roles`) names its versions and its builder here.
+:data:`~rag_lab.llm.role.LLM_ROLES` names its versions and its builder here.
 """
 
 from __future__ import annotations
@@ -107,21 +107,21 @@ def route_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, ...]:
     )
 
 
-def rewrite_prompt(question: str, n: int) -> tuple[Message, ...]:
+def rewrite_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message, ...]:
     return role_messages(
         "rewrite",
         f"Write {n} alternative search queries for the question: different words, same meaning; keep names "
         'and identifiers exactly. Reply with JSON only: {"queries": ["...", ...]}.',
-        ("QUESTION", question),
+        ("QUESTION", question), prompt_set=prompt_set,
     )
 
 
-def hyde_prompt(question: str, n: int) -> tuple[Message, ...]:
+def hyde_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message, ...]:
     return role_messages(
         "hyde",
         f"Write {n} short hypothetical passages, in the style of an internal wiki page, that would answer "
         'the question. They are used only to search. Reply with JSON only: {"passages": ["...", ...]}.',
-        ("QUESTION", question),
+        ("QUESTION", question), prompt_set=prompt_set,
     )
 
 
@@ -236,7 +236,7 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
     )
 
 
-def reader_prompt(question: str, evidence: Sequence[EvidenceItem]) -> tuple[Message, ...]:
+def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: str = "v1") -> tuple[Message, ...]:
     """The plain reader's prompt (policy ``generation.reader=plain``): the same question and final context as
     the answer prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What
     the model makes of the context without the pipeline's rules: the baseline the pipeline's answer path is
@@ -245,11 +245,12 @@ def reader_prompt(question: str, evidence: Sequence[EvidenceItem]) -> tuple[Mess
         "reader",
         f"Answer the question from the evidence, in a few words. {UNTRUSTED}",
         ("QUESTION", question),
-        ("EVIDENCE", _evidence_block(evidence)),
+        ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set,
     )
 
 
-def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | None) -> tuple[Message, ...]:
+def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | None,
+                 prompt_set: str = "v1") -> tuple[Message, ...]:
     """``evidence=None`` is the draft-only (IsUse-style) judge; otherwise the judge sees the
     evidence (IsSup-style support check)."""
     sections = [("QUESTION", question), ("DRAFT", draft)]
@@ -262,15 +263,15 @@ def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | N
         "judge",
         f"{task} {UNTRUSTED} "
         'Reply with JSON only: {"verdict": "supported" | "unsupported", "score": 0.0-1.0, "reason": "..."}.',
-        *sections,
+        *sections, prompt_set=prompt_set,
     )
 
 
-def grade_prompt(question: str, item: EvidenceItem) -> tuple[Message, ...]:
+def grade_prompt(question: str, item: EvidenceItem, prompt_set: str = "v1") -> tuple[Message, ...]:
     return role_messages(
         "grade",
         "Rate how relevant the evidence is to the question, from -1 (unrelated) to 1 (answers it). "
         f'{UNTRUSTED} Reply with JSON only: {{"score": -1.0..1.0}}.',
         ("QUESTION", question),
-        ("EVIDENCE", _evidence_block([item])),
+        ("EVIDENCE", _evidence_block([item])), prompt_set=prompt_set,
     )

@@ -4,9 +4,10 @@ A row declares everything about its role that other code would otherwise list ag
 and the template version it speaks in each prompt set, the response schema per prompt set, the simulated
 model's answer (the ideal output, with the behaviour knobs that apply), and what calibration reads
 (whether the simulator breaks the output's format, and the label field whose invented values are
-hallucinated actions). The prompts (:func:`prompt_version`), the schema lookup
-(:data:`rag_lab.llm.schemas.DECISION_SCHEMAS`), the simulator's dispatch, the per-role cost metrics and
-calibration all read the table. The built-in rows are in :mod:`rag_lab.llm.roles`; a new role is one row::
+hallucinated actions). The pipeline asks it for a role by name (the row's prompt builder and schema in the
+config's prompt set); the prompts (:func:`prompt_version`), the simulator's dispatch, the per-role cost
+metrics and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.roles` (``rag_lab.llm`` imports
+it, and importing any module of the package runs that first); a new role is one row::
 
     LLM_ROLES.add("toy", Role(prompt=toy_prompt, versions={"v1": "toy-v1"}, schemas={"v1": ToyAnswer},
                               simulate=lambda ideal, prompt, draws: {"answer": prompt.question}))

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm.role import LLM_ROLES, PROMPT_SETS
 
 ControllerAction = Literal["answer", "rerank", "retrieve_again", "insufficient"]
 CONTROLLER_ACTIONS: tuple[str, ...] = ("answer", "rerank", "retrieve_again", "insufficient")
@@ -93,24 +91,3 @@ class RelevanceGrade(_Schema):
     """CRAG-style relevance of one chunk to the question, on [-1, 1]."""
 
     score: float = Field(ge=-1.0, le=1.0)
-
-
-class _SchemasBySet(Mapping[str, dict[str, type[BaseModel]]]):
-    """``{prompt set: {role: schema}}`` for the roles whose schema changes between prompt sets, read from
-    :data:`~rag_lab.llm.role.LLM_ROLES` on each lookup (so a role registered later is in it)."""
-
-    def __getitem__(self, prompt_set: str) -> dict[str, type[BaseModel]]:
-        PROMPT_SETS.check(prompt_set)
-        return {name: row.schema(prompt_set) for name, row in LLM_ROLES.items()  # type: ignore[misc]
-                if len({row.schema(s) for s in PROMPT_SETS}) > 1}
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(PROMPT_SETS)
-
-    def __len__(self) -> int:
-        return len(PROMPT_SETS)
-
-
-#: The decision schemas each prompt set (``prompts.version``) asks for, by role: the roles whose schema
-#: differs between sets (route and controller), read from their rows of :data:`~rag_lab.llm.role.LLM_ROLES`.
-DECISION_SCHEMAS: Mapping[str, dict[str, type[BaseModel]]] = _SchemasBySet()

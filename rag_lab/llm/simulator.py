@@ -10,7 +10,7 @@ opens a dataset, an evaluation set or any label: ``tests/test_sim_honesty.py`` r
 subprocess under an audit hook that fails on any such open or import, and checks that its answers
 follow counterfactual edits of the evidence.
 
-Roles (``request.role``): the rows of :data:`~rag_lab.llm.role.LLM_ROLES` (:mod:`rag_lab.llm.roles`); each
+Roles (``request.role``): the rows of :data:`~rag_lab.llm.role.LLM_ROLES`; each
 row gives its role's output, so :meth:`SimulatedBackend.explain` dispatches from the table. The package
 is one design: :mod:`.sim.prompt` parses the request, :mod:`.sim.text` / :mod:`.sim.entities` /
 :mod:`.sim.question` / :mod:`.sim.evidence` read it, :mod:`.sim.ideal` gives each role's ideal output

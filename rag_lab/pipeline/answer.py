@@ -56,10 +56,9 @@ def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, 
     draft = prompts.INSUFFICIENT
     instructions = ""
     if items:
-        role, messages = (("reader", prompts.reader_prompt(run.question, items)) if plain else
-                          ("answer", prompts.answer_prompt(run.question, items, template, run.cfg.prompts.version)))
-        instructions = messages[0].content
-        response, call = run.call(role, messages)
+        response, call = (run.ask("reader", run.question, items) if plain else
+                          run.ask("answer", run.question, items, template))
+        instructions = call.messages[0]["content"]
         draft = response.text.strip()
         run.trace.add(TraceStep(kind="generate", llm=call, retrieved=[c.chunk_id for c in context],
                                 tokens=response.usage.total_tokens, detail={"template": template}))

@@ -99,8 +99,7 @@ def judge_answer(run: RunContext, answer: str, items: list[prompts.EvidenceItem]
     """The LLM judge's refusal reason (``"judge"``) when it finds ``answer`` unsupported, else None."""
     evidence = items if run.cfg.judge.mode == "with_evidence" else None
     fallback = JudgeVerdict(verdict="supported", score=0.5, reason="fallback: invalid judge output")
-    response, call = run.call("judge", prompts.judge_prompt(run.question, answer, evidence), JudgeVerdict,
-                              fallback)
+    response, call = run.ask("judge", run.question, answer, evidence, fallback=fallback)
     verdict = response.parsed.verdict  # type: ignore[union-attr]
     step = run.trace.add(TraceStep(kind="judge", llm=call, decision=response.parsed.model_dump(),  # type: ignore[union-attr]
                                    tokens=response.usage.total_tokens, detail={"mode": run.cfg.judge.mode}))

@@ -53,8 +53,8 @@ def _crag(run: RunContext, candidates: list[ContextItem], step: TraceStep) -> tu
         scores = []
         for c in candidates[: 2 * run.cfg.truncation.max_snippets]:
             item = prompts.EvidenceItem(1, c.title, c.text)
-            response, call = run.call("grade", prompts.grade_prompt(run.question, item), RelevanceGrade,
-                                      RelevanceGrade(score=max(-1.0, min(1.0, c.score))))
+            response, call = run.ask("grade", run.question, item,
+                                     fallback=RelevanceGrade(score=max(-1.0, min(1.0, c.score))))
             run.trace.add(TraceStep(kind="grade", llm=call, retrieved=[c.chunk_id],
                                     tokens=response.usage.total_tokens,
                                     decision={"score": response.parsed.score}))  # type: ignore[union-attr]

@@ -23,7 +23,7 @@ from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.ledger import usage
-from rag_lab.llm.schemas import DECISION_SCHEMAS, ControllerDecision, HydePassages, Rewrites, RouteDecision
+from rag_lab.llm.schemas import ControllerDecision, HydePassages, Rewrites, RouteDecision
 from rag_lab.pipeline.answer import Result, generate_and_guard
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.final_context import final_context
@@ -102,9 +102,7 @@ class _QuestionRun(RunContext):
                                      interventions=["router disabled: every question enters the loop"]))
         else:
             fallback = RouteDecision(route="COMPLEX", reason="fallback: invalid router output")
-            version = self.cfg.prompts.version
-            response, call = self.call("route", prompts.route_prompt(self.question, version),
-                                       DECISION_SCHEMAS[version]["route"], fallback)
+            response, call = self.ask("route", self.question, fallback=fallback)
             route = response.parsed.route  # type: ignore[union-attr]
             step = self.trace.add(TraceStep(kind="route", llm=call, decision={"route": route},
                                             tokens=response.usage.total_tokens))
@@ -120,8 +118,7 @@ class _QuestionRun(RunContext):
         embedding of the passages, and of the question with ``include_query``)."""
         if self.cfg.rewrite.enabled:
             n = self.cfg.rewrite.n_rewrites
-            response, call = self.call("rewrite", prompts.rewrite_prompt(self.question, n), Rewrites,
-                                       Rewrites(queries=[self.question]))
+            response, call = self.ask("rewrite", self.question, n, fallback=Rewrites(queries=[self.question]))
             rewrites = [q for q in response.parsed.queries if q != self.question][:n]  # type: ignore[union-attr]
             queries = [self.question, *rewrites]
             self.trace.add(TraceStep(kind="expand", llm=call, queries=queries, tokens=response.usage.total_tokens,
@@ -129,8 +126,8 @@ class _QuestionRun(RunContext):
             return queries, None
         if self.cfg.hyde.enabled:
             n = self.cfg.hyde.n_docs
-            response, call = self.call("hyde", prompts.hyde_prompt(self.question, n), HydePassages,
-                                       HydePassages(passages=[self.question]), max_tokens=200 * n)
+            response, call = self.ask("hyde", self.question, n, fallback=HydePassages(passages=[self.question]),
+                                      max_tokens=200 * n)
             passages = response.parsed.passages[:n]  # type: ignore[union-attr]
             self.trace.add(TraceStep(kind="expand", llm=call, queries=passages, tokens=response.usage.total_tokens,
                                      detail={"method": "hyde", "include_query": self.cfg.hyde.include_query}))
@@ -200,14 +197,12 @@ class _QuestionRun(RunContext):
         cap = self.cfg.max_rounds
         while True:
             shown = self._controller_evidence()
-            version = self.cfg.prompts.version
-            messages = prompts.controller_prompt(self.question, shown, self.state.searches, cap,
-                                                 self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used,
-                                                 prompt_set=version)
             on_invalid = self.cfg.validation.on_invalid
             fallback = (self._fallback_decision if on_invalid == "fallback" else
                         ControllerDecision(action="insufficient", reason="invalid output refused (no fallback)"))
-            response, call = self.call("controller", messages, DECISION_SCHEMAS[version]["controller"], fallback)
+            response, call = self.ask("controller", self.question, shown, self.state.searches, cap,
+                                      self.cfg.disclosure.disclosed, rounds_run=self.state.rounds_used,
+                                      fallback=fallback)
             decision: ControllerDecision = response.parsed  # type: ignore[assignment]
             step = self.trace.add(TraceStep(kind="controller", round=self.state.rounds_used, llm=call,
                                             decision=decision.model_dump(), tokens=response.usage.total_tokens,

@@ -2,7 +2,9 @@
 question's :class:`~rag_lab.pipeline.state.QuestionState` and :class:`~rag_lab.pipeline.trace.Trace`,
 and the three things the steps ask of them (docs/design.md §1):
 
-* :meth:`RunContext.call` — one LLM call, charged to the question's budgets and kept for the trace;
+* :meth:`RunContext.ask` — one LLM call of a role asked by name from
+  :data:`~rag_lab.llm.role.LLM_ROLES` (its prompt and schema in the config's prompt set), charged to the
+  question's budgets and kept for the trace;
 * :meth:`RunContext.relevance_queries` — what relevance is measured against;
 * :meth:`RunContext.candidates` — gathered chunks as :class:`~rag_lab.pipeline.finalize.ContextItem`\\ s,
   scored on that one scale.
@@ -14,9 +16,10 @@ The question loop (:mod:`rag_lab.pipeline.pipeline`), the final context
 
 from __future__ import annotations
 
-from pydantic import BaseModel
+from typing import Any
 
-from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, Message, SamplingParams
+from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, SamplingParams
+from rag_lab.llm.role import LLM_ROLES
 from rag_lab.llm.structured import Fallback
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.finalize import ContextItem
@@ -38,10 +41,14 @@ class RunContext:
         self.trace = Trace(qid=qid, question=question)
         self.qid = qid
 
-    def call(self, role: str, messages: tuple[Message, ...], schema: type[BaseModel] | None = None,
-             fallback: Fallback = None, max_tokens: int = 512) -> tuple[LLMResponse, LLMCall]:
-        """One LLM call: charged to the question's budgets and kept for the trace."""
-        request = LLMRequest(role=role, messages=messages, response_schema=schema,
+    def ask(self, role: str, *prompt_args: Any, fallback: Fallback = None, max_tokens: int = 512,
+            **prompt_kwargs: Any) -> tuple[LLMResponse, LLMCall]:
+        """One call of ``role``: its row of :data:`~rag_lab.llm.role.LLM_ROLES` builds the messages from
+        ``prompt_args``/``prompt_kwargs`` and names the response schema, both in the config's prompt set
+        (``prompts.version``); the response is charged to the question's budgets and kept for the trace."""
+        row, prompt_set = LLM_ROLES[role], self.cfg.prompts.version
+        messages = row.prompt(*prompt_args, prompt_set=prompt_set, **prompt_kwargs)
+        request = LLMRequest(role=role, messages=messages, response_schema=row.schema(prompt_set),
                              params=SamplingParams(max_tokens=max_tokens))
         response = self.backend.complete(request, fallback=fallback)
         self.state.charge(response)
