@@ -313,3 +313,29 @@ def test_trace_is_json_and_records_each_step():
     assert controller["decision"]["action"] == "retrieve_again"
     assert result.llm_calls_by_role == {"route": 1, "controller": 2, "answer": 1}
     assert result.llm_cost.calls == 4
+
+
+@pytest.mark.parametrize("params", [
+    {},
+    {"rewrite.enabled": True, "crag.evaluator": "llm", "judge.enabled": True},
+    {"hyde.enabled": True, "router.enabled": False, "generation.reader": "plain"},
+])
+def test_the_results_cost_is_read_from_its_trace_and_misses_no_call(params: dict, tmp_path) -> None:
+    """A result's LLM cost fields come from its trace; a cost ledger around the run (which records every call
+    the backend answered) gives the same totals, so no call escapes the trace."""
+    from rag_lab.llm.cache import CachedBackend, ResponseCache
+    from rag_lab.llm.ledger import usage
+    from rag_lab.llm.simulator import SimulatedBackend
+    from rag_lab.widgets.session import shared_data
+
+    dataset, resources = shared_data("world")
+    backend = CachedBackend(SimulatedBackend("typical"), ResponseCache(tmp_path / "cache.sqlite"))
+    pipeline = Pipeline(PipelineConfig.from_dict(params), resources, backend)
+    for q in [*dataset.evalset.questions[:4], *dataset.evalset.questions[:2]]:  # the repeats hit the cache
+        with usage() as ledger:
+            result, trace = pipeline.run(q)
+        assert result.llm_cost == ledger.incurred() and result.llm_spent == ledger.spent()
+        assert result.llm_calls_by_role == {r: c.incurred.calls for r, c in ledger.by_role().items()}
+        assert result.llm_spent_by_role == {r: c.spent.calls for r, c in ledger.by_role().items()}
+        assert result.llm_cost.calls == len(trace.llm_calls()) > 0
+    assert backend.cache.hits > 0  # the repeated questions were answered by the cache: spent differs from incurred

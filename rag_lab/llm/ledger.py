@@ -7,6 +7,9 @@ Usage is collected by a context manager rather than threaded through every funct
     ledger.incurred().cost_usd       # every call the policy made, cached or not
     ledger.spent().cost_usd          # only calls the cache did not answer
 
+The pipeline reads one question's costs from its trace, the one record of each call
+(``Ledger.of(trace.llm_calls())``); :func:`usage` is for a user's own code around any calls.
+
 Two totals, because a response cache makes sweeps cheap without changing what the policy did:
 
 * **incurred** counts every call, cache hits included, with the usage (tokens, modelled latency)
@@ -118,6 +121,12 @@ class PricedCall(CallRecord):
         cost = prices.cost(response.backend, response.model, usage.prompt_tokens, usage.completion_tokens)
         return cls.from_response(response, cost_usd=cost)  # type: ignore[return-value]
 
+    @classmethod
+    def of_record(cls, record: CallRecord, prices: PriceTable = DEFAULT_PRICES) -> PricedCall:
+        """Any record of a call (a trace's :class:`~rag_lab.pipeline.trace.LLMCall` among them), priced."""
+        cost = prices.cost(record.backend, record.model, record.prompt_tokens, record.completion_tokens)
+        return cls(**{name: getattr(record, name) for name in CallRecord.model_fields}, cost_usd=cost)
+
 
 class CostSummary(BaseModel):
     """Totals over a set of calls. ``modelled_latency_s`` sums the calls that have a speed model."""
@@ -161,6 +170,13 @@ class Ledger:
 
     Ledgers add up (``a + b``, ``sum(ledgers)``, ``a.extend(b)``) so per-question ledgers can be
     combined; records keep the cost they were priced at."""
+
+    @classmethod
+    def of(cls, records: Iterable[CallRecord], prices: PriceTable | None = None) -> Ledger:
+        """A ledger of calls already recorded elsewhere (a question's trace: ``Ledger.of(trace.llm_calls())``),
+        priced with ``prices``."""
+        table = prices if prices is not None else DEFAULT_PRICES
+        return cls(table, [PricedCall.of_record(r, table) for r in records])
 
     def __init__(self, prices: PriceTable | None = None, records: Iterable[PricedCall] = ()) -> None:
         if prices is not None and not isinstance(prices, PriceTable):

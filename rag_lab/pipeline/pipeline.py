@@ -22,7 +22,7 @@ import numpy as np
 from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.ledger import usage
+from rag_lab.llm.ledger import Ledger
 from rag_lab.llm.schemas import ControllerDecision, HydePassages, Rewrites, RouteDecision
 from rag_lab.pipeline.answer import Result, generate_and_guard
 from rag_lab.pipeline.config import PipelineConfig
@@ -50,11 +50,12 @@ class Pipeline:
         return Pipeline(self.config.with_params(values, **kwargs), self.resources, self.backend)
 
     def run(self, question: Question | str, qid: str | None = None) -> tuple[Result, Trace]:
-        """Run the full pipeline for one question."""
+        """Run the full pipeline for one question. The result's LLM cost fields are read from the trace, the one
+        record of each call."""
         text = question.text if isinstance(question, Question) else question
         qid = qid or (question.qid if isinstance(question, Question) else "q")
-        with usage() as ledger:
-            result, trace = _QuestionRun(self.config, self.resources, self.backend, qid, text).execute()
+        result, trace = _QuestionRun(self.config, self.resources, self.backend, qid, text).execute()
+        ledger = Ledger.of(trace.llm_calls())
         by_role = ledger.by_role()
         result = result.model_copy(update={
             "llm_cost": ledger.incurred(),

@@ -51,8 +51,9 @@ class RunContext:
         request = LLMRequest(role=role, messages=messages, response_schema=row.schema(prompt_set),
                              params=SamplingParams(max_tokens=max_tokens))
         response = self.backend.complete(request, fallback=fallback)
-        self.state.charge(response)
-        return response, LLMCall.of(response, messages)
+        call = LLMCall.of(response, messages)
+        self.state.charge(call)
+        return response, call
 
     def relevance_queries(self) -> list[str]:
         """What relevance is measured against: the question and every query searched so far."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rag_lab.llm.base import LLMResponse
+from rag_lab.llm.types import CallRecord
 
 
 @dataclass
@@ -48,8 +48,8 @@ class QuestionState:
                 self.seen[chunk_id] = SeenChunk(chunk_id, round_no, rank, " | ".join(queries))
         return new
 
-    def charge(self, response: LLMResponse) -> None:
-        """Count an LLM call against the token and time budgets (modelled latency when known)."""
-        self.tokens_used += response.usage.total_tokens
-        seconds = response.modelled_latency_s if response.modelled_latency_s is not None else response.latency_s
+    def charge(self, call: CallRecord) -> None:
+        """Count an LLM call (its trace record) against the token and time budgets (modelled latency when known)."""
+        self.tokens_used += call.total_tokens
+        seconds = call.modelled_latency_s if call.modelled_latency_s is not None else call.latency_s
         self.time_ms += 1000.0 * seconds
