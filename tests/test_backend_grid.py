@@ -55,3 +55,20 @@ def test_bad_backend_keys_fail_before_anything_runs(grid, message, tmp_path) -> 
     with pytest.raises(ConfigError, match=message):
         run_sweep({**SPEC, "grid": grid}, tmp_path / "run", progress="quiet")
     assert not (tmp_path / "run" / "run.sqlite").exists()
+
+
+def test_a_price_in_the_backend_block_is_what_cost_usd_counts(swept, tmp_path) -> None:
+    """``backend.price`` (USD per million input and output tokens) prices every call of the sweep: cost_usd is the
+    question's tokens at that price; unset, the sweep's fingerprint is what it always was (shipped runs resume)."""
+    price = {"input_per_m": 3.0, "output_per_m": 15.0}
+    priced = run_sweep({**SPEC, "backend": {**SPEC["backend"], "price": price}}, tmp_path / "priced", progress="quiet")
+    cid = priced.table["candidate_id"].iloc[0]
+    traces = priced.traces(cid)
+    for _, row in priced.rows(cid).iterrows():
+        calls = traces[row["qid"]].llm_calls()
+        want = sum(c.prompt_tokens * 3.0 + c.completion_tokens * 15.0 for c in calls) / 1e6
+        assert row["cost_usd"] == pytest.approx(want, rel=1e-12) and want > 0
+    # another price is another sweep (the column differs), and a grid cannot vary it
+    assert priced.store.meta()["fingerprint"] != swept.store.meta()["fingerprint"]
+    with pytest.raises(ConfigError, match="'backend.price' is not a backend setting"):
+        run_sweep({**SPEC, "grid": {"backend.price": [price]}}, tmp_path / "grid", progress="quiet")

@@ -22,7 +22,7 @@ import numpy as np
 from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.ledger import Ledger
+from rag_lab.llm.ledger import Ledger, PriceTable
 from rag_lab.llm.schemas import ControllerDecision, HydePassages, Rewrites, RouteDecision
 from rag_lab.pipeline.answer import Result, generate_and_guard
 from rag_lab.pipeline.config import PipelineConfig
@@ -37,17 +37,20 @@ from rag_lab.records import Question
 class Pipeline:
     """A configured pipeline over shared corpus resources and one LLM backend.
 
-    ``config`` is never mutated; :meth:`with_params` returns a pipeline on a changed copy.
+    ``config`` is never mutated; :meth:`with_params` returns a pipeline on a changed copy. ``prices``: what a
+    call costs (:class:`~rag_lab.llm.ledger.PriceTable`; default: an illustrative small-model rate).
     """
 
-    def __init__(self, config: PipelineConfig, resources: CorpusResources, backend: LLMBackend) -> None:
+    def __init__(self, config: PipelineConfig, resources: CorpusResources, backend: LLMBackend,
+                 prices: PriceTable | None = None) -> None:
         self.config = config
         self.resources = resources
         self.backend = backend
+        self.prices = prices
 
     def with_params(self, values: Mapping[str, Any] | None = None, **kwargs: Any) -> Pipeline:
-        """A pipeline on ``config.with_params(values, **kwargs)``, over the same resources and backend."""
-        return Pipeline(self.config.with_params(values, **kwargs), self.resources, self.backend)
+        """A pipeline on ``config.with_params(values, **kwargs)``, over the same resources, backend and prices."""
+        return Pipeline(self.config.with_params(values, **kwargs), self.resources, self.backend, self.prices)
 
     def run(self, question: Question | str, qid: str | None = None) -> tuple[Result, Trace]:
         """Run the full pipeline for one question. The result's LLM cost fields are read from the trace, the one
@@ -55,7 +58,7 @@ class Pipeline:
         text = question.text if isinstance(question, Question) else question
         qid = qid or (question.qid if isinstance(question, Question) else "q")
         result, trace = _QuestionRun(self.config, self.resources, self.backend, qid, text).execute()
-        ledger = Ledger.of(trace.llm_calls())
+        ledger = Ledger.of(trace.llm_calls(), self.prices)
         by_role = ledger.by_role()
         result = result.model_copy(update={
             "llm_cost": ledger.incurred(),

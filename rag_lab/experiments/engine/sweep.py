@@ -31,6 +31,7 @@ from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace, SearchSpec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.factory import BACKENDS, BackendKind, simulator_profile
+from rag_lab.llm.ledger import Price, PriceTable
 from rag_lab.llm.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
 from rag_lab.pipeline import PipelineConfig
@@ -70,6 +71,10 @@ class BackendSpec(BaseModel):
                                                            "file): a live backend records every call into it, resuming")
     replay: bool = Field(default=False, description="answer from the cassette alone, offline (rag-lab sweep --replay); a "
                                                     "call it does not hold is an error")
+    price: Price | None = Field(default=None, description="USD per million input and output tokens of this model "
+                                                          "(`price: {input_per_m: 0.15, output_per_m: 0.60}`), what "
+                                                          "cost_usd and spent_usd count; unset: an illustrative "
+                                                          "small-model rate, not a quote")
 
     @model_validator(mode="after")
     def _valid_profile(self) -> BackendSpec:
@@ -152,13 +157,19 @@ class BackendSpec(BaseModel):
         only when set, so the identities of uncapped sweeps are what they always were; not ``cassette`` nor
         ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
         cap = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
+        if self.price is not None:  # it decides the cost_usd column; like max_tokens, only when set
+            cap["price"] = self.price.model_dump()
         if self.sim_profile is not None:
             return {"kind": "sim", "profile": self.sim_profile.model_dump(), **cap}
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url, **cap}
 
+    def prices(self) -> PriceTable | None:
+        """The price table of :attr:`price` (None: the ledger's default, the illustrative rate)."""
+        return None if self.price is None else PriceTable(default=self.price)
+
 
 #: The backend settings a grid may vary (``backend.<field>``; knobs as ``backend.knobs.<knob>``).
-_GRID_FIELDS = tuple(f for f in BackendSpec.model_fields if f not in ("kind", "knobs", "cassette", "replay"))
+_GRID_FIELDS = tuple(f for f in BackendSpec.model_fields if f not in ("kind", "knobs", "cassette", "replay", "price"))
 
 
 class ClaimSpec(BaseModel):

@@ -91,7 +91,8 @@ class WorkerState:
 
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
         """Run ``unit``'s questions in order on a fresh pipeline for the unit's config."""
-        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, unit.backend))
+        spec = unit.backend if unit.backend is not None else self.context.backend
+        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, spec), prices=spec.prices())
         questions = [self.dataset.evalset[qid] for qid in unit.qids]
         return [QuestionOutcome(candidate_id=unit.candidate_id, qid=run.question.qid, row=run.row,
                                 trace_z=compress(run.trace.model_dump_json()),
