@@ -80,7 +80,7 @@ def run_dataset(name: str, work: Path, questions: int, top: int, real: list[str]
                                               "--base", "typical",
                                               "--name", f"{name}-calibrated"], log)
     sweep = yaml.safe_load(QUICKSTART.read_text())
-    from rag_lab.cli_pipeline import parse_settings
+    from rag_lab.cli.pipeline_commands import parse_settings
 
     sweep.update({"name": f"verify_{name}", "dataset": name, "split": spec["split"], "types": spec["types"],
                   "per_type": per_type, "base": {**sweep["base"], **parse_settings(settings)},

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.cli_pipeline import parse_settings
+from rag_lab.cli.pipeline_commands import parse_settings
 
 
 def test_parse_settings_types_values():

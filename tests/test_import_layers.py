@@ -37,7 +37,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("widgets", ("rag_lab.widgets",)),
     # the course: lesson helpers, the robustness table, the lesson map, the notebooks' export and site
     ("course", ("rag_lab.course",)),
-    ("cli", ("rag_lab.cli*", "rag_lab.data_build")),
+    ("cli", ("rag_lab.cli", "rag_lab.data_build")),
     # the contract checks and fakes for plug-in authors: above everything, so nothing in the package imports them
     ("testing", ("rag_lab.testing",)),
 )

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_options import CommandFailed, command, group
+from rag_lab.cli.options import CommandFailed, command, group
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_options import command
+from rag_lab.cli.options import command
 
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (

@@ -1,7 +1,7 @@
 """The ``rag-lab`` command line. Every command prints a human summary, or JSON with ``--json``.
 
-The commands live in the ``cli_*`` modules of :data:`COMMAND_MODULES`; each registers its commands with a
-handler that returns ``(result, text)`` (:mod:`rag_lab.cli_options`). This module only builds the parser
+The commands live in the ``*_commands`` modules of this package (:data:`COMMAND_MODULES`); each registers its
+commands with a handler that returns ``(result, text)`` (:mod:`rag_lab.cli.options`). This module only builds the parser
 and runs the handler the arguments name. A handler imports what its command needs when it runs, so that
 ``rag-lab --help`` and every command start without loading the others' dependencies (nothing imports the
 command line, so these imports cannot hide a cycle; ``tests/test_import_layers.py`` checks them all).
@@ -17,13 +17,22 @@ import sys
 import warnings
 from typing import Any
 
-from rag_lab import cli_data, cli_pipeline, cli_plan, cli_robustness, cli_sim_to_real, cli_sweep, cli_tools
-from rag_lab.cli_options import CommandFailed
+from rag_lab.cli import (
+    data_commands,
+    pipeline_commands,
+    plan_commands,
+    robustness_commands,
+    sim_to_real_commands,
+    sweep_commands,
+    tool_commands,
+)
+from rag_lab.cli.options import CommandFailed
 from rag_lab.embedding import EMBEDDER_ENV, EMBEDDERS
 from rag_lab.errors import RagLabError
 
 #: The modules whose ``register(sub)`` adds commands, in the order ``rag-lab --help`` lists them.
-COMMAND_MODULES = (cli_data, cli_pipeline, cli_sweep, cli_plan, cli_sim_to_real, cli_robustness, cli_tools)
+COMMAND_MODULES = (data_commands, pipeline_commands, sweep_commands, plan_commands, sim_to_real_commands,
+                   robustness_commands, tool_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,7 +78,3 @@ def main(argv: list[str] | None = None) -> int:
         return 130  # 128 + SIGINT, as a shell reports a command Ctrl-C stopped
     print(json.dumps(result, indent=2) if getattr(args, "json", False) else text)
     return status
-
-
-if __name__ == "__main__":
-    sys.exit(main())

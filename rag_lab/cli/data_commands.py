@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_options import add_dataset, command, group, parse_settings
+from rag_lab.cli.options import add_dataset, command, group, parse_settings
 from rag_lab.errors import ConfigError
 
 

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_options import add_backend_options, add_dataset, command, parse_settings, sim_profile
+from rag_lab.cli.options import add_backend_options, add_dataset, command, parse_settings, sim_profile
 from rag_lab.errors import ConfigError
 from rag_lab.llm.factory import open_backend
 from rag_lab.llm.sim.profile import SimulatorProfile

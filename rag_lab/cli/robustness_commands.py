@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_options import command
+from rag_lab.cli.options import command
 
 
 def register(sub: argparse._SubParsersAction) -> None:

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli_options import add_backend_options, command, parse_settings, reject_sim_settings
+from rag_lab.cli.options import add_backend_options, command, parse_settings, reject_sim_settings
 from rag_lab.errors import ConfigError
 
 

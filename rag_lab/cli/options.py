@@ -1,7 +1,8 @@
 """What the ``rag-lab`` command modules share: how a module registers its commands, the dataset and
 backend options, and ``KEY=VALUE`` settings.
 
-Each ``cli_*`` module has a ``register(sub)`` that adds its commands to the ``rag-lab`` sub-parsers with
+Each ``*_commands`` module of :mod:`rag_lab.cli` has a ``register(sub)`` that adds its commands to the ``rag-lab``
+sub-parsers with
 :func:`command`; every command's handler takes the parsed arguments and returns ``(result, text)``:
 a JSON-able result (printed with ``--json``) and the human summary. A handler that ran but failed
 raises :class:`CommandFailed` with both, so the command prints them and exits 1.
