@@ -44,7 +44,7 @@ from rag_lab.course import settings
 from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
 from rag_lab.figures.where_grid import STATUSES, cell_status, where_grid_info, where_grid_markdown
-from rag_lab.paths import DATA_DIR
+from rag_lab.paths import DATA_DIR, template
 from rag_lab.stats.paired import changes_label, interval_text
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import holm, p_text, paired_test
@@ -405,11 +405,8 @@ def recorded_markdown(table: RobustnessTable) -> list[str]:
     """The real-model columns (:mod:`rag_lab.course.robustness_recorded`) as a second table, if any."""
     if not table.recorded:
         return []
-    lines = ["", "## A real model (recorded)", "", "The same findings on a recorded real model, replayed from its cassette: "
-             "the finding's two configurations on the recorded sweep's questions and base config (the router off: "
-             "every question enters the loop); Holm over the real-model cells of each family, apart from the "
-             "simulator's. *not recorded*: the cassette lacks a call the finding needs; *not applicable*: the finding "
-             "rests on simulator knobs.", "", "| finding | claim | " + " | ".join(table.recorded) + " |",
+    lines = ["", "## A real model (recorded)", "", template(__package__, "templates/robustness_recorded.md").substitute(),
+             "", "| finding | claim | " + " | ".join(table.recorded) + " |",
              "|" + "---|" * (2 + len(table.recorded))]
     for row in table.findings:
         cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
@@ -427,23 +424,10 @@ def markdown(table: RobustnessTable) -> str:
     lines = [
         "# Robustness of the headline findings",
         "",
-        f"Made by `{table.command}` with simulator {table.sim_version} (this invocation: {table.seconds:.0f} s; cells "
-        "already in its work directory are reused, not re-run). Each finding of "
-        "notebooks 01–06 re-run on the world (the notebook's questions, test split), on the first "
-        f"{table.real_limit} questions of each real sample, with simulator seeds {', '.join(map(str, table.seeds))}. "
-        "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the claim's p (the exact "
-        "paired test one-sided in the claimed direction; the TOST for a no-change claim, exact for 0/1 metrics) — "
-        "the same p the notebook's finding, `rag-lab sweep` and the report print for the claim — and the "
-        "Holm-adjusted p within its family: the cells of claimed differences form one family, the cells of "
-        "no-change claims another (those run on every world test question of their types and up to "
-        f"{NO_CHANGE_LIMIT} questions of each real sample, enough to decide a ±0.05 margin). **✓** holds "
-        f"(interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
-        "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (no question differs), **✗** "
-        "the sign does not agree (Δ = 0 or the other way; no change: outside the margin), **∅** no question where "
-        "the metric applies. A cell that does not hold says what its sample could have detected: "
-        "the smallest |Δ| its test shows with 80% power at Holm's strictest level over its family (α / the family's "
-        "cells; exact for 0/1 metrics, from the cell's own discordance), or, where no question differs, the exact "
-        "95% bound on |Δ|.",
+        template(__package__, "templates/robustness_intro.md").substitute(
+            command=table.command, sim_version=table.sim_version, seconds=f"{table.seconds:.0f}",
+            real_limit=table.real_limit, seeds=", ".join(map(str, table.seeds)), no_change_limit=NO_CHANGE_LIMIT,
+            alpha=f"{table.alpha:g}"),
         "",
         "## At a glance",
         "",

@@ -43,54 +43,12 @@ from rag_lab.errors import ConfigError, DamagedRunStore
 from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.provenance import code_version
 from rag_lab.experiments.engine.worker import QuestionOutcome
+from rag_lab.paths import package_text
 
 RUN_FILE = "run.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS candidates (
-    candidate_id TEXT PRIMARY KEY,
-    config_id    TEXT NOT NULL,
-    position     INTEGER NOT NULL,
-    seed         INTEGER NOT NULL,
-    params       TEXT NOT NULL,
-    config       TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rows (
-    candidate_id TEXT NOT NULL REFERENCES candidates(candidate_id),
-    qid          TEXT NOT NULL,
-    row          TEXT NOT NULL,
-    trace        BLOB NOT NULL,
-    result       BLOB NOT NULL,
-    finished_at  REAL NOT NULL,
-    PRIMARY KEY (candidate_id, qid)
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    started_at  REAL NOT NULL,
-    finished_at REAL,
-    code        TEXT NOT NULL,
-    executor    TEXT NOT NULL,
-    workers     INTEGER NOT NULL,
-    computed    INTEGER
-);
-CREATE TABLE IF NOT EXISTS trials (
-    number       INTEGER PRIMARY KEY,
-    candidate_id TEXT NOT NULL,
-    params       TEXT NOT NULL,
-    state        TEXT NOT NULL,
-    objectives   TEXT NOT NULL,
-    n_questions  INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS race (
-    candidate_id TEXT PRIMARY KEY,
-    status       TEXT NOT NULL,
-    n_questions  INTEGER NOT NULL,
-    rival        TEXT,
-    reason       TEXT NOT NULL,
-    detail       TEXT NOT NULL
-);
-"""
+#: The tables of ``run.sqlite`` (``store.sql`` beside this module), created where missing on every open.
+_SCHEMA = package_text(__package__, "store.sql")
 
 
 class RunStore:
