@@ -1,35 +1,11 @@
-"""Robustness of the headline findings as a table (``rag-lab robustness``).
-
-Each course notebook 01–06 rests on one or two paired findings ("capping at one round loses answers",
-"the zero-yield stop costs no answers", …), measured on the synthetic world with simulator seed 0.
-:data:`HEADLINE_FINDINGS` registers them — the notebook's own contrast, metric, claimed direction (or
-equivalence margin), with the arms, base, model and questions read from the lesson's record in
-:mod:`rag_lab.course.settings`, which the notebook reads too — and :func:`run_robustness` re-runs every one
-on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
-first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
-simulator seeds 0 and 1. Per cell it runs the finding as a sweep that states it (``findings:``) and tests it
-with :func:`~rag_lab.experiments.engine.findings.sweep_findings` — the very code a notebook's
-:func:`~rag_lab.experiments.engine.findings.paired_finding`, ``rag-lab sweep`` and the HTML report run, so a claim has
-one p everywhere: the paired Δ with its bootstrap interval, the exact paired test (sign / McNemar for 0/1
-metrics, sign-flip permutation otherwise) **one-sided in the claimed direction**, or for a "no change" claim
-the TOST (exact for 0/1 metrics) with the notebook's margin. The families are declared by the registry:
-every cell of a claimed *difference* is one family, every cell of a *no-change* claim another (an
-equivalence test and a difference test answer different questions, and a no-change claim needs many more
-questions to be decidable: with no question differing, the exact TOST p is ``(1 − margin)^n``, so a ±0.05
-margin needs ``n >= 107`` to pass Holm over the 12 no-change cells, a ±0.10 margin ``n >= 52``; the no-change
-findings therefore run on every test question of their world types and up to :data:`NO_CHANGE_LIMIT` of each
-real sample). Holm's correction (:func:`~rag_lab.stats.significance.holm`) is applied within each family; and
-
-* ``agrees`` — the sign of Δ is the claimed one (for a no-change claim: ``|Δ| < margin``);
-* ``holds`` — the finding holds in that cell: the interval lies on the claimed side of 0 and the
-  Holm-adjusted p is below α (no change: the Holm-adjusted TOST p is below α).
-
-The table is written as markdown (the report) and as JSON; the JSON ships in the repository
-(:data:`SHIPPED_TABLE`, with its markdown beside it) so a notebook can quote its row with
-:func:`quote` without re-running anything. It records the :data:`~rag_lab.llm.simulator.SIM_VERSION` it
-was made with; ``tests/test_robustness.py`` fails when the shipped table is stale against the current
-simulator. Regenerate with ``rag-lab robustness`` (default: write both shipped files).
-"""
+"""Robustness of the headline findings as a table (``rag-lab robustness``). :data:`HEADLINE_FINDINGS` registers
+the findings notebooks 01–06 rest on (each notebook's contrast, metric and claimed direction or equivalence
+margin; arms, base, model and questions from the lesson's record in :mod:`rag_lab.course.settings`), and
+:func:`run_robustness` re-tests every one in every cell — the world and the shipped HotpotQA and MuSiQue samples,
+each with simulator seeds 0 and 1 — as a sweep that states it, with the claim's one test and Holm within its
+family. The table ships (:data:`SHIPPED_TABLE`, its markdown beside it) so a notebook quotes its row with
+:func:`quote`; ``tests/test_robustness.py`` fails when it is stale against the simulator. The method:
+docs/decisions.md, "The robustness table"; the command: docs/cli.md."""
 
 from __future__ import annotations
 

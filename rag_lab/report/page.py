@@ -1,19 +1,9 @@
-"""A self-contained HTML report of a sweep's results table (``rag-lab report``).
-
-One file, no network: plotly.js is inlined once. It holds the cost-vs-quality scatter with CI error bars
-and the Pareto front, a second scatter of tokens (or modelled latency) against the same quality, the
-results table with the key columns first, and a short note on how to read it. From a run directory
-(or a :class:`~rag_lab.experiments.SweepResult`), it also holds the paired differences of every
-candidate against the base config (:meth:`~rag_lab.experiments.SweepResult.compare`) for the quality
-and cost columns, as a Δ table and a forest plot per column, and the points of the scatters are
-labelled by the parameters each candidate changes. When the run directory holds verifications on a real
-backend (``rag-lab verify``: ``RUN_DIR/verify/*``), a "Simulated vs real" section shows, per verification,
-the simulated and real means with paired gaps, Kendall's τ and the simulated winner's place on the real
-Pareto front, and a simulated-vs-real scatter per headline metric. Every text from the table is HTML-escaped.
-
-:func:`rag_lab.experiments.engine.comparisons.delta_table_text` is the same Δ table as plain text (``rag-lab sweep``
-prints it).
-"""
+"""A self-contained HTML report of a sweep's results table (:func:`write_report`, ``rag-lab report``): one file, no
+network, plotly.js inlined once. The cost-vs-quality scatters with the Pareto front, the results table, a note on
+how to read them and, from a run directory, the declared claims, the paired differences against the base config
+(a Δ table and forest plots), a search's drops and the verifications on a real backend. Its prose and style are
+in ``templates/`` beside this module; every text from the table is HTML-escaped. What the report holds:
+docs/design.md §6."""
 
 from __future__ import annotations
 
