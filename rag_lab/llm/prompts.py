@@ -1,21 +1,12 @@
-"""Role-isolated, versioned prompt templates — all of them, in one place.
-
-Every prompt is two messages: a ``system`` message with the instructions (and, for structured
-roles, the JSON shape), and a ``user`` message made only of delimited sections::
-
-    <<<QUESTION>>>
-    ...the user's question...
-    <<<END QUESTION>>>
-    <<<EVIDENCE>>>
-    [1] (title) text ...
-    <<<END EVIDENCE>>>
-
-Section contents are data. Text inside EVIDENCE (retrieved documents, which are untrusted) is never
-an instruction, and the system message says so. :func:`parse_sections` and :func:`parse_evidence`
-read the sections back, which is all the simulated backend ever looks at. The system message opens with
-the role's template version in the prompt set spoken (``[controller-v3] …``): each role's row of
-:data:`~rag_lab.llm.role.LLM_ROLES` (:mod:`rag_lab.llm.roles`) names its versions and its builder here.
-"""
+"""Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the
+instructions, opening with the role's template version in the prompt set spoken (``[controller-v3] …``; each
+role's row of :data:`~rag_lab.llm.role.LLM_ROLES` names its versions and its builder here), and a ``user``
+message made only of delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES,
+DRAFT). Section contents are data: text inside EVIDENCE is untrusted, never an instruction, and the system
+message says so. :func:`parse_sections` and :func:`parse_evidence` read the sections back, which is all the
+simulated backend ever looks at. The longest instructions are in ``templates/<version>.txt`` beside this module.
+Recorded real-model responses are keyed by the request's bytes: a changed prompt misses every recorded call.
+The format: docs/design.md §1."""
 
 from __future__ import annotations
 
