@@ -1,26 +1,10 @@
-"""What the compiled extensions were built for: portable x86-64 code, or this CPU only.
-
-The lab runs on machines of more than one CPU kind (AMD EPYC with AVX2 and sometimes AVX-512, Intel
-Xeon with AVX-512 and AMX). Code compiled with the compiler's native flags on one of them may hold
-instructions the other lacks, and then dies with SIGILL on its first use there: llama.cpp built with
-``-march=native`` on an AMX machine ran its AMX kernels on the first prompt longer than a few tokens.
-``scripts/install.sh`` therefore builds every extension it compiles (hnswlib, llama-cpp-python) for an
-explicit baseline, x86-64-v3 (AVX2, FMA, F16C, BMI2), and with ``-frecord-gcc-switches``, which keeps
-each compile line inside the library (ELF section ``.GCC.command.line``). This module reads them back:
-
-* :func:`recorded_switches` — the compile lines of one shared library (pure Python ELF reading);
-* :func:`non_portable` — the switches among them that tie the code to one CPU: a ``-march=`` other
-  than the x86-64 baselines (``-march=native`` is recorded as what it expanded to, e.g.
-  ``-march=znver4``), or an enabled AVX-512, AVX-VNNI or AMX feature;
-* :func:`llama_system_info` — what ggml's CPU backend says it was compiled with
-  (``llama_print_system_info()``: ``AVX2 = 1 | AVX512 = 0 | AMX_INT8 = 0 …``);
-* :func:`check` — all of it for the installed extensions, as :class:`ExtensionReport` records.
-
-``python -m rag_lab.native_build`` prints the reports and exits 1 when one is not portable (or cannot
-tell, because the library carries no recorded switches); the installer runs it after installing and
-rebuilds what fails. The test suite runs the same check, so a native build fails the tests on any
-machine, the one it was built on included, not only on the machine where it would crash.
-"""
+"""What the compiled extensions were built for: portable x86-64 code, or this CPU only. ``scripts/install.sh``
+builds every extension it compiles (hnswlib, llama-cpp-python) for the x86-64-v3 baseline with
+``-frecord-gcc-switches``, which keeps each compile line inside the library; this module reads them back
+(:func:`recorded_switches`), names the switches that tie the code to one CPU (:func:`non_portable`), reads what
+ggml's CPU backend says it was compiled with (:func:`llama_system_info`) and checks the installed extensions
+(:func:`check`). ``python -m rag_lab.native_build`` prints the reports and exits 1 when one is not portable or
+cannot tell. Why: docs/setup.md, "Portable native code"."""
 
 from __future__ import annotations
 

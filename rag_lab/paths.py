@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
+import importlib.resources
 import os
+import string
 from pathlib import Path
 
 #: The repository's ``data/`` folder (shipped synthetic world lives in ``data/world``).
@@ -16,3 +19,16 @@ def cache_dir() -> Path:
     root = Path(os.environ.get("RAG_LAB_CACHE") or Path.home() / ".cache" / "rag_lab")
     root.mkdir(parents=True, exist_ok=True)
     return root
+
+
+@functools.cache
+def package_text(package: str, name: str) -> str:
+    """The text of a file shipped inside a rag_lab package (a template, a schema: package data in
+    ``pyproject.toml``), as it is on disk."""
+    return importlib.resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def template(package: str, name: str) -> string.Template:
+    """A ``$name`` template shipped inside ``package`` (``rag_lab.report``'s ``templates/delta_note.html``), its
+    file's final newline dropped: the text is what the code used to hold as a literal."""
+    return string.Template(package_text(package, name).removesuffix("\n"))

@@ -1,25 +1,9 @@
-"""One registry per kind of plug-in: index kinds, LLM backends, embedders, policies, figures.
-
-A :class:`Registry` maps a name to a plug-in (a class or a factory). Everything that lists the
-plug-ins of a kind derives the list from its registry instead of writing it again: argparse
-``choices``, pydantic field types (:meth:`Registry.field`), config sections, the parametrised
-contract tests. Adding a plug-in is one class plus one registry line::
-
-    INDEX_KINDS.add("toy", ToyIndex)
-
-The lookups give a :class:`UnknownName` error (a :class:`~rag_lab.errors.ConfigError` and a
-``KeyError``) that names the registry and its choices.
-
->>> colours = Registry("colour")
->>> colours.add("red", 0xFF0000)
-16711680
->>> colours.names()
-('red',)
->>> colours["blue"]
-Traceback (most recent call last):
-...
-rag_lab.registry.UnknownName: unknown colour 'blue'; choose one of red
-"""
+"""One registry per kind of plug-in: index kinds, LLM backends, embedders, policies, figures. A :class:`Registry`
+maps a name to a plug-in (a class or a factory), and everything that lists the plug-ins of a kind derives the
+list from it — argparse ``choices``, pydantic field types (:meth:`Registry.field`), config sections, the
+parametrised contract tests — so adding a plug-in is one class plus one line (``INDEX_KINDS.add("toy",
+ToyIndex)``). A lookup of an unknown name raises :class:`UnknownName` (a :class:`~rag_lab.errors.ConfigError` and
+a ``KeyError``) naming the registry and its choices. The registries: docs/design.md §7."""
 
 from __future__ import annotations
 
@@ -41,7 +25,18 @@ class UnknownName(ConfigError, KeyError):
 
 
 class Registry(Mapping[str, T], Generic[T]):
-    """Named plug-ins of one kind, in registration order (a read-only mapping plus :meth:`add`)."""
+    """Named plug-ins of one kind, in registration order (a read-only mapping plus :meth:`add`).
+
+    >>> colours = Registry("colour")
+    >>> colours.add("red", 0xFF0000)
+    16711680
+    >>> colours.names()
+    ('red',)
+    >>> colours["blue"]
+    Traceback (most recent call last):
+    ...
+    rag_lab.registry.UnknownName: unknown colour 'blue'; choose one of red
+    """
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

@@ -1,21 +1,13 @@
-"""The course: what the notebooks run and the tooling around them. Lesson helpers: the notebook's setup call and
-its sweep (:mod:`.notebook`), the contrasts the lessons read off a sweep (:mod:`.contrasts`), a lesson's
-findings written out (:mod:`.lesson_text`); the code one lesson alone reads, in a module named after its notebook
-(:mod:`.budget_disclosure` 02, :mod:`.hyde` 04, :mod:`.crag_thresholds` 05, :mod:`.query_rewrite` 08,
-:mod:`.judge_input` 09, :mod:`.source_contract` 11, :mod:`.controller_validation` 12, :mod:`.citation_guard` 13,
-:mod:`.real_data` 15, :mod:`.real_model` 16: the real model beside the simulator); the settings of lessons
-01–06's headline comparisons, which the notebooks and the robustness table both read (:mod:`.settings`);
-the robustness table of the headline findings (:mod:`.robustness`, with the recorded real-model columns in
-:mod:`.robustness_recorded`); the lesson map (:mod:`.map`), the executed notebooks as HTML (:mod:`.export`) and
-the rendered course site with its pytest plugin (:mod:`.site`).
-
-A notebook imports its helpers from here::
+"""The course: what the notebooks run and the tooling around them — the lesson helpers (:mod:`.notebook`,
+:mod:`.contrasts`, :mod:`.lesson_text`), the code one lesson alone reads in a module named after its notebook
+(:mod:`.hyde` for lesson 04, …), the settings of lessons 01–06's headline comparisons (:mod:`.settings`), the
+robustness table (:mod:`.robustness`, :mod:`.robustness_recorded`), the lesson map (:mod:`.map`), the executed
+notebooks as HTML (:mod:`.export`) and the rendered course site (:mod:`.site`). A notebook imports its helpers
+from here::
 
     from rag_lab.course import FindingFamily, contrasts, findings_markdown, hyde, lesson_sweep, paired_finding, setup_notebook
 
-(:class:`~rag_lab.experiments.engine.findings.FindingFamily` and
-:func:`~rag_lab.experiments.engine.findings.paired_finding` are the engine's, how a lesson declares its claims.)
-"""
+Which module serves which lesson: docs/course.md, "The course"."""
 
 from rag_lab.course import (
     budget_disclosure,

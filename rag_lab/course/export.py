@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rag_lab.errors import RagLabError
+from rag_lab.paths import template
 
 #: Environment of the executing kernel: offline plotly with plotly.js embedded in the first figure.
 KERNEL_ENV = {"PLOTLY_RENDERER": "notebook"}
@@ -109,13 +110,7 @@ def write_index(results: Iterable[ExportedNotebook], titles: dict[str, str], out
         status = "ok" if r.ok else f"failed: {html.escape(r.error or '')}"
         rows.append(f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.name)}</a></td>"
                     f"<td>{html.escape(titles.get(r.name, ''))}</td><td>{r.seconds:.0f} s</td><td>{status}</td></tr>")
-    page = ("<!doctype html><meta charset='utf-8'><title>rag_lab course</title>"
-            "<style>body{font-family:sans-serif;margin:2em}td,th{padding:4px 12px;text-align:left}</style>"
-            "<h1>rag_lab course — executed notebooks</h1>"
-            "<p>Each notebook was run top to bottom offline (packaged MiniLM, simulated LLM) by "
-            "<code>rag-lab notebooks export</code>; the sources are in <code>notebooks/</code>.</p>"
-            "<table><tr><th>notebook</th><th>title</th><th>run time</th><th>status</th></tr>"
-            + "".join(rows) + "</table>")
+    page = template(__package__, "templates/export_index.html").substitute(rows="".join(rows))
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
     times = {"seconds": {r.name: round(r.seconds, 1) for r in results if r.ok}}

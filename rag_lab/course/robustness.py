@@ -1,35 +1,11 @@
-"""Robustness of the headline findings as a table (``rag-lab robustness``).
-
-Each course notebook 01–06 rests on one or two paired findings ("capping at one round loses answers",
-"the zero-yield stop costs no answers", …), measured on the synthetic world with simulator seed 0.
-:data:`HEADLINE_FINDINGS` registers them — the notebook's own contrast, metric, claimed direction (or
-equivalence margin), with the arms, base, model and questions read from the lesson's record in
-:mod:`rag_lab.course.settings`, which the notebook reads too — and :func:`run_robustness` re-runs every one
-on every *cell*: the world (the notebook's questions), the shipped HotpotQA and MuSiQue samples (their
-first ``real_limit`` questions, every type: real multi-hop questions carry no world type), each with
-simulator seeds 0 and 1. Per cell it runs the finding as a sweep that states it (``findings:``) and tests it
-with :func:`~rag_lab.experiments.engine.findings.sweep_findings` — the very code a notebook's
-:func:`~rag_lab.experiments.engine.findings.paired_finding`, ``rag-lab sweep`` and the HTML report run, so a claim has
-one p everywhere: the paired Δ with its bootstrap interval, the exact paired test (sign / McNemar for 0/1
-metrics, sign-flip permutation otherwise) **one-sided in the claimed direction**, or for a "no change" claim
-the TOST (exact for 0/1 metrics) with the notebook's margin. The families are declared by the registry:
-every cell of a claimed *difference* is one family, every cell of a *no-change* claim another (an
-equivalence test and a difference test answer different questions, and a no-change claim needs many more
-questions to be decidable: with no question differing, the exact TOST p is ``(1 − margin)^n``, so a ±0.05
-margin needs ``n >= 107`` to pass Holm over the 12 no-change cells, a ±0.10 margin ``n >= 52``; the no-change
-findings therefore run on every test question of their world types and up to :data:`NO_CHANGE_LIMIT` of each
-real sample). Holm's correction (:func:`~rag_lab.stats.significance.holm`) is applied within each family; and
-
-* ``agrees`` — the sign of Δ is the claimed one (for a no-change claim: ``|Δ| < margin``);
-* ``holds`` — the finding holds in that cell: the interval lies on the claimed side of 0 and the
-  Holm-adjusted p is below α (no change: the Holm-adjusted TOST p is below α).
-
-The table is written as markdown (the report) and as JSON; the JSON ships in the repository
-(:data:`SHIPPED_TABLE`, with its markdown beside it) so a notebook can quote its row with
-:func:`quote` without re-running anything. It records the :data:`~rag_lab.llm.simulator.SIM_VERSION` it
-was made with; ``tests/test_robustness.py`` fails when the shipped table is stale against the current
-simulator. Regenerate with ``rag-lab robustness`` (default: write both shipped files).
-"""
+"""Robustness of the headline findings as a table (``rag-lab robustness``). :data:`HEADLINE_FINDINGS` registers
+the findings notebooks 01–06 rest on (each notebook's contrast, metric and claimed direction or equivalence
+margin; arms, base, model and questions from the lesson's record in :mod:`rag_lab.course.settings`), and
+:func:`run_robustness` re-tests every one in every cell — the world and the shipped HotpotQA and MuSiQue samples,
+each with simulator seeds 0 and 1 — as a sweep that states it, with the claim's one test and Holm within its
+family. The table ships (:data:`SHIPPED_TABLE`, its markdown beside it) so a notebook quotes its row with
+:func:`quote`; ``tests/test_robustness.py`` fails when it is stale against the simulator. The method:
+docs/decisions.md, "The robustness table"; the command: docs/cli.md."""
 
 from __future__ import annotations
 
@@ -44,7 +20,7 @@ from rag_lab.course import settings
 from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
 from rag_lab.figures.where_grid import STATUSES, cell_status, where_grid_info, where_grid_markdown
-from rag_lab.paths import DATA_DIR
+from rag_lab.paths import DATA_DIR, template
 from rag_lab.stats.paired import changes_label, interval_text
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import holm, p_text, paired_test
@@ -405,11 +381,8 @@ def recorded_markdown(table: RobustnessTable) -> list[str]:
     """The real-model columns (:mod:`rag_lab.course.robustness_recorded`) as a second table, if any."""
     if not table.recorded:
         return []
-    lines = ["", "## A real model (recorded)", "", "The same findings on a recorded real model, replayed from its cassette: "
-             "the finding's two configurations on the recorded sweep's questions and base config (the router off: "
-             "every question enters the loop); Holm over the real-model cells of each family, apart from the "
-             "simulator's. *not recorded*: the cassette lacks a call the finding needs; *not applicable*: the finding "
-             "rests on simulator knobs.", "", "| finding | claim | " + " | ".join(table.recorded) + " |",
+    lines = ["", "## A real model (recorded)", "", template(__package__, "templates/robustness_recorded.md").substitute(),
+             "", "| finding | claim | " + " | ".join(table.recorded) + " |",
              "|" + "---|" * (2 + len(table.recorded))]
     for row in table.findings:
         cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
@@ -427,23 +400,10 @@ def markdown(table: RobustnessTable) -> str:
     lines = [
         "# Robustness of the headline findings",
         "",
-        f"Made by `{table.command}` with simulator {table.sim_version} (this invocation: {table.seconds:.0f} s; cells "
-        "already in its work directory are reused, not re-run). Each finding of "
-        "notebooks 01–06 re-run on the world (the notebook's questions, test split), on the first "
-        f"{table.real_limit} questions of each real sample, with simulator seeds {', '.join(map(str, table.seeds))}. "
-        "A cell gives the paired Δ (candidate − reference) with its 95% bootstrap interval, the claim's p (the exact "
-        "paired test one-sided in the claimed direction; the TOST for a no-change claim, exact for 0/1 metrics) — "
-        "the same p the notebook's finding, `rag-lab sweep` and the report print for the claim — and the "
-        "Holm-adjusted p within its family: the cells of claimed differences form one family, the cells of "
-        "no-change claims another (those run on every world test question of their types and up to "
-        f"{NO_CHANGE_LIMIT} questions of each real sample, enough to decide a ±0.05 margin). **✓** holds "
-        f"(interval on the claimed side, Holm p < {table.alpha:g}; no change: Holm TOST "
-        "p < α), **~** the sign agrees but it does not hold, **·** no difference at all (no question differs), **✗** "
-        "the sign does not agree (Δ = 0 or the other way; no change: outside the margin), **∅** no question where "
-        "the metric applies. A cell that does not hold says what its sample could have detected: "
-        "the smallest |Δ| its test shows with 80% power at Holm's strictest level over its family (α / the family's "
-        "cells; exact for 0/1 metrics, from the cell's own discordance), or, where no question differs, the exact "
-        "95% bound on |Δ|.",
+        template(__package__, "templates/robustness_intro.md").substitute(
+            command=table.command, sim_version=table.sim_version, seconds=f"{table.seconds:.0f}",
+            real_limit=table.real_limit, seeds=", ".join(map(str, table.seeds)), no_change_limit=NO_CHANGE_LIMIT,
+            alpha=f"{table.alpha:g}"),
         "",
         "## At a glance",
         "",

@@ -1,19 +1,9 @@
-"""The robustness table's real-model columns: each headline finding re-tested on a recorded real model.
-
-A recorded sweep (:data:`RECORDED_SWEEPS`: a shipped sweep file whose backend names a cassette) holds a real
-model's calls on its questions. For each finding of :data:`~rag_lab.course.robustness.HEADLINE_FINDINGS`
-the finding's two-candidate sweep is built on the recorded sweep's questions and base config (plus the
-finding's own base) and **replayed** from the cassette: where every call it needs was recorded, the cell is
-the finding tested on the real model with the same test as every other cell; where the cassette lacks a call
-(a policy the recording did not run), the cell says *not recorded* and which call was missing; a finding that
-rests on a simulator knob (its profile or knob overrides: budget anchoring, spinning) has no real-model cell —
-a real model has no knobs. Holm's correction runs over the tested real-model cells, within each family
-(differences, no-change claims), apart from the simulator's cells: adding a real model never changes the
-simulator columns' verdicts.
-
-``rag-lab robustness --recorded-only`` recomputes these columns alone into the shipped table (seconds);
-a full ``rag-lab robustness`` adds them after the simulator's cells.
-"""
+"""The robustness table's real-model columns: each headline finding re-tested on a recorded real model. For each
+recorded sweep (:data:`RECORDED_SWEEPS`: a shipped sweep file whose backend names a cassette) a finding's
+two-candidate sweep is built on its questions and base config and replayed from the cassette: the cell is tested
+like every other, says *not recorded* where the cassette lacks a call, and does not exist for a finding that rests
+on a simulator knob. ``rag-lab robustness --recorded-only`` recomputes these columns alone (seconds). The method:
+docs/decisions.md, "The robustness table"."""
 
 from __future__ import annotations
 

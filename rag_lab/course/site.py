@@ -1,32 +1,9 @@
-"""The rendered course: the notebooks as the test command executed them, published in the MkDocs site.
-
-Two halves, one module:
-
-* **keeping the executed notebooks** (a pytest plugin): ``python -m pytest notebooks -p rag_lab.course.site
-  --keep-executed reports/executed`` runs every notebook under nbmake as usual (nbmake's execution *is* the
-  test) and also writes each executed notebook, outputs and all, to ``reports/executed/<name>.ipynb`` with a
-  sidecar ``<name>.json`` (its wall time, pass or fail, the error's last line, when, and a digest of the
-  cells it ran), then ``run_times.json`` for the whole run in the export's format (``rag-lab notebooks map
-  --times reports/executed/run_times.json`` copies those times into the lesson map). The committed
-  ``notebooks/*.ipynb`` are never written: their outputs stay stripped. ``scripts/test.sh``'s notebooks
-  phase runs it, so the notebooks are executed once for both the test and the site.
-* **rendering them** (a MkDocs hook, ``hooks: [rag_lab/course/site.py]`` in ``mkdocs.yml``): every
-  ``notebooks/NN_*.ipynb`` becomes a page ``course/NN_name`` (rendered by mkdocs-jupyter, no execution)
-  from its executed copy when there is one, with a note that gives the run time measured by that run
-  (and the lesson map's, ``notebooks/run_times.json``); ``course/`` is an index of the lessons with their
-  run times and status. Plotly figures are drawn by the site's own copy of plotly.js (``assets/plotly.min.js``,
-  from the plotly package): no CDN, the pages open offline. A notebook without an executed copy still gets
-  its page, its cells without outputs under a note saying how to render it — unless ``extra.course.
-  require_executed`` is true (``scripts/test.sh`` sets ``RAG_LAB_REQUIRE_EXECUTED=1``), which fails the
-  build naming the missing notebooks.
-
-The page notebook differs from the executed one in four ways, all made here (:func:`page_notebook`):
-a plotly output (``application/vnd.plotly.v1+json``, what plotly's default renderer writes in a kernel)
-gets an HTML div that plots it without require.js; a widget's view (no kernel on the site) is dropped for
-its static note; links to sibling lessons and to ``README.md`` point at the site's pages; and the note
-with the run time is inserted under the title. A link the site cannot resolve is reported (a warning:
-``mkdocs build --strict`` fails on it).
-"""
+"""The rendered course: the notebooks as the test command executed them, published in the MkDocs site. Two halves,
+one module: a pytest plugin (``python -m pytest notebooks -p rag_lab.course.site --keep-executed DIR``) that keeps
+every notebook nbmake executed, with a sidecar of its run; and a MkDocs hook (``hooks:`` in ``mkdocs.yml``) that
+makes a page of each ``notebooks/NN_*.ipynb`` from its executed copy (:func:`page_notebook`) and an index of the
+lessons, or fails the build naming the notebooks without one when ``extra.course.require_executed`` is true.
+How it is made: docs/course.md, "The course, rendered"."""
 
 from __future__ import annotations
 

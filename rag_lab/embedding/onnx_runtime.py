@@ -1,23 +1,9 @@
-"""The packaged MiniLM on ONNX Runtime: exported once from the PyTorch weights, cached on disk.
-
-:class:`OnnxEmbedder` reproduces the sentence-transformers pipeline of the model folder — tokenizer
-(truncation at the model's ``max_seq_length``) → transformer → mean pooling over the attention
-mask → L2 normalization — with the transformer run by ONNX Runtime instead of PyTorch. The ONNX
-graph is exported from the folder's own weights by ``torch.onnx.export`` the first time it is
-needed and kept in ``$RAG_LAB_CACHE/onnx/<digest>/model.onnx`` (``model_int8.onnx`` beside it); the
-digest covers the model files, the export settings and torch's version, so a changed model never
-reuses a stale graph. With
-``quantize=True`` the weights of that graph are quantized to int8 once more (ONNX Runtime's
-dynamic quantization: int8 weights per output channel, activations quantized on the fly; per-tensor
-weights cost too much accuracy on MiniLM: cosine to fp32 down to 0.93 against 0.98 per channel).
-
-Why not sentence-transformers' own ``backend="onnx"``: it goes through ``optimum-onnx``, whose
-only release pins ``optimum~=2.1`` and ``transformers<4.58`` — installing it would downgrade the
-transformers 5 that the rest of the stack uses (``optimum[onnxruntime]==2.3.0`` does not resolve at
-all). Exporting with torch and running with ``onnxruntime`` needs neither.
-
-Everything runs offline: the export reads the packaged weights; nothing is downloaded.
-"""
+"""The packaged MiniLM on ONNX Runtime: exported once from the PyTorch weights, cached on disk. :class:`OnnxEmbedder`
+reproduces the sentence-transformers pipeline of the model folder (tokenizer → transformer → mean pooling → L2
+normalization) with the transformer run by ONNX Runtime; the graph is exported by ``torch.onnx.export`` the first
+time it is needed into ``$RAG_LAB_CACHE/onnx/<digest>/`` (the digest covers the model files, the export settings
+and torch's version), and ``quantize=True`` adds its dynamic int8 quantization, per output channel. Everything
+runs offline. Why not sentence-transformers' own ONNX backend, and what it measures: docs/benchmarks.md."""
 
 from __future__ import annotations
 

@@ -1,23 +1,10 @@
-"""Answer normalization and matching as in the usual QA evaluation (SQuAD/HotpotQA style):
-lower-case, drop punctuation and the articles a/an/the, collapse whitespace
-(:func:`rag_lab.text_overlap.normalize_answer`).
-
-Two forms of containment:
-
-* **lenient** (:func:`contains`) — a normalized gold answer appears anywhere in the answer. It is the
-  usual match metric for long answers, and a parrot beats it: an answer that echoes the prompt, or
-  copies the evidence block, contains the gold whenever the evidence does.
-* **strict** (:func:`contains_strict`) — the same match, but only within a *short* answer
-  (at most :data:`STRICT_MAX_TOKENS` normalized tokens, citation markers removed), and only in the
-  answer's own words: tokens inside runs of :data:`QUESTION_RUN` or more tokens copied from the
-  question do not count (so echoing "Which is older, A or B?" does not earn "A"; when the question
-  itself names the gold answer, only runs longer than the gold answer count as copied, so "Marcus
-  Tullius Cicero was born first" still earns "Marcus Tullius Cicero"). An echoed
-  prompt, a copied evidence block and a long ramble all score 0; "Paris [1]" scores 1.
-
-Token F1 (:func:`f1`) sits beside them: it rewards a short exact answer and shrinks with every
-extra token.
-"""
+"""Answer normalization and matching as in the usual QA evaluation (SQuAD/HotpotQA style:
+:func:`rag_lab.text_overlap.normalize_answer`). Two forms of containment: **lenient** (:func:`contains`), a
+normalized gold answer anywhere in the answer, which a parrot beats; and **strict** (:func:`contains_strict`),
+the same match only within a short answer (at most :data:`STRICT_MAX_TOKENS` tokens, citations removed) and only
+in the answer's own words (runs of :data:`QUESTION_RUN` or more tokens copied from the question do not count).
+Token F1 (:func:`f1`) and exact match sit beside them. The method: docs/backends.md, "A metric a parrot cannot
+beat"."""
 
 from __future__ import annotations
 

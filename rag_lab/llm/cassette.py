@@ -1,25 +1,11 @@
-"""Record a real backend's calls into a cassette, and replay them offline, bit for bit.
-
-A real model on two cores takes 20–40 s a question, so its runs are recorded once and replayed by tests
-and notebooks in seconds — as vcrpy and pytest-recording do for HTTP. A **cassette** is a JSON Lines
-file: line 1 a :class:`CassetteHeader` (the recorded backend's cache identity, and its provenance when the
-cassette was created: the model file, its sha256, the llama.cpp version), then one :class:`CassetteEntry` per
-distinct request, each stating how that call was made (``made_with``: n_ctx, threads and the prompt cache can
-change within a cassette; the model and the llama.cpp build cannot),
-keyed by :meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>` under that identity, with
-the role, the question, the messages (to name the nearest recorded request on a miss) and the generation.
-
-* :class:`RecordingBackend` wraps a live backend (outside the response cache, so calls the cache answers
-  are recorded too). A request already in the cassette is answered from it, so a recording killed
-  half-way resumes where it stopped; each new entry is appended as one line under an exclusive lock and
-  flushed to disk before the call returns. A last line cut short by a kill is dropped (with a warning)
-  before the next append. A cassette recorded for another model or identity is refused.
-* :class:`ReplayBackend` answers only from the cassette, under the recorded backend's name and cache
-  identity, so a replayed run's traces and tables are those of the recording. A request that is not in
-  the cassette raises :class:`~rag_lab.errors.CassetteMiss` naming the question, the role and the
-  nearest recorded request with the first line where the two prompts differ — never a fall-back to the
-  simulator or a live model.
-"""
+"""Record a real backend's calls into a cassette, and replay them offline, bit for bit (as vcrpy and
+pytest-recording do for HTTP). A cassette is a JSON Lines file: a :class:`CassetteHeader` (the recorded
+backend's cache identity and provenance), then one :class:`CassetteEntry` per distinct request, keyed by
+:meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>` and saying how its call was made.
+:class:`RecordingBackend` wraps a live backend and appends each new entry under a lock (a killed recording
+resumes); :class:`ReplayBackend` answers only from the cassette, as the recorded backend, and a request it does
+not hold raises :class:`~rag_lab.errors.CassetteMiss` naming the nearest recorded one — never a fall-back.
+The method: docs/backends.md, "Recorded"."""
 
 from __future__ import annotations
 

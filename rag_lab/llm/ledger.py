@@ -1,34 +1,10 @@
-"""The cost ledger: every LLM call the policy made, what it cost, and what was actually spent.
-
-Usage is collected by a context manager rather than threaded through every function (as in DSPy)::
-
-    with usage() as ledger:
-        run_pipeline(...)            # every backend.complete(...) inside is recorded
-    ledger.incurred().cost_usd       # every call the policy made, cached or not
-    ledger.spent().cost_usd          # only calls the cache did not answer
-
-The pipeline reads one question's costs from its trace, the one record of each call
-(``Ledger.of(trace.llm_calls())``); :func:`usage` is for a user's own code around any calls.
-
-Two totals, because a response cache makes sweeps cheap without changing what the policy did:
-
-* **incurred** counts every call, cache hits included, with the usage (tokens, modelled latency)
-  of the call that originally produced the response — the cost of the policy as it would run
-  without a cache;
-* **spent** counts only cache misses — the money and compute actually used in this run.
-
-Contexts nest: inside ``with usage() as outer: ... with usage() as inner:`` a call is recorded in
-both. The active ledgers live in a :mod:`contextvars` variable, so asyncio tasks see them, but
-**threads do not inherit context variables**: a call made in a ``threading.Thread`` or a
-``ThreadPoolExecutor`` worker is not recorded unless the work runs in a copy of the submitting
-context. Wrap it with :func:`bind_context` (``pool.map(bind_context(fn), items)``) or submit
-``contextvars.copy_context().run`` (``pool.submit(copy_context().run, fn, x)``). Appends are
-thread-safe.
-
-Money comes from a :class:`PriceTable` — a table *the user sets*. The default table prices every
-model at an **illustrative** small-model rate ($0.15 per 1M input tokens, $0.60 per 1M output
-tokens); it is not a quote for any vendor. Pass your own table to :func:`usage` for real prices.
-"""
+"""The cost ledger: every LLM call the policy made, what it cost, and what was actually spent. Calls are
+collected by a context manager (:func:`usage`, as in DSPy) rather than threaded through every function; a
+ledger keeps two totals, **incurred** (every call, cache hits included, with the usage of the call that first
+produced the response) and **spent** (cache misses only). Contexts nest; a worker thread records into them only
+when it runs in a copy of the caller's context (:func:`bind_context`). Money comes from a :class:`PriceTable`
+the user sets; the default prices are illustrative. The pipeline reads one question's costs from its trace, the
+one record of each call (``Ledger.of(trace.llm_calls())``). The method: docs/backends.md, "The cost ledger"."""
 
 from __future__ import annotations
 
@@ -280,7 +256,13 @@ def record_call(response: LLMResponse) -> None:
 
 @contextmanager
 def usage(prices: PriceTable | None = None) -> Iterator[Ledger]:
-    """Record every LLM call made in this context (and in nested contexts) into a new ledger."""
+    """Record every LLM call made in this context (and in nested contexts) into a new ledger::
+
+        with usage() as ledger:
+            run_pipeline(...)            # every backend.complete(...) inside is recorded
+        ledger.incurred().cost_usd       # every call the policy made, cached or not
+        ledger.spent().cost_usd          # only calls the cache did not answer
+    """
     ledger = Ledger(prices)
     token = _ACTIVE.set((*_ACTIVE.get(), ledger))
     try:

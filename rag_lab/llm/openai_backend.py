@@ -1,58 +1,10 @@
-"""The OpenAI-compatible backend: the official ``openai`` client against any base URL.
-
-OpenAI, vLLM, Ollama, llama-cpp-python's server and the lab server (:mod:`rag_lab.llm.server`)
-all speak ``/v1/chat/completions``; they differ in structured output. ``structured_mode`` says how
-a response schema is asked for:
-
-* ``json_schema``        ``{"type": "json_schema", "json_schema": {"name", "schema", "strict": false}}``
-  (OpenAI, vLLM, recent llama.cpp);
-* ``json_object_schema`` ``{"type": "json_object", "schema": ...}`` (llama-cpp-python's server,
-  which turns the schema into a grammar);
-* ``text``               no ``response_format``: the schema is only described in the prompt;
-* ``auto``               tries them in that order; when the server rejects a mode it moves on to
-  the next, and the mode that worked is remembered per (base URL, model) for the whole process.
-
-A rejection is recognised from the error, whatever its status: servers say it with 400 or 422
-(OpenAI, vLLM, the lab server), and llama-cpp-python's server with **500** — its request model only
-knows ``text`` and ``json_object``, so ``json_schema`` fails pydantic validation ("Input should be
-'text' or 'json_object'"). An error counts as a rejection of the format when its status is one of
-400, 415, 422, 500 or 501 and its body names the format (the OpenAI-style ``param`` is
-``response_format``, or the message mentions ``response_format``, ``json_schema``, ``json_object``,
-a grammar or structured output). Such a mode is never retried: the next mode is tried at once.
-Other 400/422 errors (a context overflow, a bad parameter) are errors, not reasons to step down.
-
-``model`` may be omitted (and ``RAG_LAB_MODEL`` unset) when the server serves exactly one model:
-it is read from ``GET /v1/models``.
-
-Whatever the mode, the text is validated by :meth:`LLMBackend.complete` (valid / repaired /
-fallback with its reason), because servers that accept a schema do not all enforce it.
-
-Failures: 429, 408, 5xx, timeouts, connection errors and unreadable response bodies are retried with
-exponential backoff and jitter (``backoff_base_s · 2^k``, capped at ``backoff_max_s``, half of it
-random from a seedable generator; a ``Retry-After`` header is honoured up to the cap), at most
-``max_retries`` times. The ``openai`` client's own retries are off, so every attempt is counted
-in :attr:`OpenAIBackend.stats`. Then — or at once for other 4xx — :class:`~rag_lab.errors.LLMBackendError`
-names the server, the status and the attempts.
-
-A dead server is named, not retried: a backend for a server process the lab started (the local
-model, :class:`~rag_lab.llm.local.LocalModelServer`) gets that process's ``liveness`` hook; when an
-attempt fails to connect, is reset or times out, the backend asks it, and if the process has exited it
-raises :class:`~rag_lab.errors.BackendProcessDied` at once — exit status or signal ("killed by SIGILL
-(illegal instruction)"), what to do, the last lines of the server's log. For any server, a refused
-connection after the server has answered once in this process is :class:`~rag_lab.errors.ServerWentAway`
-at once (it was stopped, crashed or moved), not a network fault to retry.
-
-Secrets: the API key (argument or ``OPENAI_API_KEY``) lives only inside the ``openai`` client.
-It is not in :func:`repr`, the cache identity, log lines or error messages (server messages are
-scrubbed of it and of ``sk-…`` tokens), and errors are raised ``from None`` so tracebacks do not
-carry the client's exception (whose request holds the Authorization header).
-
-Thread-safety: one instance may be shared by many threads. A ``threading.BoundedSemaphore``
-admits at most ``max_concurrency`` calls at a time (a call holds its slot through its retries and
-backoff sleeps); the ``openai`` client is thread-safe; the stats, the jitter generator and the
-negotiation memory are guarded by locks. :meth:`OpenAIBackend.complete_many` runs requests on a
-thread pool, in order, each in a copy of the caller's context so active cost ledgers record them.
-"""
+"""The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL
+(OpenAI, vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked
+for (``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the
+text; retries 429, 408, 5xx, timeouts and connection errors with bounded, jittered backoff; names a dead server
+process at once instead of retrying; admits at most ``max_concurrency`` calls from any number of threads; and
+keeps the API key inside the client, out of every repr, cache key, log line and error. The method:
+docs/backends.md, "The OpenAI-compatible backend in detail"."""
 
 from __future__ import annotations
 

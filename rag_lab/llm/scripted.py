@@ -1,19 +1,8 @@
-"""A scripted backend: a deterministic, offline test double for pipeline tests.
-
-Each role gets a script — a list of texts returned in order, or a function ``request -> text``::
-
-    backend = ScriptedBackend(
-        {"controller": ['{"action": "retrieve_again", "queries": ["x"]}', '{"action": "answer"}'],
-         "answer": ["42 [1]"]},
-        default='{"route": "SIMPLE"}',
-    )
-
-A role whose list is used up (or that has no script) gets ``default`` — a text or a function — or,
-without a default, a :class:`ScriptExhaustedError` naming the role. Every request is kept in
-``requests`` for assertions. Token counts are whitespace word counts (prompt: all message
-contents; completion: the returned text) — a stand-in, not a real tokenizer. There is no speed
-model, so ``modelled_latency_s`` is None.
-"""
+"""A scripted backend (:class:`ScriptedBackend`): a deterministic, offline test double for pipeline tests. Each
+role gets a script — texts returned in order, or a function ``request -> text`` — and a role whose script is
+used up (or missing) gets ``default``, or a :class:`ScriptExhaustedError` naming the role. Every request is kept
+in ``requests`` for assertions. Token counts are whitespace word counts (a stand-in, not a tokenizer) and there
+is no speed model (``modelled_latency_s`` is None). Where the project's checks use it: docs/design.md §7."""
 
 from __future__ import annotations
 
@@ -50,7 +39,14 @@ def word_count(text: str) -> int:
 
 
 class ScriptedBackend(LLMBackend):
-    """Returns scripted texts per role and records every request it receives."""
+    """Returns scripted texts per role and records every request it receives::
+
+        backend = ScriptedBackend(
+            {"controller": ['{"action": "retrieve_again", "queries": ["x"]}', '{"action": "answer"}'],
+             "answer": ["42 [1]"]},
+            default='{"route": "SIMPLE"}',
+        )
+    """
 
     name = "scripted"
 

@@ -1,36 +1,10 @@
-"""The lab server: an OpenAI-compatible endpoint in front of any lab :class:`LLMBackend`.
-
-``POST /v1/chat/completions`` and ``GET /v1/models``, served by the standard library's
-:class:`http.server.ThreadingHTTPServer` (no extra dependency; one thread per connection,
-HTTP/1.0, a connection closes after each response). It exists so the OpenAI-compatible backend
-can be tested through a real socket with the real ``openai`` client, and so notebooks can point
-any OpenAI client at the simulator (``rag-lab serve``).
-
-Least privilege:
-
-* it binds only loopback addresses (127.0.0.0/8, ``::1``, ``localhost``) — anything else is a
-  :class:`~rag_lab.errors.ConfigError`;
-* at most ``max_concurrency`` chat completions run at once (default 1); a request beyond that
-  gets ``429`` with ``Retry-After``;
-* a request body must declare its ``Content-Length`` (``411`` otherwise, ``400`` if invalid) and
-  be at most ``max_body_bytes`` (1 MiB, ``413``; checked before the body is read);
-* only whitelisted model names (``404``) and message roles ``system``/``user``/``assistant``
-  (``400``) are accepted; malformed JSON is a ``400``; errors have OpenAI's
-  ``{"error": {"message", "type", "param", "code"}}`` shape.
-
-``response_format`` (``json_schema``, ``json_object`` with or without ``schema``, ``text``) is
-accepted when its type is in ``response_formats`` (``400`` otherwise — that is how a test server
-imitates one that lacks a format) and otherwise ignored: the server asks the backend for plain
-text and returns it raw. Validating it is the client's job. The pipeline role comes from the
-``X-Rag-Lab-Role`` header (default ``chat``) so the simulator knows which role to play.
-
-:class:`~rag_lab.llm.server_faults.FaultPlan` injects failures for tests: 429 storms, 500s, slow answers,
-a truncated response body, truncated or non-JSON message content, and schema-violating decisions.
-
-:class:`~rag_lab.llm.server_faults.Latency` makes the server stand in for a remote API: every chat
-completion waits a fixed or random time (``0.5``, ``uniform:0.3,0.7``, ``lognormal:0.5,0.4``) while
-holding its concurrency slot, as a remote server's queue and generation would (``rag-lab serve --latency``).
-"""
+"""The lab server (:class:`LabServer`, ``rag-lab serve``): an OpenAI-compatible endpoint (``POST
+/v1/chat/completions``, ``GET /v1/models``) in front of any lab :class:`LLMBackend`, on the standard library's
+:class:`http.server.ThreadingHTTPServer`. It lets the OpenAI-compatible backend be tested through a real socket
+with the real ``openai`` client, and any OpenAI client point at the simulator. Least privilege: loopback only,
+bounded concurrency (429), declared and bounded bodies (411, 413), whitelisted models and message roles. The
+role to play comes from the ``X-Rag-Lab-Role`` header; :mod:`rag_lab.llm.server_faults` injects failures and
+latency for tests. The method: docs/backends.md, "The lab server"."""
 
 from __future__ import annotations
 

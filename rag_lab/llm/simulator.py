@@ -1,38 +1,11 @@
-"""The simulated LLM backend: rag_lab's embedded default, deterministic, seeded, offline, fast.
-
-:class:`SimulatedBackend` reads **only the messages of the request it receives** — the sections
-built by :mod:`rag_lab.llm.prompts` (QUESTION, SEARCHES, EVIDENCE, DRAFT) and the instruction
-text — and answers every role with one reader for all text (:mod:`rag_lab.llm.sim.ideal`): generic
-signals only — sentences, embedding similarity with the packaged all-MiniLM-L6-v2 (cached),
-capitalised names and identifiers, numbers and dates, question words, and which evidence item's
-title another item names. No rule is written for one corpus's templates. It never
-opens a dataset, an evaluation set or any label: ``tests/test_sim_honesty.py`` runs it in a
-subprocess under an audit hook that fails on any such open or import, and checks that its answers
-follow counterfactual edits of the evidence.
-
-Roles (``request.role``): the rows of :data:`~rag_lab.llm.role.LLM_ROLES`; each
-row gives its role's output, so :meth:`SimulatedBackend.explain` dispatches from the table. The package
-is one design: :mod:`.sim.prompt` parses the request, :mod:`.sim.text` / :mod:`.sim.entities` /
-:mod:`.sim.question` / :mod:`.sim.evidence` read it, :mod:`.sim.ideal` gives each role's ideal output
-(the controller's hop planning in :mod:`.sim.plan`), :mod:`.sim.knobs` draws and applies every behaviour
-knob. HyDE passages only rephrase the question: the simulator has no world knowledge.
-
-Behaviour knobs (:class:`~rag_lab.llm.sim.profile.SimulatorProfile`; profiles ``ideal``,
-``typical``, ``sloppy``) switch on the known failure modes of tool-calling models. A knob's effect
-is a property of the simulator: it shows how to *measure* an effect; only a real model shows
-whether the effect is real.
-
-Determinism and common random numbers: every knob draw is SHA-256 of (seed, role, question, decision
-index — for the controller the retrieval rounds already run —, knob), not of the evidence nor of the
-rest of the prompt, so the same request always gives the same output, another seed changes the draws,
-and two configurations that differ in one policy face the same model "mood" on the same question at the
-same decision. Every knob drawn is recorded on the generation (``Generation.knobs``)
-and from there in the trace (``LLMCall.knobs``).
-Similarities are rounded to 4 decimals so float noise from batched embedding cannot flip them.
-
-Cost: tokens are counted with the packaged MiniLM WordPiece tokenizer; latency is *modelled*
-from a stated per-token speed model (:class:`~rag_lab.llm.sim.profile.LatencyModel`).
-"""
+"""The simulated LLM backend (:class:`SimulatedBackend`): rag_lab's embedded default, deterministic, seeded,
+offline, fast. It reads only the messages of the request it receives, with one reader for all text and generic
+signals only — never a dataset or a label (``tests/test_sim_honesty.py`` audits it); each role's output comes
+from its row of :data:`~rag_lab.llm.role.LLM_ROLES`. The behaviour knobs of a
+:class:`~rag_lab.llm.sim.profile.SimulatorProfile` switch on the known failure modes of tool-calling models,
+drawn as common random numbers and recorded on every generation. Tokens are counted with the packaged MiniLM
+tokenizer; latency is modelled (:class:`~rag_lab.llm.sim.profile.LatencyModel`). The design: docs/backends.md,
+"Simulated" and "The simulator, part by part"."""
 
 from __future__ import annotations
 

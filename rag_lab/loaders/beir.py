@@ -1,22 +1,9 @@
-"""Load and save datasets in the BEIR folder layout.
-
-A BEIR folder holds
-
-* ``corpus.jsonl``  one document per line: ``_id``, ``title`` (optional), ``text``;
-  any other key, and the keys of an optional ``metadata`` object, become
-  ``Document.metadata``;
-* ``queries.jsonl`` one query per line: ``_id``, ``text``; other keys and the keys of
-  an optional ``metadata`` object become ``Question.metadata``, except ``type``,
-  ``answer``, ``answers``, ``answer_aliases`` and ``min_hops``, which fill the
-  question fields of the same name (``answers``: the first is the answer, the rest
-  are aliases);
-* ``qrels/<split>.tsv`` a ``query-id  corpus-id  score`` header, then one
-  tab-separated row per judgement; a score > 0 marks a gold document.
-
-Only queries judged in the chosen split's qrels become questions, as in BEIR.
-Files are read line by line; any problem raises :class:`DataFormatError` naming the
-file, the line and the field, before anything is returned.
-"""
+"""Load and save datasets in the BEIR folder layout: ``corpus.jsonl`` (one document per line), ``queries.jsonl``
+(one query per line; ``type``, ``answer``, ``answers``, ``answer_aliases`` and ``min_hops`` fill the question's
+fields, other keys its metadata) and ``qrels/<split>.tsv`` (a header, then one judgement per row; a score > 0
+marks a gold document). Only queries judged in the chosen split become questions, as in BEIR. Files are read line
+by line; any problem raises :class:`DataFormatError` naming the file, the line and the field, before anything is
+returned. The layout in full: docs/real-data.md."""
 
 from __future__ import annotations
 

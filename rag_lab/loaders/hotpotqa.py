@@ -1,29 +1,10 @@
-"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in every layout people download.
-
-Containers (told from the content, see :mod:`rag_lab.loaders.rows`): a JSON array, JSON Lines
-or Parquet. Each example is either
-
-* the **original** layout: ``_id``, ``question``, ``answer``, optional ``type`` and ``level``,
-  ``supporting_facts`` ``[[title, sentence index], ...]`` and ``context``
-  ``[[title, [sentence, ...]], ...]``; or
-* the **Hugging Face** ``datasets`` layout: ``id`` (or ``_id``, or no id at all),
-  ``supporting_facts`` ``{"title": [...], "sent_id": [...]}`` and ``context``
-  ``{"title": [...], "sentences": [[...], ...]}``.
-
-2WikiMultihopQA examples are HotpotQA-like with ``evidences`` ``[[subject, relation, object], ...]``
-and types ``compositional``, ``inference``, ``comparison``, ``bridge_comparison``.
-
-Every context paragraph becomes a :class:`Document` whose ``doc_id`` is its (Wikipedia) title,
-deduplicated across the file; the supporting titles of an example are its question's gold
-documents. A supporting title that no context holds (the fullwiki setting, any file made by a
-retriever) keeps its question: the dataset's :attr:`~rag_lab.records.Dataset.coverage` counts
-how many questions have all, some or none of their gold documents in the corpus. Hop order is
-set only where the data gives it: 2WikiMultihopQA's evidence chain for compositional and
-inference questions; HotpotQA's supporting facts carry no hop order.
-
-Problems raise :class:`DataFormatError` naming the file, the line (JSON Lines, or the JSON
-error's line), the example's 0-based index and the field, before anything is returned.
-"""
+"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in every layout people download: the original
+layout or the Hugging Face ``datasets`` layout, as a JSON array, JSON Lines or Parquet, told from the content
+(:mod:`rag_lab.loaders.rows`). Every context paragraph becomes a document named by its title (deduplicated
+across the file); an example's supporting titles are its question's gold documents, kept even when no context
+holds them (:attr:`~rag_lab.records.Dataset.coverage` counts them); hop order only where the data gives it
+(2WikiMultihopQA's evidence chain). Problems raise :class:`DataFormatError` naming the file, the line, the
+example's index and the field, before anything is returned. The layouts: docs/real-data.md."""
 
 from __future__ import annotations
 

@@ -1,19 +1,7 @@
-"""Load MuSiQue files (JSON Lines as published, or a JSON array / Parquet) as a :class:`Dataset`.
-
-An example has ``id``, ``question``, ``answer``, ``answer_aliases``, ``answerable``,
-``paragraphs`` ``[{idx, title, paragraph_text, is_supporting}, ...]`` and
-``question_decomposition`` ``[{id, question, answer, paragraph_support_idx}, ...]``.
-
-* The supporting paragraphs are the gold documents; the decomposition gives the number of
-  hops and their order (``paragraph_support_idx`` of each step), so hop order is known.
-* ``answer_aliases`` become the question's aliases, which every answer metric honours.
-* An unanswerable example (``answerable: false``) becomes a question with no answer, of type
-  ``unanswerable``: refusing it is right (abstention accuracy). Its published answer stays in
-  ``metadata["unanswerable_answer"]``.
-* The type of an answerable question is its composition from the id (``2hop``, ``3hop1``, ...).
-* A paragraph's ``doc_id`` is its title; a title that comes with several different texts in the
-  file gives each text the id ``"title [sha1 of the text, 8 hex digits]"``.
-"""
+"""Load MuSiQue files (JSON Lines as published, or a JSON array / Parquet) as a :class:`Dataset`. The supporting
+paragraphs are the gold documents and the question decomposition gives the hops and their order; answer aliases
+count for every answer metric; an unanswerable example becomes a question with no answer (type
+``unanswerable``), which refusing is right for. The layout and its mapping: docs/real-data.md."""
 
 from __future__ import annotations
 

@@ -1,29 +1,10 @@
-"""The echo guard: a draft that parrots its prompt is not an answer.
-
-Small models often reproduce their prompt instead of answering it — the system instructions, the
-question, or the evidence block (Gemma 3 270M and SmolLM2-135M both do, under some chat templates
-and at their token limit). Such a draft contains the gold answer whenever the evidence does, so a
-lenient match metric rewards it. The guard measures, on normalized tokens
-(:func:`rag_lab.text_overlap.answer_tokens`: lower case, no punctuation, articles or ``[n]``):
-
-* **instruction echo** — ``instruction_run``: the longest run of consecutive draft tokens found
-  verbatim in the system instructions; flagged at :attr:`EchoGuard.instruction_run` tokens or more
-  (default 8 — "the evidence does not contain the answer" is 6). A draft that contains the prompt's
-  section markers (``<<<EVIDENCE>>>``, ``<<<Question>>`` …) is flagged too: they are prompt syntax,
-  never an answer.
-* **evidence copy** — ``evidence_copied``: the share of the evidence's tokens (titles and texts
-  of the numbered items) that the draft reproduces in runs of :attr:`EchoGuard.copy_run` tokens or
-  more; flagged when it reaches :attr:`EchoGuard.evidence_share` *and* the draft is longer than
-  :attr:`EchoGuard.short_answer_tokens` — quoting the one sentence that states the fact is an
-  extractive answer, reproducing most of the evidence is not.
-* **question echo** — ``question_copied``: the share of the draft's tokens inside runs of
-  :attr:`EchoGuard.question_run` tokens or more copied from the question; flagged at
-  :attr:`EchoGuard.question_share` or more (with at least ``question_run + 1`` tokens).
-
-The measurements are kept in the trace (the guard step's ``detail["echo"]``) whether or not they
-flag; a flagged draft gets the status ``echo`` and the refusal text, and the intervention says
-which measurement fired.
-"""
+"""The echo guard (:func:`check_echo`, policy ``echo``): a draft that parrots its prompt is not an answer. On
+normalized tokens it measures the longest run copied from the system instructions (or the prompt's section
+markers), the share of the evidence reproduced in long runs (by a draft longer than a short answer), and the
+share of the draft copied from the question; each is flagged at its threshold of
+:class:`~rag_lab.pipeline.policies.EchoGuard`. The measurements stay in the trace whether or not they flag; a
+flagged draft gets the status ``echo`` and the refusal text. The method: docs/backends.md, "A metric a parrot
+cannot beat"."""
 
 from __future__ import annotations
 

@@ -20,13 +20,15 @@ from rag_lab.index.base import Hits
 from rag_lab.records import Chunk, Corpus
 
 _WORD = re.compile(r"[a-z0-9][a-z0-9_\-.%#@]*")
-STOPWORDS = frozenset(
-    "a an the of to in on for and or is are was were be been by with at from as what which who whom whose "
-    "when where why how does do did can could should would will it its this that these those there their "
-    "them they we our us you your i me my has have had not no yes than then so if about into over under "
-    "again any all both each more most other some such only own same too very just now today currently "
-    "current".split()
-)
+STOPWORDS = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "was", "were", "be", "been", "by",
+    "with", "at", "from", "as", "what", "which", "who", "whom", "whose", "when", "where", "why", "how", "does", "do",
+    "did", "can", "could", "should", "would", "will", "it", "its", "this", "that", "these", "those", "there", "their",
+    "them", "they", "we", "our", "us", "you", "your", "i", "me", "my", "has", "have", "had", "not", "no", "yes",
+    "than", "then", "so", "if", "about", "into", "over", "under", "again", "any", "all", "both", "each", "more",
+    "most", "other", "some", "such", "only", "own", "same", "too", "very", "just", "now", "today", "currently",
+    "current",
+))
 
 
 def content_words(text: str) -> set[str]:

@@ -1,24 +1,9 @@
-"""A sweep's results where researchers keep them: a local MLflow tracking folder (the ``mlflow`` extra).
-
->>> logged = log_sweep("reports/quickstart", "mlruns-lab", report="reports/quickstart/report.html")  # doctest: +SKIP
->>> logged.run_ids                     # candidate id -> MLflow run id                                # doctest: +SKIP
-
-The folder holds MLflow's SQLite store (``mlflow.db``; MLflow 3 keeps its file store in maintenance mode)
-and the artifacts (``artifacts/``); open it with ``mlflow ui --backend-store-uri sqlite:///FOLDER/mlflow.db``
-or ``MlflowClient("sqlite:///FOLDER/mlflow.db")``. One experiment per sweep name; one parent run per run
-directory (tagged with its fingerprint) holding the HTML report as an artifact; under it one run per
-candidate (config and seed) with:
-
-- params: every parameter of the candidate's resolved config (dotted keys), and its seed;
-- metrics: every ``quality_*`` mean (with its CI bounds), ``cost_*``/``spent_*``/``run_*`` means per question,
-  ``n_questions``, ``is_pareto``, and the paired difference against the sweep's base config for the headline
-  quality and cost columns: ``delta_vs_base.<metric>`` with ``.lo`` and ``.hi`` (the report's Δ table);
-- tags: ``rag_lab.candidate_id``, ``rag_lab.config_id``, ``rag_lab.label`` (what it changes), and for a search
-  ``rag_lab.status`` and ``rag_lab.drop_reason``.
-
-Logging the same run directory again updates the same MLflow runs (found by their tags), it never
-duplicates them. Nothing secret is logged: params are the pipeline config, never backend keys.
-"""
+"""A sweep's results where researchers keep them: a local MLflow tracking folder (:func:`log_sweep`, the ``mlflow``
+extra, ``rag-lab report --mlflow``). The folder holds MLflow's SQLite store (``mlflow.db``) and the artifacts;
+one experiment per sweep name, one parent run per run directory with the HTML report as an artifact, and under it
+one run per candidate with its resolved config as params, its quality and cost means and its paired differences
+against the base config as metrics, and tags that find it again: logging the same run directory again updates the
+same runs. Nothing secret is logged. What is logged, name by name: docs/cli.md, "Search and racing"."""
 
 from __future__ import annotations
 
@@ -113,9 +98,13 @@ def log_sweep(
     reference: Any = None,
 ) -> MlflowLogged:
     """Log the sweep in ``source`` (a :class:`SweepResult` or a run directory) to the local MLflow tracking
-    folder ``tracking_dir`` (see the module doc); ``experiment`` defaults to the sweep's name, ``report`` is an
-    HTML report to attach to the parent run, ``reference`` the paired differences' reference (default: the
-    base config, as in the report)."""
+    folder ``tracking_dir`` (docs/cli.md says what is logged); ``experiment`` defaults to the sweep's name,
+    ``report`` is an HTML report to attach to the parent run, ``reference`` the paired differences' reference
+    (default: the base config, as in the report).
+
+    >>> logged = log_sweep("reports/quickstart", "mlruns-lab", report="reports/quickstart/report.html")  # doctest: +SKIP
+    >>> logged.run_ids                     # candidate id -> MLflow run id                                # doctest: +SKIP
+    """
     from mlflow.entities import Metric, Param, RunTag
 
     sweep = source if isinstance(source, SweepResult) else SweepResult.load(source)

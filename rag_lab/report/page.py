@@ -1,19 +1,9 @@
-"""A self-contained HTML report of a sweep's results table (``rag-lab report``).
-
-One file, no network: plotly.js is inlined once. It holds the cost-vs-quality scatter with CI error bars
-and the Pareto front, a second scatter of tokens (or modelled latency) against the same quality, the
-results table with the key columns first, and a short note on how to read it. From a run directory
-(or a :class:`~rag_lab.experiments.SweepResult`), it also holds the paired differences of every
-candidate against the base config (:meth:`~rag_lab.experiments.SweepResult.compare`) for the quality
-and cost columns, as a Δ table and a forest plot per column, and the points of the scatters are
-labelled by the parameters each candidate changes. When the run directory holds verifications on a real
-backend (``rag-lab verify``: ``RUN_DIR/verify/*``), a "Simulated vs real" section shows, per verification,
-the simulated and real means with paired gaps, Kendall's τ and the simulated winner's place on the real
-Pareto front, and a simulated-vs-real scatter per headline metric. Every text from the table is HTML-escaped.
-
-:func:`rag_lab.experiments.engine.comparisons.delta_table_text` is the same Δ table as plain text (``rag-lab sweep``
-prints it).
-"""
+"""A self-contained HTML report of a sweep's results table (:func:`write_report`, ``rag-lab report``): one file, no
+network, plotly.js inlined once. The cost-vs-quality scatters with the Pareto front, the results table, a note on
+how to read them and, from a run directory, the declared claims, the paired differences against the base config
+(a Δ table and forest plots), a search's drops and the verifications on a real backend. Its prose and style are
+in ``templates/`` beside this module; every text from the table is HTML-escaped. What the report holds:
+docs/design.md §6."""
 
 from __future__ import annotations
 
@@ -46,7 +36,7 @@ from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.runner import load_sweep
 from rag_lab.figures import cost_quality, forest, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
-from rag_lab.paths import DATA_DIR
+from rag_lab.paths import DATA_DIR, package_text, template
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 
@@ -57,17 +47,8 @@ _PLOT_HEIGHT = 520
 #: The smallest plot area (px) of the report's scatters: a page at least 960 px wide (a laptop window).
 _LABEL_PX = (640.0, 360.0)
 _PLOT_CONFIG = {"displaylogo": False}
-_STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1200px; padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; margin-bottom: 0.2em; } h2 { font-size: 1.15em; margin-top: 1.6em; } h3 { font-size: 1em; }
-.meta { color: #666; margin-top: 0; } .note { max-width: 60em; line-height: 1.45; }
-.table-wrap { overflow-x: auto; } table { border-collapse: collapse; font-size: 0.82em; }
-th, td { border-bottom: 1px solid #ddd; padding: 3px 8px; text-align: right; white-space: nowrap; }
-th { position: sticky; top: 0; background: #f6f6f6; } td.text, th.text { text-align: left; }
-tr.pareto td { background: #eef6ee; font-weight: 600; }
-td.measured { font-weight: 700; } td.declared { outline: 2px solid #555; outline-offset: -3px; }
-td.measured.up { color: #2b5d8f; } td.measured.down { color: #b23b3b; }
-"""
+#: The report's style sheet (``templates/style.css``), inlined into its ``<style>``.
+_STYLE = "\n" + package_text(__package__, "templates/style.css")
 #: Column of the point labels added to the table for the scatters (the parameters a candidate changes).
 LABEL_COL = "changes"
 TEXT_CLASS = ' class="text"'
@@ -150,17 +131,7 @@ def _spent_ratio(table: pd.DataFrame) -> float | None:
 def _how_to_read(cost_col: str, quality_col: str) -> str:
     cost = f"{html.escape(label(cost_col))} (<code>{html.escape(cost_col)}</code>)"
     quality = f"{html.escape(label(quality_col))} (<code>{html.escape(quality_col)}</code>)"
-    return (
-        "<p class=\"note\"><b>How to read this.</b> Each point is one candidate configuration of the sweep. "
-        f"The y axis is {quality}, its mean over the questions where it is defined; the error bars "
-        "are its bootstrap confidence interval over questions (shown in the table as <i>mean [lo, hi]</i>). "
-        f"The x axis is {cost}, a mean per question. <code>cost_*</code> columns are what the policy "
-        "<i>incurred</i>, cached or not: they depend only on the configuration and are what the plots compare. "
-        "<code>spent_*</code> columns count only cache misses, the calls actually made during this run, and "
-        "<code>run_*</code> columns are wall-clock times; both depend on the cache and the machine, not on the "
-        "policy. A candidate is on the <b>Pareto front</b> (dotted staircase, highlighted rows) when no other "
-        "candidate has lower or equal cost and higher or equal quality with one of them strictly better.</p>"
-    )
+    return template(__package__, "templates/how_to_read.html").substitute(quality=quality, cost=cost)
 
 
 # --- paired differences vs the base config ------------------------------------------------------------
@@ -224,18 +195,7 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
     parts = [
         "<h2>Paired differences vs the reference (exploratory)</h2>",
         f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
-        f"<p class=\"note\">{html.escape(reference_sentence(frames))}. Every candidate answered the same "
-        "questions, so the question-to-question spread that makes each candidate's own interval wide cancels in "
-        "the per-question difference: questions are resampled jointly for the candidate and the reference (with "
-        "several seeds, each question's difference is averaged over its seeds first). Each Δ is also tested "
-        "(p), and its p corrected with Holm's method over every Δ in the table (Holm), since a table of many "
-        "differences shows some small p by chance. A bold Δ has an interval that excludes 0 <i>and</i> a Holm p "
-        "below 0.05 (blue above, red below): a few questions flipping one way can give an interval that excludes "
-        "0 and still p = 0.125. A Δ that is not shown says what the sample could have detected: <i>detect ≥ x</i>, the "
-        "smallest |Δ| its test shows with 80% power at Holm's strictest level (α over the table's cells; exact for "
-        "0/1 metrics, from the observed discordance), or <i>|Δ| ≤ x</i> where no question differs (the exact 95% "
-        "bound). <i>differ</i> is the share of questions on which the two configurations' values differ at all. "
-        "The forest plots' marks follow this table; their legends say what each mark means.</p>",
+        template(__package__, "templates/delta_note.html").substitute(reference=html.escape(reference_sentence(frames))),
         '<div class="table-wrap">', delta_table_html(frames), "</div>",
     ]
     for i, (metric, frame) in enumerate(frames.items()):
@@ -265,11 +225,8 @@ def _where_section(table: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
     figure = where_grid.where_grid_figure(info)
     rows = "; ".join(f"{k}: {c}" for k, c in zip(info.keys, info.claims, strict=True))
     return ["<h2>Where claims like these hold</h2>",
-            '<p class="note">The lab\'s robustness table (<code>data/robustness.md</code>, '
-            f"{html.escape(info.source)}) re-runs contrasts of the same metric and the same settings as this sweep's "
-            "declared claims (their values may differ: compare the rows' claims) on the world, HotpotQA and MuSiQue at "
-            "two simulator seeds and on a recorded real model; one symbol per cell, its meaning in the legend, the "
-            f"numbers on hover. Rows: {html.escape(rows)}.</p>",
+            template(__package__, "templates/where_note.html").substitute(source=html.escape(info.source),
+                                                                           rows=html.escape(rows)),
             figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id="where-grid")]
 
 
@@ -309,13 +266,7 @@ def verify_table_html(verification: Any) -> str:
 
 def _verify_section(verifications: Sequence[Any]) -> list[str]:
     parts = ["<h2>Simulated vs real</h2>",
-             "<p class=\"note\">The best candidates of this simulated sweep were run again on a real backend "
-             "(<code>rag-lab verify</code>), on the same questions. Each row compares a candidate's simulated and "
-             "real means; the gap real − simulated has a paired bootstrap interval over the questions (bold where "
-             "it excludes 0). Kendall's τ says whether the simulator ranked the candidates as the real model did "
-             "(+1 the same order, −1 reversed; its interval resamples the questions); ★ marks the simulated "
-             "winner; highlighted candidates are on the real Pareto front. In the figures a point on the dashed "
-             "diagonal is a candidate the simulator got exactly right.</p>"]
+             template(__package__, "templates/verify_note.html").substitute()]
     for n, v in enumerate(verifications):
         labels = v.labels
         taus = [f"{label(r['metric'])}: τ = {tau_text(r)}" for _, r in v.ranks.iterrows()]

@@ -1,27 +1,8 @@
-"""Exact tests on paired win/loss counts with a margin: non-inferiority and equivalence (TOST).
-
-Over ``n`` questions, two configurations give per question a win (``values`` above ``reference``), a
-loss, or a tie, with probabilities ``(p_win, p_loss, p_tie)``; the **net share** is ``Δ = p_win − p_loss``.
-For a 0/1 metric with one seed the net share *is* the mean difference, so a test on it is a test of the
-mean; for any other metric it is the share of questions won minus the share lost (a difference of 10 LLM
-calls counts as much as a difference of 1).
-
-:func:`noninferiority_p` tests H0: ``Δ <= −margin`` ("``values`` loses at least ``margin`` more of the
-questions than it wins") against ``Δ > −margin``, **exactly**: the statistic
-
-    T = (wins − losses + n·margin) / √(wins + losses + n·margin/2)
-
-orders the outcomes (it grows with the wins and falls with the losses, so the least favourable null lies
-on the boundary ``Δ = −margin``), and the p-value is the largest probability, over the nuisance share of
-ties along that boundary (``p_loss`` from ``margin`` to ``(1 + margin)/2``, :data:`NUISANCE_POINTS` points),
-of an outcome with ``T`` at least the observed one under the trinomial law — an unconditional exact test
-in the manner of Barnard and of Berger & Boos. Its size at the boundary is checked by enumeration in
-``tests/test_exact_tests.py``. A tie on every question is evidence too: ``n`` ties give ``p ≈ (1 −
-margin)^n``, so 20 tied questions do not show a ±0.05 margin (p ≈ 0.36) and 120 do (p ≈ 0.002).
-
-:func:`equivalence_p` is the two one-sided tests (TOST) of ``|Δ| < margin`` from the same: ``p`` is the
-larger of the two non-inferiority p-values, each direction exact, so the size is at most α as well.
-"""
+"""Exact tests on paired win/loss counts with a margin: non-inferiority (:func:`noninferiority_p`, H0: ``values``
+loses at least ``margin`` more of the questions than it wins) and equivalence (:func:`equivalence_p`, the two
+one-sided tests). Unconditional exact tests on the trinomial of wins, losses and ties, in the manner of Barnard
+and of Berger & Boos; their size is checked by enumeration (:func:`size`, ``tests/test_exact_tests.py``).
+The method: docs/decisions.md, "No change: equivalence (TOST)"."""
 
 from __future__ import annotations
 

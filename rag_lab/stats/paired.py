@@ -1,30 +1,9 @@
-"""Paired differences between two configurations measured on the same questions (docs/design.md §5).
-
-Two candidates of a sweep answer the *same* questions, so the question-to-question spread that makes
-each candidate's own interval wide (some questions are easy for every configuration, some hard for
-all) cancels in the per-question difference. :func:`paired_difference` gives the mean of that
-difference with a **paired percentile bootstrap** interval:
-
-- questions are resampled with replacement, *jointly* for the two configurations (the same resampled
-  question ids on both sides), ``n_boot`` times, in one vectorised step;
-- with several simulator seeds (``values`` of shape ``(questions, seeds)``), each question's
-  difference is first averaged over its seeds, and only questions are resampled (a two-stage
-  bootstrap that resamples the top stage only, as Davison & Hinkley 1997, §3.8, recommend: the
-  question means already carry the seed-to-seed variation, so resampling seeds too would count it
-  twice). The interval is about the population of questions, for this set of seeds;
-- a (question, seed) cell where either side is undefined (NaN/None, e.g. containment on an
-  unanswerable question) is left out on both sides; a question with no defined cell is left out.
-
-``n`` is the number of questions used and ``share_differ`` the share of them on which the two
-configurations differ at all: a Δ of +0.05 on 240 questions may be 12 questions that flipped one
-way, or 40 flips that nearly cancel. :func:`unpaired_difference` resamples each side on its own
-(what comparing two candidates' separate intervals amounts to); it is here to show how much wider
-that is.
-
-The labels of configurations — their parameters that differ from a reference — come from
-:func:`config_changes` and :func:`changes_label`, shared by the results table, the figures and the
-widgets.
-"""
+"""Paired differences between two configurations measured on the same questions: the mean per-question
+difference with a paired percentile bootstrap interval (:func:`paired_difference`: questions resampled jointly
+for both sides, seeds averaged within a question first, undefined cells left out on both sides), the unpaired
+interval beside it for contrast (:func:`unpaired_difference`), and the labels of what a configuration changes
+(:func:`config_changes`, :func:`changes_label`), shared by the results table, the figures and the widgets.
+The method: docs/decisions.md, "A difference between two configurations"."""
 
 from __future__ import annotations
 

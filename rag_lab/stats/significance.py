@@ -1,38 +1,9 @@
-"""Significance tests for paired differences on the same questions (docs/design.md §5): exact sign / McNemar,
-paired sign-flip permutation, Holm's correction, and an equivalence test (TOST) with a stated margin.
-
-The paired bootstrap interval of :func:`~rag_lab.stats.paired.paired_difference` says how large a
-difference is; it is not a test a referee accepts for a handful of flips: four questions of 120 going one
-way and none the other give an interval that excludes 0, while the exact sign test on those four
-discordant pairs gives p = 2 · 0.5⁴ = 0.125. So a claimed difference is also *tested*:
-
-- :func:`paired_test` works on the per-question differences ``d = values − reference`` (seeds averaged
-  within each question, undefined cells left out, exactly as the interval does). Questions with ``d = 0``
-  carry no information about the sign and drop out. When every nonzero difference has the same size —
-  a 0/1 metric with one seed: a question flipped one way or the other — the test is the **exact sign
-  test** on the discordant pairs, which for 0/1 outcomes *is* McNemar's exact test: under "no effect"
-  each of the ``m`` discordant questions is equally likely to favour either side, ``n_better ~ Bin(m, ½)``.
-  Otherwise it is the **paired sign-flip permutation test** of the mean difference (Fisher's randomisation
-  test: under "no effect" each question's difference is as likely to have either sign): every one of the
-  ``2^m`` sign patterns is enumerated when ``m <= EXACT_MAX``, else ``n_permutations`` random patterns
-  drawn with ``seed`` (deterministic), p = (1 + hits) / (1 + n_permutations) so that it is never 0.
-  ``method="exact"`` forces the sign test (signs only), ``"permutation"`` the sign-flip test.
-- :func:`holm` adjusts a family of p-values (the findings of one notebook or one report) for multiplicity,
-  Holm (1979): step-down, uniformly more powerful than Bonferroni, controls the family-wise error.
-- :func:`equivalence_test` is the two one-sided tests (TOST, Schuirmann 1987) of "the difference lies
-  within ±margin": H0 is |Δ| ≥ margin, and p = max(p of Δ > −margin, p of Δ < +margin). "No change" is
-  claimed only when this p is small, never from a difference that merely fails to be significant (absence
-  of evidence is not evidence of absence). For a 0/1 metric with one seed (every per-question difference −1, 0
-  or +1) both one-sided tests are **exact** (:mod:`rag_lab.stats.exact`: an unconditional test on the
-  wins and losses, size ≤ α by enumeration): twenty questions that never differ do *not* show a ±0.05
-  equivalence (p ≈ 0.36), 120 do (p ≈ 0.002). Otherwise they are paired t tests on the per-question
-  differences; a difference with no spread at all (the same value on every question, e.g. an F1 or an
-  LLM-call count two policies share) is **refused** (p = 1): an interval of width 0 says the difference is that
-  value on *these* questions only, and without a bound on the metric no test turns it into a margin.
-- :func:`claim_test` is the one test of a claim, used by a notebook's finding, the robustness table and a
-  sweep's findings alike: one-sided in the claimed direction (``above``: ``greater``, ``below``:
-  ``less``), the TOST for ``none``.
-"""
+"""Significance tests for paired differences on the same questions: the exact sign / McNemar test and the paired
+sign-flip permutation test (:func:`paired_test`), Holm's correction (:func:`holm`), the equivalence test (TOST)
+with a stated margin (:func:`equivalence_test`), and the one test of a claim (:func:`claim_test`: one-sided in
+the claimed direction, the TOST for "no change"). The interval of
+:func:`~rag_lab.stats.paired.paired_difference` says how large a difference is; these say whether it is shown.
+The method, and each test's measured size: docs/decisions.md."""
 
 from __future__ import annotations
 

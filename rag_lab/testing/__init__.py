@@ -1,23 +1,10 @@
-"""Checks and fakes for plug-ins: what the project's contract tests run, importable by anyone who writes an
-index, an LLM backend, a loader or a policy (as scikit-learn's ``check_estimator``, and DSPy's ``DummyLM``
-shipped in the package)::
-
-    from rag_lab.testing import check_index, check_backend, check_loader, check_policy
-
-    check_index(MyIndex)                                # a SearchIndex subclass, or a registered kind name
-    check_backend(MyBackend(model="m"))                 # an LLMBackend, ready to answer
-    check_loader(load_my_format, "tests/data/tiny.my")  # a function path -> Dataset, and an input it reads
-    check_policy(MyPolicy)                              # a Policy subclass
-    check_role("my_role", "What is X?")                 # a row of LLM_ROLES, and its prompt's arguments
-
-Each raises a :class:`ContractViolation` (an ``AssertionError``) naming the contract, the rule and what it
-saw; they need no model, no network and no pytest. The fakes: :class:`HashEmbedder` (a deterministic
-bag-of-words embedder), :class:`ScriptedResources` (retrieval with scripted hits), :func:`corpus_of`, and
-:class:`~rag_lab.llm.scripted.ScriptedBackend` (an LLM backend that answers from per-role scripts).
-
-This package sits on top of the layers it checks (index, llm, loaders, pipeline); nothing in ``rag_lab``
-imports it (``tests/test_import_layers.py``).
-"""
+"""Checks and fakes for plug-ins: what the project's contract tests run, importable by anyone who writes an index,
+an LLM backend, a loader, a policy or an LLM role (as scikit-learn's ``check_estimator``, and DSPy's ``DummyLM``
+shipped in the package): :func:`check_index`, :func:`check_backend`, :func:`check_loader`, :func:`check_policy`,
+:func:`check_role`. Each raises a :class:`ContractViolation` (an ``AssertionError``) naming the contract, the rule
+and what it saw; they need no model, no network and no pytest. The fakes: :class:`HashEmbedder`,
+:class:`ScriptedResources`, :func:`corpus_of` and :class:`~rag_lab.llm.scripted.ScriptedBackend`. This package
+sits on top of the layers it checks; nothing in ``rag_lab`` imports it. How to use them: docs/api/testing.md."""
 
 from __future__ import annotations
 

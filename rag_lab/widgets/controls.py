@@ -1,23 +1,9 @@
-"""ipywidgets controls generated from the policies' field types and bounds.
-
-:func:`param_control` reads one dotted key of :class:`~rag_lab.pipeline.PipelineConfig` and builds:
-
-- ``bool`` → ``Checkbox``
-- ``Literal[...]`` → ``Dropdown`` of the allowed values; a registry name (:meth:`rag_lab.registry.Registry.field`,
-  e.g. ``retrieval.retriever``) → ``Dropdown`` of the names registered when the control is made
-- ``int`` with ``ge``/``le`` → ``IntSlider``, or a ``BoundedIntText`` box when the range holds more than
-  :data:`WIDE_INT_RANGE` values (a slider over 1..1,000,000 in steps of 1 cannot be aimed);
-  ``float`` with ``ge``/``le`` → ``FloatSlider`` (step: 1/100 of the range)
-- ``int | None`` → that integer input plus an ``unlimited`` checkbox (checked means ``None``)
-- ``tuple[str, ...]`` → ``Text``, comma separated
-
-Each control's ``description`` is the dotted key (the browser test finds controls by it) and its
-tooltip the field's description, or else its policy's docstring.
-
->>> control = param_control("round_cap.max_rounds")
->>> type(control.widget).__name__, control.value
-('IntSlider', 2)
-"""
+"""ipywidgets controls generated from the policies' field types and bounds: :func:`param_control` reads one dotted
+key of :class:`~rag_lab.pipeline.PipelineConfig` and builds the control its type calls for (a checkbox, a
+dropdown of the allowed or registered values, a slider or a bounded box, an ``unlimited`` checkbox for an
+optional integer, a comma-separated text). Each control's ``description`` is the dotted key (the browser test
+finds controls by it) and its tooltip the field's description, or else its policy's docstring. The mapping:
+docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -182,7 +168,12 @@ class ParamControl:
 
 
 def param_control(key: str, base: PipelineConfig | None = None) -> ParamControl:
-    """The control for dotted ``key``, set to its value in ``base`` (default: ``PipelineConfig()``)."""
+    """The control for dotted ``key``, set to its value in ``base`` (default: ``PipelineConfig()``).
+
+    >>> control = param_control("round_cap.max_rounds")
+    >>> type(control.widget).__name__, control.value
+    ('IntSlider', 2)
+    """
     return ParamControl(field_spec(key), (base or PipelineConfig()).get(key))
 
 

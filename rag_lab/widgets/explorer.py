@@ -1,23 +1,9 @@
-"""``PolicyExplorer``: move a policy control, the real pipeline runs over the evaluation set, the point
-for that configuration appears on the cost-vs-quality plot.
-
->>> explorer = PolicyExplorer(params=["round_cap.max_rounds", "crag.upper"], limit=6)   # doctest: +SKIP
->>> explorer.run()                                  # the base configuration: one point   # doctest: +SKIP
->>> explorer.with_params({"round_cap.max_rounds": 3}).wait()                            # doctest: +SKIP
->>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
->>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP
-
-Each point is labelled by the parameters it changes from ``base``; the status line reads the latest point
-and its paired difference on the quality axis against the reference point (the base configuration once it
-has run, else the first point run), with a 95% interval over the same questions (:meth:`PolicyExplorer.delta`).
-The cost and quality axes are chosen from dropdowns (:meth:`PolicyExplorer.set_axes`): that re-draws, it
-does not re-run.
-
-Runs happen in a background thread, one at a time. Each change bumps a generation counter; a run
-checks it between questions, so a run superseded by a newer change stops early and never writes
-its point. Every run goes through the shared corpus resources and the response cache
-(:mod:`.session`), so with warm caches a run over the 240 world test questions takes well under a second.
-"""
+"""``PolicyExplorer``: move a policy control, the real pipeline runs over the evaluation set, and the point for that
+configuration appears on the cost-vs-quality plot, labelled by the parameters it changes, with its paired
+difference against the reference point in the status line (:meth:`PolicyExplorer.delta`). Runs happen in a
+background thread, one at a time; a newer change supersedes a running one, which stops early and never writes its
+point. Every run goes through the shared corpus resources and the response cache (:mod:`.session`). How it
+behaves: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -64,7 +50,13 @@ class PolicyExplorer:
     most ``limit`` (as a sweep picks them). ``backend``
     defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as sweeps use, so a sweep
     with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
-    parameter the controls do not set."""
+    parameter the controls do not set.
+
+    >>> explorer = PolicyExplorer(params=["round_cap.max_rounds", "crag.upper"], limit=6)   # doctest: +SKIP
+    >>> explorer.run()                                  # the base configuration: one point   # doctest: +SKIP
+    >>> explorer.with_params({"round_cap.max_rounds": 3}).wait()                            # doctest: +SKIP
+    >>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
+    >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP"""
 
     def __init__(
         self,

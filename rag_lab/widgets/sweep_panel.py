@@ -1,25 +1,8 @@
-"""``SweepPanel``: pick parameters and comma-separated values, run the sweep into a run directory with a
-progress bar, read the results table and the Pareto plot, export the run directory.
-
->>> panel = SweepPanel(limit=4)                                                       # doctest: +SKIP
->>> panel.choose({"round_cap.max_rounds": [1, 3]})                                    # doctest: +SKIP
->>> result = panel.run()              # a SweepResult, as run_sweep returns it          # doctest: +SKIP
->>> panel.export()                    # the run directory (load it with load_sweep)     # doctest: +SKIP
-
-The sweep runs in a background thread through :func:`rag_lab.experiments.run_sweep`; the progress bar
-counts the (candidate, question) rows committed to the run directory, polled from its store. The plot's
-points are labelled by the parameters each candidate changes from the base config; its cost and quality
-axes are chosen from dropdowns (:meth:`SweepPanel.set_axes`), which re-draw without re-running.
-
-Instead of the grid, the panel can **search** the same keys (a value box may hold ``low..high``, a range)
-with an Optuna sampler or race every grid point over questions (:meth:`SweepPanel.search`, the *search*
-button): trials arrive in the log as the sampler proposes them, dropped candidates with the reason, and the
-table and the front re-draw as they arrive.
-
->>> panel.choose({"round_cap.max_rounds": ["1..4"], "disclosure.disclosed": [False, True]})   # doctest: +SKIP
->>> result = panel.search(sampler="nsga2", trials=12, race=[20, 40])                          # doctest: +SKIP
->>> panel.log_lines()                 # "trial 0: …", "dropped …: after 20 questions, dominated by …"  # doctest: +SKIP
-"""
+"""``SweepPanel``: pick parameters and comma-separated values, run the sweep into a run directory with a progress
+bar (in a background thread, through :func:`rag_lab.experiments.run_sweep`), read the results table and the
+Pareto plot, export the run directory. Instead of the grid, the panel can **search** the same keys with an
+Optuna sampler, or race every grid point over questions (:meth:`SweepPanel.search`), with trials and drops
+arriving in its log. How it behaves: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -60,7 +43,15 @@ class SweepPanel:
     """A sweep builder over ``dataset``'s ``split`` (``types``, the first ``per_type`` of each, at most
     ``limit`` questions) from ``base``, on the cached simulator with ``profile`` and ``knobs`` (as a sweep's
     ``backend.knobs``). Results go to ``run_dir`` (resumed if it holds the same sweep) or, when None, to a
-    new temporary directory per run."""
+    new temporary directory per run.
+
+    >>> panel = SweepPanel(limit=4)                                                       # doctest: +SKIP
+    >>> panel.choose({"round_cap.max_rounds": [1, 3]})                                    # doctest: +SKIP
+    >>> result = panel.run()              # a SweepResult, as run_sweep returns it          # doctest: +SKIP
+    >>> panel.export()                    # the run directory (load it with load_sweep)     # doctest: +SKIP
+    >>> panel.choose({"round_cap.max_rounds": ["1..4"], "disclosure.disclosed": [False, True]})   # doctest: +SKIP
+    >>> result = panel.search(sampler="nsga2", trials=12, race=[20, 40])                          # doctest: +SKIP
+    >>> panel.log_lines()                 # "trial 0: …", "dropped …: after 20 questions, dominated by …"  # doctest: +SKIP"""
 
     def __init__(
         self,

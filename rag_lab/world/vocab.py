@@ -5,23 +5,27 @@ size; the generator adds numeric suffixes when a large world exhausts them.
 """
 
 FIRST_NAMES = (
-    "Ada Alan Alice Amara Anders Anika Arjun Astrid Bea Bilal Bruno Camila Carmen Chen Chiara Dana "
-    "Darius Diego Dmitri Elena Elif Emeka Emil Esther Fatima Felix Freya Gabriel Greta Hana Hassan "
-    "Helga Hiro Ibrahim Ines Ingrid Isaac Ivan Jamal Jana Javier Jin Joao Jonas Julia Kaito Kamal "
-    "Karin Kofi Lars Leila Lena Liam Lucia Luis Maja Malik Marco Maria Mateo Mei Mila Milan Nadia "
-    "Naveen Nia Nico Nora Olga Omar Oskar Paula Pedro Priya Rafael Ravi Rosa Ruth Sami Sara Selin "
-    "Sofia Stefan Tariq Teresa Theo Tomas Uma Valeria Vera Viktor Wen Yara Yusuf Zara Zoe"
-).split()
+    "Ada", "Alan", "Alice", "Amara", "Anders", "Anika", "Arjun", "Astrid", "Bea", "Bilal", "Bruno", "Camila",
+    "Carmen", "Chen", "Chiara", "Dana", "Darius", "Diego", "Dmitri", "Elena", "Elif", "Emeka", "Emil", "Esther",
+    "Fatima", "Felix", "Freya", "Gabriel", "Greta", "Hana", "Hassan", "Helga", "Hiro", "Ibrahim", "Ines", "Ingrid",
+    "Isaac", "Ivan", "Jamal", "Jana", "Javier", "Jin", "Joao", "Jonas", "Julia", "Kaito", "Kamal", "Karin", "Kofi",
+    "Lars", "Leila", "Lena", "Liam", "Lucia", "Luis", "Maja", "Malik", "Marco", "Maria", "Mateo", "Mei", "Mila",
+    "Milan", "Nadia", "Naveen", "Nia", "Nico", "Nora", "Olga", "Omar", "Oskar", "Paula", "Pedro", "Priya", "Rafael",
+    "Ravi", "Rosa", "Ruth", "Sami", "Sara", "Selin", "Sofia", "Stefan", "Tariq", "Teresa", "Theo", "Tomas", "Uma",
+    "Valeria", "Vera", "Viktor", "Wen", "Yara", "Yusuf", "Zara", "Zoe",
+)
 
 LAST_NAMES = (
-    "Abbott Adeyemi Almeida Andersen Arora Bakker Banerjee Becker Bergstrom Blanco Brandt Castillo "
-    "Chowdhury Costa Dahl Demir Dubois Eriksen Esposito Farouk Ferreira Fischer Fontaine Garcia "
-    "Gomez Gupta Hansen Herrera Hoffmann Holm Ibarra Ito Jansen Jensen Kapoor Kaya Keller Kim "
-    "Kowalski Kruger Larsen Laurent Lindqvist Lopez Marino Martens Mendes Meyer Moreau Murphy Nagy "
-    "Nakamura Navarro Nielsen Novak Nowak Okafor Olsen Ortiz Osei Park Pereira Petrov Quinn Ramos "
-    "Reyes Ricci Rossi Sato Schmidt Schulz Silva Singh Sorensen Suzuki Svensson Tanaka Torres "
-    "Vargas Varga Vasquez Vogel Wagner Walsh Weber Wong Yamada Yilmaz Young Zhang Zhou Zimmermann"
-).split()
+    "Abbott", "Adeyemi", "Almeida", "Andersen", "Arora", "Bakker", "Banerjee", "Becker", "Bergstrom", "Blanco",
+    "Brandt", "Castillo", "Chowdhury", "Costa", "Dahl", "Demir", "Dubois", "Eriksen", "Esposito", "Farouk",
+    "Ferreira", "Fischer", "Fontaine", "Garcia", "Gomez", "Gupta", "Hansen", "Herrera", "Hoffmann", "Holm", "Ibarra",
+    "Ito", "Jansen", "Jensen", "Kapoor", "Kaya", "Keller", "Kim", "Kowalski", "Kruger", "Larsen", "Laurent",
+    "Lindqvist", "Lopez", "Marino", "Martens", "Mendes", "Meyer", "Moreau", "Murphy", "Nagy", "Nakamura", "Navarro",
+    "Nielsen", "Novak", "Nowak", "Okafor", "Olsen", "Ortiz", "Osei", "Park", "Pereira", "Petrov", "Quinn", "Ramos",
+    "Reyes", "Ricci", "Rossi", "Sato", "Schmidt", "Schulz", "Silva", "Singh", "Sorensen", "Suzuki", "Svensson",
+    "Tanaka", "Torres", "Vargas", "Varga", "Vasquez", "Vogel", "Wagner", "Walsh", "Weber", "Wong", "Yamada", "Yilmaz",
+    "Young", "Zhang", "Zhou", "Zimmermann",
+)
 
 ROLES = (
     "software engineer",

@@ -1,71 +1,11 @@
-"""Calibrate a simulator profile from the traces of a run made with a real model (``rag-lab calibrate``).
-
-Every knob of :class:`~rag_lab.llm.sim.profile.SimulatorProfile` is a probability *per opportunity*:
-the simulator draws it only where it applies. Calibration finds, in a real model's traces, the calls
-where the knob would have been drawn (its **opportunities**) and counts those on which the real model
-did what the knob makes the simulator do (**fired**). The rate is fired / opportunities with a Wilson
-95% interval; opportunities are counted once per distinct (prompt, output) pair, and treated as
-independent (calls of one question are not, quite: the interval is a little optimistic).
-
-Where each estimator looks (only traces; the gold labels are used by the cross-check row alone):
-
-* **format failures** — ``invalid_json``, ``hallucinated_action``, ``wrong_types`` — on the route and
-  controller calls, from each call's raw output re-validated against the role's schema: no JSON object
-  in the text is invalid JSON; an object whose ``action`` (``route``) is a string outside the allowed
-  labels is a hallucinated action; any other object the schema rejects is wrong types (missing keys
-  and an empty ``retrieve_again`` included: the simulator has no separate knob for those, and they
-  fall back the same way). They are sequential, as in the simulator: a hallucinated action has an
-  opportunity only on outputs that were JSON, wrong types only on outputs with neither failure.
-  A ``repaired`` output (valid JSON inside prose or a code fence) is no failure. The other structured
-  roles (rewrite, HyDE, judge, grade) are reported too but the simulator never breaks them, so they do
-  not enter the profile.
-* **behaviour knobs** — for every controller, route and answer call whose output the real model got
-  right in form, the simulator's own reader (:class:`~rag_lab.llm.sim.ideal.IdealModel`) reads
-  *the very prompt the real model saw* and gives the ideal decision with what the knobs need to know
-  (evidence sufficient, a multi-part question partly covered, a bridge entity to carry). That is the
-  definition of the opportunity the simulator itself uses, so the fitted rate is the one that makes the
-  simulator deviate from its ideal as often as the real model did, on the same prompts:
-
-  - ``premature_stop``: controller — the ideal is to search again or give up on a partly covered
-    multi-part question, and the prompt states no budget (anchoring could undo the stop, thrift could
-    make one); fired when the model answers (or reranks). Answer role — the reader finds only part of the
-    question covered (the simulator would draw the knob here); fired when the model answers instead of
-    ``INSUFFICIENT``. Both roles are pooled into the profile's one rate;
-  - ``bridge_drop``: the ideal is ``retrieve_again`` carrying a bridge entity and the model does search
-    again, on calls where thrift cannot apply (no stated budget, or evidence that does not settle); fired
-    when none of its queries names the bridge (a query naming it only partly counts as dropping it);
-  - ``comparison_underrate``: the reader sees a comparison and routes it COMPLEX; fired when the model
-    routes it SIMPLE;
-  - ``route_underrate``: the reader routes a question COMPLEX that is no comparison; fired when the model
-    routes it SIMPLE;
-  - ``synonym_spinning`` and ``budget_anchoring``, fitted jointly by maximum likelihood from three kinds of
-    controller call: the reader finds the evidence sufficient and the prompt states no budget, or a spent
-    one (re-search rate ``s``); sufficient with budget left (``s + (1 - s)·a``: anchoring acts on the
-    answer spinning did not replace); insufficient with budget left (``a``). Spinning is reported as the
-    plain proportion of the first kind; the intervals of ``a`` are percentiles of refits on category
-    rates drawn from each count's Jeffreys posterior;
-  - ``budget_thrift``: the prompt states a budget, the ideal is ``retrieve_again`` and the evidence already
-    holds an answer the reader would settle for (:func:`~rag_lab.llm.sim.knobs.settles`); fired when the
-    model stops (answer or rerank) instead. On a single-part search the stop rate is ``t``; on a partly
-    covered question it is ``p(1 - a·left) + (1 - p)(1 - b·bridge)·t`` (premature stop first, anchoring
-    undoing it while budget is left, bridge drop keeping a search), so ``t`` is the maximum-likelihood
-    value over all of them given the ``premature_stop``, ``budget_anchoring`` and ``bridge_drop``
-    estimates, its interval the percentiles of refits on resampled calls with those three drawn from their
-    posteriors (most stops on partly covered questions are premature stops, so the interval is wide).
-    It needs runs with the budget disclosed *and* undisclosed (a sweep over ``disclosure.disclosed``).
-    The same calls on a single-part search with no budget stated are reported beside
-    (``settle (no budget)``): the simulator never stops there, a real model may.
-
-* **reported beside the knobs** (no knob stands for them, so they are not in the profile): answers the echo
-  guard rejected as copies of the prompt.
-* **cross-check** (not used for the profile): ``comparison_underrate`` with the opportunity taken from the
-  gold question type (``comparison``) instead of the reader — calibration is an offline analysis, so the
-  evaluation labels may define opportunities here; the simulator itself never reads them.
-
-A knob with fewer than ``min_opportunities`` opportunities (or none, or, for thrift, without the
-estimates it is derived from) keeps the base profile's value and is listed as *unidentified*, in the
-printed table and in the YAML file (a comment and ``calibration.unidentified``).
-"""
+"""Calibrate a simulator profile from the traces of a run made with a real model (:func:`calibrate`,
+``rag-lab calibrate``). Every knob of :class:`~rag_lab.llm.sim.profile.SimulatorProfile` is a probability *per
+opportunity*: calibration finds, in the real model's traces, the calls where the simulator would have drawn the
+knob (its opportunities; the simulator's own reader, :class:`~rag_lab.llm.sim.ideal.IdealModel`, reads the very
+prompt the real model saw) and counts those on which the real model did what the knob makes the simulator do,
+with a Wilson 95% interval; budget anchoring, spinning and thrift are fitted jointly by maximum likelihood. A knob
+with too few opportunities keeps the base profile's value and is listed as unidentified. Where each estimator
+looks: docs/simulate-then-verify.md, "How calibrate counts each knob"."""
 
 from __future__ import annotations
 

@@ -1,27 +1,9 @@
-"""Verify a simulated sweep on a real backend (``rag-lab verify``): re-run its best candidates on the real
-model, on the same questions, and measure how far the simulator was from it.
-
-**Which candidates** (:func:`select_candidates`): by default the simulated sweep's Pareto front of
-``cost_llm_calls`` (minimised) vs strict answer containment (maximised), best quality first, padded with
-the best of the rest by quality when the front holds fewer than ``top``; with ``by=METRIC``, the best
-``top`` by that metric (highest for ``quality_*``, lowest for costs). Several seeds of one config count
-as one candidate (means over seeds). The **simulated winner** is the first of them: the best by ``by``
-(default strict containment), ties to the cheaper.
-
-**Where the real rows go**: a sibling sweep in the run directory, ``RUN_DIR/verify/<backend>-<id>/run.sqlite``,
-run by :func:`rag_lab.experiments.runner.run_sweep` with the simulated sweep's data and base config, a grid of
-exactly the chosen candidates (same config ids, so rows pair by config) and the first ``questions``
-questions of the simulated sweep. So it is kill-safe and resumable like any sweep: each (candidate,
-question) is committed on its own, and running the same ``verify`` again computes only what is missing.
-
-**The comparison** (:func:`compare`), on the questions the real run finished: per candidate and metric,
-the simulated and the real mean and the paired difference real − simulated with its bootstrap interval
-(:func:`rag_lab.stats.paired.paired_difference`; with several simulator seeds, each question's
-simulated value is its mean over seeds), and the same for the mean over the candidates; the rank
-agreement of the candidates, Kendall's τ-b between the simulated and the real means, with a percentile
-bootstrap interval over questions (questions resampled jointly for both sides); and whether the
-simulated winner is on the real Pareto front (same two axes).
-"""
+"""Verify a simulated sweep on a real backend (:func:`run_verify`, ``rag-lab verify``): re-run its best candidates
+(:func:`select_candidates`: the Pareto front of LLM calls vs strict containment, or the best by a metric) on the
+real model, on the same questions, into a sibling sweep ``RUN_DIR/verify/<backend>-<id>/`` that is kill-safe and
+resumable like any sweep, and measure how far the simulator was from it (:func:`compare`: per candidate and
+metric the paired gap real − simulated, Kendall's τ-b between the two rankings with a bootstrap interval, and
+whether the simulated winner is on the real front). The method: docs/simulate-then-verify.md."""
 
 from __future__ import annotations
 

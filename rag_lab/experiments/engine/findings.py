@@ -1,46 +1,10 @@
-"""A finding: a claim about an effect, checked with a paired test on the same questions, corrected for the
-other claims of its notebook or report, and labelled with what kind of claim it is.
-
-The course notebooks (and anyone writing up a sweep) state what they expect a policy to do — "rank then
-truncate keeps more later-round gold than append then truncate" — and check it against the sweep. A
-claim **holds** when
-
-- its paired bootstrap interval (:meth:`SweepResult.compare`) lies on the claimed side of 0, *and*
-- its test (:func:`~rag_lab.stats.significance.claim_test`, the one test of a claim that the robustness
-  table, a sweep's ``findings:`` and ``rag-lab sweep`` run too: the exact sign / McNemar test for 0/1
-  metrics, a sign-flip permutation test otherwise, **one-sided** in the claimed direction) gives p below
-  ``alpha`` after its family's correction (:class:`FindingFamily`: one per notebook, its size and order
-  declared up front, tested in that fixed sequence), so a finding's verdict is fixed when it is made and
-  never changes as later findings join. Four questions of 120 flipping one way give an interval that excludes
-  0 but p = 0.0625: not a finding.
-- A "no change" claim (``direction="none"``) is an equivalence test (TOST) with a stated ``margin``:
-  it holds when the difference is shown to lie within ±margin (corrected p below ``alpha``; exact for 0/1
-  metrics), not when a difference merely fails to show.
-
-Every finding declares its ``kind``:
-
-- ``"measured"``: a property of the pipeline and the data (real retrieval, real text);
-- ``"by_construction"``: produced by a simulator knob set to produce it (the ``anchored`` profile's
-  ``budget_anchoring``, a format-failure rate). Such a finding must carry its **control**: the same
-  contrast in a sweep with the knob at 0, where the effect must vanish: by default the two arms differ on
-  fewer than half the share of questions they differ on with the knob on (an exact binomial test: 0 of
-  80 questions differing against 18 of 80 gives p = 0.89^80 ≈ 1e-4); with ``control_margin``, an
-  equivalence test within it in the metric's units. Claim and control are tested together
-  (intersection–union: p is the larger of the two);
-- ``"definitional"``: true by the metric's definition (HyDE costs one more LLM call; a fail-closed filter
-  cites no forbidden source). It checks the plumbing, is never a notebook's headline, and
-  ``tests/test_course.py`` checks each notebook's headline kind against its banner.
-
-:class:`Finding` carries the numbers and a message that says what was expected and what was measured,
-so ``assert finding.holds, finding.message`` fails with a sentence a reader can act on::
-
-    FINDINGS = FindingFamily(size=2)      # the claims this notebook asserts, tested in this order
-    finding = paired_finding(result, "quality_later_gold_retained", kind="measured", family=FINDINGS,
-                             candidate={"truncation.strategy": "rank_then_truncate"},
-                             reference={"truncation.strategy": "append_then_truncate"},
-                             direction="above", claim="ranking first keeps later-round gold")
-    assert finding.holds, finding.message
-"""
+"""A finding: a claim about an effect (:func:`paired_finding`), checked with its one paired test on the same
+questions (:func:`~rag_lab.stats.significance.claim_test`), corrected within the family its notebook or report
+declared up front (:class:`FindingFamily`, fixed sequence), and labelled with what kind of claim it is:
+``measured``, ``by_construction`` (with its control: the same contrast with the knob at 0) or ``definitional``.
+:class:`Finding` carries the numbers and a message that says what was expected and what was measured, so
+``assert finding.holds, finding.message`` fails with a sentence a reader can act on. The method:
+docs/decisions.md, "One test per claim"."""
 
 from __future__ import annotations
 
@@ -306,9 +270,16 @@ def paired_finding(
     config; ``reference=None`` is the sweep's base config). ``direction="none"`` claims *no* effect: an
     equivalence test within ``±margin`` (``tolerance`` is the same, its older name), which must be stated.
 
-    ``kind`` says what the finding rests on (see the module doc); ``"by_construction"`` needs ``control``,
-    a sweep with the responsible knob at 0 holding the same two configurations. ``family`` joins the
-    finding to its notebook's :class:`FindingFamily` (fixed-sequence correction over the family)."""
+    ``kind`` says what the finding rests on (docs/decisions.md, "What a finding rests on"); ``"by_construction"``
+    needs ``control``, a sweep with the responsible knob at 0 holding the same two configurations. ``family``
+    joins the finding to its notebook's :class:`FindingFamily` (fixed-sequence correction over the family)::
+
+        FINDINGS = FindingFamily(size=2)      # the claims this notebook asserts, tested in this order
+        finding = paired_finding(result, "quality_later_gold_retained", kind="measured", family=FINDINGS,
+                                 candidate={"truncation.strategy": "rank_then_truncate"},
+                                 reference={"truncation.strategy": "append_then_truncate"},
+                                 direction="above", claim="ranking first keeps later-round gold")
+        assert finding.holds, finding.message"""
     if direction not in _EXPECT:
         raise ConfigError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
     if kind not in KINDS:

@@ -23,7 +23,17 @@ class Grid:
     """The candidates of a parameter grid: each one a ``{dotted key: value}`` dict.
 
     ``spec`` is a dict of dotted keys to non-empty value lists, or a list of such dicts (a
-    conditional grid). An empty dict is one candidate that changes nothing (the base config)."""
+    conditional grid). An empty dict is one candidate that changes nothing (the base config). As in
+    scikit-learn's ``ParameterGrid``, a dict's candidates are the product of its value lists with the keys in
+    sorted order (the last key varies fastest); a list of dicts yields each dict's candidates in turn:
+
+    >>> grid = Grid({"round_cap.max_rounds": [1, 2], "disclosure.disclosed": [False, True]})
+    >>> len(grid), grid[1]
+    (4, {'disclosure.disclosed': False, 'round_cap.max_rounds': 2})
+    >>> conditional = Grid([{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [2, 4]}])
+    >>> list(conditional)
+    [{'hyde.enabled': False}, {'hyde.enabled': True, 'hyde.n_docs': 2}, {'hyde.enabled': True, 'hyde.n_docs': 4}]
+    """
 
     def __init__(self, spec: GridSpec) -> None:
         entries = [spec] if isinstance(spec, Mapping) else spec

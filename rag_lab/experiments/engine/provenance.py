@@ -1,5 +1,5 @@
 """The code version stored with every run: rag_lab's version, the git commit when the package sits
-in a git checkout, and a digest of the installed package's source files (which also catches
+in a git checkout, and a digest of the installed package's source and template files (which also catches
 uncommitted edits)."""
 
 from __future__ import annotations
@@ -12,13 +12,17 @@ from pathlib import Path
 import rag_lab
 
 PACKAGE_DIR = Path(rag_lab.__file__).resolve().parent
+#: The files of the package that make its behaviour: the sources and the package data they read (templates of
+#: prompts, report and course text, the run store's schema; pyproject.toml's package-data).
+SOURCE_SUFFIXES = (".py", ".sql", ".txt", ".html", ".md", ".css")
 
 
 @functools.cache
 def source_digest() -> str:
-    """SHA-256 over the relative path and bytes of every ``.py`` file of the installed package."""
+    """SHA-256 over the relative path and bytes of every source and template file of the installed package
+    (``SOURCE_SUFFIXES``)."""
     digest = hashlib.sha256()
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+    for path in sorted(p for p in PACKAGE_DIR.rglob("*") if p.suffix in SOURCE_SUFFIXES and p.is_file()):
         digest.update(path.relative_to(PACKAGE_DIR).as_posix().encode("utf-8") + b"\0")
         digest.update(path.read_bytes() + b"\0")
     return digest.hexdigest()

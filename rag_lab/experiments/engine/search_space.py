@@ -1,29 +1,8 @@
-"""Declaring a search instead of a grid: the ``search:`` section of a sweep file (docs/design.md §6).
-
->>> spec = SearchSpec.model_validate({"sampler": "nsga2", "trials": 30,
-...                                   "constraints": ["cost_llm_calls <= 3"]})
->>> spec.objectives, [str(c) for c in spec.parsed_constraints()]
-(['cost_llm_calls', 'quality_answer_containment_strict'], ['cost_llm_calls <= 3'])
-
-The space searched is the sweep's ``grid:`` — the same dotted keys — where a value is either a **list
-of choices** (as in a grid) or a **range** ``{low: 1, high: 4}`` (integers when ``low`` and ``high`` are
-integers; ``step`` and ``log`` optional). A list of dicts is a **conditional** space: the sampler first
-picks one dict (a categorical ``branch``), then that dict's keys, so ``hyde.n_docs`` is searched only
-where ``hyde.enabled`` is true:
-
->>> space = SearchSpace([{"hyde.enabled": [False]},
-...                      {"hyde.enabled": [True], "hyde.n_docs": {"low": 1, "high": 4}}])
->>> space.keys, len(space.branches)
-(['hyde.enabled', 'hyde.n_docs'], 2)
->>> space.grid().__len__()   # sampler: grid enumerates it (ranges need integers or a step)
-5
-
-Objectives are metric columns of the results table; each is minimised or maximised by what it is
-(``cost_*`` and rates of bad outcomes such as ``quality_refused`` are minimised, other ``quality_*``
-maximised), or explicitly with a ``min:`` / ``max:`` prefix. A constraint is ``METRIC <= NUMBER`` or
-``METRIC >= NUMBER`` on a candidate's mean; a candidate that breaks one is never on the front.
-``race:`` turns on racing over questions (:mod:`rag_lab.experiments.tuning.racing`).
-"""
+"""Declaring a search instead of a grid: the ``search:`` section of a sweep file (:class:`SearchSpec`: sampler,
+trials, objectives, constraints, racing) and the space it searches (:class:`SearchSpace`: the sweep's ``grid:``,
+where a value is a list of choices or a ``{low, high}`` range, and a list of dicts is a conditional space).
+Objectives are metric columns, minimised or maximised by what they are (or ``min:`` / ``max:``); a constraint is
+``METRIC <= NUMBER`` or ``>=`` on a candidate's mean. Search files: docs/cli.md, "Search and racing"."""
 
 from __future__ import annotations
 
@@ -183,7 +162,15 @@ class SearchSpec(BaseModel):
     """The ``search:`` section of a sweep: ``sampler`` (``nsga2``, ``tpe``: Optuna's multi-objective
     samplers; ``grid``: every point of the space, in grid order), ``trials`` (how many the sampler
     proposes; a grid defaults to all its points), ``objectives``, ``constraints``, ``seed`` (the
-    sampler's and the racing order's), ``population`` (NSGA-II's generation size) and ``race``."""
+    sampler's and the racing order's), ``population`` (NSGA-II's generation size) and ``race`` (racing over
+    questions, :mod:`rag_lab.experiments.tuning.racing`). Each objective is minimised or maximised by what it is
+    (``cost_*`` and rates of bad outcomes such as ``quality_refused`` minimised, other ``quality_*`` maximised), or
+    explicitly with a ``min:`` / ``max:`` prefix; a candidate that breaks a constraint is never on the front.
+
+    >>> spec = SearchSpec.model_validate({"sampler": "nsga2", "trials": 30,
+    ...                                   "constraints": ["cost_llm_calls <= 3"]})
+    >>> spec.objectives, [str(c) for c in spec.parsed_constraints()]
+    (['cost_llm_calls', 'quality_answer_containment_strict'], ['cost_llm_calls <= 3'])"""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -278,7 +265,19 @@ def _dimension(key: str, value: Any, where: str) -> Choice | Range:
 
 
 class SearchSpace:
-    """The dotted-key space of a search: one dict of dimensions, or a list of dicts (branches)."""
+    """The dotted-key space of a search: one dict of dimensions, or a list of dicts (branches). A value is a
+    **list of choices** (as in a grid) or a **range** ``{low: 1, high: 4}`` (integers when ``low`` and ``high``
+    are integers; ``step`` and ``log`` optional). A list of dicts is a **conditional** space: the sampler first
+    picks one dict (a categorical ``branch``), then that dict's keys, so ``hyde.n_docs`` is searched only where
+    ``hyde.enabled`` is true:
+
+    >>> space = SearchSpace([{"hyde.enabled": [False]},
+    ...                      {"hyde.enabled": [True], "hyde.n_docs": {"low": 1, "high": 4}}])
+    >>> space.keys, len(space.branches)
+    (['hyde.enabled', 'hyde.n_docs'], 2)
+    >>> space.grid().__len__()   # sampler: grid enumerates it (ranges need integers or a step)
+    5
+    """
 
     def __init__(self, spec: Mapping[str, Any] | Sequence[Mapping[str, Any]]) -> None:
         entries = [spec] if isinstance(spec, Mapping) else list(spec)

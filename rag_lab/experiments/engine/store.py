@@ -1,32 +1,9 @@
-"""The run directory's store: one sqlite file, ``run.sqlite``, in WAL mode.
-
-Why sqlite: a (run, question) result is committed in **one transaction** the moment it finishes,
-with ``INSERT OR IGNORE`` on the primary key ``(candidate_id, qid)``. A process killed at any point
-(SIGKILL included) leaves each row either wholly committed or absent — sqlite's journal rolls back
-a half-written transaction on the next open — and a re-run skips every committed pair. One file
-holds the results, traces and provenance, needs no extra dependency, and reads back with SQL.
-Only the parent process of a sweep writes; workers return their rows to it.
-
-Tables:
-
-* ``meta(key, value)``: the resolved sweep (``plan`` JSON: spec, resolved base config, backend,
-  question ids, candidate ids), its ``fingerprint``, rag_lab's version, the code version (git
-  commit and a digest of the package sources) and ``created_at``;
-* ``candidates``: one row per run (candidate config + seed): id, config id, table position, seed,
-  the params the grid set and the full resolved config (JSON);
-* ``rows``: one row per finished (run, question): the metrics row (JSON) and the trace and result
-  (zlib-compressed JSON);
-* ``sessions``: every invocation on the directory: when, which code version, executor and workers,
-  and how many pairs it computed (a resume on changed code is visible here);
-* ``trials`` (a search only): each Optuna trial's number, the run it became, its params, the values
-  told to the sampler and the questions they are means over;
-* ``race`` (racing only): each raced run's status (``survived``, ``dropped``), the questions it ran, the
-  rival that dominated it and why, in words and numbers (JSON).
-
-A search adds its runs to ``candidates`` as its sampler proposes them (:meth:`RunStore.add_runs`);
-everything in ``trials`` and ``race`` is recomputed from the stored rows on a resume, and rewritten
-identically.
-"""
+"""The run directory's store: one sqlite file, ``run.sqlite``, in WAL mode (:class:`RunStore`). Each finished
+(run, question) is committed in one transaction with ``INSERT OR IGNORE`` on ``(candidate_id, qid)``, so a
+process killed at any point leaves whole rows only and a re-run skips every committed pair; only a sweep's parent
+process writes. Its tables (the resolved sweep and code version, candidates, rows, sessions, a search's trials
+and race) are in ``store.sql`` beside this module, each described there. Why sqlite: docs/cli.md, "Run
+directories"."""
 
 from __future__ import annotations
 
@@ -43,54 +20,12 @@ from rag_lab.errors import ConfigError, DamagedRunStore
 from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.provenance import code_version
 from rag_lab.experiments.engine.worker import QuestionOutcome
+from rag_lab.paths import package_text
 
 RUN_FILE = "run.sqlite"
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS candidates (
-    candidate_id TEXT PRIMARY KEY,
-    config_id    TEXT NOT NULL,
-    position     INTEGER NOT NULL,
-    seed         INTEGER NOT NULL,
-    params       TEXT NOT NULL,
-    config       TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS rows (
-    candidate_id TEXT NOT NULL REFERENCES candidates(candidate_id),
-    qid          TEXT NOT NULL,
-    row          TEXT NOT NULL,
-    trace        BLOB NOT NULL,
-    result       BLOB NOT NULL,
-    finished_at  REAL NOT NULL,
-    PRIMARY KEY (candidate_id, qid)
-);
-CREATE TABLE IF NOT EXISTS sessions (
-    id          INTEGER PRIMARY KEY AUTOINCREMENT,
-    started_at  REAL NOT NULL,
-    finished_at REAL,
-    code        TEXT NOT NULL,
-    executor    TEXT NOT NULL,
-    workers     INTEGER NOT NULL,
-    computed    INTEGER
-);
-CREATE TABLE IF NOT EXISTS trials (
-    number       INTEGER PRIMARY KEY,
-    candidate_id TEXT NOT NULL,
-    params       TEXT NOT NULL,
-    state        TEXT NOT NULL,
-    objectives   TEXT NOT NULL,
-    n_questions  INTEGER NOT NULL
-);
-CREATE TABLE IF NOT EXISTS race (
-    candidate_id TEXT PRIMARY KEY,
-    status       TEXT NOT NULL,
-    n_questions  INTEGER NOT NULL,
-    rival        TEXT,
-    reason       TEXT NOT NULL,
-    detail       TEXT NOT NULL
-);
-"""
+#: The tables of ``run.sqlite`` (``store.sql`` beside this module), created where missing on every open.
+_SCHEMA = package_text(__package__, "store.sql")
 
 
 class RunStore:

@@ -1,19 +1,7 @@
-"""Declaring a sweep: a parameter :class:`Grid` over dotted pipeline keys, and the :class:`SweepSpec`
-that names the data, the base config, the grid, the backend and the seeds (docs/design.md §6).
-
-Grid semantics follow scikit-learn's ``ParameterGrid``:
-
->>> grid = Grid({"round_cap.max_rounds": [1, 2], "disclosure.disclosed": [False, True]})
->>> len(grid), grid[1]
-(4, {'disclosure.disclosed': False, 'round_cap.max_rounds': 2})
->>> conditional = Grid([{"hyde.enabled": [False]}, {"hyde.enabled": [True], "hyde.n_docs": [2, 4]}])
->>> list(conditional)
-[{'hyde.enabled': False}, {'hyde.enabled': True, 'hyde.n_docs': 2}, {'hyde.enabled': True, 'hyde.n_docs': 4}]
-
-A dict's candidates are the product of its value lists with the keys in sorted order (the last key
-varies fastest); a list of dicts yields each dict's candidates in turn. :meth:`Grid.resolve`
-validates every candidate against a base config before anything runs.
-"""
+"""Declaring a sweep: the :class:`SweepSpec` that names the data, the base config, the parameter :class:`Grid`
+over dotted pipeline keys (scikit-learn's ``ParameterGrid`` order), the backend, the seeds, an optional
+``search:`` and the findings it states. :meth:`Grid.resolve` validates every candidate against the base config
+before anything runs. Sweep files: docs/cli.md, "Sweep files"; the design: docs/design.md §6."""
 
 from __future__ import annotations
 

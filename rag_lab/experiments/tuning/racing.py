@@ -1,39 +1,10 @@
-"""Racing candidates over questions (irace's idea, with the paired tests of :mod:`rag_lab.stats`).
-
-Every candidate in a race answers the same questions in the same order — a seeded random order of the
-sweep's questions (:func:`race_order`), so the first batch is a fair sample of every question type.
-The race runs in **stages** of growing question counts (``race.batches``, e.g. 20, 40, 80, then all).
-After each stage but the last — a *look* — :func:`stage_drops` tests, on the questions run so far, two kinds
-of hypothesis; a candidate is dropped only when one of its own is **rejected by a test**, never on an
-observation:
-
-- **dominance**, for every ordered pair of a candidate ``c`` still racing and a rival ``r`` (another
-  survivor, or an *incumbent*: a candidate that has already run every question and survived), and for
-  every objective ``k``: "``r`` is better than ``c`` on ``k`` *and* not worse on every other objective".
-  Better on ``k`` is a one-sided paired test of ``r − c`` (:func:`rag_lab.stats.significance.difference_p`:
-  exact sign / McNemar when every nonzero difference has one size, a sign-flip permutation test
-  otherwise). Not worse on objective ``j`` is, with ``dominance: noninferior`` (the default), the exact
-  non-inferiority test of :mod:`rag_lab.stats.exact` with margin ``race.margin``: H0 "``r`` loses at least
-  ``margin`` more of the questions than it wins on ``j``" (for a 0/1 metric, its mean is ``margin`` or more
-  below ``c``'s) — so a tie on every question shows non-inferiority only once there are enough of them
-  (``(1 − margin)^n`` small), and a rival that costs more on 3% of the questions is *not* shown
-  non-inferior at a margin of 0.02; with ``dominance: strict``, the one-sided test that ``r`` is better on
-  ``j`` too. The pair's p is the largest of these (an intersection-union test). Every ordered pair and
-  every ``k`` enter the family, whatever the means say, so the family holds every hypothesis the look could
-  reject;
-- **a constraint** ``METRIC <= B`` (``>= B``) for every candidate still racing: H0 "``c``'s mean keeps it",
-  tested one-sided — exactly with the binomial test of the count of 1s for a 0/1 metric, with a sign-flip
-  test of ``values − B`` otherwise (which assumes the differences symmetric under H0).
-
-All of one look's hypotheses form one family, Holm-corrected (:func:`rag_lab.stats.significance.holm`) at
-``alpha / looks``: α is **spent over the planned looks by a Bonferroni split** (the looks are the stages
-but the last, known when the race starts), so the chance that any look drops a candidate on a true
-hypothesis stays at most ``alpha`` over the whole race (a union bound over the looks, whatever their
-correlation). A dropped candidate carries the rival (or the constraint) and the numbers that dropped it.
-``tests/test_racing_error.py`` measures the rule by simulation (docs/decisions.md).
-
-Everything here is a function of the stored rows: a resumed race recomputes the same decisions.
-"""
+"""Racing candidates over questions (irace's idea, with the paired tests of :mod:`rag_lab.stats`): every candidate
+answers the same seeded random order of the questions (:func:`race_order`) in stages of growing size, and after
+each stage but the last (a *look*) :func:`stage_drops` drops a candidate only when a test shows a rival
+dominating it (better on one objective, not worse on every other) or its mean breaking a constraint, Holm over
+the look's family at ``alpha / looks``. Everything here is a function of the stored rows: a resumed race
+recomputes the same decisions. The rule and its simulated error rates: docs/decisions.md, "Racing: dropping
+only the dominated"."""
 
 from __future__ import annotations
 

@@ -1,20 +1,7 @@
-"""A recommendation a referee accepts: every candidate against a reference on outcome metrics, each
-difference tested and each "no change" shown by an equivalence test, all Holm-corrected together, then
-the cheapest candidate that is shown not to hurt.
-
-A candidate's verdict on a metric is
-
-- ``helps`` / ``hurts``: its paired interval lies above / below 0 and the two-sided paired test's
-  Holm-adjusted p is below ``alpha``;
-- ``equivalent``: the equivalence test (TOST) within ±``margin`` has Holm-adjusted p below ``alpha``;
-- ``inconclusive``: neither — too few questions to tell. "No measured change" is *not* safety: such a
-  candidate is never recommended.
-
-Holm's family is every p-value the verdicts read: the difference test and the TOST of every candidate
-on every metric. The recommendation is the candidate with the lowest mean cost among those that help or
-are equivalent on every metric (the reference always qualifies, so it is the answer when nothing else
-is shown safe).
-"""
+"""A recommendation a referee accepts: every candidate against a reference on outcome metrics (:func:`verdicts`:
+each difference tested and each "no change" shown by an equivalence test, all Holm-corrected together), then the
+cheapest candidate shown not to hurt (:func:`recommend`). "No measured change" is not safety: an inconclusive
+candidate is never recommended. The method: docs/decisions.md, "A recommendation"."""
 
 from __future__ import annotations
 

@@ -1,26 +1,9 @@
-"""Run a search (``search:`` in a sweep file) into a run directory: Optuna's multi-objective samplers, or
-every grid point, optionally raced over questions (:mod:`.racing`).
-
-Trials are ordinary candidates of the same run store (``candidates`` and ``rows``), so the results table,
-the report, the widgets and ``rag-lab verify`` read a searched run as they read a grid's. What is
-particular to a search is in two more tables (``trials``, ``race``; see :mod:`rag_lab.experiments.engine.store`), both recomputed
-from the stored rows on every run.
-
-**Resume.** The Optuna study is not stored: it is rebuilt on every run by replaying the trials in order
-against a freshly seeded sampler. Trial *k* asks the sampler for its params (the same as last time, since
-the sampler has been told the same values for trials 0..k−1), the candidate's stored rows are reused
-and only the missing (candidate, question) pairs run, and the values told are means of stored rows. So
-a run killed at any point (SIGKILL included) resumes to the same trials, the same rows and the same race
-decisions as a run that was never interrupted; if the code changed so that a replayed trial proposes
-other params than the stored one, the run stops with an error instead of mixing two searches.
-
-**Racing.** ``sampler: grid`` races all the grid's candidates at once. With ``nsga2``/``tpe`` each trial
-races against the *incumbents* (the earlier trials that ran every question and survived): it runs the
-first batch, then the next, and stops as soon as it is shown dominated. A dropped trial is told to the
-sampler with its means over the questions it ran (a noisier estimate, not a failure), so the sampler
-still learns where the bad region is. A trial whose params repeat an earlier trial's config reuses that
-candidate's rows and outcome (no question runs).
-"""
+"""Run a search (``search:`` in a sweep file) into a run directory (:func:`run_search`): Optuna's multi-objective
+samplers, or every grid point, optionally raced over questions (:mod:`.racing`). Trials are ordinary candidates
+of the run store, so the results table, the report, the widgets and ``rag-lab verify`` read a searched run as
+they read a grid's; the ``trials`` and ``race`` tables (:mod:`rag_lab.experiments.engine.store`) are recomputed
+from the stored rows on every run. The study is not stored: it is replayed against a freshly seeded sampler, so a
+killed search resumes to the same trials. How resuming and racing work: docs/cli.md, "Search and racing"."""
 
 from __future__ import annotations
 

@@ -1,25 +1,9 @@
-"""The judge and grade roles.
-
-**judge** — two behaviours, depending on what the prompt shows:
-
-* *with evidence* (IsSup-style): the draft is ``supported`` iff every number and name it states
-  appears in the evidence it cites (all evidence when it cites nothing), every citation points at
-  an existing item, and at least :data:`SUPPORT_OVERLAP` of its content words appear there. The
-  score is that word overlap, halved when a citation is invalid and halved when a number or name
-  is missing from the evidence.
-* *draft only* (IsUse-style): it cannot check support, so it rates usefulness: a non-empty,
-  non-INSUFFICIENT draft that names one of the question's names (or, when the question names
-  nothing, shares a content word with it) is ``supported``, whatever the evidence would say.
-
-Both add a same-model bias: a draft phrased the way the simulator phrases its own answers
-(sentences closed by ``[n]`` citations) scores :data:`SELF_PREFERENCE` higher.
-
-**grade** — relevance of one item on [-1, 1] (CRAG-style)::
-
-    raw   = cos(question, "title. text") + 0.15·(share of names mentioned) + 0.15·(share of terms)
-            − 0.15·(the question names something and the item names none of it)
-    score = clip(2·(raw − GRADE_LOW) / (GRADE_HIGH − GRADE_LOW) − 1, −1, 1)
-"""
+"""The simulated judge and grade roles. **judge**, with evidence (IsSup-style): a draft is ``supported`` iff its
+numbers and names appear in the evidence it cites, its citations point at existing items and at least
+:data:`SUPPORT_OVERLAP` of its content words appear there; draft only (IsUse-style): it rates usefulness
+instead. Both prefer a draft phrased the simulator's own way (:data:`SELF_PREFERENCE`). **grade**: an item's
+relevance on [-1, 1] (CRAG-style) from cosine, names and terms, scaled between :data:`GRADE_LOW` and
+:data:`GRADE_HIGH`. The rules in full: docs/backends.md, "The simulator, part by part"."""
 
 from __future__ import annotations
 

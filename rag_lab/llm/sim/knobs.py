@@ -1,34 +1,9 @@
-"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else.
-
-:class:`CallRandom` is the only source of randomness. Its draws are common random numbers: a
-function of (seed, role, question, step index, knob) only, so the same request always draws the
-same numbers, another seed draws differently, and a change of evidence (another retriever, another
-truncation) does not re-draw any knob. A knob fires iff its draw is below its rate (a knob at 1.0
-always fires, at 0.0 never, and raising a rate only adds firings).
-
-Where each knob applies (the ideal output comes from :mod:`~rag_lab.llm.sim.ideal`; a knob is
-drawn only where it applies, and every draw is recorded):
-
-* route — :func:`route_knob`: ``comparison_underrate``, ``route_underrate``;
-* controller — :func:`controller_knobs`, several may fire on one decision:
-
-  1. ``synonym_spinning`` — the evidence suffices, yet search again with a paraphrase;
-  2. ``premature_stop`` — a multi-part question with only part covered: answer now;
-  3. ``bridge_drop`` — the next-hop query loses its bridge entity;
-  4. ``budget_anchoring`` — a stated budget not used up, and a decision to stop: keep searching;
-  5. ``budget_thrift`` — a stated budget, and the ideal decision is one more (single-part) search
-     although the evidence already holds an answer the model would settle for (:func:`settles`):
-     stop and answer now — fewer rounds than it would otherwise take. Its opportunities are
-     disjoint from anchoring's (a search, not a stop) and from spinning's (the ideal decision, not
-     a knob's), so the sign of the disclosure effect on rounds is the balance of the two knobs'
-     firings on the opportunities the data offers — measured, not built in;
-
-* answer — :meth:`CallRandom.partial_answer`: ``premature_stop`` (answer from partial evidence);
-* route and controller output — :func:`apply_format_failures`: ``invalid_json``,
-  ``hallucinated_action``, ``wrong_types`` (:func:`broken_json`, :func:`hallucinate`,
-  :func:`mistype` turn a correct decision object into output a validator must reject; none can be
-  repaired by extracting an embedded JSON object).
-"""
+"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else. :class:`CallRandom` is the
+only source of randomness: common random numbers, a function of (seed, role, question, step index, knob) only, so
+the same request always draws the same numbers and a change of evidence re-draws nothing; a knob fires iff its
+draw is below its rate. Each role's knobs: :func:`route_knob`, :func:`controller_knobs`,
+:meth:`CallRandom.partial_answer` and :func:`apply_format_failures`. Where each knob applies: docs/backends.md,
+"The simulator, part by part"."""
 
 from __future__ import annotations
 

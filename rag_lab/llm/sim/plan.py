@@ -1,28 +1,9 @@
-"""The controller's ideal decision with every knob off: hop planning from the evidence in the prompt.
-
-The question's parts are read by :mod:`.question` — its names, what it asks (a value of some
-kind, the terms around it), and, when it describes a thing instead of naming it ("the lead of |
-the club that owns X"), what is asked *of* that thing (its ``relation`` terms). The evidence is
-read by :mod:`.evidence` as a chain: items that name the question's names (hop 0), items whose
-title a hop-k item names (hop k+1), and so on as far as the evidence goes.
-
-* no evidence → ``retrieve_again`` with a rephrasing (until every rephrasing was searched);
-* **comparison** → each of the two compared names needs an item about it (holding a year or a
-  number when the comparison is by one); a missing side → ``retrieve_again`` "<name> <terms>",
-  one targeted search per side; when spent → ``insufficient`` (``partial`` if one side is there);
-* **lookup** → a sentence whose support reaches :data:`~rag_lab.llm.sim.evidence.SUFFICIENT` and
-  that holds a value of the expected kind → ``answer`` (``rerank`` when its item is shown third or
-  later among more than three) — unless a part is still open and the chain points further: the
-  sentence covers less than :data:`OPEN_HOP` of the question's terms, or it comes from an item off
-  the chain, or it covers none of what is asked of a described thing (it only identifies the
-  thing); then the next name the chain points to and no item is about (a bridge, from the end of
-  the chain first, :meth:`~rag_lab.llm.sim.evidence.Evidence.bridge`) → ``retrieve_again``
-  "<bridge> <what is still asked>" (:func:`next_hop`, ``partial``) — the 2nd, 3rd or 4th hop alike;
-  a named focus found nowhere → one search for it; else one keyword search; when those are spent →
-  ``answer`` if the best support is at least :data:`SETTLE`, else ``insufficient``.
-
-It stops when the question's parts are covered, not because a round budget or a similarity says so.
-"""
+"""The controller's ideal decision with every knob off: hop planning from the evidence in the prompt. The
+question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a comparison needs an
+item about each side, a lookup a sentence that holds a value of the expected kind, and while a part is still
+open the next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts
+are covered, not because a round budget or a similarity says so. The rules in full: docs/backends.md, "The
+simulator, part by part"."""
 
 from __future__ import annotations
 

@@ -9,16 +9,18 @@ import re
 from functools import lru_cache
 
 #: Function words, question words and auxiliaries: never content, never an attribute.
-STOPWORDS = frozenset(
-    """a an the of to in on for and or nor but is are was were be been being by with at from as
-    what which who whom whose when where why how does do did done can could should would will
-    shall may might must it its it's this that these those there their them they we our ours us
-    you your yours i me my mine he him his she her hers has have had having not no yes than then
-    so if about into onto over under again any all both each more most other some such only own
-    same too very just also out up down off per via s t one ones whether either neither let lets
-    get got make made tell give show find name list describe explain say said know please
-    currently many much go goes went gone""".split()
-)
+STOPWORDS = frozenset((
+    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "nor", "but", "is", "are", "was", "were", "be",
+    "been", "being", "by", "with", "at", "from", "as", "what", "which", "who", "whom", "whose", "when", "where",
+    "why", "how", "does", "do", "did", "done", "can", "could", "should", "would", "will", "shall", "may", "might",
+    "must", "it", "its", "it's", "this", "that", "these", "those", "there", "their", "them", "they", "we", "our",
+    "ours", "us", "you", "your", "yours", "i", "me", "my", "mine", "he", "him", "his", "she", "her", "hers", "has",
+    "have", "had", "having", "not", "no", "yes", "than", "then", "so", "if", "about", "into", "onto", "over", "under",
+    "again", "any", "all", "both", "each", "more", "most", "other", "some", "such", "only", "own", "same", "too",
+    "very", "just", "also", "out", "up", "down", "off", "per", "via", "s", "t", "one", "ones", "whether", "either",
+    "neither", "let", "lets", "get", "got", "make", "made", "tell", "give", "show", "find", "name", "list",
+    "describe", "explain", "say", "said", "know", "please", "currently", "many", "much", "go", "goes", "went", "gone",
+))
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_\-./%]*[A-Za-z0-9%]|[A-Za-z0-9]")
 #: A sentence ends after . ! ? — but not after an initial ("C. S. Lewis") or a common title or
