@@ -1,28 +1,8 @@
-"""The LLM roles table: one row (:class:`Role`) per kind of LLM call, in :data:`LLM_ROLES`.
-
-A row declares everything about its role that other code would otherwise list again: the prompt builder
-and the template version it speaks in each prompt set, the response schema per prompt set, the simulated
-model's answer (the ideal output, with the behaviour knobs that apply), and what calibration reads
-(whether the simulator breaks the output's format, and the label field whose invented values are
-hallucinated actions). The pipeline asks it for a role by name (the row's prompt builder and schema in the
-config's prompt set); the prompts (:func:`prompt_version`), the simulator's dispatch, the per-role cost
-metrics and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.roles` (``rag_lab.llm`` imports
-it, and importing any module of the package runs that first); a new role is one row::
-
-    LLM_ROLES.add("toy", Role(prompt=toy_prompt, versions={"v1": "toy-v1"}, schemas={"v1": ToyAnswer},
-                              simulate=lambda ideal, prompt, draws: {"answer": prompt.question}))
-
-The prompt sets a pipeline can speak (policy ``prompts.version``) are :data:`PROMPT_SETS`, each built on a parent
-set; a role that does not name a set speaks the template (and answers with the schema) of the nearest set it
-builds on, ``v1`` last.
-
->>> row = Role(prompt=print, versions={"v1": "toy-v1"})
->>> row.version("v2"), row.schema("v2") is None
-('toy-v1', True)
->>> prompt_version("route", "v9")
-Traceback (most recent call last):
-...
-rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3
+"""The LLM roles table, :data:`LLM_ROLES`: one :class:`Role` row per kind of LLM call (prompt builder, template
+version and response schema per prompt set, simulated output, calibration fields), and the prompt sets
+(:data:`PROMPT_SETS`). The pipeline asks the table for a role by name; the simulator, the per-role cost metrics
+and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.roles` (``rag_lab.llm`` imports it,
+and importing any module of the package runs that first); a new role is one row (docs/design.md §7).
 """
 
 from __future__ import annotations
@@ -91,7 +71,14 @@ def _no_simulation(ideal: Any, prompt: Any, draws: Any) -> str:
 
 @dataclass(frozen=True)
 class Role:
-    """One LLM role.
+    """One LLM role. A new role is one row, e.g.
+    ``LLM_ROLES.add("toy", Role(prompt=toy_prompt, versions={"v1": "toy-v1"}, schemas={"v1": ToyAnswer},
+    simulate=lambda ideal, prompt, draws: {"answer": prompt.question}))``; a role that names no version (or
+    schema) for a prompt set speaks that of the nearest set it builds on, ``v1`` last:
+
+    >>> row = Role(prompt=print, versions={"v1": "toy-v1"})
+    >>> row.version("v2"), row.schema("v2") is None
+    ('toy-v1', True)
 
     ``prompt``: the builder of its messages (:mod:`rag_lab.llm.prompts`); ``versions``: the template version
     it speaks in each prompt set (the tag that opens its system message, ``[route-v2] …``), ``v1`` required;
@@ -144,7 +131,15 @@ _TAG = re.compile(r"^\[([a-z]+)-v\d+\]")
 
 
 def prompt_version(role: str, prompt_set: str = BASE_SET) -> str:
-    """The template version ``role`` speaks in ``prompt_set`` (a name of :data:`PROMPT_SETS`)."""
+    """The template version ``role`` speaks in ``prompt_set`` (a name of :data:`PROMPT_SETS`).
+
+    >>> prompt_version("controller", "v3")
+    'controller-v3'
+    >>> prompt_version("route", "v9")
+    Traceback (most recent call last):
+    ...
+    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3
+    """
     PROMPT_SETS.check(prompt_set)
     return LLM_ROLES[role].version(prompt_set)
 
