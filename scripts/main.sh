@@ -26,9 +26,9 @@ rag-lab report reports/quickstart --out reports/quickstart/report.html
 echo "quickstart report: $PWD/reports/quickstart/report.html (${SECONDS} s after install)"
 rag-lab retrieval-eval --dataset world --split test --retriever all --k 10 --out reports/retrieval
 if [ "$course" = 1 ]; then
-  rag-lab notebooks export --out reports/notebooks
+  python -m tools.course export --out reports/notebooks
   echo "the course, executed: $PWD/reports/notebooks/index.html"
 else
-  echo "the course as HTML: bash scripts/main.sh --course (or rag-lab notebooks export)"
+  echo "the course as HTML: bash scripts/main.sh --course (or python -m tools.course export)"
 fi
 echo "main job done (${SECONDS} s after install): the quickstart report is above, the retrieval report in $PWD/reports/retrieval"

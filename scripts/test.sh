@@ -55,13 +55,13 @@ phase() {
   echo "test: phase '$name' took $((SECONDS - begin)) s"
 }
 # One pytest run for everything but the browser: the unit tests, the notebooks (nbmake executes each once;
-# rag_lab.course.site keeps the executed copies, outputs and run time, in reports/executed/ for the rendered
+# tools.course.site keeps the executed copies, outputs and run time, in reports/executed/ for the rendered
 # course) and the local-model tests, so that neither core idles while the other finishes a phase's last file
 # (tests/conftest.py hands out the local-model, slow and notebook files first). reports/executed/ is emptied
 # first: the site shows this run's notebooks and no older ones.
 rm -rf reports/executed
 phase "unit tests, notebooks and local model" tests notebooks -m "not browser" --durations=25 \
-  -p rag_lab.course.site --keep-executed reports/executed
+  -p tools.course.site --keep-executed reports/executed
 # The site, built where the reports go: the reference, and the course rendered from reports/executed/ (nothing
 # is executed again; RAG_LAB_REQUIRE_EXECUTED fails the build naming any notebook without an executed copy);
 # --strict fails on a broken link or a stale API name. Before the browser phase, which opens the built course.

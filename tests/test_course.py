@@ -450,12 +450,12 @@ def test_the_answer_check_can_fail():
 
 
 def test_the_committed_lesson_map_is_the_generated_one():
-    """notebooks/README.md's lesson map is what ``rag-lab notebooks map`` writes from the notebooks and
+    """notebooks/README.md's lesson map is what ``python -m tools.course map`` writes from the notebooks and
     notebooks/run_times.json; every lesson has a run time."""
-    from rag_lab.course.map import committed_map, lesson_map
+    from tools.course.map import committed_map, lesson_map
 
     generated = lesson_map(NOTEBOOKS)
-    assert committed_map(NOTEBOOKS) == generated, "notebooks/README.md's lesson map is stale: run `rag-lab notebooks map`"
+    assert committed_map(NOTEBOOKS) == generated, "notebooks/README.md's lesson map is stale: run `python -m tools.course map`"
     untimed = [line.split(" | ")[1] for line in generated.splitlines() if line.rstrip().endswith("| – |")]
     assert not untimed, f"lessons without a run time in notebooks/run_times.json: {untimed}"
 
@@ -465,7 +465,7 @@ def test_the_lesson_map_reads_each_notebook(tmp_path):
     definitional-only lesson's printed measured effects, the banner's where clause and the run time."""
     import json
 
-    from rag_lab.course.map import BEGIN, END, lesson_map, write_lesson_map
+    from tools.course.map import BEGIN, END, lesson_map, write_lesson_map
 
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_markdown_cell("# 07 · A lesson\n\n> **Finding type:** definitional.\n>\n"

@@ -1,4 +1,4 @@
-"""`rag-lab notebooks export`: executes notebooks in a real kernel, writes HTML with the outputs and an
+"""`python -m tools.course export`: executes notebooks in a real kernel, writes HTML with the outputs and an
 index; a failing notebook is written too, marked failed, and the others still run."""
 
 from __future__ import annotations
@@ -6,8 +6,8 @@ from __future__ import annotations
 import nbformat
 import pytest
 
-from rag_lab.cli import main
-from rag_lab.course.export import export_notebooks
+from tools.course.__main__ import main
+from tools.course.export import export_notebooks
 
 pytestmark = [pytest.mark.timeout(300), pytest.mark.notebook]
 
@@ -38,8 +38,8 @@ def test_export_writes_html_with_outputs_and_an_index(tmp_path, capsys):
     index = (out / "index.html").read_text()
     assert "00_good title" in index and "failed: ValueError: the broken cell" in index and index.count("<tr>") == 4
 
-    assert main(["notebooks", "export", "--notebooks", str(src), "--out", str(out), "--only", "02"]) == 0
+    assert main(["export", "--notebooks", str(src), "--out", str(out), "--only", "02"]) == 0
     assert "1 of 1 notebooks ok" in capsys.readouterr().out
-    assert main(["notebooks", "export", "--notebooks", str(src), "--out", str(out), "--only", "01_bad"]) == 1
-    assert main(["notebooks", "export", "--notebooks", str(src), "--out", str(out), "--only", "99"]) == 2
+    assert main(["export", "--notebooks", str(src), "--out", str(out), "--only", "01_bad"]) == 1
+    assert main(["export", "--notebooks", str(src), "--out", str(out), "--only", "99"]) == 2
     assert "no notebook matches ['99']" in capsys.readouterr().err

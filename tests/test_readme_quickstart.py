@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.course.readme_quickstart import BEGIN, END, committed_text, quickstart_markdown, replace_block
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import run_sweep
+from tools.course.readme_quickstart import BEGIN, END, committed_text, quickstart_markdown, replace_block
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -33,4 +33,4 @@ def test_readme_quotes_what_the_quickstart_sweep_measures(tmp_path):
     assert committed_text((REPO / "README.md").read_text()) == rendered, (
         "README's quickstart paragraph differs from the sweep's findings: run "
         "`rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart` and "
-        "`python -m rag_lab.course.readme_quickstart reports/quickstart`")
+        "`python -m tools.course.readme_quickstart reports/quickstart`")

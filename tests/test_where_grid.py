@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from rag_lab.course.lesson_text import where_line
-from rag_lab.course.map import committed_map
 from rag_lab.course.robustness import load_table, markdown
 from rag_lab.figures.where_grid import (
     STATUSES,
@@ -21,6 +20,7 @@ from rag_lab.figures.where_grid import (
     where_grid_markdown,
     where_grid_text,
 )
+from tools.course.map import committed_map
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 ROW = {"direction": "below"}

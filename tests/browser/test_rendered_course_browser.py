@@ -59,7 +59,7 @@ def test_rendered_lesson_01_draws_its_cost_quality_figure(tmp_path: Path) -> Non
     page_file = SITE / LESSON / "index.html"
     if not page_file.exists():
         pytest.fail(f"{page_file} missing: build the site first (bash scripts/test.sh does; by hand: python -m pytest "
-                    "notebooks/01_round_cap.ipynb -p rag_lab.course.site --keep-executed reports/executed, then "
+                    "notebooks/01_round_cap.ipynb -p tools.course.site --keep-executed reports/executed, then "
                     f"mkdocs build --site-dir {SITE})")
 
     with serve(SITE) as base, chromium(tmp_path / "profile") as page:

@@ -5,8 +5,8 @@ them, tested in the order stated (one family, fixed-sequence correction), as the
 between :data:`BEGIN` and :data:`END`. After a change to the simulator, the world or the pipeline:
 
     rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart
-    python -m rag_lab.course.readme_quickstart reports/quickstart            # README's block
-    python -m rag_lab.course.readme_quickstart reports/quickstart --figure   # and docs/images/cost_quality.png
+    python -m tools.course.readme_quickstart reports/quickstart            # README's block
+    python -m tools.course.readme_quickstart reports/quickstart --figure   # and docs/images/cost_quality.png
 
 ``tests/test_readme_quickstart.py`` runs the sweep and fails when README's block differs from what it renders.
 """
@@ -17,16 +17,16 @@ import argparse
 import os
 from pathlib import Path
 
-from rag_lab.course.marked_block import marked_block, replace_marked
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.significance import p_text
+from tools.course.marked_block import marked_block, replace_marked
 
 __all__ = ["BEGIN", "END", "quickstart_markdown", "readme_block", "replace_block"]
 
-BEGIN = ("<!-- quickstart findings: written from the sweep by `python -m rag_lab.course.readme_quickstart "
+BEGIN = ("<!-- quickstart findings: written from the sweep by `python -m tools.course.readme_quickstart "
          "reports/quickstart`; do not edit by hand -->")
 END = "<!-- end of quickstart findings -->"
 WHAT = "quickstart block in README"
@@ -65,7 +65,7 @@ def committed_text(readme: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m rag_lab.course.readme_quickstart", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m tools.course.readme_quickstart", description=__doc__.split("\n")[0])
     parser.add_argument("run_dir", help="the quickstart sweep's run folder (rag-lab sweep sweeps/quickstart.yaml --out DIR)")
     parser.add_argument("--readme", default="README.md", help="the README to rewrite (default: README.md)")
     parser.add_argument("--figure", action="store_true",

@@ -1,9 +1,9 @@
 """Execute the course notebooks and write each as standalone HTML (plotly embedded), with an index.
 
-``rag-lab notebooks export`` (the main job runs it) executes every ``notebooks/NN_*.ipynb`` top to bottom
+``python -m tools.course export`` (the main job runs it) executes every ``notebooks/NN_*.ipynb`` top to bottom
 in a fresh kernel, its working directory the notebooks folder, and writes ``<out>/<name>.html`` and
 ``<out>/index.html`` (each notebook's status and run time), and the run times of the notebooks that ran
-as ``<out>/run_times.json`` (``rag-lab notebooks map --times`` puts them in the course's lesson map).
+as ``<out>/run_times.json`` (``python -m tools.course map --times`` puts them in the course's lesson map).
 Figures are rendered with plotly's offline ``notebook`` renderer, so the HTML carries plotly.js itself and opens
 without a network.
 
@@ -17,13 +17,13 @@ from __future__ import annotations
 import html
 import json
 import os
+import string
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from rag_lab.errors import RagLabError
-from rag_lab.paths import template
 
 #: Environment of the executing kernel: offline plotly with plotly.js embedded in the first figure.
 KERNEL_ENV = {"PLOTLY_RENDERER": "notebook"}
@@ -110,7 +110,8 @@ def write_index(results: Iterable[ExportedNotebook], titles: dict[str, str], out
         status = "ok" if r.ok else f"failed: {html.escape(r.error or '')}"
         rows.append(f"<tr><td><a href='{html.escape(r.html.name)}'>{html.escape(r.name)}</a></td>"
                     f"<td>{html.escape(titles.get(r.name, ''))}</td><td>{r.seconds:.0f} s</td><td>{status}</td></tr>")
-    page = template(__package__, "templates/export_index.html").substitute(rows="".join(rows))
+    index = (Path(__file__).parent / "templates" / "export_index.html").read_text(encoding="utf-8")
+    page = string.Template(index.removesuffix("\n")).substitute(rows="".join(rows))
     index = out / "index.html"
     index.write_text(page, encoding="utf-8")
     times = {"seconds": {r.name: round(r.seconds, 1) for r in results if r.ok}}

@@ -1,5 +1,5 @@
 """The rendered course: the notebooks as the test command executed them, published in the MkDocs site. Two halves,
-one module: a pytest plugin (``python -m pytest notebooks -p rag_lab.course.site --keep-executed DIR``) that keeps
+one module: a pytest plugin (``python -m pytest notebooks -p tools.course.site --keep-executed DIR``) that keeps
 every notebook nbmake executed, with a sidecar of its run; and a MkDocs hook (``hooks:`` in ``mkdocs.yml``) that
 makes a page of each ``notebooks/NN_*.ipynb`` from its executed copy (:func:`page_notebook`) and an index of the
 lessons, or fails the build naming the notebooks without one when ``extra.course.require_executed`` is true.
@@ -78,12 +78,12 @@ def write_run_times(out: str | Path) -> Path:
         if run.get("ok"):
             seconds[run["name"]] = run["seconds"]
     target = out / "run_times.json"
-    target.write_text(json.dumps({"seconds": seconds, "made_by": "pytest notebooks -p rag_lab.course.site "
+    target.write_text(json.dumps({"seconds": seconds, "made_by": "pytest notebooks -p tools.course.site "
                                   "--keep-executed"}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return target
 
 
-# pytest plugin: loaded with `-p rag_lab.course.site`; does nothing without --keep-executed.
+# pytest plugin: loaded with `-p tools.course.site`; does nothing without --keep-executed.
 
 def pytest_addoption(parser) -> None:
     parser.getgroup("rag_lab course").addoption(
@@ -173,7 +173,7 @@ def run_note(name: str, run: Mapping[str, Any] | None, stale: bool, map_seconds:
                 f"<p>This page shows the notebook's cells without outputs.{known} "
                 "The test command (<code>bash scripts/test.sh</code>) executes every notebook and renders it "
                 "with its figures and numbers; for this one alone: <code>python -m pytest notebooks/"
-                f"{html.escape(name)}.ipynb -p rag_lab.course.site --keep-executed reports/executed</code>, "
+                f"{html.escape(name)}.ipynb -p tools.course.site --keep-executed reports/executed</code>, "
                 "then <code>mkdocs build</code>.</p></div>")
     kind, title = ("success", "Executed") if run["ok"] else ("failure", "Failed in this run")
     body = (f"Run time: <strong class='rag-lab-run-time'>{run['seconds']:.0f} s</strong>, measured when the "
@@ -231,7 +231,7 @@ def course_index(rows: list[Mapping[str, Any]], executed: str) -> str:
              "Each lesson below is the notebook as the test command executed it (`bash scripts/test.sh`: nbmake runs "
              "every notebook top to bottom in a fresh kernel, offline, and keeps the executed copy in "
              f"`{executed}/`), with its figures and numbers. The run time is that run's wall time for the notebook "
-             "(two notebooks at a time on two cores); the lesson map's column is the last `rag-lab notebooks export`. "
+             "(two notebooks at a time on two cores); the lesson map's column is the last `python -m tools.course export`. "
              "The sources, without outputs, are in `notebooks/`; open them in JupyterLab to run the widgets.", "",
              "| # | lesson | run time here | lesson map | status |", "|---|---|---|---|---|"]
     for row in rows:
@@ -243,14 +243,14 @@ def course_index(rows: list[Mapping[str, Any]], executed: str) -> str:
         title = row["title"].split("·", 1)[-1].strip().replace("|", "\\|")
         lines.append(f"| {row['name'][:2]} | [{title}]({row['name']}.ipynb) | {here} | {mapped} | {status} |")
     lines += ["", "Build it: `bash scripts/test.sh` (its nbmake run keeps the executed notebooks, the docs phase "
-              "renders them into `reports/site/`), or by hand `python -m pytest notebooks -p rag_lab.course.site "
+              "renders them into `reports/site/`), or by hand `python -m pytest notebooks -p tools.course.site "
               f"--keep-executed {executed}` then `mkdocs serve` (or `mkdocs build`, into `site/`). Serve a built site "
               "over HTTP (`python -m http.server -d reports/site`): its links are directory URLs.", ""]
     return "\n".join(lines)
 
 
 # ---------------------------------------------------------------------------------------------------------
-# MkDocs hook (mkdocs.yml: hooks: [rag_lab/course/site.py]); settings in mkdocs.yml `extra.course`.
+# MkDocs hook (mkdocs.yml: hooks: [tools/course/site.py]); settings in mkdocs.yml `extra.course`.
 
 _state: dict[str, Any] = {}
 
@@ -284,10 +284,8 @@ def _titles(notebooks: list[Path]) -> dict[str, str]:
 
 def on_config(config):
     """Put the lessons into the nav: the entry ``course/index.md`` becomes a section with every lesson."""
-    from rag_lab.course.export import course_notebooks
-
     settings = _settings(config)
-    notebooks = course_notebooks(settings["notebooks"])
+    notebooks = sorted(Path(settings["notebooks"]).glob("[0-9][0-9]_*.ipynb"))
     titles = _titles(notebooks)
     section = [{settings["index_title"]: f"{COURSE_DIR}/index.md"}] + [{titles[p.stem]: f"{COURSE_DIR}/{p.name}"}
                                                                      for p in notebooks]
@@ -324,17 +322,15 @@ def on_files(files, config):
     from mkdocs.exceptions import PluginError  # MkDocs prints its message and stops, without a traceback
     from mkdocs.structure.files import File
 
-    from rag_lab.course.export import course_notebooks
-
     settings = _settings(config)
-    notebooks = course_notebooks(settings["notebooks"])
+    notebooks = sorted(Path(settings["notebooks"]).glob("[0-9][0-9]_*.ipynb"))
     if not notebooks:
         raise PluginError(f"no course notebooks (NN_*.ipynb) in {settings['notebooks']}")
     executed = settings["executed"] if settings["executed"].is_dir() else None
     missing = [p.stem for p in notebooks if executed is None or kept_run(executed, p.stem) is None]
     if missing and settings["require"]:
         raise PluginError(f"the rendered course needs the executed notebooks, and {settings['executed']} lacks "
-                          f"{missing}: run the notebooks first (python -m pytest notebooks -p rag_lab.course.site "
+                          f"{missing}: run the notebooks first (python -m pytest notebooks -p tools.course.site "
                           f"--keep-executed {settings['executed_name']}), or unset extra.course.require_executed "
                           "(RAG_LAB_REQUIRE_EXECUTED)")
     times_file = settings["notebooks"] / "run_times.json"
@@ -358,7 +354,7 @@ def on_files(files, config):
         rows.append({"name": path.stem, "title": titles[path.stem], "map_seconds": map_times.get(path.stem),
                      "run": kept_run(executed, path.stem) if executed else None})
     for problem in _state["problems"]:  # a warning: `mkdocs build --strict` fails on it
-        logging.getLogger("mkdocs.plugins.rag_lab.course.site").warning(problem)
+        logging.getLogger("mkdocs.plugins.tools.course.site").warning(problem)
     files.append(File.generated(config, f"{COURSE_DIR}/index.md", content=course_index(rows, settings["executed_name"])))
     plotly_js = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
     files.append(File.generated(config, PLOTLY_ASSET, abs_src_path=str(plotly_js)))
