@@ -18,8 +18,8 @@ from pathlib import Path
 from benchmarks import Measure, Ratio, Section
 from rag_lab.chunking import chunk_corpus, chunk_text_for_embedding
 from rag_lab.embedding import CachedEmbedder, EmbeddingCache, SentenceTransformerEmbedder
+from rag_lab.evaluation.retrieval_eval import evaluate_retrieval
 from rag_lab.loaders import load_dataset
-from rag_lab.retrieval_eval import evaluate_retrieval
 
 K = 10
 

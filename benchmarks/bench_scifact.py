@@ -28,8 +28,8 @@ import json
 import time
 from pathlib import Path
 
+from rag_lab.evaluation.retrieval_eval import evaluate_retrieval
 from rag_lab.loaders import load_beir
-from rag_lab.retrieval_eval import evaluate_retrieval
 
 #: (retriever, metric) -> (published value, where from)
 PUBLISHED: dict[tuple[str, str], tuple[float, str]] = {

@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("index", ("rag_lab.index",)),
     ("llm", ("rag_lab.llm",)),
     ("pipeline", ("rag_lab.pipeline",)),
-    ("evaluation", ("rag_lab.evaluation", "rag_lab.metrics", "rag_lab.retrieval_eval")),
+    ("evaluation", ("rag_lab.evaluation",)),
     ("stats", ("rag_lab.stats",)),
     # experiments by concern: the sweep engine, then search and racing over it, then the runner (a spec's grid or
     # search) and the package's front door, then the simulator against a real model (which runs sweeps)

@@ -19,10 +19,10 @@ import pytest
 
 from rag_lab.errors import DataFormatError
 from rag_lab.evaluation import evaluate_pipeline
+from rag_lab.evaluation.retrieval_eval import evaluate_retrieval, format_report
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.loaders import load_dataset, load_qa_file, shipped_datasets
 from rag_lab.pipeline import Pipeline, PipelineConfig
-from rag_lab.retrieval_eval import evaluate_retrieval, format_report
 from rag_lab.testing import ScriptedResources
 
 FIXTURES = Path(__file__).parent / "fixtures"

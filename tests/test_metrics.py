@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from rag_lab.metrics import mrr_at_k, ndcg_at_k, rank_docs, recall_at_k, retrieval_scores
+from rag_lab.evaluation.retrieval_metrics import mrr_at_k, ndcg_at_k, rank_docs, recall_at_k, retrieval_scores
 
 QRELS = {"q1": {"a": 1, "c": 1}, "q2": {"x": 2, "y": 1}, "q3": {"z": 0}}
 RUN = {

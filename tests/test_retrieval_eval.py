@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.retrieval_eval import evaluate_retrieval, format_report
+from rag_lab.evaluation.retrieval_eval import evaluate_retrieval, format_report
 
 
 @pytest.mark.slow

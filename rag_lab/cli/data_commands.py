@@ -134,9 +134,9 @@ def world_export_hotpotqa(args: argparse.Namespace) -> tuple[dict[str, Any], str
 
 
 def retrieval_eval(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
+    from rag_lab.evaluation.retrieval_eval import evaluate_retrieval, format_report
     from rag_lab.index import INDEX_KINDS
     from rag_lab.loaders import load_dataset
-    from rag_lab.retrieval_eval import evaluate_retrieval, format_report
 
     kinds = list(INDEX_KINDS) if args.retriever == ["all"] else args.retriever
     unknown = [k for k in kinds if k not in INDEX_KINDS]

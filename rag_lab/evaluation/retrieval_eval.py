@@ -20,8 +20,8 @@ from pydantic import BaseModel
 from rag_lab.chunking import ChunkingConfig, chunk_corpus
 from rag_lab.embedding import Embedder, default_embedder
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.retrieval_metrics import rank_docs, retrieval_scores
 from rag_lab.index import INDEX_KINDS, ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
-from rag_lab.metrics import rank_docs, retrieval_scores
 from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
 
 METRICS = ("recall", "mrr", "ndcg")
