@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from rag_lab.llm.local import packaged_model_path
+from rag_lab.llm.local.backend import packaged_model_path
 from rag_lab.paths import cache_dir
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository's benchmarks package

@@ -45,7 +45,7 @@ COLUMNS = (("strict", "quality_answer_containment_strict"), ("lenient", "quality
 
 
 def calls(model: str) -> None:
-    from rag_lab.llm.local import LocalModelServer
+    from rag_lab.llm.local.backend import LocalModelServer
 
     start = time.perf_counter()
     with LocalModelServer(model) as server:
@@ -103,7 +103,7 @@ def hotpot(data: Path, n: int, models: list[str], out: Path, cache: bool, timeou
            threads: int, limit: int | None = None) -> None:
     from rag_lab.evaluation import evaluate_pipeline, summarize
     from rag_lab.llm.cache import CachedBackend, ResponseCache
-    from rag_lab.llm.local import LocalModelServer
+    from rag_lab.llm.local.backend import LocalModelServer
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 

@@ -10,7 +10,7 @@ temperature 0 (the extra tokens over the extra time: generation tokens/s). Secon
 sum of the second calls. Each call opens with its own nonce, so no call reuses the KV of the one before
 (llama.cpp keeps the previous prompt's prefix even without the prompt cache; without the nonce the second
 call skips the prompt and the rates mean nothing). The prompt cache (``--cache on``) then saves nothing here:
-it is off by default for its memory (rag_lab.llm.local.PROMPT_CACHE_BYTES).
+it is off by default for its memory (rag_lab.llm.local.backend.PROMPT_CACHE_BYTES).
 
     source scripts/env.sh
     python benchmarks/bench_local_models.py [--models qwen2.5-coder-0.5b qwen2.5-coder-1.5b] [--threads 1 2]
@@ -27,7 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from rag_lab.llm.local import LocalModelServer, llama_cpp_version
+from rag_lab.llm.local.backend import LocalModelServer, llama_cpp_version
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt
 from rag_lab.loaders import load_dataset
 

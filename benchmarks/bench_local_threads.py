@@ -25,7 +25,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from rag_lab.llm.local import LocalModelServer
+from rag_lab.llm.local.backend import LocalModelServer
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: the repository's benchmarks package
 from benchmarks import busy_neighbours  # noqa: E402

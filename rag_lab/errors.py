@@ -63,7 +63,7 @@ class BackendProcessDied(LLMBackendError):
     """The server process the lab started for a backend has exited: the message says how (exit status
     or signal, e.g. "killed by SIGILL (illegal instruction)"), what to do, and the last lines of its
     log. Raised at once, not after retrying a server that is no longer there. ``death`` is the
-    :class:`rag_lab.llm.process.ProcessDeath` record."""
+    :class:`rag_lab.llm.local.process.ProcessDeath` record."""
 
     def __init__(self, server: str, death: object, attempts: int = 1) -> None:
         self.death = death

@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from rag_lab.llm.local import llama_cpp_available
+from rag_lab.llm.local.backend import llama_cpp_available
 
 REQUIRED = os.environ.get("RAG_LAB_REQUIRE_LOCAL_MODEL") == "1"
 

@@ -26,7 +26,7 @@ from rag_lab.llm.cassette import Cassette, RecordingBackend, ReplayBackend, reco
 from rag_lab.llm.factory import BACKENDS, open_backend
 from rag_lab.llm.measured import MeasuredLatency
 from rag_lab.llm.scripted import ScriptedBackend
-from rag_lab.llm.server import serve_in_thread
+from rag_lab.llm.server.lab_server import serve_in_thread
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.llm.token_cap import TokenCapBackend
 from rag_lab.llm.types import Generation, LLMResponse, Usage

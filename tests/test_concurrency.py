@@ -17,7 +17,7 @@ from rag_lab.experiments import run_sweep
 from rag_lab.llm.base import LLMRequest, Message
 from rag_lab.llm.openai_backend import OpenAIBackend
 from rag_lab.llm.scripted import ScriptedBackend
-from rag_lab.llm.server import FaultPlan, LabServer, Latency
+from rag_lab.llm.server.lab_server import FaultPlan, LabServer, Latency
 from rag_lab.llm.simulator import SimulatedBackend
 
 #: 2 candidates x 6 questions through the OpenAI-compatible backend, no response cache.

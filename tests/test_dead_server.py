@@ -17,11 +17,11 @@ import pytest
 
 from rag_lab.errors import BackendProcessDied, LLMBackendError, ServerWentAway
 from rag_lab.llm.base import LLMRequest, Message
-from rag_lab.llm.local import free_port
+from rag_lab.llm.local.backend import free_port
+from rag_lab.llm.local.process import ServerProcess, advice, describe_exit
 from rag_lab.llm.openai_backend import OpenAIBackend
-from rag_lab.llm.process import ServerProcess, advice, describe_exit
 from rag_lab.llm.scripted import ScriptedBackend
-from rag_lab.llm.server import serve_in_thread
+from rag_lab.llm.server.lab_server import serve_in_thread
 
 DYING = Path(__file__).parent / "servers" / "dies_on_first_request.py"
 REQUEST = LLMRequest(role="answer", messages=(Message(role="user", content="Hello " * 60),))

@@ -16,9 +16,9 @@ from local_model_marks import needs_gemma, needs_server, needs_smollm2
 
 from rag_lab.errors import BackendProcessDied, ConfigError
 from rag_lab.llm.base import LLMRequest, Message, SamplingParams
-from rag_lab.llm.gguf import read_metadata
 from rag_lab.llm.ledger import usage
-from rag_lab.llm.local import LocalModelServer, chat_settings, packaged_model_path, resolve_model
+from rag_lab.llm.local.backend import LocalModelServer, chat_settings, packaged_model_path, resolve_model
+from rag_lab.llm.local.gguf import read_metadata
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt
 from rag_lab.llm.schemas import ControllerDecision
@@ -177,7 +177,7 @@ def test_the_server_dies_with_a_killed_parent(tmp_path) -> None:
     import sys
 
     parent = subprocess.Popen(
-        [sys.executable, "-c", "from rag_lab.llm.local import LocalModelServer\n"
+        [sys.executable, "-c", "from rag_lab.llm.local.backend import LocalModelServer\n"
          "import time\nserver = LocalModelServer(); server.start()\nprint(server.process.pid, flush=True)\ntime.sleep(600)"],
         stdout=subprocess.PIPE, text=True)
     try:

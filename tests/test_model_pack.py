@@ -1,4 +1,4 @@
-"""Chunked registry models (rag_lab.llm.model_pack): untrusted uploads, pinned and checked.
+"""Chunked registry models (rag_lab.llm.local.model_pack): untrusted uploads, pinned and checked.
 
 The packages' Python files are read (never imported) and must do nothing but return their part's path;
 assembly is atomic and safe when two processes assemble at once; a flipped byte, a wrong size, a wrong
@@ -19,8 +19,8 @@ import pytest
 from local_model_marks import REQUIRED
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm import model_pack
-from rag_lab.llm.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, check_header, installed, verify
+from rag_lab.llm.local import model_pack
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS, ChunkedModel, assemble, check_header, installed, verify
 
 
 def _gguf(meta: dict[str, str]) -> bytes:

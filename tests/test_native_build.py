@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from rag_lab import native_build
-from rag_lab.llm.local import llama_cpp_available
+from rag_lab.llm.local.backend import llama_cpp_available
 
 REQUIRE_LOCAL = os.environ.get("RAG_LAB_REQUIRE_LOCAL_MODEL") == "1"
 needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no gcc to build the planted libraries")

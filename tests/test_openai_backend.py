@@ -21,7 +21,7 @@ from rag_lab.llm.ledger import usage
 from rag_lab.llm.openai_backend import OpenAIBackend, rejects_format
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.llm.scripted import ScriptedBackend
-from rag_lab.llm.server import MAX_BODY_BYTES, FaultPlan, LabServer, serve_in_thread
+from rag_lab.llm.server.lab_server import MAX_BODY_BYTES, FaultPlan, LabServer, serve_in_thread
 
 SECRET = "-".join(["sk", "test", "DO", "NOT", "LEAK", "4f9a2c"])  # built at run time so no key-shaped literal is tracked
 DECISION = '{"action": "retrieve_again", "queries": ["Ada Lovelace birthplace"], "reason": "need the city"}'

@@ -10,7 +10,7 @@ from rag_lab.errors import CassetteMiss
 from rag_lab.experiments import run_sweep
 from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.llm.cassette import Cassette
-from rag_lab.llm.model_pack import CHUNKED_MODELS
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 from rag_lab.loaders import load_dataset
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 
@@ -89,7 +89,7 @@ def test_the_live_cell_says_when_no_model_is_installed(monkeypatch, capsys) -> N
     import contextlib
 
     from rag_lab.course import real_model as real_model_lesson
-    from rag_lab.llm import model_pack
+    from rag_lab.llm.local import model_pack
 
     monkeypatch.setattr(model_pack, "installed", lambda name: False)
     with contextlib.ExitStack() as stack:

@@ -18,7 +18,7 @@ import yaml
 
 from rag_lab.errors import ConfigError, RagLabError
 from rag_lab.llm.factory import BACKENDS, simulator_profile
-from rag_lab.llm.model_pack import CHUNKED_MODELS
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile
 from rag_lab.loaders import dataset_help
 

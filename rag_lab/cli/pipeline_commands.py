@@ -66,7 +66,7 @@ def _backend(args: argparse.Namespace, profile: SimulatorProfile | None = None):
 def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
     """The model a real backend ran: the local GGUF named or defaulted, or the OpenAI-compatible
     server's model (given, from the environment, or the server's only one)."""
-    from rag_lab.llm.local import DEFAULT_MODEL
+    from rag_lab.llm.local.backend import DEFAULT_MODEL
 
     if args.backend == "local":
         return args.model or DEFAULT_MODEL

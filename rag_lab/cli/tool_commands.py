@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def serve_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """Serve until Ctrl-C; the address is printed as soon as the server listens (the result comes at the end)."""
-    from rag_lab.llm.server import LabServer, Latency, check_loopback
+    from rag_lab.llm.server.lab_server import LabServer, Latency, check_loopback
     from rag_lab.llm.simulator import SimulatedBackend
 
     check_loopback(args.host)  # refuse before building a backend

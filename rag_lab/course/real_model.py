@@ -120,8 +120,8 @@ def live_backend(stack: contextlib.ExitStack, model: str, max_tokens: int = 200)
     """The packaged ``model`` served live, entered on ``stack`` (closing it stops the server), or None — with a
     line saying so — when llama-cpp-python or the model is not installed."""
     from rag_lab.llm.factory import open_backend
-    from rag_lab.llm.local import llama_cpp_available
-    from rag_lab.llm.model_pack import installed
+    from rag_lab.llm.local.backend import llama_cpp_available
+    from rag_lab.llm.local.model_pack import installed
 
     if not (llama_cpp_available() and installed(model)):
         print(f"{model} is not installed (bash scripts/install.sh local qwen): the simulator runs")

@@ -35,7 +35,7 @@ class BackendOptions:
 
     ``profile`` and ``seed``: the simulator's (``sim``). ``model``: for ``openai`` the model name (None:
     ``RAG_LAB_MODEL``, else the server's only model); for ``local`` a GGUF path or a packaged model name
-    (:func:`rag_lab.llm.local.resolve_model`); for ``recorded`` the cassette to replay. ``base_url``: the
+    (:func:`rag_lab.llm.local.backend.resolve_model`); for ``recorded`` the cassette to replay. ``base_url``: the
     ``openai`` server. ``cache``: True for the default response cache, a path for another file, False for
     none. ``max_concurrency``: calls in flight at once to a network backend (``openai``; its own default
     when None). ``chat_format`` (``local`` only) overrides the chat format picked from the GGUF.
@@ -123,7 +123,7 @@ def _open_openai(options: BackendOptions) -> Iterator[LLMBackend]:
 def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
     if options.base_url is not None:
         raise ConfigError("the local backend starts its own server: base_url is for --backend openai")
-    from rag_lab.llm.local import LocalModelServer
+    from rag_lab.llm.local.backend import LocalModelServer
 
     with LocalModelServer(options.model, chat_format=options.chat_format) as server:
         yield MeasuredLatency(server.backend(), server.provenance())

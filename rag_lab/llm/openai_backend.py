@@ -36,7 +36,7 @@ from rag_lab.llm.openai_wire import (
     retry_after_seconds,
 )
 from rag_lab.llm.prompts import question_of
-from rag_lab.llm.server_requests import ROLE_HEADER
+from rag_lab.llm.server.chat_requests import ROLE_HEADER
 from rag_lab.llm.structured import Fallback
 
 log = logging.getLogger(__name__)
@@ -48,7 +48,7 @@ StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
 
 class Liveness(Protocol):
     """How a backend asks whether its server process is still there: None while it runs, else a record
-    with ``message()`` (a :class:`rag_lab.llm.process.ProcessDeath`). ``wait_s``: how long to wait for a
+    with ``message()`` (a :class:`rag_lab.llm.local.process.ProcessDeath`). ``wait_s``: how long to wait for a
     process that just dropped a connection to finish exiting."""
 
     def __call__(self, wait_s: float = ...) -> Any: ...

@@ -20,7 +20,7 @@ from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace, Searc
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.factory import BACKENDS, BackendKind, simulator_profile
 from rag_lab.llm.ledger import Price, PriceTable
-from rag_lab.llm.model_pack import CHUNKED_MODELS
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet

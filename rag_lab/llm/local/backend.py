@@ -21,10 +21,10 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm.gguf import is_gguf, read_metadata
-from rag_lab.llm.model_pack import CHUNKED_MODELS, assemble, sha256_of, target_path
+from rag_lab.llm.local.gguf import is_gguf, read_metadata
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS, assemble, sha256_of, target_path
+from rag_lab.llm.local.process import ProcessDeath, ServerProcess
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
-from rag_lab.llm.process import ProcessDeath, ServerProcess
 from rag_lab.paths import cache_dir
 
 log = logging.getLogger(__name__)

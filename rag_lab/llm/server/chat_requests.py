@@ -1,4 +1,4 @@
-"""What the lab server (:mod:`rag_lab.llm.server`) accepts and refuses: the loopback-only bind address,
+"""What the lab server (:mod:`rag_lab.llm.server.lab_server`) accepts and refuses: the loopback-only bind address,
 the chat-completion request body it parses, and its OpenAI-style error answer."""
 
 from __future__ import annotations

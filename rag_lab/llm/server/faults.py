@@ -1,4 +1,4 @@
-"""What the lab server (:mod:`rag_lab.llm.server`) injects to stand in for a real, imperfect API: failures
+"""What the lab server (:mod:`rag_lab.llm.server.lab_server`) injects to stand in for a real, imperfect API: failures
 for tests (:class:`FaultPlan`: 429 storms, 500s, slow answers, a truncated response body, truncated or
 non-JSON message content, schema-violating decisions) and the time a remote API takes (:class:`Latency`)."""
 

@@ -3,7 +3,7 @@
 :class:`http.server.ThreadingHTTPServer`. It lets the OpenAI-compatible backend be tested through a real socket
 with the real ``openai`` client, and any OpenAI client point at the simulator. Least privilege: loopback only,
 bounded concurrency (429), declared and bounded bodies (411, 413), whitelisted models and message roles. The
-role to play comes from the ``X-Rag-Lab-Role`` header; :mod:`rag_lab.llm.server_faults` injects failures and
+role to play comes from the ``X-Rag-Lab-Role`` header; :mod:`rag_lab.llm.server.faults` injects failures and
 latency for tests. The method: docs/backends.md, "The lab server"."""
 
 from __future__ import annotations
@@ -25,14 +25,14 @@ from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message, SamplingParams
-from rag_lab.llm.server_faults import (
+from rag_lab.llm.server.chat_requests import ROLE_HEADER, ChatRequest, HTTPError, check_loopback
+from rag_lab.llm.server.faults import (
     INVALID_JSON_TEXT,
     SCHEMA_VIOLATION_TEXT,
     FaultPlan,
     FaultState,
     Latency,
 )
-from rag_lab.llm.server_requests import ROLE_HEADER, ChatRequest, HTTPError, check_loopback
 
 __all__ = ["FaultPlan", "LabServer", "Latency", "check_loopback", "serve_in_thread"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm.gguf import read_metadata
+from rag_lab.llm.local.gguf import read_metadata
 from rag_lab.paths import cache_dir
 
 _CHUNK = 8 << 20
