@@ -3,23 +3,8 @@ and a plotly figure built from it (``*_figure``): cost vs quality with the Paret
 question type, the per-round yield curve, the CRAG threshold heat-map, truncation retention, one
 question's trace timeline, the forest plot of paired differences against a reference, and simulated vs
 real means of verified candidates (``rag-lab verify``), and where each headline finding holds (the robustness
-grid). Every info is a :class:`typing.NamedTuple`;
-``plot_<name>(data)`` is ``<name>_figure(<name>_info(data))``, and :data:`FIGURES` lists them by name
-(:mod:`rag_lab.figures.catalog`)."""
+grid). Every info is a :class:`typing.NamedTuple`; a figure is ``<name>_figure(<name>_info(data))``."""
 
-from rag_lab.figures.catalog import (
-    FIGURES,
-    FigureKind,
-    plot_cost_quality,
-    plot_crag_heatmap,
-    plot_forest,
-    plot_round_yield,
-    plot_rounds_histogram,
-    plot_sim_vs_real,
-    plot_trace_timeline,
-    plot_truncation_retention,
-    plot_where_grid,
-)
 from rag_lab.figures.cost_quality import CostQualityInfo, cost_quality_figure, cost_quality_info
 from rag_lab.figures.crag_heatmap import CragHeatmapInfo, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures.forest import ForestInfo, forest_figure, forest_info
@@ -35,8 +20,6 @@ from rag_lab.figures.truncation_retention import (
 from rag_lab.figures.where_grid import WhereGridInfo, where_grid_figure, where_grid_info
 
 __all__ = [
-    "FIGURES", "FigureKind", "plot_cost_quality", "plot_crag_heatmap", "plot_forest", "plot_round_yield",
-    "plot_rounds_histogram", "plot_sim_vs_real", "plot_trace_timeline", "plot_truncation_retention", "plot_where_grid",
     "CostQualityInfo", "CragHeatmapInfo", "ForestInfo", "RoundYieldInfo", "RoundsHistogramInfo", "SimVsRealInfo",
     "TimelineStep",
     "TraceTimelineInfo", "TruncationRetentionInfo", "cost_quality_figure", "cost_quality_info",
