@@ -32,8 +32,8 @@ from rag_lab.index import make_index
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
 from rag_lab.llm.schemas import ControllerDecision, JudgeVerdict, RelevanceGrade, RouteDecision
+from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.tokens import TokenCounter
-from rag_lab.llm.sim.vectors import Similarity
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.loaders import load_dataset
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from rag_lab.experiments import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
-from rag_lab.stats.exact import noninferiority_p
-from rag_lab.stats.exact import size as exact_size
+from rag_lab.stats.exact_tests import noninferiority_p
+from rag_lab.stats.exact_tests import size as exact_size
 from rag_lab.stats.paired import paired_difference
 from rag_lab.stats.significance import p_text, sign_test_p
 

@@ -8,7 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from rag_lab.stats import exact, power
+from rag_lab.stats import exact_tests as exact
+from rag_lab.stats import power
 from rag_lab.stats.significance import difference_p, equivalence_test, sign_test_p
 
 

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.runner import evaluate_pipeline
+from rag_lab.evaluation.eval_run import evaluate_pipeline
 from rag_lab.llm import prompts
 from rag_lab.llm.role import LLM_ROLES
 from rag_lab.llm.schemas import ControllerDecision, ReasonedControllerDecision

@@ -15,7 +15,7 @@ from killing import kill_mid_sweep_then_resume
 from rag_lab.experiments import holm, load_sweep, run_sweep
 from rag_lab.experiments.engine.search_space import Constraint, Objective, RaceSpec
 from rag_lab.experiments.tuning.racing import race_order, run_race, stage_drops
-from rag_lab.stats.exact import noninferiority_p
+from rag_lab.stats.exact_tests import noninferiority_p
 from rag_lab.stats.significance import difference_p
 
 REPO = Path(__file__).resolve().parent.parent

@@ -22,8 +22,8 @@ from rag_lab.llm.base import LLMRequest, Message, SamplingParams
 from rag_lab.llm.prompts import INSUFFICIENT, EvidenceItem
 from rag_lab.llm.schemas import CONTROLLER_ACTIONS, ControllerDecision, JudgeVerdict, RouteDecision
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile
+from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.tokens import PER_MESSAGE_OVERHEAD, REPLY_PRIMING, TokenCounter
-from rag_lab.llm.sim.vectors import Similarity
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.llm.structured import validate_output
 from rag_lab.paths import DATA_DIR
@@ -557,8 +557,8 @@ def test_next_hop_follows_the_name_written_next_to_the_question_words(generic):
     """The bridge is the name the sentence writes beside the question's own words (not the first name
     the item happens to hold), a name is cut at a preposition ("Lena Varga in Lyon" → "Lena Varga"), and the
     next-hop query leads with what is still asked about it ("born") rather than what the first hop covered."""
-    from rag_lab.llm.sim.entities import Entity
     from rag_lab.llm.sim.evidence import hop_name
+    from rag_lab.llm.sim.names import Entity
 
     question = "Harbor Lights was shot by a cinematographer born in which city?"
     film = E(1, "Harbor Lights (film)", "Harbor Lights is a 1998 drama film made by Northgate Pictures with its "
@@ -634,7 +634,7 @@ def test_a_sentence_without_what_is_asked_sends_the_controller_to_the_next_hop(g
 def test_a_long_two_hop_answer_is_cut_to_the_sentence_that_states_the_fact(generic):
     """Two hops' sentences that do not fit a concise answer (44 words) leave the one at the end of the chain,
     without the asides in parentheses that hold nothing asked; the answer stays short and keeps the fact."""
-    from rag_lab.llm.sim.answer import CONCISE_WORDS
+    from rag_lab.llm.sim.extractive_answer import CONCISE_WORDS
     from rag_lab.text_overlap import answer_tokens
 
     question = "In which city was the founder of the label that released Night Tide born?"

@@ -33,7 +33,7 @@ def plan_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.errors import ConfigError
     from rag_lab.experiments.engine.sweep import load_sweep_spec
     from rag_lab.experiments.planning import plan_study
-    from rag_lab.experiments.runner import load_sweep, run_sweep
+    from rag_lab.experiments.sweep_runner import load_sweep, run_sweep
 
     if args.pilot.is_file():
         work = Path(tempfile.mkdtemp(prefix="rag_lab_plan_"))

@@ -72,7 +72,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.experiments.engine.sweep import load_sweep_spec
 
     spec = load_sweep_spec(args.sweep_file)  # a bad sweep file fails here, before the runner's heavy imports
-    from rag_lab.experiments.runner import run_sweep
+    from rag_lab.experiments.sweep_runner import run_sweep
 
     executor = args.executor or ("dask" if args.dask else "serial")
     start = time.perf_counter()
@@ -167,7 +167,7 @@ def _fmt(value: Any) -> str:
 def _check_reportable(run_dir: Path) -> None:
     """A clear error, before anything is written, for a run directory the report cannot summarise: one where no
     question has finished, or whose stated findings name a config it does not have."""
-    from rag_lab.experiments.runner import load_sweep
+    from rag_lab.experiments.sweep_runner import load_sweep
 
     result = load_sweep(run_dir)
     result.require_finished()

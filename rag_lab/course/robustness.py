@@ -153,7 +153,7 @@ def _finding(key: str) -> HeadlineFinding:
 def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
     """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test its stated finding (p not yet
     corrected over the table)."""
-    from rag_lab.experiments.runner import run_sweep
+    from rag_lab.experiments.sweep_runner import run_sweep
     from rag_lab.llm.simulator import SIM_VERSION
 
     spec = finding.spec(dataset, seed, real_limit)

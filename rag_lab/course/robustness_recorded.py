@@ -52,7 +52,7 @@ def recorded_spec(finding: HeadlineFinding, sweep_file: Path) -> dict[str, Any] 
 
 def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_dir: Path) -> dict[str, Any]:
     """One real-model cell: tested, ``not recorded`` (a call the cassette lacks) or ``not applicable``."""
-    from rag_lab.experiments.runner import run_sweep
+    from rag_lab.experiments.sweep_runner import run_sweep
 
     spec = recorded_spec(finding, sweep_file)
     if spec is None:

@@ -8,8 +8,8 @@ from rag_lab.lazy import lazy_exports
 if TYPE_CHECKING:
     from rag_lab.evaluation.answers import contains, contains_strict, exact_match, f1, normalize_answer
     from rag_lab.evaluation.catalog import label
+    from rag_lab.evaluation.eval_run import EvalRun, EvaluationCancelled, evaluate_pipeline, summarize
     from rag_lab.evaluation.question_metrics import question_metrics
-    from rag_lab.evaluation.runner import EvalRun, EvaluationCancelled, evaluate_pipeline, summarize
     from rag_lab.evaluation.trace_facts import steps_table
 
 __getattr__, __dir__ = lazy_exports(globals(), {
@@ -17,7 +17,7 @@ __getattr__, __dir__ = lazy_exports(globals(), {
                     "rag_lab.evaluation.answers"),
     "label": "rag_lab.evaluation.catalog",
     "question_metrics": "rag_lab.evaluation.question_metrics",
-    **dict.fromkeys(["EvalRun", "EvaluationCancelled", "evaluate_pipeline", "summarize"], "rag_lab.evaluation.runner"),
+    **dict.fromkeys(["EvalRun", "EvaluationCancelled", "evaluate_pipeline", "summarize"], "rag_lab.evaluation.eval_run"),
     "steps_table": "rag_lab.evaluation.trace_facts",
 })
 

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rag_lab.experiments.engine.results import CandidateTraces, SweepResult
     from rag_lab.experiments.engine.store import RunStore
     from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id, load_sweep_spec
-    from rag_lab.experiments.runner import load_sweep, run_sweep
+    from rag_lab.experiments.sweep_runner import load_sweep, run_sweep
     from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
     from rag_lab.stats.summary import aggregate_by_type, aggregate_rows, bootstrap_ci, mean_std_over_seeds, pareto_mask
 
@@ -26,7 +26,7 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     **dict.fromkeys(["CandidateTraces", "SweepResult"], "rag_lab.experiments.engine.results"),
     "RunStore": "rag_lab.experiments.engine.store",
     **dict.fromkeys(["BackendSpec", "SweepSpec", "candidate_id", "load_sweep_spec"], "rag_lab.experiments.engine.sweep"),
-    **dict.fromkeys(["load_sweep", "run_sweep"], "rag_lab.experiments.runner"),
+    **dict.fromkeys(["load_sweep", "run_sweep"], "rag_lab.experiments.sweep_runner"),
     **dict.fromkeys(["EquivalenceTest", "PairedTest", "equivalence_test", "holm", "paired_test"],
                     "rag_lab.stats.significance"),
     **dict.fromkeys(["aggregate_by_type", "aggregate_rows", "bootstrap_ci", "mean_std_over_seeds", "pareto_mask"],

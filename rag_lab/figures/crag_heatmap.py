@@ -17,7 +17,7 @@ from plotly.subplots import make_subplots
 
 from rag_lab.evaluation.catalog import DEFAULT_QUALITY
 from rag_lab.figures.common import as_frame, format_value, numeric, require_columns, short
-from rag_lab.figures.grid import axis_values, grid_mean
+from rag_lab.figures.grid_means import axis_values, grid_mean
 
 
 class CragHeatmapInfo(NamedTuple):

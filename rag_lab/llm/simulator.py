@@ -21,8 +21,8 @@ from rag_lab.llm.sim.ideal import IdealModel
 from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile, get_profile
 from rag_lab.llm.sim.prompt import read_prompt
+from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.tokens import TokenCounter
-from rag_lab.llm.sim.vectors import Similarity
 
 __all__ = ["SimulatedBackend", "SimulatorProfile", "LatencyModel", "PROFILES", "KNOBS", "SIM_VERSION"]
 

@@ -33,7 +33,7 @@ from rag_lab.experiments.engine.comparisons import (
 )
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.experiments.runner import load_sweep
+from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.figures import cost_quality, forest, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
@@ -390,7 +390,7 @@ def write_report(
     reference: Any = None,
 ) -> Path:
     """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory read
-    with :func:`rag_lab.experiments.runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
+    with :func:`rag_lab.experiments.sweep_runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
     ``name`` titles the report (default: the run directory's name). The Pareto flags are recomputed for
     ``cost_col`` × ``quality_col``. A sweep (not a bare table) adds the paired differences of ``quality_col`` and
     ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and

@@ -14,7 +14,7 @@ from typing import Literal, NamedTuple
 import numpy as np
 from scipy import stats as sps
 
-from rag_lab.stats import exact
+from rag_lab.stats import exact_tests as exact
 
 Alternative = Literal["greater", "less", "two-sided"]
 #: The power a detectable effect and a plan are stated at.
@@ -80,7 +80,7 @@ def _tost_reject(n: int, margin: float, alpha: float) -> tuple[np.ndarray, np.nd
 
 
 def tost_power(n: int, p_win: float, p_loss: float, margin: float, alpha: float = 0.05) -> float:
-    """Exact power of the exact TOST within ``±margin`` (:func:`~rag_lab.stats.exact.equivalence_p`) over ``n``
+    """Exact power of the exact TOST within ``±margin`` (:func:`~rag_lab.stats.exact_tests.equivalence_p`) over ``n``
     paired 0/1 questions with win and loss probabilities ``p_win``, ``p_loss``."""
     _check(n, p_win, p_loss)
     if not 0 < margin < 1:

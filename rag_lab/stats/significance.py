@@ -15,7 +15,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats as _stats
 
-from rag_lab.stats import exact as _exact
+from rag_lab.stats import exact_tests as _exact
 from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
@@ -64,7 +64,7 @@ class PairedTest:
 class EquivalenceTest:
     """TOST of ``|values − reference| < margin``: ``p`` = max of the two one-sided p-values ``p_lower``
     (H0 Δ ≤ −margin) and ``p_upper`` (H0 Δ ≥ +margin); ``method`` ``"exact"`` (wins and losses of a −1/0/+1
-    difference, :mod:`rag_lab.stats.exact`), ``"t"`` (paired t tests; ``se`` the standard error, ``df`` its
+    difference, :mod:`rag_lab.stats.exact_tests`), ``"t"`` (paired t tests; ``se`` the standard error, ``df`` its
     degrees of freedom) or ``"refused"`` (a difference with no spread: p = 1, ``note`` says why).
     Equivalence is shown at level α when ``p < α``."""
 

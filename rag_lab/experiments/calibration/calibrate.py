@@ -235,8 +235,8 @@ def calibrate(
 ) -> Calibration:
     """Estimate the simulator's knob rates from ``source``'s traces (see the module doc) and build the
     calibrated profile: estimated knobs take their estimate, the others the ``base`` profile's value.
-    The simulator's one reader defines the opportunities; ``similarity`` may share a :class:`~rag_lab.llm.sim.vectors.Similarity`
-    (its embedding LRU) with a simulator already running."""
+    The simulator's one reader defines the opportunities; ``similarity`` may share a
+    :class:`~rag_lab.llm.sim.similarity.Similarity` (its embedding LRU) with a simulator already running."""
     if isinstance(min_opportunities, bool) or not isinstance(min_opportunities, int) or min_opportunities < 1:
         raise ConfigError(f"min_opportunities must be a positive integer, got {min_opportunities!r}")
     if not isinstance(source, CalibrationSource):
@@ -245,7 +245,7 @@ def calibrate(
         raise ConfigError(f"{source.description}: no traces to calibrate from")
     base_profile = get_profile(base)
     if similarity is None:
-        from rag_lab.llm.sim.vectors import Similarity
+        from rag_lab.llm.sim.similarity import Similarity
 
         similarity = Similarity()
     tallies, repaired, thrift_calls = _tally(source, Reader(similarity))

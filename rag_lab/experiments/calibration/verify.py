@@ -26,7 +26,7 @@ from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.store import RUN_FILE
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
-from rag_lab.experiments.runner import load_sweep, run_sweep
+from rag_lab.experiments.sweep_runner import load_sweep, run_sweep
 from rag_lab.llm.factory import BACKENDS
 from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.loaders import load_dataset

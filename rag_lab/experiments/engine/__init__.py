@@ -3,5 +3,5 @@ in :mod:`.search_space`) and grid (:mod:`.grid`), its plan of question runs (:mo
 candidate's questions (:mod:`.worker`) on an executor (:mod:`.executors`), the store that persists and resumes
 runs (:mod:`.store`, with :mod:`.provenance`), progress lines (:mod:`.progress`), the result tables
 (:mod:`.results`) and the claims read off them (:mod:`.findings`, :mod:`.comparisons`).
-:func:`rag_lab.experiments.runner.run_sweep` runs a spec, its grid here or its search in
+:func:`rag_lab.experiments.sweep_runner.run_sweep` runs a spec, its grid here or its search in
 :mod:`rag_lab.experiments.tuning`."""

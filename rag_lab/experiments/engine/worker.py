@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
-from rag_lab.evaluation.runner import run_questions
+from rag_lab.evaluation.eval_run import run_questions
 from rag_lab.experiments.engine.blobs import compress
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.sweep import BackendSpec

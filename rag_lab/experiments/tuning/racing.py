@@ -19,7 +19,7 @@ from scipy import stats as _stats
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
 from rag_lab.experiments.engine.search_space import Constraint, Objective, RaceSpec
-from rag_lab.stats.exact import noninferiority_p
+from rag_lab.stats.exact_tests import noninferiority_p
 from rag_lab.stats.paired import EQUAL_TOL
 from rag_lab.stats.significance import difference_p, holm
 

@@ -39,7 +39,7 @@ class SearchEvent:
 def run_search(spec: SweepSpec, plan: SweepPlan, evaluator: Evaluator,
                on_event: Callable[[SearchEvent], None] | None = None) -> None:
     """Run (or resume) the search of ``spec`` (planned as ``plan``) through ``evaluator``, the one loop that runs and
-    stores (candidate, question) pairs. :func:`rag_lab.experiments.runner.run_sweep` calls this for a sweep with
+    stores (candidate, question) pairs. :func:`rag_lab.experiments.sweep_runner.run_sweep` calls this for a sweep with
     ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
     search = spec.search
     if search is None:

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from rag_lab.llm.prompts import EvidenceItem
-from rag_lab.llm.sim.entities import Entity, extract, mentions
+from rag_lab.llm.sim.names import Entity, extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
+from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.text import STOPWORDS, content_stems, numbers, sentences, stem, with_equivalents, years
-from rag_lab.llm.sim.vectors import Similarity
 
 SIM_RELATED = 0.30
 #: A sentence gains up to ASKED_W for holding what the question asks (the words at its question word).

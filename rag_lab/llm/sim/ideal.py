@@ -1,14 +1,14 @@
 """The ideal output of every role — what the simulated model writes with every knob off — from
 the prompt alone (:class:`~rag_lab.llm.sim.prompt.Prompt`) and the reading modules
-(:mod:`.question`, :mod:`.evidence`, with :mod:`.entities` and :mod:`.text` under them).
+(:mod:`.question`, :mod:`.evidence`, with :mod:`.names` and :mod:`.text` under them).
 
 One reader for all text: the signals are those any English text has (sentences, MiniLM
 similarity, capitalised names, identifiers, numbers and dates, question words, which item's title
 another item names); no rule knows a corpus. Per role:
 
 * ``route`` — :meth:`IdealModel.route`; ``rewrite`` / ``hyde`` — :mod:`.paraphrase`;
-* ``controller`` — :func:`.plan.ideal_decision` (hop planning);
-* ``answer`` — :func:`.answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
+* ``controller`` — :func:`.hop_plan.ideal_decision` (hop planning);
+* ``answer`` — :func:`.extractive_answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
 
 The behaviour knobs are applied on top by :mod:`.knobs`; each role's row (:mod:`rag_lab.llm.roles`) says which,
 and :mod:`rag_lab.llm.simulator` dispatches from the rows.
@@ -21,14 +21,14 @@ import re
 from collections.abc import Callable
 
 from rag_lab.llm.prompts import EvidenceItem
-from rag_lab.llm.sim.answer import answer
-from rag_lab.llm.sim.entities import code_spans
 from rag_lab.llm.sim.evidence import Evidence
+from rag_lab.llm.sim.extractive_answer import answer
+from rag_lab.llm.sim.hop_plan import Decision, ideal_decision
 from rag_lab.llm.sim.judging import grade, judge_draft_only, judge_with_evidence
+from rag_lab.llm.sim.names import code_spans
 from rag_lab.llm.sim.paraphrase import passages, variants
-from rag_lab.llm.sim.plan import Decision, ideal_decision
 from rag_lab.llm.sim.question import DESCRIBED, analyse
-from rag_lab.llm.sim.vectors import Similarity
+from rag_lab.llm.sim.similarity import Similarity
 
 #: A description of several words ("the last active ruler of …", "a commentator of …", "a language spoken
 #: between …") or a second predicate ("was born in 1984 and played …", "…, and its beginning …"): the

@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 
 from rag_lab.llm.prompts import INSUFFICIENT
-from rag_lab.llm.sim.entities import extract, mentions
 from rag_lab.llm.sim.evidence import Evidence
+from rag_lab.llm.sim.names import extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import content_stems, numbers, strip_citations
 

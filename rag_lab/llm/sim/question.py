@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag_lab.llm.sim.entities import Entity, extract
+from rag_lab.llm.sim.names import Entity, extract
 from rag_lab.llm.sim.text import STOPWORDS, content_words, stem, words
 
 #: Comparatives and superlatives of general English, with the direction they select.

@@ -19,8 +19,8 @@ import re
 from collections.abc import Callable
 
 from rag_lab.llm.prompts import INSUFFICIENT
-from rag_lab.llm.sim.entities import extract, mentions
 from rag_lab.llm.sim.evidence import Candidate, Evidence, number_values, side
+from rag_lab.llm.sim.names import extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import content_stems, stem, words
 
