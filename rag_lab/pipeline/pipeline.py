@@ -57,7 +57,7 @@ class Pipeline:
         record of each call."""
         text = question.text if isinstance(question, Question) else question
         qid = qid or (question.qid if isinstance(question, Question) else "q")
-        result, trace = _QuestionRun(self.config, self.resources, self.backend, qid, text).execute()
+        result, trace = _OneQuestion(self.config, self.resources, self.backend, qid, text).execute()
         ledger = Ledger.of(trace.llm_calls(), self.prices)
         by_role = ledger.by_role()
         result = result.model_copy(update={
@@ -77,7 +77,7 @@ class _Stop(Exception):
         self.refuse = refuse
 
 
-class _QuestionRun(RunContext):
+class _OneQuestion(RunContext):
     """One question's run: route, expand, retrieve and the controller loop, then the final context and
     the answer (:mod:`.final_context`, :mod:`.answer`)."""
 
