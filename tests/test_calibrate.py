@@ -263,6 +263,7 @@ def test_calibration_fits_both_reactions_to_a_stated_budget(world, sim_runs):
     assert fitted["thrifty"]["budget_thrift"].value > fitted["anchored"]["budget_thrift"].value + 0.3
 
 
+@pytest.mark.slow
 def test_route_underrate_is_fitted_from_a_router_that_says_simple(tmp_path):
     """Traces of a model that routes every question SIMPLE give route_underrate near 1 (estimated once there are
     enough opportunities) and the fitted simulator routes like it."""

@@ -96,6 +96,7 @@ def test_server_latency_delays_each_completion_and_the_cli_takes_it():
 # --- sweeps at full concurrency ---------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_threads_keep_up_to_workers_calls_in_flight_with_the_serial_table(serial_table, tmp_path):
     """6 thread workers: more than the OpenAI backend's old default of 4 calls run at once."""
     with LabServer(SimulatedBackend(), max_concurrency=8, latency=0.15) as server:

@@ -411,6 +411,7 @@ def test_arbitrary_text_never_raises(text, schema):
     assert validate_output(text, None) == (None, "text", "")
 
 
+@pytest.mark.slow
 @settings(max_examples=3, deadline=None, database=None)
 @given(depth=st.integers(min_value=1000, max_value=1200), opener=st.sampled_from(['{"a":', '{"a":[', '{"queries":[{"x":']))
 @example(depth=1000, opener='{"a":')

@@ -103,6 +103,7 @@ def _assemble_in_child(args: tuple[ChunkedModel, list[str], str]) -> str:
     return str(assemble(model, Path(target)))
 
 
+@pytest.mark.slow
 def test_two_processes_assembling_at_once_both_get_the_verified_file(tmp_path, monkeypatch) -> None:
     model, paths = _fake_model(tmp_path, monkeypatch, parts=6)
     target = tmp_path / "models" / "fake.gguf"

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from rag_lab.experiments.engine.search_space import Objective, RaceSpec
 from rag_lab.experiments.tuning.racing import run_race
@@ -80,6 +81,7 @@ def test_two_identical_candidates_are_not_told_apart():
     assert wilson_upper(hits, n) < 0.05, f"one of two identical candidates dropped in {hits} of {n} races"
 
 
+@pytest.mark.slow
 def test_four_identical_candidates_are_not_told_apart():
     hits, n = _rate(lambda rng: _identical(rng, 4), seed=2)
     assert wilson_upper(hits, n) < 0.05, f"one of four identical candidates dropped in {hits} of {n} races"

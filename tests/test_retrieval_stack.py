@@ -246,6 +246,7 @@ def test_hnsw_recall_against_exact_and_determinism() -> None:
     assert again.search_vectors(queries, 10) == approx
 
 
+@pytest.mark.slow
 def test_default_search_breadth_grows_with_the_index(tmp_path) -> None:
     # A fixed ef_search loses recall as the graph grows (the 100k world: 0.885 at 64); the default
     # sizes it to the index: 64 for every shipped dataset, ~1.2 sqrt(n) beyond.

@@ -35,6 +35,7 @@ def searched(tmp_path_factory):
     return panel, result
 
 
+@pytest.mark.slow
 def test_search_from_the_panel_reports_trials_drops_and_the_front(searched):
     panel, result = searched
     trials = [e for e in panel.events if e.kind == "trial"]
@@ -64,6 +65,7 @@ def test_search_button_with_a_bad_constraint_shows_the_error(searched):
     panel._constraints.value = ""
 
 
+@pytest.mark.slow
 def test_dropped_candidates_arrive_in_the_panel_log(tmp_path):
     """Every question makes at least the router's LLM call (router on), so a bound of 0.5 calls per question is
     broken by every candidate: each is dropped after the first batch, and the panel shows each drop. (12

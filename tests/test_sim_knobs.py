@@ -72,6 +72,7 @@ def _controller_draws(config, questions, resources, backend) -> tuple[dict, dict
     return draws, sent
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("change", ["truncation", "rewrite", "retriever"])
 def test_configurations_whose_prompts_differ_face_the_same_draws_at_the_same_decision(world, change):
     """Common random numbers keyed by decision (role, question, rounds already run), not by prompt text nor

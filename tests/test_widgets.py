@@ -230,6 +230,7 @@ def test_sweep_panel_runs_and_exports(sweep):
     assert panel.figure.layout.xaxis.title.text == label(panel.cost_col)
 
 
+@pytest.mark.slow
 def test_sweep_panel_axes_redraw_without_running(sweep):
     panel, result = sweep
     computed = panel.result.computed
@@ -256,6 +257,7 @@ def test_sweep_panel_rejects_bad_values():
         panel.grid()
 
 
+@pytest.mark.slow
 def test_trace_viewer_filters_and_timeline(sweep):
     _, result = sweep
     viewer = TraceViewer(result.run_dir)
