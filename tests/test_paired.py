@@ -282,7 +282,7 @@ def test_paired_finding_on_a_real_sweep(sweep):
     # "no effect": truncation order runs the same rounds on every question here, but a count without spread
     # bounds nothing beyond these questions: the TOST is refused, not "proved" (issue 29)
     same = paired_finding(sweep, "cost_rounds", candidate={"truncation.strategy": "append_then_truncate"},
-                          direction="none", tolerance=0.01)
+                          direction="none", margin=0.01)
     assert not same.holds and same.delta == 0 and same.method == "TOST refused" and same.p == 1.0
     with pytest.raises(ValueError, match="margin"):
         paired_finding(sweep, "cost_rounds", candidate={"truncation.strategy": "append_then_truncate"}, direction="none")

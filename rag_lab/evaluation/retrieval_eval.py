@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from pydantic import BaseModel
 
-from rag_lab.chunking import ChunkingConfig, chunk_corpus
+from rag_lab.chunking import chunk_corpus
 from rag_lab.embedding import Embedder, default_embedder
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.retrieval_metrics import rank_docs, retrieval_scores
@@ -95,18 +95,15 @@ def evaluate_retrieval(
     k: int = 10,
     split: str | None = None,
     limit: int | None = None,
-    chunking: ChunkingConfig | None = None,
     index_params: dict[str, Any] | None = None,
     embedder: Embedder | None = None,
-    search_depth: int | None = None,
     cutoffs: Sequence[int] = (),
 ) -> RetrievalReport:
     """Evaluate one retriever on ``dataset`` (optionally one split, the first ``limit`` questions).
 
-    ``search_depth`` chunks are fetched per question (default ``max(100, 3k)`` with ``k`` the
-    largest cut-off) and folded into documents by their best chunk before the top ``k``
-    documents are scored. ``cutoffs`` adds overall scores at other cut-offs from the same run
-    (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
+    ``max(100, 3k)`` chunks are fetched per question (``k`` the largest cut-off) and folded into documents by
+    their best chunk before the top ``k`` documents are scored. ``cutoffs`` adds overall scores at other cut-offs
+    from the same run (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
     """
     if retriever not in INDEX_KINDS:
         raise ConfigError(f"unknown retriever {retriever!r}; choose one of {list(INDEX_KINDS)}")
@@ -121,13 +118,13 @@ def evaluate_retrieval(
     embedder = embedder if embedder is not None or not needs_embedder else default_embedder()
 
     start = time.perf_counter()
-    chunks = chunk_corpus(dataset.corpus, chunking)
+    chunks = chunk_corpus(dataset.corpus)
     chunk_seconds = time.perf_counter() - start
     index = make_index(retriever, embedder, **index_params)
     index.build(chunks)
 
     queries = evalset.queries()
-    depth = search_depth or max(100, 3 * deepest)
+    depth = max(100, 3 * deepest)
     start = time.perf_counter()
     hits = index.search(list(queries.values()), depth)
     query_seconds = time.perf_counter() - start

@@ -18,7 +18,7 @@ from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.power import Detectable, detectable, paired_differences
-from rag_lab.stats.significance import claim_test, equivalence_test, p_clause, paired_test
+from rag_lab.stats.significance import claim_test, p_clause, paired_test
 
 Direction = Literal["above", "below", "none"]
 Kind = Literal["measured", "by_construction", "definitional"]
@@ -83,8 +83,7 @@ class Control:
     """A by-construction finding's control: the same contrast with the knob at 0, where the effect must
     vanish. By default (``method="share differing"``) the arms must differ on under ``margin`` of the questions
     — half the share they differ on with the knob on — by an exact binomial test (no assumption about how
-    far a question's value can move); with an explicit ``control_margin`` in the metric's units, the TOST
-    within it. ``knobs`` names the control's simulator settings."""
+    far a question's value can move). ``knobs`` names the control's simulator settings."""
 
     delta: float
     lo: float
@@ -228,19 +227,6 @@ def _binom_cdf(k: int, n: int, share: float) -> float:
     return float(stats.binom.cdf(k, n, min(1.0, share)))
 
 
-def _observed_range(*arrays: Any) -> tuple[float, float] | None:
-    """The smallest and largest per-question value of an unbounded metric in the claim's sweep and its control:
-    the range a control's TOST assumes no per-question difference exceeds when the difference has no spread
-    (an assumption stated in the control's text; None when there is no range at all)."""
-    import numpy as np
-
-    values = np.concatenate([np.asarray(a, float).ravel() for a in arrays])
-    values = values[~np.isnan(values)]
-    if values.size == 0 or not values.max() > values.min():
-        return None
-    return float(values.min()), float(values.max())
-
-
 def _knob_text(result: SweepResult) -> str:
     backend = result.spec.get("backend", {}) if isinstance(getattr(result, "spec", None), Mapping) else {}
     knobs = backend.get("knobs", {}) if isinstance(backend, Mapping) else {}
@@ -254,13 +240,11 @@ def paired_finding(
     reference: str | Mapping[str, Any] | None = None,
     direction: Direction = "above",
     claim: str = "",
-    tolerance: float | None = None,
     n_boot: int = 2000,
     *,
     kind: Kind = "measured",
     margin: float | None = None,
     control: SweepResult | None = None,
-    control_margin: float | None = None,
     family: FindingFamily | None = None,
     alpha: float = 0.05,
 ) -> Finding:
@@ -268,7 +252,7 @@ def paired_finding(
     ``direction`` of 0, with a paired test. ``candidate`` and ``reference`` pick one configuration each, as
     in :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted keys matching exactly one
     config; ``reference=None`` is the sweep's base config). ``direction="none"`` claims *no* effect: an
-    equivalence test within ``±margin`` (``tolerance`` is the same, its older name), which must be stated.
+    equivalence test within ``±margin``, which must be stated.
 
     ``kind`` says what the finding rests on (docs/decisions.md, "What a finding rests on"); ``"by_construction"``
     needs ``control``, a sweep with the responsible knob at 0 holding the same two configurations. ``family``
@@ -284,9 +268,7 @@ def paired_finding(
         raise ConfigError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
     if kind not in KINDS:
         raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
-    if margin is not None and tolerance is not None and margin != tolerance:
-        raise ConfigError(f"margin and tolerance are the same bound; got both ({margin!r}, {tolerance!r})")
-    bound = margin if margin is not None else tolerance
+    bound = margin
     if bound is not None and not (isinstance(bound, (int, float)) and bound >= 0):
         raise ConfigError(f"margin must be >= 0, got {bound!r}")
     if direction == "none" and not bound:
@@ -314,27 +296,19 @@ def paired_finding(
     checked = None
     if control is not None:
         c_values, c_ref = control.paired_values(metric, candidate, reference)
-        if control_margin is not None and not control_margin > 0:
-            raise ConfigError(f"control_margin must be > 0 (got {control_margin!r})")
         c_test = paired_test(c_values, c_ref, n_boot=n_boot)
-        if control_margin is not None:   # a margin in the metric's units: the TOST (a bound on it when no spread)
-            c_range = value_range(metric) or _observed_range(values, ref_values, c_values, c_ref)
-            c_tost = equivalence_test(c_values, c_ref, float(control_margin), c_range)
-            checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_tost.p,
-                              margin=float(control_margin), knobs=_knob_text(control), method=f"TOST {c_tost.method}",
-                              note=c_tost.note)
-        else:   # by default: the arms differ on under half the share of questions they differ on with the knob on
-            on_share = (test.n_better + test.n_worse) / test.n if test.n else 0.0
-            c_differ = c_test.n_better + c_test.n_worse
-            share = on_share / 2
-            # a measured Δ of exactly 0 leaves no share to show the control vanish below: the claim fails on its
-            # own, and the control is not shown (p = 1) rather than an error
-            c_p = float(_binom_cdf(c_differ, c_test.n, share)) if share > 0 and c_test.n else 1.0
-            checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_p, margin=share,
-                              knobs=_knob_text(control), method="share differing",
-                              note=(f"the arms differ on {c_differ} of {c_test.n} questions, against "
-                                    f"{test.n_better + test.n_worse} of {test.n} with the knob on: exact binomial test "
-                                    f"of a share below half of that ({share:.3g})"))
+        # the arms must differ on under half the share of questions they differ on with the knob on
+        on_share = (test.n_better + test.n_worse) / test.n if test.n else 0.0
+        c_differ = c_test.n_better + c_test.n_worse
+        share = on_share / 2
+        # a measured Δ of exactly 0 leaves no share to show the control vanish below: the claim fails on its
+        # own, and the control is not shown (p = 1) rather than an error
+        c_p = float(_binom_cdf(c_differ, c_test.n, share)) if share > 0 and c_test.n else 1.0
+        checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_p, margin=share,
+                          knobs=_knob_text(control), method="share differing",
+                          note=(f"the arms differ on {c_differ} of {c_test.n} questions, against "
+                                f"{test.n_better + test.n_worse} of {test.n} with the knob on: exact binomial test "
+                                f"of a share below half of that ({share:.3g})"))
         p = max(p, checked.p)
     index = family.join(p) if family is not None else -1
     adjusted = family.adjusted(index) if family is not None else p
