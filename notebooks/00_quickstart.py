@@ -24,7 +24,8 @@
 # > **Where it holds:** measured here on the world's two-hop test questions (simulator seed 0). The same contrast on
 # > bridge questions, notebook 01's robustness row (✓ holds, ~ sign agrees but not shown, · no question differs, ✗
 # > sign disagrees, ∅ undefined, ? not recorded, – not applicable; every cell in `data/robustness.md`): world ✓✓,
-# > HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·.
+# > HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·, HotpotQA v3
+# > ?, MuSiQue v3 ?.
 #
 # This notebook is the course's first page. It shows the data the lab ships with, runs **one question**
 # through the full pipeline and reads its trace, defines **every metric** the course uses (quality and

@@ -24,9 +24,10 @@
 # >
 # > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
 # > ? not recorded, – not applicable; every cell in `data/robustness.md`) the saving: world ✓✓, HotpotQA ✓✓, MuSiQue
-# > ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –. "Costs no answers", re-tested in
-# > the robustness table's family of no-change claims on enough questions to decide a ±0.05 margin: world ✓✓,
-# > HotpotQA ✓✓, MuSiQue ~✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –.
+# > ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –, MuSiQue v3 –.
+# > "Costs no answers", re-tested in the robustness table's family of no-change claims on enough questions to decide
+# > a ±0.05 margin: world ✓✓, HotpotQA ✓✓, MuSiQue ~✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2
+# > –, world v2 –, HotpotQA v3 –, MuSiQue v3 –.
 #
 # "Synonym spinning": the controller re-searches the same source with a paraphrase and gets the same
 # chunks back. **ZeroYieldStop** counts each round's yield — the number of chunk ids it brought that were

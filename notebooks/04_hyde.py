@@ -27,7 +27,7 @@
 # > order stated, fixed-sequence correction). Re-tested with the whole robustness table's correction (✓ holds, ~
 # > sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined, ? not recorded, – not
 # > applicable; every cell in `data/robustness.md`): world ~~, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA
-# > v1 ?, HotpotQA v2 ?, MuSiQue v2 ?, world v2 ?.
+# > v1 ?, HotpotQA v2 ?, MuSiQue v2 ?, world v2 ?, HotpotQA v3 ?, MuSiQue v3 ?.
 #
 # A user describes a symptom in lay words ("pages took forever to load") and the day in words ("on March 9,
 # 2024"); the incident report uses the engineers' words ("latency", "thread pool") and dates the incident in

@@ -26,7 +26,7 @@
 # > stated, fixed-sequence correction). The cost in abstention accuracy, re-tested with the whole robustness table's
 # > correction (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined, ? not
 # > recorded, – not applicable; every cell in `data/robustness.md`): world ~~, HotpotQA ~~, MuSiQue ~~;
-# > Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ✗, MuSiQue v2 ✗, world v2 ✗.
+# > Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ✗, MuSiQue v2 ✗, world v2 ✗, HotpotQA v3 ?, MuSiQue v3 ?.
 #
 # **CRAG** (Corrective RAG) grades the evidence before the answer is written: each chunk gets a relevance
 # score, and the bundle is **Correct** (some chunk clears `upper`), **Incorrect** (every chunk is below

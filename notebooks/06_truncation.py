@@ -24,9 +24,10 @@
 # >
 # > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
 # > ? not recorded, – not applicable; every cell in `data/robustness.md`) the gold evidence kept: world ✓✓, HotpotQA
-# > ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ∅, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·. The answers: world
-# > ✓~, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ✗ — few of
-# > the real samples' questions have gold that only a later round found.
+# > ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ∅, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·, HotpotQA v3 ?,
+# > MuSiQue v3 ?. The answers: world ✓~, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ~,
+# > MuSiQue v2 ~, world v2 ✗, HotpotQA v3 ?, MuSiQue v3 ? — few of the real samples' questions have gold that only a
+# > later round found.
 #
 # After the retrieval loop, the evidence of every round is cut to the context budget before the answer is
 # written. **Truncation** decides *which* evidence survives that cut. One way of doing it silently throws

@@ -30,6 +30,8 @@ RECORDED_SWEEPS: dict[str, Path] = {
     "Qwen2.5-Coder-1.5B, prompts v2, hotpotqa_sample (recorded)": SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml",
     "Qwen2.5-Coder-1.5B, prompts v2, musique_sample (recorded)": SWEEPS_DIR / "real_qwen_musique_v2.yaml",
     "Qwen2.5-Coder-1.5B, prompts v2, world (recorded)": SWEEPS_DIR / "real_qwen_world_v2.yaml",
+    "Qwen2.5-Coder-1.5B, prompts v3, hotpotqa_sample (recorded)": SWEEPS_DIR / "real_qwen_hotpotqa_v3.yaml",
+    "Qwen2.5-Coder-1.5B, prompts v3, musique_sample (recorded)": SWEEPS_DIR / "real_qwen_musique_v3.yaml",
 }
 
 
