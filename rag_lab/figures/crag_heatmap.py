@@ -39,14 +39,9 @@ class CragHeatmapInfo(NamedTuple):
     n: np.ndarray
 
 
-def crag_heatmap_info(
-    table: pd.DataFrame,
-    upper_col: str = "param_crag.upper",
-    lower_col: str = "param_crag.lower",
-    value_col: str = DEFAULT_QUALITY,
-    refusal_col: str = "quality_refused",
-) -> CragHeatmapInfo:
-    """The upper × lower grid of ``table``'s ``value_col`` and ``refusal_col`` means."""
+def crag_heatmap_info(table: pd.DataFrame, value_col: str = DEFAULT_QUALITY) -> CragHeatmapInfo:
+    """The CRAG upper × lower grid of ``table``'s ``value_col`` and refusal-rate means."""
+    upper_col, lower_col, refusal_col = "param_crag.upper", "param_crag.lower", "quality_refused"
     table = as_frame(table, "results table")
     require_columns(table, [upper_col, lower_col, value_col, refusal_col], "results table")
     upper, lower = numeric(table, upper_col).tolist(), numeric(table, lower_col).tolist()

@@ -44,13 +44,13 @@ class RoundsHistogramInfo(NamedTuple):
 def rounds_histogram_info(
     rows: pd.DataFrame | Sequence[Mapping[str, Any]],
     by: str = "type",
-    rounds_col: str = ROUNDS_COL,
     with_hops: bool = False,
 ) -> RoundsHistogramInfo:
-    """Count per-question ``rows`` by ``by`` (a column, typically ``type``) and rounds used (``rounds_col``).
+    """Count per-question ``rows`` by ``by`` (a column, typically ``type``) and rounds used.
 
     ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``.
     """
+    rounds_col = ROUNDS_COL
     table = as_frame(rows, "per-question rows")
     require_columns(table, [by, rounds_col, *([HOPS_GAP_COL] if with_hops else [])], "per-question rows")
     rounds_all = numeric(table, rounds_col)

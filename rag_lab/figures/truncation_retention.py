@@ -37,13 +37,9 @@ class TruncationRetentionInfo(NamedTuple):
     n: np.ndarray
 
 
-def truncation_retention_info(
-    table: pd.DataFrame,
-    strategy_col: str = "param_truncation.strategy",
-    limit_col: str = "param_truncation.max_snippets",
-    value_col: str = "quality_later_gold_retained",
-) -> TruncationRetentionInfo:
-    """The strategy × limit grid of ``table``'s ``value_col`` means."""
+def truncation_retention_info(table: pd.DataFrame, value_col: str = "quality_later_gold_retained") -> TruncationRetentionInfo:
+    """The truncation strategy × snippet limit grid of ``table``'s ``value_col`` means."""
+    strategy_col, limit_col = "param_truncation.strategy", "param_truncation.max_snippets"
     table = as_frame(table, "results table")
     require_columns(table, [strategy_col, limit_col, value_col], "results table")
     strategy = [None if is_missing(s) else str(s) for s in table[strategy_col].tolist()]
