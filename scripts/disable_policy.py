@@ -51,11 +51,11 @@ def _pin(policy: str, pins: list[str]):
     default = PipelineConfig.model_fields[policy].default
     original = Pipeline.__init__
 
-    def __init__(self, config, resources, backend):  # noqa: N807 (the patched constructor)
+    def __init__(self, config, resources, backend, *args, **kwargs):  # noqa: N807 (the patched constructor)
         fixed = config.model_copy(update={policy: default})
         if values:
             fixed = fixed.with_params({k: parse_value(k, v) for k, v in values.items()})
-        original(self, fixed, resources, backend)
+        original(self, fixed, resources, backend, *args, **kwargs)
 
     Pipeline.__init__ = __init__
     return default, values
