@@ -17,7 +17,7 @@ from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 
 __all__ = ["POLICY_PAIRS", "STUDY", "V1", "answers_table", "controller_actions", "findings_table", "live_backend",
-           "policy_pairs", "prompt_set_tables", "side_by_side", "study_findings", "study_table"]
+           "policy_pairs", "prompt_set_tables", "side_by_side", "study_findings", "study_summary", "study_table"]
 
 #: The original prompt set, a candidate of the v2 sweep (whose base speaks v2).
 V1 = {"prompts.version": "v1"}
@@ -60,6 +60,15 @@ def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
                           "p (fixed sequence)": f.p_adjusted, "holds": f.holds,
                           "could have detected": "" if f.detectable is None else f.detectable.text}
                          for name, found in findings.items() for f in found])
+
+
+def study_summary(names: Iterable[str] = STUDY) -> tuple[pd.DataFrame, Any]:
+    """The named study sweeps replayed and their declared findings: the :func:`study_table` and the findings
+    written out (:func:`~rag_lab.course.lesson_text.findings_markdown`), for ``display(*study_summary(...))``."""
+    from rag_lab.course.lesson_text import findings_markdown
+
+    found = study_findings(names)
+    return study_table(found), findings_markdown(*(f for fs in found.values() for f in fs))
 
 
 def answers_table(runs: Mapping[str, tuple[SweepResult, Pick]], metrics: Iterable[str] = (), clip: int = 160) -> pd.DataFrame:
