@@ -31,15 +31,11 @@ MARGINS = (0.02, 0.05)
 
 
 def race_spec(part: str, margin: float, seed: int) -> dict[str, Any]:
-    """The part's sweep file as a raced grid search, replayed from its cassette (paths made absolute)."""
-    from rag_lab.config_files import read_mapping
+    """The part's sweep file (paths resolved, replayed from its cassette) as a raced grid search."""
+    from rag_lab.experiments.engine.sweep import load_sweep_spec
 
-    path = REPO / "sweeps" / f"{part}.yaml"
-    spec = dict(read_mapping(path, "sweep file"))
-    backend = dict(spec["backend"])
-    backend["cassette"] = str((path.parent / backend["cassette"]).resolve())
-    backend["replay"] = True
-    spec.update(name=f"{part}-race", backend=backend, findings=[],
+    spec = load_sweep_spec(REPO / "sweeps" / f"{part}.yaml").with_replay().model_dump(mode="json")
+    spec.update(name=f"{part}-race", findings=[],
                 search={"sampler": "grid", "seed": seed, "objectives": OBJECTIVES,
                         "race": {"batches": BATCHES, "margin": margin}})
     return spec

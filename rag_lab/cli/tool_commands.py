@@ -4,6 +4,7 @@ course's authoring commands (``python -m tools.course export|map``) are not part
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import Any
 
 from rag_lab.cli.options import command
@@ -38,9 +39,8 @@ def serve_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     print(f"rag-lab serve: {backend.name} backend as model {server.models[0]!r} at {server.url} "
           f"(max {args.max_concurrency} concurrent{delay}; Ctrl-C stops)", flush=True)
     try:
-        server.serve_forever()
-    except KeyboardInterrupt:
-        pass
+        with contextlib.suppress(KeyboardInterrupt):  # Ctrl-C is how the server is stopped
+            server.serve_forever()
     finally:
         server.shutdown()
     return {"url": server.url, "model": server.models[0], "stopped": True}, "rag-lab serve: stopped"

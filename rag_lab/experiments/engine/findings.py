@@ -268,10 +268,9 @@ def paired_finding(
         raise ConfigError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
     if kind not in KINDS:
         raise ConfigError(f"kind must be one of {KINDS}, got {kind!r}")
-    bound = margin
-    if bound is not None and not (isinstance(bound, (int, float)) and bound >= 0):
-        raise ConfigError(f"margin must be >= 0, got {bound!r}")
-    if direction == "none" and not bound:
+    if margin is not None and not (isinstance(margin, (int, float)) and margin >= 0):
+        raise ConfigError(f"margin must be >= 0, got {margin!r}")
+    if direction == "none" and not margin:
         raise ConfigError("a 'no change' claim (direction='none') needs a stated equivalence margin > 0 "
                          "(margin=0.05: the difference is shown to lie within ±0.05)")
     if not 0.0 < alpha < 1.0:
@@ -289,7 +288,7 @@ def paired_finding(
     if cand_label == ref_label:
         raise ConfigError(f"candidate and reference are the same configuration ({cand_label})")
     values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
-    claimed = claim_test(values, ref_values, direction, bound, n_boot=n_boot, value_range=value_range(metric))
+    claimed = claim_test(values, ref_values, direction, margin, n_boot=n_boot, value_range=value_range(metric))
     test, diff = claimed.test, claimed.test.difference
     p = claimed.p
     p_claim = p
@@ -312,17 +311,17 @@ def paired_finding(
         p = max(p, checked.p)
     index = family.join(p) if family is not None else -1
     adjusted = family.adjusted(index) if family is not None else p
-    shown = claimed.test.n > 0 and adjusted == adjusted and adjusted < alpha and _on_side(diff, direction, bound)
+    shown = claimed.test.n > 0 and adjusted == adjusted and adjusted < alpha and _on_side(diff, direction, margin)
     return Finding(
         claim=claim or f"{cand_label} changes {metric_label(metric)} against {ref_label}",
-        metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(bound or 0.0),
+        metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(margin or 0.0),
         delta=diff.delta, lo=diff.lo, hi=diff.hi, n=diff.n, share_differ=diff.share_differ, mean=diff.mean,
         reference_mean=diff.reference_mean, p=float(p), method=claimed.method + ("" if direction == "none" else
                                                                                  ", one-sided"),
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
         family_index=index, p_claim=p_claim, candidate_config=str(cand["config_id"]),
         reference_config=str(ref["config_id"]),
-        detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, bound, value_range(metric)),
+        detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, margin, value_range(metric)),
     )
 
 
