@@ -9,8 +9,11 @@ from dataclasses import fields
 import pytest
 
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.backend_options import backend_options
 from rag_lab.experiments.engine.sweep import BackendSpec
+from rag_lab.llm.cassette import CassetteHeader
 from rag_lab.llm.factory import BackendOptions, make_backend, open_backend
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 
 SETTINGS = [f.name for f in fields(BackendOptions)]
 
@@ -26,10 +29,24 @@ def test_the_openers_take_the_declared_settings(function) -> None:
 
 
 def test_a_sweep_spec_opens_its_backend_with_the_declared_settings() -> None:
-    kind, settings = BackendSpec(kind="sim", profile="ideal", knobs={"synonym_spinning": 0.3}).backend_settings(7)
+    kind, settings = backend_options(BackendSpec(kind="sim", profile="ideal", knobs={"synonym_spinning": 0.3}), 7)
     assert kind == "sim" and set(settings) <= set(SETTINGS)
     assert settings["seed"] == 7 and settings["profile"].synonym_spinning == 0.3   # the resolved profile
-    kind, settings = BackendSpec(kind="openai", model="m", base_url="http://x/v1").backend_settings(0, concurrency=4)
+    kind, settings = backend_options(BackendSpec(kind="openai", model="m", base_url="http://x/v1"), 0, concurrency=4)
     assert kind == "openai" and settings["max_concurrency"] == 4 and set(settings) <= set(SETTINGS)
-    backend = make_backend("sim", **{**BackendSpec().backend_settings(0)[1], "cache": False})
+    backend = make_backend("sim", **{**backend_options(BackendSpec(), 0)[1], "cache": False})
     assert type(backend).__name__ == "SimulatedBackend"
+
+
+def test_a_replay_refuses_a_cassette_of_another_model_than_the_pinned_one(tmp_path) -> None:
+    pinned = CHUNKED_MODELS["qwen2.5-coder-1.5b"].sha256
+    spec = BackendSpec(kind="local", model="qwen2.5-coder-1.5b", cassette=str(tmp_path / "c.jsonl"), replay=True)
+    for sha256, refused in ((pinned, False), ("0" * 64, True)):
+        header = CassetteHeader(name="local", model="qwen2.5-coder-1.5b", identity=("local", "qwen2.5-coder-1.5b"),
+                                provenance={"model_sha256": sha256})
+        (tmp_path / "c.jsonl").write_text(header.model_dump_json() + "\n", encoding="utf-8")
+        if refused:
+            with pytest.raises(ConfigError, match=f"records a model with sha256 {'0' * 64}, not qwen2.5-coder-1.5b"):
+                backend_options(spec, 0)
+        else:
+            assert backend_options(spec, 0) == ("recorded", {"model": str(tmp_path / "c.jsonl"), "max_tokens": None})

@@ -8,6 +8,7 @@ import pytest
 
 from rag_lab.errors import CassetteMiss
 from rag_lab.experiments import run_sweep
+from rag_lab.experiments.engine.plan import select_questions
 from rag_lab.experiments.engine.sweep import load_sweep_spec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.local.model_pack import CHUNKED_MODELS
@@ -76,7 +77,7 @@ def test_the_robustness_table_gains_real_model_columns_without_touching_the_simu
     assert cells["zero_yield_answers"]["status"] == cells["disclosure_calls"]["status"] == "not applicable"
     assert cells["hyde_recall"]["status"] == "not recorded" and "hyde call" in cells["hyde_recall"]["why"]
     spec = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa.yaml")
-    questions = len(spec.select_questions(load_dataset(spec.dataset).evalset))
+    questions = len(select_questions(spec, load_dataset(spec.dataset).evalset))
     for key in ("round_cap_calls", "crag_abstention"):  # two tested cells: Holm over both
         assert cells[key]["status"] == "tested" and cells[key]["n"] == questions, key
         assert cells[key]["p_holm"] >= cells[key]["p"]

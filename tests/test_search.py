@@ -11,6 +11,7 @@ from killing import kill_mid_sweep_then_resume
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepSpec, load_sweep, run_sweep
+from rag_lab.experiments.engine.plan import parameter_grid
 from rag_lab.experiments.engine.search_space import Constraint, Objective, SearchSpace
 from rag_lab.experiments.engine.store import RunStore
 
@@ -116,7 +117,7 @@ def unconstrained(tmp_path_factory):
 
 def test_grid_sampler_runs_every_point_as_a_candidate(unconstrained):
     table = unconstrained.table
-    assert len(table) == len(SweepSpec.from_dict(search_sweep("g", sampler="grid")).parameter_grid()) == 4 * 2 * 5
+    assert len(table) == len(parameter_grid(SweepSpec.from_dict(search_sweep("g", sampler="grid")))) == 4 * 2 * 5
     assert unconstrained.complete and (table["status"] == "complete").all() and table["is_eligible"].all()
     assert unconstrained.question_runs() == len(table) * len(unconstrained.qids)
 

@@ -8,7 +8,8 @@ import pickle
 import pytest
 
 import rag_lab.experiments.engine.sweep as sweep_module
-from rag_lab.experiments.engine.sweep import BackendSpec, candidate_id
+from rag_lab.experiments.engine.plan import candidate_id
+from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.pipeline import PipelineConfig
 
 

@@ -17,7 +17,7 @@ from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import evaluate_pipeline
 from rag_lab.experiments import Grid, SweepSpec, candidate_id, load_sweep, run_sweep
-from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.plan import SweepPlan, base_config, parameter_grid, select_questions
 from rag_lab.experiments.engine.store import RUN_FILE, RunStore
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.llm.factory import open_backend
@@ -138,8 +138,8 @@ def test_spec_from_yaml_and_json_with_a_base_config_file(tmp_path):
     (tmp_path / "s.json").write_text(json.dumps(spec))
     from_yaml, from_json = SweepSpec.from_file(tmp_path / "s.yaml"), SweepSpec.from_file(tmp_path / "s.json")
     assert from_yaml == from_json
-    assert from_yaml.base_config().get("crag.upper") == 0.6  # relative to the sweep file
-    assert len(from_yaml.parameter_grid()) == 4
+    assert base_config(from_yaml).get("crag.upper") == 0.6  # relative to the sweep file
+    assert len(parameter_grid(from_yaml)) == 4
 
 
 @pytest.mark.parametrize("change, message", [
@@ -166,7 +166,7 @@ def test_spec_file_syntax_and_question_selection_errors(tmp_path):
         SweepSpec.from_file(tmp_path / "missing.yaml")
     spec = SweepSpec.from_dict({**SMALL, "types": ["no-such-type"]})
     with pytest.raises(ConfigError, match="no questions selected"):
-        spec.select_questions(load_dataset("world").evalset)
+        select_questions(spec, load_dataset("world").evalset)
 
 
 def test_shipped_sweep_files_validate():
@@ -204,7 +204,7 @@ def test_table_has_one_row_per_run_with_params_ci_costs_and_pareto(small_run):
 def test_each_candidate_runs_on_a_fresh_pipeline_equal_to_a_standalone_run(small_run):
     base = PipelineConfig()
     dataset = load_dataset("world")
-    questions = SweepSpec.from_dict(SMALL).select_questions(dataset.evalset)
+    questions = select_questions(SweepSpec.from_dict(SMALL), dataset.evalset)
     first, last = small_run.table["candidate_id"].iloc[0], small_run.table["candidate_id"].iloc[-1]
     assert (small_run.rows(first)["cost_rounds"] <= 1).all()  # the cap of candidate 0 ...
     assert base == PipelineConfig() and base.get("round_cap.max_rounds") == 2  # ... never touched the base

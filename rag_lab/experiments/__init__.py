@@ -13,9 +13,10 @@ from rag_lab.lazy import lazy_exports
 if TYPE_CHECKING:
     from rag_lab.experiments.engine.findings import Finding, FindingFamily, paired_finding
     from rag_lab.experiments.engine.grid import Grid, GridCandidate, config_id
+    from rag_lab.experiments.engine.plan import candidate_id
     from rag_lab.experiments.engine.results import CandidateTraces, SweepResult
     from rag_lab.experiments.engine.store import RunStore
-    from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id, load_sweep_spec
+    from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, load_sweep_spec
     from rag_lab.experiments.sweep_runner import load_sweep, run_sweep
     from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
     from rag_lab.stats.summary import aggregate_by_type, aggregate_rows, bootstrap_ci, mean_std_over_seeds, pareto_mask
@@ -25,7 +26,8 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     **dict.fromkeys(["Grid", "GridCandidate", "config_id"], "rag_lab.experiments.engine.grid"),
     **dict.fromkeys(["CandidateTraces", "SweepResult"], "rag_lab.experiments.engine.results"),
     "RunStore": "rag_lab.experiments.engine.store",
-    **dict.fromkeys(["BackendSpec", "SweepSpec", "candidate_id", "load_sweep_spec"], "rag_lab.experiments.engine.sweep"),
+    **dict.fromkeys(["BackendSpec", "SweepSpec", "load_sweep_spec"], "rag_lab.experiments.engine.sweep"),
+    "candidate_id": "rag_lab.experiments.engine.plan",
     **dict.fromkeys(["load_sweep", "run_sweep"], "rag_lab.experiments.sweep_runner"),
     **dict.fromkeys(["EquivalenceTest", "PairedTest", "equivalence_test", "holm", "paired_test"],
                     "rag_lab.stats.significance"),

@@ -1,4 +1,5 @@
-"""A :class:`SweepPlan`: a sweep spec resolved into the exact runs and questions it stands for.
+"""A :class:`SweepPlan`: a sweep spec resolved into the exact runs and questions it stands for, by one function
+(:meth:`SweepPlan.build`; the helpers below are its steps, public for the search and the tests).
 
 A *run* is one distinct candidate config with one seed; its ``candidate_id`` hashes the resolved
 config, the backend and the seed, so re-planning the same spec gives the same ids and a resumed
@@ -15,11 +16,48 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.claims import check_claims, completed
-from rag_lab.experiments.engine.grid import BACKEND_PREFIX, GridCandidate, config_id, short_hash
-from rag_lab.experiments.engine.search_space import SAMPLERS
-from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, candidate_id
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, config_id, short_hash
+from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
+
+
+def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
+    """A stable short id of one run: the resolved config, the backend and the seed. Resume matches on it."""
+    return short_hash({"config": config.identity(), "backend": backend.identity(), "seed": seed})
+
+
+def base_config(spec: SweepSpec) -> PipelineConfig:
+    """The sweep's base pipeline config (read from the file when ``spec.base`` is a path)."""
+    if isinstance(spec.base, str):
+        return PipelineConfig.from_file(spec.base)
+    return PipelineConfig.from_dict(spec.base)
+
+
+def search_space(spec: SweepSpec) -> SearchSpace:
+    """The space a search samples (the ``grid`` section read with ranges allowed)."""
+    return SearchSpace(spec.grid)
+
+
+def parameter_grid(spec: SweepSpec) -> Grid:
+    """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
+    if spec.search is not None:
+        if not SAMPLERS[spec.search.sampler].walks_grid:
+            raise ConfigError(f"sweep {spec.name!r}: a {spec.search.sampler} search has no grid of candidates; "
+                              "its trials are proposed as it runs")
+        return search_space(spec).grid()
+    return Grid(spec.grid)
+
+
+def select_questions(spec: SweepSpec, evalset: EvalSet) -> EvalSet:
+    """The questions the sweep runs, in dataset order: the split, then the types, then at most ``per_type``
+    questions of each type, then at most ``limit`` in all."""
+    questions = evalset.select(split=spec.split, types=spec.types, per_type=spec.per_type, limit=spec.limit).questions
+    if not questions:
+        raise ConfigError(f"sweep {spec.name!r}: no questions selected from {evalset.name!r} "
+                          f"(split={spec.split}, types={spec.types})")
+    return EvalSet(questions, name=evalset.name)
 
 
 @dataclass(frozen=True)
@@ -63,10 +101,10 @@ class SweepPlan:
     def build(cls, spec: SweepSpec, evalset: EvalSet) -> SweepPlan:
         """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here, and so are the
         findings the sweep states (each must pick candidates of the grid)."""
-        base = spec.base_config()
+        base = base_config(spec)
         runs: list[PlannedRun] = []
         if spec.search is not None and not SAMPLERS[spec.search.sampler].walks_grid:
-            keys = spec.search_space().keys
+            keys = search_space(spec).keys
             for key in keys:  # unknown keys fail before anything runs, as in a grid
                 if key.startswith(BACKEND_PREFIX):
                     raise ConfigError(f"search key {key!r}: a search varies policy keys only; sweep backend "
@@ -76,7 +114,7 @@ class SweepPlan:
                 except ConfigError as exc:
                     raise ConfigError(f"search key {key!r}: {exc}") from None
         else:
-            grid = spec.parameter_grid()
+            grid = parameter_grid(spec)
             keys = grid.keys
             candidates = grid.resolve(base, spec.backend)
             if spec.search is not None and spec.search.trials is not None:  # sampler: grid, its first N points
@@ -84,7 +122,7 @@ class SweepPlan:
             for candidate in candidates:
                 for seed in spec.seeds:
                     runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs), candidate))
-        qids = tuple(q.qid for q in spec.select_questions(evalset))
+        qids = tuple(q.qid for q in select_questions(spec, evalset))
         plan = cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
         plan.check_findings()
         return plan

@@ -1,7 +1,8 @@
-"""Declaring a sweep: the :class:`SweepSpec` that names the data, the base config, the parameter :class:`Grid`
-over dotted pipeline keys (scikit-learn's ``ParameterGrid`` order), the backend, the seeds, an optional
-``search:`` and the findings it states. :meth:`Grid.resolve` validates every candidate against the base config
-before anything runs. Sweep files: docs/cli.md, "Sweep files"; the design: docs/design.md §6."""
+"""Declaring a sweep, as plain validated data: the :class:`SweepSpec` that names the data, the base config, the
+parameter grid over dotted pipeline keys, the backend (:class:`BackendSpec`), the seeds, an optional ``search:`` and
+the findings it states (:class:`ClaimSpec`). Nothing here runs or reads a dataset: one function,
+:meth:`rag_lab.experiments.engine.plan.SweepPlan.build`, resolves a spec into its runs and questions. Sweep files:
+docs/cli.md, "Sweep files"; the design: docs/design.md §6."""
 
 from __future__ import annotations
 
@@ -15,23 +16,11 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationIn
 from rag_lab.config_files import explain_validation, read_mapping
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import check_metric
-from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, short_hash
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace, SearchSpec
-from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.factory import BACKENDS, BackendKind, simulator_profile
 from rag_lab.llm.ledger import Price, PriceTable
-from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
-from rag_lab.pipeline import PipelineConfig
-from rag_lab.records import EvalSet
-
-
-def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
-    """A stable short id of one run: the resolved config, the backend and the seed. Resume matches on it."""
-    return short_hash({"config": config.identity(), "backend": backend.identity(), "seed": seed})
-
-
-# --- the spec -------------------------------------------------------------------------------------
 
 
 class BackendSpec(BaseModel):
@@ -104,31 +93,6 @@ class BackendSpec(BaseModel):
             return BackendSpec.model_validate({**data, "knobs": knobs})
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "backend")) from None
-
-    def backend_settings(self, seed: int, concurrency: int = 1) -> tuple[str, dict[str, Any]]:
-        """The kind and the :class:`~rag_lab.llm.factory.BackendOptions` settings that open this spec's backend
-        for ``seed``: a replay reads the cassette (``recorded``); the simulator gets the profile resolved once
-        (:attr:`sim_profile`); an ``openai`` server admits ``concurrency`` calls in flight (the executor's
-        workers) unless ``max_concurrency`` says otherwise."""
-        if self.replay:
-            return "recorded", {"model": self.replay_cassette(), "max_tokens": self.max_tokens}
-        limit = self.max_concurrency or (concurrency if BACKENDS[self.kind].endpoint else None)
-        return self.kind, {"profile": self.sim_profile if self.sim_profile is not None else self.profile, "seed": seed,
-                           "model": self.model, "base_url": self.base_url, "cache": self.cache,
-                           "max_concurrency": limit, "max_tokens": self.max_tokens, "record": self.cassette}
-
-    def replay_cassette(self) -> str:
-        """The cassette a replay reads, after checking it records this spec's model: for a packaged chunked
-        model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
-        if self.cassette is None:
-            raise ConfigError("replay needs the cassette to replay (backend.cassette)")
-        header = Cassette.read_header(self.cassette)  # the entries are read once, by the replay backend
-        pinned = CHUNKED_MODELS.get(str(self.model or "").lower())
-        recorded = header.provenance.get("model_sha256")
-        if pinned is not None and recorded != pinned.sha256:
-            raise ConfigError(f"cassette {self.cassette} records a model with sha256 {recorded}, not {self.model} "
-                              f"({pinned.sha256})")
-        return self.cassette
 
     def flat(self, keys: Iterable[str]) -> dict[str, Any]:
         """This backend's values of the dotted ``keys`` (``backend.profile``, ``backend.knobs.<knob>``: a knob's
@@ -255,35 +219,6 @@ class SweepSpec(BaseModel):
         backend = BackendSpec.model_validate({**self.backend.model_dump(), "replay": True})
         return self.model_copy(update={"backend": backend})
 
-    # --- resolution ----------------------------------------------------------------------------
-
-    def base_config(self) -> PipelineConfig:
-        """The base pipeline config (read from the file when ``base`` is a path)."""
-        if isinstance(self.base, str):
-            return PipelineConfig.from_file(self.base)
-        return PipelineConfig.from_dict(self.base)
-
-    def parameter_grid(self) -> Grid:
-        """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
-        if self.search is not None:
-            if not SAMPLERS[self.search.sampler].walks_grid:
-                raise ConfigError(f"sweep {self.name!r}: a {self.search.sampler} search has no grid of candidates; "
-                                  "its trials are proposed as it runs")
-            return self.search_space().grid()
-        return Grid(self.grid)
-
-    def search_space(self) -> SearchSpace:
-        """The space a search samples (the ``grid`` section read with ranges allowed)."""
-        return SearchSpace(self.grid)
-
-    def select_questions(self, evalset: EvalSet) -> EvalSet:
-        """The questions this sweep runs, in dataset order (see the class doc)."""
-        questions = evalset.select(split=self.split, types=self.types, per_type=self.per_type, limit=self.limit).questions
-        if not questions:
-            raise ConfigError(f"sweep {self.name!r}: no questions selected from {evalset.name!r} "
-                              f"(split={self.split}, types={self.types})")
-        return EvalSet(questions, name=evalset.name)
-
     # --- files ---------------------------------------------------------------------------------
 
     @classmethod
@@ -312,8 +247,6 @@ class SweepSpec(BaseModel):
             return cls.model_validate(dict(data))
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "sweep")) from None
-
-
 
 
 def load_sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.evaluation.eval_run import run_questions
+from rag_lab.experiments.engine.backend_options import backend_options
 from rag_lab.experiments.engine.blobs import compress
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.sweep import BackendSpec
@@ -85,7 +86,7 @@ class WorkerState:
         key = (spec.model_dump_json(), seed)
         with self._lock:
             if key not in self._backends:
-                kind, settings = spec.backend_settings(seed, self.concurrency)
+                kind, settings = backend_options(spec, seed, self.concurrency)
                 self._backends[key] = self._stack.enter_context(open_backend(kind, **settings))
             return self._backends[key]
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.evaluator import Evaluator
-from rag_lab.experiments.engine.plan import SweepPlan, planned_run
+from rag_lab.experiments.engine.plan import SweepPlan, planned_run, search_space
 from rag_lab.experiments.engine.search_space import SAMPLERS, Constraint, Objective
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
@@ -84,7 +84,7 @@ def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator:
 
     search = spec.search
     assert search is not None and search.trials is not None
-    space = spec.search_space()
+    space = search_space(spec)
     study = optuna.create_study(directions=[o.direction for o in objectives],
                                 sampler=SAMPLERS[search.sampler].build(search))
     stored = {t["number"]: t for t in store.trials()}

@@ -1,0 +1,39 @@
+"""What opens a sweep's backend: the registry kind and the
+:class:`~rag_lab.llm.factory.BackendOptions` settings of a :class:`~rag_lab.experiments.engine.sweep.BackendSpec`
+for one seed, and the checked cassette a replay reads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.sweep import BackendSpec
+from rag_lab.llm.cassette import Cassette
+from rag_lab.llm.factory import BACKENDS
+from rag_lab.llm.local.model_pack import CHUNKED_MODELS
+
+
+def backend_options(spec: BackendSpec, seed: int, concurrency: int = 1) -> tuple[str, dict[str, Any]]:
+    """The kind and settings that open ``spec``'s backend for ``seed``: a replay reads the cassette
+    (``recorded``); the simulator gets the profile resolved once (``spec.sim_profile``); an ``openai`` server
+    admits ``concurrency`` calls in flight (the executor's workers) unless ``max_concurrency`` says otherwise."""
+    if spec.replay:
+        return "recorded", {"model": replay_cassette(spec), "max_tokens": spec.max_tokens}
+    limit = spec.max_concurrency or (concurrency if BACKENDS[spec.kind].endpoint else None)
+    return spec.kind, {"profile": spec.sim_profile if spec.sim_profile is not None else spec.profile, "seed": seed,
+                       "model": spec.model, "base_url": spec.base_url, "cache": spec.cache,
+                       "max_concurrency": limit, "max_tokens": spec.max_tokens, "record": spec.cassette}
+
+
+def replay_cassette(spec: BackendSpec) -> str:
+    """The cassette a replay of ``spec`` reads, after checking it records the spec's model: for a packaged
+    chunked model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
+    if spec.cassette is None:
+        raise ConfigError("replay needs the cassette to replay (backend.cassette)")
+    header = Cassette.read_header(spec.cassette)  # the entries are read once, by the replay backend
+    pinned = CHUNKED_MODELS.get(str(spec.model or "").lower())
+    recorded = header.provenance.get("model_sha256")
+    if pinned is not None and recorded != pinned.sha256:
+        raise ConfigError(f"cassette {spec.cassette} records a model with sha256 {recorded}, not {spec.model} "
+                          f"({pinned.sha256})")
+    return spec.cassette
