@@ -48,13 +48,11 @@ def test_bad_settings_and_questions_exit_2(capsys):
 
 
 @pytest.mark.slow
-def test_second_identical_evaluation_spends_nothing_and_incurs_the_same(tmp_path):
+def test_second_identical_evaluation_spends_nothing_and_incurs_the_same(tmp_path, world):
     from rag_lab.evaluation import evaluate_pipeline
     from rag_lab.llm.factory import open_backend
-    from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
-    world = load_dataset("world")
     questions = world.evalset.select(split="dev", limit=16)
     totals = []
     for _ in range(2):  # a fresh backend (and in-process state) each time, one cache file

@@ -129,13 +129,12 @@ def test_force_replaces_a_damaged_run_store_and_starts_over(finished, tmp_path, 
 # --- 3. a report of a run with no finished question ------------------------------------------------------------
 
 
-def test_report_of_a_run_with_no_finished_question_says_so(tmp_path, capsys):
+def test_report_of_a_run_with_no_finished_question_says_so(tmp_path, capsys, world):
     from rag_lab.experiments.engine.plan import SweepPlan
     from rag_lab.experiments.engine.store import RunStore
     from rag_lab.experiments.engine.sweep import load_sweep_spec
-    from rag_lab.loaders import load_dataset
 
-    plan = SweepPlan.build(load_sweep_spec(TINY), load_dataset("world").evalset)
+    plan = SweepPlan.build(load_sweep_spec(TINY), world.evalset)
     RunStore.create(tmp_path / "run", plan).close()   # as a sweep interrupted before its first question leaves it
     assert main(["report", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err

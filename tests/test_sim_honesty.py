@@ -165,18 +165,16 @@ print(json.dumps({"outputs": outputs, "violations": violations[:30], "loaded_bef
 
 
 @pytest.fixture(scope="module")
-def world_calls():
+def world_calls(world):
     """Every role's prompt for a sample of world questions (evidence by BM25 from the question)."""
     from rag_lab.chunking import chunk_corpus
     from rag_lab.index import make_index
-    from rag_lab.loaders import load_dataset
 
-    dataset = load_dataset("world")
-    chunks = chunk_corpus(dataset.corpus)
+    chunks = chunk_corpus(world.corpus)
     by_id = {c.chunk_id: c for c in chunks}
     index = make_index("bm25")
     index.build(chunks)
-    questions = random.Random(5).sample(list(dataset.evalset), 12)
+    questions = random.Random(5).sample(list(world.evalset), 12)
     calls = []
     for q, hits in zip(questions, index.search([q.text for q in questions], 5), strict=True):
         ev = [E(i, by_id[c].title, by_id[c].text) for i, (c, _) in enumerate(hits, start=1)]
@@ -368,7 +366,7 @@ WORLD_ONLY_NOUNS = ("service", "services", "team", "teams", "incident", "inciden
 
 
 @pytest.mark.slow   # out of the quick loop: reads the whole world's vocabulary: ~8 s idle
-def test_generic_simulator_code_holds_no_world_vocabulary():
+def test_generic_simulator_code_holds_no_world_vocabulary(world):
     """``grep`` of rag_lab/llm/sim/ (and simulator.py): no name, identifier,
     technology or world-only noun of the synthetic world, and no phrase of its question templates."""
     from rag_lab.world import vocab
@@ -380,10 +378,8 @@ def test_generic_simulator_code_holds_no_world_vocabulary():
              *(f"{a}-{b}" for a in vocab.SERVICE_FIRST for b in vocab.SERVICE_SECOND)}
     import re
 
-    from rag_lab.loaders import load_dataset
-
     question_grams = set()
-    for q in load_dataset("world").evalset:
+    for q in world.evalset:
         qw = re.findall(r"[a-z]+", q.text.lower())
         question_grams |= {" ".join(qw[i:i + 5]) for i in range(len(qw) - 4)}
     files = [ROOT / "rag_lab/llm/simulator.py", *sorted((ROOT / "rag_lab/llm/sim").rglob("*.py"))]

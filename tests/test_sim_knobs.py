@@ -119,15 +119,13 @@ def test_every_fired_knob_is_recorded_not_only_the_first():
         json.loads(text)
 
 
-def test_fired_knobs_reach_the_trace_and_the_rates():
+def test_fired_knobs_reach_the_trace_and_the_rates(world):
     from rag_lab.evaluation import evaluate_pipeline
-    from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig
 
-    ds = load_dataset("world")
-    evalset = ds.evalset.select(split="dev", limit=60)
+    evalset = world.evalset.select(split="dev", limit=60)
     backend = SimulatedBackend(PROFILES["sloppy"])
-    run = evaluate_pipeline(Pipeline(PipelineConfig(), CorpusResources(ds.corpus), backend), evalset)
+    run = evaluate_pipeline(Pipeline(PipelineConfig(), CorpusResources(world.corpus), backend), evalset)
     steps = [s for t in run.traces.values() for s in t.steps if s.llm is not None]
     assert any(len(s.knobs) >= 2 for s in steps) or any(s.knobs for s in steps)
     assert all(s.knobs == [k["knob"] for k in s.llm.knobs if k["fired"]] for s in steps)

@@ -144,19 +144,17 @@ def test_importing_the_simulator_loads_no_dataset_module():
 
 
 @pytest.fixture(scope="module")
-def world_prompts():
+def world_prompts(world):
     """Prompts built from world questions, their evidence retrieved by BM25 from the question text."""
     from rag_lab.chunking import chunk_corpus
     from rag_lab.index import make_index
-    from rag_lab.loaders import load_dataset
 
-    dataset = load_dataset("world")
-    chunks = chunk_corpus(dataset.corpus)
+    chunks = chunk_corpus(world.corpus)
     by_id = {c.chunk_id: c for c in chunks}
     index = make_index("bm25")
     index.build(chunks)
     rng = random.Random(7)
-    questions = list(dataset.evalset)
+    questions = list(world.evalset)
     picked = [q for t in sorted({q.type for q in questions}) for q in rng.sample([q for q in questions if q.type == t], 4)]
     evidence = {}
     for q, hits in zip(picked, index.search([q.text for q in picked], 5), strict=True):

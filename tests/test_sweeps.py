@@ -157,7 +157,7 @@ def test_spec_file_errors_name_the_file_and_field(tmp_path, change, message):
         SweepSpec.from_file(path)
 
 
-def test_spec_file_syntax_and_question_selection_errors(tmp_path):
+def test_spec_file_syntax_and_question_selection_errors(tmp_path, world):
     path = tmp_path / "broken.yaml"
     path.write_text("name: [unclosed\n")
     with pytest.raises(ConfigError, match="broken.yaml: not valid YAML"):
@@ -166,16 +166,16 @@ def test_spec_file_syntax_and_question_selection_errors(tmp_path):
         SweepSpec.from_file(tmp_path / "missing.yaml")
     spec = SweepSpec.from_dict({**SMALL, "types": ["no-such-type"]})
     with pytest.raises(ConfigError, match="no questions selected"):
-        select_questions(spec, load_dataset("world").evalset)
+        select_questions(spec, world.evalset)
 
 
-def test_shipped_sweep_files_validate():
+def test_shipped_sweep_files_validate(world):
     for path in sorted((REPO / "sweeps").glob("*.yaml")):
         spec = SweepSpec.from_file(path)
         plan = SweepPlan.build(spec, load_dataset(spec.dataset).evalset)
         searched = spec.search is not None and spec.search.sampler != "grid"  # a search plans its trials as it runs
         assert (plan.runs or searched) and plan.qids, path
-    quickstart = SweepPlan.build(SweepSpec.from_file(REPO / "sweeps/quickstart.yaml"), load_dataset("world").evalset)
+    quickstart = SweepPlan.build(SweepSpec.from_file(REPO / "sweeps/quickstart.yaml"), world.evalset)
     assert 10 <= len(quickstart.runs) <= 14
 
 
@@ -201,9 +201,9 @@ def test_table_has_one_row_per_run_with_params_ci_costs_and_pareto(small_run):
 
 
 @pytest.mark.slow
-def test_each_candidate_runs_on_a_fresh_pipeline_equal_to_a_standalone_run(small_run):
+def test_each_candidate_runs_on_a_fresh_pipeline_equal_to_a_standalone_run(small_run, world):
     base = PipelineConfig()
-    dataset = load_dataset("world")
+    dataset = world
     questions = select_questions(SweepSpec.from_dict(SMALL), dataset.evalset)
     first, last = small_run.table["candidate_id"].iloc[0], small_run.table["candidate_id"].iloc[-1]
     assert (small_run.rows(first)["cost_rounds"] <= 1).all()  # the cap of candidate 0 ...
