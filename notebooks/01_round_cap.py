@@ -55,7 +55,7 @@
 #
 # `rag_lab.pipeline.policies.RoundCap` has one bounded field, `max_rounds` (sweep key
 # `round_cap.max_rounds`, default 2). The effective cap is `PipelineConfig.max_rounds` — the smaller of
-# this and `budget.max_rounds` (notebook 07). The check lives in `_QuestionRun._act` in
+# this and `budget.max_rounds` (notebook 07). The check lives in `_OneQuestion._act` in
 # `rag_lab/pipeline/pipeline.py`: a `retrieve_again` decision when `rounds_used >= cap` is recorded as
 # a policy rejection and ends the loop with stop reason `cap_reached` (or, if nothing was ever found,
 # one-shot retrieval with the original question, reason `fallback`). The round counter lives in the

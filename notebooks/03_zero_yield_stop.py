@@ -56,7 +56,7 @@
 #
 # `rag_lab.pipeline.policies.ZeroYieldStop` has one field, `enabled` (sweep key `zero_yield.enabled`,
 # default `True`). The yield of each round is `QuestionState.add_round`'s list of new chunk ids, recorded
-# on every `retrieve` step of the trace (`Trace.yields()`). The stop is in `_QuestionRun._act`
+# on every `retrieve` step of the trace (`Trace.yields()`). The stop is in `_OneQuestion._act`
 # (`rag_lab/pipeline/pipeline.py`): after a `retrieve_again` round, `round_yield == 0 and chunks seen before
 # > 0` ends the loop with `empty_round`. With nothing ever found, the loop goes on to the cap and then to
 # the one-shot fallback (notebook 01's `fallback` stop).

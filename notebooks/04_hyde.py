@@ -58,7 +58,7 @@
 #
 # `rag_lab.pipeline.policies.HyDE` — `enabled`, `n_docs` (1–8 passages), `include_query` (average the
 # question's own embedding in); sweep keys `hyde.*`. In `rag_lab/pipeline/pipeline.py`,
-# `_QuestionRun._expand` makes one `hyde` LLM call that returns `n_docs` passages (recorded as an
+# `_OneQuestion._expand` makes one `hyde` LLM call that returns `n_docs` passages (recorded as an
 # `expand` step of the trace), and `_search` retrieves round 1 with `_mean_vector` — the normalised mean
 # of the passages' embeddings (plus the question's with `include_query`). Later rounds (the controller's
 # refined queries) search normally. With `rewrite.enabled` the rewrite branch wins (notebook 08).

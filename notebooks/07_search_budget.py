@@ -52,7 +52,7 @@
 # the effective cap is the smaller of the two (`PipelineConfig.max_rounds`). Tokens and time are charged to
 # the per-question `QuestionState` on every LLM call (`QuestionState.charge`: prompt + completion tokens; the
 # call's *modelled* latency when the backend models it, else its wall time) and on every retrieval (its wall
-# time). The check is in `_QuestionRun._act` (`rag_lab/pipeline/pipeline.py`): when the controller asks for
+# time). The check is in `_OneQuestion._act` (`rag_lab/pipeline/pipeline.py`): when the controller asks for
 # another round and the tokens or the time used so far reach the budget, the request is rejected (an
 # intervention on the controller step) and the loop ends with `budget_tokens` or `budget_time`.
 #

@@ -51,8 +51,8 @@
 # %% [markdown]
 # ## The policy, as implemented
 #
-# `rag_lab.pipeline.policies.QueryRewrite` — `enabled`, `n_rewrites` (1–8), `fusion` (`rrf`), `k_rrf`; sweep
-# keys `rewrite.*`. In `rag_lab/pipeline/pipeline.py`, `_QuestionRun._expand` makes one `rewrite` LLM
+# `rag_lab.pipeline.policies.QueryRewrite` — `enabled`, `n_rewrites` (1–8), `k_rrf`; sweep
+# keys `rewrite.*`. In `rag_lab/pipeline/pipeline.py`, `_OneQuestion._expand` makes one `rewrite` LLM
 # call (an `expand` step in the trace, holding the original question and the rewrites), and `_search`
 # retrieves round 1 with every query at `retrieval.top_k` and fuses the rankings with
 # `rag_lab.index.base.reciprocal_rank_fusion`, keeping the fused top k. Rewriting applies to round 1; later

@@ -57,7 +57,7 @@
 # `rag_lab.pipeline.policies.Router`: `enabled` (default on; off sends every question to the loop with no
 # route call), `comparison_upgrade` (default on) and `comparison_words` (the word list, matched on word
 # boundaries, case-insensitive); sweep keys `router.enabled`, `router.comparison_upgrade`,
-# `router.comparison_words`. The route step is `_QuestionRun._route` in `rag_lab/pipeline/pipeline.py`: one
+# `router.comparison_words`. The route step is `_OneQuestion._route` in `rag_lab/pipeline/pipeline.py`: one
 # `route` LLM call (an invalid output falls back to COMPLEX), then the upgrade, recorded as an intervention
 # ("comparison wording: route upgraded SIMPLE → COMPLEX"). A SIMPLE route skips the controller loop after
 # round 1.

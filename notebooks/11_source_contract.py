@@ -56,7 +56,7 @@
 # `rag_lab.pipeline.policies.SourceContract`: `simple` and `complex` (the allowed source types on each
 # route; an empty tuple allows everything) and `mode` (`fail_closed`, the default, or `fail_open`, kept to
 # show the bug); sweep keys `sources.simple`, `sources.complex`, `sources.mode`. The filter is
-# `_QuestionRun._apply_source_contract` in `rag_lab/pipeline/pipeline.py`, applied to every retrieval round
+# `_OneQuestion._apply_source_contract` in `rag_lab/pipeline/pipeline.py`, applied to every retrieval round
 # before its hits are added to the evidence. It records each removal among the round's interventions; when
 # fail-open puts the unfiltered hits back, it lists them in the round's `detail["off_contract"]`, and the
 # metric `quality_off_contract_citation` is 1 for an answer that cites one of them.

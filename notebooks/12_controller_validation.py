@@ -55,7 +55,7 @@
 #
 # The schema is `rag_lab.llm.schemas.ControllerDecision`; validation and repair are
 # `rag_lab.llm.structured.validate_output` (outcomes `valid`, `repaired`, `fallback`, `invalid`), called by
-# every backend's `complete`. The fallback decision is `_QuestionRun._fallback_decision` in
+# every backend's `complete`. The fallback decision is `_OneQuestion._fallback_decision` in
 # `rag_lab/pipeline/pipeline.py`. `rag_lab.pipeline.policies.ControllerValidation` holds one switch,
 # `on_invalid` (sweep key `validation.on_invalid`): `fallback` (the default) or `refuse` — an invalid
 # decision ends the run as `insufficient`, the arm that shows what the fallback is worth. With no fallback

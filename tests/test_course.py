@@ -483,3 +483,32 @@ def test_the_lesson_map_reads_each_notebook(tmp_path):
     assert row in lesson_map(tmp_path).splitlines()
     readme = (tmp_path / "README.md").read_text()
     assert readme.startswith(f"intro\n{BEGIN}\n") and "STALE ROW" not in readme and readme.endswith(f"{END}\nrest\n")
+
+
+# ---------------------------------------------------------------- the lesson's code, findable
+
+PRIVATE_METHOD = re.compile(r"`(_[A-Z]\w*)\.(\w+)`")
+SOURCE_PATH = re.compile(r"`(rag_lab/[\w/]+\.py)`")
+
+
+def missing_code(text: str, root: Path = NOTEBOOKS.parent) -> list[str]:
+    """The private ``_Class.method`` names and ``rag_lab/….py`` paths ``text`` cites in backticks that the package
+    does not have (a class of that name with that method in one module; a file at that path)."""
+    sources = {p: p.read_text(encoding="utf-8") for p in (root / "rag_lab").rglob("*.py")}
+    missing = [path for path in SOURCE_PATH.findall(text) if not (root / path).is_file()]
+    for cls, method in PRIVATE_METHOD.findall(text):
+        if not any(re.search(rf"^class {cls}\b", s, re.M) and re.search(rf"^    def {method}\(", s, re.M)
+                   for s in sources.values()):
+            missing.append(f"{cls}.{method}")
+    return missing
+
+
+@pytest.mark.parametrize("name", COURSE)
+def test_the_code_a_lesson_points_to_exists(name):
+    text = "\n".join(s for t, s in _cells(name) if t == "markdown")
+    assert not missing_code(text), f"{name} points to code the package does not have: {missing_code(text)}"
+
+
+def test_the_code_pointer_check_can_fail():
+    text = "In `_OneQuestion._act` of `rag_lab/pipeline/pipeline.py`; `_QuestionRun._act`, `rag_lab/nope.py`."
+    assert missing_code(text) == ["rag_lab/nope.py", "_QuestionRun._act"]

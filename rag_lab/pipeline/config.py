@@ -97,10 +97,12 @@ class PipelineConfig(BaseModel):
         """The parameters that name this config in ids and fingerprints: :meth:`flat`, less each parameter marked
         :data:`~rag_lab.pipeline.policies.ADDED_LATER` while it holds its default. A parameter added after runs
         were stored and recorded is marked so: the ids of every config that leaves it at its default (all those
-        stored before it existed) stay what they were, and replayed tables stay byte for byte."""
+        stored before it existed) stay what they were, and replayed tables stay byte for byte. A parameter
+        removed after runs were stored (:data:`RETIRED`) stays in it with the one value it could hold, for the
+        same reason."""
         defaults = later_defaults()
-        return {key: value for key, value in self.flat().items()
-                if key not in defaults or value != defaults[key]}
+        return {**{key: value for key, value in self.flat().items()
+                   if key not in defaults or value != defaults[key]}, **RETIRED}
 
     def get(self, key: str) -> Any:
         policy, field = _split(key)
@@ -127,6 +129,11 @@ class PipelineConfig(BaseModel):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PipelineConfig:
         """From nested ``{"crag": {"upper": 0.6}}`` and/or dotted ``{"crag.upper": 0.6}`` keys."""
+        for key, value in RETIRED.items():
+            policy, field = key.split(".")
+            if key in data or (isinstance(data.get(policy), Mapping) and field in data[policy]):
+                raise ConfigError(f"{key} was removed: {value!r}, its only value, is what the pipeline always does; "
+                                  "delete it from the config")
         nested = {k: v for k, v in data.items() if "." not in k}
         dotted = {k: v for k, v in data.items() if "." in k}
         try:
@@ -152,6 +159,12 @@ for _name, _field in PipelineConfig.model_fields.items():
     POLICIES.add(_name, _field.annotation)  # type: ignore[arg-type]
 #: Every policy class of the fields, once each.
 POLICY_CLASSES: tuple[type[policies.Policy], ...] = tuple(POLICIES.values())
+
+
+#: Parameters removed after runs were stored and recorded, with the one value each could hold (``rewrite.fusion``:
+#: reciprocal rank fusion was its only choice). :meth:`PipelineConfig.identity` keeps them, so every stored id,
+#: fingerprint and replayed table stays; a config file that still sets one is refused by name.
+RETIRED: dict[str, Any] = {"rewrite.fusion": "rrf"}
 
 
 def later_defaults() -> dict[str, Any]:

@@ -87,7 +87,6 @@ class QueryRewrite(Policy):
 
     enabled: bool = False
     n_rewrites: int = Field(default=3, ge=1, le=8)
-    fusion: Literal["rrf"] = "rrf"
     k_rrf: int = Field(default=60, ge=1, le=1000)
 
 
