@@ -217,7 +217,7 @@ contrasts.value_counts(result, "stop_reason", {f"max_rounds={n}": cid for n, cid
 #
 # The cap was recorded on a real model, Qwen2.5-Coder-1.5B (llama.cpp, temperature 0, prompt set v3, router off),
 # as a study whose claims were declared before its first call (notebook 16): a cap of 1 against 3 on HotpotQA and
-# MuSiQue questions, replayed here from the cassettes at the size recorded so far. Each declared claim comes with
+# MuSiQue questions (all 200 and all 100 of the samples), replayed here from the cassettes. Each declared claim comes with
 # its interval, its p after the study's fixed-sequence correction and, where it is not shown, the smallest effect
 # that sample could have detected: "not shown" with a large detectable effect says nothing about a small one. The
 # sentences under the table are written from the same run.

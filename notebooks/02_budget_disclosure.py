@@ -221,7 +221,7 @@ display(gaps, stops)  # noqa: F821
 #
 # DocMind's claim was measured on a real model, Qwen2.5-Coder-1.5B (llama.cpp, temperature 0, prompt set v3, router
 # off), in a study declared before its first call (notebook 16): a cap of 4, the budget disclosed against hidden, on
-# MuSiQue questions, where the loop runs; replayed here from the cassette at the size recorded so far. The claims
+# all 100 MuSiQue questions of the sample, where the loop runs; replayed here from the cassette. The claims
 # are the article's direction (hiding the budget saves rounds and LLM calls). Each comes with its interval, its p
 # after the fixed-sequence correction and, where it is not shown, the smallest rise the sample could have detected.
 

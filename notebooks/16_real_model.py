@@ -186,13 +186,13 @@ assert loop_runs.holds, loop_runs.message
 # a date, a number, yes or no" with the example "1987 [2]", and the model answered "No" to questions that are not
 # yes/no questions), then the claims and their sizes, planned from the pilots with `rag-lab plan` and committed
 # in four sweep files before the first call, then the recording, in the background, all four parts growing
-# together. The table replays each part at the size recorded so far. A claim that is not shown says what its
+# together, to the sizes declared (200 HotpotQA, 100 MuSiQue). The table replays each part. A claim that is not shown says what its
 # sample could have detected (80% power, its own test; where no question differs, the exact bound on |Δ|): "not
 # shown" with a large detectable effect says nothing about a small one. The study's own pages:
 # `data/recorded/real_qwen_*_v3*.md` and `real_qwen_musique_disclosure.md`.
 
 # %%
-display(real_model.study_table(study := real_model.study_findings()))  # noqa: F821  (replayed at the size recorded)
+display(real_model.study_table(study := real_model.study_findings()))  # noqa: F821  (replayed from the cassettes)
 # definitional: every declared claim was tested, and each one not shown states the effect its sample could detect
 assert all(f.holds or f.detectable is not None for found in study.values() for f in found)
 

@@ -38,12 +38,12 @@ def findings_table(*findings: Finding) -> pd.DataFrame:
 
 
 #: Issue 37's study: its sweep files (claims declared before the first call), recorded together by
-#: scripts/record_study.sh; each is replayed at the size recorded so far.
+#: scripts/record_study.sh to their declared sizes (200 HotpotQA, 100 MuSiQue questions); each is replayed from its cassette.
 STUDY = ("real_qwen_hotpotqa_v3", "real_qwen_hotpotqa_v3_answer", "real_qwen_musique_v3", "real_qwen_musique_disclosure")
 
 
 def study_findings(names: Iterable[str] = STUDY) -> dict[str, list[Finding]]:
-    """Each study sweep (``names``, shipped sweep files) replayed from its cassette at the size recorded so far, and
+    """Each study sweep (``names``, shipped sweep files) replayed from its cassette, and
     its declared findings tested (:func:`~rag_lab.experiments.engine.findings.sweep_findings`)."""
     from rag_lab.course.notebook import lesson_sweep
     from rag_lab.experiments.engine.findings import sweep_findings
@@ -54,7 +54,7 @@ def study_findings(names: Iterable[str] = STUDY) -> dict[str, list[Finding]]:
 
 def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
     """A declared study's findings (``findings``: sweep name → its findings, as :func:`study_findings` gives), one
-    row each: the claim, the questions recorded so far, Δ with its interval, the claim's p after its family's
+    row each: the claim, the questions, Δ with its interval, the claim's p after its family's
     fixed-sequence correction, the verdict and — where it is not shown — the smallest effect that sample could have detected."""
     return pd.DataFrame([{"sweep": name, "claim": f.claim, "n": f.n, "Δ": f"{f.delta:+.3f} [{f.lo:+.3f}, {f.hi:+.3f}]",
                           "p (fixed sequence)": f.p_adjusted, "holds": f.holds,
