@@ -103,8 +103,10 @@ def test_loading_the_embedding_model_draws_no_loading_bar():
 @pytest.mark.slow   # a real sweep in a subprocess, interrupted: ~10 s
 def test_ctrl_c_on_a_sweep_says_how_to_resume_without_a_traceback(tmp_path):
     sweep = tmp_path / "s.yaml"
-    sweep.write_text(yaml.safe_dump({"name": "ctrlc", "dataset": "world", "split": "test", "per_type": 10,
-                                     "grid": {"round_cap.max_rounds": [1, 2, 3]}}))
+    # large and uncached, so that it cannot finish between the first stored rows and the signal (240 cached
+    # question runs once finished in 4 s on a busy machine, before the test saw its rows)
+    sweep.write_text(yaml.safe_dump({"name": "ctrlc", "dataset": "world", "split": "test", "per_type": 40,
+                                     "grid": {"round_cap.max_rounds": [1, 2, 3, 4]}, "backend": {"cache": False}}))
     run_dir = tmp_path / "run"
     args = ["sweep", str(sweep), "--out", str(run_dir)]
     proc = subprocess.Popen([sys.executable, "-m", "rag_lab.cli", *args], cwd=REPO, stdout=subprocess.PIPE,

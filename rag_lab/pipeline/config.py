@@ -129,11 +129,7 @@ class PipelineConfig(BaseModel):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PipelineConfig:
         """From nested ``{"crag": {"upper": 0.6}}`` and/or dotted ``{"crag.upper": 0.6}`` keys."""
-        for key, value in RETIRED.items():
-            policy, field = key.split(".")
-            if key in data or (isinstance(data.get(policy), Mapping) and field in data[policy]):
-                raise ConfigError(f"{key} was removed: {value!r}, its only value, is what the pipeline always does; "
-                                  "delete it from the config")
+        data = _without_retired(data)
         nested = {k: v for k, v in data.items() if "." not in k}
         dotted = {k: v for k, v in data.items() if "." in k}
         try:
@@ -163,8 +159,32 @@ POLICY_CLASSES: tuple[type[policies.Policy], ...] = tuple(POLICIES.values())
 
 #: Parameters removed after runs were stored and recorded, with the one value each could hold (``rewrite.fusion``:
 #: reciprocal rank fusion was its only choice). :meth:`PipelineConfig.identity` keeps them, so every stored id,
-#: fingerprint and replayed table stays; a config file that still sets one is refused by name.
+#: fingerprint and replayed table stays; a config (or a stored identity) that sets one to that value is read without
+#: it, to another value is refused by name.
 RETIRED: dict[str, Any] = {"rewrite.fusion": "rrf"}
+
+
+def _without_retired(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` (nested or dotted keys) without the :data:`RETIRED` parameters, each checked to hold its one value."""
+    out = dict(data)
+    for key, only in RETIRED.items():
+        policy, field = key.split(".")
+        section = out.get(policy)
+        found = [out.pop(key)] if key in out else []
+        if isinstance(section, Mapping) and field in section:
+            found.append(section[field])
+            out[policy] = {k: v for k, v in section.items() if k != field}
+        if any(value != only for value in found):
+            raise ConfigError(f"{key} was removed: {only!r}, its only value, is what the pipeline always does; "
+                              f"got {found[0]!r}")
+    return out
+
+
+def stored_parameters(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """A flat config as a run directory stores it (:meth:`PipelineConfig.identity`) read back as parameters: the
+    :data:`RETIRED` ones dropped, the added-later ones it leaves out put back at their default."""
+    plain = {k: v for k, v in flat.items() if k not in RETIRED}
+    return {**plain, **{k: v for k, v in later_defaults().items() if k not in plain}}
 
 
 def later_defaults() -> dict[str, Any]:

@@ -18,16 +18,15 @@ from typing import Any
 import yaml
 
 from rag_lab.errors import ConfigError
-from rag_lab.pipeline.config import later_defaults
+from rag_lab.pipeline.config import stored_parameters
 
 _ABSENT = object()
 
 
 def completed(flat: Mapping[str, Any]) -> dict[str, Any]:
     """A flat config as a run directory stores and reads it back: JSON values, with the parameters left out of
-    ids at their default (:meth:`~rag_lab.pipeline.config.PipelineConfig.identity`) put back."""
-    plain = json.loads(json.dumps(dict(flat)))
-    return {**plain, **{k: v for k, v in later_defaults().items() if k not in plain}}
+    ids at their default put back and the retired ones dropped (:func:`~rag_lab.pipeline.config.stored_parameters`)."""
+    return stored_parameters(json.loads(json.dumps(dict(flat))))
 
 
 def check_claims(claims: Sequence[Mapping[str, Any]], configs: Mapping[str, Mapping[str, Any]],

@@ -23,11 +23,10 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.engine.blobs import decompress
-from rag_lab.experiments.engine.claims import check_claims
+from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.pipeline import Result, Trace
-from rag_lab.pipeline.config import later_defaults
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.stats.paired import changes_label, config_changes
 from rag_lab.stats.power import paired_differences
@@ -72,8 +71,8 @@ class SweepResult:
         self.qids: list[str] = self.plan["qids"]
         self.swept_keys: list[str] = self.plan["swept_keys"]
         # stored configs leave out a later parameter at its default (ids stay stable): put it back to read them
-        self.plan["base_config"] = _completed(self.plan.get("base_config", {}))
-        self._candidates = [{**c, "config": _completed(c["config"])} for c in store.candidates()]
+        self.plan["base_config"] = completed(self.plan.get("base_config", {}))
+        self._candidates = [{**c, "config": completed(c["config"])} for c in store.candidates()]
         self.pareto_columns = pareto
         self.table = self._build_table()
 
@@ -407,12 +406,6 @@ class SweepResult:
     def __repr__(self) -> str:
         return (f"SweepResult({str(self.run_dir)!r}, runs={len(self.table)}, questions={len(self.qids)}, "
                 f"complete={self.complete})")
-
-
-def _completed(flat: Mapping[str, Any]) -> dict[str, Any]:
-    """A stored flat config with the parameters marked added-later that it leaves out (at their default:
-    :meth:`~rag_lab.pipeline.config.PipelineConfig.identity`) put back."""
-    return {**flat, **{k: v for k, v in later_defaults().items() if k not in flat}}
 
 
 def _number(value: Any) -> float:
