@@ -109,8 +109,11 @@ def test_ctrl_c_on_a_sweep_says_how_to_resume_without_a_traceback(tmp_path):
                                      "grid": {"round_cap.max_rounds": [1, 2, 3, 4]}, "backend": {"cache": False}}))
     run_dir = tmp_path / "run"
     args = ["sweep", str(sweep), "--out", str(run_dir)]
+    # SIGINT at its default in the child: a test suite started as a background job (nohup, `cmd &` without job
+    # control) ignores SIGINT, the child would inherit that and Python would never raise KeyboardInterrupt
     proc = subprocess.Popen([sys.executable, "-m", "rag_lab.cli", *args], cwd=REPO, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         while stored_rows(run_dir) < 2:
