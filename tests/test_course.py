@@ -9,6 +9,7 @@ notebook is thin: at most 50 lines of code, no function or class defined in it (
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -491,14 +492,19 @@ PRIVATE_METHOD = re.compile(r"`(_[A-Z]\w*)\.(\w+)`")
 SOURCE_PATH = re.compile(r"`(rag_lab/[\w/]+\.py)`")
 
 
+@functools.cache
+def _package_sources(root: Path) -> tuple[str, ...]:
+    """The text of every module of the package under ``root``, read once per test session."""
+    return tuple(p.read_text(encoding="utf-8") for p in (root / "rag_lab").rglob("*.py"))
+
+
 def missing_code(text: str, root: Path = NOTEBOOKS.parent) -> list[str]:
     """The private ``_Class.method`` names and ``rag_lab/….py`` paths ``text`` cites in backticks that the package
     does not have (a class of that name with that method in one module; a file at that path)."""
-    sources = {p: p.read_text(encoding="utf-8") for p in (root / "rag_lab").rglob("*.py")}
     missing = [path for path in SOURCE_PATH.findall(text) if not (root / path).is_file()]
     for cls, method in PRIVATE_METHOD.findall(text):
         if not any(re.search(rf"^class {cls}\b", s, re.M) and re.search(rf"^    def {method}\(", s, re.M)
-                   for s in sources.values()):
+                   for s in _package_sources(root)):
             missing.append(f"{cls}.{method}")
     return missing
 
