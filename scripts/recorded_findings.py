@@ -26,7 +26,7 @@ from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
 from rag_lab.experiments.calibration.verify import compare, tau_text
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
-from rag_lab.experiments.engine.sweep import load_sweep_spec
+from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
 

@@ -20,6 +20,7 @@ from rag_lab.experiments import Grid, SweepSpec, candidate_id, load_sweep, run_s
 from rag_lab.experiments.engine.plan import SweepPlan, base_config, parameter_grid, select_questions
 from rag_lab.experiments.engine.store import RUN_FILE, RunStore
 from rag_lab.experiments.engine.sweep import BackendSpec
+from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.llm.factory import open_backend
 from rag_lab.loaders import load_dataset
 from rag_lab.paths import cache_dir
@@ -136,7 +137,7 @@ def test_spec_from_yaml_and_json_with_a_base_config_file(tmp_path):
     spec = {**SMALL, "base": "base.yaml", "seeds": [0, 1]}
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(spec))
     (tmp_path / "s.json").write_text(json.dumps(spec))
-    from_yaml, from_json = SweepSpec.from_file(tmp_path / "s.yaml"), SweepSpec.from_file(tmp_path / "s.json")
+    from_yaml, from_json = load_sweep_spec(tmp_path / "s.yaml"), load_sweep_spec(tmp_path / "s.json")
     assert from_yaml == from_json
     assert base_config(from_yaml).get("crag.upper") == 0.6  # relative to the sweep file
     assert len(parameter_grid(from_yaml)) == 4
@@ -154,16 +155,16 @@ def test_spec_file_errors_name_the_file_and_field(tmp_path, change, message):
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump({**SMALL, **change}))
     with pytest.raises(ConfigError, match=rf"bad.yaml: invalid sweep: {message}"):
-        SweepSpec.from_file(path)
+        load_sweep_spec(path)
 
 
 def test_spec_file_syntax_and_question_selection_errors(tmp_path, world):
     path = tmp_path / "broken.yaml"
     path.write_text("name: [unclosed\n")
     with pytest.raises(ConfigError, match="broken.yaml: not valid YAML"):
-        SweepSpec.from_file(path)
+        load_sweep_spec(path)
     with pytest.raises(ConfigError, match="cannot read sweep file"):
-        SweepSpec.from_file(tmp_path / "missing.yaml")
+        load_sweep_spec(tmp_path / "missing.yaml")
     spec = SweepSpec.from_dict({**SMALL, "types": ["no-such-type"]})
     with pytest.raises(ConfigError, match="no questions selected"):
         select_questions(spec, world.evalset)
@@ -171,11 +172,11 @@ def test_spec_file_syntax_and_question_selection_errors(tmp_path, world):
 
 def test_shipped_sweep_files_validate(world):
     for path in sorted((REPO / "sweeps").glob("*.yaml")):
-        spec = SweepSpec.from_file(path)
+        spec = load_sweep_spec(path)
         plan = SweepPlan.build(spec, load_dataset(spec.dataset).evalset)
         searched = spec.search is not None and spec.search.sampler != "grid"  # a search plans its trials as it runs
         assert (plan.runs or searched) and plan.qids, path
-    quickstart = SweepPlan.build(SweepSpec.from_file(REPO / "sweeps/quickstart.yaml"), world.evalset)
+    quickstart = SweepPlan.build(load_sweep_spec(REPO / "sweeps/quickstart.yaml"), world.evalset)
     assert 10 <= len(quickstart.runs) <= 14
 
 

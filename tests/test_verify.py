@@ -25,6 +25,7 @@ from rag_lab.experiments.calibration.verify import (
     select_candidates,
     verification_dirs,
 )
+from rag_lab.experiments.engine.plan import backend_identity
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.figures.sim_vs_real import sim_vs_real_figure, sim_vs_real_info
 from rag_lab.report import write_report
@@ -227,9 +228,9 @@ def test_a_token_cap_is_part_of_the_backend_identity_only_when_set(tmp_path):
     from rag_lab.llm.base import LLMRequest, SamplingParams
     from rag_lab.llm.factory import open_backend
 
-    assert BackendSpec(kind="local").identity() == {"kind": "local", "model": None, "base_url": None}
-    assert BackendSpec(kind="local", max_tokens=96).identity()["max_tokens"] == 96
-    assert "max_tokens" not in BackendSpec().identity() and BackendSpec(max_tokens=8).identity()["max_tokens"] == 8
+    assert backend_identity(BackendSpec(kind="local")) == {"kind": "local", "model": None, "base_url": None}
+    assert backend_identity(BackendSpec(kind="local", max_tokens=96))["max_tokens"] == 96
+    assert "max_tokens" not in backend_identity(BackendSpec()) and backend_identity(BackendSpec(max_tokens=8))["max_tokens"] == 8
     from rag_lab.llm.prompts import EvidenceItem, answer_prompt
 
     evidence = [EvidenceItem(1, "Ann Lee", "Ann Lee is a Dutch painter who was born in Utrecht in 1931 and who "

@@ -31,7 +31,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def plan_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.errors import ConfigError
-    from rag_lab.experiments.engine.sweep import load_sweep_spec
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
     from rag_lab.experiments.planning import plan_study
     from rag_lab.experiments.sweep_runner import load_sweep, run_sweep
 

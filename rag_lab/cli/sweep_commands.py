@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.experiments.engine.sweep import load_sweep_spec
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 
     spec = load_sweep_spec(args.sweep_file)  # a bad sweep file fails here, before the runner's heavy imports
     from rag_lab.experiments.sweep_runner import run_sweep

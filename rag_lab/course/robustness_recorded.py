@@ -38,7 +38,7 @@ RECORDED_SWEEPS: dict[str, Path] = {
 def recorded_spec(finding: HeadlineFinding, sweep_file: Path) -> dict[str, Any] | None:
     """The finding's two-candidate sweep on the recorded sweep's questions and base, replayed; None when the
     finding rests on simulator settings (a profile other than ``typical`` or knob overrides)."""
-    from rag_lab.experiments.engine.sweep import load_sweep_spec
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 
     if finding.knobs or finding.profile != "typical":
         return None

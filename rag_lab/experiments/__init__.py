@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from rag_lab.experiments.engine.plan import candidate_id
     from rag_lab.experiments.engine.results import CandidateTraces, SweepResult
     from rag_lab.experiments.engine.store import RunStore
-    from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec, load_sweep_spec
+    from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
     from rag_lab.experiments.sweep_runner import load_sweep, run_sweep
     from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
     from rag_lab.stats.summary import aggregate_by_type, aggregate_rows, bootstrap_ci, mean_std_over_seeds, pareto_mask
@@ -26,7 +27,8 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     **dict.fromkeys(["Grid", "GridCandidate", "config_id"], "rag_lab.experiments.engine.grid"),
     **dict.fromkeys(["CandidateTraces", "SweepResult"], "rag_lab.experiments.engine.results"),
     "RunStore": "rag_lab.experiments.engine.store",
-    **dict.fromkeys(["BackendSpec", "SweepSpec", "load_sweep_spec"], "rag_lab.experiments.engine.sweep"),
+    **dict.fromkeys(["BackendSpec", "SweepSpec"], "rag_lab.experiments.engine.sweep"),
+    "load_sweep_spec": "rag_lab.experiments.engine.sweep_file",
     "candidate_id": "rag_lab.experiments.engine.plan",
     **dict.fromkeys(["load_sweep", "run_sweep"], "rag_lab.experiments.sweep_runner"),
     **dict.fromkeys(["EquivalenceTest", "PairedTest", "equivalence_test", "holm", "paired_test"],

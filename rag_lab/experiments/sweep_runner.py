@@ -22,7 +22,8 @@ from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.engine.store import RunStore
-from rag_lab.experiments.engine.sweep import SweepSpec, load_sweep_spec
+from rag_lab.experiments.engine.sweep import SweepSpec
+from rag_lab.experiments.engine.sweep_file import load_sweep_spec, replay_spec
 from rag_lab.experiments.tuning.search import run_search
 from rag_lab.loaders import load_dataset
 
@@ -59,7 +60,7 @@ def run_sweep(
     """
     spec = load_sweep_spec(spec)
     if replay:
-        spec = spec.with_replay()
+        spec = replay_spec(spec)
     check_executor(executor, workers, dask_address)
     dataset = load_dataset(spec.dataset)
     plan = SweepPlan.build(spec, dataset.evalset)

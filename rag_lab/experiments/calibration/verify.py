@@ -22,7 +22,7 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
 from rag_lab.experiments.engine.grid import short_hash
-from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.plan import SweepPlan, backend_identity
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.store import RUN_FILE
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
@@ -124,7 +124,7 @@ def verify_spec(sim: SweepResult, backend: BackendSpec, chosen: pd.DataFrame, qu
 
 def verify_run_dir(sim: SweepResult, spec: SweepSpec) -> Path:
     """``RUN_DIR/verify/<backend>-<short hash of the verification>``: one folder per backend and selection."""
-    ident = short_hash({"backend": spec.backend.identity(), "grid": spec.grid, "limit": spec.limit}, length=8)
+    ident = short_hash({"backend": backend_identity(spec.backend), "grid": spec.grid, "limit": spec.limit}, length=8)
     return Path(sim.run_dir) / VERIFY_DIR / f"{_slug(spec.backend)}-{ident}"
 
 

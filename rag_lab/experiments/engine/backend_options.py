@@ -1,6 +1,6 @@
 """What opens a sweep's backend: the registry kind and the
 :class:`~rag_lab.llm.factory.BackendOptions` settings of a :class:`~rag_lab.experiments.engine.sweep.BackendSpec`
-for one seed, and the checked cassette a replay reads."""
+for one seed, the checked cassette a replay reads, and the prices its calls are counted at."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.factory import BACKENDS
+from rag_lab.llm.ledger import PriceTable
 from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 
 
@@ -37,3 +38,8 @@ def replay_cassette(spec: BackendSpec) -> str:
         raise ConfigError(f"cassette {spec.cassette} records a model with sha256 {recorded}, not {spec.model} "
                           f"({pinned.sha256})")
     return spec.cassette
+
+
+def backend_prices(spec: BackendSpec) -> PriceTable | None:
+    """The price table of ``spec.price`` (None: the ledger's default, the illustrative rate)."""
+    return None if spec.price is None else PriceTable(default=spec.price)

@@ -23,9 +23,21 @@ from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
 
+def backend_identity(backend: BackendSpec) -> dict[str, Any]:
+    """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens`` and ``price``
+    only when set, so the identities of sweeps without them are what they always were; not ``cassette`` nor
+    ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
+    cap: dict[str, Any] = {} if backend.max_tokens is None else {"max_tokens": backend.max_tokens}
+    if backend.price is not None:  # it decides the cost_usd column
+        cap["price"] = backend.price.model_dump()
+    if backend.sim_profile is not None:
+        return {"kind": "sim", "profile": backend.sim_profile.model_dump(), **cap}
+    return {"kind": backend.kind, "model": backend.model, "base_url": backend.base_url, **cap}
+
+
 def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
     """A stable short id of one run: the resolved config, the backend and the seed. Resume matches on it."""
-    return short_hash({"config": config.identity(), "backend": backend.identity(), "seed": seed})
+    return short_hash({"config": config.identity(), "backend": backend_identity(backend), "seed": seed})
 
 
 def base_config(spec: SweepSpec) -> PipelineConfig:
@@ -149,7 +161,7 @@ class SweepPlan:
         return {
             "spec": spec,
             "base_config": {**self.base.identity(), **self.spec.backend.flat(backend_keys)},
-            "backend": self.spec.backend.identity(),
+            "backend": backend_identity(self.spec.backend),
             "swept_keys": list(self.swept_keys),
             "qids": list(self.qids),
             "candidate_ids": [r.candidate_id for r in self.runs],

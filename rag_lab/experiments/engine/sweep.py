@@ -1,6 +1,8 @@
 """Declaring a sweep, as plain validated data: the :class:`SweepSpec` that names the data, the base config, the
 parameter grid over dotted pipeline keys, the backend (:class:`BackendSpec`), the seeds, an optional ``search:`` and
-the findings it states (:class:`ClaimSpec`). Nothing here runs or reads a dataset: one function,
+the findings it states (:class:`ClaimSpec`). Nothing here runs or reads a dataset (the one file it reads is a simulator
+profile file a backend names, checked with it); the sweep file is read by
+:mod:`rag_lab.experiments.engine.sweep_file`, and one function,
 :meth:`rag_lab.experiments.engine.plan.SweepPlan.build`, resolves a spec into its runs and questions. Sweep files:
 docs/cli.md, "Sweep files"; the design: docs/design.md §6."""
 
@@ -8,19 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from functools import cached_property
-from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from rag_lab.config_files import explain_validation, read_mapping
+from rag_lab.config_files import explain_validation
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import check_metric
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace, SearchSpec
 from rag_lab.llm.factory import BACKENDS, BackendKind, simulator_profile
-from rag_lab.llm.ledger import Price, PriceTable
-from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile, is_profile_file
+from rag_lab.llm.ledger import Price
+from rag_lab.llm.sim.profile import PROFILES, SimulatorProfile
 
 
 class BackendSpec(BaseModel):
@@ -103,21 +104,6 @@ class BackendSpec(BaseModel):
             field, _, knob = key.removeprefix(BACKEND_PREFIX).partition(".")
             out[key] = self.knobs.get(knob, profile.get(knob)) if field == "knobs" else getattr(self, field)
         return out
-
-    def identity(self) -> dict[str, Any]:
-        """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens``
-        only when set, so the identities of uncapped sweeps are what they always were; not ``cassette`` nor
-        ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
-        cap = {} if self.max_tokens is None else {"max_tokens": self.max_tokens}
-        if self.price is not None:  # it decides the cost_usd column; like max_tokens, only when set
-            cap["price"] = self.price.model_dump()
-        if self.sim_profile is not None:
-            return {"kind": "sim", "profile": self.sim_profile.model_dump(), **cap}
-        return {"kind": self.kind, "model": self.model, "base_url": self.base_url, **cap}
-
-    def prices(self) -> PriceTable | None:
-        """The price table of :attr:`price` (None: the ledger's default, the illustrative rate)."""
-        return None if self.price is None else PriceTable(default=self.price)
 
 
 #: The backend settings a grid may vary (``backend.<field>``; knobs as ``backend.knobs.<knob>``).
@@ -212,34 +198,6 @@ class SweepSpec(BaseModel):
             raise ConfigError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
         return seeds
 
-    def with_replay(self) -> SweepSpec:
-        """This sweep answered from its backend's cassette alone (same candidates, same questions)."""
-        if self.backend.cassette is None:
-            raise ConfigError(f"sweep {self.name!r} names no cassette to replay (backend.cassette)")
-        backend = BackendSpec.model_validate({**self.backend.model_dump(), "replay": True})
-        return self.model_copy(update={"backend": backend})
-
-    # --- files ---------------------------------------------------------------------------------
-
-    @classmethod
-    def from_file(cls, path: str | Path) -> SweepSpec:
-        """Read a YAML or JSON sweep file. A relative ``base`` path is read relative to the file."""
-        path = Path(path)
-        data = read_mapping(path, "sweep")
-        if isinstance(data.get("base"), str) and not Path(data["base"]).is_absolute():
-            data["base"] = str(path.parent / data["base"])
-        backend = data.get("backend")
-        if (isinstance(backend, dict) and isinstance(backend.get("profile"), str)
-                and is_profile_file(backend["profile"]) and not Path(backend["profile"]).is_absolute()):
-            data["backend"] = {**backend, "profile": str(path.parent / backend["profile"])}
-        backend = data.get("backend")
-        if isinstance(backend, dict) and isinstance(backend.get("cassette"), str) and not Path(backend["cassette"]).is_absolute():
-            data["backend"] = {**backend, "cassette": str(path.parent / backend["cassette"])}
-        try:
-            return cls.from_dict(data)
-        except ConfigError as exc:
-            raise ConfigError(f"{path}: {exc}") from None
-
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepSpec:
         """Validate a sweep given as a dict; errors name each field at fault."""
@@ -248,11 +206,3 @@ class SweepSpec(BaseModel):
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "sweep")) from None
 
-
-def load_sweep_spec(source: SweepSpec | Mapping[str, Any] | str | Path) -> SweepSpec:
-    """A :class:`SweepSpec` from a spec, a dict, or a YAML/JSON file path."""
-    if isinstance(source, SweepSpec):
-        return source
-    if isinstance(source, Mapping):
-        return SweepSpec.from_dict(source)
-    return SweepSpec.from_file(source)

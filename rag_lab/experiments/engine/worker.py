@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.evaluation.eval_run import run_questions
-from rag_lab.experiments.engine.backend_options import backend_options
+from rag_lab.experiments.engine.backend_options import backend_options, backend_prices
 from rag_lab.experiments.engine.blobs import compress
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.sweep import BackendSpec
@@ -93,7 +93,7 @@ class WorkerState:
     def run(self, unit: WorkUnit) -> list[QuestionOutcome]:
         """Run ``unit``'s questions in order on a fresh pipeline for the unit's config."""
         spec = unit.backend if unit.backend is not None else self.context.backend
-        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, spec), prices=spec.prices())
+        pipeline = Pipeline(unit.config, self.resources, self.backend(unit.seed, spec), prices=backend_prices(spec))
         questions = [self.dataset.evalset[qid] for qid in unit.qids]
         return [QuestionOutcome(candidate_id=unit.candidate_id, qid=run.question.qid, row=run.row,
                                 trace_z=compress(run.trace.model_dump_json()),
