@@ -21,9 +21,9 @@ source scripts/env.sh
 SECONDS=0
 # --force: reports/quickstart is this job's own output; after an upgrade changes the sweep (a new policy
 # field changes every config id) it is replaced instead of stopping the job. The same sweep resumes.
-# One worker process per core: the questions' query embeddings (MiniLM on the CPU) are most of the sweep's time
-# on empty caches, and the table is the same as a serial run's (the engine's order, not the workers', decides it).
-rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart --force --executor processes --workers "$(nproc)"
+# Serial: on empty caches it takes 26 s here, two worker processes 26 s too, at 1.6 times the CPU
+# (benchmarks/results/bench_worker_threads.md); the table is the same either way.
+rag-lab sweep sweeps/quickstart.yaml --out reports/quickstart --force
 rag-lab report reports/quickstart --out reports/quickstart/report.html
 echo "quickstart report: $PWD/reports/quickstart/report.html (${SECONDS} s after install)"
 rag-lab retrieval-eval --dataset world --split test --retriever all --k 10 --out reports/retrieval

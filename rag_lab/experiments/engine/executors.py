@@ -13,7 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.worker import QuestionOutcome, WorkContext, WorkerState, WorkUnit, init_worker, run_unit
+from rag_lab.experiments.engine.worker import (
+    QuestionOutcome,
+    WorkContext,
+    WorkerState,
+    WorkUnit,
+    init_worker,
+    run_unit,
+    threads_per_worker,
+)
 
 
 @dataclass(frozen=True)
@@ -68,7 +76,7 @@ def execute(
             yield from _as_completed(pool, [pool.submit(local_state.run, u) for u in units])  # type: ignore[union-attr]
     elif executor == "processes":
         pool = ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn"),
-                                   initializer=init_worker, initargs=(context,))
+                                   initializer=init_worker, initargs=(context, threads_per_worker(workers)))
         with pool:
             yield from _as_completed(pool, [pool.submit(run_unit, context, u) for u in units])
     else:

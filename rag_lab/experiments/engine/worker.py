@@ -11,7 +11,9 @@ trace and result already compressed; only the parent process writes to the run s
 
 from __future__ import annotations
 
+import os
 import signal
+import sys
 import threading
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -119,10 +121,34 @@ def worker_state(context: WorkContext) -> WorkerState:
         return _STATES[context.key]
 
 
-def init_worker(context: WorkContext) -> None:
-    """Process-pool initializer: load the dataset and resources before the first unit arrives. A worker ignores
-    Ctrl-C: the parent stops the pool and says how to resume (each worker printing its own traceback would not)."""
+#: The environment variables that size the native thread pools (PyTorch's OpenMP, MKL, OpenBLAS).
+THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def threads_per_worker(workers: int, cpus: int | None = None) -> int:
+    """The native threads each of ``workers`` worker processes gets: this machine's usable cores shared out,
+    at least one (default ``cpus``: the cores this process may run on)."""
+    cpus = cpus if cpus is not None else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, (cpus or 1) // workers)
+
+
+def limit_threads(threads: int) -> None:
+    """Size this process's native thread pools to ``threads`` where the user has not set them: each worker
+    process of a pool otherwise starts one MKL thread per core, and two workers' embedders on two cores then
+    take about three times as long as one process (``benchmarks/bench_worker_threads.py``)."""
+    for name in THREAD_POOL_VARIABLES:
+        os.environ.setdefault(name, str(threads))
+    if "torch" in sys.modules:  # imported already: its pool is sized, so size it again
+        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+
+
+def init_worker(context: WorkContext, threads: int | None = None) -> None:
+    """Process-pool initializer: size the native thread pools to ``threads`` (:func:`limit_threads`), then load
+    the dataset and resources before the first unit arrives. A worker ignores Ctrl-C: the parent stops the pool
+    and says how to resume (each worker printing its own traceback would not)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if threads is not None:
+        limit_threads(threads)
     worker_state(context)
 
 
