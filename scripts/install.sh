@@ -9,7 +9,8 @@
 # script and the extras installed under it. Nothing runs when the digest matches and the extras
 # asked for are already there; otherwise pip installs the asked extras together with those already
 # installed (so "main job first, tests later" adds dev/local/onnx, "tests first, main job later"
-# adds notebook, and neither order removes what the other installed).
+# adds notebook, and neither order removes what the other installed). RAG_LAB_BYTECODE=1 also compiles
+# the installed modules to bytecode once per install (below).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -42,6 +43,7 @@ export CMAKE_ARGS="${RAG_LAB_LLAMA_CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -
 
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 stamp=.venv/.rag_lab-installed
+bytecode_stamp=.venv/.rag_lab-bytecode
 want=$(sha256sum pyproject.toml scripts/install.sh | sha256sum | cut -d' ' -f1)
 # The stamp: line 1 the digest, line 2 the installed extras (space-separated). An old one-line stamp
 # (from before extras were recorded) stands for dev+local, what the installer then always installed.
@@ -102,11 +104,18 @@ if [ "$have_digest" != "$want" ] || [ "$missing" = 1 ] || [ ! -f "$stamp" ]; the
     [ "$rebuilt" = 1 ] || .venv/bin/pip install --quiet --no-cache-dir --force-reinstall --no-deps --no-binary :all: $failing
     .venv/bin/python -m rag_lab.native_build || { echo "install: the rebuilt extensions are still not portable" >&2; exit 1; }
   fi
-  # Bytecode for every installed module, compiled once here on both cores: where Python writes none as it
-  # imports (PYTHONDONTWRITEBYTECODE, as on this project's machines) each new process, every notebook
-  # kernel and worker, compiled torch, transformers and plotly again, about 8 s (13.1 s to import the
-  # sweep's stack without bytecode, 5.2 s with it). A file that does not compile (a package's Python 2
-  # template or test data) is one Python would not import either, so compileall's status is not checked.
-  .venv/bin/python -m compileall -qq -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
   printf '%s\n%s\n' "$want" "$extras" > "$stamp"
+  rm -f "$bytecode_stamp"
+fi
+
+# RAG_LAB_BYTECODE=1 (the test command): bytecode for every installed module, compiled once per install on
+# both cores. Where Python writes none as it imports (PYTHONDONTWRITEBYTECODE, as on this project's machines)
+# every new process, each notebook kernel and worker, compiled torch, transformers and plotly again, about 8 s
+# (importing the sweep's stack: 13.1 s without bytecode, 5.2 s with). The main job does not ask: compiling the
+# whole notebook venv takes 28 s, more than its one sweep process saves. A file that does not compile (a
+# package's Python 2 template or test data) is one Python would not import either: compileall's status is not
+# checked.
+if [ "${RAG_LAB_BYTECODE:-0}" = 1 ] && [ ! -f "$bytecode_stamp" ]; then
+  .venv/bin/python -m compileall -qq -j 0 "$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || true
+  touch "$bytecode_stamp"
 fi

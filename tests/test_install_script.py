@@ -32,8 +32,11 @@ def clone(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def install(clone: Path, *extras: str, find_links: Path | None = None) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHON": shutil.which("python3.11") or sys.executable}
+def install(clone: Path, *extras: str, find_links: Path | None = None, bytecode: bool = False) -> subprocess.CompletedProcess:
+    env = {key: value for key, value in os.environ.items() if key != "RAG_LAB_BYTECODE"}  # the test command sets it
+    env["PYTHON"] = shutil.which("python3.11") or sys.executable
+    if bytecode:
+        env["RAG_LAB_BYTECODE"] = "1"
     if find_links is not None:
         env["PIP_FIND_LINKS"] = str(find_links)
     return subprocess.run(["bash", "scripts/install.sh", *extras], cwd=clone, capture_output=True, text=True, env=env)
@@ -83,6 +86,23 @@ def test_a_changed_pyproject_reinstalls_what_was_there_and_an_old_stamp_means_de
     (clone / ".venv" / ".rag_lab-installed").write_text(stamp(clone)[0] + "\n")  # the one-line stamp of old installers
     assert install(clone, "dev").returncode == 0
     assert len(pip_calls(clone)) == 2  # dev (and local) were what the old installer always installed
+
+
+def test_bytecode_is_compiled_once_per_install_and_only_when_asked(clone):
+    python = clone / ".venv" / "bin" / "python"
+    python.unlink()  # a recorder of compileall in front of the real interpreter
+    python.write_text(f'#!/bin/sh\n[ "$1 $2" = "-m compileall" ] && {{ echo "python $@" >> "$(dirname "$0")/../pip.log"; '
+                      f'exit 0; }}\nexec {sys.executable} "$@"\n')
+    python.chmod(0o755)
+
+    def compiled() -> int:
+        return sum(line.startswith("python -m compileall") for line in calls(clone))
+
+    assert install(clone, "notebook").returncode == 0 and compiled() == 0      # the main job does not ask
+    assert install(clone, "notebook", bytecode=True).returncode == 0 and compiled() == 1
+    assert install(clone, "notebook", bytecode=True).returncode == 0 and compiled() == 1  # once per install
+    assert install(clone, "dev", bytecode=True).returncode == 0 and compiled() == 2       # a new install: again
+    assert len(pip_calls(clone)) == 2
 
 
 def test_an_unknown_extra_is_refused_before_pip_runs(clone):
