@@ -4,7 +4,7 @@
 # simulated LLM) into reports/quickstart/ and write its HTML report — the first result — then the
 # retrieval report (every retriever on the world's test split) into reports/retrieval/.
 #
-#   bash scripts/main.sh            # the above: a few minutes on a fresh machine
+#   bash scripts/main.sh            # the above: about a minute on a fresh clone (62 s here, 27 s of it installing)
 #   bash scripts/main.sh --course   # also execute the course notebooks and write each as HTML into
 #                                   # reports/notebooks/ (index.html lists them; about 4 more minutes)
 set -euo pipefail
