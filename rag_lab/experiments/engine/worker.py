@@ -139,7 +139,8 @@ def limit_threads(threads: int) -> None:
     for name in THREAD_POOL_VARIABLES:
         os.environ.setdefault(name, str(threads))
     if "torch" in sys.modules:  # imported already: its pool is sized, so size it again
-        sys.modules["torch"].set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+        value = os.environ["OMP_NUM_THREADS"]
+        sys.modules["torch"].set_num_threads(int(value) if value.isdigit() and int(value) > 0 else threads)
 
 
 def init_worker(context: WorkContext, threads: int | None = None) -> None:
