@@ -24,9 +24,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 workers=${RAG_LAB_TEST_WORKERS:-2}
 xdist=(-n "$workers")
-# Two workers on two cores: one PyTorch thread each, or their threads fight over the cores.
 # Bytecode for the installed modules, compiled once per install (scripts/install.sh says why).
 export RAG_LAB_BYTECODE=1
+# Two workers on two cores: one PyTorch thread each, or their threads fight over the cores.
 [ "$workers" = 0 ] || export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} RAG_LAB_LLAMA_THREADS=${RAG_LAB_LLAMA_THREADS:-1}
 
 if [ "${1:-}" = --quick ]; then
