@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rag_lab.experiments.engine.worker import THREAD_POOL_VARIABLES
+
 ROOT = Path(__file__).resolve().parents[1]
 SWEEP = ROOT / "sweeps" / "quickstart.yaml"
 
@@ -51,7 +53,7 @@ def run_cell(args: list[str], env: dict[str, str], sized: bool, work: Path) -> t
     """One sweep on an empty cache: (wall s, CPU s of it and its children, its table)."""
     table = work / "table.csv"
     environ = {**os.environ, **env, "RAG_LAB_CACHE": str(work / "cache")}
-    for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    for name in THREAD_POOL_VARIABLES:
         if name not in env:
             environ.pop(name, None)
     before = resource.getrusage(resource.RUSAGE_CHILDREN)

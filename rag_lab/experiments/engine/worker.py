@@ -128,8 +128,8 @@ THREAD_POOL_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THR
 def threads_per_worker(workers: int, cpus: int | None = None) -> int:
     """The native threads each of ``workers`` worker processes gets: this machine's usable cores shared out,
     at least one (default ``cpus``: the cores this process may run on)."""
-    cpus = cpus if cpus is not None else len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return max(1, (cpus or 1) // workers)
+    cpus = cpus if cpus is not None else len(os.sched_getaffinity(0))  # as the local model's default_threads counts
+    return max(1, cpus // workers)
 
 
 def limit_threads(threads: int) -> None:
