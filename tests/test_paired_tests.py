@@ -15,7 +15,7 @@ from rag_lab.experiments import EquivalenceTest, PairedTest, equivalence_test, h
 from rag_lab.stats.exact_tests import noninferiority_p
 from rag_lab.stats.exact_tests import size as exact_size
 from rag_lab.stats.paired import paired_difference
-from rag_lab.stats.significance import p_text, sign_test_p
+from rag_lab.stats.significance import LATTICE_MAX, difference_p, lattice_sign_flip_p, p_text, sign_test_p
 
 
 def flips(n: int, better: int, worse: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -106,6 +106,44 @@ def test_monte_carlo_p_is_never_zero():
     a = np.linspace(1, 2, 40)   # all 40 differences positive: the exact p is 2 / 2^40
     t = paired_test(a, np.zeros(40), n_permutations=999)
     assert t.method == "permutation_mc" and t.p == pytest.approx(1 / 1000)
+
+
+def test_lattice_p_is_the_enumerated_permutation_p_exactly():
+    """Differences on a lattice (whole multiples of one step, in several units): the convolved p equals the
+    enumeration of every sign pattern, for every alternative."""
+    rng = np.random.default_rng(8)
+    for unit in (1.0, 0.5, 7.0, 250.0):
+        for m in (1, 5, 9, 13):
+            d = rng.integers(1, 4, m) * rng.choice((-1.0, 1.0), m) * unit
+            sums = [sum(s * x for s, x in zip(signs, d, strict=True))
+                    for signs in itertools.product((1, -1), repeat=m)]
+            tol = 1e-9 * unit
+            want = {"greater": sum(s >= d.sum() - tol for s in sums) / 2**m,
+                    "less": sum(s <= d.sum() + tol for s in sums) / 2**m,
+                    "two-sided": sum(abs(s) >= abs(d.sum()) - tol for s in sums) / 2**m}
+            for alternative, p in want.items():
+                assert lattice_sign_flip_p(d, alternative) == pytest.approx(p, rel=1e-12), (unit, m, alternative)
+
+
+def test_lattice_p_goes_below_what_monte_carlo_can_show():
+    """Where the Monte-Carlo p stops at 1 / (N + 1), the exact one goes on: all of 60 differences positive
+    is 2^-60 whatever their sizes, and equal sizes give the sign test's binomial."""
+    mixed = np.array([1.0, 2.0, 3.0] * 20)
+    assert lattice_sign_flip_p(mixed, "greater") == pytest.approx(2.0**-60, rel=1e-9)
+    assert difference_p(mixed, "greater")[:2] == (pytest.approx(1 / 20001), "permutation_mc")
+    p, method, *_ = difference_p(mixed, "greater", lattice=True)
+    assert method == "permutation_lattice" and p == pytest.approx(2.0**-60, rel=1e-9)
+    equal = np.array([2.0] * 60 + [-2.0] * 5 + [0.0] * 10)
+    assert lattice_sign_flip_p(equal, "greater") == pytest.approx(sign_test_p(60, 5, "greater"), rel=1e-9)
+
+
+def test_lattice_p_refuses_what_is_not_a_lattice():
+    assert lattice_sign_flip_p(np.array([0.1, np.pi, 1.0])) is None
+    assert lattice_sign_flip_p(np.array([1.0, 1.5])) is None         # a lattice whose step is not the smallest
+    assert lattice_sign_flip_p(np.array([1.0, float(LATTICE_MAX)])) is None
+    assert lattice_sign_flip_p(np.zeros(5)) == 1.0
+    far = np.array([1.0, 1.5] + [2.0] * 30)      # falls back to Monte Carlo
+    assert difference_p(far, "greater", lattice=True)[1] == "permutation_mc"
 
 
 # ---------------------------------------------------------------- size and power on synthetic paired data

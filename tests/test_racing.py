@@ -63,7 +63,7 @@ def test_stage_drops_only_what_a_corrected_paired_test_shows_dominated(field):
     assert tests[0]["test"] == "better" and tests[0]["metric"] == worse.detail["objective"]
     for t in tests:
         g = gains[t["metric"]]
-        want = (difference_p(g, "greater")[0] if t["test"] == "better"
+        want = (difference_p(g, "greater", lattice=True)[0] if t["test"] == "better"
                 else noninferiority_p(int((g > 0).sum()), int((g < 0).sum()), N, 0.02))
         assert t["p"] == pytest.approx(want) and t["n_worse"] == 0
     assert worse.detail["p"] == max(t["p"] for t in tests)
@@ -192,7 +192,7 @@ def _check_race(result) -> None:
             minimize = t["metric"].startswith("cost_")
             gain = ((mine - theirs) if minimize else (theirs - mine))[keep]
             if t["test"] == "better":
-                assert difference_p(gain, "greater")[0] == pytest.approx(t["p"])
+                assert difference_p(gain, "greater", lattice=True)[0] == pytest.approx(t["p"])
             else:
                 assert t["test"] == "not_worse" and t["n_worse"] == int((gain < 0).sum())
                 assert noninferiority_p(int((gain > 0).sum()), int((gain < 0).sum()), int(gain.size),

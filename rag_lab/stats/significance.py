@@ -26,6 +26,8 @@ METHODS = ("exact", "permutation")
 EXACT_MAX = 16
 #: Random sign patterns of the Monte-Carlo permutation test (above :data:`EXACT_MAX`).
 N_PERMUTATIONS = 20000
+#: The largest sum of lattice steps :func:`lattice_sign_flip_p` convolves (its cost grows with questions × this).
+LATTICE_MAX = 100_000
 
 
 @dataclass(frozen=True)
@@ -133,6 +135,50 @@ def _sign_patterns(m: int) -> np.ndarray:
     return 1.0 - 2.0 * bits
 
 
+def _lattice_steps(nonzero: np.ndarray) -> np.ndarray | None:
+    """``|nonzero|`` as whole multiples of one step (their greatest common divisor when they are whole
+    numbers, else the smallest of them), or None when they are not."""
+    sizes = np.abs(nonzero)
+    whole = np.round(sizes)
+    if np.all(np.abs(sizes - whole) <= 1e-9 * np.maximum(1.0, sizes)):
+        steps = whole.astype(np.int64)
+        return steps // np.gcd.reduce(steps)
+    steps = sizes / sizes.min()
+    whole = np.round(steps)
+    return whole.astype(np.int64) if np.all(np.abs(steps - whole) <= 1e-9 * steps) else None
+
+
+def lattice_sign_flip_p(d: np.ndarray, alternative: Alternative = "two-sided") -> float | None:
+    """The sign-flip permutation p of ``sum(d)`` over *all* ``2^m`` sign patterns of the nonzero differences,
+    exactly, when they lie on a lattice (whole multiples of one step: LLM calls, tokens, rounds): the
+    distribution of the flipped sum is convolved step by step, so the p can be as small as ``2^-m``, where
+    the Monte-Carlo test of :func:`difference_p` stops at ``1 / (N_PERMUTATIONS + 1)``. None when the
+    differences are not on a lattice or their steps sum past :data:`LATTICE_MAX`."""
+    _check_alternative(alternative)
+    d = np.asarray(d, float)
+    nonzero = d[np.abs(d) > EQUAL_TOL]
+    if nonzero.size == 0:
+        return 1.0
+    steps = _lattice_steps(nonzero)
+    if steps is None or int(steps.sum()) > LATTICE_MAX:
+        return None
+    total = int(steps.sum())
+    pmf = np.zeros(total + 1)     # pmf[k]: chance that the steps flipped to + sum to k
+    pmf[0], top = 1.0, 0
+    for step in steps:
+        pmf[step:top + step + 1] += pmf[:top + 1].copy()
+        pmf[:top + step + 1] *= 0.5
+        top += int(step)
+    observed = int(steps[nonzero > 0].sum())
+    upper, lower = float(pmf[observed:].sum()), float(pmf[:observed + 1].sum())
+    if alternative == "greater":
+        return min(1.0, upper)
+    if alternative == "less":
+        return min(1.0, lower)
+    k = np.arange(total + 1)
+    return min(1.0, float(pmf[np.abs(2 * k - total) >= abs(2 * observed - total)].sum()))
+
+
 def _permutation_p(d: np.ndarray, alternative: Alternative, n_permutations: int, seed: int,
                    exact_max: int) -> tuple[float, str, int]:
     """Sign-flip permutation p of the sum of the nonzero differences ``d``: all patterns up to ``exact_max``."""
@@ -199,9 +245,11 @@ def paired_test(
 
 def difference_p(d: np.ndarray, alternative: Alternative = "two-sided", *, method: Method | None = None,
                  n_permutations: int = N_PERMUTATIONS, seed: int = 0,
-                 exact_max: int = EXACT_MAX) -> tuple[float, str, int, int, int]:
+                 exact_max: int = EXACT_MAX, lattice: bool = False) -> tuple[float, str, int, int, int]:
     """The p of :func:`paired_test` from the per-question differences ``d`` alone (no interval: what racing
-    needs many times a stage): ``(p, method, n_permutations, n_better, n_worse)``."""
+    needs many times a stage): ``(p, method, n_permutations, n_better, n_worse)``. With ``lattice``, a
+    permutation test of differences on a lattice is computed exactly (:func:`lattice_sign_flip_p`, method
+    ``"permutation_lattice"``) instead of by Monte Carlo: what a level far below ``1 / N_PERMUTATIONS`` needs."""
     d = np.asarray(d, float)
     nonzero = d[np.abs(d) > EQUAL_TOL]
     n_better, n_worse = int((nonzero > 0).sum()), int((nonzero < 0).sum())
@@ -209,6 +257,9 @@ def difference_p(d: np.ndarray, alternative: Alternative = "two-sided", *, metho
     same_size = nonzero.size == 0 or bool(np.all(np.abs(sizes - sizes[0]) <= EQUAL_TOL))
     if method == "exact" or (method is None and same_size):
         p, used, count = sign_test_p(n_better, n_worse, alternative), "exact", 0
+    elif nonzero.size and lattice and nonzero.size > exact_max and (
+            exact := lattice_sign_flip_p(nonzero, alternative)) is not None:
+        p, used, count = exact, "permutation_lattice", 0
     elif nonzero.size:
         p, used, count = _permutation_p(nonzero, alternative, n_permutations, seed, exact_max)
     else:

@@ -67,7 +67,7 @@ def _gains(values: StageValues, r: str, c: str, objectives: Sequence[Objective])
 
 
 def _better(gain: np.ndarray, metric: str) -> dict[str, Any]:
-    p, method, _, wins, losses = difference_p(gain, "greater")
+    p, method, _, wins, losses = difference_p(gain, "greater", lattice=True)
     return {"metric": metric, "test": "better", "delta": float(gain.mean()), "p": p, "n": int(gain.size),
             "method": method, "n_better": wins, "n_worse": losses}
 
