@@ -32,9 +32,9 @@ MARGINS = (0.02, 0.05)
 
 def race_spec(part: str, margin: float, seed: int) -> dict[str, Any]:
     """The part's sweep file (paths resolved, replayed from its cassette) as a raced grid search."""
-    from rag_lab.experiments.engine.sweep import load_sweep_spec
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec, replay_spec
 
-    spec = load_sweep_spec(REPO / "sweeps" / f"{part}.yaml").with_replay().model_dump(mode="json")
+    spec = replay_spec(load_sweep_spec(REPO / "sweeps" / f"{part}.yaml")).model_dump(mode="json")
     spec.update(name=f"{part}-race", findings=[],
                 search={"sampler": "grid", "seed": seed, "objectives": OBJECTIVES,
                         "race": {"batches": BATCHES, "margin": margin}})

@@ -4,25 +4,25 @@ A race drops a candidate ``c`` only when a test shows a rival ``r`` dominating i
 not worse (within a margin δ) on the other. For a 0/1 metric on which ``r`` and ``c`` tie on most questions, no
 level-α′ test can show "not worse by δ" before ``(1 − δ)^n ≤ α′``: under the null "``r`` loses a share δ of the
 questions and wins none", all ``n`` questions tie with probability ``(1 − δ)^n``. So every design has a floor,
-set by the smallest α′ it may spend on one comparison at one look.
+set by the smallest level α′ it may spend on one comparison at one look.
 
 This script runs the benchmark's grid once (16 candidates × 240 world questions, simulator ``typical``, the
 same sweep as ``benchmarks/bench_search.py --per-type 30``), then, for each race order (seeds 0–2) and stage
 schedule, drops every candidate at the first look at which its **best** dominance hypothesis (the rival and
 objective with the smallest p — chosen by an oracle, which no valid design can do for free) clears the level,
-with the racing module's own tests (:func:`rag_lab.experiments.tuning.racing.dominance_hypotheses`):
+with the racing module's own test (:func:`rag_lab.experiments.tuning.racing.dominance_test`):
 
-* ``α′ = α`` — no correction at all: the floor of every design that tests at level α;
-* ``α′ = α / looks`` — only the looks paid for (no correction across candidates);
-* Holm over the candidates at ``α / looks`` — the floor of a design that keeps "one of four identical
-  candidates dropped ≤ α" with Holm across candidates and a Bonferroni split over the looks, given its rivals
-  for free;
+* α at every look — no correction at all: the floor of every design that tests at level α;
+* the look's share of α (:func:`rag_lab.experiments.tuning.racing.look_alphas`, in proportion to its
+  questions) — only the looks paid for, no correction across candidates;
+* Holm over the candidates at the look's share — the floor of a design that keeps "one of four identical
+  candidates dropped ≤ α" with Holm across candidates and the looks paid for, given its rivals for free;
 
-and two real designs: the shipped rule (every ordered pair and objective in each look's Holm family) and a
-pilot designation (:func:`pilot_race`: the first stage picks each candidate's rival, later looks test only
-that one on the questions after it).
+and two real designs: the shipped rule (:func:`rag_lab.experiments.tuning.racing.stage_drops`: Bonferroni over
+each candidate's rivals, Holm over the candidates) and a pilot designation (:func:`pilot_race`: the first stage
+picks each candidate's rival, later looks test only that one on the questions after it).
 
-A candidate that never reaches α′ runs all 240 questions. The ratio is the question runs over the grid's 3,840::
+A candidate never dropped runs all 240 questions. The ratio is the question runs over the grid's 3,840::
 
     nice -n 5 python benchmarks/bench_racing_bound.py --work /tmp/racing_bound
 
@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import platform
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +46,7 @@ RESULTS = REPO / "benchmarks" / "results"
 ALPHA = 0.05
 SCHEDULES = ([20, 40, 80], [20, 30, 40, 60, 120])
 MARGINS = (0.02, 0.05)
-SHIPPED = "shipped rule (Holm over every ordered pair × objective)"
+SHIPPED = "shipped rule (Bonferroni over each candidate's rivals, Holm over the candidates)"
 PILOT = "pilot designation (a valid design: the first stage picks each rival)"
 
 
@@ -54,18 +55,18 @@ def _stage(values: dict[str, dict[str, np.ndarray]], rows: np.ndarray) -> dict[s
 
 
 def oracle_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarray, stages: list[int],
-                objectives: list[Any], level: float, margin: float, holm_across: bool) -> dict[str, int]:
-    """When each candidate would be dropped (question count; absent: never) if its **best** dominance
-    hypothesis at a look — rival and objective chosen by an oracle — were its only one, tested at ``level``
+                objectives: list[Any], levels: list[float], margin: float, holm_across: bool) -> dict[str, int]:
+    """When each candidate would be dropped (question count; absent: never) if its **best** dominance test at
+    a look — the rival chosen by an oracle — were its only one, tested at the look's level in ``levels``
     (``holm_across``: Holm over the candidates still racing)."""
-    from rag_lab.experiments.tuning.racing import dominance_hypotheses
+    from rag_lab.experiments.tuning.racing import dominance_test
     from rag_lab.stats.significance import holm
 
     racing, dropped = list(values), {}
-    for n in stages[:-1]:
+    for n, level in zip(stages[:-1], levels, strict=True):
         stage = _stage(values, order_index[:n])
-        best = [min((h["p"] for r in values if r != c
-                     for h in dominance_hypotheses(stage, c, r, objectives, "noninferior", margin)), default=1.0)
+        best = [min((t["p"] for r in values if r != c
+                     if (t := dominance_test(stage, c, r, objectives, "noninferior", margin))), default=1.0)
                 for c in racing]
         adjusted = holm(best) if holm_across else best
         dropped.update({c: n for c, p in zip(racing, adjusted, strict=True) if p <= level})
@@ -75,29 +76,23 @@ def oracle_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarra
 
 def pilot_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarray, stages: list[int],
                objectives: list[Any], alpha: float, margin: float) -> dict[str, int]:
-    """A valid design without the oracle: the first stage (the pilot) designates each candidate's rival and
-    objective (its smallest p there); every later look tests that one hypothesis on the questions after the
-    pilot only, Holm over the candidates at ``alpha`` / (looks after the pilot)."""
-    from rag_lab.experiments.tuning.racing import dominance_hypotheses
+    """A valid design without the oracle: the first stage (the pilot) designates each candidate's rival (the
+    smallest dominance p there); every later look tests that one rival on the questions after the pilot only,
+    Holm over the candidates at the look's share of ``alpha`` (in proportion to its questions after the pilot)."""
+    from rag_lab.experiments.tuning.racing import dominance_test, look_alphas
     from rag_lab.stats.significance import holm
 
-    pilot, looks = stages[0], stages[1:-1]
+    pilot = stages[0]
     stage = _stage(values, order_index[:pilot])
-    designated = {}
-    for c in values:
-        hypotheses = [h for r in values if r != c
-                      for h in dominance_hypotheses(stage, c, r, objectives, "noninferior", margin)]
-        best = min(hypotheses, key=lambda h: (h["p"], h["rival"], h["objective"]))
-        designated[c] = (best["rival"], best["objective"])
+    designated = {c: min((t for r in values if r != c
+                          if (t := dominance_test(stage, c, r, objectives, "noninferior", margin))),
+                         key=lambda t: (t["p"], t["rival"]))["rival"] for c in values}
     racing, dropped = list(values), {}
-    for n in looks:
+    after = [n - pilot for n in stages[1:]]
+    for n, level in zip(stages[1:-1], look_alphas(after, alpha), strict=True):
         stage = _stage(values, order_index[pilot:n])
-        ps = []
-        for c in racing:
-            rival, objective = designated[c]
-            ps += [h["p"] for h in dominance_hypotheses(stage, c, rival, objectives, "noninferior", margin)
-                   if h["objective"] == objective]
-        dropped.update({c: n for c, p in zip(racing, holm(ps), strict=True) if p <= alpha / max(1, len(looks))})
+        ps = [dominance_test(stage, c, designated[c], objectives, "noninferior", margin)["p"] for c in racing]
+        dropped.update({c: n for c, p in zip(racing, holm(ps), strict=True) if p <= level})
         racing = [c for c in racing if c not in dropped]
     return dropped
 
@@ -115,7 +110,7 @@ def main() -> None:
 
     from rag_lab.experiments import run_sweep
     from rag_lab.experiments.engine.search_space import Objective, RaceSpec
-    from rag_lab.experiments.tuning.racing import race_order, run_race
+    from rag_lab.experiments.tuning.racing import look_alphas, race_order, run_race
 
     grid = run_sweep(sweep_spec(30, None, 0), args.work / "grid", progress="quiet")
     objectives = [Objective.parse(COST), Objective.parse(f"max:{QUALITY}")]
@@ -134,14 +129,15 @@ def main() -> None:
             stages = RaceSpec(batches=batches).stages(len(qids))
             looks = len(stages) - 1
             for margin in MARGINS:
-                designs = {"no correction (α′ = α)": (ALPHA, False),
-                           "looks only (α′ = α / looks)": (ALPHA / looks, False),
-                           "Holm over the candidates (α / looks)": (ALPHA / looks, True)}
-                for design, (level, holm_across) in designs.items():
-                    dropped = oracle_race(values, order_index, stages, objectives, level, margin, holm_across)
-                    rows.append(_row(seed, batches, margin, design, level, dropped, ids, len(qids)))
+                shares = look_alphas(stages, ALPHA)
+                designs = {"no correction (α at every look)": ([ALPHA] * looks, False),
+                           "looks only (the look's share of α)": (shares, False),
+                           "Holm over the candidates (the look's share of α)": (shares, True)}
+                for design, (levels, holm_across) in designs.items():
+                    dropped = oracle_race(values, order_index, stages, objectives, levels, margin, holm_across)
+                    rows.append(_row(seed, batches, margin, design, levels[-1], dropped, ids, len(qids)))
                 dropped = pilot_race(values, order_index, stages, objectives, ALPHA, margin)
-                rows.append(_row(seed, batches, margin, PILOT, ALPHA / max(1, looks - 1), dropped, ids, len(qids)))
+                rows.append(_row(seed, batches, margin, PILOT, math.nan, dropped, ids, len(qids)))
 
                 def metric_values(cid: str, q: list[str], metric: str) -> np.ndarray:
                     return values[cid][metric][[qids.index(x) for x in q]]
@@ -149,7 +145,7 @@ def main() -> None:
                 spec = RaceSpec(batches=batches, margin=margin)
                 out = run_race(ids, [], order, spec, objectives, [], lambda a, b: None, metric_values)
                 dropped = {c: o.n_questions for c, o in out.items() if o.status == "dropped"}
-                rows.append(_row(seed, batches, margin, SHIPPED, ALPHA / looks, dropped, ids, len(qids)))
+                rows.append(_row(seed, batches, margin, SHIPPED, shares[-1], dropped, ids, len(qids)))
     out = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "platform": platform.platform(),
            "candidates": len(ids), "questions": len(qids), "grid_runs": total,
            "front": [labels[c] for c in front], "rows": rows}

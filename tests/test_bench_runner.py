@@ -51,3 +51,15 @@ def test_unknown_sections_are_refused(capsys):
         main(["--sections", "nope", "--out", "/tmp/unused"])
     assert exc.value.code == 2
     assert "unknown section(s) ['nope']" in capsys.readouterr().err
+
+
+def test_the_recorded_race_benchmark_builds_a_replayed_race_for_every_part():
+    """``bench_race_recorded`` reads each study part's sweep file through the engine: a moved or renamed loader
+    breaks it here, not at the next benchmark run."""
+    from benchmarks.bench_race_recorded import PARTS, race_spec
+
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
+
+    for part in PARTS:
+        spec = load_sweep_spec(race_spec(part, 0.02, 0))
+        assert spec.backend.replay and spec.search.race.margin == 0.02 and spec.search.sampler == "grid"

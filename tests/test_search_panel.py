@@ -69,8 +69,9 @@ def test_search_button_with_a_bad_constraint_shows_the_error(searched):
 def test_dropped_candidates_arrive_in_the_panel_log(tmp_path):
     """Every question makes at least the router's LLM call (router on), so a bound of 0.5 calls per question is
     broken by every candidate: each is dropped after the first batch, and the panel shows each drop. (12
-    questions: the look's family holds every ordered pair and every constraint test, six hypotheses, so the
-    exact p of 12 questions above the bound, 2^-12, survives Holm; 6 questions, 2^-6 · 6 = 0.09, would not.)"""
+    questions: the look's family holds one dominance hypothesis per candidate and every constraint test, four
+    hypotheses, so the exact p of 12 questions above the bound, 2^-12, survives Holm; 6 questions, 2^-6 · 4 =
+    0.0625, would not.)"""
     panel = SweepPanel(per_type=4, types=["single", "bridge", "comparison", "unanswerable"],
                        run_dir=tmp_path / "run")
     panel.choose({"round_cap.max_rounds": ["1", "3"]})

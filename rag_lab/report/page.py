@@ -309,10 +309,10 @@ def _search_section(sweep: SweepResult) -> list[str]:
         parts.append(
             f'<p class="note">Racing: every candidate answered the questions in one seeded random order, in stages of '
             f"{html.escape(', '.join(map(str, race['batches'])))} and then all {len(sweep.qids)} questions. After each "
-            f"stage but the last a candidate was dropped when a test (Holm-corrected over every hypothesis of the "
-            f"look, α = {race.get('alpha', 0.05):g} split over the looks, "
-            f"{html.escape(str(race.get('dominance', 'noninferior')))} dominance, margin "
-            f"{race.get('margin', 0.02):g}) showed a rival better on one objective and not worse on the others, "
+            f"stage but the last a candidate was dropped when a test (Bonferroni over its rivals, Holm over the "
+            f"look's candidates and constraints, α = {race.get('alpha', 0.05):g} shared over the looks in proportion "
+            f"to their questions, {html.escape(str(race.get('dominance', 'noninferior')))} dominance, margin "
+            f"{race.get('margin', 0.02):g}) showed a rival not worse on every objective and better on one, "
             f"or its mean breaking a constraint. {len(dropped)} of {len(table)} candidates were "
             "dropped; only candidates that ran every question can be on the front.</p>")
         if len(dropped):

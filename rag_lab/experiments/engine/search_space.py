@@ -86,9 +86,9 @@ class Constraint:
 class RaceSpec(BaseModel):
     """Racing over questions: every candidate runs the first ``batches[0]`` questions (in a seeded
     random order of the sweep's questions), then the next batches, then all; after each batch but the
-    last (a *look*), a candidate is dropped when a test shows a surviving rival dominating it — better on one
-    objective and not worse on every other — or its mean breaking a constraint, with Holm's correction over
-    every hypothesis of the look at ``alpha`` split evenly over the looks (Bonferroni spending).
+    last (a *look*), a candidate is dropped when a test shows a surviving rival dominating it — not worse on
+    every objective and better on one — or its mean breaking a constraint: Bonferroni over its rivals, Holm over
+    the look's candidates and constraints, at the look's share of ``alpha`` (in proportion to its questions).
     ``dominance``: ``noninferior`` (not worse = the exact non-inferiority test with ``margin``, a net share of
     the questions: 0.02 lets the rival lose on at most 2% more of the questions than it wins) or ``strict``
     (shown better on every objective); see :mod:`rag_lab.experiments.tuning.racing`."""

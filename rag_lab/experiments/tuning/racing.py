@@ -1,10 +1,11 @@
 """Racing candidates over questions (irace's idea, with the paired tests of :mod:`rag_lab.stats`): every candidate
 answers the same seeded random order of the questions (:func:`race_order`) in stages of growing size, and after
 each stage but the last (a *look*) :func:`stage_drops` drops a candidate only when a test shows a rival
-dominating it (better on one objective, not worse on every other) or its mean breaking a constraint, Holm over
-the look's family at ``alpha / looks``. Everything here is a function of the stored rows: a resumed race
-recomputes the same decisions. The rule and its simulated error rates: docs/decisions.md, "Racing: dropping
-only the dominated"."""
+dominating it (not worse on every objective, better on one) or its mean breaking a constraint. The family of a
+look holds one hypothesis per candidate (no rival dominates it: Bonferroni over its rivals) and one per
+constraint, Holm over them at the look's share of α (:func:`look_alphas`: in proportion to its questions).
+Everything here is a function of the stored rows: a resumed race recomputes the same decisions. The rule and
+its simulated error rates: docs/decisions.md, "Racing: dropping only the dominated"."""
 
 from __future__ import annotations
 
@@ -72,29 +73,50 @@ def _better(gain: np.ndarray, metric: str) -> dict[str, Any]:
             "method": method, "n_better": wins, "n_worse": losses}
 
 
-def _not_worse(gain: np.ndarray, metric: str, dominance: str, margin: float) -> dict[str, Any]:
-    if dominance == "strict":
-        return _better(gain, metric)
+def _not_worse(gain: np.ndarray, metric: str, margin: float) -> dict[str, Any]:
     wins, losses = int((gain > EQUAL_TOL).sum()), int((gain < -EQUAL_TOL).sum())
     return {"metric": metric, "test": "not_worse", "delta": float(gain.mean()), "margin": margin,
             "p": noninferiority_p(wins, losses, int(gain.size), margin), "n": int(gain.size),
             "method": "exact non-inferiority", "n_better": wins, "n_worse": losses}
 
 
-def dominance_hypotheses(values: StageValues, c: str, r: str, objectives: Sequence[Objective],
-                         dominance: str = "noninferior", margin: float = 0.02) -> list[dict[str, Any]]:
-    """One hypothesis per objective ``k``: "``r`` is better than ``c`` on ``k`` and not worse on the others", with
-    its p (the largest of its tests) and the tests; none when some objective is defined on no question."""
+def dominance_test(values: StageValues, c: str, r: str, objectives: Sequence[Objective],
+                   dominance: str = "noninferior", margin: float = 0.02) -> dict[str, Any] | None:
+    """The test of "``r`` dominates ``c``": with ``noninferior``, shown not worse on every objective (the exact
+    non-inferiority test within ``margin``) and better on at least one (the smallest one-sided p, times the
+    number of objectives); with ``strict``, shown better on every objective. Its p is the largest of its
+    parts (intersection-union); ``objective`` is the one shown better. None when some objective is defined
+    on no question."""
     gains = _gains(values, r, c, objectives)
     if gains is None:
-        return []
-    out = []
-    for k, (gk, ok) in enumerate(zip(gains, objectives, strict=True)):
-        tests = [_better(gk, ok.metric)] + [_not_worse(g, o.metric, dominance, margin)
-                                            for j, (g, o) in enumerate(zip(gains, objectives, strict=True)) if j != k]
-        out.append({"candidate": c, "rival": r, "objective": ok.metric, "p": max(t["p"] for t in tests),
-                    "tests": tests})
-    return out
+        return None
+    better = [_better(g, o.metric) for g, o in zip(gains, objectives, strict=True)]
+    if dominance == "strict":
+        return {"candidate": c, "rival": r, "objective": None, "p": max(t["p"] for t in better), "tests": better}
+    best = min(better, key=lambda t: t["p"])
+    best = {**best, "objectives": len(objectives), "p_any": min(1.0, len(objectives) * best["p"])}
+    not_worse = [_not_worse(g, o.metric, margin) for g, o in zip(gains, objectives, strict=True)]
+    return {"candidate": c, "rival": r, "objective": best["metric"],
+            "p": max([best["p_any"]] + [t["p"] for t in not_worse]), "tests": [best, *not_worse]}
+
+
+def candidate_hypothesis(values: StageValues, c: str, rivals: Sequence[str], objectives: Sequence[Objective],
+                         dominance: str = "noninferior", margin: float = 0.02) -> dict[str, Any] | None:
+    """The hypothesis "no rival dominates ``c``" and its p: the smallest :func:`dominance_test` p over the
+    ``rivals`` (bar ``c``), times their number (Bonferroni); the strongest test's rival and parts come with it.
+    None when no rival can be compared."""
+    tests = [t for r in rivals if r != c if (t := dominance_test(values, c, r, objectives, dominance, margin))]
+    if not tests:
+        return None
+    best = min(tests, key=lambda t: (t["p"], t["rival"]))
+    return {**best, "p_rival": best["p"], "rivals": len(tests), "p": min(1.0, len(tests) * best["p"])}
+
+
+def look_alphas(stages: Sequence[int], alpha: float) -> list[float]:
+    """The α of each look (every stage but the last): ``alpha`` shared in proportion to the looks' questions,
+    so the looks together spend ``alpha`` and the larger (later) looks, where a test can show more, get more."""
+    looks = list(stages[:-1]) or [1]
+    return [alpha * n / sum(looks) for n in looks]
 
 
 def constraint_test(mine: np.ndarray, k: Constraint) -> dict[str, Any]:
@@ -121,21 +143,19 @@ def stage_drops(
     n_questions: int,
     dominance: str = "noninferior",
     margin: float = 0.02,
-    looks: int = 1,
 ) -> list[RaceOutcome]:
-    """The challengers dropped after this look (see the module doc); ``rivals`` may include challengers. The
-    family is Holm-corrected at ``alpha / looks``."""
+    """The challengers dropped after this look (see the module doc); ``rivals`` may include challengers, and
+    ``alpha`` is this look's (:func:`look_alphas`). The family is Holm-corrected at ``alpha``."""
     if dominance not in DOMINANCE:
         raise ConfigError(f"dominance must be one of {DOMINANCE}, got {dominance!r}")
     if dominance == "noninferior" and not 0.0 < margin < 0.5:
         raise ConfigError(f"margin must lie in (0, 0.5) (a share of the questions), got {margin!r}")
-    if isinstance(looks, bool) or not isinstance(looks, int) or looks < 1:
-        raise ConfigError(f"looks must be a positive integer, got {looks!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0.0 < alpha < 1.0:
+        raise ConfigError(f"a look's alpha must lie in (0, 1), got {alpha!r}")
     hypotheses: list[dict[str, Any]] = []
     for c in challengers:
-        for r in rivals:
-            if r != c:
-                hypotheses += dominance_hypotheses(values, c, r, objectives, dominance, margin)
+        if (h := candidate_hypothesis(values, c, rivals, objectives, dominance, margin)) is not None:
+            hypotheses.append(h)
         for k in constraints:
             mine = np.asarray(values[c][k.metric], float)
             mine = mine[~np.isnan(mine)]
@@ -145,23 +165,22 @@ def stage_drops(
             hypotheses.append({"candidate": c, "rival": None, "constraint": str(k), "p": test["p"], "tests": [test]})
     if not hypotheses:
         return []
-    level = alpha / looks
     adjusted = [float(p) for p in holm([h["p"] for h in hypotheses])]
     for h, p in zip(hypotheses, adjusted, strict=True):
         h["p_holm"] = p
     drops = []
     for c in challengers:
-        mine = sorted((h for h in hypotheses if h["candidate"] == c and h["p_holm"] <= level),
-                      key=lambda h: (h["p_holm"], h["rival"] or "", h.get("objective", "")))
+        mine = sorted((h for h in hypotheses if h["candidate"] == c and h["p_holm"] <= alpha),
+                      key=lambda h: (h["p_holm"], h["rival"] or "", h.get("constraint") or ""))
         if not mine:
             continue
         best = mine[0]
-        detail = {"family": len(hypotheses), "alpha": alpha, "looks": looks, "alpha_look": level,
-                  "spending": "Bonferroni split over the looks", "dominance": dominance,
-                  "margin": margin if dominance == "noninferior" else None, "p_holm": best["p_holm"], "p": best["p"],
+        detail = {"family": len(hypotheses), "alpha_look": alpha, "spending": "in proportion to the looks' questions",
+                  "dominance": dominance, "margin": margin if dominance == "noninferior" else None,
+                  "p_holm": best["p_holm"], "p": best["p"], "p_rival": best.get("p_rival"), "rivals": best.get("rivals"),
                   "tests": best["tests"], "constraint": best.get("constraint"), "objective": best.get("objective")}
         drops.append(RaceOutcome(candidate_id=c, status="dropped", n_questions=n_questions, rival=best["rival"],
-                                 reason=_reason(best, n_questions, len(hypotheses), level), detail=detail))
+                                 reason=_reason(best, n_questions, len(hypotheses), alpha), detail=detail))
     return drops
 
 
@@ -172,15 +191,17 @@ def _reason(h: Mapping[str, Any], n: int, family: int, level: float) -> str:
                     f"better, {t['n_worse']} worse of {t['n']}; exact non-inferiority p = {t['p']:.2g})")
         if t["test"] == "constraint":
             return f"{label(t['metric'])} mean {t['mean']:.3g} against {t['bound']:g} (p = {t['p']:.2g}, {t['method']})"
+        shown = (f", × {t['objectives']} objectives = {t['p_any']:.2g}" if "p_any" in t else "")
         return (f"{label(t['metric'])} better by Δ {t['delta']:+.3f} ({t['n_better']}↑ {t['n_worse']}↓, "
-                f"p = {t['p']:.2g}, {t['method']})")
+                f"p = {t['p']:.2g}, {t['method']}{shown})")
 
     tests = "; ".join(one(t) for t in h["tests"])
-    holm_text = (f"Holm-adjusted p = {h['p_holm']:.2g} over the look's {family} hypotheses, at α = {level:.2g} "
-                 "(α split over the looks)")
+    holm_text = (f"Holm-adjusted p = {h['p_holm']:.2g} over the look's {family} hypotheses, at the look's "
+                 f"α = {level:.2g}")
     if h["rival"] is None:
         return f"after {n} questions its mean breaks {h['constraint']} ({tests}; {holm_text})"
-    return f"after {n} questions, dominated by {h['rival']}: {tests} (rival − this; {holm_text})"
+    return (f"after {n} questions, dominated by {h['rival']}: {tests} (rival − this; p = {h['p_rival']:.2g}, "
+            f"× {h['rivals']} rivals = {h['p']:.2g}; {holm_text})")
 
 
 def run_race(
@@ -201,7 +222,7 @@ def run_race(
     survivors = list(dict.fromkeys(challengers))
     outcomes: dict[str, RaceOutcome] = {}
     stages = spec.stages(len(order))
-    looks = max(1, len(stages) - 1)   # the planned looks: α is split over them
+    alphas = dict(zip(stages, look_alphas(stages, spec.alpha), strict=False))   # planned when the race starts
     for n in stages:
         qids = list(order[:n])
         evaluate(survivors, qids)
@@ -209,8 +230,8 @@ def run_race(
             break
         everyone = list(dict.fromkeys([*survivors, *incumbents]))
         values = {cid: {m: metric_values(cid, qids, m) for m in metrics} for cid in everyone}
-        for drop in stage_drops(values, survivors, everyone, objectives, constraints, spec.alpha, n, spec.dominance,
-                                spec.margin, looks):
+        for drop in stage_drops(values, survivors, everyone, objectives, constraints, alphas[n], n, spec.dominance,
+                                spec.margin):
             outcomes[drop.candidate_id] = drop
             if on_drop is not None:
                 on_drop(drop)
