@@ -57,7 +57,6 @@ def test_the_recorded_race_benchmark_builds_a_replayed_race_for_every_part():
     """``bench_race_recorded`` reads each study part's sweep file through the engine: a moved or renamed loader
     breaks it here, not at the next benchmark run."""
     from benchmarks.bench_race_recorded import PARTS, race_spec
-
     from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 
     for part in PARTS:
