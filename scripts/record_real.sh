@@ -4,7 +4,8 @@
 # sweep file's per_type, each step a sweep of its own into a scratch run directory; the cassette
 # answers the calls of earlier steps, so only the new questions reach the model. Safe to kill and
 # run again (the cassette resumes). The last completed step is printed; set the sweep file's per_type
-# to it before shipping, so that --replay covers it.
+# to it before shipping, so that --replay covers it, and rebuild the vectors of the queries the model
+# wrote (python scripts/build_recorded_vectors.py).
 #
 #   bash scripts/record_real.sh sweeps/real_qwen_hotpotqa.yaml [STEP] [SCRATCH_DIR] [FIRST]
 #

@@ -11,7 +11,8 @@
 # llama.cpp threads: read before each step from .cache/record_study/threads (default 1): write 2 there when the
 # cores are free, 1 while you work (a step in progress keeps the threads it started with). Each completed step is
 # logged with its time; `tail .cache/record_study/log`. To ship a part at the size reached, set its sweep file's
-# per_type to its last completed step and regenerate its table (scripts/recorded_findings.py).
+# per_type to its last completed step, regenerate its table (scripts/recorded_findings.py) and the vectors of the
+# queries the model wrote (python scripts/build_recorded_vectors.py; a test says when they are missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/env.sh

@@ -4,6 +4,11 @@ fall-back to the simulator or a live model."""
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import subprocess
+import sys
+
 import pytest
 
 from rag_lab.errors import CassetteMiss
@@ -43,6 +48,26 @@ def test_a_recorded_sweep_replays_to_its_shipped_table(name: str, tmp_path) -> N
     assert result.complete
     table = result.write_reproducible_table(tmp_path / "table.csv")
     assert table.read_bytes() == RECORDED[name].read_bytes(), f"the replay of {name} differs from {RECORDED[name]}"
+
+
+@pytest.mark.slow   # out of the quick loop: replays every recorded sweep in a fresh interpreter (about 20 s)
+def test_a_replay_from_an_empty_cache_embeds_nothing(tmp_path) -> None:
+    """Every text the replays embed is shipped: the datasets' own, and in ``data/recorded/vectors`` the queries
+    and passages the model wrote (``python scripts/build_recorded_vectors.py``). So a fresh clone replays without
+    loading the embedding model, with the query vectors of the recording. (Their values are checked by the
+    byte-for-byte replays above: another vector would retrieve other passages and miss the cassette.)"""
+    code = ("import sys\nfrom pathlib import Path\nfrom rag_lab.experiments import run_sweep\n"
+            "from rag_lab.experiments.engine.sweep_file import load_sweep_spec\n"
+            "for i, name in enumerate(sys.argv[2:]):\n"
+            "    run_sweep(load_sweep_spec(name), Path(sys.argv[1]) / str(i), progress='quiet', replay=True)\n")
+    sweeps = [str(SWEEPS_DIR / f"{name}.yaml") for name in sorted(RECORDED)]
+    env = {**os.environ, "RAG_LAB_CACHE": str(tmp_path / "cache")}
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "runs"), *sweeps], env=env, check=True, timeout=600)
+    database = tmp_path / "cache" / "embeddings.sqlite"
+    computed = sqlite3.connect(database).execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] \
+        if database.is_file() else 0
+    assert computed == 0, (f"a replay from an empty cache embedded {computed} texts nobody shipped: "
+                           "python scripts/build_recorded_vectors.py")
 
 
 @pytest.mark.slow   # out of the quick loop: a replay that runs until its miss

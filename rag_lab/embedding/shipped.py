@@ -11,7 +11,9 @@ consults these files after its on-disk cache and before the model.
 
 Regenerate after the dataset or the chunking changes (a test checks that the shipped file covers
 the shipped world and that its vectors match the model) with ``rag-lab data build-vectors data/world``
-(:mod:`rag_lab.data_build.vectors`).
+(:mod:`rag_lab.data_build.vectors`). ``data/recorded/vectors/<model>.npz`` holds, in the same format, the
+texts a replay of the recorded real-model sweeps embeds beyond the datasets' (the queries and passages the
+model wrote); ``python scripts/build_recorded_vectors.py`` rebuilds it after a recording grows.
 """
 
 from __future__ import annotations
