@@ -4,6 +4,7 @@ world that resumes after SIGKILL to the same rows and decisions."""
 
 from __future__ import annotations
 
+import html
 import json
 import math
 from pathlib import Path
@@ -14,7 +15,7 @@ from killing import kill_mid_sweep_then_resume
 
 from rag_lab.experiments import holm, load_sweep, run_sweep
 from rag_lab.experiments.engine.search_space import Constraint, Objective, RaceSpec
-from rag_lab.experiments.tuning.racing import look_alphas, race_order, run_race, stage_drops
+from rag_lab.experiments.tuning.racing import look_alphas, race_order, race_rule, run_race, stage_drops
 from rag_lab.stats.exact_tests import noninferiority_p
 from rag_lab.stats.significance import difference_p
 
@@ -261,7 +262,21 @@ def test_report_states_who_was_dropped_after_how_many_questions_and_why(raced_se
     assert f"{raced_search.question_runs()} question runs" in html_text
     for _, row in table[table["status"] == "dropped"].iterrows():
         assert row["candidate_id"] in html_text and f"after {int(row['dropped_after'])} questions" in html_text
+    rule = race_rule(RaceSpec(**raced_search.search["race"]), len(raced_search.qids))
+    assert html.escape(rule) in html_text and "race.margin = 0.02" in rule
     assert math.isfinite(float(table["n_questions"].sum()))
+
+
+def test_the_sweep_command_prints_the_race_rule_with_its_numbers(raced_search):
+    """What ``rag-lab sweep`` prints after a raced search: the looks, the margin and what it lets through, α and
+    each look's share (here 8/24 and 16/24 of 0.05), then each drop with its reason."""
+    from rag_lab.cli.sweep_commands import _search_text
+
+    text = _search_text(raced_search)
+    assert f"race: looks after 8, 16 of {len(raced_search.qids)} questions" in text
+    assert "race.margin = 0.02: a rival that loses on at most 2% more of the questions" in text
+    assert "α = 0.05 shared over the looks in proportion to their questions (0.017, 0.033)" in text
+    assert look_alphas([8, 16, 24], 0.05) == pytest.approx([0.05 / 3, 0.1 / 3])
 
 
 def test_verify_on_a_searched_front_works_as_on_a_grid(raced_search, capsys):

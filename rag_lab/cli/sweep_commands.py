@@ -118,6 +118,11 @@ def _search_text(result: Any) -> str:
     full = len(table) * len(result.qids)
     lines = [f"search ({result.search['sampler']}): {len(table)} candidates, {result.question_runs()} question runs "
              f"({result.question_runs() / full:.1%} of {full} for every candidate on every question)"]
+    if result.search.get("race"):
+        from rag_lab.experiments.engine.search_space import RaceSpec
+        from rag_lab.experiments.tuning.racing import race_rule
+
+        lines.append(f"race: {race_rule(RaceSpec(**result.search['race']), len(result.qids))}")
     labels = result.labels()
     for _, row in table[table["status"] == "dropped"].iterrows():
         lines.append(f"  dropped {row['candidate_id']} ({labels.get(row['candidate_id'], '')}): {row['drop_reason']}")

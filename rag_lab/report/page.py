@@ -33,7 +33,9 @@ from rag_lab.experiments.engine.comparisons import (
 )
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.experiments.engine.search_space import RaceSpec
 from rag_lab.experiments.sweep_runner import load_sweep
+from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
@@ -307,14 +309,9 @@ def _search_section(sweep: SweepResult) -> list[str]:
     if race:
         dropped = table[table["status"] == "dropped"].sort_values(["dropped_after", "candidate_id"])
         parts.append(
-            f'<p class="note">Racing: every candidate answered the questions in one seeded random order, in stages of '
-            f"{html.escape(', '.join(map(str, race['batches'])))} and then all {len(sweep.qids)} questions. After each "
-            f"stage but the last a candidate was dropped when a test (Bonferroni over its rivals, Holm over the "
-            f"look's candidates and constraints, α = {race.get('alpha', 0.05):g} shared over the looks in proportion "
-            f"to their questions, {html.escape(str(race.get('dominance', 'noninferior')))} dominance, margin "
-            f"{race.get('margin', 0.02):g}) showed a rival not worse on every objective and better on one, "
-            f"or its mean breaking a constraint. {len(dropped)} of {len(table)} candidates were "
-            "dropped; only candidates that ran every question can be on the front.</p>")
+            '<p class="note">Racing: every candidate answered the questions in one seeded random order, '
+            f"{html.escape(race_rule(RaceSpec(**race), len(sweep.qids)))}. {len(dropped)} of {len(table)} candidates "
+            "were dropped; only candidates that ran every question can be on the front.</p>")
         if len(dropped):
             lines = ['<table class="dropped">', _thead(["candidate", "changes", "dropped after", "dropped by", "why"], 5),
                      "<tbody>"]

@@ -204,6 +204,21 @@ def _reason(h: Mapping[str, Any], n: int, family: int, level: float) -> str:
             f"× {h['rivals']} rivals = {h['p']:.2g}; {holm_text})")
 
 
+def race_rule(spec: RaceSpec, n_questions: int) -> str:
+    """The rule a race of ``n_questions`` runs under, in words and with its numbers (the stages, the margin and
+    what it lets through, α and each look's share): what ``rag-lab sweep`` prints and the report says."""
+    stages = spec.stages(n_questions)
+    shares = ", ".join(f"{a:.2g}" for a in look_alphas(stages, spec.alpha))
+    shown = (f"not worse on every objective (exact non-inferiority within race.margin = {spec.margin:g}: a rival that "
+             f"loses on at most {spec.margin:.0%} more of the questions than it wins counts as not worse) and better "
+             "on one" if spec.dominance == "noninferior" else "better on every objective")
+    looks = ", ".join(map(str, stages[:-1])) or "none"
+    return (f"looks after {looks} of {n_questions} questions; a candidate is dropped only when a test shows a rival "
+            f"{shown}, or its mean breaking a constraint; Bonferroni over its rivals, Holm over the look's "
+            f"candidates and constraints, α = {spec.alpha:g} shared over the looks in proportion to their questions "
+            f"({shares})")
+
+
 def run_race(
     challengers: Sequence[str],
     incumbents: Sequence[str],
