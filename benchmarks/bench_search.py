@@ -141,7 +141,8 @@ def main() -> None:
         "candidates": len(grid.table), "questions": len(grid.qids), "grid_question_runs": grid.question_runs(),
         "grid_wall_seconds": grid_s, "target_ratio": TARGET, "races": races,
         "command": f"nice -n 5 python benchmarks/bench_search.py --per-type {args.per_type} "
-                   f"--schedules '{args.schedules}' --seeds {args.seeds}",
+                   f"--schedules '{args.schedules}' --seeds {args.seeds}"
+                   + (f" --out {args.out}" if args.out.resolve() != RESULTS / "bench_search" else ""),
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.with_suffix(".json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
