@@ -126,7 +126,30 @@ def test_holm_correction_and_the_looks_decide():
     assert alone[0].detail["p_holm"] == pytest.approx(1 / 32) and alone[0].detail["family"] == 2
     assert stage_drops(field, list(field), list(field), one, [], 0.05, 20) == []
     assert stage_drops(pair, list(pair), list(pair), one, [], 0.025, 20) == []
+    # a rival dropped at an earlier look still counts: with three that entered, edge1's p is 2/64, Holm's 4/64
+    assert stage_drops(pair, list(pair), list(pair), one, [], 0.05, 20, rival_count=2) == []
     assert holm([1 / 64, 1 / 64, 1]) == pytest.approx([3 / 64, 3 / 64, 1])
+
+
+def test_a_rival_dropped_at_an_earlier_look_still_counts():
+    """Which rivals are left at a look depends on the questions, so Bonferroni counts every candidate that
+    entered: ``clear`` (dearer, always wrong) goes after 40 questions; ``slow`` (a call dearer on a quarter of
+    the questions, wrong on a twelfth) after 80, its p counting three rivals though two are left."""
+    q = np.arange(120)
+    field = {"leader": _values(2.0, [1.0] * 120), "clear": _values(4.0, [0.0] * 120),
+             "slow": _values(list(2.0 + (q % 4 == 0)), list((q % 12 != 1).astype(float))),
+             "tradeoff": _values(1.0, [0.0] * 120)}
+    order = [f"q{i}" for i in range(120)]
+
+    def metric_values(cid, qids, metric):
+        return field[cid][metric][[order.index(x) for x in qids]]
+
+    out = run_race(["clear", "slow", "tradeoff"], ["leader"], order, RaceSpec(batches=[40, 80]), OBJECTIVES, [],
+                   lambda ids, qids: None, metric_values)
+    assert (out["clear"].n_questions, out["slow"].n_questions, out["tradeoff"].status) == (40, 80, "survived")
+    slow = out["slow"].detail
+    assert slow["rivals"] == 3 and slow["p"] == pytest.approx(3 * slow["p_rival"])
+    assert slow["family"] == 2 and slow["p_holm"] == pytest.approx(2 * slow["p"])
 
 
 def test_a_broken_constraint_drops_with_its_reason(field):

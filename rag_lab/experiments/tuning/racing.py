@@ -101,15 +101,17 @@ def dominance_test(values: StageValues, c: str, r: str, objectives: Sequence[Obj
 
 
 def candidate_hypothesis(values: StageValues, c: str, rivals: Sequence[str], objectives: Sequence[Objective],
-                         dominance: str = "noninferior", margin: float = 0.02) -> dict[str, Any] | None:
+                         dominance: str = "noninferior", margin: float = 0.02,
+                         rival_count: int = 0) -> dict[str, Any] | None:
     """The hypothesis "no rival dominates ``c``" and its p: the smallest :func:`dominance_test` p over the
-    ``rivals`` (bar ``c``), times their number (Bonferroni); the strongest test's rival and parts come with it.
-    None when no rival can be compared."""
+    ``rivals`` (bar ``c``), times their number or ``rival_count`` if larger (Bonferroni); the strongest test's
+    rival and parts come with it. None when no rival can be compared."""
     tests = [t for r in rivals if r != c if (t := dominance_test(values, c, r, objectives, dominance, margin))]
     if not tests:
         return None
     best = min(tests, key=lambda t: (t["p"], t["rival"]))
-    return {**best, "p_rival": best["p"], "rivals": len(tests), "p": min(1.0, len(tests) * best["p"])}
+    count = max(len(tests), rival_count)
+    return {**best, "p_rival": best["p"], "rivals": count, "p": min(1.0, count * best["p"])}
 
 
 def look_alphas(stages: Sequence[int], alpha: float) -> list[float]:
@@ -143,9 +145,12 @@ def stage_drops(
     n_questions: int,
     dominance: str = "noninferior",
     margin: float = 0.02,
+    rival_count: int = 0,
 ) -> list[RaceOutcome]:
     """The challengers dropped after this look (see the module doc); ``rivals`` may include challengers, and
-    ``alpha`` is this look's (:func:`look_alphas`). The family is Holm-corrected at ``alpha``."""
+    ``alpha`` is this look's (:func:`look_alphas`). The family is Holm-corrected at ``alpha``. ``rival_count``:
+    the Bonferroni count of a candidate's rivals when it exceeds the rivals given — in a race, every candidate
+    that entered it but the one tested, dropped ones too (:func:`run_race`)."""
     if dominance not in DOMINANCE:
         raise ConfigError(f"dominance must be one of {DOMINANCE}, got {dominance!r}")
     if dominance == "noninferior" and not 0.0 < margin < 0.5:
@@ -154,7 +159,7 @@ def stage_drops(
         raise ConfigError(f"a look's alpha must lie in (0, 1), got {alpha!r}")
     hypotheses: list[dict[str, Any]] = []
     for c in challengers:
-        if (h := candidate_hypothesis(values, c, rivals, objectives, dominance, margin)) is not None:
+        if (h := candidate_hypothesis(values, c, rivals, objectives, dominance, margin, rival_count)) is not None:
             hypotheses.append(h)
         for k in constraints:
             mine = np.asarray(values[c][k.metric], float)
@@ -238,6 +243,8 @@ def run_race(
     outcomes: dict[str, RaceOutcome] = {}
     stages = spec.stages(len(order))
     alphas = dict(zip(stages, look_alphas(stages, spec.alpha), strict=False))   # planned when the race starts
+    # which rivals are still racing depends on the questions, so each candidate's Bonferroni count is all of them
+    entered = len(dict.fromkeys([*survivors, *incumbents])) - 1
     for n in stages:
         qids = list(order[:n])
         evaluate(survivors, qids)
@@ -246,7 +253,7 @@ def run_race(
         everyone = list(dict.fromkeys([*survivors, *incumbents]))
         values = {cid: {m: metric_values(cid, qids, m) for m in metrics} for cid in everyone}
         for drop in stage_drops(values, survivors, everyone, objectives, constraints, alphas[n], n, spec.dominance,
-                                spec.margin):
+                                spec.margin, rival_count=entered):
             outcomes[drop.candidate_id] = drop
             if on_drop is not None:
                 on_drop(drop)
