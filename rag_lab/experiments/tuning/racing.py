@@ -215,7 +215,7 @@ def race_rule(spec: RaceSpec, n_questions: int) -> str:
     stages = spec.stages(n_questions)
     shares = ", ".join(f"{a:.2g}" for a in look_alphas(stages, spec.alpha))
     shown = (f"not worse on every objective (exact non-inferiority within race.margin = {spec.margin:g}: a rival that "
-             f"loses on at most {spec.margin:.0%} more of the questions than it wins counts as not worse) and better "
+             f"loses on at most {spec.margin * 100:g}% more of the questions than it wins counts as not worse) and better "
              "on one" if spec.dominance == "noninferior" else "better on every objective")
     looks = ", ".join(map(str, stages[:-1])) or "none"
     return (f"looks after {looks} of {n_questions} questions; a candidate is dropped only when a test shows a rival "
