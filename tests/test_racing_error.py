@@ -111,8 +111,9 @@ def test_a_trade_off_is_not_dropped():
 def test_a_dominated_candidate_is_still_dropped():
     """The rule is not merely timid: a candidate 0.25 worse on quality than its rival, and dearer by a call on a
     fifth of the questions (never cheaper), is dropped before the last stage in most races. (With the calls
-    tied on *every* question instead, the default margin of 0.02 needs about 290 tied questions to show the
-    rival not worse on cost — (1 − 0.02)^n below α's share at a look — so such a candidate runs to the end.)"""
+    tied on *every* question instead, the default margin of 0.02 needs about 214 tied questions to show the
+    rival not worse on cost — (1 − 0.02)^n below 0.0133, α's share at the 160-question look halved by Holm —
+    so such a candidate runs to the end.)"""
     rng = np.random.default_rng(4)
     drops = 0
     for _ in range(40):
