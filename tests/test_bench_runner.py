@@ -62,3 +62,31 @@ def test_the_recorded_race_benchmark_builds_a_replayed_race_for_every_part():
     for part in PARTS:
         spec = load_sweep_spec(race_spec(part, 0.02, 0))
         assert spec.backend.replay and spec.search.race.margin == 0.02 and spec.search.sampler == "grid"
+
+
+def test_the_bound_benchmark_reproduces_the_shipped_rule_with_bonferroni():
+    """``bench_racing_bound.combined_race`` with ``bonferroni`` is the shipped rule, so its other tests of "no rival
+    dominates c" (Simes, distance weights) are compared with the rule itself: the same drops at the same looks as
+    :func:`run_race` on fields where some candidates are dominated by a little and some by a lot."""
+    import numpy as np
+
+    from benchmarks.bench_racing_bound import bonferroni, combined_race
+    from rag_lab.experiments.engine.search_space import Objective, RaceSpec
+    from rag_lab.experiments.tuning.racing import run_race
+
+    objectives = [Objective.parse("cost_llm_calls"), Objective.parse("max:quality_answer_containment_strict")]
+    n, stages, drops = 240, [20, 40, 80, 160], 0
+    order = [f"q{i}" for i in range(n)]
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        easy, calls = rng.beta(2.0, 1.5, n), 2.0 + (rng.random(n) < 0.3)
+        values = {f"c{k}": {"cost_llm_calls": calls + (rng.random(n) < 0.1 * k),
+                            "quality_answer_containment_strict": (rng.random(n) < easy * (1 - 0.12 * k)).astype(float)}
+                  for k in range(5)}
+        mine = combined_race(values, np.arange(n), RaceSpec(batches=stages).stages(n), objectives, 0.05, 0.02,
+                             bonferroni)
+        out = run_race(list(values), [], order, RaceSpec(batches=stages), objectives, [], lambda a, b: None,
+                       lambda c, q, m, v=values: v[c][m][[int(x[1:]) for x in q]])
+        assert mine == {c: o.n_questions for c, o in out.items() if o.status == "dropped"}
+        drops += len(mine)
+    assert drops >= 6, f"only {drops} drops: the fields test nothing"
