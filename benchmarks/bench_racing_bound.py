@@ -37,6 +37,7 @@ import argparse
 import json
 import math
 import platform
+from collections import Counter
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -56,26 +57,6 @@ SIMES = "Simes over each candidate's rivals (valid only under positive dependenc
 
 def _stage(values: dict[str, dict[str, np.ndarray]], rows: np.ndarray) -> dict[str, dict[str, np.ndarray]]:
     return {cid: {m: v[rows] for m, v in by.items()} for cid, by in values.items()}
-
-
-def oracle_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarray, stages: list[int],
-                objectives: list[Any], levels: list[float], margin: float, holm_across: bool) -> dict[str, int]:
-    """When each candidate would be dropped (question count; absent: never) if its **best** dominance test at
-    a look — the rival chosen by an oracle — were its only one, tested at the look's level in ``levels``
-    (``holm_across``: Holm over the candidates still racing)."""
-    from rag_lab.experiments.tuning.racing import dominance_test
-    from rag_lab.stats.significance import holm
-
-    racing, dropped = list(values), {}
-    for n, level in zip(stages[:-1], levels, strict=True):
-        stage = _stage(values, order_index[:n])
-        best = [min((t["p"] for r in values if r != c
-                     if (t := dominance_test(stage, c, r, objectives, "noninferior", margin))), default=1.0)
-                for c in racing]
-        adjusted = holm(best) if holm_across else best
-        dropped.update({c: n for c, p in zip(racing, adjusted, strict=True) if p <= level})
-        racing = [c for c in racing if c not in dropped]
-    return dropped
 
 
 def pilot_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarray, stages: list[int],
@@ -102,22 +83,32 @@ def pilot_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarray
 
 
 def combined_race(values: dict[str, dict[str, np.ndarray]], order_index: np.ndarray, stages: list[int],
-                  objectives: list[Any], alpha: float, margin: float, combine: Any) -> dict[str, int]:
-    """The shipped rule with another test of "no rival dominates c": ``combine(c, [(p, rival), ...])`` turns the
-    dominance p of every rival that entered into the candidate's p; Holm over the candidates still racing at the
-    look's share of ``alpha``. With :func:`bonferroni` it is the shipped rule (a cross-check)."""
+                  objectives: list[Any], alpha: float | list[float], margin: float, combine: Any,
+                  holm_across: bool = True) -> dict[str, int]:
+    """When each candidate is dropped (question count; absent: never) by the shipped rule with another test of
+    "no rival dominates c": ``combine(c, [(p, rival), ...])`` turns the dominance p of every rival that entered
+    into the candidate's p, tested at the look's share of ``alpha`` (or at ``alpha[i]`` at look ``i`` when a
+    list), with Holm over the candidates still racing (``holm_across``). With :func:`bonferroni` it is the
+    shipped rule (a cross-check); with :func:`oracle`, the floors."""
     from rag_lab.experiments.tuning.racing import dominance_test, look_alphas
     from rag_lab.stats.significance import holm
 
+    levels = alpha if isinstance(alpha, list) else look_alphas(stages, alpha)
     racing, dropped = list(values), {}
-    for n, level in zip(stages[:-1], look_alphas(stages, alpha), strict=True):
+    for n, level in zip(stages[:-1], levels, strict=True):
         stage = _stage(values, order_index[:n])
         ps = [min(1.0, combine(c, [(t["p"], r) for r in values if r != c
                                    if (t := dominance_test(stage, c, r, objectives, "noninferior", margin))]))
               for c in racing]
-        dropped.update({c: n for c, p in zip(racing, holm(ps), strict=True) if p <= level})
+        adjusted = holm(ps) if holm_across else ps
+        dropped.update({c: n for c, p in zip(racing, adjusted, strict=True) if p <= level})
         racing = [c for c in racing if c not in dropped]
     return dropped
+
+
+def oracle(c: str, tests: list[tuple[float, str]]) -> float:
+    """The **best** rival's p alone, as if an oracle had named that rival: no valid design gets it for free."""
+    return min((p for p, _ in tests), default=1.0)
 
 
 def bonferroni(c: str, tests: list[tuple[float, str]]) -> float:
@@ -137,7 +128,7 @@ def distance_weighted(params: dict[str, tuple[Any, ...]]) -> Any:
     α's share ``2^-(d-1)`` (normalised over the distances present), split evenly within its distance."""
     def combine(c: str, tests: list[tuple[float, str]]) -> float:
         dist = {r: sum(a != b for a, b in zip(params[c], params[r], strict=True)) for _, r in tests}
-        counts = {d: list(dist.values()).count(d) for d in set(dist.values())}
+        counts = Counter(dist.values())
         total = sum(2.0 ** -(d - 1) for d in counts)
         return min(p / (2.0 ** -(dist[r] - 1) / total / counts[dist[r]]) for p, r in tests)
     return combine
@@ -182,7 +173,8 @@ def main() -> None:
                            "looks only (the look's share of α)": (shares, False),
                            "Holm over the candidates (the look's share of α)": (shares, True)}
                 for design, (levels, holm_across) in designs.items():
-                    dropped = oracle_race(values, order_index, stages, objectives, levels, margin, holm_across)
+                    dropped = combined_race(values, order_index, stages, objectives, levels, margin, oracle,
+                                            holm_across)
                     rows.append(_row(seed, batches, margin, design, levels[-1], dropped, ids, len(qids)))
                 dropped = pilot_race(values, order_index, stages, objectives, ALPHA, margin)
                 rows.append(_row(seed, batches, margin, PILOT, math.nan, dropped, ids, len(qids)))
