@@ -1,8 +1,10 @@
 """Answer normalization and verbatim token overlap between two texts.
 
 One normalization for every answer comparison in the lab (SQuAD/HotpotQA style): lower-case, drop
-punctuation and the articles a/an/the, collapse whitespace. Citation markers ``[n]`` are removed by
-:func:`answer_tokens` before normalizing, so "Paris [1]" is the one token ``paris``.
+punctuation and the articles a/an/the, collapse whitespace. Citation marks — ``[n]`` and every form an answer
+prompt invites a model to write: ``[1, 3]``, ``[1; 3]``, ``[1-3]``, ``[1 and 3]`` (:data:`CITATION_MARK`, read by
+:func:`cited_numbers`) — are removed by :func:`answer_tokens` before normalizing, so "Paris [1, 3]" is the one token
+``paris``.
 
 Overlap is measured in *runs*: maximal stretches of consecutive normalized tokens that occur, in the
 same order, in both texts. A run of ``n`` tokens is found through the other text's ``n``-grams
@@ -29,7 +31,29 @@ SHORT_ANSWER_TOKENS = 48
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = str.maketrans("", "", string.punctuation)
-_CITATION = re.compile(r"\[\d+\]")
+#: One citation mark: numbers in square brackets, one (``[2]``) or several, separated by commas, semicolons or
+#: "and" (``[1, 3]``, ``[1;3]``, ``[1 and 3]``), or a range (``[1-3]``, ``[1–3]``); ``[1][3]`` is two marks.
+CITATION_MARK = re.compile(r"\[\s*\d+(?:\s*(?:[,;]|and|[-–—])\s*\d+)*\s*,?\s*\]")
+_PART = re.compile(r"(\d+)\s*[-–—]\s*(\d+)|\d+")
+#: The widest range a mark may span (``[1-20]``); a wider one (``[1-9999]``) is read as its two ends.
+MAX_RANGE = 20
+
+
+def cited_numbers(mark: str) -> list[int]:
+    """The numbers one citation mark cites, in order, each once: ``[1, 3]`` → 1, 3; ``[2-4]`` → 2, 3, 4.
+
+    >>> cited_numbers("[1, 3]"), cited_numbers("[2-4]"), cited_numbers("[3; 1 and 3]")
+    ([1, 3], [2, 3, 4], [3, 1])
+    """
+    numbers: list[int] = []
+    for part in _PART.finditer(mark):
+        if part.group(1) is None:
+            numbers.append(int(part.group(0)))
+            continue
+        start, end = int(part.group(1)), int(part.group(2))
+        span = range(start, end + 1) if start <= end and end - start < MAX_RANGE else (start, end)
+        numbers.extend(span)
+    return list(dict.fromkeys(numbers))
 
 
 def normalize_answer(text: str) -> str:
@@ -44,8 +68,8 @@ def tokens(text: str) -> list[str]:
 
 
 def answer_tokens(text: str) -> list[str]:
-    """The normalized tokens of an answer, citation markers ``[n]`` removed first."""
-    return tokens(_CITATION.sub(" ", text))
+    """The normalized tokens of an answer, citation marks (:data:`CITATION_MARK`) removed first."""
+    return tokens(CITATION_MARK.sub(" ", text))
 
 
 def _ngrams(toks: Sequence[str], n: int) -> set[tuple[str, ...]]:

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Record issue 37's real-model study in the background, all its parts growing together: each round runs every
-# part's sweep once more at a larger per_type (the first N questions of each type), so that wherever the recording
-# stops, every part has every candidate on the same questions, and the part's declared claims can be tested at
-# the size it reached. The cassettes are the state: a step answers the calls it already holds from them and asks
-# the model only for new ones, so the script is safe to kill and to run again (it starts over and skips through
-# what is recorded in seconds a step, but for the MuSiQue corpus's embedding).
+# Record a real-model study in the background: each line of a steps file (scripts/record_steps/, default issue 37's
+# study37.txt) runs one sweep once more at a larger per_type (the first N questions of each type), so that wherever the
+# recording stops, every part has every candidate on the same questions, and the part's declared claims can be tested
+# at the size it reached. The cassettes are the state: a step answers the calls it already holds from them and asks
+# the model only for new ones, so the script is safe to kill and to run again (it starts over and skips through what
+# is recorded in seconds a step, but for the MuSiQue corpus's embedding).
 #
-#   nohup bash scripts/record_study.sh > .cache/record_study/log 2>&1 &
+#   nohup bash scripts/record_study.sh scripts/record_steps/twins.txt > .cache/record_study/log 2>&1 &
 #
 # llama.cpp threads: read before each step from .cache/record_study/threads (default 1): write 2 there when the
 # cores are free, 1 while you work (a step in progress keeps the threads it started with). Each completed step is
@@ -19,18 +19,9 @@ source scripts/env.sh
 scratch=.cache/record_study
 mkdir -p "$scratch"
 
-# The rounds: "sweep per_type" pairs, in order, small first (every part reaches a testable size early). HotpotQA: 155 bridge + 45 comparison; MuSiQue: 70 2hop, 16 3hop1,
-# 7 4hop1, 3 3hop2, 3 4hop3, 1 4hop2 (per_type N takes min(N, what the type has) of each).
-steps=(
-  "real_qwen_hotpotqa_v3 10" "real_qwen_hotpotqa_v3_answer 10" "real_qwen_musique_v3 5" "real_qwen_musique_disclosure 2"
-  "real_qwen_hotpotqa_v3 25" "real_qwen_hotpotqa_v3_answer 25" "real_qwen_musique_v3 12" "real_qwen_musique_disclosure 5"
-  "real_qwen_musique_disclosure 12"
-  "real_qwen_hotpotqa_v3 40" "real_qwen_hotpotqa_v3_answer 40" "real_qwen_musique_v3 18" "real_qwen_musique_disclosure 18"
-  "real_qwen_hotpotqa_v3 60" "real_qwen_hotpotqa_v3_answer 60" "real_qwen_musique_v3 30" "real_qwen_musique_disclosure 30"
-  "real_qwen_hotpotqa_v3 90" "real_qwen_hotpotqa_v3_answer 90" "real_qwen_musique_v3 50" "real_qwen_musique_disclosure 50"
-  "real_qwen_hotpotqa_v3 120" "real_qwen_hotpotqa_v3_answer 120" "real_qwen_musique_v3 70" "real_qwen_musique_disclosure 70"
-  "real_qwen_hotpotqa_v3 155" "real_qwen_hotpotqa_v3_answer 155"
-)
+# The steps: "sweep per_type" lines, in order ('#' starts a comment).
+steps_file=${1:-scripts/record_steps/study37.txt}
+mapfile -t steps < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$steps_file")
 for step in "${steps[@]}"; do
   read -r name n <<< "$step"
   threads=$(cat "$scratch/threads" 2>/dev/null || echo 1)

@@ -251,6 +251,40 @@ def test_an_answer_with_no_valid_citation_is_refused():
     assert result.status == "refused" and result.answer == REFUSAL
 
 
+@pytest.mark.parametrize("draft, cited, kept_text", [
+    ("Paris [1, 3]", [1, 3], "Paris [1, 3]"),          # a list, the form answer-v3 invites
+    ("Paris [1,3]", [1, 3], "Paris [1,3]"),
+    ("Paris [1; 3]", [1, 3], "Paris [1; 3]"),
+    ("Paris [1][3]", [1, 3], "Paris [1][3]"),
+    ("Paris [1] [3]", [1, 3], "Paris [1] [3]"),
+    ("Paris [1-3]", [1, 2, 3], "Paris [1-3]"),          # a range
+    ("Paris [1–3]", [1, 2, 3], "Paris [1–3]"),          # an en dash
+    ("Paris [1 and 3]", [1, 3], "Paris [1 and 3]"),
+    ("Paris [ 2 ]", [2], "Paris [ 2 ]"),
+    ("Paris [1, 9]", [1], "Paris [1]"),                 # a number outside the context is removed from the list
+])
+def test_every_citation_form_the_answer_prompts_invite_is_read(draft, cited, kept_text):
+    """``[1, 3]`` was refused as uncited when the guard read one number per bracket (10 of the 29 'uncited'
+    refusals of the v3 answer-path study cited that way)."""
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0", "f1", "f2"]})
+    result, _ = run(res, backend([ANSWER], answer=draft))
+    assert result.status == "answered", result
+    assert result.citations == cited
+    assert result.answer == kept_text
+
+
+def test_a_list_citing_only_outside_the_context_is_refused():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0", "f1"]})
+    result, _ = run(res, backend([ANSWER], answer="Paris [7, 9]"))
+    assert result.status == "refused" and result.invalid_citations == 2
+
+
+def test_the_citation_cap_counts_the_numbers_of_a_list():
+    res = ScriptedResources(corpus_of(FILLERS), {Q: ["f0", "f1", "f2"]})
+    result, _ = run(res, backend([ANSWER], answer="Paris [1, 2, 3]"), **{"citations.max_citations": 2})
+    assert result.citations == [1, 2] and result.answer == "Paris [1, 2]" and result.invalid_citations == 1
+
+
 # --- source contract -------------------------------------------------------------------------------------
 
 def test_source_contract_fail_closed_returns_nothing():

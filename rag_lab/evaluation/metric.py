@@ -13,20 +13,19 @@ from it. A new metric is one registration::
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.answers import normalize_answer
+from rag_lab.evaluation.answers import contains_strict, normalize_answer
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
+from rag_lab.text_overlap import CITATION_MARK
 
 __all__ = ["Metric", "QuestionRun"]
 
-_CITATION = re.compile(r"\[\d+\]")
 
 
 class QuestionRun:
@@ -43,14 +42,26 @@ class QuestionRun:
         """The gold answers (with aliases); empty for an unanswerable or unlabelled question."""
         return self.question.gold_answers
 
+    @cached_property
+    def truth(self) -> tuple[str, ...]:
+        """The answers that are right whatever the evidence: the gold answers, or for an unanswerable twin
+        (:mod:`rag_lab.loaders.twins`) its original's, which an answer from memory may hit; empty for an
+        unanswerable question with no original (the world's), where no answer is right."""
+        return self.gold or tuple(self.question.metadata.get("original_answers", ()))
+
+    @cached_property
+    def right(self) -> bool:
+        """Answered, and right: a strict containment of :attr:`truth` (the headline answer rule)."""
+        return self.answered and contains_strict(self.answer_text, self.truth, self.question.text)
+
     @property
     def answered(self) -> bool:
         return self.result.status == "answered"
 
     @cached_property
     def answer_text(self) -> str:
-        """The answer without its ``[n]`` citation marks."""
-        return _CITATION.sub("", self.result.answer)
+        """The answer without its citation marks (``[2]``, ``[1, 3]``: :data:`~rag_lab.text_overlap.CITATION_MARK`)."""
+        return CITATION_MARK.sub("", self.result.answer)
 
     @cached_property
     def gold_docs(self) -> set[str]:

@@ -120,6 +120,26 @@ METRICS.add("quality_rounds_at_least_hops", _rate_metric(lambda run: run.result.
                                                          "rounds ≥ minimum hops"))
 METRICS.add("quality_fallback", _rate_metric(
     lambda run: run.result.fallback_used or "fallback" in run.call_outcomes, "fallback rate", "lower"))
+# --- quality: what a guard buys and what it costs (docs/design.md §5, "What a guard buys") ---------------------
+# "right" is the strict answer rule against the gold answers, or on an unanswerable twin against its original's
+# (an answer from memory); a refusal is neither right nor wrong. Defined on every question, so a sweep that mixes
+# answerable and unanswerable questions (the world) prices both.
+METRICS.add("quality_right", _rate_metric(lambda run: run.right, "right answers (refusals count 0)", outcome=True))
+METRICS.add("quality_confident_error", _rate_metric(
+    lambda run: run.answered and not run.right, "confident errors (answered and wrong)", "lower", outcome=True))
+METRICS.add("quality_answered", _rate_metric(lambda run: run.answered, "coverage (answered)"))
+METRICS.add("quality_right_among_answered", Metric(
+    lambda run: _rate(run.right) if run.answered else None, "right among answered", "higher", zero_one=True,
+    outcome=True))
+METRICS.add("quality_unsupported_answer", Metric(
+    lambda run: None if run.question.answerable else _rate(run.answered),
+    "unsupported answers (answered an unanswerable question)", "lower", zero_one=True, outcome=True))
+METRICS.add("quality_right_from_memory", Metric(
+    lambda run: _rate(run.right) if not run.question.answerable and run.truth else None,
+    "right from memory (right on an unanswerable twin)", None, zero_one=True))
+METRICS.add("quality_utility", Metric(
+    lambda run: _rate(run.right) - _rate(run.answered and not run.right),
+    "utility at c = 1 (right − wrong; CRAG's truthfulness)", "higher", outcome=True))
 # --- cost ---------------------------------------------------------------------------------------------------
 METRICS.add("cost_rounds", Metric(lambda run: run.result.rounds_used, "retrieval rounds / question", "lower"))
 METRICS.add("cost_llm_calls", Metric(lambda run: run.result.llm_cost.calls, "LLM calls / question", "lower"))

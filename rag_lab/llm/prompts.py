@@ -232,6 +232,14 @@ def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: s
     )
 
 
+def closed_book_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, ...]:
+    """The closed-book reader's prompt (policy ``generation.reader=closed_book``): the question alone, no passage,
+    asking for a short answer with no refusal rule — what the model answers from memory, the no-retrieval baseline
+    and the reference for an answer "right from memory" on an unanswerable twin."""
+    return role_messages("closedbook", "Answer the question in a few words.", ("QUESTION", question),
+                         prompt_set=prompt_set)
+
+
 def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | None,
                  prompt_set: str = "v1") -> tuple[Message, ...]:
     """``evidence=None`` is the draft-only (IsUse-style) judge; otherwise the judge sees the

@@ -9,7 +9,9 @@ The roles, in pipeline order: ``route`` (SIMPLE or COMPLEX), ``rewrite`` (altern
 (hypothetical passages), ``controller`` (the loop's next action), ``answer`` (the cited answer), ``judge``
 (support or usefulness of a draft), ``grade`` (CRAG relevance of one chunk); and ``reader``, the plain reader
 (a short answer from the same final context, no pipeline rules: policy ``generation.reader=plain``), the
-baseline the answer path is measured against.
+baseline the answer path is measured against; ``closedbook``, the question with no passage at all (policy
+``generation.reader=closed_book``): what the model answers from memory. The simulated model has no memory: with
+no evidence in its prompt it writes INSUFFICIENT, so only a real model's closed-book answers say anything.
 """
 
 from __future__ import annotations
@@ -81,5 +83,6 @@ LLM_ROLES.add("controller", Role(
 LLM_ROLES.add("answer", Role(prompts.answer_prompt, {"v1": "answer-v1", "v2": "answer-v2", "v3": "answer-v3"}, {},
                              _answer))
 LLM_ROLES.add("reader", Role(prompts.reader_prompt, {"v1": "reader-v1"}, {}, _reader))
+LLM_ROLES.add("closedbook", Role(prompts.closed_book_prompt, {"v1": "closedbook-v1"}, {}, _reader))
 LLM_ROLES.add("judge", Role(prompts.judge_prompt, {"v1": "judge-v1"}, {"v1": schemas.JudgeVerdict}, _judge))
 LLM_ROLES.add("grade", Role(prompts.grade_prompt, {"v1": "grade-v1"}, {"v1": schemas.RelevanceGrade}, _grade))

@@ -12,13 +12,14 @@ from rag_lab.loaders.beir import is_beir_folder, load_beir, save_beir
 from rag_lab.loaders.hotpotqa import load_hotpotqa
 from rag_lab.loaders.layouts import LAYOUTS, Layout, Source, data_suffixes, detect_layout, layouts_text
 from rag_lab.loaders.musique import load_musique
+from rag_lab.loaders.twins import TWINS_SUFFIX, twins_of
 from rag_lab.loaders.world import is_world_folder, load_world
 from rag_lab.paths import DATA_DIR
 from rag_lab.records import Dataset
 
 __all__ = [
     "LAYOUTS", "Layout", "dataset_help", "is_beir_folder", "is_world_folder", "load_dataset", "load_beir", "save_beir",
-    "load_hotpotqa", "load_musique", "load_qa_file", "load_world", "shipped_datasets",
+    "load_hotpotqa", "load_musique", "load_qa_file", "load_world", "shipped_datasets", "twins_of",
 ]
 
 
@@ -53,7 +54,7 @@ def dataset_help() -> str:
     suffixes = ", ".join(data_suffixes())
     return (f"a shipped dataset name ({', '.join(shipped_datasets()) or 'none shipped'}), "
             f"{layouts_text(folders=True)}, or {layouts_text(folders=False)} ({suffixes}; the layout is told "
-            "from the content)")
+            f"from the content); any of them followed by {TWINS_SUFFIX!r} gives its unanswerable twins")
 
 
 def load_qa_file(path: str | Path, name: str | None = None, split: str = "dev") -> Dataset:
@@ -84,9 +85,13 @@ def load_dataset(name_or_path: str | Path, split: str | None = None) -> Dataset:
     BEIR folder, a HotpotQA, 2WikiMultihopQA or MuSiQue file in JSON, JSON Lines or Parquet).
 
     ``split`` picks a BEIR folder's qrels file and labels a QA file's questions (default ``dev``); a
-    world carries its split on each question (select with :meth:`EvalSet.select`).
+    world carries its split on each question (select with :meth:`EvalSet.select`). A name or path followed by
+    ``_twins`` (``hotpotqa_sample_twins``) gives the unanswerable twins of its questions
+    (:func:`~rag_lab.loaders.twins.twins_of`).
     """
     text = str(name_or_path)
+    if text.endswith(TWINS_SUFFIX) and text not in shipped_datasets() and not Path(text).exists():
+        return twins_of(load_dataset(text[:-len(TWINS_SUFFIX)], split), name=Path(text).name)
     if text in shipped_datasets():
         return _load_path(DATA_DIR / text, split, name=text)
     path = Path(name_or_path)

@@ -48,22 +48,25 @@ class Result(BaseModel):
 def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, reason: StopReason) -> Result:
     """Generate a draft from ``context`` (none when it is empty), guard it, and build the result; a refusal
     replaces the answer with :data:`REFUSAL` and turns an ``answered`` stop reason into ``insufficient``. Under
-    ``generation.reader=plain`` the plain reader writes the draft and no guard runs (:func:`plain_draft`)."""
+    ``generation.reader=plain`` the plain reader writes the draft and no guard runs (:func:`plain_draft`); under
+    ``closed_book`` the model answers the question alone, with no context, and no guard runs either."""
     items = [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(context, start=1)]
-    plain = run.cfg.generation.reader == "plain"
-    template = "plain" if plain else {"correct": "correct", "disabled": "correct",
-                                      "ambiguous": "ambiguous"}.get(grade, "fallback")
+    reader = run.cfg.generation.reader
+    plain = reader != "guarded"
+    template = reader if plain else {"correct": "correct", "disabled": "correct",
+                                     "ambiguous": "ambiguous"}.get(grade, "fallback")
     draft = prompts.INSUFFICIENT
     instructions = ""
-    if items:
-        response, call = (run.ask("reader", run.question, items) if plain else
+    if items or reader == "closed_book":
+        response, call = (run.ask("closedbook", run.question) if reader == "closed_book" else
+                          run.ask("reader", run.question, items) if plain else
                           run.ask("answer", run.question, items, template))
         instructions = call.messages[0]["content"]
         draft = response.text.strip()
         run.trace.add(TraceStep(kind="generate", llm=call, retrieved=[c.chunk_id for c in context],
                                 tokens=response.usage.total_tokens, detail={"template": template}))
     if plain:
-        answer, cited, invalid, refusal = plain_draft(run, draft, context)
+        answer, cited, invalid, refusal = plain_draft(run, draft, context, closed_book=reader == "closed_book")
     else:
         answer, cited, invalid, refusal = guard_draft(run, draft, context, instructions, items)
     if refusal is None and run.cfg.judge.enabled and not plain:

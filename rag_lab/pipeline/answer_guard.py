@@ -13,8 +13,7 @@ from rag_lab.pipeline.finalize import ContextItem
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.run_context import RunContext
 from rag_lab.pipeline.trace import TraceStep
-
-_CITATION = re.compile(r"\[(\d+)\]")
+from rag_lab.text_overlap import CITATION_MARK, cited_numbers
 
 
 def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instructions: str = "",
@@ -42,16 +41,23 @@ def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instruc
     removed = 0
 
     def keep(match: re.Match[str]) -> str:
+        """One citation mark with the numbers the whitelist and the cap keep: as written when it keeps them all,
+        else rewritten with the kept ones (``[1, 9]`` → ``[1]``), or removed when it keeps none."""
         nonlocal removed
-        n = int(match.group(1))
-        if 1 <= n <= len(context) and (n in kept or len(kept) < guard.max_citations):
-            if n not in kept:
-                kept.append(n)
+        numbers = cited_numbers(match.group(0))
+        valid = []
+        for n in numbers:
+            if 1 <= n <= len(context) and (n in kept or len(kept) < guard.max_citations):
+                if n not in kept:
+                    kept.append(n)
+                valid.append(n)
+            else:
+                removed += 1
+        if len(valid) == len(numbers):
             return match.group(0)
-        removed += 1
-        return ""
+        return f"[{', '.join(map(str, valid))}]" if valid else ""
 
-    answer = _CITATION.sub(keep, draft)
+    answer = CITATION_MARK.sub(keep, draft)
     answer = re.sub(r"\s{2,}", " ", answer).strip()
     if removed:
         step.intervene(Intervention.CITATIONS_REMOVED, f"removed {removed} citation(s) outside the context or "
@@ -66,20 +72,24 @@ def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instruc
     return answer, kept, removed, None
 
 
-def plain_draft(run: RunContext, draft: str, context: list[ContextItem]) -> tuple[str, list[int], int, str | None]:
+def plain_draft(run: RunContext, draft: str, context: list[ContextItem],
+                closed_book: bool = False) -> tuple[str, list[int], int, str | None]:
     """The plain reader's draft taken as it is (``generation.reader=plain``): refused only when there is no context
-    to read or the model itself says INSUFFICIENT; no citation, threshold, echo or judge rule.
+    to read or the model itself says INSUFFICIENT; no citation, threshold, echo or judge rule. The closed-book
+    reader's (``closed_book``) had no context to read: only the model's own INSUFFICIENT refuses it.
     Returns (answer, citations, removed, refusal reason) as :func:`guard_draft` does."""
+    who = "closed-book reader" if closed_book else "plain reader"
     step = run.trace.add(TraceStep(kind="guard", codes=[Intervention.PLAIN_READER],
-                                   interventions=["plain reader: no guard but the model's own refusal"]))
-    refusal = _nothing_to_answer(step, draft, context)
+                                   interventions=[f"{who}: no guard but the model's own refusal"]))
+    refusal = _nothing_to_answer(step, draft, [] if closed_book else context, need_context=not closed_book)
     return (draft, [], 0, refusal) if refusal is not None else (" ".join(draft.split()), [], 0, None)
 
 
-def _nothing_to_answer(step: TraceStep, draft: str, context: list[ContextItem]) -> str | None:
-    """The refusals every answer path makes (``empty context``, the model's ``insufficient``), recorded on the
-    guard ``step``; None when there is a context and the draft is not INSUFFICIENT."""
-    if not context:
+def _nothing_to_answer(step: TraceStep, draft: str, context: list[ContextItem], need_context: bool = True) -> str | None:
+    """The refusals every answer path makes (``empty context``, unless ``need_context`` is false; the model's
+    ``insufficient``), recorded on the guard ``step``; None when there is a context and the draft is not
+    INSUFFICIENT."""
+    if need_context and not context:
         step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
         return "empty context"
     if draft.strip().upper().startswith(prompts.INSUFFICIENT):

@@ -19,6 +19,8 @@ class Intervention(StrEnum):
     """The router is off: every question enters the loop."""
     COMPARISON_UPGRADE = "comparison_upgrade"
     """Comparison wording upgraded a SIMPLE route to COMPLEX."""
+    CLOSED_BOOK = "closed_book"
+    """The closed-book reader (``generation.reader=closed_book``): no route, no retrieval, the question alone."""
     # retrieve
     SOURCE_REMOVED = "source_removed"
     """The source contract removed chunks of a type the route does not allow."""

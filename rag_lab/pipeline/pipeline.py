@@ -84,6 +84,8 @@ class _OneQuestion(RunContext):
     # --- the run -----------------------------------------------------------------------------
 
     def execute(self) -> tuple[Result, Trace]:
+        if self.cfg.generation.reader == "closed_book":
+            return self._closed_book()
         self._route()
         queries, hyde_passages = self._expand()
         try:
@@ -97,6 +99,14 @@ class _OneQuestion(RunContext):
         self.trace.rounds_used = self.state.rounds_used
         context, grade = final_context(self, refuse)
         return generate_and_guard(self, context, grade, reason), self.trace
+
+    def _closed_book(self) -> tuple[Result, Trace]:
+        """No route, no retrieval: the closed-book reader answers the question alone (``generation.reader``)."""
+        self.state.route = self.trace.route = "NONE"
+        self.trace.add(TraceStep(kind="route", decision={"route": "NONE"}, codes=[Intervention.CLOSED_BOOK],
+                                 interventions=["closed book: no retrieval, the question alone"]))
+        self.trace.stop_reason = StopReason.ANSWERED
+        return generate_and_guard(self, [], "disabled", StopReason.ANSWERED), self.trace
 
     def _route(self) -> None:
         router = self.cfg.router

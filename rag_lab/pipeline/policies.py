@@ -159,9 +159,11 @@ class Generation(Policy):
     the CRAG grade's template and the INSUFFICIENT rule), then the guards. ``plain``: the plain reader — the
     same model asked for a short answer from the same final context, with no pipeline rules (no citations, no
     guard; only the model's own INSUFFICIENT is a refusal). Paired with ``guarded`` on the same questions, the
-    difference is what the pipeline's answer path costs or buys (docs/design.md §5)."""
+    difference is what the pipeline's answer path costs or buys (docs/design.md §5). ``closed_book``: no retrieval
+    at all — one call, the question alone (the no-retrieval baseline; on an unanswerable twin, what the model
+    answers from memory)."""
 
-    reader: Literal["guarded", "plain"] = Field(default="guarded", json_schema_extra=ADDED_LATER)
+    reader: Literal["guarded", "plain", "closed_book"] = Field(default="guarded", json_schema_extra=ADDED_LATER)
 
 
 class EchoGuard(Policy):
