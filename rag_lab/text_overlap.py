@@ -1,10 +1,8 @@
 """Answer normalization and verbatim token overlap between two texts.
 
 One normalization for every answer comparison in the lab (SQuAD/HotpotQA style): lower-case, drop
-punctuation and the articles a/an/the, collapse whitespace. Citation marks — ``[n]`` and every form an answer
-prompt invites a model to write: ``[1, 3]``, ``[1; 3]``, ``[1-3]``, ``[1 and 3]`` (:data:`CITATION_MARK`, read by
-:func:`cited_numbers`) — are removed by :func:`answer_tokens` before normalizing, so "Paris [1, 3]" is the one token
-``paris``.
+punctuation and the articles a/an/the, collapse whitespace. Citation marks (``[2]``, ``[1, 3]``, ``[1-3]``:
+:data:`CITATION_MARK`, read by :func:`cited_numbers`) are removed by :func:`answer_tokens` first.
 
 Overlap is measured in *runs*: maximal stretches of consecutive normalized tokens that occur, in the
 same order, in both texts. A run of ``n`` tokens is found through the other text's ``n``-grams

@@ -30,6 +30,7 @@ ARGS: dict[str, tuple] = {
     "controller": (Q, [ITEM], [Q], 3, True),
     "answer": (Q, [ITEM], "correct"),
     "reader": (Q, [ITEM]),
+    "closedbook": (Q,),
     "judge": (Q, "Leeds [1]", [ITEM]),
     "grade": (Q, ITEM),
 }
@@ -187,4 +188,4 @@ def test_the_tables_are_complete_on_import_of_their_module() -> None:
             "import rag_lab.evaluation.metric as m\n"
             "print(len(LLM_ROLES), 'cost_calls_controller' in METRICS, hasattr(m, 'METRICS'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
-    assert out == ["8", "True", "False"]
+    assert out == ["9", "True", "False"]

@@ -172,7 +172,8 @@ for _role in LLM_ROLES:
 
 
 def question_metrics(question: Question, result: Result, trace: Trace) -> dict[str, Any]:
-    """One flat row: the question's labels (``qid``, ``type``, ``status`` ...), then every metric of
+    """One flat row: the question's labels (``qid``, ``type``, ``status`` ..., ``best_relevance``, and for an
+    unanswerable twin ``pair_id`` and ``twin_flagged``), then every metric of
     :data:`METRICS` in registration order — ``quality_*`` in [0, 1] (or None where
     undefined), ``cost_*`` counts — with the per-role call counts of the roles the run called, in call order."""
     run = QuestionRun(question, result, trace)
@@ -184,7 +185,13 @@ def question_metrics(question: Question, result: Result, trace: Trace) -> dict[s
         "stop_reason": str(result.stop_reason),
         "route": result.route,
         "crag_grade": result.crag_grade,
+        # the best relevance in the final context (None when it is empty): what the citation guard's
+        # refusal_threshold compares, so thresholding it draws that guard's risk-coverage curve from one run
+        "best_relevance": max((c.score for c in result.context), default=None),
     }
+    if "pair_id" in question.metadata:   # an unanswerable twin (rag_lab.loaders.twins): its pair, and its flag
+        row["pair_id"] = question.metadata["pair_id"]
+        row["twin_flagged"] = bool(question.metadata.get("answer_in_corpus"))
     row.update((name, metric.value(run)) for name, metric in METRICS.items() if not metric.per_role)
     for role in result.llm_calls_by_role:
         for kind in ("cost", "spent"):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.experiments.engine.evaluator import Evaluator
+from rag_lab.experiments.engine.pairs import PAIRS_WITH
 from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
@@ -56,7 +57,8 @@ def run_sweep(
     ``on_event`` then receives its :class:`~rag_lab.experiments.tuning.search.SearchEvent` objects (trials, drops).
     ``replay``: answer every call from the backend's cassette (``backend.cassette``), offline; the candidates
     and tables are the recording's, and a call the cassette does not hold is a
-    :class:`~rag_lab.errors.CassetteMiss`.
+    :class:`~rag_lab.errors.CassetteMiss`. A sweep that names ``pairs_with:`` (the other half of its pairs) runs
+    that sweep too, the same way, into ``run_dir/pairs_with``, where its findings over pairs read it.
     """
     spec = load_sweep_spec(spec)
     if replay:
@@ -72,6 +74,10 @@ def run_sweep(
             run_search(spec, plan, evaluator, on_event=on_event)
         else:
             evaluator.evaluate([r.candidate_id for r in plan.runs], plan.qids)
+    if spec.pairs_with is not None:   # the pairs' other half, into the run directory's PAIRS_WITH folder
+        run_sweep(spec.pairs_with, Path(run_dir) / PAIRS_WITH, workers=workers, executor=executor,
+                  dask_address=dask_address, progress=progress, overwrite=overwrite, chunk_size=chunk_size,
+                  pareto=pareto, replay=replay)
     return SweepResult(store, computed=evaluator.computed, reused=evaluator.reused, pareto=pareto)
 
 

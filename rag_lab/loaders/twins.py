@@ -1,18 +1,16 @@
-"""Unanswerable twins of a dataset's questions (docs/real-data.md, "Unanswerable twins"): the same questions over
-the dataset's corpus without any of their supporting paragraphs, so refusing is the right reply to every one.
+"""Unanswerable twins of a dataset's questions: the same questions over the dataset's corpus without any of their
+supporting paragraphs, so refusing is the right reply to every one (docs/real-data.md, "Unanswerable twins").
 
-The construction follows MuSiQue-Full's contrast questions (Trivedi et al., 2022: a supporting paragraph removed)
-and DiRe's support-sufficiency transform of HotpotQA (Chen & Durrett, 2019), for a dataset whose questions share
-one corpus: every document that supports *any* question is removed, with every other document of the same title
-(a paragraph of the same article elsewhere in the pool), and every question becomes unanswerable. Each twin keeps
-its question's text and type, has no answer and no gold documents, and carries its pair in ``metadata``:
-``pair_id`` (the original's qid), ``original_answers`` (its gold answers, which score an answer from memory: right
-on a twin, but not from the evidence), ``removed_doc_ids``, and ``answer_in_corpus``: the documents that still hold
-a gold answer string (normalised, as the answer metrics compare), so that a twin whose corpus may still answer it
-is flagged and kept out of the claims (:func:`insufficient`).
+After MuSiQue-Full's contrast questions (a supporting paragraph removed) and DiRe's support-sufficiency transform of
+HotpotQA, for questions that share one corpus: every document that supports *any* question is removed, with every
+document of the same title. A twin keeps its question's text and type, has no answer and no gold documents, and
+carries in ``metadata``: ``pair_id`` (the original's qid), ``original_answers`` (which score an answer from memory),
+``removed_doc_ids``, and ``answer_in_corpus``: the documents that still hold a gold answer string (normalised as the
+answer metrics compare; yes/no answers are not searched for). A twin with any is flagged and kept out of the claims
+(:func:`insufficient`).
 
-:func:`twins_of` makes them; :func:`rag_lab.loaders.load_dataset` gives them for a name or path ending in
-:data:`TWINS_SUFFIX` (``hotpotqa_sample_twins``), deterministic, for any dataset a loader reads.
+:func:`twins_of` makes them; :func:`rag_lab.loaders.load_dataset` gives them, deterministic, for a name or path
+ending in :data:`TWINS_SUFFIX` (``hotpotqa_sample_twins``).
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """A self-contained HTML report of a sweep's results table (:func:`write_report`, ``rag-lab report``): one file, no
 network, plotly.js inlined once. The cost-vs-quality scatters with the Pareto front, the results table, a note on
 how to read them and, from a run directory, the declared claims, the paired differences against the base config
-(a Δ table and forest plots), a search's drops and the verifications on a real backend. Its prose and style are
-in ``templates/`` beside this module; every text from the table is HTML-escaped. What the report holds:
-docs/design.md §6."""
+(a Δ table and forest plots), what each guardrail buys (right answers lost against wrong answers prevented), a
+search's drops and the verifications on a real backend. Its prose and style are in ``templates/`` beside this
+module; every text from the table is HTML-escaped. What the report holds: docs/design.md §6."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
 from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.experiments.tuning.racing import race_rule
-from rag_lab.figures import cost_quality, forest, sim_vs_real, where_grid
+from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
 from rag_lab.stats.paired import interval_text
@@ -207,6 +207,47 @@ def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
     return parts
 
 
+# --- what each guardrail buys ----------------------------------------------------------------------------
+
+#: The guard table's columns: (heading, :data:`rag_lab.figures.guard_tradeoff.COLUMNS` name); the first two are text.
+GUARD_COLUMNS = (("candidate", "candidate_id"), ("changes vs reference", "label"), ("questions", "n"),
+                 ("right answers lost", "lost"), ("wrong answers prevented", "prevented"),
+                 ("right gained", "gained_right"), ("new wrong", "new_wrong"), ("net at c = 1", "net_c1"),
+                 ("Δ LLM calls / question", "delta_calls"))
+
+
+def has_guard_metrics(sweep: SweepResult) -> bool:
+    """Whether the sweep's rows hold ``quality_right`` and ``quality_confident_error`` (runs stored before those
+    metrics existed do not) and it has a config besides the reference to count against it."""
+    stored = [c for c, n in zip(sweep.table["candidate_id"], sweep.table["n_questions"], strict=True) if n]
+    if sweep.table["config_id"].nunique() < 2 or not stored:
+        return False
+    return {guard_tradeoff.RIGHT, guard_tradeoff.WRONG} <= set(sweep.rows(stored[0]).columns)
+
+
+def guard_table_html(info: guard_tradeoff.GuardTradeoffInfo) -> str:
+    """The guard table: one row per candidate, the counts of :func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`
+    (net at c = 1 signed, Δ calls to 3 decimals)."""
+    lines = ['<table class="guard">', _thead([h for h, _ in GUARD_COLUMNS], 2), "<tbody>"]
+    for _, row in info.table.iterrows():
+        cells = [f'<td class="text">{html.escape(str(row[c]))}</td>' for _, c in GUARD_COLUMNS[:2]]
+        cells += [f"<td>{int(row[c])}</td>" for c in ("n", "lost", "prevented", "gained_right", "new_wrong")]
+        cells.append(f"<td>{int(row['net_c1']):+d}</td>")
+        calls = "–" if pd.isna(row["delta_calls"]) else f"{row['delta_calls']:+.3f}"
+        cells.append(f"<td>{html.escape(calls)}</td>")
+        lines.append("<tr>" + "".join(cells) + "</tr>")
+    lines += ["</tbody>", "</table>"]
+    return "\n".join(lines)
+
+
+def _guard_section(info: guard_tradeoff.GuardTradeoffInfo) -> list[str]:
+    figure = guard_tradeoff.guard_tradeoff_figure(info, label_px=_LABEL_PX)
+    return ["<h2>What each guardrail buys</h2>",
+            template(__package__, "templates/guard_note.html").substitute(reference=html.escape(info.reference)),
+            '<div class="table-wrap">', guard_table_html(info), "</div>",
+            figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id="guard-tradeoff")]
+
+
 # --- where related claims hold (the robustness table) ---------------------------------------------------
 
 
@@ -347,7 +388,8 @@ def report_figures(
 ) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
     ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric, ``where_grid`` (where claims like the
-    sweep's declared ones hold, when the robustness table has such rows) and ``sim_vs_real_<n>_<metric>``
+    sweep's declared ones hold, when the robustness table has such rows), ``guard_tradeoff`` (when the rows hold
+    ``quality_right``: :func:`has_guard_metrics`) and ``sim_vs_real_<n>_<metric>``
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
     table, sweep, _ = _load(source)
     table = add_pareto(table, cost_col, quality_col)
@@ -370,6 +412,9 @@ def report_figures(
         related = related_rows(declared, declared_claims, robustness) if robustness else []
         if related:
             figures["where_grid"] = where_grid.where_grid_figure(where_grid.where_grid_info(robustness, related))
+        if has_guard_metrics(sweep):
+            figures["guard_tradeoff"] = guard_tradeoff.guard_tradeoff_figure(
+                guard_tradeoff.guard_tradeoff_info(sweep, reference), label_px=_LABEL_PX)
         for n, v in enumerate(load_verifications(sweep.run_dir, sweep)):
             for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
                 if metric in set(v.gaps["metric"]):
@@ -391,7 +436,9 @@ def write_report(
     ``name`` titles the report (default: the run directory's name). The Pareto flags are recomputed for
     ``cost_col`` × ``quality_col``. A sweep (not a bare table) adds the paired differences of ``quality_col`` and
     ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and
-    labels the points by the parameters they change. Returns the written path."""
+    labels the points by the parameters they change; when its rows hold ``quality_right``, it adds what each
+    guardrail buys against the same reference (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`).
+    Returns the written path."""
     table, sweep, default_name = _load(source)
     name = name or default_name
     if table.empty:
@@ -405,6 +452,7 @@ def write_report(
     findings: list[Any] = []
     related: list[str] = []
     robustness: Mapping[str, Any] = {}
+    guards = None
     if sweep is not None:
         findings = sweep_findings(sweep) if sweep.complete else []
         robustness = _robustness_table() if findings else {}
@@ -412,6 +460,7 @@ def write_report(
         frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
         verifications = load_verifications(sweep.run_dir, sweep)
+        guards = guard_tradeoff.guard_tradeoff_info(sweep, reference) if has_guard_metrics(sweep) else None
 
     plots = [_scatter(table, cost_col, quality_col, include_plotlyjs=True)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
@@ -443,6 +492,7 @@ def write_report(
         *(_findings_section(findings) if findings else []),
         *(_where_section(robustness, related) if related else []),
         *(_delta_section(frames) if frames else []),
+        *(_guard_section(guards) if guards is not None else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",
         '<div class="table-wrap">',

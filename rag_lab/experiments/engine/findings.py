@@ -9,13 +9,17 @@ docs/decisions.md, "One test per claim"."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import is_outcome, value_range
 from rag_lab.evaluation.catalog import label as metric_label
+from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
+from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.power import Detectable, detectable, paired_differences
 from rag_lab.stats.significance import claim_test, p_clause, paired_test
@@ -247,6 +251,7 @@ def paired_finding(
     control: SweepResult | None = None,
     family: FindingFamily | None = None,
     alpha: float = 0.05,
+    questions: Collection[str] | None = None,
 ) -> Finding:
     """Check that ``candidate`` − ``reference`` on ``metric`` (paired over the same questions) lies
     ``direction`` of 0, with a paired test. ``candidate`` and ``reference`` pick one configuration each, as
@@ -263,7 +268,12 @@ def paired_finding(
                                  candidate={"truncation.strategy": "rank_then_truncate"},
                                  reference={"truncation.strategy": "append_then_truncate"},
                                  direction="above", claim="ranking first keeps later-round gold")
-        assert finding.holds, finding.message"""
+        assert finding.holds, finding.message
+
+    ``questions``: the question ids the test counts (default: all of the sweep's; a declared claim leaves out its
+    pilot and its flagged twins). ``result`` may also be a
+    :class:`~rag_lab.experiments.engine.pairs.PairedHalves`, whose values are pairs (a metric of
+    :data:`~rag_lab.experiments.engine.pair_metrics.PAIR_METRICS`)."""
     if direction not in _EXPECT:
         raise ConfigError(f"direction must be one of {sorted(_EXPECT)}, got {direction!r}")
     if kind not in KINDS:
@@ -288,7 +298,12 @@ def paired_finding(
     if cand_label == ref_label:
         raise ConfigError(f"candidate and reference are the same configuration ({cand_label})")
     values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
-    claimed = claim_test(values, ref_values, direction, margin, n_boot=n_boot, value_range=value_range(metric))
+    if questions is not None:
+        left_out = [i for i, q in enumerate(result.qids) if q not in set(questions)]
+        values, ref_values = values.copy(), ref_values.copy()
+        values[left_out], ref_values[left_out] = np.nan, np.nan
+    metric_range = PAIR_METRICS[metric].value_range if metric in PAIR_METRICS else value_range(metric)
+    claimed = claim_test(values, ref_values, direction, margin, n_boot=n_boot, value_range=metric_range)
     test, diff = claimed.test, claimed.test.difference
     p = claimed.p
     p_claim = p
@@ -321,7 +336,7 @@ def paired_finding(
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
         family_index=index, p_claim=p_claim, candidate_config=str(cand["config_id"]),
         reference_config=str(ref["config_id"]),
-        detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, margin, value_range(metric)),
+        detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, margin, metric_range),
     )
 
 
@@ -348,18 +363,44 @@ def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, 
 
 
 
-def sweep_findings(result: SweepResult, alpha: float = 0.05) -> list[Finding]:
+def sweep_findings(result: SweepResult, alpha: float = 0.05, pairs_with: SweepResult | None = None) -> list[Finding]:
     """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.engine.sweep.ClaimSpec`),
     each checked by :func:`paired_finding` in one :class:`FindingFamily` of their number, in the order listed — what
-    ``rag-lab sweep``
-    prints and the HTML report shows."""
+    ``rag-lab sweep`` prints and the HTML report shows. Each is tested on the questions outside the sweep's
+    ``pilot:`` and its flagged twins (:func:`claim_qids`); a finding ``over: pairs`` on the pairs the sweep forms
+    with ``pairs_with`` (the run of the sweep its ``pairs_with:`` names; default: the one the sweep runner keeps in
+    its run directory, :func:`~rag_lab.experiments.engine.pairs.stored_other_half`), which it then needs."""
     claims = list((result.spec or {}).get("findings") or [])
     if not claims:
         return []
     family = FindingFamily(size=len(claims), name=str(result.spec.get("name", "")))
-    return [paired_finding(result, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
-                           claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha)
-            for c in claims]
+    pairs = None
+    if any(c.get("over") == "pairs" for c in claims):
+        pairs_with = pairs_with if pairs_with is not None else stored_other_half(result)
+        if pairs_with is None:
+            raise ConfigError(f"sweep {result.spec.get('name')!r} states findings over pairs: test them with the run "
+                              f"of its other half (pairs_with: {result.spec.get('pairs_with')})")
+        pairs = PairedHalves(result, pairs_with)
+    out = []
+    for c in claims:
+        source: Any = pairs if c.get("over") == "pairs" else result
+        out.append(paired_finding(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
+                                  claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha,
+                                  questions=claim_qids(source)))
+    return out
+
+
+def claim_qids(result: Any) -> list[str]:
+    """The questions (or pairs) a declared claim of ``result`` is tested on: all but the spec's ``pilot:`` and, in a
+    sweep of unanswerable twins, the twins flagged because their corpus still holds the answer."""
+    if isinstance(result, PairedHalves):
+        return result.claim_qids()
+    pilot = set((result.spec or {}).get("pilot") or ())
+    flagged: set[str] = set()
+    rows = result.rows(result.reference()["candidate_id"])
+    if "twin_flagged" in rows:
+        flagged = set(rows.loc[rows["twin_flagged"].astype(bool), "qid"])
+    return [q for q in result.qids if q not in pilot and q not in flagged]
 
 
 def finding_line(finding: Finding) -> str:

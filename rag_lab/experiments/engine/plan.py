@@ -157,6 +157,12 @@ class SweepPlan:
             spec.pop("search", None)
         if not spec.get("findings"):    # likewise before sweeps stated findings
             spec.pop("findings", None)
+        for claim in spec.get("findings", ()):   # and before claims could be over pairs
+            if claim.get("over") == "questions":
+                claim.pop("over")
+        for key in ("pilot", "pairs_with"):     # and before pilots and pairs were declared
+            if not spec.get(key):
+                spec.pop(key, None)
         backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
         return {
             "spec": spec,
@@ -173,7 +179,8 @@ class SweepPlan:
         file path) and the backend by what determines its outputs (not whether the cache is on)."""
         described = self.describe()
         # the claims a sweep states are tested on its rows; they do not decide them
-        described["spec"] = {k: v for k, v in described["spec"].items() if k not in {"base", "backend", "findings"}}
+        described["spec"] = {k: v for k, v in described["spec"].items()
+                             if k not in {"base", "backend", "findings", "pilot", "pairs_with"}}
         return short_hash(described, length=16)
 
     @property

@@ -18,6 +18,7 @@ from rag_lab.config_files import explain_validation
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import check_metric
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid
+from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace, SearchSpec
 from rag_lab.llm.factory import BACKENDS, BackendKind, simulator_profile
 from rag_lab.llm.ledger import Price
@@ -127,11 +128,18 @@ class ClaimSpec(BaseModel):
     direction: Literal["above", "below", "none"] = "above"
     margin: float | None = Field(default=None, gt=0.0)
     claim: str = ""
+    over: Literal["questions", "pairs"] = Field(
+        default="questions", description="what a value is: one of the sweep's questions, or one pair of a question "
+                                         "and its unanswerable twin (a metric of PAIR_METRICS; the sweep names its "
+                                         "other half in pairs_with)")
 
-    @field_validator("metric")
-    @classmethod
-    def _known(cls, metric: str) -> str:
-        return check_metric(metric, "finding metric")
+    @model_validator(mode="after")
+    def _known(self) -> ClaimSpec:
+        if self.over == "pairs":
+            PAIR_METRICS.check(self.metric)
+        else:
+            check_metric(self.metric, "finding metric")
+        return self
 
     @model_validator(mode="after")
     def _margin(self) -> ClaimSpec:
@@ -148,7 +156,9 @@ class SweepSpec(BaseModel):
     (values may also be ranges ``{low, high}``), optionally raced over questions; a search takes one seed.
 
     Questions are chosen in dataset order: the split, then the types, then at most ``per_type``
-    questions of each type, then at most ``limit`` in all."""
+    questions of each type, then at most ``limit`` in all. ``pilot`` lists the questions the ``findings`` were
+    planned on, which their tests leave out; ``pairs_with`` names the sweep of the pairs' other half (a question and
+    its unanswerable twin, :mod:`rag_lab.loaders.twins`), which findings ``over: pairs`` read."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -164,6 +174,17 @@ class SweepSpec(BaseModel):
     backend: BackendSpec = BackendSpec()
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     findings: list[ClaimSpec] = Field(default_factory=list)
+    pilot: list[str] = Field(default_factory=list, description="the qids of the pilot the claims were planned on: "
+                                                               "kept out of every declared claim's test")
+    pairs_with: str | None = Field(default=None, description="the sweep file of the other half of each pair (relative "
+                                                             "to this file): the questions whose unanswerable twins "
+                                                             "this sweep runs, or the twins of its questions")
+
+    @model_validator(mode="after")
+    def _pairs_declared(self) -> SweepSpec:
+        if any(c.over == "pairs" for c in self.findings) and self.pairs_with is None:
+            raise ConfigError("a finding over pairs needs the sweep of the other half: pairs_with: <sweep file>")
+        return self
 
     @field_validator("grid")
     @classmethod

@@ -32,6 +32,8 @@ def _file_data(path: Path) -> dict[str, Any]:
     data = read_mapping(path, "sweep")
     if _relative(data.get("base")):
         data["base"] = str(path.parent / data["base"])
+    if _relative(data.get("pairs_with")):
+        data["pairs_with"] = str(path.parent / data["pairs_with"])
     backend = data.get("backend")
     if isinstance(backend, dict):
         backend = dict(backend)
