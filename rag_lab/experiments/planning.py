@@ -6,13 +6,15 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.findings import unflagged
+from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats import power as pw
 
@@ -115,18 +117,25 @@ def detectable_at(n: int, differences: pw.Differences, direction: str, alpha: fl
     return pw.normal_detectable_effect(n, differences.sd, alpha, power, two_sided=direction == "two-sided")
 
 
-def plan_claim(pilot: SweepResult, metric: str, candidate: str | Mapping[str, Any],
+def plan_claim(pilot: SweepResult | PairedHalves, metric: str, candidate: str | Mapping[str, Any],
                reference: str | Mapping[str, Any] | None = None, direction: str = "above", *,
                margin: float | None = None, target: float | None = None, alpha: float = 0.05,
-               sizes: Sequence[int] = (), claim: str = "", power: float = pw.TARGET_POWER) -> ClaimPlan:
+               sizes: Sequence[int] = (), claim: str = "", power: float = pw.TARGET_POWER,
+               questions: Collection[str] | None = None) -> ClaimPlan:
     """Plan one claim (``candidate`` − ``reference`` on ``metric``, as a sweep's ``findings:`` states it) from the
-    ``pilot`` sweep's per-question values: see the module doc."""
+    ``pilot`` sweep's per-question values (or per-pair values, ``pilot`` a
+    :class:`~rag_lab.experiments.engine.pairs.PairedHalves`), on its ``questions`` (default: all): see the module
+    doc."""
     if direction not in ("above", "below", "none", "two-sided"):
         raise ConfigError(f"direction must be above, below, none or two-sided, got {direction!r}")
     if direction == "none" and not (margin and margin > 0):
         raise ConfigError("a no-change claim is planned for its equivalence margin: give margin > 0")
     cand, ref = pilot.reference(candidate), pilot.reference(reference)
     values, ref_values = pilot.paired_values(metric, cand["config_id"], ref["config_id"])
+    if questions is not None:
+        left_out = [i for i, q in enumerate(pilot.qids) if q not in set(questions)]
+        values, ref_values = values.copy(), ref_values.copy()
+        values[left_out], ref_values[left_out] = np.nan, np.nan
     d = pw.paired_differences(values, ref_values)
     if d.n < 2:
         raise ConfigError(f"the pilot has {d.n} question(s) with {metric} defined on both arms: nothing to plan from")
@@ -152,11 +161,23 @@ def plan_study(pilot: SweepResult, claims: Sequence[Mapping[str, Any]], *, alpha
     """Plan every claim of a declared family (``claims``: a sweep file's ``findings:`` entries, their candidates and
     references picked in the ``pilot``). ``correction``: ``fixed-sequence`` (each claim at the full ``alpha``, as a
     sweep's findings are tested; a claim counts only when those before it do) or ``holm`` (the strictest step,
-    ``alpha / len(claims)``). ``targets``: the target effect of claim ``i`` (default: the pilot's |Δ|)."""
+    ``alpha / len(claims)``). ``targets``: the target effect of claim ``i`` (default: the pilot's |Δ|). A claim
+    ``over: pairs`` is planned on the pilot's pairs (the pilot run keeps its other half), and every claim on the
+    pilot's unflagged twins, as the study will test it."""
     if correction not in ("fixed-sequence", "holm"):
         raise ConfigError(f"correction must be fixed-sequence or holm, got {correction!r}")
     level = alpha if correction == "fixed-sequence" else alpha / max(1, len(claims))
-    return [plan_claim(pilot, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
-                       margin=c.get("margin"), target=(targets or {}).get(i), alpha=level, sizes=sizes,
-                       claim=c.get("claim", ""))
-            for i, c in enumerate(claims)]
+    pairs = None
+    if any(c.get("over") == "pairs" for c in claims):
+        other = stored_other_half(pilot)
+        if other is None:
+            raise ConfigError(f"{pilot.run_dir}: claims over pairs are planned on both halves of the pilot; its run "
+                              "keeps no other half (run the pilot's sweep with its pairs_with: first)")
+        pairs = PairedHalves(pilot, other)
+    plans = []
+    for i, c in enumerate(claims):
+        source: Any = pairs if c.get("over") == "pairs" else pilot
+        plans.append(plan_claim(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
+                                margin=c.get("margin"), target=(targets or {}).get(i), alpha=level, sizes=sizes,
+                                claim=c.get("claim", ""), questions=unflagged(source)))
+    return plans

@@ -396,11 +396,16 @@ def claim_qids(result: Any) -> list[str]:
     if isinstance(result, PairedHalves):
         return result.claim_qids()
     pilot = set((result.spec or {}).get("pilot") or ())
-    flagged: set[str] = set()
+    return [q for q in unflagged(result) if q not in pilot]
+
+
+def unflagged(result: Any) -> list[str]:
+    """``result``'s questions (or pairs) but its flagged twins (whose corpus still holds the answer)."""
+    if isinstance(result, PairedHalves):
+        return result.unflagged()
     rows = result.rows(result.reference()["candidate_id"])
-    if "twin_flagged" in rows:
-        flagged = set(rows.loc[rows["twin_flagged"].astype(bool), "qid"])
-    return [q for q in result.qids if q not in pilot and q not in flagged]
+    flagged = set(rows.loc[rows["twin_flagged"].astype(bool), "qid"]) if "twin_flagged" in rows else set()
+    return [q for q in result.qids if q not in flagged]
 
 
 def finding_line(finding: Finding) -> str:

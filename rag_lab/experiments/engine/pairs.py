@@ -92,7 +92,11 @@ class PairedHalves:
         """The pairs a declared claim is tested on: neither in the pilot (``pilot:`` of either sweep) nor flagged
         (a twin whose corpus still holds its answer)."""
         pilot = set(self.twins.spec.get("pilot") or ()) | set(self.answerable.spec.get("pilot") or ())
-        return [q for q in self.qids if q not in self._flagged and q not in pilot and self._pair_of[q] not in pilot]
+        return [q for q in self.unflagged() if q not in pilot and self._pair_of[q] not in pilot]
+
+    def unflagged(self) -> list[str]:
+        """The pairs whose twin is not flagged (its corpus holds none of its original's answers)."""
+        return [q for q in self.qids if q not in self._flagged]
 
     def paired_values(self, metric: str, candidate: str | Mapping[str, Any],
                       reference: str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
