@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.findings import unflagged
+from rag_lab.experiments.engine.findings import flagged_twins, unflagged
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats import power as pw
@@ -177,7 +177,8 @@ def plan_study(pilot: SweepResult, claims: Sequence[Mapping[str, Any]], *, alpha
     plans = []
     for i, c in enumerate(claims):
         source: Any = pairs if c.get("over") == "pairs" else pilot
+        flagged = flagged_twins(source) if hasattr(source, "rows") or pairs is source else set()
         plans.append(plan_claim(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
                                 margin=c.get("margin"), target=(targets or {}).get(i), alpha=level, sizes=sizes,
-                                claim=c.get("claim", ""), questions=unflagged(source)))
+                                claim=c.get("claim", ""), questions=unflagged(source) if flagged else None))
     return plans

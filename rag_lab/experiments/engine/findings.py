@@ -401,11 +401,17 @@ def claim_qids(result: Any) -> list[str]:
 
 def unflagged(result: Any) -> list[str]:
     """``result``'s questions (or pairs) but its flagged twins (whose corpus still holds the answer)."""
-    if isinstance(result, PairedHalves):
-        return result.unflagged()
-    rows = result.rows(result.reference()["candidate_id"])
-    flagged = set(rows.loc[rows["twin_flagged"].astype(bool), "qid"]) if "twin_flagged" in rows else set()
+    flagged = flagged_twins(result)
     return [q for q in result.qids if q not in flagged]
+
+
+def flagged_twins(result: Any) -> set[str]:
+    """The questions (or pairs) of ``result`` whose twin is flagged: its corpus still holds its original's answer
+    (:mod:`rag_lab.loaders.twins`); empty for a sweep of no twins."""
+    if isinstance(result, PairedHalves):
+        return set(result.qids) - set(result.unflagged())
+    rows = result.rows(result.reference()["candidate_id"])
+    return set(rows.loc[rows["twin_flagged"].astype(bool), "qid"]) if "twin_flagged" in rows else set()
 
 
 def finding_line(finding: Finding) -> str:
