@@ -26,7 +26,15 @@ for step in "${steps[@]}"; do
   read -r name n <<< "$step"
   threads=$(cat "$scratch/threads" 2>/dev/null || echo 1)
   file="$scratch/${name}_per_type_$n.yaml"
-  sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#" "sweeps/$name.yaml" > "$file"
+  # a sweep of twins runs the other half of its pairs (pairs_with:) too: at the same per_type, so that wherever the
+  # recording stops both halves hold the same questions
+  partner=$(sed -nE 's/^pairs_with: *([^ #]+).*/\1/p' "sweeps/$name.yaml")
+  if [ -n "$partner" ]; then
+    sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#" "sweeps/$partner" \
+      > "$scratch/${partner%.yaml}_per_type_$n.yaml"
+  fi
+  sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#; s|^pairs_with: *([^ #]+)\.yaml|pairs_with: \1_per_type_$n.yaml|" \
+    "sweeps/$name.yaml" > "$file"
   start=$SECONDS
   RAG_LAB_LLAMA_THREADS=$threads rag-lab sweep "$file" --out "$scratch/run_${name}_$n" --quiet \
     > "$scratch/run_${name}_$n.log" 2>&1
