@@ -26,13 +26,15 @@ from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
 from rag_lab.experiments.calibration.verify import compare, tau_text
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
+from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
 
 STRICT, CALLS, TOKENS = "quality_answer_containment_strict", "cost_llm_calls", "cost_tokens"
-METRICS = [STRICT, "quality_refused", "quality_refused_model", "quality_refused_pipeline", "quality_no_to_open", CALLS,
-           TOKENS, "cost_modelled_latency_s"]
+METRICS = [STRICT, "quality_refused", "quality_refused_model", "quality_refused_pipeline", "quality_no_to_open",
+           "quality_right", "quality_confident_error", "quality_right_among_answered", CALLS, TOKENS,
+           "cost_modelled_latency_s"]
 
 
 def _table(frame) -> str:
@@ -59,7 +61,7 @@ def main() -> None:
     if not real.complete:
         sys.exit(f"{args.sweep}: the replay is incomplete")
     table_path = real.write_reproducible_table(args.out_dir / f"{spec.name}_table.csv")
-    twin = spec.model_dump(exclude={"backend", "name"})
+    twin = spec.model_dump(exclude={"backend", "name", "pairs_with"})   # the simulator's twin runs this half alone
     sim = run_sweep({**twin, "name": f"{spec.name}_sim", "backend": {"kind": "sim", "profile": "typical"}},
                     work / "sim", progress="quiet")
     fit = calibrate(read_run(work / "real"), base="typical", name=f"{spec.backend.model}-fitted"[:40])
@@ -90,6 +92,9 @@ def main() -> None:
                   f"so far ({len(real.qids)}):", ""]
         parts += [f"{i}. {finding_line(f)}" for i, f in enumerate(findings, start=1)]
         parts += [""]
+    other = stored_other_half(real)
+    if other is not None:
+        parts += _pairs_section(real, other, spec.pairs_with)
     metrics = [m for m in METRICS if m in real.table.columns]
     parts += ["## The real model, each configuration", "", _table(real.table[["candidate_id", *real.param_columns, *metrics]]
                                                               .round(3)), ""]
@@ -109,6 +114,31 @@ def main() -> None:
     out = args.out_dir / f"{spec.name}.md"
     out.write_text("\n".join(parts), encoding="utf-8")
     print(f"wrote {table_path}, {profile_path}, {out} ({time.perf_counter() - started:.0f} s)")
+
+
+def _pairs_section(real, other, other_file) -> list[str]:
+    """What each guard buys and costs over the pairs (a question and its unanswerable twin), all pairs and the pairs
+    the claims are tested on, and each candidate's break-even price of a wrong answer against the base."""
+    pairs = PairedHalves(real, other)
+    kept = pairs.claim_qids()
+    columns = ["label", "pairs", "answerable_right", "answerable_wrong", "answerable_refused", "twins_right",
+               "twins_wrong", "twins_refused", "coverage", "right_among_answered", "refusal_precision",
+               "refusal_recall", "pair_score", "utility_c1"]
+    parts = ["## Over the pairs: what each guard buys and costs", "",
+             f"Each twin beside its question, run by `{Path(other_file).name}` (the answerable half) on the same "
+             f"candidates: {len(pairs.qids)} pairs, of which {len(pairs.unflagged())} have an unflagged twin and "
+             f"{len(kept)} are outside the pilot too (the pairs the claims are tested on). Right and wrong by the "
+             "strict answer rule (on a twin, against its original's answer: from memory); a refusal is neither.", "",
+             "All pairs:", "", _table(pairs.table()[columns].round(3)), "",
+             "The pairs the claims are tested on:", "", _table(pairs.table(kept)[columns].round(3)), "",
+             "Break-even price c of a wrong answer against the base (utility right − c·wrong, summed over both halves; "
+             "paired bootstrap interval over the pairs the claims are tested on):", ""]
+    labels = real.labels()
+    base = real.reference()["candidate_id"]
+    for candidate in real.table["candidate_id"]:
+        if candidate != base:
+            parts.append(f"- {labels[candidate]}: {pairs.break_even(candidate, qids=kept).text()}")
+    return [*parts, ""]
 
 
 if __name__ == "__main__":

@@ -225,3 +225,11 @@ def test_a_twins_sweep_runs_its_other_half_and_tests_its_claims_over_pairs(tmp_p
     assert table.loc["base", "twins_refused"] == int((rows["quality_answered"] == 0).sum())
     assert table.loc["base", "pairs"] == len(result.qids) == 8
     assert 0 <= table.loc["base", "refusal_recall"] <= 1
+
+
+def test_the_explorer_offers_what_a_guard_buys_as_a_quality_axis_and_only_higher_is_better_axes():
+    from rag_lab.evaluation.catalog import lower_is_better
+    from rag_lab.widgets.axes import QUALITY_AXES
+
+    assert {"quality_utility", "quality_right_among_answered"} <= set(QUALITY_AXES)
+    assert not [m for m in QUALITY_AXES if lower_is_better(m)]   # the front maximises quality

@@ -15,10 +15,13 @@ from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 #: Cost axes offered: the default, LLM calls, tokens, money, modelled LLM latency.
 COST_AXES: tuple[str, ...] = tuple(dict.fromkeys(
     (DEFAULT_COST, "cost_llm_calls", "cost_tokens", "cost_usd", "cost_modelled_latency_s")))
-#: Quality axes offered: the default first, then the main answer, context and citation columns.
+#: Quality axes offered: the default first, then the main answer, context and citation columns, then what a guard
+#: buys — the utility at c = 1 (right − wrong) and right among answered (every one higher-is-better, as the front
+#: assumes; confident errors are read in the report's guard table).
 QUALITY_AXES: tuple[str, ...] = tuple(dict.fromkeys((
     DEFAULT_QUALITY, "quality_answer_containment", "quality_f1", "quality_has_answer_in_context",
-    "quality_evidence_recall", "quality_citation_precision", "quality_abstention_accuracy")))
+    "quality_evidence_recall", "quality_citation_precision", "quality_abstention_accuracy", "quality_utility",
+    "quality_right_among_answered")))
 
 
 def check_axes(cost_col: str, quality_col: str) -> None:
