@@ -68,6 +68,7 @@
 from rag_lab.course import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
+from rag_lab.figures import risk_coverage_figure, risk_coverage_info
 from rag_lab.figures import trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.finalize import crag_grade
 from rag_lab.pipeline.policies import CRAG
@@ -119,6 +120,20 @@ contrasts.value_counts(result, "crag_grade").T
 # %%
 never = result.reference({"crag.lower": -1.0, "crag.upper": 0.5})["candidate_id"]
 crag_thresholds.by_type(result, crag_thresholds.per_trace(result, never, best_crag_score)).round(3)
+
+# %% [markdown]
+# ## Risk against coverage
+#
+# A threshold that refuses trades answered questions for wrong answers among them. The curve is the never-discard
+# run (`lower` −1) with every answer refused whose best relevance is below a threshold — exactly what the citation
+# guard's `refusal_threshold` does, and what a CRAG `lower` does to a bundle by its best chunk. The diamonds are the
+# sweep's candidates, each run for real at its own `crag.lower` (and `upper`). Risk is the share of the answers
+# that are wrong (strict rule; any answer to an unanswerable question is wrong), coverage the share of questions
+# answered; the area under the curve (AURC) is lower for a score that refuses the wrong answers first. Where the
+# curve is flat, a higher threshold only refuses answers in proportion, right and wrong alike.
+
+# %%
+risk_coverage_figure(risk_coverage_info(result, candidate=never, points_by="crag.lower"))
 
 # %% [markdown]
 # ## The mechanism in one trace
