@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.experiments.engine.evaluator import Evaluator
-from rag_lab.experiments.engine.pairs import PAIRS_WITH
 from rag_lab.experiments.engine.executors import check_executor
+from rag_lab.experiments.engine.pairs import PAIRS_WITH
 from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.engine.store import RunStore
