@@ -99,3 +99,31 @@ def test_rag_lab_plan_plans_a_declared_family_from_a_pilot_run(tmp_path, capsys)
     assert "questions for 80%" in out and "detectable effect at n=100" in out
     assert main(["plan", str(tmp_path / "pilot"), "--delta", "1=x"]) == 2     # a clear error, not a traceback
     assert "--delta takes I=DELTA" in capsys.readouterr().err
+
+
+def test_rag_lab_plan_records_the_pilot_into_the_study_file_once(tmp_path, capsys):
+    """The pilot's questions go into the sweep file as its pilot:, which every declared claim's test then leaves
+    out; a second recording is refused, so a pilot cannot be re-chosen after the data."""
+    import yaml
+
+    from rag_lab.cli import main
+    from rag_lab.experiments import run_sweep
+    from rag_lab.experiments.engine.findings import sweep_findings
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
+
+    common = {"dataset": "world", "split": "test", "types": ["bridge"], "base": {"round_cap.max_rounds": 3},
+              "grid": {"round_cap.max_rounds": [1, 3]},
+              "findings": [{"metric": "cost_llm_calls", "candidate": {"round_cap.max_rounds": 1},
+                            "direction": "below", "claim": "cap 1 saves calls"}]}
+    run_sweep({"name": "pilot", "per_type": 6, **common}, tmp_path / "pilot", progress="quiet")
+    study = tmp_path / "study.yaml"
+    study.write_text("# the study\n" + yaml.safe_dump({"name": "study", "per_type": 10, **common}))
+    assert main(["plan", str(tmp_path / "pilot"), "--findings", str(study), "--record-pilot", str(study)]) == 0
+    spec = load_sweep_spec(study)
+    assert len(spec.pilot) == 6 and study.read_text().startswith("# the study\n")
+    result = run_sweep(spec, tmp_path / "study", progress="quiet")
+    (finding,) = sweep_findings(result)
+    assert finding.n == 4                                        # the 10 questions but the pilot's 6
+    capsys.readouterr()
+    assert main(["plan", str(tmp_path / "pilot"), "--findings", str(study), "--record-pilot", str(study)]) == 2
+    assert "already names its pilot" in capsys.readouterr().err

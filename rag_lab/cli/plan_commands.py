@@ -27,6 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     plan.add_argument("--alpha", type=float, default=0.05, help="the family's level (default 0.05)")
     plan.add_argument("--holm", action="store_true",
                       help="plan for Holm over the family (alpha / number of claims) instead of fixed sequence")
+    plan.add_argument("--record-pilot", type=Path, default=None, metavar="SWEEP_FILE",
+                      help="write the pilot's question ids into this sweep file as its pilot: (the questions every "
+                           "declared claim's test then leaves out); refused when the file already names a pilot")
 
 
 def plan_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -53,7 +56,23 @@ def plan_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
             raise ConfigError(f"--delta takes I=DELTA (finding number = target effect), got {item!r}") from None
     plans = plan_study(pilot, claims, alpha=args.alpha, correction="holm" if args.holm else "fixed-sequence",
                        sizes=args.n, targets=targets)
+    if args.record_pilot is not None:
+        record_pilot(args.record_pilot, pilot.qids)
     head = (f"planned on the pilot {args.pilot} ({len(pilot.qids)} questions); "
             f"{'Holm' if args.holm else 'fixed-sequence'} family of {len(plans)} at α={args.alpha:g}:")
     lines = [head, *(f"  {i}. {p.line()}" for i, p in enumerate(plans, start=1))]
     return {"pilot": str(args.pilot), "plans": [p.as_dict() for p in plans]}, "\n".join(lines)
+
+
+def record_pilot(sweep_file: Path, qids: list[str]) -> None:
+    """Append ``pilot:`` (the pilot's question ids, one a line) to ``sweep_file``, keeping the rest of the file as
+    written; a file that already names a pilot is refused (a pilot is declared once, before the study's calls)."""
+    from rag_lab.config_files import read_mapping
+    from rag_lab.errors import ConfigError
+
+    if read_mapping(sweep_file, "sweep").get("pilot"):
+        raise ConfigError(f"{sweep_file} already names its pilot: a pilot is declared once")
+    text = sweep_file.read_text(encoding="utf-8")
+    lines = [f"pilot:   # the {len(qids)} questions of the pilot the claims were planned on (rag-lab plan --record-pilot)",
+             *(f"  - {qid!r}" for qid in qids)]
+    sweep_file.write_text(text.rstrip("\n") + "\n" + "\n".join(lines) + "\n", encoding="utf-8")
