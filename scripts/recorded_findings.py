@@ -30,6 +30,7 @@ from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
+from rag_lab.stats.significance import p_text
 
 STRICT, CALLS, TOKENS = "quality_answer_containment_strict", "cost_llm_calls", "cost_tokens"
 METRICS = [STRICT, "quality_refused", "quality_refused_model", "quality_refused_pipeline", "quality_no_to_open",
@@ -38,12 +39,19 @@ METRICS = [STRICT, "quality_refused", "quality_refused_model", "quality_refused_
 
 
 def _table(frame) -> str:
+    """A markdown table; a p-value column (``*_p``, ``*_holm``) as p-values are printed everywhere (``<0.0001``,
+    never a rounded 0)."""
     cols = list(frame.columns)
     lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
     for _, row in frame.iterrows():
-        lines.append("| " + " | ".join(f"{v:.3g}" if isinstance(v, float) else str(v).replace("|", "\\|")
-                                       for v in row) + " |")
+        lines.append("| " + " | ".join(_cell(col, v) for col, v in zip(cols, row, strict=True)) + " |")
     return "\n".join(lines)
+
+
+def _cell(column: str, value) -> str:
+    if isinstance(value, float) and column.endswith(("_p", "_holm")):
+        return p_text(value)
+    return f"{value:.3g}" if isinstance(value, float) else str(value).replace("|", "\\|")
 
 
 def main() -> None:
