@@ -225,6 +225,20 @@ def test_a_twins_sweep_runs_its_other_half_and_tests_its_claims_over_pairs(tmp_p
     assert table.loc["base", "twins_refused"] == int((rows["quality_answered"] == 0).sum())
     assert table.loc["base", "pairs"] == len(result.qids) == 8
     assert 0 <= table.loc["base", "refusal_recall"] <= 1
+    # the break-even price from its parts, counted by hand from both halves' rows
+    plain = result.reference({"generation.reader": "plain"})["candidate_id"]
+    half = pairs.answerable
+    counts = {}
+    for which, twin_cid in (("plain", plain), ("base", result.reference()["candidate_id"])):
+        other = half.reference({"generation.reader": which} if which == "plain" else None)["candidate_id"]
+        both = [result.rows(twin_cid), half.rows(other)]
+        counts[which] = (sum(int(r["quality_right"].sum()) for r in both),
+                         sum(int(r["quality_confident_error"].sum()) for r in both))
+    found = pairs.break_even(plain)
+    assert (found.delta_right, found.delta_wrong) == (counts["plain"][0] - counts["base"][0],
+                                                      counts["plain"][1] - counts["base"][1])
+    if found.delta_wrong:
+        assert found.c == found.delta_right / found.delta_wrong
 
 
 def test_the_explorer_offers_what_a_guard_buys_as_a_quality_axis_and_only_higher_is_better_axes():
