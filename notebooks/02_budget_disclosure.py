@@ -27,7 +27,7 @@
 # > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
 # > ? not recorded, – not applicable; every cell in `data/robustness.md`) the anchored model's extra calls: world
 # > ✓✓, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –,
-# > HotpotQA v3 –, MuSiQue v3 –. The thrifty model's saving: world ✓✓, HotpotQA ✓~, MuSiQue ✓✓; Qwen2.5-Coder-1.5B:
+# > HotpotQA v3 –, MuSiQue v3 –. The thrifty model's saving: world ✓✓, HotpotQA ~~, MuSiQue ✓✓; Qwen2.5-Coder-1.5B:
 # > HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –, MuSiQue v3 –. Both are the knobs' doing
 # > wherever they hold.
 #

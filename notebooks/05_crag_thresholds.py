@@ -26,7 +26,10 @@
 # > stated, fixed-sequence correction). The cost in abstention accuracy, re-tested with the whole robustness table's
 # > correction (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined, ? not
 # > recorded, – not applicable; every cell in `data/robustness.md`): world ~~, HotpotQA ~~, MuSiQue ~~;
-# > Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ✗, MuSiQue v2 ✗, world v2 ✗, HotpotQA v3 ?, MuSiQue v3 ?.
+# > Qwen2.5-Coder-1.5B: HotpotQA v1 ~, HotpotQA v2 ✗, MuSiQue v2 ✗, world v2 ✗, HotpotQA v3 ?, MuSiQue v3 ?. What
+# > the strict cut buys on unanswerable questions, answering fewer of them (the world's unanswerable test questions
+# > and the samples' unanswerable twins): world ✓~, HotpotQA twins ~~, MuSiQue twins ✓✓; Qwen2.5-Coder-1.5B:
+# > HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –, MuSiQue v3 –.
 #
 # **CRAG** (Corrective RAG) grades the evidence before the answer is written: each chunk gets a relevance
 # score, and the bundle is **Correct** (some chunk clears `upper`), **Incorrect** (every chunk is below
@@ -196,15 +199,22 @@ assert finding.holds, finding.message
 # are answered from irrelevant evidence. A second sweep runs the same reader on all 30 `unanswerable` test
 # questions with `lower` from 0.2 to 0.5. The claim: a strict `lower` turns some of those answers into
 # refusals. If `_crag` never discarded (the policy switched off), neither sweep's Δ would move from 0.
+#
+# The robustness table re-tests this second claim as what the guard buys (`guard_crag_lower`): the same
+# thresholds on the same kind of questions (`settings.CRAG_UNANSWERABLE`, the record this sweep reads), stated
+# as fewer unsupported answers (`quality_unsupported_answer`: the share of unanswerable questions answered,
+# lower at 0.5) — on the world's unanswerable test questions and on the first 60 unanswerable twins of the
+# HotpotQA and MuSiQue samples (each question over its sample's corpus without its supporting paragraphs),
+# where a real corpus decides which scores fall below the cut.
 
 # %%
-unanswerable = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_crag_unanswerable", types=["unanswerable"],
-                            per_type=None, grid={"crag.lower": [0.2, 0.3, 0.4, 0.5]})
+unanswerable = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb05_crag_unanswerable", grid={"crag.lower": [0.2, 0.3, 0.4, 0.5]},
+                            types=list(settings.CRAG_UNANSWERABLE.types), per_type=settings.CRAG_UNANSWERABLE.per_type)
 catches = paired_finding(unanswerable, QUALITY, candidate={"crag.lower": 0.5}, reference={"crag.lower": 0.2},
                          direction="above", kind="measured", family=FINDINGS,
                          claim="on the unanswerable questions, crag.lower 0.5 refuses some that the reader answers at 0.2")
 assert catches.holds, catches.message
-findings_markdown(finding, catches, where=["crag_abstention"])
+findings_markdown(finding, catches, where=["crag_abstention", "guard_crag_lower"])
 
 # %%
 newly = crag_thresholds.question_types(result)[contrasts.differing(result, STRICT, DEFAULT, "status")]

@@ -24,8 +24,10 @@
 # > how many of the world's correct answers the draft-only judge refuses is measured through the full
 # > pipeline. A real model shows whether a real judge errs the same way.
 # >
-# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
-# > robustness table, so no other dataset or seed has tested it.
+# > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
+# > ? not recorded, – not applicable, blank: not run there; every cell in `data/robustness.md`) the judge's LLM
+# > call: world ✓✓, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 ?, HotpotQA v2 ?, MuSiQue v2 ?, world
+# > v2 ?, HotpotQA v3 ?, MuSiQue v3 ? (the recordings never ran a judge).
 #
 # An optional **judge** reads the generated answer and can veto it: an `unsupported` verdict turns the
 # answer into a refusal. What the judge is *shown* decides what it can check. `JudgeInput.mode` is
@@ -67,7 +69,7 @@
 # simulator's own style (the self-preference bias).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput
@@ -85,9 +87,8 @@ setup_notebook(JudgeInput)
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-spec = {"name": "nb09_judge_input", "dataset": "world", "split": "test", "per_type": 20,
-        "backend": {"kind": "sim", "profile": "typical"},
-        "grid": [{"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only", "with_evidence"]}]}
+spec = settings.JUDGE.sweep("nb09_judge_input",  # the lesson's setting (20 test questions per type): its robustness row reads it too
+                            [{"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only", "with_evidence"]}])
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 NONE, DRAFT, EVIDENCE = [{"judge.enabled": False}] + [{"judge.enabled": True, "judge.mode": m}
                                                         for m in ("draft_only", "with_evidence")]
@@ -195,7 +196,7 @@ answered = contrasts.group_share(result, NONE, "status", "answered")["unanswerab
 assert answered > 0 and unanswerable["with_evidence"] == 0 < unanswerable["draft_only"], (answered, unanswerable.to_dict())
 abstention = paired_finding(result, "quality_abstention_accuracy", candidate=EVIDENCE, reference=DRAFT,
                             claim="abstention accuracy, with-evidence vs draft-only judge")
-findings_markdown(finding, abstention, no_effect, judge_cost)
+findings_markdown(finding, abstention, no_effect, judge_cost, where=["judge_calls"])
 
 # %% [markdown]
 # ## What was measured

@@ -23,8 +23,10 @@
 # > questions then gain — a controller, a second round, the other side's evidence, the answer — comes from
 # > the loop running real retrieval on the world.
 # >
-# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
-# > robustness table, so no other dataset or seed has tested it.
+# > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
+# > ? not recorded, – not applicable, blank: not run there; every cell in `data/robustness.md`) world ~~, HotpotQA
+# > ··, MuSiQue ··; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –,
+# > MuSiQue v3 – — on the real samples no question's answer differs.
 #
 # A **router** sends each question down one of two paths: SIMPLE questions get one-shot retrieval and an
 # answer, no controller; COMPLEX ones enter the controller loop, which may search again. The LLM
@@ -65,7 +67,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
@@ -112,12 +114,11 @@ reach[reach["type"] == "comparison"].groupby("comparison wording").head(3)[["que
 # on the plotted axes: LLM calls per question against strict answer containment.
 
 # %%
-COST, QUALITY, KNOBS = "cost_llm_calls", "quality_answer_containment_strict", {"comparison_underrate": 1.0}
-spec = {"name": "nb10_router", "dataset": "world", "split": "test", "types": ["comparison"], "per_type": 30,
-        "base": {"retrieval.top_k": 2}, "backend": {"kind": "sim", "profile": "typical", "knobs": KNOBS},
-        "grid": [{"router.enabled": [True], "router.comparison_upgrade": [True, False]}, {"router.enabled": [False]}]}
+S = settings.ROUTER  # the lesson's setting (comparison_underrate 1.0, top k 2, the 30 comparisons): its robustness row reads it too
+COST, QUALITY, KNOBS = "cost_llm_calls", "quality_answer_containment_strict", dict(S.knobs)
+spec = S.sweep("nb10_router", [{"router.enabled": [True], "router.comparison_upgrade": [True, False]}, {"router.enabled": [False]}])
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
-UPGRADE, NO_UPGRADE = ({"router.enabled": True, "router.comparison_upgrade": up} for up in (True, False))
+UPGRADE, NO_UPGRADE = S.candidate, S.reference  # the router with and without the comparison upgrade
 NAMES = contrasts.named(result, {"router + upgrade": UPGRADE, "router, no upgrade": NO_UPGRADE,
                                  "no router": {"router.enabled": False}})
 table = contrasts.labelled_table(result, [f"{QUALITY}±", "quality_rounds_at_least_hops", "quality_evidence_recall",
@@ -194,7 +195,7 @@ finding = paired_finding(result, QUALITY, candidate=UPGRADE, reference=NO_UPGRAD
                          claim="upgrading comparison wording to COMPLEX answers comparisons the under-rating router "
                                "sent to one-shot retrieval")
 assert finding.holds, finding.message
-findings_markdown(finding)
+findings_markdown(finding, where=["router_upgrade"])
 
 # %%
 contrasts.paired_summary(result, [QUALITY, "quality_rounds_at_least_hops", COST, "cost_tokens"], UPGRADE, NO_UPGRADE)

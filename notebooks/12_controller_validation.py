@@ -22,8 +22,10 @@
 # > of those runs still end in a right answer — because the deterministic fallback answered from evidence
 # > the loop had already gathered — comes from real retrieval on the world.
 # >
-# > **Where it holds:** measured on the world's test questions only (simulator seed 0); it is not in the
-# > robustness table, so no other dataset or seed has tested it.
+# > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
+# > ? not recorded, – not applicable, blank: not run there; every cell in `data/robustness.md`) world ✓~, HotpotQA
+# > ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –,
+# > MuSiQue v3 –.
 #
 # The controller must return a *structured* decision: exactly one of `answer`, `rerank`, `retrieve_again`
 # (with at least one non-empty refined query) or `insufficient`. Small models break this often — text that
@@ -65,7 +67,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, controller_validation, findings_markdown, lesson_sweep, paired_finding, setup_notebook, validation_table
+from rag_lab.course import FindingFamily, contrasts, controller_validation, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook, validation_table
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.pipeline import PipelineConfig
@@ -99,13 +101,12 @@ validation_table(samples, ControllerDecision, fallback=ControllerDecision(action
 
 # %%
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
-FORMAT_KNOBS = {"invalid_json": 0.1, "hallucinated_action": 0.1, "wrong_types": 0.1}
-spec = {"name": "nb12_controller_validation", "dataset": "world", "split": "test", "per_type": 8,
-        "backend": {"kind": "sim", "profile": "ideal", "knobs": FORMAT_KNOBS},
-        "grid": {"validation.on_invalid": ["fallback", "refuse"]}}
+S = settings.CONTROLLER_VALIDATION  # the lesson's setting (the ideal model, format knobs 0.1 each): its robustness row reads it too
+FORMAT_KNOBS = dict(S.knobs)
+spec = S.sweep("nb12_controller_validation", {"validation.on_invalid": ["fallback", "refuse"]})
 result = lesson_sweep(spec, pareto=(COST, QUALITY))
 control = lesson_sweep(spec, pareto=(COST, QUALITY), name="nb12_control", backend={"kind": "sim", "profile": "ideal"})
-FALLBACK, REFUSE = {"validation.on_invalid": "fallback"}, {"validation.on_invalid": "refuse"}
+FALLBACK, REFUSE = S.candidate, S.reference
 columns = [f"{QUALITY}±", "quality_abstention_accuracy", "quality_refused", "quality_fallback", COST, "cost_tokens", "is_pareto"]
 table = contrasts.labelled_table(result, columns)
 pd.concat({"format failures": table, "no failures": contrasts.labelled_table(control, columns)})
@@ -183,7 +184,7 @@ finding = paired_finding(result, QUALITY, candidate=FALLBACK, reference=REFUSE, 
                          claim="the deterministic fallback answers from gathered evidence where a pipeline that "
                                "refuses invalid controller output gives up")
 assert finding.holds, finding.message
-findings_markdown(finding)
+findings_markdown(finding, where=["validation_fallback"])
 
 # %%
 lost = controller_validation.across_table(result, {"with the fallback": FALLBACK, "refusing instead": REFUSE}, control, FALLBACK, [QUALITY])

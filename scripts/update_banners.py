@@ -12,6 +12,7 @@ them is left alone: read the diff, then run ``bash scripts/sync_notebooks.sh``.
     python scripts/update_banners.py /tmp/old_robustness.json
 
 Exit status 1 when an old phrase is not found in a banner that quotes its row (reworded by hand: fix it there).
+A row new to the table has no old words to replace: it is named, and its words go into the banner by hand.
 """
 
 from __future__ import annotations
@@ -46,10 +47,12 @@ def _banner_paragraphs(lines: list[str]) -> list[tuple[int, int]]:
 
 
 def update(path: Path, old_table, new_table, keys: list[str]) -> list[str]:
-    """Rewrite ``path``'s banner with the new words of ``keys``; the keys whose old words were not found."""
+    """Rewrite ``path``'s banner with the new words of ``keys`` (those the old table has: a new row has no old
+    words); the keys whose old words were not found."""
     lines = path.read_text(encoding="utf-8").split("\n")
     missing = []
-    for key in keys:
+    known = {row["key"] for row in old_table.findings}
+    for key in [k for k in keys if k in known]:
         old, new = where_line(key, old_table), where_line(key, new_table)
         if old == new:
             continue
@@ -75,6 +78,9 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     for path in sorted(NOTEBOOKS.glob("*.py")):
         keys = quoted_keys(path.read_text(encoding="utf-8"))
+        for key in [k for k in keys if k not in {row["key"] for row in old_table.findings}]:
+            print(f"{path.name}: {key!r} is new in the table: write its words into the banner by hand "
+                  f"({where_line(key, new_table)})", file=sys.stderr)
         for key in update(path, old_table, new_table, keys) if keys else []:
             print(f"{path.name}: the banner does not carry the old words of {key!r}; update it by hand", file=sys.stderr)
             failed = True

@@ -1,7 +1,9 @@
-"""The robustness table (``rag-lab robustness``): the registry covers the headline findings of notebooks
-01-06, a cell is the exact paired test of the notebook's contrast, Holm runs within each family, the
-shipped table covers every registered finding on every cell and is current against ``SIM_VERSION``
-(it fails after a simulator change until the table is regenerated), and notebooks quote their row."""
+"""The robustness table (``rag-lab robustness``): the registry covers the asserted findings of notebooks
+01-13 and what each refusing guard buys on unanswerable questions, a cell is the exact paired test of the
+notebook's contrast, Holm runs within each family, a finding runs on its own datasets (the guards on the world's
+unanswerable questions and the real samples' twins, flagged twins left out), the shipped table covers every
+registered finding on every cell and is current against ``SIM_VERSION`` (it fails after a simulator change
+until the table is regenerated), and notebooks quote their row."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import pytest
 
 from rag_lab.course.robustness import (
     CELL_DATASETS,
+    GUARD_DATASETS,
     HEADLINE_FINDINGS,
     SEEDS,
     SHIPPED_TABLE,
@@ -30,9 +33,9 @@ from rag_lab.llm.simulator import SIM_VERSION
 REGENERATE = "rag-lab robustness"
 
 
-def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_06():
+def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_13():
     notebooks = {f.notebook for f in HEADLINE_FINDINGS}
-    assert {n[:2] for n in notebooks} >= {"01", "02", "03", "04", "05", "06"}
+    assert {n[:2] for n in notebooks} >= {f"{i:02d}" for i in range(1, 14)}
     assert len({f.key for f in HEADLINE_FINDINGS}) == len(HEADLINE_FINDINGS)
     from pathlib import Path
 
@@ -44,6 +47,69 @@ def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_06():
         HeadlineFinding("x", "01", "c", "m", {}, {}, "none")
     with pytest.raises(ConfigError, match="no headline finding 'nope'"):
         run_robustness(["nope"])
+    for datasets in ((), ("world", "world")):
+        with pytest.raises(ConfigError, match="datasets must name at least one dataset, each once"):
+            HeadlineFinding("x", "01", "c", "m", {}, {}, "below", datasets=datasets)
+
+
+#: The guards that refuse, each with the lesson whose setting it reads (the controller's own INSUFFICIENT has no
+#: switch of its own, so no row).
+GUARDS = {"guard_citation_rule": "13", "guard_citation_threshold": "13", "guard_crag_lower": "05",
+          "guard_source_contract": "11", "guard_zero_yield": "03"}
+
+
+def test_each_refusing_guard_is_claimed_to_answer_fewer_unanswerable_questions():
+    """A guard row: the guard on (candidate) against off (reference), unsupported answers lower, on the world's
+    unanswerable test questions (every one) and the real samples' unanswerable twins; a claim about unanswerable
+    questions runs on those datasets, every other on the default three."""
+    rows = {f.key: f for f in HEADLINE_FINDINGS}
+    for key, notebook in GUARDS.items():
+        f = rows[key]
+        assert f.notebook[:2] == notebook, key
+        assert (f.metric, f.direction, f.margin) == ("quality_unsupported_answer", "below", None), key
+        assert f.datasets == GUARD_DATASETS and f.world_types == ("unanswerable",) and f.world_per_type is None, key
+        assert f.candidate != f.reference, key
+    assert {k for k, f in rows.items() if f.metric == "quality_unsupported_answer"} == set(GUARDS)
+    on_unanswerable = {k for k, f in rows.items() if f.world_types == ("unanswerable",)}
+    assert {k for k, f in rows.items() if f.datasets == GUARD_DATASETS} == on_unanswerable
+    assert all(f.datasets == CELL_DATASETS for k, f in rows.items() if k not in on_unanswerable)
+    assert rows["guard_citation_rule"].candidate == {"citations.require_citation": True}
+
+
+def test_each_finding_runs_on_its_own_datasets_and_the_table_on_theirs(monkeypatch, tmp_path):
+    """No sweep runs here: each cell is stubbed. A guard row gets the world and the twins, a lesson row the world
+    and the samples; ``datasets`` keeps only the cells on those (a finding with none is left out); the table's
+    datasets are its findings' in order of first use."""
+    from rag_lab.course import robustness
+
+    def fake_cell(finding, dataset, seed, real_limit, work_dir):
+        return {"dataset": dataset, "seed": seed, "n": 10, "delta": -0.1, "lo": -0.2, "hi": -0.05, "p": 1e-6,
+                "agrees": True, "differences": {"n": 10, "differ": 2, "size": 1.0, "sd": 0.3, "binary": True}}
+
+    monkeypatch.setattr(robustness, "_cell", fake_cell)
+    table = run_robustness(["round_cap_calls", "guard_crag_lower"], seeds=[0, 1], work_dir=tmp_path)
+    assert table.datasets == [*CELL_DATASETS, *GUARD_DATASETS[1:]]
+    cells = {r["key"]: [(c["dataset"], c["seed"]) for c in r["cells"]] for r in table.findings}
+    assert cells["guard_crag_lower"] == [(d, s) for d in GUARD_DATASETS for s in (0, 1)]
+    assert cells["round_cap_calls"] == [(d, s) for d in CELL_DATASETS for s in (0, 1)]
+    assert table.findings[1]["datasets"] == list(GUARD_DATASETS)
+    only = run_robustness(["round_cap_calls", "guard_crag_lower"], datasets=["musique_sample_twins"], seeds=[0],
+                          work_dir=tmp_path)
+    assert [r["key"] for r in only.findings] == ["guard_crag_lower"] and only.datasets == ["musique_sample_twins"]
+    with pytest.raises(ConfigError, match="at least one finding on one of its datasets"):
+        run_robustness(["round_cap_calls"], datasets=["musique_sample_twins"], work_dir=tmp_path)
+    md = markdown(table)   # the lesson row has no twin cell: "–" in every cell, blank at a glance
+    assert "| round_cap_calls | ✓ | ✓ | ✓ | ✓ | ✓ | ✓ |  |  |  |  |" in md
+    assert "datasets world, hotpotqa_sample_twins, musique_sample_twins" in md
+
+
+@pytest.mark.slow
+def test_a_twin_cell_leaves_the_flagged_twins_out_of_its_test_and_its_detectable_effect(tmp_path):
+    """The first 3 HotpotQA twins: 2 are flagged (their corpus still holds the answer), so the cell tests 1."""
+    table = run_robustness(["guard_source_contract"], datasets=["hotpotqa_sample_twins"], seeds=[0], real_limit=3,
+                           work_dir=tmp_path)
+    (cell,) = table.findings[0]["cells"]
+    assert cell["dataset"] == "hotpotqa_sample_twins" and cell["n"] == 1 == cell["differences"]["n"]
 
 
 def setting_of(finding: HeadlineFinding) -> str:
@@ -130,7 +196,8 @@ def test_the_shipped_table_is_complete_and_current():
     for row, finding in zip(table.findings, HEADLINE_FINDINGS, strict=True):
         assert (row["metric"], row["candidate"], row["reference"], row["direction"]) == (
             finding.metric, dict(finding.candidate), dict(finding.reference), finding.direction), row["key"]
-        assert [(c["dataset"], c["seed"]) for c in row["cells"]] == [(d, s) for d in CELL_DATASETS for s in SEEDS]
+        assert [(c["dataset"], c["seed"]) for c in row["cells"]] == [(d, s) for d in finding.datasets for s in SEEDS]
+        assert row["datasets"] == list(finding.datasets), row["key"]
     assert (SHIPPED_TABLE.parent / "robustness.md").read_text() == markdown(table)
     # every notebook finding can be quoted from it
     for finding in HEADLINE_FINDINGS:
@@ -159,3 +226,28 @@ def test_the_cli_writes_both_files(tmp_path, capsys):
     assert table.sim_version == SIM_VERSION and len(table.findings[0]["cells"]) == 1
     assert not np.isnan(table.findings[0]["cells"][0]["p"])
     assert main(["robustness", "--findings", "nope", "--out", str(out)]) == 2
+
+
+def test_a_claim_on_unanswerable_questions_has_no_real_model_cell_on_a_recording_of_none(tmp_path):
+    """A recording on answerable data, or of the world's other types, holds none of a guard row's questions: its
+    cell is 'not applicable' (no replay); a world recording that holds some is replayed on those alone."""
+    import yaml
+
+    from rag_lab.course.robustness_recorded import outside, recorded_cell, recorded_spec
+    from rag_lab.paths import SWEEPS_DIR
+
+    rows = {f.key: f for f in HEADLINE_FINDINGS}
+    guard, lesson = rows["guard_citation_rule"], rows["round_cap_calls"]
+    hotpotqa, world = SWEEPS_DIR / "real_qwen_hotpotqa_v2.yaml", SWEEPS_DIR / "real_qwen_world_v2.yaml"
+    assert "the recording is on hotpotqa_sample" in outside(guard, hotpotqa)
+    assert "the world's unanswerable questions; the recording holds bridge, comparison" in outside(guard, world)
+    assert outside(lesson, hotpotqa) is None and outside(lesson, world) is None
+    cell = recorded_cell(guard, "label", hotpotqa, tmp_path)
+    assert cell["status"] == "not applicable" and not list(tmp_path.iterdir())   # nothing replayed
+    mixed = yaml.safe_load(world.read_text())
+    mixed["types"] = ["bridge", "unanswerable"]
+    mixed["backend"]["cassette"] = str(world.parent / mixed["backend"]["cassette"])
+    (tmp_path / "mixed.yaml").write_text(yaml.safe_dump(mixed))
+    assert outside(guard, tmp_path / "mixed.yaml") is None
+    assert recorded_spec(guard, tmp_path / "mixed.yaml")["types"] == ["unanswerable"]
+    assert recorded_spec(lesson, tmp_path / "mixed.yaml")["types"] == ["bridge", "unanswerable"]

@@ -46,3 +46,15 @@ def test_the_old_words_are_replaced_by_the_new_and_rewrapped(tmp_path):
 
     _notebook(path, "words a writer changed by hand")
     assert update_banners.update(path, old_table, new_table, ["round_cap_calls"]) == ["round_cap_calls"]
+
+
+def test_a_row_new_to_the_table_is_left_to_the_writer(tmp_path):
+    """A key the old table lacks has no old words: nothing is replaced, nothing fails, the banner is left as is."""
+    data = json.loads(SHIPPED_TABLE.read_text(encoding="utf-8"))
+    data["findings"] = [f for f in data["findings"] if f["key"] != "round_cap_calls"]
+    (tmp_path / "old.json").write_text(json.dumps(data), encoding="utf-8")
+    path = tmp_path / "99_lesson.py"
+    _notebook(path, "words for a row the old table did not have")
+    before = path.read_text(encoding="utf-8")
+    assert update_banners.update(path, load_table(tmp_path / "old.json"), load_table(), ["round_cap_calls"]) == []
+    assert path.read_text(encoding="utf-8") == before

@@ -20,6 +20,7 @@ from rag_lab.figures.where_grid import (
     where_grid_markdown,
     where_grid_text,
 )
+from rag_lab.figures.where_grid import where_line as grid_line
 from tools.course.map import committed_map
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -57,14 +58,32 @@ def test_the_grid_of_the_shipped_table():
     first = table.findings[0]["cells"][0]
     assert info.cells[0][0].status == ("holds" if first["holds"] else info.cells[0][0].status)
     assert info.cells[0][0].delta == pytest.approx(first["delta"]) and info.cells[0][0].n == first["n"]
-    shown = {c.status for row in info.cells for c in row}
+    shown = {c.status for row in info.cells for c in row} - {"not run"}   # blank cells are not drawn
     figure = where_grid_figure(info)
     assert {t.name.split(" ", 1)[1] for t in figure.data} == {STATUSES[s][2].replace("<", "&lt;") for s in shown}
-    assert sum(len(t.x) for t in figure.data) == len(info.keys) * len(info.columns)
+    drawn = sum(c.status != "not run" for row in info.cells for c in row)   # a dataset a finding is not run on: blank
+    assert sum(len(t.x) for t in figure.data) == drawn
+    assert drawn < len(info.keys) * len(info.columns)   # the guard rows run on the twins, the lesson rows not
     assert any("Δ = " in h and "n=" in h for t in figure.data for h in t.hovertext)
     text = where_grid_text(info)
     assert len(text.splitlines()) == 1 + len(info.keys)
     assert where_grid_markdown(info) in markdown(table)     # robustness.md shows the grid at a glance
+
+
+def test_a_dataset_a_finding_is_not_run_on_is_blank_and_left_out_of_its_line():
+    table = {"findings": [
+        {"key": "lesson", "claim": "c", "direction": "below", "cells": [
+            {"dataset": "world", "seed": 0, "n": 9, "delta": -0.2, "lo": -0.3, "hi": -0.1, "holds": True, "agrees": True}]},
+        {"key": "guard", "claim": "g", "direction": "below", "cells": [
+            {"dataset": "world", "seed": 0, "n": 9, "delta": -0.2, "lo": -0.3, "hi": -0.1, "holds": True, "agrees": True},
+            {"dataset": "hotpotqa_sample_twins", "seed": 0, "n": 5, "delta": -0.1, "lo": -0.2, "hi": 0.0,
+             "holds": False, "agrees": True}]}],
+        "datasets": ["world", "hotpotqa_sample_twins"], "seeds": [0], "recorded": []}
+    info = where_grid_info(table)
+    assert info.columns == ("world s0", "HotpotQA twins s0")
+    assert [c.status for c in info.cells[0]] == ["holds", "not run"] and info.cells[0][1].symbol == ""
+    assert grid_line(info, "lesson") == "world ✓" and grid_line(info, "guard") == "world ✓, HotpotQA twins ~"
+    assert "| lesson | ✓ |  |" in where_grid_markdown(info) and "not run" not in where_grid_text(info)
 
 
 def test_a_finding_is_cited_in_one_short_line():

@@ -1,5 +1,6 @@
-"""``rag-lab robustness``: re-run every headline finding on the world, the HotpotQA and the MuSiQue samples
-with two simulator seeds, and write the table as markdown and JSON (:mod:`rag_lab.course.robustness`)."""
+"""``rag-lab robustness``: re-run every headline finding on its datasets (the world, the HotpotQA and the MuSiQue
+samples, or their unanswerable twins) with two simulator seeds, and write the table as markdown and JSON
+(:mod:`rag_lab.course.robustness`)."""
 
 from __future__ import annotations
 
@@ -14,16 +15,19 @@ from rag_lab.cli.options import command
 def register(sub: argparse._SubParsersAction) -> None:
     # defaults resolved in the command: importing rag_lab.experiments here would slow every rag-lab start
     rob = command(sub, "robustness", robustness_command,
-                  "re-run the headline findings of notebooks 01-06 on every dataset and seed: paired delta, interval, "
-                  "exact p, Holm p, sign agreement per cell")
+                  "re-run the findings notebooks 01-13 assert, and what each refusing guard buys on unanswerable "
+                  "questions, on each finding's datasets and every seed: paired delta, interval, exact p, Holm p, sign "
+                  "agreement per cell")
     rob.add_argument("--findings", nargs="+", default=None, metavar="KEY",
                      help="only these findings (default: every one registered in rag_lab.course.robustness)")
     rob.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
-                     help="the datasets of the cells (default: world hotpotqa_sample musique_sample)")
+                     help="only the cells on these datasets (default: each finding's own: world hotpotqa_sample "
+                          "musique_sample, or for a claim on unanswerable questions world hotpotqa_sample_twins "
+                          "musique_sample_twins); a finding with none of them is left out")
     rob.add_argument("--seeds", nargs="+", type=int, default=None, metavar="SEED",
                      help="simulator seeds of the cells (default: 0 1)")
     rob.add_argument("--real-limit", type=int, default=None, metavar="N",
-                     help="questions of each real sample, its first ones (default 60)")
+                     help="questions of each real sample or its twins, its first ones (default 60)")
     rob.add_argument("--work-dir", type=Path, default=None,
                      help="where each cell's sweep is kept and resumed (default: $RAG_LAB_CACHE/robustness)")
     rob.add_argument("--out", type=Path, default=None, metavar="JSON",
@@ -41,7 +45,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.course.robustness import (
-        CELL_DATASETS,
         REAL_LIMIT,
         SEEDS,
         SHIPPED_MARKDOWN,
@@ -67,7 +70,7 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     if args.recorded_only:
         table = load_table(args.out or SHIPPED_TABLE)
     else:
-        table = run_robustness(args.findings, datasets=args.datasets or CELL_DATASETS, seeds=args.seeds or SEEDS,
+        table = run_robustness(args.findings, datasets=args.datasets, seeds=args.seeds or SEEDS,
                                real_limit=args.real_limit if args.real_limit is not None else REAL_LIMIT,
                                work_dir=args.work_dir, on_cell=progress)
     table = add_recorded_columns(table)

@@ -1,6 +1,6 @@
 """The course: what the notebooks run — the lesson helpers (:mod:`.notebook`, :mod:`.contrasts`,
 :mod:`.lesson_text`), the code one lesson alone reads in a module named after its notebook (:mod:`.hyde` for
-lesson 04, …), the settings of lessons 01–06's headline comparisons (:mod:`.settings`) and the robustness table
+lesson 04, …), the settings of lessons 01–13's comparisons (:mod:`.settings`) and the robustness table
 (:mod:`.robustness`, :mod:`.robustness_recorded`). The authoring tools (lesson map, HTML export, course site)
 are outside the library, in ``tools/course/``. A notebook imports its helpers from here::
 

@@ -32,7 +32,9 @@ KIND_WORDS = {
     "definitional": "definitional — true by how the metric is defined; it checks the code, not the world",
 }
 #: How the prose names the robustness table's datasets.
-DATASET_WORDS = {"world": "the world", "hotpotqa_sample": "HotpotQA", "musique_sample": "MuSiQue"}
+DATASET_WORDS = {"world": "the world", "hotpotqa_sample": "HotpotQA", "musique_sample": "MuSiQue",
+                 "hotpotqa_sample_twins": "HotpotQA's unanswerable twins",
+                 "musique_sample_twins": "MuSiQue's unanswerable twins"}
 
 
 class LessonText(str):
@@ -136,7 +138,9 @@ def _recorded_status(cell: Mapping[str, Any]) -> str:
     """One real-model cell of a robustness row in words, ``{}`` standing for the model (the column's label names
     the model, the prompts and the data; columns with the same words are said once, their labels together)."""
     if cell["status"] == "not applicable":
-        return "not applicable to {} (it rests on a simulator setting)"
+        if "simulator" in cell.get("why", "simulator"):
+            return "not applicable to {} (it rests on a simulator setting)"
+        return "not applicable to {} (the recording holds none of its questions)"
     if cell["status"] != "tested":
         return "not recorded for {}"
     if cell["holds"]:

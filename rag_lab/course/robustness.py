@@ -1,11 +1,13 @@
 """Robustness of the headline findings as a table (``rag-lab robustness``). :data:`HEADLINE_FINDINGS` registers
-the findings notebooks 01–06 rest on (each notebook's contrast, metric and claimed direction or equivalence
-margin; arms, base, model and questions from the lesson's record in :mod:`rag_lab.course.settings`), and
-:func:`run_robustness` re-tests every one in every cell — the world and the shipped HotpotQA and MuSiQue samples,
-each with simulator seeds 0 and 1 — as a sweep that states it, with the claim's one test and Holm within its
-family. The table ships (:data:`SHIPPED_TABLE`, its markdown beside it) so a notebook quotes its row with
-:func:`quote`; ``tests/test_robustness.py`` fails when it is stale against the simulator. The method:
-docs/decisions.md, "The robustness table"; the command: docs/cli.md."""
+the findings notebooks 01–13 assert (each notebook's contrast, metric and claimed direction or equivalence
+margin; arms, base, model and questions from the lesson's record in :mod:`rag_lab.course.settings`) and what each
+guard that refuses buys on unanswerable questions, and :func:`run_robustness` re-tests every one in every cell of
+its datasets — the world and the shipped HotpotQA and MuSiQue samples, or, for a claim on unanswerable
+questions, the world's unanswerable questions and the samples' unanswerable twins; each with simulator seeds 0
+and 1 — as a sweep that states it, with the claim's one test and Holm within its family. The table ships
+(:data:`SHIPPED_TABLE`, its markdown beside it) so a notebook quotes its row with :func:`quote`;
+``tests/test_robustness.py`` fails when it is stale against the simulator. The method: docs/decisions.md, "The
+robustness table"; the command: docs/cli.md."""
 
 from __future__ import annotations
 
@@ -25,15 +27,18 @@ from rag_lab.stats.paired import changes_label, interval_text
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import holm, p_text, paired_test
 
-__all__ = ["CELL_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
+__all__ = ["CELL_DATASETS", "GUARD_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
            "check_current", "load_table", "quote", "run_robustness"]
 
 Direction = Literal["above", "below", "none"]
-#: The datasets every finding is re-run on (shipped names).
+#: The datasets a finding is re-run on unless it names its own (shipped names).
 CELL_DATASETS = ("world", "hotpotqa_sample", "musique_sample")
+#: The datasets of a claim on unanswerable questions: the world (its ``unanswerable`` questions) and the real
+#: samples' unanswerable twins (:mod:`rag_lab.loaders.twins`; the flagged ones are kept out of the test).
+GUARD_DATASETS = ("world", "hotpotqa_sample_twins", "musique_sample_twins")
 #: Simulator seeds of every cell (seed 0 is the notebooks' own).
 SEEDS = (0, 1)
-#: Questions of each real sample (its first ones, every type).
+#: Questions of each real sample or its twins (its first ones, every type).
 REAL_LIMIT = 60
 #: Questions of each real sample for a no-change claim (enough to decide one; the samples hold 200 and 100).
 NO_CHANGE_LIMIT = 200
@@ -53,7 +58,8 @@ class HeadlineFinding:
     pipeline settings over ``base``) on ``metric``, claimed ``direction`` (``above``/``below``: the candidate's
     metric is higher/lower; ``none``: within ±``margin``); ``knobs``: the simulator knob overrides of the
     notebook (over ``profile``); ``world_types`` / ``world_per_type``: the notebook's world questions (test
-    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.engine.findings`)."""
+    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.engine.findings`); ``datasets``: the
+    datasets of its cells (default :data:`CELL_DATASETS`; a claim on unanswerable questions: :data:`GUARD_DATASETS`)."""
 
     key: str
     notebook: str
@@ -69,10 +75,13 @@ class HeadlineFinding:
     profile: str = "typical"
     world_types: tuple[str, ...] | None = None
     world_per_type: int | None = None
+    datasets: tuple[str, ...] = CELL_DATASETS
 
     def __post_init__(self) -> None:
         if (self.direction == "none") != (self.margin is not None):
             raise ConfigError(f"{self.key}: a margin goes with direction 'none', and only with it")
+        if not self.datasets or len(set(self.datasets)) != len(self.datasets):
+            raise ConfigError(f"{self.key}: datasets must name at least one dataset, each once; got {self.datasets!r}")
 
     def spec(self, dataset: str, seed: int, real_limit: int) -> dict[str, Any]:
         """The two-candidate sweep of one cell."""
@@ -104,17 +113,28 @@ class HeadlineFinding:
 
 
 def _headline(key: str, setting: LessonSetting, claim: str, metric: str, direction: Direction, kind: str = "measured",
-              margin: float | None = None) -> HeadlineFinding:
+              margin: float | None = None, datasets: tuple[str, ...] = CELL_DATASETS) -> HeadlineFinding:
     """Finding ``key`` of the lesson whose comparison ``setting`` declares (:mod:`rag_lab.course.settings`, the record
     the notebook reads too): its arms, base, model and world questions — every test question of its types for a
-    no-change claim, which needs many questions to be decidable."""
+    no-change claim, which needs many questions to be decidable — on ``datasets``."""
     return HeadlineFinding(key, setting.notebook, claim, metric, dict(setting.candidate), dict(setting.reference),
                            direction, kind, margin, dict(setting.base), dict(setting.knobs), setting.profile,
-                           setting.types, setting.per_type if direction != "none" else None)
+                           setting.types, setting.per_type if direction != "none" else None, tuple(datasets))
+
+
+def _guard(key: str, setting: LessonSetting, claim: str) -> HeadlineFinding:
+    """What a guard that refuses buys: on unanswerable questions (``setting``'s world questions are the world's
+    unanswerable ones; the real cells are the samples' twins), the guard on (``setting.candidate``) answers fewer
+    of them than the guard off (``setting.reference``) — ``quality_unsupported_answer`` lower."""
+    return _headline(key, setting, claim, UNSUPPORTED, "below", datasets=GUARD_DATASETS)
 
 
 _STRICT = "quality_answer_containment_strict"
-#: The headline findings of notebooks 01–06 (each notebook's asserted claims, on its setting's record).
+UNSUPPORTED = "quality_unsupported_answer"
+#: The headline findings of notebooks 01–13 (each notebook's asserted claims, on its setting's record), then what
+#: each guard that refuses buys on unanswerable questions (the ``guard_`` rows: the world's unanswerable test
+#: questions and the real samples' twins). The controller's own INSUFFICIENT has no row: no setting switches it
+#: alone (docs/decisions.md, "The robustness table").
 HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
     _headline("round_cap_calls", settings.ROUND_CAP, "capping retrieval at one round instead of two cuts LLM calls",
               "cost_llm_calls", "below"),
@@ -137,6 +157,42 @@ HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
     _headline("truncation_retained", settings.TRUNCATION, "with a tight snippet limit (5), ranking before the cut keeps "
               "the gold evidence later rounds found, appending loses it", "quality_later_gold_retained", "above"),
     _headline("truncation_answers", settings.TRUNCATION, "and the answers are better for it", _STRICT, "above"),
+    _headline("search_budget_tokens", settings.SEARCH_BUDGET, "a 600-token search budget cuts tokens per question",
+              "cost_tokens", "below"),
+    _headline("search_budget_answers", settings.SEARCH_BUDGET,
+              "the 600-token budget costs answers (strict containment drops)", _STRICT, "below"),
+    _headline("rewrite_calls", settings.REWRITE, "rewriting costs an extra LLM call per question (the rewrite role)",
+              "cost_llm_calls", "above", kind="definitional"),
+    _headline("judge_calls", settings.JUDGE, "the judge costs LLM calls", "cost_llm_calls", "above",
+              kind="definitional"),
+    _headline("router_upgrade", settings.ROUTER, "upgrading comparison wording to COMPLEX answers comparisons the "
+              "under-rating router sent to one-shot retrieval", _STRICT, "above", kind="by_construction"),
+    _headline("source_contract_leak", settings.SOURCE_CONTRACT,
+              "when the filter leaves nothing, fail-open answers cite sources outside the contract",
+              "quality_off_contract_citation", "above", kind="definitional"),
+    _headline("source_contract_price", settings.SOURCE_CONTRACT_PRICE, "fail-closed costs at most 0.10 strict "
+              "containment against fail-open (it gives up only the answers fail-open took from forbidden sources)",
+              _STRICT, "none", margin=0.10),
+    _headline("validation_fallback", settings.CONTROLLER_VALIDATION, "the deterministic fallback answers from gathered "
+              "evidence where a pipeline that refuses invalid controller output gives up", _STRICT, "above",
+              kind="by_construction"),
+    _headline("citation_threshold_unanswerable", settings.CITATION_THRESHOLD,
+              "a refusal threshold of 0.5 refuses unanswerable questions that 0.1 answers",
+              "quality_abstention_accuracy", "above", datasets=GUARD_DATASETS),
+    _headline("citation_threshold_price", settings.CITATION_PRICE, "and it refuses answerable questions too",
+              "quality_refused", "above"),
+    _headline("citation_cap", settings.CITATION_CAP, "a cap of one citation removes citations",
+              "quality_citation_validity", "below", kind="definitional"),
+    _guard("guard_citation_rule", settings.CITATION_RULE_UNANSWERABLE,
+           "refusing an answer left with no valid citation answers fewer unanswerable questions"),
+    _guard("guard_citation_threshold", settings.CITATION_THRESHOLD_UNANSWERABLE,
+           "a citation-guard refusal threshold of 0.3 answers fewer unanswerable questions than the default 0.1"),
+    _guard("guard_crag_lower", settings.CRAG_UNANSWERABLE,
+           "CRAG's lower threshold at 0.5 answers fewer unanswerable questions than the default 0.2"),
+    _guard("guard_source_contract", settings.SOURCE_CONTRACT_UNANSWERABLE,
+           "a fail-closed source contract answers fewer unanswerable questions than fail-open"),
+    _guard("guard_zero_yield", settings.ZERO_YIELD_UNANSWERABLE,
+           "the zero-yield stop answers fewer unanswerable questions"),
 )
 
 
@@ -163,11 +219,18 @@ def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, wo
 
 
 def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) -> dict[str, Any]:
-    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected)."""
-    from rag_lab.experiments.engine.findings import sweep_findings
+    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected); its
+    differences (what the cell could have detected) are over the questions the claim is tested on (flagged twins
+    left out, :func:`~rag_lab.experiments.engine.findings.claim_qids`)."""
+    import numpy as np
+
+    from rag_lab.experiments.engine.findings import claim_qids, sweep_findings
 
     (found,) = sweep_findings(result)
     values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
+    tested = set(claim_qids(result))
+    kept = np.array([q in tested for q in result.qids], dtype=bool)
+    values, reference = values[kept], reference[kept]
     cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
                             "hi": found.hi, "test": found.method, "n_better": found.n_better,
                             "n_worse": found.n_worse, "p": found.p,
@@ -259,30 +322,35 @@ class RobustnessTable:
 
 def run_robustness(
     findings: Iterable[str] | None = None,
-    datasets: Sequence[str] = CELL_DATASETS,
+    datasets: Sequence[str] | None = None,
     seeds: Sequence[int] = SEEDS,
     real_limit: int = REAL_LIMIT,
     work_dir: str | Path | None = None,
     alpha: float = ALPHA,
     on_cell: Callable[[str, dict[str, Any]], None] | None = None,
 ) -> RobustnessTable:
-    """Run every registered finding (or the ``findings`` named) on every dataset × seed and build the table
-    (see the module doc). ``work_dir`` keeps each cell's sweep (resumable; default
-    ``$RAG_LAB_CACHE/robustness``); ``on_cell(key, cell)`` is called as each cell finishes."""
+    """Run every registered finding (or the ``findings`` named) on each of its datasets (only those among
+    ``datasets`` when given; a finding left with none is not run) × seed and build the table (see the module
+    doc); the table's ``datasets`` are those of its findings, in order of first use. ``work_dir`` keeps each
+    cell's sweep (resumable; default ``$RAG_LAB_CACHE/robustness``); ``on_cell(key, cell)`` is called as each
+    cell finishes."""
     from rag_lab.llm.simulator import SIM_VERSION
     from rag_lab.paths import cache_dir
 
     chosen = [_finding(k) for k in findings] if findings is not None else list(HEADLINE_FINDINGS)
-    if not chosen or not datasets or not seeds:
-        raise ConfigError("the robustness table needs at least one finding, one dataset and one seed")
+    if datasets is not None:
+        chosen = [f for f in chosen if any(d in datasets for d in f.datasets)]
+    if not chosen or not seeds:
+        raise ConfigError("the robustness table needs at least one finding on one of its datasets, and one seed")
     if isinstance(real_limit, bool) or not isinstance(real_limit, int) or real_limit < 2:
         raise ConfigError(f"real_limit must be an integer >= 2, got {real_limit!r}")
     work = Path(work_dir) if work_dir is not None else cache_dir() / "robustness"
     start = time.perf_counter()
-    rows = []
+    rows, used = [], []
     for finding in chosen:
         cells = []
-        for dataset in datasets:
+        for dataset in [d for d in finding.datasets if datasets is None or d in datasets]:
+            used += [dataset] if dataset not in used else []
             for seed in seeds:
                 cell = _cell(finding, dataset, seed, real_limit, work)
                 cells.append(cell)
@@ -306,7 +374,7 @@ def run_robustness(
         n = len(row["cells"])
         row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
                           "hold": sum(c["holds"] for c in row["cells"])}
-    return RobustnessTable(SIM_VERSION, rows, list(datasets), list(seeds), real_limit, alpha,
+    return RobustnessTable(SIM_VERSION, rows, used, list(seeds), real_limit, alpha,
                            round(time.perf_counter() - start, 1))
 
 
@@ -435,6 +503,9 @@ def markdown(table: RobustnessTable) -> str:
     for row in table.findings:
         knobs = f"; simulator knobs {_settings(row['knobs'])}" if row["knobs"] else ""
         base = f"; base {_settings(row['base'])}" if row["base"] else ""
+        own = row.get("datasets", list(CELL_DATASETS))
+        datasets = f"; datasets {', '.join(own)}" if list(own) != list(CELL_DATASETS) else ""
+        world = f"; world questions: {', '.join(row['world_types'])}" if row.get("world_types") else ""
         lines.append(f"- `{row['key']}`: {_settings(row['candidate'])} vs {_settings(row['reference'])}{base}"
-                     f"{knobs}; profile {row['profile']}")
+                     f"{knobs}; profile {row['profile']}{world}{datasets}")
     return "\n".join(lines) + "\n"

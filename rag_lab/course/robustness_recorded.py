@@ -1,9 +1,10 @@
 """The robustness table's real-model columns: each headline finding re-tested on a recorded real model. For each
 recorded sweep (:data:`RECORDED_SWEEPS`: a shipped sweep file whose backend names a cassette) a finding's
 two-candidate sweep is built on its questions and base config and replayed from the cassette: the cell is tested
-like every other, says *not recorded* where the cassette lacks a call, and does not exist for a finding that rests
-on a simulator knob. ``rag-lab robustness --recorded-only`` recomputes these columns alone (seconds). The method:
-docs/decisions.md, "The robustness table"."""
+like every other, says *not recorded* where the cassette lacks a call, and is *not applicable* to a finding that
+rests on a simulator knob or, for a finding that names its own datasets (a claim on unanswerable questions), to a
+recording that holds none of its questions. ``rag-lab robustness --recorded-only`` recomputes these columns alone
+(seconds). The method: docs/decisions.md, "The robustness table"."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.course.robustness import (
+    CELL_DATASETS,
     FAMILIES,
     HEADLINE_FINDINGS,
     HeadlineFinding,
@@ -45,11 +47,32 @@ def recorded_spec(finding: HeadlineFinding, sweep_file: Path) -> dict[str, Any] 
     recorded = load_sweep_spec(sweep_file)
     spec = finding.spec(recorded.dataset, recorded.seeds[0], 2)
     base = recorded.base if isinstance(recorded.base, dict) else {}
-    spec.update({"name": f"robustness_{finding.key}_{recorded.name}", "types": recorded.types,
+    types = recorded.types
+    if tuple(finding.datasets) != CELL_DATASETS and recorded.dataset == "world" and finding.world_types:
+        types = [t for t in (recorded.types or finding.world_types) if t in finding.world_types]  # its own questions
+    spec.update({"name": f"robustness_{finding.key}_{recorded.name}", "types": types,
                  "per_type": recorded.per_type, "limit": recorded.limit, "split": recorded.split,
                  "base": {**base, **finding.base},
                  "backend": {**recorded.backend.model_dump(), "replay": True}})
     return spec
+
+
+def outside(finding: HeadlineFinding, sweep_file: Path) -> str | None:
+    """Why the recorded sweep holds none of the questions of a finding that names its own datasets (a claim on
+    unanswerable questions): its dataset is not one of them, or, on the world, none of its types is the finding's.
+    None when it holds some, or the finding runs on the default datasets (every recording applies to those)."""
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
+
+    if tuple(finding.datasets) == CELL_DATASETS:
+        return None
+    recorded = load_sweep_spec(sweep_file)
+    if recorded.dataset not in finding.datasets:
+        return f"the finding is tested on {', '.join(finding.datasets)}; the recording is on {recorded.dataset}"
+    if recorded.dataset == "world" and finding.world_types and recorded.types is not None \
+            and not set(recorded.types) & set(finding.world_types):
+        return (f"the finding is on the world's {', '.join(finding.world_types)} questions; the recording holds "
+                f"{', '.join(recorded.types)}")
+    return None
 
 
 def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_dir: Path) -> dict[str, Any]:
@@ -60,6 +83,9 @@ def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_d
     if spec is None:
         return {"dataset": label, "status": "not applicable",
                 "why": "the finding rests on simulator settings (profile or knobs); a real model has none"}
+    why = outside(finding, sweep_file)
+    if why is not None:
+        return {"dataset": label, "status": "not applicable", "why": why}
     try:
         result = run_sweep(spec, work_dir / spec["name"], progress="quiet", overwrite=True)
     except CassetteMiss as miss:

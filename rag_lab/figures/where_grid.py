@@ -1,5 +1,6 @@
-"""Where each finding holds, as a grid: findings × settings (the world, HotpotQA and MuSiQue at each simulator
-seed, then each recorded real-model column), each cell one symbol of :data:`STATUSES` — split into plain data
+"""Where each finding holds, as a grid: findings × settings (the world, HotpotQA and MuSiQue — and their
+unanswerable twins, for a claim on unanswerable questions — at each simulator seed, then each recorded real-model
+column; a finding has cells only on its own datasets), each cell one symbol of :data:`STATUSES` — split into plain data
 (:func:`where_grid_info`), a plotly figure (:func:`where_grid_figure`) and its text twins for the terminal and
 the lesson map (:func:`where_grid_text`, :func:`where_line`).
 
@@ -28,10 +29,13 @@ STATUSES = {
     "sign disagrees": ("✗", "#c62828", "the sign does not agree (a no-change claim: outside its margin)"),
     "undefined": ("∅", "#777777", "no question where the metric applies"),
     "not recorded": ("?", "#9e9e9e", "not recorded: the cassette lacks a call the finding needs"),
-    "not applicable": ("–", "#bdbdbd", "not applicable: the finding rests on a simulator knob"),
+    "not applicable": ("–", "#bdbdbd", "not applicable: the finding rests on a simulator knob, or the recording "
+                                         "holds none of its questions"),
+    "not run": ("", "#ffffff", "not run: not one of the finding's datasets"),
 }
 #: How columns name the shipped datasets.
-DATASET_NAMES = {"world": "world", "hotpotqa_sample": "HotpotQA", "musique_sample": "MuSiQue"}
+DATASET_NAMES = {"world": "world", "hotpotqa_sample": "HotpotQA", "musique_sample": "MuSiQue",
+                 "hotpotqa_sample_twins": "HotpotQA twins", "musique_sample_twins": "MuSiQue twins"}
 
 
 class WhereCell(NamedTuple):
@@ -94,9 +98,9 @@ def recorded_column(label: str) -> tuple[str, str]:
     return f"{dataset} {prompts}", parts[0]
 
 
-def _cell(row: Mapping[str, Any], cell: Mapping[str, Any] | None) -> WhereCell:
+def _cell(row: Mapping[str, Any], cell: Mapping[str, Any] | None, missing: str = "not recorded") -> WhereCell:
     if cell is None:
-        return WhereCell("not recorded", STATUSES["not recorded"][0], math.nan, math.nan, math.nan, 0, math.nan, "")
+        return WhereCell(missing, STATUSES[missing][0], math.nan, math.nan, math.nan, 0, math.nan, "")
     status = cell_status(row, cell)
     found = cell.get("detectable") or {}
 
@@ -128,7 +132,8 @@ def where_grid_info(table: Any, keys: Sequence[str] | None = None) -> WhereGridI
         row = by_key[key]
         mine = {(c["dataset"], c["seed"]): c for c in row["cells"]}
         real = {c["dataset"]: c for c in row.get("recorded", [])}
-        cells.append(tuple([_cell(row, mine.get(k)) for k in sim] + [_cell(row, real.get(label)) for label in recorded]))
+        cells.append(tuple([_cell(row, mine.get(k), "not run") for k in sim]
+                           + [_cell(row, real.get(label)) for label in recorded]))
     source = f"{_get(table, 'command')}, simulator {_get(table, 'sim_version')}" if _has(table, "command") else ""
     return WhereGridInfo(tuple(keys), tuple(by_key[k]["claim"] for k in keys), tuple(columns), tuple(groups),
                          tuple(cells), source)
@@ -149,12 +154,15 @@ def _hover(info: WhereGridInfo, r: int, c: int) -> str:
 
 
 def where_grid_figure(info: WhereGridInfo) -> go.Figure:
-    """One symbol per cell on a findings × settings grid, coloured by status, one legend entry per status drawn;
-    Δ, n, the Holm p and the detectable effect on hover."""
+    """One symbol per cell on a findings × settings grid, coloured by status, one legend entry per status drawn
+    (a cell not run — not one of the finding's datasets — is left blank); Δ, n, the Holm p and the detectable
+    effect on hover."""
     fig = go.Figure()
     rows = [html.escape(k) for k in info.keys]
     columns = [html.escape(c) for c in info.columns]
     for status, (symbol, colour, legend) in STATUSES.items():
+        if status == "not run":
+            continue
         at = [(r, c) for r in range(len(info.keys)) for c in range(len(info.columns))
               if info.cells[r][c].status == status]
         if not at:
@@ -177,7 +185,8 @@ def where_grid_figure(info: WhereGridInfo) -> go.Figure:
 
 def where_line(info: WhereGridInfo, key: str) -> str:
     """One finding's row as one short line: ``world ✓✓, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1
-    ·, HotpotQA v2 ✓, …`` (the symbols of :data:`STATUSES`, seeds in order)."""
+    ·, HotpotQA v2 ✓, …`` (the symbols of :data:`STATUSES`, seeds in order; a dataset the finding is not run on
+    is left out)."""
     if key not in info.keys:
         raise ConfigError(f"the grid has no finding {key!r}")
     cells = info.cells[info.keys.index(key)]
@@ -185,7 +194,8 @@ def where_line(info: WhereGridInfo, key: str) -> str:
     real: dict[str, list[str]] = {}
     for column, group, cell in zip(info.columns, info.groups, cells, strict=True):
         if group in DATASET_NAMES.values():
-            sim[group] = sim.get(group, "") + cell.symbol
+            if cell.status != "not run":
+                sim[group] = sim.get(group, "") + cell.symbol
         else:
             real.setdefault(group, []).append(f"{column.removesuffix(f' ({group})')} {cell.symbol}")
     parts = [", ".join(f"{name} {marks}" for name, marks in sim.items())]
@@ -195,7 +205,8 @@ def where_line(info: WhereGridInfo, key: str) -> str:
 
 def legend_line() -> str:
     """What each symbol means, in one line."""
-    return "; ".join(f"{symbol} {name}" for name, (symbol, _, _) in STATUSES.items()) + " (Holm within each family)"
+    return "; ".join(f"{symbol} {name}" for name, (symbol, _, _) in STATUSES.items() if symbol) + \
+        " (Holm within each family)"
 
 
 def where_grid_text(info: WhereGridInfo) -> str:
@@ -205,7 +216,8 @@ def where_grid_text(info: WhereGridInfo) -> str:
 
 
 def where_grid_markdown(info: WhereGridInfo) -> str:
-    """The grid as a markdown table of symbols (one row per finding, one column per setting), its legend under it."""
+    """The grid as a markdown table of symbols (one row per finding, one column per setting; blank: not one of
+    the finding's datasets), its legend under it."""
     head = "| finding | " + " | ".join(info.columns) + " |"
     rows = [f"| {k} | " + " | ".join(c.symbol for c in cells) + " |" for k, cells in zip(info.keys, info.cells,
                                                                                          strict=True)]
