@@ -78,11 +78,52 @@ import pandas as pd
 
 from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_context_score
+from rag_lab.experiments.engine.findings import sweep_findings
+from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
+from rag_lab.figures import guard_tradeoff_figure, guard_tradeoff_info
+from rag_lab.paths import SWEEPS_DIR
 from rag_lab.pipeline.policies import CitationGuard
 from rag_lab.widgets import PolicyExplorer, TraceViewer
 
 setup_notebook(CitationGuard)
+
+# %% [markdown]
+# ## On a real model first: what the guards buy, what they cost
+#
+# Qwen2.5-Coder-1.5B (llama.cpp, temperature 0, prompt set v3, router off) was recorded on the **unanswerable
+# twins** of the HotpotQA sample — each question over the sample's corpus without its supporting paragraphs, where
+# refusing is right (`hotpotqa_sample_twins`, docs/real-data.md) — and on the questions themselves, with four
+# candidates: the guarded pipeline (answer prompt, citation guard, echo guard), the plain reader (the same final
+# context, no rule), the closed-book reader (the question alone) and uncited answers kept. The claims were
+# declared after a 30-twin pilot and before the first confirmatory call (`sweeps/real_qwen_hotpotqa_twins.yaml`),
+# and are tested on the pairs outside the pilot whose twin's pool holds no copy of the answer. The two lines below
+# are what the guards buy (twins the plain reader answers and the pipeline refuses) and what they cost (right
+# answers on the answerable questions), against the plain reader, from the replay; the recording grows between
+# sessions, so `n` is the size reached.
+
+# %%
+twins = lesson_sweep(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml", replay=True)   # replayed from the cassette
+pairs = PairedHalves(twins, stored_other_half(twins))
+declared = sweep_findings(twins)   # the study's family: fixed sequence, pilot and flagged twins left out
+costs = paired_finding(pairs.answerable, "quality_right", candidate={"generation.reader": "plain"}, direction="above",
+                       claim="on the answerable questions the plain reader gives right answers the guarded pipeline "
+                             "does not (exploratory)")
+print(f"buys (declared): {declared[0].claim}: {declared[0].measured}")
+print(f"costs (exploratory, all {costs.n} answerable questions): {costs.measured}")
+display(pairs.table(pairs.claim_qids()).drop(columns=["candidate_id"]).round(3), findings_markdown(*declared))  # noqa: F821
+# definitional: every declared claim was tested, and each one not shown states the effect its sample could detect
+assert all(f.holds or f.detectable is not None for f in declared)
+
+# %% [markdown]
+# The same trade question by question, each candidate against the plain reader (no guard): the right answers it
+# loses and the wrong answers it prevents, first on the twins (where every answer is unsupported), then on their
+# questions. Above the diagonal a candidate prevents more errors than it loses answers.
+
+# %%
+READER = {"generation.reader": "plain"}
+display(guard_tradeoff_figure(guard_tradeoff_info(twins, reference=READER)))  # noqa: F821
+guard_tradeoff_figure(guard_tradeoff_info(pairs.answerable, reference=READER))
 
 # %% [markdown]
 # ## The sweeps

@@ -247,3 +247,21 @@ def test_the_explorer_offers_what_a_guard_buys_as_a_quality_axis_and_only_higher
 
     assert {"quality_utility", "quality_right_among_answered"} <= set(QUALITY_AXES)
     assert not [m for m in QUALITY_AXES if lower_is_better(m)]   # the front maximises quality
+
+
+def test_the_pair_table_of_no_pair_is_a_table_of_zeros(tmp_path):
+    """Before the first confirmatory pair (every pair in the pilot), the table of the claim pairs is empty, not an
+    error."""
+    import yaml
+
+    from rag_lab.experiments.engine.pairs import PairedHalves
+    from rag_lab.experiments.sweep_runner import run_sweep
+
+    common = {"types": ["bridge"], "per_type": 2, "base": {"router.enabled": False}}
+    (tmp_path / "half.yaml").write_text(yaml.safe_dump({"name": "half", "dataset": "world", **common}))
+    (tmp_path / "twins.yaml").write_text(yaml.safe_dump({"name": "twins", "dataset": "world_twins",
+                                                         "pairs_with": "half.yaml", **common}))
+    result = run_sweep(tmp_path / "twins.yaml", tmp_path / "run", progress="quiet")
+    pairs = PairedHalves(result, run_sweep(tmp_path / "half.yaml", tmp_path / "run" / "pairs_with", progress="quiet"))
+    table = pairs.table([])
+    assert table["pairs"].tolist() == [0] and table["twins_refused"].tolist() == [0]

@@ -132,8 +132,9 @@ class PairedHalves:
         records = []
         for candidate in self.twins.table["candidate_id"]:
             twin_rows, answerable_rows = self._rows(candidate)
-            a = pd.DataFrame([answerable_rows[self._pair_of[q]] for q in qids])
-            t = pd.DataFrame([twin_rows[q] for q in qids])
+            columns = ["quality_right", "quality_confident_error", "quality_answered"]
+            a = pd.DataFrame([answerable_rows[self._pair_of[q]] for q in qids], columns=columns)
+            t = pd.DataFrame([twin_rows[q] for q in qids], columns=columns)
             counts = {}
             for half, rows in (("answerable", a), ("twins", t)):
                 counts[f"{half}_right"] = int(rows["quality_right"].sum())
