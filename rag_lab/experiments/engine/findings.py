@@ -415,6 +415,7 @@ def flagged_twins(result: Any) -> set[str]:
 
 
 def finding_line(finding: Finding) -> str:
-    """One line per finding: ``✓ holds: <claim> (metric, candidate − reference): Δ … p=… (…), …``."""
-    mark = "✓ holds" if finding.holds else "✗ does not hold"
+    """One line per finding: ``✓ holds: <claim> (metric, candidate − reference): Δ … p=… (…), …`` (``✗ not shown``
+    where it is not, as :attr:`Finding.verdict` says)."""
+    mark = "✓ holds" if finding.holds else "✗ not shown"   # the verdict's word wherever a claim is printed
     return f"{mark}: {finding.claim} ({finding.metric}, {finding.candidate} − {finding.reference}): {finding.measured}"
