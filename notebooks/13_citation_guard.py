@@ -76,13 +76,10 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
+from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_context_score
-from rag_lab.experiments.engine.findings import sweep_findings
-from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.figures import guard_tradeoff_figure, guard_tradeoff_info
-from rag_lab.paths import SWEEPS_DIR
 from rag_lab.pipeline.policies import CitationGuard
 from rag_lab.widgets import PolicyExplorer, TraceViewer
 
@@ -103,17 +100,12 @@ setup_notebook(CitationGuard)
 # sessions, so `n` is the size reached.
 
 # %%
-twins = lesson_sweep(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml", replay=True)   # replayed from the cassette
-pairs = PairedHalves(twins, stored_other_half(twins))
-declared = sweep_findings(twins)   # the study's family: fixed sequence, pilot and flagged twins left out
-costs = paired_finding(pairs.answerable, "quality_right", candidate={"generation.reader": "plain"}, direction="above",
-                       claim="on the answerable questions the plain reader gives right answers the guarded pipeline "
-                             "does not (exploratory)")
-print(f"buys (declared): {declared[0].claim}: {declared[0].measured}")
-print(f"costs (exploratory, all {costs.n} answerable questions): {costs.measured}")
-display(pairs.table(pairs.claim_qids()).drop(columns=["candidate_id"]).round(3), findings_markdown(*declared))  # noqa: F821
+study = real_model.guard_study()   # replayed from the cassette; its family: fixed sequence, pilot and flagged twins out
+print(*study.lines(), sep="\n")
+display(study.pairs.table(study.pairs.claim_qids()).drop(columns=["candidate_id"]).round(3),  # noqa: F821
+        findings_markdown(*study.declared))
 # definitional: every declared claim was tested, and each one not shown states the effect its sample could detect
-assert all(f.holds or f.detectable is not None for f in declared)
+assert all(f.holds or f.detectable is not None for f in study.declared)
 
 # %% [markdown]
 # The same trade question by question, each candidate against the plain reader (no guard): the right answers it
@@ -122,8 +114,8 @@ assert all(f.holds or f.detectable is not None for f in declared)
 
 # %%
 READER = {"generation.reader": "plain"}
-display(guard_tradeoff_figure(guard_tradeoff_info(twins, reference=READER)))  # noqa: F821
-guard_tradeoff_figure(guard_tradeoff_info(pairs.answerable, reference=READER))
+display(guard_tradeoff_figure(guard_tradeoff_info(study.twins, reference=READER)))  # noqa: F821
+guard_tradeoff_figure(guard_tradeoff_info(study.pairs.answerable, reference=READER))
 
 # %% [markdown]
 # ## The sweeps

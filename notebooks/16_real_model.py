@@ -65,6 +65,14 @@ STRICT, CALLS = "quality_answer_containment_strict", "cost_llm_calls"
 print(f"{len(real.qids)} real HotpotQA questions, {len(real.table)} configurations, replayed from the cassette")
 
 # %% [markdown]
+# **What the guards buy and what they cost on this model**, one line each, from the twins' study (the questions'
+# unanswerable twins beside the questions; declared before its confirmatory calls, recorded in steps, so `n` is the
+# size reached; notebook 13 reads it whole):
+
+# %%
+print(*real_model.guard_study().lines(), sep="\n")
+
+# %% [markdown]
 # ## The same questions, two models
 #
 # Each configuration's means: strict answer containment, refusals, LLM calls, rounds, and the seconds the model

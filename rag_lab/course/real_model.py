@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
@@ -16,8 +16,9 @@ from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
 
-__all__ = ["POLICY_PAIRS", "STUDY", "V1", "answers_table", "controller_actions", "findings_table", "live_backend",
-           "policy_pairs", "prompt_set_tables", "side_by_side", "study_findings", "study_summary", "study_table"]
+__all__ = ["GUARD_STUDY", "GuardStudy", "POLICY_PAIRS", "STUDY", "V1", "answers_table", "controller_actions",
+           "findings_table", "guard_study", "live_backend", "policy_pairs", "prompt_set_tables", "side_by_side",
+           "study_findings", "study_summary", "study_table"]
 
 #: The original prompt set, a candidate of the v2 sweep (whose base speaks v2).
 V1 = {"prompts.version": "v1"}
@@ -50,6 +51,42 @@ def study_findings(names: Iterable[str] = STUDY) -> dict[str, list[Finding]]:
     from rag_lab.paths import SWEEPS_DIR
 
     return {name: sweep_findings(lesson_sweep(SWEEPS_DIR / f"{name}.yaml", replay=True)) for name in names}
+
+
+#: Issue 48's study: the unanswerable twins of the HotpotQA sample, with their answerable half (pairs_with).
+GUARD_STUDY = "real_qwen_hotpotqa_twins"
+_READER = {"generation.reader": "plain"}
+
+
+class GuardStudy(NamedTuple):
+    """The twins' study replayed: the twins' run, the pairs with its answerable half, its declared findings, and what
+    the guards cost on the answerable questions against the plain reader (exploratory: right answers)."""
+
+    twins: SweepResult
+    pairs: Any
+    declared: list[Finding]
+    cost: Finding
+
+    def lines(self) -> list[str]:
+        """What the guards buy (the first declared claim) and what they cost, one line each, with their bounds."""
+        bought = self.declared[0]
+        return [f"buys (declared, {bought.verdict}): {bought.claim}: {bought.measured}",
+                f"costs (exploratory, {self.cost.n} answerable questions): {self.cost.claim}: {self.cost.measured}"]
+
+
+def guard_study(name: str = GUARD_STUDY) -> GuardStudy:
+    """The twins' study (``sweeps/<name>.yaml``) replayed from its cassette, with its pairs and findings (lessons 13
+    and 16 open with its :meth:`GuardStudy.lines`)."""
+    from rag_lab.course.notebook import lesson_sweep
+    from rag_lab.experiments.engine.findings import paired_finding, sweep_findings
+    from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
+    from rag_lab.paths import SWEEPS_DIR
+
+    twins = lesson_sweep(SWEEPS_DIR / f"{name}.yaml", replay=True)
+    pairs = PairedHalves(twins, stored_other_half(twins))
+    cost = paired_finding(pairs.answerable, "quality_right", candidate=_READER, direction="above",
+                          claim="the plain reader gives right answers the guarded pipeline does not")
+    return GuardStudy(twins, pairs, sweep_findings(twins), cost)
 
 
 def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
