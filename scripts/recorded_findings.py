@@ -69,7 +69,8 @@ def main() -> None:
     if not real.complete:
         sys.exit(f"{args.sweep}: the replay is incomplete")
     table_path = real.write_reproducible_table(args.out_dir / f"{spec.name}_table.csv")
-    twin = spec.model_dump(exclude={"backend", "name", "pairs_with"})   # the simulator's twin runs this half alone
+    # the simulator's twin runs this half alone, and tests no claim (a claim over pairs would need the other half)
+    twin = spec.model_dump(exclude={"backend", "name", "pairs_with", "findings"})
     sim = run_sweep({**twin, "name": f"{spec.name}_sim", "backend": {"kind": "sim", "profile": "typical"}},
                     work / "sim", progress="quiet")
     fit = calibrate(read_run(work / "real"), base="typical", name=f"{spec.backend.model}-fitted"[:40])

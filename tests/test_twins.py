@@ -187,7 +187,10 @@ def test_break_even_is_the_ratio_of_the_differences():
 
     be = BreakEven(c=0.25, lo=0.1, hi=0.5, n=10, delta_right=-1, delta_wrong=-4)
     assert be.candidate_better_above and "better above" in be.text()
-    assert "no break-even" in BreakEven(c=np.nan, lo=np.nan, hi=np.nan, n=3, delta_right=1, delta_wrong=0).text()
+    assert "better at every price" in BreakEven(c=np.nan, lo=np.nan, hi=np.nan, n=3, delta_right=1, delta_wrong=0).text()
+    # more right and fewer wrong: a negative ratio, no positive break-even
+    assert "better at every price" in BreakEven(c=-5.0, lo=-6, hi=5, n=31, delta_right=5, delta_wrong=-1).text()
+    assert "worse at every price" in BreakEven(c=0.0, lo=0, hi=0, n=31, delta_right=0, delta_wrong=1).text()
 
 
 def test_a_twins_sweep_runs_its_other_half_and_tests_its_claims_over_pairs(tmp_path):

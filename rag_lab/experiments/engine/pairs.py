@@ -38,7 +38,8 @@ class BreakEven:
     utility, right − c·wrong, over ``n`` pairs: ``c = Δright / Δwrong`` (candidate − reference, summed), with its
     paired bootstrap interval (pairs resampled). ``candidate_better_above``: the candidate has the higher utility
     for every price above ``c`` (it makes fewer wrong answers); below it, for every price under ``c``. ``c`` is NaN
-    when the two make the same number of wrong answers (then one is better at every price, or they tie)."""
+    when the two make the same number of wrong answers, and not positive when one has at least as many right and at
+    most as many wrong answers: then it is better at every price, or they tie."""
 
     c: float
     lo: float
@@ -52,12 +53,13 @@ class BreakEven:
         return self.delta_wrong < 0
 
     def text(self) -> str:
-        if self.delta_wrong == 0:
-            side = "better" if self.delta_right > 0 else "worse" if self.delta_right < 0 else "the same"
-            return f"no break-even: the same wrong answers, {side} at every price (Δright {self.delta_right:+d})"
+        counts = f"Δright {self.delta_right:+d}, Δwrong {self.delta_wrong:+d} over {self.n} pairs"
+        if not self.c > 0:   # no positive price: one side has at least as many right and at most as many wrong answers
+            better = self.delta_right - self.delta_wrong
+            side = "better" if better > 0 else "worse" if better < 0 else "the same"
+            return f"no break-even at a positive price: the candidate is {side} at every price ({counts})"
         side = "above" if self.candidate_better_above else "below"
-        return (f"break-even c = {self.c:.2f} [{self.lo:.2f}, {self.hi:.2f}] (Δright {self.delta_right:+d}, "
-                f"Δwrong {self.delta_wrong:+d} over {self.n} pairs): the candidate is better {side} it")
+        return f"break-even c = {self.c:.2f} [{self.lo:.2f}, {self.hi:.2f}] ({counts}): the candidate is better {side} it"
 
 
 class PairedHalves:
