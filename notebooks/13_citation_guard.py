@@ -79,7 +79,6 @@ import pandas as pd
 from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_context_score
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
-from rag_lab.figures import guard_tradeoff_figure, guard_tradeoff_info
 from rag_lab.pipeline.policies import CitationGuard
 from rag_lab.widgets import PolicyExplorer, TraceViewer
 
@@ -97,25 +96,16 @@ setup_notebook(CitationGuard)
 # and are tested on the pairs outside the pilot whose twin's pool holds no copy of the answer. The two lines below
 # are what the guards buy (twins the plain reader answers and the pipeline refuses) and what they cost (right
 # answers on the answerable questions), against the plain reader, from the replay; the recording grows between
-# sessions, so `n` is the size reached.
+# sessions, so `n` is the size reached. The figures give the same trade question by question, each candidate
+# against the plain reader (no guard): the right answers it loses and the wrong answers it prevents, first on the
+# twins (where every answer is unsupported), then on their questions; above the diagonal a candidate prevents more
+# errors than it loses answers.
 
 # %%
 study = real_model.guard_study()   # replayed from the cassette; its family: fixed sequence, pilot and flagged twins out
-print(*study.lines(), sep="\n")
-display(study.pairs.table(study.pairs.claim_qids()).drop(columns=["candidate_id"]).round(3),  # noqa: F821
-        findings_markdown(*study.declared))
+display(*study.shown())  # noqa: F821  (the two lines, the pair table, the verdicts, the trade-off on each half)
 # definitional: every declared claim was tested, and each one not shown states the effect its sample could detect
 assert all(f.holds or f.detectable is not None for f in study.declared)
-
-# %% [markdown]
-# The same trade question by question, each candidate against the plain reader (no guard): the right answers it
-# loses and the wrong answers it prevents, first on the twins (where every answer is unsupported), then on their
-# questions. Above the diagonal a candidate prevents more errors than it loses answers.
-
-# %%
-READER = {"generation.reader": "plain"}
-display(guard_tradeoff_figure(guard_tradeoff_info(study.twins, reference=READER)))  # noqa: F821
-guard_tradeoff_figure(guard_tradeoff_info(study.pairs.answerable, reference=READER))
 
 # %% [markdown]
 # ## The sweeps
@@ -138,12 +128,10 @@ THRESHOLDS, U_SETTING = [0.1, 0.3, 0.4, 0.5, 0.6], settings.CITATION_THRESHOLD  
 spec = settings.CITATION_PRICE.sweep("nb13_citation_guard",  # 8 test questions of each answerable type, the one reader (see above)
                                      {"citations.refusal_threshold": THRESHOLDS, "citations.max_citations": [1, 10]})
 result = lesson_sweep(spec, pareto=(PRICE, QUALITY))
-unanswerable = lesson_sweep(spec, pareto=(PRICE, ABSTAIN), name="nb13_unanswerable", types=list(U_SETTING.types),
-                            per_type=U_SETTING.per_type, grid={"citations.refusal_threshold": THRESHOLDS})
+unanswerable = lesson_sweep(spec, pareto=(PRICE, ABSTAIN), name="nb13_unanswerable", types=list(U_SETTING.types), per_type=U_SETTING.per_type, grid={"citations.refusal_threshold": THRESHOLDS})
 CAP10 = contrasts.along(result, "citations.refusal_threshold", fixed={"citations.max_citations": 10})  # {threshold: id}
 U = contrasts.along(unanswerable, "citations.refusal_threshold")
-table = contrasts.labelled_table(result, [PRICE, f"{QUALITY}±", "quality_citation_validity", "quality_citation_precision",
-                                          "cost_llm_calls", "is_pareto"])
+table = contrasts.labelled_table(result, [PRICE, f"{QUALITY}±", "quality_citation_validity", "quality_citation_precision", "cost_llm_calls", "is_pareto"])
 table
 
 # %%
@@ -196,8 +184,7 @@ TraceViewer(result).select(candidate_id=CAPS[1], qid=qid2)
 # strict containment to see the price. Headless, the cell below runs the default once.
 
 # %%
-explorer = PolicyExplorer(dataset="world", params=["citations.refusal_threshold", "citations.max_citations"],
-                          split="test", types=["unanswerable"], limit=16, profile="typical", quality_col=ABSTAIN)
+explorer = PolicyExplorer(dataset="world", params=["citations.refusal_threshold", "citations.max_citations"], split="test", types=["unanswerable"], limit=16, profile="typical", quality_col=ABSTAIN)
 explorer
 
 # %%

@@ -58,10 +58,9 @@ from rag_lab.widgets import PolicyExplorer
 setup_notebook(colwidth=120)
 RECORDED = SWEEPS_DIR / "real_qwen_hotpotqa.yaml"
 real = lesson_sweep(RECORDED, replay=True)  # the recorded model, offline
-twin = load_sweep_spec(RECORDED).model_dump(exclude={"backend"})
-sim = lesson_sweep(twin, name="nb16_sim", backend={"kind": "sim", "profile": "typical"})
+sim = lesson_sweep(load_sweep_spec(RECORDED).model_dump(exclude={"backend"}), name="nb16_sim", backend={"kind": "sim", "profile": "typical"})
 RUNS = {"Qwen2.5-Coder-1.5B": real, "simulator": sim}
-STRICT, CALLS = "quality_answer_containment_strict", "cost_llm_calls"
+STRICT = "quality_answer_containment_strict"
 print(f"{len(real.qids)} real HotpotQA questions, {len(real.table)} configurations, replayed from the cassette")
 
 # %% [markdown]

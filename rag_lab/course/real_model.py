@@ -73,6 +73,18 @@ class GuardStudy(NamedTuple):
         return [f"buys (declared, {bought.verdict}): {bought.claim}: {bought.measured}",
                 f"costs (exploratory, {self.cost.n} answerable questions): {self.cost.claim}: {self.cost.measured}"]
 
+    def shown(self) -> list[Any]:
+        """What lesson 13 shows of the study: its two lines, the pair table of the pairs the claims are tested on,
+        the declared family's verdicts, and the guard trade-off against the plain reader on each half (twins, then
+        their questions)."""
+        from rag_lab.course.lesson_text import findings_markdown
+        from rag_lab.figures import guard_tradeoff_figure, guard_tradeoff_info
+
+        table = self.pairs.table(self.pairs.claim_qids()).drop(columns=["candidate_id"]).round(3)
+        figures = [guard_tradeoff_figure(guard_tradeoff_info(half, reference=_READER))
+                   for half in (self.twins, self.pairs.answerable)]
+        return ["\n".join(self.lines()), table, findings_markdown(*self.declared), *figures]
+
 
 def guard_study(name: str = GUARD_STUDY) -> GuardStudy:
     """The twins' study (``sweeps/<name>.yaml``) replayed from its cassette, with its pairs and findings (lessons 13
