@@ -268,3 +268,4 @@ def test_the_pair_table_of_no_pair_is_a_table_of_zeros(tmp_path):
     pairs = PairedHalves(result, run_sweep(tmp_path / "half.yaml", tmp_path / "run" / "pairs_with", progress="quiet"))
     table = pairs.table([])
     assert table["pairs"].tolist() == [0] and table["twins_refused"].tolist() == [0]
+    assert pairs.break_even(result.reference()["candidate_id"], qids=[]).n == 0

@@ -125,10 +125,10 @@ class PairedHalves:
         return self.twins.store.rows(picked["candidate_id"]), self.answerable.store.rows(other)
 
     def table(self, qids: list[str] | None = None) -> pd.DataFrame:
-        """One row per candidate of the twins sweep: on each half, right / wrong / refused; over both, coverage,
-        right among answered, refusal precision (refusals that were of twins) and recall (twins refused); the
-        twins answered (unsupported) and right from memory; the mean pair score and utility at c = 1 per pair.
-        ``qids``: the pairs to count (default: every pair)."""
+        """One row per candidate of the twins sweep: on each half, right / wrong / refused (on the twins a right
+        answer is right from memory, and every answer is unsupported); over both, coverage, right among answered,
+        refusal precision (refusals that were of twins) and recall (twins refused); the mean pair score and utility
+        at c = 1 per pair. ``qids``: the pairs to count (default: every pair)."""
         qids = self.qids if qids is None else qids
         labels = self.twins.labels()
         records = []
@@ -164,9 +164,10 @@ class PairedHalves:
         """The break-even price of a wrong answer between ``candidate`` and ``reference`` over the pairs
         (:class:`BreakEven`): per pair, the differences of right answers and of wrong answers over both halves; the
         interval is the percentile interval of the ratio of their sums over pairs resampled with replacement
-        (resamples where the wrong answers tie leave it undefined and are dropped; their share is in the
-        interval's width, not hidden)."""
+        (resamples where the wrong answers tie leave the ratio undefined and are dropped). No pair: all NaN."""
         keep = [self.qids.index(q) for q in (self.qids if qids is None else qids)]
+        if not keep:
+            return BreakEven(c=math.nan, lo=math.nan, hi=math.nan, n=0, delta_right=0, delta_wrong=0)
         dr = np.subtract(*(v[keep, 0] for v in self.paired_values("pair_right", candidate, reference)))
         dw = np.subtract(*(v[keep, 0] for v in self.paired_values("pair_wrong", candidate, reference)))
         total_r, total_w = int(np.nansum(dr)), int(np.nansum(dw))
