@@ -10,6 +10,7 @@ under the step curve. Optionally, one point per config of a sweep that varied a 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 from collections.abc import Sequence
@@ -97,10 +98,8 @@ def _points(result: SweepResult, key: str, labels: dict[str, str]) -> list[tuple
         first = str(runs["candidate_id"].iloc[0])
         points.append((first, labels[first], runs[f"param_{key}"].iloc[0],
                        float(answered / n.sum()) if n.sum() else math.nan, wrong / answered if answered else math.nan))
-    try:
+    with contextlib.suppress(TypeError):   # values that do not order (mixed kinds) keep the table's order
         points.sort(key=lambda p: p[2])
-    except TypeError:        # unorderable values keep the table's order
-        pass
     return [(i, name, format_value(v), c, r) for i, name, v, c, r in points]
 
 
