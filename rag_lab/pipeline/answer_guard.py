@@ -81,7 +81,7 @@ def plain_draft(run: RunContext, draft: str, context: list[ContextItem],
     who = "closed-book reader" if closed_book else "plain reader"
     step = run.trace.add(TraceStep(kind="guard", codes=[Intervention.PLAIN_READER],
                                    interventions=[f"{who}: no guard but the model's own refusal"]))
-    refusal = _nothing_to_answer(step, draft, [] if closed_book else context, need_context=not closed_book)
+    refusal = _nothing_to_answer(step, draft, context, need_context=not closed_book)
     return (draft, [], 0, refusal) if refusal is not None else (" ".join(draft.split()), [], 0, None)
 
 
