@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rag_lab.config_files import NotUtf8, utf8_text
 from rag_lab.errors import DataFormatError
 
 
@@ -41,14 +42,14 @@ def json_type(value: Any) -> str:
 
 
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """Yield ``(line number, text)`` for each line of a UTF-8 file, without its line ending."""
+    """Yield ``(line number, text)`` for each line of a UTF-8 file (a byte-order mark accepted), without its
+    line ending; a line that is not UTF-8 is an error naming the file and the line (:func:`utf8_text`)."""
     if not path.is_file():
         raise DataFormatError(path, "file not found")
     with path.open("rb") as handle:
         for line_no, raw in enumerate(handle, start=1):
             try:
-                text = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                message = f"not valid UTF-8 (byte {exc.start + 1} of the line: {exc.reason})"
-                raise DataFormatError(path, message, line=line_no) from None
+                text = utf8_text(raw, first=line_no == 1)
+            except NotUtf8 as exc:
+                raise DataFormatError(path, exc.reason, line=None if exc.line is None else line_no) from None
             yield line_no, text.rstrip("\r\n")

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from rag_lab.config_files import NotUtf8, check_no_foreign_bom, utf8_text
 from rag_lab.errors import DataFormatError
 from rag_lab.loaders.jsonl import read_jsonl
 
@@ -48,6 +49,10 @@ def container(path: Path) -> str:
         head = handle.read(len(PARQUET_MAGIC))
         if head == PARQUET_MAGIC:
             return "parquet"
+        try:
+            check_no_foreign_bom(head)
+        except NotUtf8 as exc:
+            raise DataFormatError(path, exc.reason) from None
         handle.seek(0)
         chunk = handle.read(_CHUNK).removeprefix(codecs.BOM_UTF8)
         while chunk:
@@ -81,12 +86,10 @@ def read_records(path: Path) -> Iterator[tuple[Where, Any]]:
 
 def _read_array(path: Path) -> list[Any]:
     """Parse a whole file holding a JSON array."""
-    raw = path.read_bytes().removeprefix(codecs.BOM_UTF8)
     try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw.count(b"\n", 0, exc.start) + 1
-        raise DataFormatError(path, f"not valid UTF-8 ({exc.reason})", line=line) from None
+        text = utf8_text(path.read_bytes())
+    except NotUtf8 as exc:
+        raise DataFormatError(path, exc.reason, line=exc.line) from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
