@@ -21,6 +21,7 @@ from rag_lab.experiments.engine.evaluator import Evaluator
 from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.pairs import PAIRS_WITH
 from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.provenance import build_provenance
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
@@ -67,6 +68,8 @@ def run_sweep(
     dataset = load_dataset(spec.dataset)
     plan = SweepPlan.build(spec, dataset.evalset)
     store = RunStore.create(run_dir, plan, overwrite=overwrite)
+    if "provenance" not in store.meta():
+        store.write_provenance(build_provenance(spec, dataset, plan.describe()["base_config"]).model_dump_json())
     evaluator = Evaluator(store, plan, dataset, executor=executor, workers=workers, dask_address=dask_address,
                           progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep")
     with evaluator:

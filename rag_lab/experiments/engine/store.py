@@ -163,6 +163,12 @@ class RunStore:
         return {c: {"status": s, "n_questions": q, "rival": r, "reason": w, "detail": json.loads(d)}
                 for c, s, q, r, w, d in rows}
 
+    def write_provenance(self, record: str) -> None:
+        """Store the run's provenance (a :class:`~rag_lab.experiments.engine.provenance.Provenance` as JSON) once:
+        a run directory keeps the record of its first run."""
+        with self._transaction() as conn:
+            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("provenance", record))
+
     def begin_session(self, executor: str, workers: int) -> int:
         with self._transaction() as conn:
             cursor = conn.execute("INSERT INTO sessions (started_at, code, executor, workers) VALUES (?, ?, ?, ?)",
