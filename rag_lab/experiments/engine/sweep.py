@@ -128,6 +128,10 @@ class ClaimSpec(BaseModel):
     direction: Literal["above", "below", "none"] = "above"
     margin: float | None = Field(default=None, gt=0.0)
     claim: str = ""
+    kind: Literal["measured", "definitional"] = Field(
+        default="measured", description="what the claim rests on: measured (an effect the data show), or definitional "
+                                        "(true by what the setting does, e.g. HyDE adds a call); a by-construction "
+                                        "claim needs a control sweep (paired_finding(control=...))")
     over: Literal["questions", "pairs"] = Field(
         default="questions", description="what a value is: one of the sweep's questions, or one pair of a question "
                                          "and its unanswerable twin (a metric of PAIR_METRICS; the sweep names its "
