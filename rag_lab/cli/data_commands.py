@@ -60,14 +60,13 @@ def data_info(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from collections import Counter
 
     from rag_lab.chunking import chunk_corpus
-    from rag_lab.loaders import load_dataset
+    from rag_lab.loaders import dataset_layout, load_dataset
 
     ds = load_dataset(args.dataset)
     questions = list(ds.evalset)
-    formats = Counter(
-        "/".join(str(q.metadata[k]) for k in ("source_format", "layout") if k in q.metadata) or "beir or world"
-        for q in questions
-    )
+    layout = dataset_layout(args.dataset)  # a name of the loader registry, LAYOUTS
+    formats = Counter("/".join([layout, *([str(q.metadata["layout"])] if "layout" in q.metadata else [])])
+                      for q in questions)
     info = {
         "dataset": ds.name,
         "source": ds.source,

@@ -1,6 +1,6 @@
-"""Dataset loaders: the shipped synthetic world and samples, BEIR folders, and multi-hop QA files
-(HotpotQA, 2WikiMultihopQA, MuSiQue) in their original and Hugging Face layouts; which one a path holds
-is told by the layouts of :data:`~rag_lab.loaders.layouts.LAYOUTS`."""
+"""Dataset loaders: the shipped synthetic world and samples, BEIR folders, a user's own documents folder, and
+multi-hop QA files (HotpotQA, 2WikiMultihopQA, MuSiQue) in their original and Hugging Face layouts; which one a
+path holds is told by the layouts of :data:`~rag_lab.loaders.layouts.LAYOUTS`."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from pathlib import Path
 
 from rag_lab.errors import DataFormatError
 from rag_lab.loaders.beir import is_beir_folder, load_beir, save_beir
+from rag_lab.loaders.documents_folder import is_documents_folder, load_documents_folder
 from rag_lab.loaders.hotpotqa import load_hotpotqa
 from rag_lab.loaders.layouts import LAYOUTS, Layout, Source, data_suffixes, detect_layout, layouts_text
 from rag_lab.loaders.musique import load_musique
@@ -18,8 +19,8 @@ from rag_lab.paths import DATA_DIR
 from rag_lab.records import Dataset
 
 __all__ = [
-    "LAYOUTS", "Layout", "dataset_help", "is_beir_folder", "is_world_folder", "load_dataset", "load_beir", "save_beir",
-    "load_hotpotqa", "load_musique", "load_qa_file", "load_world", "shipped_datasets", "twins_of",
+    "LAYOUTS", "Layout", "dataset_help", "dataset_layout", "is_dataset_name", "is_beir_folder", "is_documents_folder", "is_world_folder", "load_dataset",
+    "load_beir", "load_documents_folder", "save_beir", "load_hotpotqa", "load_musique", "load_qa_file", "load_world", "shipped_datasets", "twins_of",
 ]
 
 
@@ -55,6 +56,13 @@ def dataset_help() -> str:
     return (f"a shipped dataset name ({', '.join(shipped_datasets()) or 'none shipped'}), "
             f"{layouts_text(folders=True)}, or {layouts_text(folders=False)} ({suffixes}; the layout is told "
             f"from the content); any of them followed by {TWINS_SUFFIX!r} gives its unanswerable twins")
+
+
+def is_dataset_name(text: str) -> bool:
+    """Whether ``text`` names a shipped dataset or its twins (``hotpotqa_sample``, ``hotpotqa_sample_twins``),
+    which a sweep file keeps as a name, never a path."""
+    return text in shipped_datasets() or (text.endswith(TWINS_SUFFIX)
+                                          and text[:-len(TWINS_SUFFIX)] in shipped_datasets())
 
 
 def load_qa_file(path: str | Path, name: str | None = None, split: str = "dev") -> Dataset:
@@ -98,6 +106,28 @@ def load_dataset(name_or_path: str | Path, split: str | None = None) -> Dataset:
     if path.exists():
         return _load_path(path, split)
     raise DataFormatError(path, f"no such dataset; give {dataset_help()}")
+
+
+def dataset_layout(name_or_path: str | Path) -> str:
+    """The name in :data:`LAYOUTS` of the layout :func:`load_dataset` reads ``name_or_path`` with (for twins, their
+    dataset's layout)."""
+    text = str(name_or_path)
+    if text.endswith(TWINS_SUFFIX) and text not in shipped_datasets() and not Path(text).exists():
+        return dataset_layout(text[:-len(TWINS_SUFFIX)])
+    path = DATA_DIR / text if text in shipped_datasets() else Path(name_or_path)
+    if not path.exists():
+        raise DataFormatError(path, f"no such dataset; give {dataset_help()}")
+    layout = None
+    if path.is_dir():
+        layout = detect_layout(Source(path), folders=True)
+        files = _data_files(path)
+        if layout is None and len(files) == 1:
+            path = files[0]
+    if path.is_file():
+        layout = detect_layout(Source(path), folders=False)
+    if layout is None:
+        raise DataFormatError(path, f"no layout reads it; give {dataset_help()}")
+    return next(name for name, known in LAYOUTS.items() if known is layout)
 
 
 def _load_path(path: Path, split: str | None, name: str | None = None) -> Dataset:

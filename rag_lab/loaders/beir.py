@@ -119,7 +119,8 @@ def _qrels_file(folder: Path, split: str | None) -> tuple[str, Path]:
 
 
 def read_corpus(path: Path) -> dict[str, Document]:
-    """The documents of a BEIR ``corpus.jsonl`` by ``_id``, in file order (an empty corpus is an error)."""
+    """The documents of a BEIR ``corpus.jsonl`` by ``_id``, in file order (an empty corpus, or a document with
+    empty text, is an error)."""
     documents = _read_records(path, _document)
     if not documents:
         raise DataFormatError(path, "no documents; the corpus is empty")
@@ -189,6 +190,9 @@ def _document(row: dict[str, Any], doc_id: str, path: Path, line: int) -> Docume
     elif not isinstance(title, str):
         raise DataFormatError(path, f"must be a string, got {json_type(title)}", line=line, field="title")
     text = _text(row, path, line)
+    if not text.strip():
+        raise DataFormatError(path, f"empty: document {doc_id!r} has no text, so no retriever can find it; give it "
+                                    "its text or remove the line", line=line, field="text")
     metadata = _metadata(row, _DOC_KEYS, path, line)
     return _validated(Document, path, line, doc_id=doc_id, title=title, text=text, metadata=metadata)
 

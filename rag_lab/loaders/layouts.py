@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders import beir, hotpotqa, musique, world
+from rag_lab.loaders import beir, documents_folder, hotpotqa, musique, world
 from rag_lab.loaders.rows import Where, read_records
 from rag_lab.records import Dataset
 from rag_lab.registry import Registry
@@ -116,6 +116,10 @@ LAYOUTS.add("beir", Layout(
     lambda source: beir.is_beir_folder(source.path),
     lambda source, name, split: beir.load_beir(source.path, split=split, name=name),
     "a BEIR folder (corpus.jsonl, queries.jsonl, qrels/<split>.tsv)"))
+LAYOUTS.add("documents", Layout(
+    lambda source: documents_folder.is_documents_folder(source.path),
+    lambda source, name, split: documents_folder.load_documents_folder(source.path, name=name, split=split),
+    "a documents folder (documents/ of .txt or .md files, questions.csv or questions.jsonl)"))
 LAYOUTS.add("2wikimultihopqa", Layout(
     lambda source: source.has(*hotpotqa.TWOWIKI_KEYS), _qa_file(hotpotqa.load_hotpotqa, variant=hotpotqa.TWOWIKI),
     "a 2WikiMultihopQA file (examples with 'context' and 'evidences')", QA_SUFFIXES))
