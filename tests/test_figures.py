@@ -30,6 +30,7 @@ from rag_lab.figures import (
     truncation_retention_info,
 )
 from rag_lab.figures.common import UNSET
+from rag_lab.figures.forest import BETTER, WORSE
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig, StopReason
 from rag_lab.pipeline.trace import LLMCall, Trace, TraceStep
@@ -383,7 +384,11 @@ def test_forest_figure_from_info():
     info = forest_info(COMPARISON)
     fig = forest_figure(info)
     shown, hollow = fig.data                        # one trace per kind of mark, each named in the legend
-    assert shown.name == "shown: the interval excludes 0 (blue above 0, red below)" and hollow.name == "not shown"
+    assert shown.name == "shown: the interval excludes 0 (blue: better for this metric, red: worse)"
+    assert hollow.name == "not shown"
+    assert list(shown.marker.color) == [WORSE, WORSE]   # fewer right answers: worse, whatever the sign's colour
+    saving = forest_figure(forest_info(COMPARISON.assign(metric="cost_llm_calls"), "cost_llm_calls"))
+    assert list(saving.data[0].marker.color) == [BETTER, BETTER]   # fewer LLM calls: a saving, drawn better
     assert list(shown.x) + list(hollow.x) == [-0.08, -0.03, 0.01]
     assert list(shown.y) + list(hollow.y) == list(info.labels)
     assert list(shown.error_x.array) + list(hollow.error_x.array) == pytest.approx([0.04, 0.02, 0.03])

@@ -7,7 +7,9 @@ with ``facet_by``, one panel per value of that column, each with its own front. 
 catalog's readable labels (:func:`rag_lab.evaluation.catalog.label`); with ``text_col`` (e.g. the changed
 parameters of each candidate, see :meth:`rag_lab.experiments.SweepResult.labels`) the points are labelled
 on the plot — the Pareto front's first — where a label fits without overlapping another or a point and without
-leaving the plot (:func:`rag_lab.figures.labels.place_labels`); every point's hover starts with its name.
+leaving the plot (:func:`rag_lab.figures.labels.place_labels`); a point whose label does not fit gets a number where
+that fits, and is listed under the plot with its number and values (:func:`unlabelled_points`), so every point is
+labelled or listed; every point's hover starts with its name.
 """
 
 from __future__ import annotations
@@ -213,15 +215,71 @@ def _staircase(info: CostQualityInfo, members: list[int]) -> list[tuple[tuple[fl
 
 
 def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, float],
-            y_range: tuple[float, float], plot_px: tuple[float, float]) -> dict[int, tuple[str, str]]:
-    """The labels of one panel's points that fit (:func:`place_labels`): the Pareto front's first, by cost."""
+            y_range: tuple[float, float], plot_px: tuple[float, float],
+            first_key: int = 1) -> tuple[dict[int, tuple[str, str]], list[Unlabelled]]:
+    """The labels of one panel's points that fit (:func:`place_labels`): the Pareto front's first, by cost; then,
+    for each point whose label did not fit, its number (from ``first_key``) where that fits. Returns the placed
+    ``(text, position)`` by point, and the points not labelled by name, in order."""
     if info.texts is None or not members:
-        return {}
+        return {}, []
     xs, ys = [info.x[i] for i in members], [info.y[i] for i in members]
     texts = point_texts(xs, ys, [info.texts[i] for i in members])
+    lines = _staircase(info, members)
     order = sorted(range(len(members)), key=lambda k: (not info.is_pareto[members[k]], xs[k], -ys[k]))
-    positions = place_labels(xs, ys, texts, x_range, y_range, order, plot_px=plot_px, lines=_staircase(info, members))
-    return {members[k]: (texts[k], p) for k, p in enumerate(positions) if p is not None}
+    positions = place_labels(xs, ys, texts, x_range, y_range, order, plot_px=plot_px, lines=lines)
+    dropped = [k for k in order if positions[k] is None and texts[k]]
+    keys = {k: str(first_key + n) for n, k in enumerate(dropped)}
+    # the named labels first, as placed above (the same greedy pass gives them the same places), then the numbers
+    second = [t if positions[k] is not None else keys.get(k, "") for k, t in enumerate(texts)]
+    again = place_labels(xs, ys, second, x_range, y_range, [k for k in order if k not in keys] + dropped,
+                         plot_px=plot_px, lines=lines)
+    placed = {members[k]: (second[k], p) for k, p in enumerate(again) if p is not None}
+    listed = [Unlabelled(key=keys[k] if again[k] is not None else "", text=texts[k], x=xs[k], y=ys[k])
+              for k in dropped]
+    first: dict[tuple[float, float], int] = {}
+    for k, point in enumerate(zip(xs, ys, strict=True)):   # a point drawn under another's "(+k same)" label
+        if first.setdefault(point, k) != k and info.texts[members[k]]:
+            listed.append(Unlabelled(key="", text=f"{info.texts[members[k]]} (the same point as "
+                                                  f"{info.texts[members[first[point]]]})", x=xs[k], y=ys[k]))
+    return placed, listed
+
+
+class Unlabelled(NamedTuple):
+    """A point whose label did not fit on the plot: its ``key`` (the number drawn beside it; '' where not even that
+    fits), its label ``text`` and its coordinates."""
+
+    key: str
+    text: str
+    x: float
+    y: float
+
+
+def unlabelled_points(info: CostQualityInfo, label_px: tuple[float, float] = PLOT_PX) -> list[Unlabelled]:
+    """The points :func:`cost_quality_figure` does not label by name at ``label_px``, as it lists them under the
+    plot (numbered across panels)."""
+    return _placements(info, label_px)[1]
+
+
+def _placements(info: CostQualityInfo, label_px: tuple[float, float]) -> tuple[list[dict[int, tuple[str, str]]],
+                                                                                list[Unlabelled]]:
+    """Each panel's placed labels and every panel's unlabelled points (numbered across panels)."""
+    panels = info.facet_names if info.facets is not None else (None,)
+    y_range = _y_range(info)
+    placed_by_panel, listed = [], []
+    for panel in panels:
+        in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == panel]
+        x_range = padded_range([info.x[i] for i in in_panel])
+        placed, more = _labels(info, in_panel, x_range, y_range, (label_px[0] / len(panels), label_px[1]),
+                               first_key=len(listed) + 1)
+        placed_by_panel.append(placed)
+        listed += more
+    return placed_by_panel, listed
+
+
+def _listing(listed: list[Unlabelled]) -> str:
+    """The note under the plot naming every point not labelled by name."""
+    items = [f"{u.key + ' = ' if u.key else ''}{u.text} ({format_value(u.x)}, {format_value(u.y)})" for u in listed]
+    return "not labelled (no room): " + "; ".join(items)
 
 
 def _front(info: CostQualityInfo, idx: list[int], show_legend: bool) -> go.Scatter:
@@ -252,10 +310,11 @@ def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = P
     names = info.group_names if info.groups is not None else ("candidates",)
     shown: set[str] = set()
     y_range = _y_range(info)
+    placements, listed = _placements(info, label_px)
     for col, panel in enumerate(panels, start=1):
         in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == panel]
         x_range = padded_range([info.x[i] for i in in_panel])
-        placed = _labels(info, in_panel, x_range, y_range, (label_px[0] / len(panels), label_px[1]))
+        placed = placements[col - 1]
         for name in names:
             idx = [i for i in in_panel if info.groups is None or info.groups[i] == name]
             if idx or info.facets is None:
@@ -270,6 +329,10 @@ def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = P
         template="plotly_white",
         title=html.escape(f"{info.y_title} vs {info.x_title}"),
         legend_title_text="",
-        margin=dict(l=60, r=20, t=60, b=50),
+        margin=dict(l=60, r=20, t=60, b=50 + (30 if listed else 0)),
     )
+    if listed:
+        fig.add_annotation(text=html.escape(_listing(listed)), xref="paper", yref="paper", x=0, y=-0.2,
+                           xanchor="left", yanchor="top", showarrow=False, align="left", font=dict(size=10, color="#555"),
+                           name="unlabelled points")
     return fig

@@ -7,8 +7,11 @@ Input: the table of :meth:`rag_lab.experiments.SweepResult.compare` (one row per
 but the reference is one row of the plot: its mean paired difference with the interval as a horizontal bar and
 a line at 0. Its mark follows the table the plot sits under (:data:`MARKS`, each in the legend): a filled
 circle where the table calls the difference shown (the interval excludes 0, and with ``p_holm`` the Holm p is
-below 0.05; blue above 0, red below), a hollow one where it does not, and a diamond where the cell is one of
-the sweep's declared claims, filled when the claim holds in its own family.
+below 0.05), a hollow one where it does not, and a diamond where the cell is one of the sweep's declared claims,
+filled when the claim holds in its own family. A shown difference is coloured by whether it is **better or
+worse in the metric's own direction** (:func:`~rag_lab.evaluation.catalog.lower_is_better`: fewer LLM calls is
+better, blue; fewer right answers is worse, red), not by its sign; a metric with no better direction is drawn
+in one neutral colour.
 """
 
 from __future__ import annotations
@@ -21,16 +24,17 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import label
+from rag_lab.evaluation.catalog import METRICS, label, lower_is_better
 from rag_lab.experiments.engine.comparisons import declared_finding, is_measured
 from rag_lab.figures.common import as_frame, format_value, hover, numeric, require_columns
 
-#: Marker colours: interval above 0, below 0, spanning 0.
-ABOVE, BELOW, SPANS = "#4c78a8", "#e45756", "#888888"
+#: Marker colours: better in the metric's direction, worse, spanning 0 (or not shown), and a shown difference of a
+#: metric with no better direction.
+BETTER, WORSE, SPANS, NEUTRAL = "#4c78a8", "#e45756", "#888888", "#7b61a8"
 _COLUMNS = ("label", "delta", "lo", "hi")
 #: Every mark the plot can draw: name → (plotly symbol, legend text; ``{rule}`` is what "shown" means here).
 MARKS = {
-    "shown": ("circle", "shown: {rule} (blue above 0, red below)"),
+    "shown": ("circle", "shown: {rule} (blue: better for this metric, red: worse)"),
     "not shown": ("circle-open", "not shown"),
     "declared, holds": ("diamond", "declared claim, holds in its own family (✓)"),
     "declared, not shown": ("diamond-open", "declared claim, not shown in its own family (✗)"),
@@ -42,7 +46,8 @@ class ForestInfo(NamedTuple):
 
     ``metric`` is the compared column and ``x_title`` its readable Δ title; ``reference`` says what the
     differences are taken against (from the table's ``attrs["reference"]["description"]``, or given).
-    ``sign`` is +1 where the interval lies above 0, −1 below, 0 where it spans 0. ``mark`` is each row's
+    ``sign`` is +1 where the interval lies above 0, −1 below, 0 where it spans 0; ``better`` is +1 where that is
+    better in the metric's direction, −1 worse, 0 where it spans 0 or the metric has no direction. ``mark`` is each row's
     :data:`MARKS` name and ``rule`` what "shown" means for this table. Rows with an undefined difference (no
     question defined on both sides) are not plotted; ``n_undefined`` counts them."""
 
@@ -60,6 +65,14 @@ class ForestInfo(NamedTuple):
     n_undefined: int
     mark: tuple[str, ...] = ()
     rule: str = "the interval excludes 0"
+    better: tuple[int, ...] = ()
+
+
+def direction(metric: str) -> int:
+    """+1 where higher values of ``metric`` are better, −1 where lower are, 0 where it has no better direction."""
+    if metric not in METRICS or METRICS[metric].better is None:
+        return 0
+    return -1 if lower_is_better(metric) else 1
 
 
 def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: str | None = None) -> ForestInfo:
@@ -72,8 +85,9 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
         if len(metrics) != 1:
             raise ConfigError(f"the comparison table holds metrics {metrics}; name one with metric=")
         metric = str(metrics[0])
-    if reference is None:
-        reference = str(getattr(table, "attrs", {}).get("reference", {}).get("description", "the reference"))
+    if reference is None:   # the title's words (no candidate hash), else the description
+        ref = getattr(table, "attrs", {}).get("reference", {})
+        reference = str(ref.get("title") or ref.get("description", "the reference"))
     if "is_reference" in table.columns:
         table = table[~table["is_reference"].astype(bool)]
     delta, lo, hi = (numeric(table, c) for c in ("delta", "lo", "hi"))
@@ -96,6 +110,7 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
         n=tuple(int(v) if not np.isnan(v) else 0 for v in count),
         share_differ=tuple(share.tolist()),
         sign=tuple(int(s) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
+        better=tuple(int(s) * direction(metric) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
         n_undefined=int((~keep).sum()),
         mark=tuple(_mark(row) for _, row in rows.iterrows()),
         rule="the interval excludes 0 and Holm p < 0.05" if holm else "the interval excludes 0",
@@ -114,6 +129,16 @@ def _hover(info: ForestInfo, i: int) -> str:
                  f"{info.n[i]} questions, {format_value(info.share_differ[i] * 100)}% differ")
 
 
+def _colour(info: ForestInfo, i: int, mark: str) -> str:
+    """Row ``i``'s colour: grey where not shown or spanning 0, else better / worse in the metric's direction."""
+    if mark.endswith("not shown") or info.sign[i] == 0:
+        return SPANS
+    if direction(info.metric) == 0:
+        return NEUTRAL
+    better = info.better[i] if info.better else info.sign[i] * direction(info.metric)
+    return BETTER if better > 0 else WORSE
+
+
 def forest_figure(info: ForestInfo) -> go.Figure:
     """Horizontal interval bars of ``info``, first candidate on top, with a dashed line at Δ = 0; one legend entry
     per kind of mark drawn (:data:`MARKS`)."""
@@ -124,7 +149,7 @@ def forest_figure(info: ForestInfo) -> go.Figure:
         rows = [i for i, m in enumerate(marks) if m == name]
         if not rows:
             continue
-        colours = [SPANS if name.endswith("not shown") else {1: ABOVE, -1: BELOW, 0: SPANS}[info.sign[i]] for i in rows]
+        colours = [_colour(info, i, name) for i in rows]
         fig.add_trace(go.Scatter(
             x=[info.delta[i] for i in rows], y=[labels[i] for i in rows], mode="markers",
             name=html.escape(legend.format(rule=info.rule)),
