@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
 
@@ -88,3 +89,33 @@ class CassetteMiss(RagLabError, LookupError):
                          f"{question[:160]!r} (request {key[:12]}…): {nearest}. The cassette was recorded with "
                          "other prompts, policies or questions; record the missing calls with the real backend "
                          "(a recording resumes) or replay a sweep the cassette covers")
+
+
+class RunDirectoryBusy(RagLabError):
+    """Another process is writing a sweep into this run directory (it holds the directory's lock): the message names
+    that process's pid, command and start, and what to do (wait for it, ``--wait``, or another ``--out``)."""
+
+    def __init__(self, run_dir: str | Path, holder: str) -> None:
+        self.run_dir = str(run_dir)
+        self.holder = holder
+        super().__init__(f"{run_dir} is being written by another sweep ({holder}); two writers would mix their rows: "
+                         "wait for it to finish (or run with --wait to wait for it), or choose another --out")
+
+
+class StorageFull(RagLabError, OSError):
+    """A file a run writes could not grow because its disk is full: the message names the file's full path and says
+    that everything committed is kept, so the same command resumes once there is space."""
+
+    def __init__(self, path: str | Path, reason: str) -> None:
+        self.path = str(Path(path).resolve())
+        self.reason = reason
+        super().__init__(f"the disk holding {self.path} is full ({reason}); every finished question is kept: free "
+                         "some space, then run the same command again and it resumes where it stopped")
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` says a disk (or a quota) is full: sqlite's ``SQLITE_FULL`` ("database or disk is full") or an
+    ``OSError`` with ``ENOSPC`` / ``EDQUOT``."""
+    if str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_FULL"):
+        return True
+    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)

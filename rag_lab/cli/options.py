@@ -87,6 +87,23 @@ def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -
                         "exists); replay it with --backend recorded --model CASSETTE")
 
 
+def add_server_options(p: argparse.ArgumentParser) -> None:
+    """How a model server (``openai``, ``local``) is called: ``--timeout-s`` and ``--max-retries``, which override the
+    sweep file's ``backend.timeout_s`` and ``backend.max_retries`` (:func:`server_settings`)."""
+    p.add_argument("--timeout-s", type=float, default=None, metavar="SECONDS",
+                   help="backend openai or local: seconds one HTTP attempt to the model server may take (default: the "
+                        "sweep file's backend.timeout_s, else 60 for openai and 300 for local); not part of the run's "
+                        "identity, so it may change on a resume")
+    p.add_argument("--max-retries", type=int, default=None, metavar="N",
+                   help="backend openai or local: retries of a timed-out or failed attempt before the call gives up "
+                        "(default: the sweep file's backend.max_retries, else 3 for openai and 1 for local)")
+
+
+def server_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The ``timeout_s`` and ``max_retries`` given on the command line (:func:`add_server_options`)."""
+    return {k: v for k, v in (("timeout_s", args.timeout_s), ("max_retries", args.max_retries)) if v is not None}
+
+
 def sim_profile(args: argparse.Namespace) -> SimulatorProfile:
     """The simulator profile of ``--profile`` (a name or a profile file) with the ``--sim`` overrides."""
     return simulator_profile(args.profile, parse_settings(args.sim_knobs, option="--sim"))

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli.options import command
+from rag_lab.cli.options import add_server_options, command, server_settings
 
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
@@ -52,6 +52,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--replay", action="store_true",
                        help="answer every LLM call from the sweep's cassette (backend.cassette), offline; a call it "
                             "does not hold is an error naming the question, the role and the nearest recorded call")
+    sweep.add_argument("--wait", action="store_true",
+                       help="when another process is writing RUN_DIR, wait for it to finish, then resume (default: "
+                            "refuse, naming its pid)")
+    add_server_options(sweep)
 
     report = command(sub, "report", report_command, "write a self-contained HTML report of a sweep's run directory")
     report.add_argument("run_dir", type=Path, metavar="RUN_DIR",
@@ -72,12 +76,14 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 
     spec = load_sweep_spec(args.sweep_file)  # a bad sweep file fails here, before the runner's heavy imports
+    spec = spec.with_backend(**server_settings(args))
     from rag_lab.experiments.sweep_runner import run_sweep
 
     executor = args.executor or ("dask" if args.dask else "serial")
     start = time.perf_counter()
     result = run_sweep(spec, args.out, workers=args.workers, executor=executor, dask_address=args.dask,
-                       progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay)
+                       progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay,
+                       wait=args.wait)
     seconds = time.perf_counter() - start
     if args.table is not None:
         result.write_reproducible_table(args.table)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab.experiments.engine.backend_options import replay_cassette
 from rag_lab.experiments.engine.evaluator import Evaluator
 from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.pairs import PAIRS_WITH
@@ -42,6 +43,7 @@ def run_sweep(
     pareto: tuple[str, str] = DEFAULT_PARETO,
     on_event: Any = None,
     replay: bool = False,
+    wait: bool = False,
 ) -> SweepResult:
     """Run (or resume) the sweep ``spec`` into ``run_dir`` and return its results.
 
@@ -60,28 +62,33 @@ def run_sweep(
     and tables are the recording's, and a call the cassette does not hold is a
     :class:`~rag_lab.errors.CassetteMiss`. A sweep that names ``pairs_with:`` (the other half of its pairs) runs
     that sweep too, the same way, into ``run_dir/pairs_with``, where its findings over pairs read it.
+    One process writes a run directory at a time: another one writing it is a
+    :class:`~rag_lab.errors.RunDirectoryBusy` naming its pid, unless ``wait``, which waits for it to finish (a
+    resume of the same sweep then computes only what it left).
     """
     spec = load_sweep_spec(spec)
     if replay:
         spec = replay_spec(spec)
+    if spec.backend.replay:
+        replay_cassette(spec.backend)  # a cassette of another model is refused before anything is written
     check_executor(executor, workers, dask_address)
     dataset = load_dataset(spec.dataset)
     plan = SweepPlan.build(spec, dataset.evalset)
-    store = RunStore.create(run_dir, plan, overwrite=overwrite)
-    if "provenance" not in store.meta():
-        store.write_provenance(build_provenance(spec, dataset, plan.describe()["base_config"]).model_dump_json())
-    evaluator = Evaluator(store, plan, dataset, executor=executor, workers=workers, dask_address=dask_address,
-                          progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep")
-    with evaluator:
-        if spec.search is not None:
-            run_search(spec, plan, evaluator, on_event=on_event)
-        else:
-            evaluator.evaluate([r.candidate_id for r in plan.runs], plan.qids)
-    if spec.pairs_with is not None:   # the pairs' other half, into the run directory's PAIRS_WITH folder
-        run_sweep(spec.pairs_with, Path(run_dir) / PAIRS_WITH, workers=workers, executor=executor,
-                  dask_address=dask_address, progress=progress, overwrite=overwrite, chunk_size=chunk_size,
-                  pareto=pareto, replay=replay)
-    return SweepResult(store, computed=evaluator.computed, reused=evaluator.reused, pareto=pareto)
+    with RunStore.create(run_dir, plan, overwrite=overwrite, wait=wait) as store:
+        if "provenance" not in store.meta():
+            store.write_provenance(build_provenance(spec, dataset, plan.describe()["base_config"]).model_dump_json())
+        evaluator = Evaluator(store, plan, dataset, executor=executor, workers=workers, dask_address=dask_address,
+                              progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep")
+        with evaluator:
+            if spec.search is not None:
+                run_search(spec, plan, evaluator, on_event=on_event)
+            else:
+                evaluator.evaluate([r.candidate_id for r in plan.runs], plan.qids)
+        if spec.pairs_with is not None:   # the pairs' other half, into the run directory's PAIRS_WITH folder
+            run_sweep(spec.pairs_with, Path(run_dir) / PAIRS_WITH, workers=workers, executor=executor,
+                      dask_address=dask_address, progress=progress, overwrite=overwrite, chunk_size=chunk_size,
+                      pareto=pareto, replay=replay, wait=wait)
+    return SweepResult(RunStore.read(run_dir), computed=evaluator.computed, reused=evaluator.reused, pareto=pareto)
 
 
 def load_sweep(run_dir: str | Path, pareto: tuple[str, str] = DEFAULT_PARETO) -> SweepResult:

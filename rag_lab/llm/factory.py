@@ -42,7 +42,9 @@ class BackendOptions:
     ``max_tokens`` caps every call's completion tokens (:class:`~rag_lab.llm.token_cap.TokenCapBackend`,
     outside the cache: capped answers are cached apart from uncapped ones). ``record``: a cassette path
     (:mod:`rag_lab.llm.cassette`) that records every distinct request and response, outside the cache, and
-    answers what it already holds (a killed recording resumes)."""
+    answers what it already holds (a killed recording resumes). ``timeout_s`` and ``max_retries``: how long one
+    HTTP attempt to a model server (``openai``, ``local``) may take and how many times a failed one is retried
+    (None: the backend's own defaults; they change when an answer arrives, never what it is)."""
 
     profile: str | SimulatorProfile = "typical"
     seed: int = 0
@@ -53,6 +55,8 @@ class BackendOptions:
     chat_format: str | None = None
     max_tokens: int | None = None
     record: str | Path | None = None
+    timeout_s: float | None = None
+    max_retries: int | None = None
 
     @classmethod
     def of(cls, settings: Mapping[str, Any]) -> BackendOptions:
@@ -62,6 +66,11 @@ class BackendOptions:
         if unknown:
             raise ConfigError(f"unknown backend setting(s) {unknown}; the settings are {', '.join(names)}")
         return cls(**settings)
+
+    def server_settings(self) -> dict[str, Any]:
+        """The :class:`~rag_lab.llm.openai_backend.OpenAIBackend` keywords of ``timeout_s`` and ``max_retries``
+        that are set."""
+        return {k: v for k, v in (("timeout_s", self.timeout_s), ("max_retries", self.max_retries)) if v is not None}
 
 
 def _settings_signature(function: Callable[..., Any], returns: Any) -> Callable[..., Any]:
@@ -116,7 +125,7 @@ def _open_openai(options: BackendOptions) -> Iterator[LLMBackend]:
     from rag_lab.llm.openai_backend import OpenAIBackend
 
     limit = {} if options.max_concurrency is None else {"max_concurrency": options.max_concurrency}
-    yield OpenAIBackend(options.model, base_url=options.base_url, **limit)
+    yield OpenAIBackend(options.model, base_url=options.base_url, **limit, **options.server_settings())
 
 
 @contextmanager
@@ -126,7 +135,7 @@ def _open_local(options: BackendOptions) -> Iterator[LLMBackend]:
     from rag_lab.llm.local.backend import LocalModelServer
 
     with LocalModelServer(options.model, chat_format=options.chat_format) as server:
-        yield MeasuredLatency(server.backend(), server.provenance())
+        yield MeasuredLatency(server.backend(**options.server_settings()), server.provenance())
 
 
 @contextmanager
@@ -158,6 +167,8 @@ def open_backend(kind: str = "sim", **settings: Any) -> Iterator[LLMBackend]:
         raise ConfigError(f"chat_format is a setting of the local backend, not of {kind!r}")
     if options.record is not None and row.replays:
         raise ConfigError("a replayed cassette cannot be recorded again; record from a live backend")
+    if options.server_settings() and not row.real:
+        raise ConfigError(f"timeout_s and max_retries are settings of a model server (openai, local), not of {kind!r}")
     with row.open(options) as backend:
         served = _cached(backend, False if row.replays else options.cache)
         if options.record is not None:

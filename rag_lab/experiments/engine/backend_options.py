@@ -23,7 +23,8 @@ def backend_options(spec: BackendSpec, seed: int, concurrency: int = 1) -> tuple
     limit = spec.max_concurrency or (concurrency if BACKENDS[spec.kind].endpoint else None)
     return spec.kind, {"profile": spec.sim_profile if spec.sim_profile is not None else spec.profile, "seed": seed,
                        "model": spec.model, "base_url": spec.base_url, "cache": spec.cache,
-                       "max_concurrency": limit, "max_tokens": spec.max_tokens, "record": spec.cassette}
+                       "max_concurrency": limit, "max_tokens": spec.max_tokens, "record": spec.cassette,
+                       "timeout_s": spec.timeout_s, "max_retries": spec.max_retries}
 
 
 def replay_cassette(spec: BackendSpec) -> str:

@@ -18,15 +18,15 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, config_id, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
-from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
+from rag_lab.experiments.engine.sweep import SERVER_SETTINGS, BackendSpec, SweepSpec
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
 
 def backend_identity(backend: BackendSpec) -> dict[str, Any]:
-    """What determines the backend's outputs (not ``cache`` nor ``max_concurrency``; ``max_tokens`` and ``price``
-    only when set, so the identities of sweeps without them are what they always were; not ``cassette`` nor
-    ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
+    """What determines the backend's outputs (not ``cache``, ``max_concurrency``, ``timeout_s`` nor ``max_retries``;
+    ``max_tokens`` and ``price`` only when set, so the identities of sweeps without them are what they always were;
+    not ``cassette`` nor ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
     cap: dict[str, Any] = {} if backend.max_tokens is None else {"max_tokens": backend.max_tokens}
     if backend.price is not None:  # it decides the cost_usd column
         cap["price"] = backend.price.model_dump()
@@ -163,6 +163,9 @@ class SweepPlan:
         for key in ("pilot", "pairs_with"):     # and before pilots and pairs were declared
             if not spec.get(key):
                 spec.pop(key, None)
+        for key in SERVER_SETTINGS:              # and before a server's timeout could be set (never identity)
+            if spec["backend"].get(key) is None:
+                spec["backend"].pop(key, None)
         backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
         return {
             "spec": spec,

@@ -1,7 +1,9 @@
 """The run directory's store: one sqlite file, ``run.sqlite``, in WAL mode (:class:`RunStore`). Each finished
 (run, question) is committed in one transaction with ``INSERT OR IGNORE`` on ``(candidate_id, qid)``, so a
 process killed at any point leaves whole rows only and a re-run skips every committed pair; only a sweep's parent
-process writes. Its tables (the resolved sweep and code version, candidates, rows, sessions, a search's trials
+process writes, and it holds the directory's lock (:class:`~rag_lab.experiments.engine.run_lock.RunLock`) from
+before it reads the stored fingerprint until :meth:`RunStore.close`, so two sweeps never mix in one directory. A full
+disk is a :class:`~rag_lab.errors.StorageFull` naming the file (what was committed stays). Its tables (the resolved sweep and code version, candidates, rows, sessions, a search's trials
 and race) are in ``store.sql`` beside this module, each described there. Why sqlite: docs/cli.md, "Run
 directories"."""
 
@@ -16,9 +18,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError, DamagedRunStore
+from rag_lab.errors import ConfigError, DamagedRunStore, StorageFull, is_disk_full
 from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.provenance import code_version
+from rag_lab.experiments.engine.run_lock import RunLock
 from rag_lab.experiments.engine.worker import QuestionOutcome
 from rag_lab.paths import package_text
 
@@ -35,6 +38,7 @@ class RunStore:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RUN_FILE
         self._lock = threading.Lock()
+        self._run_lock: RunLock | None = None
         with _damage_named(self.path):
             self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
             self._conn.execute("PRAGMA busy_timeout = 30000")
@@ -47,14 +51,27 @@ class RunStore:
     # --- opening -------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, run_dir: str | Path, plan: SweepPlan, overwrite: bool = False) -> RunStore:
-        """Open ``run_dir`` for ``plan``: a new store, or the existing one of the same sweep (to resume).
-        A store of a different sweep, or a damaged one (:class:`~rag_lab.errors.DamagedRunStore`), is an error
-        unless ``overwrite``, which deletes it first."""
+    def create(cls, run_dir: str | Path, plan: SweepPlan, overwrite: bool = False, wait: bool = False) -> RunStore:
+        """Open ``run_dir`` to write ``plan``: a new store, or the existing one of the same sweep (to resume).
+        First the directory's lock is taken (another writer: :class:`~rag_lab.errors.RunDirectoryBusy`, or with
+        ``wait`` wait for it); under it, a store of a different sweep, or a damaged one
+        (:class:`~rag_lab.errors.DamagedRunStore`), is an error unless ``overwrite``, which deletes it first. The
+        store holds the lock until :meth:`close` (use it in a ``with``)."""
         run_dir = Path(run_dir)
         if run_dir.exists() and not run_dir.is_dir():
             raise ConfigError(f"run directory {run_dir} is a file")
-        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = RunLock(run_dir).acquire(wait=wait)
+        try:
+            store = cls._open_locked(run_dir, plan, overwrite)
+        except BaseException:
+            lock.release()
+            raise
+        store._run_lock = lock
+        return store
+
+    @classmethod
+    def _open_locked(cls, run_dir: Path, plan: SweepPlan, overwrite: bool) -> RunStore:
+        """:meth:`create`'s steps under the lock: check the stored fingerprint, then open and initialise."""
         path = run_dir / RUN_FILE
         if path.exists():
             try:
@@ -71,7 +88,11 @@ class RunStore:
                 for suffix in ("", "-wal", "-shm"):
                     path.with_name(path.name + suffix).unlink(missing_ok=True)
         store = cls(run_dir)
-        store._initialise(plan)
+        try:
+            store._initialise(plan)
+        except BaseException:
+            store.close()
+            raise
         return store
 
     @classmethod
@@ -93,34 +114,43 @@ class RunStore:
             return
         meta = {"fingerprint": plan.fingerprint, "plan": json.dumps(plan.describe()), "created_at": str(time.time()),
                 "code": json.dumps(code_version())}
-        with self._transaction() as conn:
+        with self._transaction() as conn:  # meta and candidates together: a store with a fingerprint has its runs
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
-        self.add_runs(plan.runs)
+            _insert_runs(conn, plan.runs)
 
     def add_runs(self, runs: Sequence[PlannedRun]) -> None:
         """Add runs to ``candidates`` in one transaction (a run already there keeps its first entry)."""
         with self._transaction() as conn:
-            conn.executemany(
-                "INSERT OR IGNORE INTO candidates (candidate_id, config_id, position, seed, params, config) "
-                "VALUES (?, ?, ?, ?, ?, ?)",
-                [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.flat))
-                 for r in runs],
-            )
+            _insert_runs(conn, runs)
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        """One ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error (sqlite may have rolled it back itself,
+        e.g. on a full disk)."""
+        with self._lock, _damage_named(self.path):
             self._conn.execute("BEGIN IMMEDIATE")
             try:
                 yield self._conn
+                self._conn.execute("COMMIT")
             except BaseException:
-                self._conn.execute("ROLLBACK")
+                if self._conn.in_transaction:
+                    self._conn.execute("ROLLBACK")
                 raise
-            self._conn.execute("COMMIT")
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Close the file and, for a store opened with :meth:`create`, release the run directory's lock."""
+        try:
+            with self._lock:
+                self._conn.close()
+        finally:
+            if self._run_lock is not None:
+                self._run_lock.release()
+
+    def __enter__(self) -> RunStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # --- writing -------------------------------------------------------------------------------
 
@@ -233,6 +263,15 @@ class RunStore:
         return {"rows": row, "traces": trace, "results": result}
 
 
+def _insert_runs(conn: sqlite3.Connection, runs: Sequence[PlannedRun]) -> None:
+    """Insert ``runs`` into ``candidates`` inside the caller's transaction (a run already there keeps its entry)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO candidates (candidate_id, config_id, position, seed, params, config) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.flat)) for r in runs],
+    )
+
+
 def _stored_fingerprint(path: Path) -> str | None:
     """The fingerprint in an existing ``run.sqlite``, or None if it holds no sweep yet; a file sqlite finds
     damaged (its quick integrity check included) is a :class:`~rag_lab.errors.DamagedRunStore`."""
@@ -260,10 +299,13 @@ def is_damage(exc: sqlite3.Error) -> bool:
 
 @contextmanager
 def _damage_named(path: Path) -> Iterator[None]:
-    """sqlite's errors about a damaged file, raised as a :class:`~rag_lab.errors.DamagedRunStore` naming ``path``."""
+    """sqlite's errors about a damaged file, raised as a :class:`~rag_lab.errors.DamagedRunStore` naming ``path``, and
+    about a full disk, as a :class:`~rag_lab.errors.StorageFull` naming it (the transaction was rolled back)."""
     try:
         yield
-    except sqlite3.DatabaseError as exc:
-        if is_damage(exc):
+    except (sqlite3.DatabaseError, OSError) as exc:
+        if isinstance(exc, sqlite3.DatabaseError) and is_damage(exc):
             raise DamagedRunStore(path, f"sqlite: {exc}") from None
+        if is_disk_full(exc):
+            raise StorageFull(path, f"sqlite: {exc}" if isinstance(exc, sqlite3.Error) else str(exc)) from None
         raise

@@ -30,7 +30,10 @@ class BackendSpec(BaseModel):
     ``cache`` uses the shared LLM response cache (it changes what is spent, never results).
     ``max_tokens`` caps every call's completion tokens (a slow local model's 512-token answers).
     ``max_concurrency``: calls in flight at once to an ``openai`` server, e.g. its rate limit
-    (default: the sweep's number of thread workers, so every question in flight can call)."""
+    (default: the sweep's number of thread workers, so every question in flight can call). ``timeout_s`` and
+    ``max_retries`` (``openai``, ``local``): how long one HTTP attempt may take and how often a failed one is
+    retried; like ``cache`` they are not part of the sweep's identity (they decide when an answer comes, not what
+    it is), so setting them on a stored run resumes it."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -50,6 +53,13 @@ class BackendSpec(BaseModel):
                                                            "file): a live backend records every call into it, resuming")
     replay: bool = Field(default=False, description="answer from the cassette alone, offline (rag-lab sweep --replay); a "
                                                     "call it does not hold is an error")
+    timeout_s: float | None = Field(default=None, gt=0, le=86400,
+                                    description="seconds one HTTP attempt to the model server may take (openai, "
+                                                "local; default: the backend's, 60 s for openai, 300 s for local)")
+    max_retries: int | None = Field(default=None, ge=0, le=100,
+                                    description="retries of a failed attempt (timeout, 429, 5xx, unreadable body) "
+                                                "before the call gives up (default: the backend's, 3 for openai, 1 "
+                                                "for local)")
     price: Price | None = Field(default=None, description="USD per million input and output tokens of this model "
                                                           "(`price: {input_per_m: 0.15, output_per_m: 0.60}`), what "
                                                           "cost_usd and spent_usd count; unset: an illustrative "
@@ -66,6 +76,9 @@ class BackendSpec(BaseModel):
             raise ConfigError(f"knobs are simulator settings; backend {self.kind!r} takes none")
         if not BACKENDS[self.kind].real and self.cassette is not None:
             raise ConfigError(f"a cassette records a real backend (openai or local), not {self.kind!r}")
+        if not BACKENDS[self.kind].real and (self.timeout_s is not None or self.max_retries is not None):
+            raise ConfigError(f"timeout_s and max_retries are settings of a model server (openai or local), "
+                              f"not of {self.kind!r}")
         if self.replay and self.cassette is None:
             raise ConfigError("replay needs the cassette to replay (backend.cassette)")
         return self
@@ -107,8 +120,12 @@ class BackendSpec(BaseModel):
         return out
 
 
+#: The settings of how a model server is called, not of what it answers: outside every identity and fingerprint,
+#: and not a grid's to vary (two candidates differing only in them would be one run).
+SERVER_SETTINGS = ("timeout_s", "max_retries")
 #: The backend settings a grid may vary (``backend.<field>``; knobs as ``backend.knobs.<knob>``).
-_GRID_FIELDS = tuple(f for f in BackendSpec.model_fields if f not in ("kind", "knobs", "cassette", "replay", "price"))
+_GRID_FIELDS = tuple(f for f in BackendSpec.model_fields
+                     if f not in ("kind", "knobs", "cassette", "replay", "price", *SERVER_SETTINGS))
 
 
 class ClaimSpec(BaseModel):
@@ -222,6 +239,16 @@ class SweepSpec(BaseModel):
         if backend is not None and not BACKENDS[backend.kind].simulated and len(seeds) > 1:
             raise ConfigError(f"several seeds need the simulator; backend {backend.kind!r} takes one seed")
         return seeds
+
+    def with_backend(self, **settings: Any) -> SweepSpec:
+        """A validated copy whose backend has ``settings`` changed (e.g. ``timeout_s`` from the command line)."""
+        if not settings:
+            return self
+        try:
+            backend = BackendSpec.model_validate({**self.backend.model_dump(), **settings})
+        except ValidationError as exc:
+            raise ConfigError(explain_validation(exc, "backend")) from None
+        return self.model_copy(update={"backend": backend})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepSpec:
