@@ -1,7 +1,8 @@
 """The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL
 (OpenAI, vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked
 for (``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the
-text; retries 429, 408, 5xx, timeouts and connection errors with bounded, jittered backoff; names a dead server
+text; retries 429, 408, 5xx, timeouts, connection errors and unreadable bodies (not JSON, not UTF-8) with bounded,
+jittered backoff, the last error naming the server; names a dead server
 process at once instead of retrying; admits at most ``max_concurrency`` calls from any number of threads; and
 keeps the API key inside the client, out of every repr, cache key, log line and error. The method:
 docs/backends.md, "The OpenAI-compatible backend in detail"."""
@@ -315,6 +316,9 @@ class OpenAIBackend(LLMBackend):
                                                         "port); not retried. Restart it, or check the base URL",
                                          None, attempt) from None
                 what, last_status = f"connection failed: {self._scrub(str(exc))}", None
+            except UnicodeDecodeError as exc:   # a body that is not UTF-8 (e.g. a byte 0xff): retried like garbage
+                what, last_status = (f"unreadable response body: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at "
+                                     f"position {exc.start})"), None
             except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
                 what, last_status = f"unreadable response body ({type(exc).__name__})", None
             if attempt == attempts:
