@@ -67,19 +67,28 @@ def test_a_no_change_claim_is_planned_for_its_margin():
         plan_claim(pilot, "quality_answer_containment_strict", {"arm": "cap1"}, direction="none")
 
 
-def test_a_count_is_planned_by_the_normal_approximation_and_a_family_by_its_correction():
+def test_a_count_is_planned_by_a_simulation_of_its_permutation_test_and_a_family_by_its_correction():
     rng = np.random.default_rng(0)
     base = rng.poisson(3, 60).astype(float)
-    pilot = Pilot(base=base.tolist(), cap1=(base - rng.integers(0, 2, 60)).tolist())
+    cap1 = base - rng.integers(0, 2, 60)
+    pilot = Pilot(base=base.tolist(), cap1=cap1.tolist())
     claims = [{"metric": "cost_llm_calls", "candidate": {"arm": "cap1"}, "direction": "below", "claim": "saves calls"}]
     (fixed,) = plan_study(pilot, claims, sizes=(100,))
     (holm,) = plan_study(pilot, claims * 1, correction="holm", sizes=(100,))
-    assert fixed.method == "normal approximation" and fixed.alpha == holm.alpha == 0.05
+    assert fixed.method == "simulated permutation-test power" and fixed.alpha == holm.alpha == 0.05
     two = plan_study(pilot, claims * 2, correction="holm", sizes=(100,))
     assert two[0].alpha == 0.025 and two[0].detectable_at[100] > fixed.detectable_at[100]
     assert two[0].needed > fixed.needed
-    sd = fixed.sd
-    assert fixed.needed == pytest.approx(((1.645 + 0.8416) * sd / abs(fixed.pilot_delta)) ** 2, rel=0.05, abs=1)
+    # the planned size reaches 80% power under the lab's own test, drawn as the plan models the study: the pilot's
+    # sizes of difference, each a saving with the probability that gives the pilot's mean difference
+    sizes = np.abs(cap1 - base)
+    q = (1 + abs(fixed.pilot_delta) / sizes.mean()) / 2
+    draws = np.random.default_rng(1)
+    shown = []
+    for i in range(300):
+        x = draws.choice(sizes, fixed.needed) * np.where(draws.random(fixed.needed) < q, -1.0, 1.0)
+        shown.append(difference_p(x, "less", method="permutation", n_permutations=2000, seed=i)[0] <= 0.05)
+    assert np.mean(shown) >= 0.8 - 0.06
     with pytest.raises(ConfigError, match="no difference"):
         plan_claim(Pilot(base=base.tolist(), cap1=base.tolist()), "cost_llm_calls", {"arm": "cap1"}, direction="below")
 

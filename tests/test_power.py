@@ -96,3 +96,38 @@ def test_the_normal_approximation_matches_a_simulation_of_the_permutation_test()
     rejections = [difference_p(rng.normal(effect, sd, n), "greater", n_permutations=400, seed=i)[0] <= 0.05
                   for i in range(sims)]
     assert abs(np.mean(rejections) - 0.8) < 0.07
+
+
+def _sign_model_sample(sizes: np.ndarray, n: int, delta: float, rng: np.random.Generator) -> np.ndarray:
+    """n differences drawn as rag_lab.stats.permutation_power models a study: the pilot's sizes, signs tilted to a
+    mean of delta."""
+    q = (1 + delta / sizes.mean()) / 2
+    return rng.choice(sizes, n) * np.where(rng.random(n) < q, 1.0, -1.0)
+
+
+def test_the_simulated_detectable_effect_of_a_count_is_where_the_labs_own_test_reaches_80_percent():
+    """Rounds or calls (differences of varying size): at the detectable effect of the sample's permutation test,
+    an independent simulation of difference_p itself rejects about 80% of the time."""
+    rng = np.random.default_rng(5)
+    d = rng.choice([0.0, 0.0, 0.0, -1.0, -1.0, 1.0, -2.0, 2.0, -3.0], size=120)
+    found = power.detectable(d, direction="above", alpha=0.05)
+    assert found.method == "simulated permutation-test power" and not found.bound
+    sizes = np.abs(d)
+    rejections = [difference_p(_sign_model_sample(sizes, 120, found.effect, rng), "greater", method="permutation",
+                               n_permutations=1000, seed=i)[0] <= 0.05 for i in range(400)]
+    assert abs(np.mean(rejections) - 0.8) < 0.06
+    # and for 0/1 sizes it agrees with the exact sign test's enumeration
+    ones = (np.arange(200) % 10 == 0).astype(float)
+    assert power.simulated_detectable(power.Differences.of(ones, binary=False), "above", 0.05) == pytest.approx(
+        power.sign_detectable_effect(200, 0.1), abs=0.01)
+
+
+def test_the_simulated_tost_margin_of_a_count_is_where_the_labs_permutation_tost_reaches_80_percent():
+    rng = np.random.default_rng(6)
+    d = rng.choice([0.0, 0.0, -1.0, 1.0, -0.5, 0.5, 2.0], size=80)
+    found = power.detectable(d, direction="none", alpha=0.05)
+    assert found.method == "simulated permutation-test power"
+    sizes = np.abs(d)
+    shown = [equivalence_test(_sign_model_sample(sizes, 80, 0.0, rng), np.zeros(80), found.effect).p < 0.05
+             for _ in range(300)]
+    assert abs(np.mean(shown) - 0.8) < 0.07

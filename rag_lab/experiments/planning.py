@@ -71,6 +71,13 @@ def power_at(n: int, differences: pw.Differences, direction: str, target: float,
         sign = -1.0 if direction == "below" else 1.0
         alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
         return pw.sign_test_power(n, *pw.effect_probabilities(sign * target, share), alpha, alternative)  # type: ignore[arg-type]
+    if differences.sizes is not None:
+        from rag_lab.stats import permutation_power as perm
+
+        sizes = differences.all_sizes()
+        if direction == "none":
+            return perm.permutation_tost_power(sizes, n, target, alpha)
+        return perm.permutation_power(sizes, n, target, alpha, two_sided=direction == "two-sided")
     sd = differences.sd
     if not sd > 0:
         return 1.0
@@ -112,6 +119,8 @@ def detectable_at(n: int, differences: pw.Differences, direction: str, alpha: fl
             return pw.tost_detectable_margin(n, share, alpha, power)
         alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
         return pw.sign_detectable_effect(n, share, alpha, power, alternative)  # type: ignore[arg-type]
+    if differences.sizes is not None:
+        return pw.simulated_detectable(differences, direction, alpha, power, n=n)
     if direction == "none":
         return pw.normal_detectable_margin(n, differences.sd, alpha, power)
     return pw.normal_detectable_effect(n, differences.sd, alpha, power, two_sided=direction == "two-sided")
@@ -146,7 +155,7 @@ def plan_claim(pilot: SweepResult | PairedHalves, metric: str, candidate: str | 
     if goal == 0 and direction != "none":
         raise ConfigError("the pilot shows no difference on this claim: give the target effect (--delta)")
     method = ("exact TOST power" if d.binary and direction == "none" else "exact sign-test power" if d.binary else
-              "normal approximation")
+              "simulated permutation-test power" if d.sizes is not None else "normal approximation")
     return ClaimPlan(
         claim=claim or f"{pilot.labels(ref['config_id'])[cand['candidate_id']]} on {metric}", metric=metric,
         direction=direction, alpha=alpha, pilot_n=d.n, pilot_delta=delta, discordance=d.differ / d.n, sd=d.sd,

@@ -1,7 +1,8 @@
 """Power of the lab's paired tests, and the smallest effect a sample could have detected (80% power, the claim's
 own test and level): exact by enumeration for 0/1 metrics (sign test, TOST), the exact bound ``1 − α^(1/n)`` where
-no question differs, the normal approximation for permutation tests. The method: docs/decisions.md, "What a result
-that is not shown could have detected"."""
+no question differs, and for differences of varying size (rounds, calls, F1) a simulation of the permutation test
+itself (:mod:`rag_lab.stats.permutation_power`). The method: docs/decisions.md, "What a result that is not shown
+could have detected"."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import numpy as np
 from scipy import stats as sps
 
 from rag_lab.stats import exact_tests as exact
+from rag_lab.stats import permutation_power as perm
 
 Alternative = Literal["greater", "less", "two-sided"]
 #: The power a detectable effect and a plan are stated at.
@@ -182,14 +184,20 @@ class Detectable(NamedTuple):
 class Differences(NamedTuple):
     """What a detectable effect needs of a claim's per-question differences (JSON-able, so a table can keep it and
     restate the effect at another level): ``n`` questions, ``differ`` of them nonzero, ``size`` (the common size of
-    the nonzero ones, or None when they differ in size), ``sd`` (their standard deviation) and ``binary`` (a 0/1
-    metric with one seed)."""
+    the nonzero ones, or None when they differ in size), ``sd`` (their standard deviation), ``binary`` (a 0/1
+    metric with one seed) and ``sizes`` (the nonzero ``|d|``, sorted: what the permutation test's power is simulated
+    from; None in a table stored before it was kept, which then falls back on the normal approximation)."""
 
     n: int
     differ: int
     size: float | None
     sd: float
     binary: bool
+    sizes: list[float] | None = None
+
+    def all_sizes(self) -> np.ndarray:
+        """``|d|`` of every question, zeros included (the simulation's population)."""
+        return np.concatenate([np.zeros(self.n - self.differ), np.asarray(self.sizes or [], float)])
 
     @classmethod
     def of(cls, differences: np.ndarray, binary: bool) -> Differences:
@@ -198,7 +206,8 @@ class Differences(NamedTuple):
         nonzero = np.abs(d[np.abs(d) > 1e-12])
         same = nonzero.size > 0 and bool(np.all(np.abs(nonzero - nonzero[0]) <= 1e-9))
         return cls(int(d.size), int(nonzero.size), float(nonzero[0]) if same else None,
-                   float(d.std(ddof=1)) if d.size > 1 else math.inf, bool(binary))
+                   float(d.std(ddof=1)) if d.size > 1 else math.inf, bool(binary),
+                   [float(x) for x in np.sort(nonzero)])
 
 
 def paired_differences(values: np.ndarray, reference: np.ndarray) -> Differences:
@@ -223,9 +232,9 @@ def detectable(differences: np.ndarray | Differences, *, binary: bool = False, d
     seed; or their :class:`Differences`), with the claim's own test at ``alpha`` (its corrected level):
     ``direction`` ``above``/``below`` (one-sided), ``two-sided`` (an exploratory table's cell) or ``none`` (a
     no-change claim: the smallest margin it could have shown). A 0/1 metric, or differences all of one size, is
-    planned with the exact sign test (TOST for ``none`` on a 0/1 metric); otherwise the normal approximation. A
-    sample where no question differs gives the exact bound on |Δ| (times the metric's range when
-    ``value_range`` is known)."""
+    planned with the exact sign test (TOST for ``none`` on a 0/1 metric); otherwise by simulating the permutation
+    test (and its TOST) on the sample's own sizes (:mod:`~rag_lab.stats.permutation_power`). A sample where no
+    question differs gives the exact bound on |Δ| (times the metric's range when ``value_range`` is known)."""
     s = differences if isinstance(differences, Differences) else Differences.of(differences, binary)
     n = s.n
     if n == 0:
@@ -248,6 +257,9 @@ def detectable(differences: np.ndarray | Differences, *, binary: bool = False, d
         # every question that differs, differs by the same amount: the paired test is the exact sign test
         effect = (1.0 if s.binary else float(s.size)) * sign_detectable_effect(n, share, alpha, power, alternative)
         method = "exact sign-test power"
+    elif s.sizes is not None:
+        effect = simulated_detectable(s, direction, alpha, power)
+        method = "simulated permutation-test power"
     else:
         effect = (normal_detectable_margin(n, s.sd, alpha, power) if direction == "none" else
                   normal_detectable_effect(n, s.sd, alpha, power, two_sided=alternative == "two-sided"))
@@ -256,6 +268,21 @@ def detectable(differences: np.ndarray | Differences, *, binary: bool = False, d
     text = (f"{what}: none within the metric's range" if math.isinf(effect) else
             f"{what}: |Δ| ≥ {_fmt(effect)} ({power:.0%} power, {method})")
     return Detectable(effect, False, method, text)
+
+
+def simulated_detectable(s: Differences, direction: str, alpha: float, power: float = TARGET_POWER,
+                         n: int | None = None) -> float:
+    """The detectable effect (or, for ``none``, margin) of the permutation test on ``n`` questions (default: the
+    sample's) with the sizes of ``s`` (:mod:`~rag_lab.stats.permutation_power`), remembered per sample."""
+    return _simulated(tuple(s.all_sizes().tolist()), int(n or s.n), direction, float(alpha), float(power))
+
+
+@lru_cache(maxsize=512)
+def _simulated(sizes: tuple[float, ...], n: int, direction: str, alpha: float, power: float) -> float:
+    population = np.asarray(sizes, float)
+    if direction == "none":
+        return perm.permutation_tost_detectable_margin(population, n, alpha, power)
+    return perm.permutation_detectable_effect(population, n, alpha, power, two_sided=direction == "two-sided")
 
 
 def _fmt(x: float) -> str:

@@ -66,8 +66,8 @@ class PairedTest:
 class EquivalenceTest:
     """TOST of ``|values − reference| < margin``: ``p`` = max of the two one-sided p-values ``p_lower``
     (H0 Δ ≤ −margin) and ``p_upper`` (H0 Δ ≥ +margin); ``method`` ``"exact"`` (wins and losses of a −1/0/+1
-    difference, :mod:`rag_lab.stats.exact_tests`), ``"t"`` (paired t tests; ``se`` the standard error, ``df`` its
-    degrees of freedom) or ``"refused"`` (a difference with no spread: p = 1, ``note`` says why).
+    difference, :mod:`rag_lab.stats.exact_tests`), ``"permutation"`` (two sign-flip permutation tests of the
+    differences shifted by ``∓margin``; ``se`` the standard error, ``df`` ``n − 1``, both for reference) or ``"refused"`` (a difference with no spread: p = 1, ``note`` says why).
     Equivalence is shown at level α when ``p < α``."""
 
     p: float
@@ -79,7 +79,7 @@ class EquivalenceTest:
     n: int
     df: int
     binary: bool
-    method: str = "t"
+    method: str = "permutation"
     note: str = ""
 
     def text(self, decimals: int = 3) -> str:
@@ -301,7 +301,7 @@ def equivalence_test(values: Any, reference: Any, margin: float,
                      value_range: tuple[float, float] | None = None) -> EquivalenceTest:
     """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin``
     in the metric's units, stated by the claim (e.g. 0.05 of answer containment). Exact for −1/0/+1
-    differences; paired t tests otherwise. A difference without spread is refused (p = 1) — unless the metric's
+    differences; two sign-flip permutation tests otherwise (of ``d + margin`` above 0, of ``d − margin`` below 0). A difference without spread is refused (p = 1) — unless the metric's
     ``value_range`` ``(low, high)`` is known (e.g. ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most
     ``(high − low)`` times the share of questions that differ, and the exact binomial test of that share below
     ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of ``n`` gives
@@ -340,10 +340,11 @@ def equivalence_test(values: Any, reference: Any, margin: float,
         note = (f"the difference is {delta:+.3g} on every one of the {n} questions: no spread, so no test bounds it "
                 "beyond these questions (equivalence not shown)")
         return EquivalenceTest(1.0, 1.0, 1.0, float(margin), delta, se, n, df, binary, "refused", note)
-    p_lower = float(_stats.t.sf((delta + margin) / se, df))    # H0: Δ <= −margin
-    p_upper = float(_stats.t.cdf((delta - margin) / se, df))   # H0: Δ >= +margin
+    # H0: Δ <= −margin, then H0: Δ >= +margin: each a sign-flip permutation test of the shifted differences
+    p_lower = difference_p(d + margin, "greater", method="permutation")[0]
+    p_upper = difference_p(d - margin, "less", method="permutation")[0]
     return EquivalenceTest(p=max(p_lower, p_upper), p_lower=p_lower, p_upper=p_upper, margin=float(margin),
-                           delta=delta, se=se, n=n, df=df, binary=binary, method="t")
+                           delta=delta, se=se, n=n, df=df, binary=binary, method="permutation")
 
 
 #: The paired test's alternative for a claimed direction.
