@@ -11,9 +11,18 @@ from pathlib import Path
 
 import pytest
 from test_loaders import write_beir
+from test_your_own_data import write_doc_files
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders import load_beir, load_dataset, load_hotpotqa, load_musique, load_qa_file, load_world
+from rag_lab.loaders import (
+    load_beir,
+    load_dataset,
+    load_documents_folder,
+    load_hotpotqa,
+    load_musique,
+    load_qa_file,
+    load_world,
+)
 from rag_lab.paths import DATA_DIR
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 from rag_lab.testing import ContractViolation, check_loader
@@ -29,6 +38,7 @@ LOADERS = {
     "musique": (load_musique, FIXTURES / "musique_ans.jsonl"),
     "qa-file": (load_qa_file, FIXTURES / "hotpotqa_hf_noid.jsonl"),
     "world": (load_world, DATA_DIR / "world"),
+    "documents": (load_documents_folder, lambda tmp: write_doc_files(tmp) / "my_data"),
     "dataset-folder": (load_dataset, DATA_DIR / "hotpotqa_sample"),
 }
 
