@@ -159,7 +159,7 @@ def test_sweep_rows_writes_every_candidates_questions_as_csv(finished, tmp_path,
     assert main(["sweep", str(_sweep_file(tmp_path)), "--out", str(run_dir), "--quiet", "--rows", str(rows),
                  "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["computed"] == 0  # the rows of a finished sweep, nothing rerun
-    frame = pd.read_csv(rows)
+    frame = pd.read_csv(rows, comment="#")   # under the run's provenance lines
     assert list(frame.columns[:4]) == ["candidate_id", "seed", "param_round_cap.max_rounds", "qid"]
     assert len(frame) == 4 and sorted(set(frame["param_round_cap.max_rounds"])) == [1, 2]
     assert frame.groupby("candidate_id")["qid"].nunique().tolist() == [2, 2]

@@ -199,7 +199,7 @@ def test_reference_is_the_first_candidate_when_the_base_is_not_a_grid_point(tmp_
 def test_report_and_cli_show_the_deltas(sweep, tmp_path):
     text = write_report(sweep.run_dir, tmp_path / "report.html", quality_col=METRIC).read_text(encoding="utf-8")
     assert "<h2>Paired differences vs the reference (exploratory)</h2>" in text
-    assert f"<h1>rag_lab sweep report: {sweep.run_dir.name}</h1>" in text
+    assert f"<h1>rag_lab sweep report: {sweep.spec['name']}</h1>" in text   # the sweep's name, not its folder's
     assert 'id="forest-0"' in text and 'id="forest-1"' in text and 'id="forest-2"' not in text  # one per metric
     quality = sweep.compare(METRIC)
     row = quality.iloc[0]

@@ -44,11 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (implies --executor dask)")
     sweep.add_argument("--force", action="store_true", help="overwrite a run directory that holds a different sweep")
     sweep.add_argument("--quiet", action="store_true", help="no progress bar")
-    sweep.add_argument("--table", type=Path, default=None, metavar="CSV",
-                       help="also write the table's reproducible columns (no wall time, no cache misses) as CSV")
+    sweep.add_argument("--table", type=Path, default=None, metavar="CSV_OR_PARQUET",
+                       help="also write the table's reproducible columns (no wall time, no cache misses) as CSV under "
+                            "the run's provenance as '# provenance.<key>: <value>' lines, or as Parquet (a .parquet "
+                            "path; the provenance in its metadata)")
     sweep.add_argument("--rows", type=Path, default=None, metavar="CSV",
                        help="also write the per-question rows of every candidate as CSV (candidate_id, seed, param_*, "
-                            "qid, type, every quality_* and cost_* metric), one line per candidate and question")
+                            "qid, type, every quality_* and cost_* metric), one line per candidate and question, under "
+                            "the run's provenance as '#' lines")
     sweep.add_argument("--replay", action="store_true",
                        help="answer every LLM call from the sweep's cassette (backend.cassette), offline; a call it "
                             "does not hold is an error naming the question, the role and the nearest recorded call")
@@ -85,35 +88,52 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                        progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay,
                        wait=args.wait)
     seconds = time.perf_counter() - start
+    from rag_lab.experiments.engine.reply_checks import reply_warnings
+
     if args.table is not None:
-        result.write_reproducible_table(args.table)
+        result.write_table(args.table)
     if args.rows is not None:
         result.write_rows(args.rows)
     table = result.table
+    progress = result.progress()
+    warned = reply_warnings(result)
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
-           "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
+           "question_runs": progress._asdict(), "provenance": result.provenance.model_dump(mode="json"),
+           "warnings": warned, "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
     findings = _findings(result)
-    out["findings"] = [f.to_dict() for f in findings]
-    text = format_table(result, seconds) + _search_text(result) + _declared(findings) + _deltas(result, findings)
+    out["findings"] = [{**f.to_dict(), "provisional": not result.complete} for f in findings]
+    text = (format_table(result, seconds) + provenance_text(result) + _search_text(result)
+            + _declared(findings, provisional=not result.complete) + _deltas(result, findings) + _warnings(warned))
     return out, text
 
 
-def _declared(findings: list[Any]) -> str:
-    """The sweep's declared claims, one verdict each, under the sentence that says how they were tested."""
+def provenance_text(result: Any) -> str:
+    """Where the results come from (the run's stored provenance), one line per part."""
+    return "\n" + "\n".join(f"{what}: {text}" for what, text in result.provenance.lines())
+
+
+def _warnings(warned: list[str]) -> str:
+    return "".join(f"\n\nwarning: {w}" for w in warned)
+
+
+def _declared(findings: list[Any], provisional: bool = False) -> str:
+    """The sweep's declared claims, one verdict each, under the sentence that says how they were tested; on an
+    unfinished sweep each line says it is provisional."""
     if not findings:
         return ""
     from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE
     from rag_lab.experiments.engine.findings import finding_line
 
-    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {finding_line(f)}" for f in findings)
+    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {finding_line(f, provisional)}" for f in findings)
 
 
 def _findings(result: Any) -> list[Any]:
-    """The sweep's stated findings, tested (empty until the sweep is complete)."""
-    from rag_lab.experiments.engine.findings import sweep_findings
+    """The sweep's stated findings, tested — on an unfinished sweep, on the question runs finished so far
+    (provisional), once every candidate they name has one."""
+    from rag_lab.experiments.engine.findings import provisional_findings
 
-    return sweep_findings(result) if result.complete else []
+    return provisional_findings(result)
 
 
 def _search_text(result: Any) -> str:
@@ -142,15 +162,23 @@ def _deltas(result: Any, findings: list[Any]) -> str:
     from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text
 
     frames = (comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST), declared=findings)
-              if result.complete and len(result.table) > 1 else {})
-    return "\n\n" + delta_table_text(frames) if frames else ""
+              if result.question_runs() and len(result.table) > 1 else {})
+    if not frames:
+        return ""
+    lead = "" if result.complete else f"PROVISIONAL ({result.progress().text()}): "
+    return "\n\n" + lead + delta_table_text(frames)
 
 
 def format_table(result: Any, seconds: float) -> str:
     """The key columns of a sweep's table, one line per run, and where the run is."""
     table = result.table
     params = result.param_columns
+    from rag_lab.report.collapse import identical_columns
+
     keys = [(name, col) for name, col in KEY_COLUMNS if col in table.columns]
+    same = identical_columns(table, result.all_rows(), [col for _, col in keys])
+    names_of = dict((col, name) for name, col in keys)
+    keys = [(name, col) for name, col in keys if col not in same]
     names = [p.removeprefix("param_") for p in params]
     widths = [max(len(n), *(len(_fmt(v)) for v in table[p])) for n, p in zip(names, params, strict=True)]
     head = (f"{'candidate':12s} {'seed':>4s} " + " ".join(f"{n:>{w}s}" for n, w in zip(names, widths, strict=True))
@@ -160,10 +188,17 @@ def format_table(result: Any, seconds: float) -> str:
         cells = " ".join(f"{_fmt(row[p]):>{w}s}" for p, w in zip(params, widths, strict=True))
         values = " ".join(f"{_fmt(row[c]):>11s}" for _, c in keys)
         lines.append(f"{row['candidate_id']:12s} {row['seed']:>4d} {cells} {values}  {'*' if row['is_pareto'] else ''}")
+    if same:
+        lines.append("shown once, equal on every question: " + "; ".join(
+            f"{names_of[dup]} = {names_of[kept]}" for dup, kept in same.items()))
     cost, quality = result.pareto_columns
-    lines.append(f"* Pareto front of {cost} (minimised) vs {quality} (maximised); '-': the base config's value")
-    lines.append(f"run: {result.run_dir} ({result.computed} question runs computed, {result.reused} reused, "
-                 f"{seconds:.1f}s); report: rag-lab report {result.run_dir} --out {result.run_dir / 'report.html'}")
+    progress = result.progress()
+    provisional = "" if progress.complete else " — provisional: the sweep has not finished"
+    lines.append(f"* Pareto front of {cost} (minimised) vs {quality} (maximised){provisional}; '-': the base "
+                 "config's value")
+    lines.append(f"run: {result.run_dir} ({progress.text()}; {result.computed} computed now, {result.reused} "
+                 f"reused, {seconds:.1f}s); report: rag-lab report {result.run_dir} --out "
+                 f"{result.run_dir / 'report.html'}")
     return "\n".join(lines)
 
 
@@ -175,14 +210,15 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _check_reportable(run_dir: Path) -> None:
-    """A clear error, before anything is written, for a run directory the report cannot summarise: one where no
-    question has finished, or whose stated findings name a config it does not have."""
+def _check_reportable(run_dir: Path) -> Any:
+    """The sweep of ``run_dir``, or a clear error, before anything is written, for a run directory the report
+    cannot summarise: one where no question has finished, or whose stated findings name a config it does not have."""
     from rag_lab.experiments.sweep_runner import load_sweep
 
     result = load_sweep(run_dir)
     result.require_finished()
     result.check_findings()
+    return result
 
 
 def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -193,10 +229,13 @@ def report_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     formats = parse_formats(args.export) if args.export else None  # a bad format fails before anything is written
     if args.mlflow is not None:
         check_folder(args.mlflow)   # so does a tracking folder that is a file
-    _check_reportable(args.run_dir)
-    path = write_report(args.run_dir, args.out if args.out is not None else args.run_dir / "report.html")
-    out: dict[str, Any] = {"report": str(path)}
+    result = _check_reportable(args.run_dir)
+    path = write_report(result, args.out if args.out is not None else args.run_dir / "report.html")
+    progress = result.progress()
+    out: dict[str, Any] = {"report": str(path), "question_runs": progress._asdict(), "complete": progress.complete}
     lines = [f"wrote {path}"]
+    if not progress.complete:
+        lines.append(f"the sweep has not finished: {progress.text()}; its Pareto front and claims are provisional")
     if formats:
         written = export_figures(report_figures(args.run_dir), args.figures or path.parent / "figures", formats)
         out["figures"] = [str(p) for p in written]

@@ -90,6 +90,17 @@ def _number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
+def provenance_tags(sweep: SweepResult) -> dict[str, str]:
+    """The run's provenance as MLflow tags: ``rag_lab.provenance.<key>`` for every key of
+    :meth:`~rag_lab.experiments.engine.provenance.Provenance.flat`, and MLflow's own ``mlflow.source.git.commit``
+    where there is a commit."""
+    record = sweep.provenance
+    tags = {f"{TAG}.provenance.{k}": "" if v is None else str(v) for k, v in record.flat().items()}
+    if record.git_commit:
+        tags["mlflow.source.git.commit"] = record.git_commit
+    return tags
+
+
 def log_sweep(
     source: SweepResult | str | os.PathLike[str],
     tracking_dir: str | os.PathLike[str],
@@ -119,6 +130,8 @@ def log_sweep(
         parent = client.create_run(experiment_id, run_name=name, tags={
             **parent_tags, f"{TAG}.run_dir": str(Path(sweep.run_dir).resolve()),
             f"{TAG}.search": "yes" if sweep.search else "no"}).info.run_id
+    provenance = provenance_tags(sweep)
+    client.log_batch(parent, tags=[RunTag(k, v) for k, v in provenance.items()])
     now = int(time.time() * 1000)
     client.log_batch(parent, metrics=[Metric("candidates", float(len(sweep.table)), now, 0),
                                       Metric("question_runs", float(sweep.question_runs()), now, 0),
@@ -146,7 +159,8 @@ def log_sweep(
                 metrics += [Metric(f"delta_vs_base.{metric}{suffix}", value, now, 0)
                             for suffix, key in (("", "delta"), (".lo", "lo"), (".hi", "hi"))
                             for value in [_number(d[key])] if value is not None]
-        run_tags = [RunTag(f"{TAG}.config_id", row["config_id"]), RunTag(f"{TAG}.label", labels.get(cid, ""))]
+        run_tags = [RunTag(f"{TAG}.config_id", row["config_id"]), RunTag(f"{TAG}.label", labels.get(cid, "")),
+                    *(RunTag(k, v) for k, v in provenance.items())]
         if "status" in row.index:
             run_tags += [RunTag(f"{TAG}.status", str(row["status"])), RunTag(f"{TAG}.drop_reason", str(row["drop_reason"]))]
         for start in range(0, len(params), 100):  # MLflow takes at most 100 params per batch

@@ -31,7 +31,8 @@ from rag_lab.experiments.engine.comparisons import (
     p_cell,
     reference_sentence,
 )
-from rag_lab.experiments.engine.findings import finding_line, sweep_findings
+from rag_lab.experiments.engine.findings import finding_line, provisional_findings
+from rag_lab.experiments.engine.reply_checks import reply_warnings
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
 from rag_lab.experiments.sweep_runner import load_sweep
@@ -39,6 +40,9 @@ from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
+from rag_lab.report.collapse import collapsed, identical_columns
+from rag_lab.report.glance import glance_html, glance_table
+from rag_lab.report.header import TITLE, header_html
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
 
@@ -67,7 +71,7 @@ def _load(source: Any) -> tuple[pd.DataFrame, SweepResult | None, str]:
             raise ConfigError(f"{run_dir}: not a run directory")
         source = load_sweep(run_dir)
     if isinstance(source, SweepResult):
-        return source.table, source, Path(source.run_dir).resolve().name
+        return source.table, source, str(source.spec.get("name") or Path(source.run_dir).resolve().name)
     raise ConfigError(f"source must be a results DataFrame, a SweepResult or a run directory, got {type(source).__name__}")
 
 
@@ -97,6 +101,11 @@ def _cell(row: pd.Series, col: str, columns: pd.Index) -> str:
 
 def _is_text(col: str) -> bool:
     return col in ("candidate_id", LABEL_COL) or col.startswith(PARAM_PREFIX)
+
+
+def _collapsed_note(same: Mapping[str, str]) -> str:
+    pairs = "; ".join(f"{html.escape(dup)} = {html.escape(kept)}" for dup, kept in same.items())
+    return template(__package__, "templates/collapsed_note.html").substitute(pairs=pairs)
 
 
 def results_table_html(table: pd.DataFrame, cost_col: str, quality_col: str) -> str:
@@ -148,7 +157,10 @@ def _measured_class(row: pd.Series) -> str:
         return f' class="{declared.strip()}"' if declared else ""
     if claim is not None and claim.direction == "none":   # a no-change claim that holds: no direction to colour
         return ' class="measured declared"'
-    return f' class="measured up{declared}"' if row["lo"] > 0 else f' class="measured down{declared}"'
+    sign = 1 if row["lo"] > 0 else -1
+    way = forest.direction(str(row.get("metric", "")))
+    better = "neutral" if way == 0 else "better" if sign * way > 0 else "worse"
+    return f' class="measured {"up" if sign > 0 else "down"} {better}{declared}"'
 
 
 def _thead(heads: Sequence[str], text_columns: int) -> str:
@@ -186,9 +198,10 @@ def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
     return "\n".join(lines)
 
 
-def _findings_section(findings: Sequence[Any]) -> list[str]:
-    """The claims the sweep declared up front, each with its one test and verdict (as ``rag-lab sweep`` prints them)."""
-    items = "".join(f"<li>{html.escape(finding_line(f))}</li>" for f in findings)
+def _findings_section(findings: Sequence[Any], provisional: bool = False) -> list[str]:
+    """The claims the sweep declared up front, each with its one test, kind and verdict (as ``rag-lab sweep`` prints
+    them; ``provisional`` on an unfinished sweep)."""
+    items = "".join(f"<li>{html.escape(finding_line(f, provisional))}</li>" for f in findings)
     return ["<h2>Declared claims</h2>", f'<p class="note">{html.escape(DECLARED_SENTENCE)}</p>',
             f'<ul class="note findings">{items}</ul>']
 
@@ -404,7 +417,7 @@ def report_figures(
         figures[f"{second_col.removeprefix('cost_')}_quality"] = cost_quality.cost_quality_figure(
             cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
     if sweep is not None:
-        declared = sweep_findings(sweep) if sweep.complete else []
+        declared = provisional_findings(sweep)
         for metric, frame in comparisons(sweep, (quality_col, cost_col), reference, declared=declared).items():
             figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
         declared_claims = sweep.spec.get("findings") or []
@@ -433,7 +446,8 @@ def write_report(
 ) -> Path:
     """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory read
     with :func:`rag_lab.experiments.sweep_runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
-    ``name`` titles the report (default: the run directory's name). The Pareto flags are recomputed for
+    ``name`` titles the report (default: the sweep's name). The header says where the results come from (the run's
+    provenance) and, for an unfinished sweep, how many question runs finished (its front and claims provisional). The Pareto flags are recomputed for
     ``cost_col`` × ``quality_col``. A sweep (not a bare table) adds the paired differences of ``quality_col`` and
     ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and
     labels the points by the parameters they change; when its rows hold ``quality_right``, it adds what each
@@ -453,14 +467,25 @@ def write_report(
     related: list[str] = []
     robustness: Mapping[str, Any] = {}
     guards = None
+    glance = ""
+    progress, provenance, warned, rows = None, None, [], None
     if sweep is not None:
-        findings = sweep_findings(sweep) if sweep.complete else []
-        robustness = _robustness_table() if findings else {}
-        related = related_rows(findings, sweep.spec.get("findings") or [], robustness) if robustness else []
+        progress, provenance, warned = sweep.progress(), sweep.provenance, reply_warnings(sweep)
+        findings = provisional_findings(sweep)
+        robustness = _robustness_table()
+        related = related_rows(findings, sweep.spec.get("findings") or [], robustness) if findings and robustness else []
         frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings)
         table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
         verifications = load_verifications(sweep.run_dir, sweep)
         guards = guard_tradeoff.guard_tradeoff_info(sweep, reference) if has_guard_metrics(sweep) else None
+        if len(frames) == 2 and len(table) > 1:
+            first = next(iter(frames.values()))
+            glance = glance_html(glance_table(sweep, frames, quality_col, cost_col, findings, robustness),
+                                 str(first.attrs.get("reference", {}).get("title", "the reference")),
+                                 quality_col, cost_col)
+        rows = sweep.all_rows()
+    same = identical_columns(table, rows)
+    same.pop(quality_col, None)    # the plotted column stays, whatever it equals
 
     plots = [_scatter(table, cost_col, quality_col, include_plotlyjs=True)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
@@ -469,34 +494,39 @@ def write_report(
 
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     n_front = int(table["is_pareto"].sum())
-    facts = [f"{len(table)} candidates", f"{n_front} on the Pareto front"]
+    provisional = progress is not None and not progress.complete
+    facts = [f"{len(table)} candidates",
+             f"{n_front} on the Pareto front" + (" (provisional)" if provisional else "")]
+    if progress is not None:
+        facts.append(progress.text())
     if "n_questions" in table.columns:
         n_q = sorted({int(n) for n in pd.to_numeric(table["n_questions"]).dropna()})
         facts.append(f"{', '.join(map(str, n_q))} questions per candidate")
     ratio = _spent_ratio(table)
     if ratio is not None:
         facts.append(f"LLM calls spent / incurred: {ratio:.1%}")
-    title = f"rag_lab sweep report: {name}"
+    title = TITLE.format(name=name)
     body = "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{html.escape(title)}</title>",
         f"<style>{_STYLE}</style>",
         "</head><body>",
-        f"<h1>{html.escape(title)}</h1>",
-        f'<p class="meta">Generated {html.escape(when)} · {html.escape(" · ".join(facts))}</p>',
+        header_html(name, when, facts, provenance, progress, warned),
+        *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
         _how_to_read(cost_col, quality_col),
-        "<h2>Cost vs quality</h2>",
+        "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>",
         *plots,
         *(_search_section(sweep) if sweep is not None and sweep.search else []),
-        *(_findings_section(findings) if findings else []),
+        *(_findings_section(findings, provisional) if findings else []),
         *(_where_section(robustness, related) if related else []),
         *(_delta_section(frames) if frames else []),
         *(_guard_section(guards) if guards is not None else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",
+        *([_collapsed_note(same)] if same else []),
         '<div class="table-wrap">',
-        results_table_html(table, cost_col, quality_col),
+        results_table_html(collapsed(table, same), cost_col, quality_col),
         "</div>",
         "</body></html>",
     ])

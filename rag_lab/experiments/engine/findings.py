@@ -355,7 +355,7 @@ def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, 
                      metric_range: tuple[float, float] | None = None) -> Detectable:
     """What a claim's sample could have detected (:func:`rag_lab.stats.power.detectable`), from its per-question
     values (rows: questions, columns: seeds) and its test's level ``alpha``: exact for a 0/1 metric with one seed,
-    the normal approximation otherwise; the exact bound when no question differs."""
+    a simulation of the permutation test otherwise; the exact bound when no question differs."""
 
     return detectable(paired_differences(values, reference), direction=direction, alpha=alpha, margin=margin,
                       value_range=metric_range)
@@ -386,7 +386,7 @@ def sweep_findings(result: SweepResult, alpha: float = 0.05, pairs_with: SweepRe
         source: Any = pairs if c.get("over") == "pairs" else result
         out.append(paired_finding(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
                                   claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha,
-                                  questions=claim_qids(source)))
+                                  questions=claim_qids(source), kind=c.get("kind", "measured")))
     return out
 
 
@@ -414,8 +414,30 @@ def flagged_twins(result: Any) -> set[str]:
     return set(rows.loc[rows["twin_flagged"].astype(bool), "qid"]) if "twin_flagged" in rows else set()
 
 
-def finding_line(finding: Finding) -> str:
-    """One line per finding: ``✓ holds: <claim> (metric, candidate − reference): Δ … p=… (…), …`` (``✗ not shown``
-    where it is not, as :attr:`Finding.verdict` says)."""
+def kind_text(finding: Finding) -> str:
+    """The finding's kind in words: ``measured``, ``by construction`` or ``definitional``."""
+    return _KIND_TEXT[finding.kind]
+
+
+def finding_line(finding: Finding, provisional: bool = False) -> str:
+    """One line per finding: ``✓ holds (measured): <claim> (metric, candidate − reference): Δ … p=… (…), …``
+    (``✗ not shown`` where it is not, as :attr:`Finding.verdict` says); ``provisional``: tested on an unfinished
+    sweep, and the line says so first."""
     mark = "✓ holds" if finding.holds else "✗ not shown"   # the verdict's word wherever a claim is printed
-    return f"{mark}: {finding.claim} ({finding.metric}, {finding.candidate} − {finding.reference}): {finding.measured}"
+    lead = "provisional, " if provisional else ""
+    return (f"{mark} ({lead}{kind_text(finding)}): {finding.claim} ({finding.metric}, {finding.candidate} − "
+            f"{finding.reference}): {finding.measured}")
+
+
+def provisional_findings(result: SweepResult) -> list[Finding]:
+    """:func:`sweep_findings` of a finished sweep; of an unfinished one, the same tests on the question runs stored
+    so far (provisional: every page that shows them says so) — none before a question has finished, nor where
+    a claim cannot be tested yet (e.g. the other half of its pairs has not run)."""
+    if result.complete:
+        return sweep_findings(result)
+    if not result.question_runs():
+        return []
+    try:
+        return sweep_findings(result)
+    except (ConfigError, KeyError):
+        return []

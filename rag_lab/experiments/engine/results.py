@@ -12,10 +12,11 @@ deterministic), ``spent_*`` (cache misses) and ``run_*`` (wall clock), and ``is_
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -24,6 +25,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.claims import check_claims, completed
+from rag_lab.experiments.engine.provenance import Provenance, stored_provenance, write_parquet
 from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.pipeline import Result, Trace
@@ -34,6 +36,21 @@ from rag_lab.stats.significance import paired_test
 from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
 
 _ABSENT = object()
+
+
+class RunProgress(NamedTuple):
+    """Question runs (candidate × question pairs) ``finished`` of those ``planned``."""
+
+    finished: int
+    planned: int
+
+    @property
+    def complete(self) -> bool:
+        return self.finished >= self.planned
+
+    def text(self) -> str:
+        """``264 of 264 question runs finished`` (the banner's and the command line's words)."""
+        return f"{self.finished:,} of {self.planned:,} question runs finished"
 
 PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
@@ -215,10 +232,27 @@ class SweepResult:
         return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*lead, "qid"])
 
     def write_rows(self, path: str | Path) -> Path:
-        """:meth:`all_rows` as CSV (one line per run and question)."""
+        """:meth:`all_rows` as CSV (one line per run and question), under the run's provenance as ``#`` lines
+        (:meth:`~rag_lab.experiments.engine.provenance.Provenance.comment_lines`; ``pd.read_csv(path, comment="#")``)."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        self.all_rows().to_csv(path, index=False, lineterminator="\n")
+        with path.open("w", encoding="utf-8", newline="") as out:
+            out.write(self.provenance.comment_lines())
+            self.all_rows().to_csv(out, index=False, lineterminator="\n")
+        return path
+
+    def write_table(self, path: str | Path) -> Path:
+        """:meth:`reproducible_table` with the run's provenance: Parquet for a ``.parquet`` path (the provenance as
+        JSON in the schema's metadata, key ``rag_lab.provenance``; needs pyarrow), else CSV under ``#`` lines as
+        :meth:`write_rows` writes them — the rows below them are :meth:`write_reproducible_table`'s, byte for byte."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.suffix.lower() == ".parquet":
+            write_parquet(self.reproducible_table(), path, self.provenance)
+            return path
+        with path.open("w", encoding="utf-8", newline="") as out:
+            out.write(self.provenance.comment_lines())
+            self.reproducible_table().to_csv(out, index=False, float_format="%.10g", lineterminator="\n")
         return path
 
     def traces(self, candidate_id: str) -> CandidateTraces:
@@ -256,6 +290,10 @@ class SweepResult:
             entry["candidate_ids"].append(cand["candidate_id"])
             entry["seeds"].append(cand["seed"])
         return configs
+
+    def config_of(self, config_id: str) -> dict[str, Any]:
+        """The flat resolved config of one distinct configuration (``config_id``)."""
+        return dict(self._configs_by_id()[config_id]["config"])
 
     def reference(self, reference: str | Mapping[str, Any] | None = None) -> dict[str, Any]:
         """The reference configuration of :meth:`compare`: ``config_id``, ``candidate_id`` (its first seed's run),
@@ -296,7 +334,9 @@ class SweepResult:
             "first": f"the first candidate {candidate} ({changes}): the base config is not among the candidates",
             "given": f"candidate {candidate} ({changes})",
         }[rule]
-        return {"config_id": config_id, "candidate_id": candidate, "rule": rule, "description": description}
+        title = {"base": "the base config", "first": f"the first candidate ({changes})", "given": changes}[rule]
+        return {"config_id": config_id, "candidate_id": candidate, "rule": rule, "description": description,
+                "title": title}
 
     def check_findings(self) -> None:
         """Raise a :class:`~rag_lab.errors.ConfigError` naming the first stated finding whose ``candidate`` or
@@ -397,6 +437,25 @@ class SweepResult:
         out = pd.DataFrame.from_records(records)
         out.attrs["reference"] = ref
         return out
+
+    @functools.cached_property
+    def provenance(self) -> Provenance:
+        """Where these results come from (:class:`~rag_lab.experiments.engine.provenance.Provenance`), as stored
+        with the run: what every export of this sweep carries."""
+        return stored_provenance(self.store.meta(), self.plan)
+
+    def progress(self) -> RunProgress:
+        """How many (run, question) pairs are stored of those the sweep plans: every candidate on every question,
+        less what a race dropped (its rows stop there), plus a search's trials not yet proposed."""
+        per = len(self.qids)
+        planned = 0
+        for _, row in self.table.iterrows():
+            dropped = self.search is not None and row.get("status") == "dropped"
+            planned += int(row["n_questions"]) if dropped else per
+        trials = (self.search or {}).get("trials") if (self.search or {}).get("sampler") != "grid" else None
+        if trials is not None:
+            planned += max(0, int(trials) - len(self.store.trials())) * per
+        return RunProgress(finished=self.question_runs(), planned=planned)
 
     def _known(self, candidate_id: str) -> str:
         if candidate_id not in {c["candidate_id"] for c in self._candidates}:

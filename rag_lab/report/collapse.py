@@ -1,0 +1,38 @@
+"""Metric columns that say the same thing on a run: a ``quality_*`` column equal to an earlier one on every question
+of every candidate (strict and lenient containment on short answers) is shown once, and a note names the pair."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pandas as pd
+
+from rag_lab.stats.summary import QUALITY_PREFIX, is_ci_bound
+
+
+def identical_columns(table: pd.DataFrame, rows: pd.DataFrame | None = None,
+                      columns: Sequence[str] | None = None) -> dict[str, str]:
+    """Each ``quality_*`` column of ``table`` (or of ``columns``) equal to an earlier one → that earlier column:
+    on every per-question row of ``rows`` when given (a sweep's :meth:`all_rows`; missing values equal only
+    missing ones), else on every value of ``table``."""
+    source = rows if rows is not None and len(rows) else table
+    names = [c for c in (columns if columns is not None else table.columns)
+             if c.startswith(QUALITY_PREFIX) and not is_ci_bound(c, list(table.columns)) and c in source.columns]
+    same: dict[str, str] = {}
+    for i, col in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in same and _equal(source[earlier], source[col]):
+                same[col] = earlier
+                break
+    return same
+
+
+def _equal(a: pd.Series, b: pd.Series) -> bool:
+    a, b = pd.to_numeric(a, errors="coerce"), pd.to_numeric(b, errors="coerce")
+    return bool(((a == b) | (a.isna() & b.isna())).all())
+
+
+def collapsed(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
+    """``table`` without the columns ``same`` names as duplicates (and their ``_lo``/``_hi`` bounds)."""
+    drop = [c for col in same for c in (col, f"{col}_lo", f"{col}_hi") if c in table.columns]
+    return table.drop(columns=drop)
