@@ -151,6 +151,36 @@ def read_csv_provenance(path: str | Path) -> dict[str, str]:
     return out
 
 
+#: The key of the provenance (JSON) in a Parquet export's schema metadata.
+PARQUET_KEY = b"rag_lab.provenance"
+
+
+def write_parquet(table: Any, path: Path, provenance: Provenance) -> None:
+    """``table`` (a DataFrame) as Parquet with ``provenance`` in its schema metadata (:data:`PARQUET_KEY`); a
+    column holding values of several types (a parameter set to a number in one candidate, a word in another) is
+    written as text. Needs pyarrow (the ``parquet`` extra)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        raise ConfigError(f"{path}: writing Parquet needs pyarrow (pip install 'rag_lab[parquet]')") from None
+    frame = table.copy()
+    for col in frame.columns:
+        kinds = {type(v) for v in frame[col] if v is not None and v == v}
+        if frame[col].dtype == object and len(kinds) > 1:
+            frame[col] = [None if v is None or v != v else str(v) for v in frame[col]]
+    arrow = pa.Table.from_pandas(frame, preserve_index=False)
+    arrow = arrow.replace_schema_metadata({**(arrow.schema.metadata or {}), PARQUET_KEY: provenance.model_dump_json()})
+    pq.write_table(arrow, path)
+
+
+def read_parquet_provenance(path: str | Path) -> Provenance:
+    """The provenance a Parquet export carries (:func:`write_parquet`)."""
+    import pyarrow.parquet as pq
+
+    return Provenance.model_validate_json(pq.read_schema(path).metadata[PARQUET_KEY])
+
+
 def dataset_digest(dataset: Any) -> str:
     """SHA-256 of every document (id, title, text, metadata) and every question of a loaded dataset, in order."""
     digest = hashlib.sha256()
