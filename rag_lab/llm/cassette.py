@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rag_lab.errors import CassetteMiss, ConfigError, DataFormatError
 from rag_lab.llm.base import LLMBackend
@@ -30,9 +30,30 @@ log = logging.getLogger(__name__)
 CASSETTE_FORMAT = 1
 
 
+class ModelIdentity(BaseModel):
+    """Which model answered, as a replay checks it: a model file by its ``sha256`` (a local GGUF, whatever name or
+    path it was given) or, for a server whose file is unknown (``openai``), the endpoint's model ``name``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: str | None = Field(default=None, min_length=1)
+    name: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _one(self) -> ModelIdentity:
+        if (self.sha256 is None) == (self.name is None):
+            raise ValueError("a model identity is a GGUF sha256 or an endpoint model name, exactly one")
+        return self
+
+    def __str__(self) -> str:
+        return f"the GGUF model with sha256 {self.sha256}" if self.sha256 else f"the endpoint model {self.name!r}"
+
+
 class CassetteHeader(BaseModel):
-    """What was recorded: the backend's ``name``, ``model`` and cache identity ``(backend, model)``, and ``provenance``
-    (``model_file``, ``model_sha256``, ``llama_cpp`` version, … as the backend reported them)."""
+    """What was recorded: the backend's ``name``, ``model`` and cache identity ``(backend, model)``, ``provenance``
+    (``model_file``, ``model_sha256``, ``llama_cpp`` version, … as the backend reported them) and the
+    ``model_identity`` a replay must match (:meth:`recorded_model`; cassettes recorded before it was written derive
+    it from their provenance)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -41,6 +62,16 @@ class CassetteHeader(BaseModel):
     model: str = Field(min_length=1)
     identity: tuple[str, str]
     provenance: dict[str, str] = Field(default_factory=dict)
+    model_identity: ModelIdentity | None = None
+
+    def recorded_model(self) -> ModelIdentity:
+        """The model this cassette's calls were answered by: the header's ``model_identity``, else (an older
+        cassette) the GGUF sha256 its provenance states, else the endpoint model it names."""
+        if self.model_identity is not None:
+            return self.model_identity
+        if self.provenance.get("model_sha256"):
+            return ModelIdentity(sha256=self.provenance["model_sha256"])
+        return ModelIdentity(name=self.model)
 
 
 class CassetteEntry(BaseModel):
@@ -296,9 +327,23 @@ class ReplayBackend(LLMBackend):
 
 
 def recording_header(backend: LLMBackend, provenance: dict[str, str] | None = None) -> CassetteHeader:
-    """The header a recording of ``backend`` writes (``provenance``: model file, sha256, llama.cpp version)."""
+    """The header a recording of ``backend`` writes (``provenance``: model file, sha256, llama.cpp version), with
+    the model's identity: the GGUF's sha256 where the provenance states one, else the model name the backend uses."""
+    provenance = dict(provenance or {})
+    sha256 = provenance.get("model_sha256")
+    identity = ModelIdentity(sha256=sha256) if sha256 else ModelIdentity(name=backend.model)
     return CassetteHeader(name=backend.name, model=backend.model, identity=backend.cache_identity(),
-                          provenance=dict(provenance or {}))
+                          provenance=provenance, model_identity=identity)
+
+
+def check_recorded_model(path: str | Path, header: CassetteHeader, named: str | None, wanted: ModelIdentity) -> None:
+    """A :class:`~rag_lab.errors.ConfigError` unless the cassette at ``path`` (its ``header``) was recorded with
+    ``wanted``, the identity of the model a sweep names as ``named``."""
+    recorded = header.recorded_model()
+    if recorded != wanted:
+        raise ConfigError(f"cassette {path} was recorded with {recorded}, but this sweep's model {named!r} is "
+                          f"{wanted}: a replay answers only as the model it recorded; name that model, or record "
+                          "this one into another cassette")
 
 
 def describe(path: str | Path) -> dict[str, Any]:

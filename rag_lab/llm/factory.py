@@ -10,11 +10,12 @@ be stopped; every backend is wrapped in the response cache unless ``cache=False`
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
@@ -25,6 +26,9 @@ from rag_lab.llm.measured import MeasuredLatency
 from rag_lab.llm.sim.profile import SimulatorProfile, get_profile
 from rag_lab.llm.token_cap import TokenCapBackend
 from rag_lab.registry import Registry
+
+if TYPE_CHECKING:
+    from rag_lab.llm.cassette import ModelIdentity
 
 
 @dataclass(frozen=True)
@@ -93,7 +97,8 @@ class BackendEntry:
     simulator (profiles, knobs, many seeds); ``replays``: answers read from a cassette (never cached, never recorded
     again); ``own_process``: starts a process of its own (:func:`open_backend` only); ``endpoint``: a server that
     admits the executor's calls in flight; ``chat_format``: takes a llama-cpp chat format. A kind that neither
-    simulates nor replays is a real model, which a cassette can record."""
+    simulates nor replays is a real model, which a cassette can record; its ``model_identity`` says which model a
+    ``model`` setting names, as a cassette records it (a replay is refused unless the two are the same)."""
 
     open: BackendOpener
     simulated: bool = False
@@ -101,6 +106,7 @@ class BackendEntry:
     own_process: bool = False
     endpoint: bool = False
     chat_format: bool = False
+    model_identity: Callable[[str | None], ModelIdentity] | None = None
 
     @property
     def real(self) -> bool:
@@ -148,9 +154,28 @@ def _open_recorded(options: BackendOptions) -> Iterator[LLMBackend]:
     yield ReplayBackend(Cassette.for_replay(options.model))
 
 
+def _endpoint_identity(model: str | None) -> ModelIdentity:
+    """An ``openai`` server's model by its name (``model``, else ``RAG_LAB_MODEL``): what the server is asked for."""
+    from rag_lab.llm.cassette import ModelIdentity
+
+    name = model or os.environ.get("RAG_LAB_MODEL")
+    if not name:
+        raise ConfigError("the openai backend's model is not named (backend.model, or RAG_LAB_MODEL), so it cannot "
+                          "be checked against what a cassette recorded")
+    return ModelIdentity(name=name)
+
+
+def _gguf_identity(model: str | None) -> ModelIdentity:
+    """A local model by its GGUF file's sha256 (a packaged model's pinned digest, or the named file's)."""
+    from rag_lab.llm.cassette import ModelIdentity
+    from rag_lab.llm.local.backend import model_sha256
+
+    return ModelIdentity(sha256=model_sha256(model))
+
+
 BACKENDS.add("sim", BackendEntry(_open_sim, simulated=True))
-BACKENDS.add("openai", BackendEntry(_open_openai, endpoint=True))
-BACKENDS.add("local", BackendEntry(_open_local, own_process=True, chat_format=True))
+BACKENDS.add("openai", BackendEntry(_open_openai, endpoint=True, model_identity=_endpoint_identity))
+BACKENDS.add("local", BackendEntry(_open_local, own_process=True, chat_format=True, model_identity=_gguf_identity))
 BACKENDS.add("recorded", BackendEntry(_open_recorded, replays=True))
 #: The type of a field that names a backend kind (checked against :data:`BACKENDS` when validated).
 BackendKind = BACKENDS.field()

@@ -1,6 +1,7 @@
 """What opens a sweep's backend: the registry kind and the
 :class:`~rag_lab.llm.factory.BackendOptions` settings of a :class:`~rag_lab.experiments.engine.sweep.BackendSpec`
-for one seed, the checked cassette a replay reads, and the prices its calls are counted at."""
+for one seed, the cassette a replay reads (checked to record the spec's model), and the prices its calls are counted
+at."""
 
 from __future__ import annotations
 
@@ -8,10 +9,9 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.sweep import BackendSpec
-from rag_lab.llm.cassette import Cassette
+from rag_lab.llm.cassette import Cassette, check_recorded_model
 from rag_lab.llm.factory import BACKENDS
 from rag_lab.llm.ledger import PriceTable
-from rag_lab.llm.local.model_pack import CHUNKED_MODELS
 
 
 def backend_options(spec: BackendSpec, seed: int, concurrency: int = 1) -> tuple[str, dict[str, Any]]:
@@ -28,16 +28,22 @@ def backend_options(spec: BackendSpec, seed: int, concurrency: int = 1) -> tuple
 
 
 def replay_cassette(spec: BackendSpec) -> str:
-    """The cassette a replay of ``spec`` reads, after checking it records the spec's model: for a packaged
-    chunked model, the recorded sha256 must be the pinned one (a cassette of another model is refused)."""
+    """The cassette a replay of ``spec`` reads, after checking it recorded the model the spec names, whatever the
+    kind (:attr:`~rag_lab.llm.factory.BackendEntry.model_identity`): a local model by its GGUF's sha256 (a packaged
+    name, or a path), an ``openai`` model by its name. A cassette of another model, or a model that cannot be
+    identified (a missing file, one that is not a GGUF), is refused."""
     if spec.cassette is None:
         raise ConfigError("replay needs the cassette to replay (backend.cassette)")
     header = Cassette.read_header(spec.cassette)  # the entries are read once, by the replay backend
-    pinned = CHUNKED_MODELS.get(str(spec.model or "").lower())
-    recorded = header.provenance.get("model_sha256")
-    if pinned is not None and recorded != pinned.sha256:
-        raise ConfigError(f"cassette {spec.cassette} records a model with sha256 {recorded}, not {spec.model} "
-                          f"({pinned.sha256})")
+    identify = BACKENDS[spec.kind].model_identity
+    if identify is None:
+        raise ConfigError(f"a {spec.kind!r} backend names no model a cassette records; replay with the kind recorded")
+    try:
+        wanted = identify(spec.model)
+    except ConfigError as exc:
+        raise ConfigError(f"cassette {spec.cassette} was recorded with {header.recorded_model()}; this sweep's "
+                          f"{spec.kind} model {spec.model!r} cannot be checked against it: {exc}") from None
+    check_recorded_model(spec.cassette, header, spec.model, wanted)
     return spec.cassette
 
 

@@ -135,6 +135,22 @@ def resolve_model(model: str | Path | None = None) -> Path:
     raise ConfigError(f"unknown local model {key!r}: give the path of a GGUF file or a packaged model name: {names}")
 
 
+def model_sha256(model: str | Path | None = None) -> str:
+    """The sha256 of the GGUF that ``model`` names (:func:`resolve_model`): a chunked packaged model's pinned digest
+    (its file need not be assembled yet), else the file's (:func:`gguf_sha256`)."""
+    key = str(model if model is not None else DEFAULT_MODEL).strip().lower()
+    if key in CHUNKED_MODELS:
+        return CHUNKED_MODELS[key].sha256
+    return gguf_sha256(resolve_model(model))
+
+
+def gguf_sha256(path: Path) -> str:
+    """The sha256 of the GGUF at ``path``: the pinned digest of an assembled chunked model (verified when it was
+    assembled), else computed, once a process."""
+    pinned = {target_path(m): m.sha256 for m in CHUNKED_MODELS.values()}
+    return pinned.get(path) or _file_sha256(path)
+
+
 #: ``--chat_format`` for a GGUF without a chat template, by its ``general.architecture``.
 ARCHITECTURE_CHAT_FORMATS = {"gemma": "gemma", "gemma2": "gemma", "gemma3": "gemma", "qwen2": "chatml",
                              "qwen3": "chatml", "phi3": "chatml"}
@@ -308,9 +324,7 @@ class LocalModelServer:
         """What a recording of this server states about it, in its header and on every call: the model file, its
         sha256 (the pinned digest of a chunked packaged model, else computed once), the chat format,
         llama-cpp-python's version and build (:func:`llama_build`), n_ctx, threads and the prompt cache."""
-        pinned = {target_path(m): m.sha256 for m in CHUNKED_MODELS.values()}
-        digest = pinned.get(self.model_path) or _file_sha256(self.model_path)
-        return {"model_file": self.model_path.name, "model_sha256": digest,
+        return {"model_file": self.model_path.name, "model_sha256": gguf_sha256(self.model_path),
                 "chat_format": self.chat.chat_format or "gguf template", "llama_cpp": llama_cpp_version(),
                 "llama_build": llama_build(), "n_ctx": str(self.n_ctx), "n_threads": str(self.n_threads),
                 "prompt_cache": str(self.prompt_cache)}
