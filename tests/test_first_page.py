@@ -33,3 +33,30 @@ def test_every_point_is_labelled_or_listed_under_the_plot():
         assert any(t == name or t.startswith(f"{name} (+") for t in drawn) or name in note, (name, drawn, note)
     for entry in listed:   # a listed point carries its number on the plot (where it fits) and its values in the note
         assert (not entry.key or entry.key in drawn) and f"({entry.x:g}" in note.replace(".30,", ".3,"), (entry, note)
+
+
+def test_the_glance_table_gives_each_candidate_its_deltas_claims_and_kind(tmp_path):
+    import re
+
+    from rag_lab.experiments import run_sweep
+    from rag_lab.report import write_report
+
+    spec = {"name": "glance", "dataset": "world", "split": "test", "types": ["single", "bridge"], "per_type": 3,
+            "base": {"round_cap.max_rounds": 3}, "grid": [{"round_cap.max_rounds": [1, 3]}, {"hyde.enabled": [True]}],
+            "findings": [{"metric": COST, "candidate": {"hyde.enabled": True}, "direction": "above",
+                          "kind": "definitional", "claim": "HyDE costs a call"}]}
+    result = run_sweep(spec, tmp_path / "run", progress="quiet")
+    page = html.unescape(write_report(result, tmp_path / "r.html").read_text(encoding="utf-8"))
+    glance = page.split('<table class="glance">')[1].split("</table>")[0]
+    rows = re.findall(r"<tr>(.*?)</tr>", glance.split("<tbody>")[1])
+    assert len(rows) == len(result.table) - 1                       # every candidate but the reference
+    hyde = next(r for r in rows if "hyde.enabled=true" in r)
+    assert "definitional: ✓ holds — HyDE costs a call" in hyde and "shown (declared, holds)" in hyde
+    assert re.search(r"\+1\.\d{3} \[\+1\.\d{3}, \+1\.\d{3}\]", hyde), hyde     # Δ calls with its interval
+    assert page.index('class="glance"') < page.index("<h2>Cost vs quality")  # above the scatter
+    # strict and lenient containment are equal on every question here: shown once, with a note
+    rows_frame = result.all_rows()
+    assert (rows_frame["quality_answer_containment"].fillna(-1) == rows_frame[QUALITY].fillna(-1)).all()
+    assert "quality_answer_containment = quality_answer_containment_strict" in page
+    results = page.split("<h2>Results</h2>")[1]
+    assert "<th>quality_answer_containment</th>" not in results and f"<th>{QUALITY}</th>" in results

@@ -484,8 +484,7 @@ def write_report(
                                  str(first.attrs.get("reference", {}).get("title", "the reference")),
                                  quality_col, cost_col)
         rows = sweep.all_rows()
-    same = identical_columns(table, rows)
-    same.pop(quality_col, None)    # the plotted column stays, whatever it equals
+    same = identical_columns(table, rows, prefer=[quality_col])   # the plotted column is the one kept
 
     plots = [_scatter(table, cost_col, quality_col, include_plotlyjs=True)]
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
