@@ -240,7 +240,8 @@ print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict con
 # **Expect:** no output from `cmp`: the replayed table is the shipped one, byte for byte, in seconds.
 #
 # In a terminal at the repository root: `rag-lab sweep sweeps/real_qwen_hotpotqa.yaml --out /tmp/real --replay
-# --table /tmp/real/table.csv`, then `cmp /tmp/real/table.csv data/recorded/real_qwen_hotpotqa_table.csv`.
+# --table /tmp/real/table.csv`, then `grep -v '^#' /tmp/real/table.csv | cmp - data/recorded/real_qwen_hotpotqa_table.csv` (the lines
+# starting with `#` are the run's provenance).
 #
 # </details>
 #
