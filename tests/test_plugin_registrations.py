@@ -220,6 +220,6 @@ def test_without_the_toy_layout_the_file_is_refused_with_the_layouts(tmp_path) -
     with pytest.raises(DataFormatError, match="expected a JSON array of examples"):
         load_dataset(path)
     (tmp_path / "empty").mkdir()
-    with pytest.raises(DataFormatError, match="not a dataset folder: expected a synthetic-world folder .* or a BEIR "
-                                              "folder .*found none"):
+    with pytest.raises(DataFormatError, match="not a dataset folder: expected a synthetic-world folder .*, a BEIR "
+                                              "folder .* or a documents folder .*found none"):
         load_dataset(tmp_path / "empty")
