@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import errno
+import math
+import os
 from pathlib import Path
 
 
@@ -113,9 +115,31 @@ class StorageFull(RagLabError, OSError):
                          "some space, then run the same command again and it resumes where it stopped")
 
 
-def is_disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` says a disk (or a quota) is full: sqlite's ``SQLITE_FULL`` ("database or disk is full") or an
-    ``OSError`` with ``ENOSPC`` / ``EDQUOT``."""
-    if str(getattr(exc, "sqlite_errorname", "")).startswith("SQLITE_FULL"):
+#: Free bytes below which a disk counts as full when sqlite reports only an I/O error (its shared-memory index or
+#: journal could not grow), not ``SQLITE_FULL``.
+NEARLY_FULL_BYTES = 1 << 20
+
+
+def is_disk_full(exc: BaseException, path: str | Path | None = None) -> bool:
+    """Whether ``exc`` says a disk (or a quota) is full: sqlite's ``SQLITE_FULL`` ("database or disk is full"), an
+    ``OSError`` with ``ENOSPC`` / ``EDQUOT``, or, for a file at ``path``, a sqlite I/O error while the disk holding it
+    has less than :data:`NEARLY_FULL_BYTES` free (sqlite then reports "disk I/O error": a write that could not
+    grow its files)."""
+    name = str(getattr(exc, "sqlite_errorname", ""))
+    if name.startswith("SQLITE_FULL"):
         return True
-    return isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT)
+    if isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return True
+    return name.startswith("SQLITE_IOERR") and path is not None and _free_bytes(Path(path)) < NEARLY_FULL_BYTES
+
+
+def _free_bytes(path: Path) -> float:
+    """Bytes free to this user on the disk holding ``path`` (its nearest existing folder); infinite if unknown."""
+    for folder in (path, *path.parents):
+        if folder.exists():
+            try:
+                stat = os.statvfs(folder)
+            except OSError:
+                return math.inf
+            return stat.f_bavail * stat.f_frsize
+    return math.inf

@@ -13,15 +13,17 @@ import numpy as np
 
 from rag_lab.embedding.base import Embedder
 from rag_lab.embedding.shipped import ShippedVectors
-from rag_lab.errors import ConfigError
-from rag_lab.paths import cache_dir
+from rag_lab.errors import ConfigError, is_disk_full
+from rag_lab.paths import cache_dir, warn_cache_full
 
 
 class EmbeddingCache:
     """Embeddings stored on disk in SQLite, keyed by ``sha256(model_id + "\\0" + text)``.
 
     The database runs in WAL mode and every operation opens its own connection, so
-    several processes (and threads) can read and write the same file.
+    several processes (and threads) can read and write the same file. A full disk never stops a run: after
+    one :class:`~rag_lab.paths.CacheFullWarning` the cache stores nothing more (``full``), and answers nothing
+    if it could not even be opened.
     """
 
     _SCHEMA = (
@@ -33,11 +35,14 @@ class EmbeddingCache:
 
     def __init__(self, path: str | Path | None = None, timeout: float = 60.0) -> None:
         self.path = Path(path) if path is not None else cache_dir() / "embeddings.sqlite"
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.timeout = timeout
-        with self._connect() as conn:
-            conn.execute("PRAGMA journal_mode=WAL")
-            conn.execute(self._SCHEMA)
+        self.full = False
+        self._readable = True
+        with self._unless_full(readable=False):
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self._connect() as conn:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(self._SCHEMA)
 
     @staticmethod
     def key(model_id: str, text: str) -> str:
@@ -47,7 +52,9 @@ class EmbeddingCache:
         """The cached vector of each text (``None`` where absent), in input order."""
         keys = [self.key(model_id, text) for text in texts]
         found: dict[str, np.ndarray] = {}
-        with self._connect() as conn:
+        if not self._readable:
+            return [None] * len(keys)
+        with self._unless_full(readable=False), self._connect() as conn:
             for start in range(0, len(keys), self._LOOKUP_BATCH):
                 batch = keys[start : start + self._LOOKUP_BATCH]
                 marks = ",".join("?" * len(batch))
@@ -70,12 +77,29 @@ class EmbeddingCache:
             (self.key(model_id, text), vectors.shape[1], vector.tobytes())
             for text, vector in zip(texts, vectors, strict=True)
         ]
-        with self._connect() as conn:
+        if self.full:
+            return
+        with self._unless_full(readable=True), self._connect() as conn:
             conn.executemany("INSERT OR REPLACE INTO embeddings (key, dim, vector) VALUES (?, ?, ?)", rows)
 
     def __len__(self) -> int:
+        if not self._readable:
+            return 0
         with self._connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
+
+    @contextmanager
+    def _unless_full(self, readable: bool) -> Iterator[None]:
+        """A full disk inside: no error, but one warning, and no writes from now on (nor reads, unless
+        ``readable``: the file exists and holds its table)."""
+        try:
+            yield
+        except (sqlite3.Error, OSError) as exc:
+            if not is_disk_full(exc, self.path):
+                raise
+            self.full = True
+            self._readable = readable
+            warn_cache_full(self.path, exc)
 
     @contextmanager
     def _connect(self) -> Iterator[sqlite3.Connection]:

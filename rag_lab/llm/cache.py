@@ -4,7 +4,8 @@
 messages, response schema and sampling parameters, and nothing else (no API key, no base URL, no
 role) — to the :class:`Generation` the backend produced: text, token usage and modelled latency.
 The file is in WAL mode with a busy timeout, so several processes (parallel sweeps, notebooks)
-can share it.
+can share it. A full disk never stops a run: the cache stops storing (and, if it cannot even be opened,
+answers nothing) after one :class:`~rag_lab.paths.CacheFullWarning`.
 
 :class:`CachedBackend` wraps any backend. On a hit it returns the stored generation marked
 ``cached=True``, with the usage and modelled latency of the call that produced it, so the ledger
@@ -23,9 +24,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, is_disk_full
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
-from rag_lab.paths import cache_dir
+from rag_lab.paths import cache_dir, warn_cache_full
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -46,7 +47,8 @@ def default_cache_path() -> Path:
 class ResponseCache:
     """Stored generations keyed by request digest, in one sqlite file.
 
-    ``hits`` and ``misses`` count this instance's lookups (not other processes')."""
+    ``hits`` and ``misses`` count this instance's lookups (not other processes'). ``full``: its disk filled up, so
+    it stores nothing more (and answers nothing when it could not be opened at all)."""
 
     def __init__(self, path: str | Path | None = None, timeout_s: float = 30.0) -> None:
         if timeout_s <= 0:
@@ -54,15 +56,37 @@ class ResponseCache:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.is_dir():
             raise IsADirectoryError(f"response cache path {self.path} is a directory; give a file path")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self.hits = 0
         self.misses = 0
+        self.full = False
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
-        self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-        self._conn.execute("PRAGMA journal_mode = WAL")
-        self._conn.execute("PRAGMA synchronous = NORMAL")
-        self._conn.execute(_SCHEMA)
+        self._conn: sqlite3.Connection | None = None
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
+            self._conn.execute("PRAGMA journal_mode = WAL")
+            self._conn.execute("PRAGMA synchronous = NORMAL")
+            self._conn.execute(_SCHEMA)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_disk_full(exc, self.path):
+                raise
+            self._give_up(exc)
+
+    def _give_up(self, exc: BaseException) -> None:
+        """The disk is full: store nothing more (answer nothing if the file never opened), and say so once."""
+        self.full = True
+        if self._conn is not None and not self._readable():
+            self._conn.close()
+            self._conn = None
+        warn_cache_full(self.path, exc)
+
+    def _readable(self) -> bool:
+        try:
+            self._conn.execute("SELECT 1 FROM responses LIMIT 1").fetchall()  # type: ignore[union-attr]
+        except sqlite3.Error:
+            return False
+        return True
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})"
@@ -71,12 +95,12 @@ class ResponseCache:
         """The stored generation for ``key`` (marked ``cached=True``), or None. An entry that no
         longer parses is dropped and counts as a miss."""
         with self._lock:
-            row = self._conn.execute("SELECT generation FROM responses WHERE key = ?", (key,)).fetchone()
+            row = self._read(key)
             if row is not None:
                 try:
                     gen = Generation.model_validate_json(row[0]).model_copy(update={"cached": True})
                 except ValidationError:
-                    self._conn.execute("DELETE FROM responses WHERE key = ?", (key,))
+                    self._write("DELETE FROM responses WHERE key = ?", (key,))
                 else:
                     self.hits += 1
                     return gen
@@ -87,26 +111,48 @@ class ResponseCache:
         """Store ``generation`` under ``key`` (replacing any earlier entry)."""
         blob = generation.model_dump_json(exclude={"cached"})
         with self._lock:
-            self._conn.execute(
-                "INSERT OR REPLACE INTO responses (key, backend, model, generation, created_at) VALUES (?, ?, ?, ?, ?)",
-                (key, backend, model, blob, time.time()),
-            )
+            self._write("INSERT OR REPLACE INTO responses (key, backend, model, generation, created_at) "
+                        "VALUES (?, ?, ?, ?, ?)", (key, backend, model, blob, time.time()))
+
+    def _read(self, key: str) -> tuple[str] | None:
+        """The stored row of ``key`` (the caller holds the lock); None on a full disk, after :meth:`_give_up`."""
+        if self._conn is None:
+            return None
+        try:
+            return self._conn.execute("SELECT generation FROM responses WHERE key = ?", (key,)).fetchone()
+        except (sqlite3.Error, OSError) as exc:
+            if not is_disk_full(exc, self.path):
+                raise
+            self._give_up(exc)
+            return None
+
+    def _write(self, sql: str, args: tuple = ()) -> None:
+        """One write (the caller holds the lock); on a full disk, :meth:`_give_up` instead of an error."""
+        if self.full or self._conn is None:
+            return
+        try:
+            self._conn.execute(sql, args)
+        except (sqlite3.Error, OSError) as exc:
+            if not is_disk_full(exc, self.path):
+                raise
+            self._give_up(exc)
 
     def __len__(self) -> int:
         with self._lock:
-            return self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
+            return 0 if self._conn is None else self._conn.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
 
     def clear(self) -> None:
         """Delete every entry and reset the counters."""
         with self._lock:
-            self._conn.execute("DELETE FROM responses")
+            self._write("DELETE FROM responses")
             self.hits = 0
             self.misses = 0
 
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
-            self._conn.close()
+            if self._conn is not None:
+                self._conn.close()
 
 
 class CachedBackend(LLMBackend):

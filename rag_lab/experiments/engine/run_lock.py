@@ -48,7 +48,7 @@ class RunLock:
             self.run_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError as exc:
-            if is_disk_full(exc):
+            if is_disk_full(exc, self.path):
                 raise StorageFull(self.path, str(exc)) from None
             raise
         try:
@@ -94,7 +94,7 @@ class RunLock:
             os.ftruncate(fd, 0)
             os.pwrite(fd, data, 0)
         except OSError as exc:
-            if is_disk_full(exc):
+            if is_disk_full(exc, self.path):
                 raise StorageFull(self.path, str(exc)) from None
             raise
 

@@ -306,6 +306,6 @@ def _damage_named(path: Path) -> Iterator[None]:
     except (sqlite3.DatabaseError, OSError) as exc:
         if isinstance(exc, sqlite3.DatabaseError) and is_damage(exc):
             raise DamagedRunStore(path, f"sqlite: {exc}") from None
-        if is_disk_full(exc):
+        if is_disk_full(exc, path):
             raise StorageFull(path, f"sqlite: {exc}" if isinstance(exc, sqlite3.Error) else str(exc)) from None
         raise
