@@ -59,8 +59,9 @@
 # `rag_lab.pipeline.policies.BudgetDisclosure` has one field, `disclosed` (sweep key
 # `disclosure.disclosed`, default `False`). `rag_lab.llm.prompts.budget_sentence` writes either sentence
 # into the controller's system message (`controller_prompt`), in the unit the cap counts — rounds — and
-# both arms state the rounds already run, so the two prompts differ by the cap alone; nothing else in the
-# pipeline reads the flag. On the simulator's side (`rag_lab/llm/sim/knobs.py`, `controller_knobs`) the
+# both arms state the rounds already run. The two prompts differ by the cap *and* by the hidden arm's thrift
+# instruction ("use as few rounds of searches as possible"), which the disclosed arm drops: a contrast of the two
+# measures both together, not the budget alone. Nothing else in the pipeline reads the flag. On the simulator's side (`rag_lab/llm/sim/knobs.py`, `controller_knobs`) the
 # budget is read from the prompt by a regex ("as few rounds as possible" is not a budget), and two knobs
 # react to it, on disjoint opportunities:
 #

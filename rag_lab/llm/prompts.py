@@ -142,7 +142,8 @@ def controller_prompt(
     rounds (one round may run several queries: the rewrites of round 1, a multi-query
     ``retrieve_again``). With ``disclose_budget`` the cap is stated ("at most N rounds of searches";
     K have been run); otherwise only "use as few rounds of searches as possible" (K have been run).
-    Both arms state the rounds already run, so the two prompts differ by the cap alone. The cap is
+    Both arms state the rounds already run; they differ by the cap *and* by the hidden arm's thrift
+    instruction ("as few rounds … as possible"), which the disclosed arm drops (issue 50). The cap is
     enforced in code either way. ``rounds_run``: the rounds already run (the pipeline passes its
     count); None counts each listed search as one round (right when no round ran several queries).
     In set ``v2`` the reason comes first and names each fact the question needs and whether the evidence
