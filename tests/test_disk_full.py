@@ -74,6 +74,7 @@ def alone(tmp_path_factory) -> pd.DataFrame:
     return deterministic(run_sweep(SWEEP, tmp_path_factory.mktemp("alone"), progress="quiet").table)
 
 
+@pytest.mark.slow
 def test_a_full_out_disk_is_one_line_naming_the_path_and_the_run_resumes_to_the_same_table(
         tmp_path, small_disk, alone) -> None:
     disk = small_disk("out", 400 << 10)
@@ -96,6 +97,7 @@ def test_a_full_out_disk_is_one_line_naming_the_path_and_the_run_resumes_to_the_
     pd.testing.assert_frame_equal(deterministic(load_sweep(run_dir).table), alone)
 
 
+@pytest.mark.slow
 def test_a_full_cache_disk_degrades_to_uncached_with_one_warning(tmp_path, small_disk, alone) -> None:
     disk = small_disk("cache", 100 << 10)
     sweep_file = tmp_path / "rounds.yaml"
@@ -125,6 +127,7 @@ def test_the_response_cache_stops_storing_at_sqlite_full_and_keeps_answering_wha
     assert cache.get("k0").text.startswith("answer 0") and cache.get("k29") is None
 
 
+@pytest.mark.slow
 def test_a_full_run_store_is_a_storage_full_naming_the_file_and_keeps_its_rows(tmp_path) -> None:
     spec = SweepSpec.from_dict(SWEEP)
     plan = SweepPlan.build(spec, load_dataset("world").evalset)

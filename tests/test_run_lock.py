@@ -63,6 +63,7 @@ def hold_lock(run_dir: Path) -> subprocess.Popen:
     return holder
 
 
+@pytest.mark.slow
 def test_two_different_sweeps_started_together_into_one_new_folder_do_not_mix(tmp_path) -> None:
     files = sweep_files(tmp_path)
     out = tmp_path / "shared"
@@ -89,6 +90,7 @@ def test_two_different_sweeps_started_together_into_one_new_folder_do_not_mix(tm
     assert store.count_rows() == len(alone.table) * len(alone.qids)
 
 
+@pytest.mark.slow
 def test_the_same_sweep_started_twice_with_wait_computes_each_question_once(tmp_path) -> None:
     sweep_file = sweep_files(tmp_path)["rounds"]
     out = tmp_path / "run"
@@ -103,6 +105,7 @@ def test_the_same_sweep_started_twice_with_wait_computes_each_question_once(tmp_
     assert RunStore.read(out).count_rows() == n_pairs
 
 
+@pytest.mark.slow
 def test_a_writer_is_refused_naming_the_holders_pid_and_nothing_is_written(tmp_path, capsys) -> None:
     sweep_file = sweep_files(tmp_path)["rounds"]
     out = tmp_path / "run"
@@ -118,6 +121,7 @@ def test_a_writer_is_refused_naming_the_holders_pid_and_nothing_is_written(tmp_p
         holder.wait()
 
 
+@pytest.mark.slow
 def test_the_lock_dies_with_its_holder_and_a_waiting_writer_then_runs(tmp_path) -> None:
     sweep_file = sweep_files(tmp_path)["rounds"]
     out = tmp_path / "run"
