@@ -7,7 +7,9 @@
    every contrast on both, and Kendall's τ between their rankings (``rag_lab.experiments.calibration.verify.compare``);
 3. a simulator profile fitted to the recorded traces (``rag-lab calibrate``'s fit:
    ``data/recorded/<model>_profile.yaml``), the twin again with it, and the same agreement after fitting;
-4. ``data/recorded/<sweep>.md``: all of it, with the cassette's size and provenance.
+4. ``data/recorded/<sweep>.md``: all of it, with the cassette's size and provenance;
+5. ``data/recorded/<sweep>_claims.json``: its declared claims (``rag_lab.experiments.study``), which the docs'
+   study tables are rendered from (``scripts/study_docs.py``).
 
     source scripts/env.sh
     python scripts/recorded_findings.py sweeps/real_qwen_hotpotqa.yaml
@@ -27,6 +29,7 @@ from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
 from rag_lab.experiments.calibration.verify import compare, tau_text
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
+from rag_lab.experiments.study import BLOCK_END, BLOCK_START, part_claims, write_claims
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.llm.cassette import describe
@@ -103,8 +106,14 @@ def main() -> None:
                                                     "on" if spec.pilot else "") + ":", ""]
         parts += [f"{i}. {finding_line(f)}" for i, f in enumerate(findings, start=1)]
         parts += [""]
-        if spec.pilot:
-            parts += _as_first_declared(real, len(spec.pilot))
+        whole = _first_declared(real) if spec.pilot else None
+        if whole is not None:
+            parts += _as_first_declared(whole, len(spec.pilot))
+        write_claims(args.out_dir / f"{spec.name}_claims.json", part_claims(spec.name, findings, whole))
+        if spec.family.study:
+            parts += [f"### Every claim of the study {spec.family.study!r}, with Holm over the study", "",
+                      "Written by `python scripts/study_docs.py` from every part's claims, once each part is replayed:",
+                      "", BLOCK_START.format(name=spec.family.study), BLOCK_END.format(name=spec.family.study), ""]
     other = stored_other_half(real)
     if other is not None:
         parts += _pairs_section(real, other, spec.pairs_with)
@@ -132,15 +141,20 @@ def main() -> None:
     print(f"wrote {table_path}, {profile_path}, {out} ({time.perf_counter() - started:.0f} s)")
 
 
-def _as_first_declared(real, pilot_size: int) -> list[str]:
+def _first_declared(real) -> list:
     """The declared claims tested on every recorded question, the pilot included: how a sweep whose pilot was
-    written after its recording (issue 50) was first tested. Shown beside the verdicts, never as one."""
+    written after its recording (issue 50) was first tested."""
     whole = copy.copy(real)
     whole.spec = {k: v for k, v in real.spec.items() if k != "pilot"}
+    return sweep_findings(whole)
+
+
+def _as_first_declared(whole: list, pilot_size: int) -> list[str]:
+    """The page's section of :func:`_first_declared`: shown beside the verdicts, never as one."""
     lines = ["### The same claims on all the questions, the pilot included (not a verdict)", "",
              f"The {pilot_size} pilot questions' outcomes were known when the claims were declared, so the verdicts "
              "above leave them out. As first declared, on all the questions (exploratory now):", ""]
-    lines += [f"{i}. {finding_line(f)}" for i, f in enumerate(sweep_findings(whole), start=1)]
+    lines += [f"{i}. {finding_line(f)}" for i, f in enumerate(whole, start=1)]
     return lines + [""]
 
 

@@ -79,14 +79,15 @@ def test_a_count_is_planned_by_a_simulation_of_its_permutation_test_and_a_family
     two = plan_study(pilot, claims * 2, correction="holm", sizes=(100,))
     assert two[0].alpha == 0.025 and two[0].detectable_at[100] > fixed.detectable_at[100]
     assert two[0].needed > fixed.needed
-    # the planned size reaches 80% power under the lab's own test, drawn as the plan models the study: the pilot's
-    # sizes of difference, each a saving with the probability that gives the pilot's mean difference
+    # the planned size reaches 80% power under the lab's own test, drawn as the plan models the study (the pilot's
+    # share and sizes of differences, signs tilted to the pilot's mean difference)
+    from tests.test_power import sign_model_sample
+
     sizes = np.abs(cap1 - base)
-    q = (1 + abs(fixed.pilot_delta) / sizes.mean()) / 2
     draws = np.random.default_rng(1)
     shown = []
     for i in range(300):
-        x = draws.choice(sizes, fixed.needed) * np.where(draws.random(fixed.needed) < q, -1.0, 1.0)
+        x = -sign_model_sample(sizes, fixed.needed, abs(fixed.pilot_delta), draws)
         shown.append(difference_p(x, "less", method="permutation", n_permutations=2000, seed=i)[0] <= 0.05)
     assert np.mean(shown) >= 0.8 - 0.06
     with pytest.raises(ConfigError, match="no difference"):

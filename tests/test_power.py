@@ -98,11 +98,15 @@ def test_the_normal_approximation_matches_a_simulation_of_the_permutation_test()
     assert abs(np.mean(rejections) - 0.8) < 0.07
 
 
-def _sign_model_sample(sizes: np.ndarray, n: int, delta: float, rng: np.random.Generator) -> np.ndarray:
-    """n differences drawn as rag_lab.stats.permutation_power models a study: the pilot's sizes, signs tilted to a
-    mean of delta."""
-    q = (1 + delta / sizes.mean()) / 2
-    return rng.choice(sizes, n) * np.where(rng.random(n) < q, 1.0, -1.0)
+def sign_model_sample(sizes: np.ndarray, n: int, delta: float, rng: np.random.Generator) -> np.ndarray:
+    """n differences drawn as rag_lab.stats.permutation_power models a study, written out again here: the pilot's
+    share of differing questions and their sizes, signs tilted to a mean of delta (more questions differing beyond
+    what the signs alone reach)."""
+    nonzero = sizes[sizes > 0]
+    share, m = nonzero.size / sizes.size, nonzero.mean()
+    share_now, q = (share, (1 + delta / (share * m)) / 2) if delta <= share * m else (min(1.0, delta / m), 1.0)
+    x = rng.choice(nonzero, n) * np.where(rng.random(n) < q, 1.0, -1.0)
+    return np.where(rng.random(n) < share_now, x, 0.0)
 
 
 def test_the_simulated_detectable_effect_of_a_count_is_where_the_labs_own_test_reaches_80_percent():
@@ -113,7 +117,7 @@ def test_the_simulated_detectable_effect_of_a_count_is_where_the_labs_own_test_r
     found = power.detectable(d, direction="above", alpha=0.05)
     assert found.method == "simulated permutation-test power" and not found.bound
     sizes = np.abs(d)
-    rejections = [difference_p(_sign_model_sample(sizes, 120, found.effect, rng), "greater", method="permutation",
+    rejections = [difference_p(sign_model_sample(sizes, 120, found.effect, rng), "greater", method="permutation",
                                n_permutations=1000, seed=i)[0] <= 0.05 for i in range(400)]
     assert abs(np.mean(rejections) - 0.8) < 0.06
     # and for 0/1 sizes it agrees with the exact sign test's enumeration
@@ -128,6 +132,6 @@ def test_the_simulated_tost_margin_of_a_count_is_where_the_labs_permutation_tost
     found = power.detectable(d, direction="none", alpha=0.05)
     assert found.method == "simulated permutation-test power"
     sizes = np.abs(d)
-    shown = [equivalence_test(_sign_model_sample(sizes, 80, 0.0, rng), np.zeros(80), found.effect).p < 0.05
+    shown = [equivalence_test(sign_model_sample(sizes, 80, 0.0, rng), np.zeros(80), found.effect).p < 0.05
              for _ in range(300)]
     assert abs(np.mean(shown) - 0.8) < 0.07

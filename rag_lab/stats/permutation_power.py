@@ -1,11 +1,13 @@
 """Power of the sign-flip permutation test (and of its TOST) for per-question differences of varying size, by
 simulation of the test itself: what rounds, LLM calls or F1 differences could have detected.
 
-The model keeps the sample's own sizes and moves only their signs, as the exact sign test's planning does for 0/1
-metrics: each simulated question takes a size drawn from the observed ``|d|`` (zeros included), and a nonzero size
-is a gain with probability ``q``, so the mean difference is ``Δ = (2q − 1) · mean|d|``. Each simulated sample is
-tested as the lab tests it (the sum of the differences against its sign flips). The draws are fixed by ``seed``, so
-the power grows with ``Δ`` (or with the margin) and bisection finds the smallest one that reaches the target."""
+The model is the exact sign test's planning model (:func:`rag_lab.stats.power.effect_probabilities`) with the
+sample's own sizes: a simulated question differs with the sample's share ``s`` of differing questions, its size drawn
+from the observed nonzero ``|d|`` (mean ``m``), and is a gain with probability ``q``, so ``Δ = s · (2q − 1) · m``; an
+effect beyond ``s · m`` makes every differing question a gain and more questions differ (``Δ / m`` of them). Each
+simulated sample is tested as the lab tests it (the sum of the differences against its sign flips). The draws are
+fixed by ``seed``, so the power grows with ``Δ`` (or with the margin) and bisection finds the smallest one that
+reaches the target."""
 
 from __future__ import annotations
 
@@ -21,20 +23,37 @@ N_FLIPS = 1000
 
 
 @lru_cache(maxsize=64)
-def _draws(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The fixed random numbers of one power curve: which observed size each simulated question takes, the uniform
-    deciding its sign, and the sign flips each simulated test compares its sum with."""
+def _draws(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The fixed random numbers of one power curve: whether each simulated question differs, which observed size it
+    takes, the uniform deciding its sign, and the sign flips each simulated test compares its sum with."""
     rng = np.random.default_rng(seed)
+    differs = rng.random((N_SAMPLES, n))
     pick = rng.random((N_SAMPLES, n))
     sign_u = rng.random((N_SAMPLES, n))
     flips = (1.0 - 2.0 * rng.integers(0, 2, size=(n, N_FLIPS))).astype(np.float64)
-    return pick, sign_u, flips
+    return differs, pick, sign_u, flips
 
 
-def _sizes(sizes: np.ndarray, n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    pick, sign_u, flips = _draws(n, seed)
-    drawn = np.sort(np.abs(np.asarray(sizes, float)))[np.minimum((pick * len(sizes)).astype(int), len(sizes) - 1)]
-    return drawn, sign_u, flips
+def _nonzero(sizes: np.ndarray) -> tuple[np.ndarray, float]:
+    """The nonzero sizes, sorted, and the share of questions they are."""
+    sizes = np.abs(np.asarray(sizes, float))
+    nonzero = np.sort(sizes[sizes > 0])
+    return nonzero, nonzero.size / max(1, sizes.size)
+
+
+def _sample(sizes: np.ndarray, n: int, delta: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """The simulated studies of mean difference ``|delta|`` (rows) and the sign flips to test them with."""
+    differs, pick, sign_u, flips = _draws(n, seed)
+    nonzero, share = _nonzero(sizes)
+    m = float(nonzero.mean())
+    delta = abs(delta)
+    if delta <= share * m:
+        share_now, q = share, 0.5 * (1.0 + delta / (share * m))
+    else:   # every differing question a gain, and more of them
+        share_now, q = min(1.0, delta / m), 1.0
+    drawn = nonzero[np.minimum((pick * nonzero.size).astype(int), nonzero.size - 1)]
+    x = np.where(differs < share_now, np.where(sign_u < q, drawn, -drawn), 0.0)
+    return x, flips
 
 
 def _p_greater(x: np.ndarray, flips: np.ndarray) -> np.ndarray:
@@ -49,14 +68,12 @@ def permutation_power(sizes: np.ndarray, n: int, delta: float, alpha: float = 0.
                       seed: int = 0) -> float:
     """The power of the one-sided sign-flip test (``greater``; the other side is its mirror) of ``n`` questions
     whose differences have the observed ``sizes`` (``|d|`` of every question, zeros included) and mean ``delta``
-    (see the module doc); ``two_sided`` tests each side at ``alpha / 2``. 0 where ``delta`` exceeds
-    ``mean(sizes)``, the largest mean these sizes reach."""
-    drawn, sign_u, flips = _sizes(sizes, n, seed)
-    mean_size = float(np.mean(np.abs(sizes)))
-    if mean_size <= 0 or abs(delta) > mean_size * (1 + 1e-12):
+    (see the module doc); ``two_sided`` tests each side at ``alpha / 2``. 0 where no question differs or
+    ``delta`` exceeds the mean nonzero size (every question a gain)."""
+    nonzero, _ = _nonzero(sizes)
+    if nonzero.size == 0 or abs(delta) > float(nonzero.mean()) * (1 + 1e-12):
         return 0.0
-    q = 0.5 * (1.0 + abs(delta) / mean_size)
-    x = np.where(sign_u < q, drawn, -drawn)
+    x, flips = _sample(sizes, n, delta, seed)
     level = alpha / 2 if two_sided else alpha
     return float((_p_greater(x, flips) <= level).mean())
 
@@ -65,7 +82,8 @@ def permutation_detectable_effect(sizes: np.ndarray, n: int, alpha: float = 0.05
                                   two_sided: bool = False, seed: int = 0) -> float:
     """The smallest ``|Δ|`` the sign-flip test of ``n`` questions shows with ``power`` at ``alpha`` (simulated, see
     the module doc); ``inf`` when even every nonzero difference in the claimed direction does not."""
-    top = float(np.mean(np.abs(sizes)))
+    nonzero, _ = _nonzero(sizes)
+    top = float(nonzero.mean()) if nonzero.size else 0.0
     if top <= 0 or permutation_power(sizes, n, top, alpha, two_sided, seed) < power:
         return math.inf
     low, high = 0.0, top
@@ -82,8 +100,7 @@ def permutation_tost_power(sizes: np.ndarray, n: int, margin: float, alpha: floa
     """The power of the permutation TOST within ``±margin`` (:func:`~rag_lab.stats.significance.equivalence_test`:
     a sign-flip test of ``d + margin`` above 0 and one of ``d − margin`` below 0, both at ``alpha``) when the true
     difference is 0 (signs even, see the module doc)."""
-    drawn, sign_u, flips = _sizes(sizes, n, seed)
-    x = np.where(sign_u < 0.5, drawn, -drawn)
+    x, flips = _sample(sizes, n, 0.0, seed)
     lower = _p_greater(x + margin, flips)
     upper = _p_greater(-(x - margin), flips)
     return float(((lower <= alpha) & (upper <= alpha)).mean())
@@ -93,7 +110,7 @@ def permutation_tost_detectable_margin(sizes: np.ndarray, n: int, alpha: float =
                                        seed: int = 0) -> float:
     """The smallest margin the permutation TOST of ``n`` questions shows with ``power`` at a true difference of 0
     (simulated, see the module doc); ``inf`` for fewer than 2 questions."""
-    if n < 2:
+    if n < 2 or not _nonzero(sizes)[0].size:
         return math.inf
     high = max(float(np.max(np.abs(sizes))), 1e-9)
     while permutation_tost_power(sizes, n, high, alpha, seed) < power:

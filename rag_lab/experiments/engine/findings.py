@@ -363,16 +363,20 @@ def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, 
 
 
 
-def sweep_findings(result: SweepResult, alpha: float = 0.05, pairs_with: SweepResult | None = None) -> list[Finding]:
+def sweep_findings(result: SweepResult, alpha: float | None = None,
+                   pairs_with: SweepResult | None = None) -> list[Finding]:
     """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.engine.sweep.ClaimSpec`),
     each checked by :func:`paired_finding` in one :class:`FindingFamily` of their number, in the order listed — what
     ``rag-lab sweep`` prints and the HTML report shows. Each is tested on the questions outside the sweep's
     ``pilot:`` and its flagged twins (:func:`claim_qids`); a finding ``over: pairs`` on the pairs the sweep forms
     with ``pairs_with`` (the run of the sweep its ``pairs_with:`` names; default: the one the sweep runner keeps in
-    its run directory, :func:`~rag_lab.experiments.engine.pairs.stored_other_half`), which it then needs."""
+    its run directory, :func:`~rag_lab.experiments.engine.pairs.stored_other_half`), which it then needs. The level
+    is the one the sweep's ``family:`` declares (0.05 by default), unless ``alpha`` is given."""
     claims = list((result.spec or {}).get("findings") or [])
     if not claims:
         return []
+    if alpha is None:
+        alpha = float(((result.spec or {}).get("family") or {}).get("alpha", 0.05))
     family = FindingFamily(size=len(claims), name=str(result.spec.get("name", "")))
     pairs = None
     if any(c.get("over") == "pairs" for c in claims):

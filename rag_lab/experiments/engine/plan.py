@@ -18,7 +18,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, config_id, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
-from rag_lab.experiments.engine.sweep import SERVER_SETTINGS, BackendSpec, SweepSpec
+from rag_lab.experiments.engine.sweep import SERVER_SETTINGS, BackendSpec, FamilySpec, SweepSpec
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.records import EvalSet
 
@@ -163,6 +163,8 @@ class SweepPlan:
         for key in ("pilot", "pairs_with"):     # and before pilots and pairs were declared
             if not spec.get(key):
                 spec.pop(key, None)
+        if spec.get("family") == FamilySpec().model_dump(mode="json"):   # and before families were declared
+            spec.pop("family", None)
         for key in SERVER_SETTINGS:              # and before a server's timeout could be set (never identity)
             if spec["backend"].get(key) is None:
                 spec["backend"].pop(key, None)
@@ -183,7 +185,7 @@ class SweepPlan:
         described = self.describe()
         # the claims a sweep states are tested on its rows; they do not decide them
         described["spec"] = {k: v for k, v in described["spec"].items()
-                             if k not in {"base", "backend", "findings", "pilot", "pairs_with"}}
+                             if k not in {"base", "backend", "findings", "family", "pilot", "pairs_with"}}
         return short_hash(described, length=16)
 
     @property

@@ -169,6 +169,22 @@ class ClaimSpec(BaseModel):
         return self
 
 
+class FamilySpec(BaseModel):
+    """How a sweep's declared findings are corrected together (the ``family:`` section), stated before the data: the
+    procedure (``fixed-sequence``: each claim at ``alpha`` in the order listed, a claim counting only when every one
+    before it does), the error rate it controls (the familywise error rate, strongly, at ``alpha``), and the
+    ``study`` the family belongs to: the sweep files of one study name it, and a study's pages give each claim's p
+    after Holm's correction over every claim of the study beside its family's (:mod:`rag_lab.experiments.study`)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    procedure: Literal["fixed-sequence"] = "fixed-sequence"
+    controls: Literal["familywise error rate"] = "familywise error rate"
+    alpha: float = Field(default=0.05, gt=0.0, le=0.2)
+    study: str = Field(default="", max_length=80, description="the study this family is part of (its sweep files "
+                                                              "name the same study)")
+
+
 class SweepSpec(BaseModel):
     """A whole sweep: questions (``dataset``, ``split``, ``types``, ``per_type``, ``limit``), the
     ``base`` config (nested or dotted dict, or a YAML/JSON config file path), the ``grid``, the
@@ -177,7 +193,8 @@ class SweepSpec(BaseModel):
     (values may also be ranges ``{low, high}``), optionally raced over questions; a search takes one seed.
 
     Questions are chosen in dataset order: the split, then the types, then at most ``per_type``
-    questions of each type, then at most ``limit`` in all. ``pilot`` lists the questions the ``findings`` were
+    questions of each type, then at most ``limit`` in all. ``family`` says how the ``findings`` are corrected
+    together (:class:`FamilySpec`); ``pilot`` lists the questions the ``findings`` were
     planned on, which their tests leave out; ``pairs_with`` names the sweep of the pairs' other half (a question and
     its unanswerable twin, :mod:`rag_lab.loaders.twins`), which findings ``over: pairs`` read."""
 
@@ -195,6 +212,7 @@ class SweepSpec(BaseModel):
     backend: BackendSpec = BackendSpec()
     seeds: list[int] = Field(default_factory=lambda: [0], min_length=1)
     findings: list[ClaimSpec] = Field(default_factory=list)
+    family: FamilySpec = Field(default_factory=FamilySpec)
     pilot: list[str] = Field(default_factory=list, description="the qids of the pilot the claims were planned on: "
                                                                "kept out of every declared claim's test")
     pairs_with: str | None = Field(default=None, description="the sweep file of the other half of each pair (relative "

@@ -1,0 +1,142 @@
+"""A study's claims (rag_lab.experiments.study), and the numbers the pages give for the v3 study, which come from its
+replays: the study tables are rendered from the shipped
+claims files (and equal their render), the claims files equal a fresh replay's findings, and the sentences that
+carry numbers of their own say what the replay counts."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from rag_lab.experiments.engine.findings import sweep_findings
+from rag_lab.experiments.engine.sweep_file import load_sweep_spec
+from rag_lab.experiments.study import block_of, markdown_table, part_claims, read_claims, render_block, study_parts
+from rag_lab.experiments.sweep_runner import run_sweep
+from rag_lab.paths import DATA_DIR, SWEEPS_DIR
+from rag_lab.stats.significance import holm
+
+REPO = DATA_DIR.parent
+V3 = ("real_qwen_hotpotqa_v3", "real_qwen_hotpotqa_v3_answer", "real_qwen_musique_v3", "real_qwen_musique_disclosure")
+
+
+def test_every_study_block_equals_its_render_from_the_claims_files():
+    done = subprocess.run([sys.executable, "scripts/study_docs.py", "--check"], cwd=REPO, capture_output=True,
+                          text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_a_study_table_gives_the_family_p_holm_over_the_study_and_the_first_declared_test():
+    claims = study_parts("v3", SWEEPS_DIR, DATA_DIR / "recorded")
+    assert set(claims) == set(V3)
+    table = markdown_table(claims)
+    every = [c for cs in claims.values() for c in cs]
+    assert len(every) == 8 and table.count("\n| ") == 8   # a row for each of the eight claims, below the header
+    assert holm(c.p for c in every)[0] >= every[0].p
+    for c in every:
+        assert c.all_n is not None and c.all_n > c.n   # every part names its pilot: fresh questions only
+    text = (REPO / "docs" / "simulate-then-verify.md").read_text(encoding="utf-8")
+    assert block_of(text, "v3") == table
+    with pytest.raises(ValueError, match="no study block"):
+        render_block("no markers here", "v3", table)
+
+
+def _replay(name: str, tmp_path):
+    return run_sweep(load_sweep_spec(SWEEPS_DIR / f"{name}.yaml"), tmp_path / name, progress="quiet", replay=True)
+
+
+@pytest.mark.slow   # replays the four v3 sweeps (about a minute)
+def test_the_claims_files_are_what_a_fresh_replay_finds(tmp_path):
+    import copy
+
+    for name in V3:
+        real = _replay(name, tmp_path)
+        whole = copy.copy(real)
+        whole.spec = {k: v for k, v in real.spec.items() if k != "pilot"}
+        fresh = part_claims(name, sweep_findings(real), sweep_findings(whole))
+        assert fresh == read_claims(DATA_DIR / "recorded" / f"{name}_claims.json"), name
+
+
+@pytest.mark.slow   # replays the answer-path sweep
+def test_the_answer_path_sentences_say_what_the_replay_counts(tmp_path):
+    real = _replay("real_qwen_hotpotqa_v3_answer", tmp_path)
+    rows = real.all_rows()
+    rows["label"] = rows.candidate_id.map(real.labels())
+
+    def by(metric: str):
+        return rows.pivot_table(index="qid", columns="label", values=metric)
+
+    right, wrong, refused, pipeline = (by(m) for m in ("quality_right", "quality_confident_error", "quality_refused",
+                                                       "quality_refused_pipeline"))
+    plain, unguarded = "generation.reader=plain", "citations.require_citation=false"
+    gains = (right[plain] == 1) & (right["base"] == 0)
+    losses = (right[plain] == 0) & (right["base"] == 1)
+    refusals = pipeline["base"] == 1
+    text = " ".join((REPO / "docs" / "simulate-then-verify.md").read_text(encoding="utf-8").split())
+    expected = [
+        f"{right[plain].mean():.3f} against {right['base'].mean():.3f} on all 200 ({gains.sum()} questions up, "
+        f"{losses.sum()} down)",
+        f"of the {gains.sum()} questions the plain reader gains, the pipeline refused {(gains & refusals).sum()} and "
+        f"answered {(gains & (wrong['base'] == 1)).sum()} wrong",
+        f"The pipeline refuses {pipeline['base'].mean():.1%} of the questions itself",
+        f"on those {refusals.sum()} pipeline refusals: the same answer without the guard "
+        f"(`citations.require_citation=false`'s reading) would have been right on "
+        f"{(refusals & (right[unguarded] == 1)).sum()} and **wrong on {(refusals & (wrong[unguarded] == 1)).sum()}**, "
+        f"the plain reader right on {(refusals & (right[plain] == 1)).sum()} and wrong on "
+        f"{(refusals & (wrong[plain] == 1)).sum()}",
+        f"the plain reader only the model's {refused[plain].mean():.1%}",
+    ]
+    missing = [e for e in expected if e not in text]
+    assert not missing, missing
+
+
+class _Declared:
+    """The part of SweepResult sweep_findings reads, with one declared claim (8 of 8 differing questions better:
+    one-sided exact p = 0.0039) and the family its spec declares."""
+
+    def __init__(self, family: dict | None) -> None:
+        from tests.test_findings import TinyResult, flips
+
+        on, off = flips(40, better=8)
+        self._tiny = TinyResult({"off": off, "on": on})
+        self.qids = [f"q{i}" for i in range(40)]
+        self.spec = {"name": "declared", "findings": [{"metric": "quality_f1", "candidate": {"arm": "on"},
+                                                       "direction": "above", "claim": "on helps"}],
+                     **({"family": family} if family else {})}
+
+    def __getattr__(self, name):
+        return getattr(self._tiny, name)
+
+    def reference(self, ref=None):
+        return self._tiny.reference(ref)
+
+    def rows(self, candidate_id):
+        import pandas as pd
+
+        return pd.DataFrame({"qid": self.qids})
+
+
+def test_a_sweep_files_family_sets_the_level_its_claims_are_tested_at():
+    (default,) = sweep_findings(_Declared(None))
+    (strict,) = sweep_findings(_Declared({"alpha": 0.001, "study": "s"}))
+    assert default.p == strict.p == pytest.approx(0.5**8)
+    assert default.alpha == 0.05 and default.holds
+    assert strict.alpha == 0.001 and not strict.holds
+
+
+def test_a_family_is_declared_but_is_no_part_of_a_runs_identity():
+    from rag_lab.experiments.engine.plan import SweepPlan
+    from rag_lab.experiments.engine.sweep import SweepSpec
+    from rag_lab.loaders import load_dataset
+
+    evalset = load_dataset("world").evalset
+
+    base = {"name": "tiny", "dataset": "world", "limit": 4, "grid": {"round_cap.max_rounds": [1, 2]},
+            "findings": [{"metric": "cost_llm_calls", "candidate": {"round_cap.max_rounds": 1}, "direction": "below"}]}
+    plain = SweepPlan.build(SweepSpec.model_validate(base), evalset)
+    declared = SweepPlan.build(SweepSpec.model_validate({**base, "family": {"alpha": 0.01, "study": "s"}}), evalset)
+    assert plain.fingerprint == declared.fingerprint
+    assert "family" not in plain.describe()["spec"] and declared.describe()["spec"]["family"]["study"] == "s"
+    with pytest.raises(ValueError, match="procedure"):
+        SweepSpec.model_validate({**base, "family": {"procedure": "holm"}})
