@@ -8,6 +8,7 @@ one-line change."""
 from __future__ import annotations
 
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.families import short_name
 from rag_lab.evaluation.question_metrics import METRICS
 
 #: The headline quality column (y axis by default everywhere): strict answer containment — the gold
@@ -35,10 +36,7 @@ def label(column: str) -> str:
     metric = METRICS.get(column)
     if metric is not None and metric.label is not None:
         return metric.label
-    for prefix in ("quality_", "cost_", "spent_", "run_", "param_"):
-        if column.startswith(prefix):
-            return column[len(prefix):].replace("_", " ")
-    return column.replace("_", " ")
+    return short_name(column.removeprefix("param_")).replace("_", " ")
 
 
 def check_metric(name: str, what: str = "metric") -> str:

@@ -8,6 +8,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
+from rag_lab.evaluation.families import metric_columns
 from rag_lab.evaluation.question_metrics import question_metrics
 from rag_lab.pipeline import Pipeline, Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
@@ -80,7 +81,7 @@ def summarize(rows: list[dict[str, Any]] | pd.DataFrame) -> dict[str, Any]:
     """Means of every ``quality_*``, ``cost_*``, ``spent_*`` and ``run_*`` column, overall and by question type
     (undefined values, e.g. answer containment of unanswerable questions, are left out)."""
     frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    cols = [c for c in frame.columns if c.startswith(("quality_", "cost_", "spent_", "run_"))]
+    cols = metric_columns(frame.columns)
 
     def means(part: pd.DataFrame) -> dict[str, Any]:
         out: dict[str, Any] = {"n": len(part)}

@@ -7,7 +7,8 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from rag_lab.stats.summary import QUALITY_PREFIX, is_ci_bound
+from rag_lab.evaluation.families import is_quality
+from rag_lab.stats.summary import is_ci_bound
 
 
 def identical_columns(table: pd.DataFrame, rows: pd.DataFrame | None = None,
@@ -20,7 +21,7 @@ def identical_columns(table: pd.DataFrame, rows: pd.DataFrame | None = None,
     source = rows if rows is not None and len(rows) else table
     listed = list(columns if columns is not None else table.columns)
     names = [c for c in [*(p for p in prefer if p in listed), *(c for c in listed if c not in prefer)]
-             if c.startswith(QUALITY_PREFIX) and not is_ci_bound(c, list(table.columns)) and c in source.columns]
+             if is_quality(c) and not is_ci_bound(c, list(table.columns)) and c in source.columns]
     same: dict[str, str] = {}
     for i, col in enumerate(names):
         for earlier in names[:i]:

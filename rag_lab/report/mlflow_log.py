@@ -16,9 +16,9 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.evaluation.families import is_metric
 from rag_lab.experiments.engine.comparisons import comparisons
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX
 
 DB_FILE = "mlflow.db"
 ARTIFACTS = "artifacts"
@@ -150,7 +150,7 @@ def log_sweep(
         config = configs[cid]
         params = [Param(k, str(v)) for k, v in sorted(config["config"].items())] + [Param("seed", str(config["seed"]))]
         metrics = [Metric(col, value, now, 0) for col in sweep.table.columns
-                   if col.startswith((QUALITY_PREFIX, *COST_PREFIXES)) or col in ("n_questions",)
+                   if is_metric(col) or col in ("n_questions",)
                    for value in [_number(row[col])] if value is not None]
         metrics.append(Metric("is_pareto", float(bool(row["is_pareto"])), now, 0))
         for metric, frame in deltas.items():

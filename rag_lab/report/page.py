@@ -19,6 +19,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
+from rag_lab.evaluation.families import is_cost, is_quality, short_name
 from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import (
     DECLARED_SENTENCE,
@@ -44,7 +45,7 @@ from rag_lab.report.collapse import collapsed, identical_columns
 from rag_lab.report.glance import glance_html, glance_table
 from rag_lab.report.header import TITLE, header_html
 from rag_lab.stats.paired import interval_text
-from rag_lab.stats.summary import COST_PREFIXES, QUALITY_PREFIX, add_pareto, is_ci_bound
+from rag_lab.stats.summary import add_pareto, is_ci_bound
 
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
@@ -79,8 +80,8 @@ def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[
     """Key columns first: candidate id, parameters, quality means (chosen first), costs (chosen first),
     ``is_pareto``; then everything else. CI bounds are folded into their quality column's cell."""
     cols = list(table.columns)
-    quality = [c for c in cols if c.startswith(QUALITY_PREFIX) and not is_ci_bound(c, cols)]
-    costs = [c for c in cols if c.startswith(COST_PREFIXES)]
+    quality = [c for c in cols if is_quality(c) and not is_ci_bound(c, cols)]
+    costs = [c for c in cols if is_cost(c)]
     key = [
         *(c for c in ("candidate_id", LABEL_COL) if c in cols),
         *(c for c in cols if c.startswith(PARAM_PREFIX)),
@@ -94,7 +95,7 @@ def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[
 
 def _cell(row: pd.Series, col: str, columns: pd.Index) -> str:
     text = format_value(row[col])
-    if col.startswith(QUALITY_PREFIX) and f"{col}_lo" in columns and f"{col}_hi" in columns and text != "–":
+    if is_quality(col) and f"{col}_lo" in columns and f"{col}_hi" in columns and text != "–":
         text += f" [{format_value(row[f'{col}_lo'])}, {format_value(row[f'{col}_hi'])}]"
     return html.escape(text)
 
@@ -414,7 +415,7 @@ def report_figures(
         cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
     second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
     if second_col is not None:
-        figures[f"{second_col.removeprefix('cost_')}_quality"] = cost_quality.cost_quality_figure(
+        figures[f"{short_name(second_col)}_quality"] = cost_quality.cost_quality_figure(
             cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
     if sweep is not None:
         declared = provisional_findings(sweep)

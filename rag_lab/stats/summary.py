@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-QUALITY_PREFIX = "quality_"
-COST_PREFIXES = ("cost_", "spent_", "run_")
+from rag_lab.evaluation.families import is_cost, is_metric, is_quality
+
 CI_SUFFIXES = ("_lo", "_hi")
 
 
@@ -96,12 +96,12 @@ def aggregate_rows(
         raise ValueError(f"rows must be a list of dicts, got {type(rows).__name__}")
     out: dict[str, Any] = {"n_questions": len(rows)}
     for col in _columns(rows):
-        if col.startswith(QUALITY_PREFIX):
+        if is_quality(col):
             values = _float_array((row.get(col) for row in rows), col)
             defined = values[~np.isnan(values)]
             out[col] = float(defined.mean()) if defined.size else math.nan
             out[f"{col}_lo"], out[f"{col}_hi"] = bootstrap_ci(defined, n_boot=n_boot, alpha=alpha, seed=seed)
-        elif col.startswith(COST_PREFIXES):
+        elif is_cost(col):
             values = _float_array((row.get(col, 0) for row in rows), col)
             defined = values[~np.isnan(values)]
             out[col] = float(defined.mean()) if defined.size else math.nan
@@ -152,7 +152,7 @@ def mean_std_over_seeds(
     if value_cols is None:
         value_cols = [
             c for c in table.columns
-            if c.startswith((QUALITY_PREFIX, *COST_PREFIXES)) and not is_ci_bound(c, table.columns)
+            if is_metric(c) and not is_ci_bound(c, table.columns)
         ]
     else:
         value_cols = list(value_cols)

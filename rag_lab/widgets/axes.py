@@ -11,6 +11,7 @@ import ipywidgets as widgets
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
+from rag_lab.evaluation.families import family_name
 
 #: Cost axes offered: the default, LLM calls, tokens, money, modelled LLM latency.
 COST_AXES: tuple[str, ...] = tuple(dict.fromkeys(
@@ -26,7 +27,7 @@ QUALITY_AXES: tuple[str, ...] = tuple(dict.fromkeys((
 
 def check_axes(cost_col: str, quality_col: str) -> None:
     """``ConfigError`` unless ``cost_col`` is a ``cost_*`` column and ``quality_col`` a ``quality_*`` one."""
-    if not cost_col.startswith("cost_") or not quality_col.startswith("quality_"):
+    if family_name(cost_col) != "cost" or family_name(quality_col) != "quality":
         raise ConfigError(f"cost_col must be a cost_* column and quality_col a quality_* column, "
                           f"got {cost_col!r} and {quality_col!r}")
 

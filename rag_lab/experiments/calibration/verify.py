@@ -21,6 +21,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
+from rag_lab.evaluation.families import absent_value, is_cost, metric_columns
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.plan import SweepPlan, backend_identity
 from rag_lab.experiments.engine.results import SweepResult
@@ -32,7 +33,7 @@ from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.loaders import load_dataset
 from rag_lab.stats.paired import interval_text, paired_difference
 from rag_lab.stats.rank import nan_quiet, rank_agreement
-from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, pareto_mask
+from rag_lab.stats.summary import ELIGIBLE_COL, pareto_mask
 
 #: The folder of a run directory that holds its verifications, one sweep per backend and selection.
 VERIFY_DIR = "verify"
@@ -57,7 +58,7 @@ def config_table(sim: SweepResult) -> pd.DataFrame:
     table = sim.table
     if ELIGIBLE_COL in table.columns:
         table = table[table[ELIGIBLE_COL].astype(bool)]
-    numeric = [c for c in table.columns if c.startswith(("quality_", *COST_PREFIXES))]
+    numeric = metric_columns(table.columns)
     grouped = table.groupby("config_id", sort=False)
     out = grouped[numeric].mean().reset_index()
     out["candidate_ids"] = [list(grouped.get_group(k)["candidate_id"]) for k in out["config_id"]]
@@ -75,7 +76,7 @@ def select_candidates(sim: SweepResult, top: int = DEFAULT_TOP, by: str | None =
     rank_by = by or DEFAULT_QUALITY
     for col in (rank_by, DEFAULT_COST):
         if col not in configs.columns:
-            known = sorted(c for c in configs.columns if c.startswith(("quality_", *COST_PREFIXES)))
+            known = sorted(metric_columns(configs.columns))
             raise ConfigError(f"{sim.run_dir}: no metric {col!r} in the sweep (metrics: {known})")
     sign = 1.0 if lower_is_better(rank_by) else -1.0
     configs = configs.assign(_key=sign * configs[rank_by].astype(float), _cost=configs[DEFAULT_COST].astype(float),
@@ -294,7 +295,7 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _values(result: SweepResult, candidate_ids: Sequence[str], qids: Sequence[str], metric: str) -> np.ndarray:
     """``metric`` per question of ``qids``, averaged over the runs (seeds) ``candidate_ids``; NaN where undefined."""
-    absent = 0.0 if metric.startswith(COST_PREFIXES) else math.nan
+    absent = absent_value(metric)
     columns = []
     for cid in candidate_ids:
         rows = result.store.rows(cid)
@@ -339,7 +340,7 @@ def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chos
     some_sim = next(iter(first_sim.values()), {})
     some_real = next(iter(first_real.values()), {})
     metrics = [m for m in dict.fromkeys([*VERIFY_METRICS, by])
-               if m.startswith(COST_PREFIXES) or (m in some_sim and m in some_real)]
+               if is_cost(m) or (m in some_sim and m in some_real)]
     gap_rows, matrices = [], {}
     for metric in metrics:
         s = np.column_stack([_values(sim, sim_configs.loc[k, "candidate_ids"], finished, metric) for k in config_ids])

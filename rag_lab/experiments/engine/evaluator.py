@@ -13,13 +13,13 @@ from typing import Any
 import numpy as np
 
 from rag_lab.errors import ConfigError
+from rag_lab.evaluation.families import absent_value
 from rag_lab.experiments.engine.executors import execute, in_process
 from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.progress import SweepProgress
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.records import Dataset
-from rag_lab.stats.summary import COST_PREFIXES
 
 #: Work units per worker an out-of-process executor gets (about): few enough to keep each unit's start-up cost
 #: small, enough that a slow unit does not leave the other workers idle at the end.
@@ -112,7 +112,7 @@ class Evaluator:
         if candidate_id not in self._rows:
             self._rows[candidate_id] = self.store.rows(candidate_id)
         rows = self._rows[candidate_id]
-        absent = 0.0 if metric.startswith(COST_PREFIXES) else math.nan
+        absent = absent_value(metric)
         out = []
         for q in qids:
             value = rows[q].get(metric, absent) if q in rows else math.nan

@@ -23,6 +23,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.evaluation.families import absent_value, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.provenance import Provenance, stored_provenance, write_parquet
@@ -33,7 +34,7 @@ from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.stats.paired import changes_label, config_changes
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import paired_test
-from rag_lab.stats.summary import COST_PREFIXES, ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
+from rag_lab.stats.summary import ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
 
 _ABSENT = object()
 
@@ -119,7 +120,7 @@ class SweepResult:
     def reproducible_table(self) -> pd.DataFrame:
         """The table without what the machine or the cache decide (``run_*`` wall time, ``spent_*`` cache misses,
         ``run_wall_latency_s``): the columns that a replay of a recorded sweep reproduces exactly."""
-        keep = [c for c in self.table.columns if not c.startswith(("run_", "spent_"))]
+        keep = [c for c in self.table.columns if is_reproducible(c)]
         return self.table[keep]
 
     def write_reproducible_table(self, path: str | Path) -> Path:
@@ -141,7 +142,7 @@ class SweepResult:
             records.append(record)
         table = pd.DataFrame.from_records(records)
         # a role a candidate never called is a cost it did not incur: 0, not missing
-        costs = [c for c in table.columns if c.startswith(COST_PREFIXES)]
+        costs = [c for c in table.columns if is_cost(c)]
         table[costs] = table[costs].fillna(0.0)
         for key in self.swept_keys:  # as given (1 stays an int, unset stays None), not coerced to float
             table[PARAM_PREFIX + key] = pd.Series([c["params"].get(key) for c in self._candidates], dtype=object)
@@ -368,7 +369,7 @@ class SweepResult:
     def _metric_matrix(self, entry: Mapping[str, Any], metric: str) -> np.ndarray:
         """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of one config; NaN where a
         question is missing or undefined, 0 where a cost key is absent (a role never called costs nothing)."""
-        absent = 0.0 if metric.startswith(COST_PREFIXES) else math.nan
+        absent = absent_value(metric)
         columns = []
         for cid in entry["candidate_ids"]:
             rows = self.store.rows(cid)
@@ -377,8 +378,8 @@ class SweepResult:
 
     def _check_metric(self, metric: str) -> None:
         first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
-        if not metric.startswith(COST_PREFIXES) and metric not in first:
-            known = sorted(c for c in first if c.startswith(("quality_", *COST_PREFIXES)))
+        if not is_cost(metric) and metric not in first:
+            known = sorted(metric_columns(first))
             raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
 
     def paired_values(self, metric: str, candidate: str | Mapping[str, Any],

@@ -16,10 +16,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, check_metric, lower_is_better
+from rag_lab.evaluation.families import is_metric
 from rag_lab.experiments.engine.grid import Grid
 from rag_lab.registry import Registry
 
-_METRIC = re.compile(r"^(quality|cost|spent|run)_[a-z0-9_]+$")
 _CONSTRAINT = re.compile(r"^\s*([a-z0-9_]+)\s*(<=|>=)\s*([-+]?[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*$")
 
 
@@ -42,7 +42,7 @@ class Objective:
         direction, _, metric = text.rpartition(":")
         if direction not in ("", "min", "max"):
             raise ConfigError(f"objective {text!r}: the prefix is min: or max:, not {direction}:")
-        if not _METRIC.match(metric):
+        if not is_metric(metric):
             raise ConfigError(f"objective {text!r}: expected a metric column such as cost_llm_calls or "
                              "quality_answer_containment_strict")
         check_metric(metric, f"objective {text!r}:")
@@ -62,7 +62,7 @@ class Constraint:
     @classmethod
     def parse(cls, text: str) -> Constraint:
         found = _CONSTRAINT.match(text)
-        if not found or not _METRIC.match(found.group(1)):
+        if not found or not is_metric(found.group(1)):
             raise ConfigError(f"constraint {text!r}: expected METRIC <= NUMBER or METRIC >= NUMBER, "
                              "e.g. 'cost_llm_calls <= 3'")
         check_metric(found.group(1), f"constraint {text!r}:")
