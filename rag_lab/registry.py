@@ -42,13 +42,20 @@ class Registry(Mapping[str, T], Generic[T]):
         self.kind = kind
         self._items: dict[str, T] = {}
 
-    def add(self, name: str, item: T) -> T:
-        """Register ``item`` under ``name`` (a name is registered once) and return it."""
+    def add(self, name: str, item: T, *, before: str | None = None) -> T:
+        """Register ``item`` under ``name`` (a name is registered once) and return it: last, or just ``before``
+        a registered name (for a registry whose order is asked, such as the stop rules)."""
         if not name or not isinstance(name, str):
             raise ConfigError(f"a {self.kind} needs a non-empty name, got {name!r}")
         if name in self._items:
             raise ConfigError(f"{self.kind} {name!r} is already registered ({self._items[name]!r})")
-        self._items[name] = item
+        if before is None:
+            self._items[name] = item
+            return item
+        self.check(before)
+        items = list(self._items.items())
+        at = [n for n, _ in items].index(before)
+        self._items = dict([*items[:at], (name, item), *items[at:]])
         return item
 
     def register(self, name: str) -> Callable[[T], T]:

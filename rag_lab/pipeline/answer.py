@@ -13,7 +13,7 @@ from rag_lab.llm.ledger import CostSummary
 from rag_lab.pipeline.answer_guard import guard_draft, judge_answer, model_refused, plain_draft
 from rag_lab.pipeline.finalize import ContextItem
 from rag_lab.pipeline.run_context import RunContext
-from rag_lab.pipeline.trace import StopReason, TraceStep
+from rag_lab.pipeline.trace import StopReason, StopReasonName, TraceStep
 
 REFUSAL = "I could not find enough evidence to answer this question."
 
@@ -24,7 +24,7 @@ class Result(BaseModel):
     answer: str
     status: Literal["answered", "refused", "echo"] = Field(
         description="answered; refused (no defensible answer); echo (the guard found the draft parroting its prompt)")
-    stop_reason: StopReason
+    stop_reason: StopReasonName
     route: str
     rounds_used: int
     refused_by: Literal["model", "pipeline"] | None = Field(
@@ -45,7 +45,7 @@ class Result(BaseModel):
     embedding_calls: int = 0
 
 
-def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, reason: StopReason) -> Result:
+def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, reason: str) -> Result:
     """Generate a draft from ``context`` (none when it is empty), guard it, and build the result; a refusal
     replaces the answer with :data:`REFUSAL` and turns an ``answered`` stop reason into ``insufficient``. Under
     ``generation.reader=plain`` the plain reader writes the draft and no guard runs (:func:`plain_draft`); under

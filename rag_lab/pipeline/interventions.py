@@ -4,11 +4,18 @@ upgraded routes, the calibrator counting echo refusals) matches the code, never 
 people and may change; the code is the API.
 
 A code names the event, not its numbers: ``SOURCE_REMOVED`` is "the source contract removed chunks", how
-many and which sources are in the text and the step's ``detail``."""
+many and which sources are in the text and the step's ``detail``. A stop rule registered later
+(:mod:`rag_lab.pipeline.stop_rules`) brings its own code to :data:`INTERVENTION_CODES`; this enumeration is
+not edited for it."""
 
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AfterValidator
+
+from rag_lab.registry import Registry
 
 
 class Intervention(StrEnum):
@@ -74,3 +81,18 @@ class Intervention(StrEnum):
     JUDGE_REFUSED = "judge_refused"
     """The judge found the answer unsupported: refused."""
 
+
+#: Every code a trace step may record: :class:`Intervention`'s (each mapped to its member), then the codes of stop
+#: rules registered later (each a plain string).
+INTERVENTION_CODES: Registry[str] = Registry("intervention code")
+for _code in Intervention:
+    INTERVENTION_CODES.add(_code.value, _code)
+
+
+def intervention_code(code: str) -> str:
+    """``code`` as a trace records it: the :class:`Intervention` member, or a registered stop rule's code."""
+    return INTERVENTION_CODES[code]
+
+
+#: The type of a recorded code (a ``str``; JSON and equality are the value's).
+InterventionCode = Annotated[str, AfterValidator(intervention_code)]

@@ -30,6 +30,7 @@ from rag_lab.pipeline.final_context import final_context
 from rag_lab.pipeline.interventions import Intervention
 from rag_lab.pipeline.resources import CorpusResources
 from rag_lab.pipeline.run_context import RunContext
+from rag_lab.pipeline.stop_rules import STOP_RULES, Phase, StopCheck
 from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
 from rag_lab.records import Question
 
@@ -72,7 +73,7 @@ class Pipeline:
 class _Stop(Exception):
     """Leaves the controller loop with a stop reason."""
 
-    def __init__(self, reason: StopReason, refuse: bool = False) -> None:
+    def __init__(self, reason: str, refuse: bool = False) -> None:
         self.reason = reason
         self.refuse = refuse
 
@@ -232,35 +233,29 @@ class _OneQuestion(RunContext):
             self._act(decision, step, cap)
 
     def _act(self, decision: ControllerDecision, step: TraceStep, cap: int) -> None:
-        if decision.action == "insufficient":
-            raise _Stop(StopReason.INSUFFICIENT, refuse=True)
-        if decision.action in ("answer", "rerank"):
-            if not self._usable():
-                step.intervene(Intervention.REJECTED_NO_EVIDENCE, f"policy rejection: {decision.action} with no usable evidence")
-                raise _Stop(StopReason.POLICY_REJECTED, refuse=not self.state.seen)
-            self.state.rerank_requested = decision.action == "rerank"
-            raise _Stop(StopReason.ANSWERED)
-        queries = [q.strip() for q in decision.queries if q.strip()]
-        budget = self.cfg.budget
-        if self.state.rounds_used >= cap:
-            step.intervene(Intervention.REJECTED_CAP, f"policy rejection: retrieval round {self.state.rounds_used + 1} "
-                                                      f"requested past the cap of {cap}")
-            self._cap_or_empty_fallback()
-            raise _Stop(StopReason.CAP_REACHED)
-        if budget.max_tokens is not None and self.state.tokens_used >= budget.max_tokens:
-            step.intervene(Intervention.REJECTED_TOKENS, f"policy rejection: token budget {budget.max_tokens} exhausted "
-                                                         f"({self.state.tokens_used} used)")
-            raise _Stop(StopReason.BUDGET_TOKENS)
-        if budget.max_time_ms is not None and self.state.time_ms >= budget.max_time_ms:
-            step.intervene(Intervention.REJECTED_TIME, f"policy rejection: time budget {budget.max_time_ms} ms exhausted "
-                                                       f"({self.state.time_ms:.0f} ms used)")
-            raise _Stop(StopReason.BUDGET_TIME)
-        seen_before = self.state.chunks_seen
-        self._retrieve(self.state.rounds_used + 1, queries)
-        round_step = self.trace.steps[-1]
-        if self.cfg.zero_yield.enabled and round_step.round_yield == 0 and seen_before > 0:
-            round_step.intervene(Intervention.ZERO_YIELD_STOP, "zero-yield stop: the round brought no new chunk")
-            raise _Stop(StopReason.EMPTY_ROUND)
+        """Ask the stop table (:data:`~rag_lab.pipeline.stop_rules.STOP_RULES`) about the decision; unless a row
+        stops the loop, run the round it asks for, then ask the table about the round."""
+        check = StopCheck(self.cfg, self.state, decision, cap, step, self._usable)
+        self._ask_stop_rules("decision", check)
+        if not check.asks_round:
+            raise RuntimeError(f"no stop rule ended a {decision.action!r} decision: STOP_RULES lacks its row")
+        self._retrieve(self.state.rounds_used + 1, check.queries)
+        check.step = self.trace.steps[-1]
+        self._ask_stop_rules("round", check)
+
+    def _ask_stop_rules(self, phase: Phase, check: StopCheck) -> None:
+        """The first row of ``phase`` that fires ends the loop, after recording its intervention and its effects."""
+        for rule in STOP_RULES.of_phase(phase):
+            policy = getattr(self.cfg, rule.policy) if rule.policy is not None else None
+            if not rule.fires(policy, check):
+                continue
+            if rule.code is not None and rule.says is not None:
+                check.step.intervene(rule.code, rule.says(policy, check))
+            if rule.then is not None:
+                rule.then(check)
+            if rule.empty_fallback:
+                self._cap_or_empty_fallback()
+            raise _Stop(rule.reason, refuse=rule.refuse(policy, check))
 
     def _cap_or_empty_fallback(self) -> None:
         """At the cap with nothing ever found: one-shot retrieval with the original question."""

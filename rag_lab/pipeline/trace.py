@@ -5,17 +5,20 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.types import CallRecord, LLMResponse, Message
-from rag_lab.pipeline.interventions import Intervention
+from rag_lab.pipeline.interventions import InterventionCode, intervention_code
+from rag_lab.registry import Registry
 
 
 class StopReason(StrEnum):
     """Why the retrieval loop ended (docs/design.md, "Stop reasons"). A cap being reached is not evidence of sufficiency.
+    The loop's stops are rows of :data:`~rag_lab.pipeline.stop_rules.STOP_RULES`; a rule registered later brings
+    its own reason to :data:`STOP_REASONS`, and this enumeration is not edited for it.
 
     * ``answered`` — the controller chose answer/rerank with usable evidence, or a SIMPLE route's
       one-shot retrieval went straight to generation;
@@ -37,6 +40,16 @@ class StopReason(StrEnum):
     INSUFFICIENT = "insufficient"
     POLICY_REJECTED = "policy_rejected"
     FALLBACK = "fallback"
+
+
+#: Every reason a trace may record: :class:`StopReason`'s (each mapped to its member), then the reasons of stop rules
+#: registered later (each a plain string).
+STOP_REASONS: Registry[str] = Registry("stop reason")
+for _reason in StopReason:
+    STOP_REASONS.add(_reason.value, _reason)
+
+#: The type of a recorded stop reason (a ``str``; JSON and equality are the value's).
+StopReasonName = Annotated[str, AfterValidator(lambda reason: STOP_REASONS[reason])]
 
 
 StepKind = Literal[
@@ -68,7 +81,7 @@ class TraceStep(BaseModel):
     llm: LLMCall | None = None
     decision: dict[str, Any] | None = None
     interventions: list[str] = Field(default_factory=list, description="policy interventions, in plain words")
-    codes: list[Intervention] = Field(default_factory=list,
+    codes: list[InterventionCode] = Field(default_factory=list,
                                       description="the code of each intervention, in the same order (match these, "
                                                   "not the words)")
     detail: dict[str, Any] = Field(default_factory=dict)
@@ -82,18 +95,19 @@ class TraceStep(BaseModel):
                              f"{len(self.codes)} codes: record each with TraceStep.intervene(code, text)")
         return self
 
-    def intervene(self, code: Intervention, text: str) -> None:
-        """Record one intervention: its code and its plain-words text."""
-        self.codes.append(Intervention(code))
+    def intervene(self, code: str, text: str) -> None:
+        """Record one intervention: its code (an :class:`Intervention`, or a registered stop rule's) and its
+        plain-words text."""
+        self.codes.append(intervention_code(code))
         self.interventions.append(text)
 
-    def has(self, code: Intervention) -> bool:
+    def has(self, code: str) -> bool:
         """Whether this step recorded an intervention with ``code``. A trace stored before interventions
         carried codes (texts, no codes) cannot answer, and says so instead of answering False."""
         if self.interventions and not self.codes:
             raise ConfigError(f"this {self.kind} step was recorded before interventions carried codes "
                              f"({self.interventions[0]!r}): re-run the sweep to match on codes")
-        return Intervention(code) in self.codes
+        return intervention_code(code) in self.codes
 
     @property
     def knobs(self) -> list[str]:
@@ -106,7 +120,7 @@ class Trace(BaseModel):
     question: str
     route: str = ""
     steps: list[TraceStep] = Field(default_factory=list)
-    stop_reason: StopReason | None = None
+    stop_reason: StopReasonName | None = None
     rounds_used: int = 0
 
     def add(self, step: TraceStep) -> TraceStep:
@@ -118,15 +132,15 @@ class Trace(BaseModel):
         return [i for s in self.steps for i in s.interventions]
 
     @property
-    def codes(self) -> list[Intervention]:
+    def codes(self) -> list[str]:
         """Every intervention's code, in step order."""
         return [c for s in self.steps for c in s.codes]
 
-    def has(self, code: Intervention, kind: StepKind | None = None) -> bool:
+    def has(self, code: str, kind: StepKind | None = None) -> bool:
         """Whether any step (of ``kind``, when given) recorded an intervention with ``code``."""
         return any(s.has(code) for s in self.steps if kind is None or s.kind == kind)
 
-    def intervention_texts(self, code: Intervention) -> list[str]:
+    def intervention_texts(self, code: str) -> list[str]:
         """The plain-words text of every intervention recorded with ``code``, in step order."""
         return [text for s in self.steps if s.has(code) for c, text in zip(s.codes, s.interventions, strict=True)
                 if c == code]
