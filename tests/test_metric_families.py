@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 from rag_lab.evaluation.families import (
-    FAMILIES, absent_value, family_name, is_cost, is_metric, is_quality, is_reproducible, metric_columns, short_name,
+    FAMILIES,
+    absent_value,
+    family_name,
+    is_cost,
+    is_metric,
+    is_quality,
+    is_reproducible,
+    metric_columns,
+    short_name,
 )
 from rag_lab.evaluation.question_metrics import METRICS
 

@@ -10,7 +10,13 @@ from concurrent.futures import ProcessPoolExecutor
 import pytest
 
 import rag_lab.experiments.engine.executors as executors
-from rag_lab.experiments.engine.worker import THREAD_POOL_VARIABLES, limit_threads, threads_per_worker
+from rag_lab.experiments.engine.worker import (
+    THREAD_POOL_VARIABLES,
+    WorkUnit,
+    init_worker,
+    limit_threads,
+    threads_per_worker,
+)
 
 
 def test_each_worker_gets_its_share_of_the_cores() -> None:
@@ -39,8 +45,8 @@ def test_the_processes_executor_sizes_its_workers(monkeypatch: pytest.MonkeyPatc
             raise RuntimeError("recorded")
 
     monkeypatch.setattr(executors, "ProcessPoolExecutor", Recording)
-    unit = executors.WorkUnit(candidate_id="c", config=None, seed=0, qids=("q",))  # type: ignore[arg-type]
+    unit = WorkUnit(candidate_id="c", config=None, seed=0, qids=("q",))  # type: ignore[arg-type]
     with pytest.raises(RuntimeError, match="recorded"):
         list(executors.execute([unit], context=None, local_state=None, executor="processes", workers=2))  # type: ignore[arg-type]
-    assert seen["initializer"] is executors.init_worker
+    assert seen["initializer"] is init_worker
     assert seen["initargs"][1] == threads_per_worker(2)

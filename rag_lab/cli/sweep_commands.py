@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.cli.options import add_server_options, command, server_settings
+from rag_lab.experiments.engine.executors import EXECUTORS, executors_help
 
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
@@ -38,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     sweep.add_argument("--out", required=True, type=Path, metavar="RUN_DIR",
                        help="run directory (run.sqlite); re-running the same sweep into it skips finished work")
     sweep.add_argument("--workers", type=int, default=1, help="parallel workers (threads, processes or Dask workers)")
-    sweep.add_argument("--executor", default=None,
-                       help="serial (default), threads, processes, or dask (default with --dask)")
+    sweep.add_argument("--executor", default=None, choices=EXECUTORS.names(),
+                       help=f"where questions run (default serial; dask with --dask): {executors_help()}")
     sweep.add_argument("--dask", default=None, metavar="ADDRESS",
                        help="Dask scheduler address, e.g. tcp://127.0.0.1:8786 (implies --executor dask)")
     sweep.add_argument("--force", action="store_true", help="overwrite a run directory that holds a different sweep")
