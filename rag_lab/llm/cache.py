@@ -4,8 +4,7 @@
 messages, response schema and sampling parameters, and nothing else (no API key, no base URL, no
 role) — to the :class:`Generation` the backend produced: text, token usage and modelled latency.
 The file is in WAL mode with a busy timeout, so several processes (parallel sweeps, notebooks)
-can share it. A full disk never stops a run: the cache stops storing (and, if it cannot even be opened,
-answers nothing) after one :class:`~rag_lab.paths.CacheFullWarning`.
+can share it; a full disk makes it stop storing, after one :class:`~rag_lab.paths.CacheFullWarning`.
 
 :class:`CachedBackend` wraps any backend. On a hit it returns the stored generation marked
 ``cached=True``, with the usage and modelled latency of the call that produced it, so the ledger
