@@ -262,12 +262,13 @@ def add_detectable(row: Mapping[str, Any], cells: Sequence[dict[str, Any]], alph
 
 
 def holds(finding: HeadlineFinding | Mapping[str, Any], cell: Mapping[str, Any], alpha: float) -> bool:
-    direction = finding["direction"] if isinstance(finding, Mapping) else finding.direction
-    if not cell["p_holm"] < alpha:
-        return False
-    if direction == "none":
-        return True
-    return cell["lo"] > 0 if direction == "above" else cell["hi"] < 0
+    """Whether a tested cell shows its finding: the one rule (:func:`rag_lab.stats.holds.holds`) on its Holm p."""
+    from rag_lab.stats.holds import holds as shows
+
+    direction, margin = ((finding["direction"], finding.get("margin")) if isinstance(finding, Mapping)
+                         else (finding.direction, finding.margin))
+    return shows(direction, cell["p_holm"], cell["lo"], cell["hi"], alpha, delta=cell["delta"],
+                 margin=float(margin or 0.0), n=cell["n"])
 
 
 # --- the table -----------------------------------------------------------------------------------------

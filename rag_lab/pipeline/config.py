@@ -19,6 +19,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from rag_lab.config_files import explain_validation, read_mapping, shown_input
 from rag_lab.errors import ConfigError
 from rag_lab.pipeline import policies
+from rag_lab.pipeline.identity import identity as stable_identity
+from rag_lab.pipeline.identity import removed, without_removed
 from rag_lab.registry import Registry
 
 
@@ -94,15 +96,10 @@ class PipelineConfig(BaseModel):
         }
 
     def identity(self) -> dict[str, Any]:
-        """The parameters that name this config in ids and fingerprints: :meth:`flat`, less each parameter marked
-        :data:`~rag_lab.pipeline.policies.ADDED_LATER` while it holds its default. A parameter added after runs
-        were stored and recorded is marked so: the ids of every config that leaves it at its default (all those
-        stored before it existed) stay what they were, and replayed tables stay byte for byte. A parameter
-        removed after runs were stored (:data:`RETIRED`) stays in it with the one value it could hold, for the
-        same reason."""
-        defaults = later_defaults()
-        return {**{key: value for key, value in self.flat().items()
-                   if key not in defaults or value != defaults[key]}, **RETIRED}
+        """The parameters that name this config in ids and fingerprints (:mod:`rag_lab.pipeline.identity`): the
+        frozen baseline's, every other parameter only off its default (so a parameter added with its default
+        changes no stored id), and each removed parameter with the one value it could hold."""
+        return stable_identity(self.flat(), type(self)().flat())
 
     def get(self, key: str) -> Any:
         policy, field = _split(key)
@@ -129,7 +126,7 @@ class PipelineConfig(BaseModel):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> PipelineConfig:
         """From nested ``{"crag": {"upper": 0.6}}`` and/or dotted ``{"crag.upper": 0.6}`` keys."""
-        data = _without_retired(data)
+        data = without_removed(data, removed(cls().flat()))
         nested = {k: v for k, v in data.items() if "." not in k}
         dotted = {k: v for k, v in data.items() if "." in k}
         try:
@@ -157,44 +154,13 @@ for _name, _field in PipelineConfig.model_fields.items():
 POLICY_CLASSES: tuple[type[policies.Policy], ...] = tuple(POLICIES.values())
 
 
-#: Parameters removed after runs were stored and recorded, with the one value each could hold (``rewrite.fusion``:
-#: reciprocal rank fusion was its only choice). :meth:`PipelineConfig.identity` keeps them, so every stored id,
-#: fingerprint and replayed table stays; a config (or a stored identity) that sets one to that value is read without
-#: it, to another value is refused by name.
-RETIRED: dict[str, Any] = {"rewrite.fusion": "rrf"}
-
-
-def _without_retired(data: Mapping[str, Any]) -> dict[str, Any]:
-    """``data`` (nested or dotted keys) without the :data:`RETIRED` parameters, each checked to hold its one value."""
-    out = dict(data)
-    for key, only in RETIRED.items():
-        policy, field = key.split(".")
-        section = out.get(policy)
-        found = [out.pop(key)] if key in out else []
-        if isinstance(section, Mapping) and field in section:
-            found.append(section[field])
-            out[policy] = {k: v for k, v in section.items() if k != field}
-        if any(value != only for value in found):
-            raise ConfigError(f"{key} was removed: {only!r}, its only value, is what the pipeline always does; "
-                              f"got {found[0]!r}")
-    return out
-
-
 def stored_parameters(flat: Mapping[str, Any]) -> dict[str, Any]:
     """A flat config as a run directory stores it (:meth:`PipelineConfig.identity`) read back as parameters: the
-    :data:`RETIRED` ones dropped, the added-later ones it leaves out put back at their default."""
-    plain = {k: v for k, v in flat.items() if k not in RETIRED}
-    return {**plain, **{k: v for k, v in later_defaults().items() if k not in plain}}
-
-
-def later_defaults() -> dict[str, Any]:
-    """``{dotted key: default}`` of the parameters marked :data:`~rag_lab.pipeline.policies.ADDED_LATER`."""
-    out = {}
-    for name, policy in POLICIES.items():
-        for field, info in policy.model_fields.items():
-            if policies.added_later(info):
-                out[f"{name}.{field}"] = info.default
-    return out
+    removed ones dropped, those it leaves out at their default put back."""
+    defaults = PipelineConfig().flat()
+    gone = removed(defaults)
+    plain = {k: v for k, v in flat.items() if k not in gone}
+    return {**plain, **{k: v for k, v in defaults.items() if k not in plain}}
 
 
 def _section(name: str, policy: type[policies.Policy], value: Any) -> policies.Policy:

@@ -11,7 +11,6 @@ import re
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
-from pydantic.fields import FieldInfo
 
 from rag_lab.errors import ConfigError
 from rag_lab.index import IndexKind
@@ -21,18 +20,6 @@ from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
 
 SourceType = str
 Route = Literal["SIMPLE", "COMPLEX"]
-
-
-#: Marks a parameter added after runs were stored (``Field(..., json_schema_extra=ADDED_LATER)``): while it holds
-#: its default it is left out of config ids and sweep fingerprints
-#: (:meth:`~rag_lab.pipeline.config.PipelineConfig.identity`), so the ids of every stored and recorded run stay.
-ADDED_LATER = {"added_later": True}
-
-
-def added_later(info: FieldInfo) -> bool:
-    """Whether a policy field is marked :data:`ADDED_LATER`."""
-    extra = info.json_schema_extra
-    return isinstance(extra, dict) and bool(extra.get("added_later"))
 
 
 class Policy(BaseModel):
@@ -151,7 +138,7 @@ class CitationGuard(Policy):
 
     max_citations: int = Field(default=10, ge=1, le=50)
     refusal_threshold: float = Field(default=0.1, ge=-1.0, le=1.0)
-    require_citation: bool = Field(default=True, json_schema_extra=ADDED_LATER)
+    require_citation: bool = True
 
 
 class Generation(Policy):
@@ -163,7 +150,7 @@ class Generation(Policy):
     at all — one call, the question alone (the no-retrieval baseline; on an unanswerable twin, what the model
     answers from memory)."""
 
-    reader: Literal["guarded", "plain", "closed_book"] = Field(default="guarded", json_schema_extra=ADDED_LATER)
+    reader: Literal["guarded", "plain", "closed_book"] = "guarded"
 
 
 class EchoGuard(Policy):
