@@ -242,6 +242,10 @@ def test_a_twins_sweep_runs_its_other_half_and_tests_its_claims_over_pairs(tmp_p
                                                       counts["plain"][1] - counts["base"][1])
     if found.delta_wrong:
         assert found.c == found.delta_right / found.delta_wrong
+    # no twin has an answer to contain: the front and the CLI's delta table lead with abstention accuracy
+    assert result.table["quality_answer_containment_strict"].isna().all()
+    assert result.headline_quality == "quality_abstention_accuracy"
+    assert pairs.answerable.headline_quality == "quality_answer_containment_strict"
 
 
 def test_the_explorer_offers_what_a_guard_buys_as_a_quality_axis_and_only_higher_is_better_axes():

@@ -157,12 +157,12 @@ def _search_text(result: Any) -> str:
 
 
 def _deltas(result: Any, findings: list[Any]) -> str:
-    """The exploratory paired Δ-vs-base table of the default quality and cost columns, the declared ``findings``'
+    """The exploratory paired Δ-vs-base table of the headline quality and the default cost columns, the declared ``findings``'
     cells showing their verdicts (empty until the sweep is complete)."""
-    from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+    from rag_lab.evaluation.catalog import DEFAULT_COST
     from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text
 
-    frames = (comparisons(result, (DEFAULT_QUALITY, DEFAULT_COST), declared=findings)
+    frames = (comparisons(result, (result.headline_quality, DEFAULT_COST), declared=findings)
               if result.question_runs() and len(result.table) > 1 else {})
     if not frames:
         return ""

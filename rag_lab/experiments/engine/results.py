@@ -55,6 +55,8 @@ class RunProgress(NamedTuple):
 
 PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
+#: The headline quality of a sweep none of whose questions has an answer: refusing is the right reply.
+UNANSWERABLE_QUALITY = "quality_abstention_accuracy"
 
 
 class CandidateTraces(Mapping[str, Trace]):
@@ -148,7 +150,17 @@ class SweepResult:
             table[PARAM_PREFIX + key] = pd.Series([c["params"].get(key) for c in self._candidates], dtype=object)
         if self.search is not None and len(table):
             table = self._with_search(table)
+        if (self.pareto_columns == DEFAULT_PARETO and len(table) and DEFAULT_QUALITY in table.columns
+                and table[DEFAULT_QUALITY].isna().all() and UNANSWERABLE_QUALITY in table.columns):
+            # no question has an answer to contain (every one unanswerable, e.g. twins): the right reply is a refusal
+            self.pareto_columns = (DEFAULT_COST, UNANSWERABLE_QUALITY)
         return self._with_pareto(table, *self.pareto_columns)
+
+    @property
+    def headline_quality(self) -> str:
+        """The quality column the front, the CLI's delta table and the report lead with: strict answer containment,
+        or, in a sweep where no question has an answer (unanswerable twins), abstention accuracy."""
+        return self.pareto_columns[1]
 
     @property
     def search(self) -> dict[str, Any] | None:
