@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from rag_lab.stats.holds import on_claimed_side
+
 #: Two per-question values closer than this count as equal (for ``share_differ``).
 EQUAL_TOL = 1e-12
 _MISSING = object()
@@ -33,7 +35,7 @@ class PairedDifference(NamedTuple):
     @property
     def excludes_zero(self) -> bool:
         """Whether the interval lies entirely above or entirely below 0 (a measured difference)."""
-        return bool(self.lo > 0 or self.hi < 0)
+        return on_claimed_side("two-sided", self.lo, self.hi)
 
 
 def _matrix(values: Any, what: str) -> np.ndarray:

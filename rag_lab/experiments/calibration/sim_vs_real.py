@@ -21,6 +21,7 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import value_range
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.holds import holds
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import detectable, paired_differences
 from rag_lab.stats.significance import holm
@@ -53,7 +54,8 @@ def contrast_agreement(real: SweepResult, sim: SweepResult, metrics: Iterable[st
     if out.empty:
         return pd.DataFrame(columns=COLUMNS)
     out["real_holm"] = holm(out["real_p"].to_list())
-    out["real_shown"] = (out["real_holm"] < alpha) & ((out["real_lo"] > 0) | (out["real_hi"] < 0))
+    out["real_shown"] = [holds("two-sided", p, lo, hi, alpha)
+                         for p, lo, hi in zip(out["real_holm"], out["real_lo"], out["real_hi"], strict=True)]
     level = alpha / len(out)   # Holm's strictest step over the table: shown at that effect whatever the others show
     out["real_detectable"] = [
         "" if shown else detectable(d, direction="two-sided", alpha=level, value_range=value_range(m)).text

@@ -13,6 +13,7 @@ import pandas as pd
 
 from rag_lab.evaluation.catalog import label, value_range
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.holds import holds
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import Detectable, detectable
 from rag_lab.stats.significance import holm, p_clause, p_text
@@ -84,10 +85,8 @@ def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
     claim = declared_finding(row)
     if claim is not None:
         return bool(claim.holds)
-    excludes = bool(row["lo"] > 0 or row["hi"] < 0)
-    if "p_holm" in row.index:
-        return excludes and bool(row["p_holm"] < alpha)
-    return excludes
+    p = float(row["p_holm"]) if "p_holm" in row.index else None
+    return holds("two-sided", p, float(row["lo"]), float(row["hi"]), alpha)
 
 
 def p_cell(row: pd.Series) -> str:

@@ -21,6 +21,7 @@ from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.holds import holds, on_claimed_side
 from rag_lab.stats.power import Detectable, detectable, paired_differences
 from rag_lab.stats.significance import claim_test, p_clause, paired_test
 
@@ -99,9 +100,6 @@ class Control:
     method: str = ""
     note: str = ""
 
-    def holds(self, alpha: float) -> bool:
-        return self.n > 0 and self.p < alpha
-
     @property
     def measured(self) -> str:
         head = f"with the knob at 0 ({self.knobs}) Δ = {self.delta:+.3f} [{self.lo:+.3f}, {self.hi:+.3f}]"
@@ -160,14 +158,14 @@ class Finding:
     @property
     def on_claimed_side(self) -> bool:
         """Whether the interval lies where the claim says (for ``none``: inside ±margin)."""
-        return _on_side(self, self.direction, self.margin)
+        return on_claimed_side(self.direction, self.lo, self.hi, delta=self.delta, margin=self.margin, n=self.n)
 
     @property
     def holds(self) -> bool:
         """Interval on the claimed side *and* the (family-adjusted) p below ``alpha``; never for an undefined
         difference. A by-construction finding's p includes its control's."""
-        p = self.p_adjusted
-        return self.on_claimed_side and p == p and p < self.alpha
+        return holds(self.direction, self.p_adjusted, self.lo, self.hi, self.alpha, delta=self.delta,
+                     margin=self.margin, n=self.n)
 
     @property
     def measured(self) -> str:
@@ -326,7 +324,8 @@ def paired_finding(
         p = max(p, checked.p)
     index = family.join(p) if family is not None else -1
     adjusted = family.adjusted(index) if family is not None else p
-    shown = claimed.test.n > 0 and adjusted == adjusted and adjusted < alpha and _on_side(diff, direction, margin)
+    shown = claimed.test.n > 0 and holds(direction, adjusted, diff.lo, diff.hi, alpha, delta=diff.delta,
+                                         margin=float(margin or 0.0), n=diff.n)
     return Finding(
         claim=claim or f"{cand_label} changes {metric_label(metric)} against {ref_label}",
         metric=metric, candidate=cand_label, reference=ref_label, direction=direction, margin=float(margin or 0.0),
@@ -338,17 +337,6 @@ def paired_finding(
         reference_config=str(ref["config_id"]),
         detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, margin, metric_range),
     )
-
-
-def _on_side(diff: Any, direction: str, margin: float | None) -> bool:
-    """Whether a paired difference's interval lies where a claim says (:attr:`Finding.on_claimed_side`)."""
-    if diff.n == 0 or diff.lo != diff.lo or diff.hi != diff.hi:
-        return False
-    if direction == "above":
-        return diff.lo > 0
-    if direction == "below":
-        return diff.hi < 0
-    return -float(margin or 0.0) < diff.delta < float(margin or 0.0)
 
 
 def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, margin: float | None = None,

@@ -13,6 +13,7 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.holds import holds
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import equivalence_test, holm, paired_test
 
@@ -45,9 +46,9 @@ def verdicts(result: SweepResult, metrics: Sequence[str] = (DEFAULT_QUALITY, "qu
     adjusted = holm(pvalues)
     for k, (i, metric, test) in enumerate(cells):
         p_diff, p_equiv = adjusted[2 * k], adjusted[2 * k + 1]
-        if test.lo > 0 and p_diff < alpha:
+        if holds("above", p_diff, test.lo, test.hi, alpha):
             verdict = "helps"
-        elif test.hi < 0 and p_diff < alpha:
+        elif holds("below", p_diff, test.lo, test.hi, alpha):
             verdict = "hurts"
         elif p_equiv < alpha:
             verdict = "equivalent"
