@@ -13,7 +13,8 @@ from pydantic import Field
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.grid import config_id, short_hash
-from rag_lab.experiments.engine.plan import base_config, parameter_grid, planned_run
+from rag_lab.experiments.engine.plan import SweepPlan, backend_identity, base_config, parameter_grid, planned_run
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 from rag_lab.pipeline import POLICIES, PipelineConfig, Policy, policies
@@ -89,6 +90,33 @@ def test_a_field_added_with_its_default_changes_no_stored_id(a_field_added_later
     moved = config.with_params({"patience.rounds": 2})
     assert moved.identity()["patience.rounds"] == 2 and config_id(moved) != config_id(config)
     assert "citations.new_knob" not in config.identity()
+
+
+def _plan(spec: SweepSpec) -> SweepPlan:
+    keys = tuple(parameter_grid(spec).keys)
+    return SweepPlan(spec=spec, base=base_config(spec), runs=(), qids=("q1", "q2"), swept_keys=keys)
+
+
+def test_a_sweep_spec_field_added_with_its_default_changes_no_fingerprint():
+    """The sweep's description and fingerprint follow the same rule: a spec or backend field added since the
+    baseline (DESCRIBED_SPEC, IDENTIFYING_BACKEND in plan.py) is described only off its default."""
+    class LaterBackend(BackendSpec):
+        warmup_calls: int = 0
+
+    class LaterSpec(SweepSpec):
+        notes: str = ""
+        backend: LaterBackend = LaterBackend()
+
+    assert _plan(load_sweep_spec(SHIPPED["real_qwen_hotpotqa"])).fingerprint == "554b7398616902ce"   # as stored
+    for name, path in SHIPPED.items():
+        spec = load_sweep_spec(path)
+        later = LaterSpec.model_validate({**spec.model_dump(), "backend": spec.backend.model_dump()})
+        assert _plan(later).describe() == _plan(spec).describe(), name
+        assert backend_identity(later.backend) == backend_identity(spec.backend), name
+    noted = LaterSpec(name="x", dataset="world", notes="a note", backend=LaterBackend(warmup_calls=2))
+    described = _plan(noted).describe()["spec"]
+    assert (described["notes"], described["backend"]["warmup_calls"]) == ("a note", 2)   # off their defaults
+    assert backend_identity(BackendSpec(max_tokens=64))["max_tokens"] == 64
 
 
 def test_the_baseline_is_frozen():

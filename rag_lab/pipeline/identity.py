@@ -9,11 +9,14 @@ never edited (tests/test_identity.py checks its hash). One rule then covers ever
   every config stored before it existed keeps its id with no marker on the field;
 * a parameter removed since is in it with its baseline value, the behaviour the pipeline kept; a config or stored
   identity may still name it with that value (:func:`without_removed`), another value is refused by name.
+
+:func:`stable` is the rule for any identity; a sweep's fingerprint and a backend's identity follow it too
+(:mod:`rag_lab.experiments.engine.plan`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from rag_lab.errors import ConfigError
@@ -69,11 +72,17 @@ BASELINE: dict[str, Any] = {
 }
 
 
+def stable(values: Mapping[str, Any], defaults: Mapping[str, Any], frozen: Collection[str]) -> dict[str, Any]:
+    """The rule, for any identity: the entries of ``values`` whose key is in the ``frozen`` baseline, and every other
+    one off its default (in ``defaults``; a key with no default is always kept), in ``values``' order."""
+    return {key: value for key, value in values.items()
+            if key in frozen or key not in defaults or value != defaults[key]}
+
+
 def identity(flat: Mapping[str, Any], defaults: Mapping[str, Any]) -> dict[str, Any]:
     """The identity of a config whose parameters are ``flat`` (``defaults``: the same keys at their defaults): the
     baseline's parameters and every other one off its default, in ``flat``'s order, then the removed ones."""
-    kept = {key: value for key, value in flat.items() if key in BASELINE or value != defaults[key]}
-    return {**kept, **{key: value for key, value in BASELINE.items() if key not in flat}}
+    return {**stable(flat, defaults, BASELINE), **removed(flat)}
 
 
 def removed(flat: Mapping[str, Any]) -> dict[str, Any]:

@@ -14,25 +14,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+from pydantic_core import to_jsonable_python
+
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, config_id, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
-from rag_lab.experiments.engine.sweep import SERVER_SETTINGS, BackendSpec, FamilySpec, SweepSpec
+from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.pipeline import PipelineConfig
+from rag_lab.pipeline.identity import stable
 from rag_lab.records import EvalSet
+
+#: Frozen baselines (:func:`rag_lab.pipeline.identity.stable`): the keys every stored backend identity, sweep
+#: description and stated claim held. A key added since is in them only off its default; none is added here, ever.
+IDENTIFYING_BACKEND = ("kind", "profile", "model", "base_url")
+DESCRIBED_SPEC = ("name", "dataset", "split", "types", "per_type", "limit", "base", "grid", "backend", "seeds")
+DESCRIBED_BACKEND = ("kind", "profile", "knobs", "model", "base_url", "cache", "max_concurrency", "max_tokens",
+                     "cassette", "replay", "price")
+DESCRIBED_CLAIM = ("metric", "candidate", "reference", "direction", "margin", "claim", "kind")
 
 
 def backend_identity(backend: BackendSpec) -> dict[str, Any]:
     """What determines the backend's outputs (not ``cache``, ``max_concurrency``, ``timeout_s`` nor ``max_retries``;
-    ``max_tokens`` and ``price`` only when set, so the identities of sweeps without them are what they always were;
-    not ``cassette`` nor ``replay``: a replay gives the recorded outputs, so its candidates are the recording's)."""
-    cap: dict[str, Any] = {} if backend.max_tokens is None else {"max_tokens": backend.max_tokens}
-    if backend.price is not None:  # it decides the cost_usd column
-        cap["price"] = backend.price.model_dump()
+    not ``cassette`` nor ``replay``: a replay gives the recorded outputs, so its candidates are the recording's):
+    the simulator's profile, or a server's model and address, then ``max_tokens`` and ``price`` when set."""
+    price = None if backend.price is None else backend.price.model_dump()  # it decides the cost_usd column
     if backend.sim_profile is not None:
-        return {"kind": "sim", "profile": backend.sim_profile.model_dump(), **cap}
-    return {"kind": backend.kind, "model": backend.model, "base_url": backend.base_url, **cap}
+        values = {"kind": "sim", "profile": backend.sim_profile.model_dump()}
+    else:
+        values = {"kind": backend.kind, "model": backend.model, "base_url": backend.base_url}
+    return stable({**values, "max_tokens": backend.max_tokens, "price": price}, {"max_tokens": None, "price": None},
+                  IDENTIFYING_BACKEND)
+
+
+def described(model: BaseModel, frozen: tuple[str, ...]) -> dict[str, Any]:
+    """``model`` as JSON data, each field outside the ``frozen`` baseline only off its default."""
+    defaults = {name: to_jsonable_python(field.get_default(call_default_factory=True))
+                for name, field in type(model).model_fields.items() if not field.is_required()}
+    return stable(model.model_dump(mode="json"), defaults, frozen)
 
 
 def candidate_id(config: PipelineConfig, backend: BackendSpec, seed: int) -> str:
@@ -152,22 +172,10 @@ class SweepPlan:
 
     def describe(self) -> dict[str, Any]:
         """Everything that decides the results, as plain JSON data (stored in the run's meta table)."""
-        spec = self.spec.model_dump(mode="json")
-        if spec.get("search") is None:  # a grid sweep's description (and fingerprint) as before searches existed
-            spec.pop("search", None)
-        if not spec.get("findings"):    # likewise before sweeps stated findings
-            spec.pop("findings", None)
-        for claim in spec.get("findings", ()):   # and before claims could be over pairs
-            if claim.get("over") == "questions":
-                claim.pop("over")
-        for key in ("pilot", "pairs_with"):     # and before pilots and pairs were declared
-            if not spec.get(key):
-                spec.pop(key, None)
-        if spec.get("family") == FamilySpec().model_dump(mode="json"):   # and before families were declared
-            spec.pop("family", None)
-        for key in SERVER_SETTINGS:              # and before a server's timeout could be set (never identity)
-            if spec["backend"].get(key) is None:
-                spec["backend"].pop(key, None)
+        spec = described(self.spec, DESCRIBED_SPEC)
+        spec["backend"] = described(self.spec.backend, DESCRIBED_BACKEND)
+        if "findings" in spec:
+            spec["findings"] = [described(claim, DESCRIBED_CLAIM) for claim in self.spec.findings]
         backend_keys = [k for k in self.swept_keys if k.startswith(BACKEND_PREFIX)]
         return {
             "spec": spec,
