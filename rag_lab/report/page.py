@@ -394,10 +394,16 @@ def _robustness_table() -> Mapping[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
+def _headline(sweep: SweepResult | None) -> str:
+    """The quality a report leads with: the sweep's headline (abstention accuracy where no question has an answer),
+    else strict answer containment."""
+    return sweep.headline_quality if sweep is not None else DEFAULT_QUALITY
+
+
 def report_figures(
     source: pd.DataFrame | SweepResult | str | os.PathLike[str],
     cost_col: str = DEFAULT_COST,
-    quality_col: str = DEFAULT_QUALITY,
+    quality_col: str | None = None,
     reference: Any = None,
 ) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
@@ -406,6 +412,7 @@ def report_figures(
     ``quality_right``: :func:`has_guard_metrics`) and ``sim_vs_real_<n>_<metric>``
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
     table, sweep, _ = _load(source)
+    quality_col = quality_col or _headline(sweep)
     table = add_pareto(table, cost_col, quality_col)
     figures: dict[str, Any] = {}
     if sweep is not None:
@@ -441,7 +448,7 @@ def write_report(
     source: pd.DataFrame | SweepResult | str | os.PathLike[str],
     out_html: str | os.PathLike[str],
     cost_col: str = DEFAULT_COST,
-    quality_col: str = DEFAULT_QUALITY,
+    quality_col: str | None = None,
     name: str | None = None,
     reference: Any = None,
 ) -> Path:
@@ -449,12 +456,13 @@ def write_report(
     with :func:`rag_lab.experiments.sweep_runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
     ``name`` titles the report (default: the sweep's name). The header says where the results come from (the run's
     provenance) and, for an unfinished sweep, how many question runs finished (its front and claims provisional). The Pareto flags are recomputed for
-    ``cost_col`` × ``quality_col``. A sweep (not a bare table) adds the paired differences of ``quality_col`` and
+    ``cost_col`` × ``quality_col`` (default: the sweep's :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences of ``quality_col`` and
     ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and
     labels the points by the parameters they change; when its rows hold ``quality_right``, it adds what each
     guardrail buys against the same reference (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`).
     Returns the written path."""
     table, sweep, default_name = _load(source)
+    quality_col = quality_col or _headline(sweep)
     name = name or default_name
     if table.empty:
         raise ConfigError(f"{name}: the results table has no rows")
