@@ -16,7 +16,7 @@ from local_model_marks import needs_gemma, needs_server, needs_smollm2
 
 from rag_lab.errors import BackendProcessDied, ConfigError
 from rag_lab.llm.base import LLMRequest, Message, SamplingParams
-from rag_lab.llm.ledger import usage
+from rag_lab.llm.ledger import Ledger
 from rag_lab.llm.local.backend import LocalModelServer, chat_settings, packaged_model_path, resolve_model
 from rag_lab.llm.local.gguf import read_metadata
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
@@ -56,12 +56,12 @@ def test_local_model_decisions_and_answers(server: LocalModelServer) -> None:
         LLMRequest(role="answer", messages=answer_prompt("Who designed the Analytical Engine?", EVIDENCE, "correct"),
                    params=SamplingParams(max_tokens=24)),
     ]
-    with usage() as ledger:
-        timed = []
-        for request in requests:
-            start = time.perf_counter()
-            timed.append((llm.complete(request, fallback=FALLBACK if request.response_schema else None),
-                          time.perf_counter() - start))
+    timed = []
+    for request in requests:
+        start = time.perf_counter()
+        timed.append((llm.complete(request, fallback=FALLBACK if request.response_schema else None),
+                      time.perf_counter() - start))
+    ledger = Ledger.of_responses(r for r, _ in timed)
     for response, seconds in timed:
         print(f"{response.role}: {seconds:.2f} s, outcome={response.outcome}, reason={response.reason!r}, "
               f"usage={response.usage.prompt_tokens}+{response.usage.completion_tokens}, text={response.text[:80]!r}")

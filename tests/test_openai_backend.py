@@ -17,7 +17,7 @@ import pytest
 from rag_lab.cli import main as cli_main
 from rag_lab.errors import ConfigError, LLMBackendError
 from rag_lab.llm.base import LLMRequest, Message
-from rag_lab.llm.ledger import usage
+from rag_lab.llm.ledger import Ledger
 from rag_lab.llm.openai_backend import OpenAIBackend, rejects_format
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.llm.scripted import ScriptedBackend
@@ -82,8 +82,7 @@ def test_structured_decision_round_trip() -> None:
     backend = scripted()
     with serve_in_thread(backend) as url:
         llm = client(url)
-        with usage() as ledger:
-            resp = llm.complete(controller_request(), fallback=FALLBACK)
+        resp = llm.complete(controller_request(), fallback=FALLBACK)
     assert resp.outcome == "valid", resp.reason
     assert resp.parsed == ControllerDecision.model_validate_json(DECISION)
     assert resp.backend == "openai" and resp.model == "lab-model"
@@ -92,7 +91,7 @@ def test_structured_decision_round_trip() -> None:
     assert backend.requests[0].role == "controller"  # the role travelled in X-Rag-Lab-Role
     assert backend.requests[0].messages == controller_request().messages
     assert llm.negotiated_mode() == "json_schema"
-    assert [r.outcome for r in ledger.records] == ["valid"]
+    assert [r.outcome for r in Ledger.of_responses([resp]).records] == ["valid"]
 
 
 def test_text_call_and_models_endpoint() -> None:
@@ -155,11 +154,10 @@ def test_timeout_gives_up_after_bounded_retries() -> None:
 )
 def test_bad_content_falls_back_with_the_reason_recorded(fault: str, reason_starts: str) -> None:
     with LabServer(scripted(), faults=FaultPlan(content_fault=fault)) as server:  # type: ignore[arg-type]
-        with usage() as ledger:
-            resp = client(server.url).complete(controller_request(), fallback=FALLBACK)
+        resp = client(server.url).complete(controller_request(), fallback=FALLBACK)
     assert resp.outcome == "fallback" and resp.parsed == FALLBACK
     assert resp.reason.startswith(reason_starts), resp.reason
-    [record] = ledger.records
+    [record] = Ledger.of_responses([resp]).records
     assert (record.outcome, record.reason) == ("fallback", resp.reason)
 
 
@@ -250,15 +248,14 @@ def test_structured_mode_negotiation_falls_back_and_remembers() -> None:
         assert (llm.negotiated_mode(), llm.stats_dict()["mode_fallbacks"]) == ("text", 2)
 
 
-def test_complete_many_keeps_order_and_records_in_the_callers_ledger() -> None:
+def test_complete_many_keeps_order_and_stays_within_the_servers_limit() -> None:
     echo = ScriptedBackend({}, default=lambda r: r.messages[-1].content, model="lab-model")
     requests = [LLMRequest(role="answer", messages=(Message(role="user", content=f"q{i}"),)) for i in range(6)]
     with LabServer(echo, max_concurrency=2) as server:
         llm = client(server.url, max_concurrency=2)
-        with usage() as ledger:
-            responses = llm.complete_many(requests, max_workers=3)
+        responses = llm.complete_many(requests, max_workers=3)
     assert [r.text for r in responses] == [f"q{i}" for i in range(6)]
-    assert len(ledger) == 6 and ledger.outcomes() == {"text": 6}
+    assert Ledger.of_responses(responses).outcomes() == {"text": 6}
     assert server.status_counts[429] == 0  # the backend's semaphore kept within the server's limit
 
 

@@ -355,19 +355,22 @@ def test_trace_is_json_and_records_each_step():
     {"hyde.enabled": True, "router.enabled": False, "generation.reader": "plain"},
 ])
 def test_the_results_cost_is_read_from_its_trace_and_misses_no_call(params: dict, tmp_path) -> None:
-    """A result's LLM cost fields come from its trace; a cost ledger around the run (which records every call
-    the backend answered) gives the same totals, so no call escapes the trace."""
+    """A result's LLM cost fields come from its trace; a ledger of every call the backend answered
+    (``tests/recording.py``) gives the same totals, so no call escapes the trace."""
+    from recording import Recording
+
     from rag_lab.llm.cache import CachedBackend, ResponseCache
-    from rag_lab.llm.ledger import usage
     from rag_lab.llm.simulator import SimulatedBackend
     from rag_lab.widgets.session import shared_data
 
     dataset, resources = shared_data("world")
     backend = CachedBackend(SimulatedBackend("typical"), ResponseCache(tmp_path / "cache.sqlite"))
-    pipeline = Pipeline(PipelineConfig.from_dict(params), resources, backend)
+    recording = Recording(backend)
+    pipeline = Pipeline(PipelineConfig.from_dict(params), resources, recording)
     for q in [*dataset.evalset.questions[:4], *dataset.evalset.questions[:2]]:  # the repeats hit the cache
-        with usage() as ledger:
-            result, trace = pipeline.run(q)
+        start = len(recording.ledger)
+        result, trace = pipeline.run(q)
+        ledger = recording.since(start)
         assert result.llm_cost == ledger.incurred() and result.llm_spent == ledger.spent()
         assert result.llm_calls_by_role == {r: c.incurred.calls for r, c in ledger.by_role().items()}
         assert result.llm_spent_by_role == {r: c.spent.calls for r, c in ledger.by_role().items()}

@@ -4,7 +4,8 @@ A backend turns an :class:`LLMRequest` (chat messages, the role asking, an optio
 response schema, sampling parameters) into an :class:`LLMResponse` (text, the validated object
 or the fallback with its reason, token usage, wall latency and, for simulated backends, modelled
 latency). Subclasses implement :meth:`LLMBackend._generate`; :meth:`LLMBackend.complete` adds
-validation and records the call in every active cost ledger (:mod:`rag_lab.llm.ledger`).
+validation. The response is the caller's: a trace keeps it, and a cost ledger is made from it
+(:mod:`rag_lab.llm.ledger`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,6 @@ from __future__ import annotations
 import time
 from abc import ABC, abstractmethod
 
-from rag_lab.llm.ledger import record_call
 from rag_lab.llm.structured import Fallback, validate_output
 from rag_lab.llm.types import Generation, LLMRequest, LLMResponse, Message, SamplingParams, Usage
 
@@ -38,13 +38,13 @@ class LLMBackend(ABC):
         return self.name, self.model
 
     def complete(self, request: LLMRequest, fallback: Fallback = None) -> LLMResponse:
-        """Generate, validate against ``request.response_schema`` (repair, else ``fallback``),
-        record the call in the active ledgers, and return the response."""
+        """Generate, validate against ``request.response_schema`` (repair, else ``fallback``), and return
+        the response."""
         start = time.perf_counter()
         gen = self._generate(request)
         latency = time.perf_counter() - start
         check = validate_output(gen.text, request.response_schema, fallback)
-        response = LLMResponse(
+        return LLMResponse(
             role=request.role,
             text=gen.text,
             parsed=check.parsed,
@@ -58,5 +58,3 @@ class LLMBackend(ABC):
             cached=gen.cached,
             knobs=gen.knobs,
         )
-        record_call(response)
-        return response

@@ -1,28 +1,22 @@
-"""The cost ledger: every LLM call the policy made, what it cost, and what was actually spent. Calls are
-collected by a context manager (:func:`usage`, as in DSPy) rather than threaded through every function; a
-ledger keeps two totals, **incurred** (every call, cache hits included, with the usage of the call that first
-produced the response) and **spent** (cache misses only). Contexts nest; a worker thread records into them only
-when it runs in a copy of the caller's context (:func:`bind_context`). Money comes from a :class:`PriceTable`
-the user sets; the default prices are illustrative. The pipeline reads one question's costs from its trace, the
-one record of each call (``Ledger.of(trace.llm_calls())``). The method: docs/backends.md, "The cost ledger"."""
+"""The cost ledger: LLM calls, what they cost, and what was actually spent. A ledger is made from the one record of
+each call, a trace (``Ledger.of(trace.llm_calls())``, how the pipeline reads one question's costs), or from
+responses in hand (:meth:`Ledger.of_responses`); nothing records calls behind the caller's back. It keeps two
+totals, **incurred** (every call, cache hits included, with the usage of the call that first produced the
+response) and **spent** (cache misses only). Money comes from a :class:`PriceTable` the user sets; the default
+prices are illustrative. The method: docs/backends.md, "The cost ledger"."""
 
 from __future__ import annotations
 
-import contextvars
 import math
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
-from typing import Any, NamedTuple, ParamSpec, TypeVar
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.types import CallRecord, LLMResponse
-
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
 
 
 class Price(BaseModel):
@@ -154,6 +148,14 @@ class Ledger:
         table = prices if prices is not None else DEFAULT_PRICES
         return cls(table, [PricedCall.of_record(r, table) for r in records])
 
+    @classmethod
+    def of_responses(cls, responses: Iterable[LLMResponse], prices: PriceTable | None = None) -> Ledger:
+        """A ledger of the responses a caller holds (``backend.complete(...)``'s), priced with ``prices``."""
+        ledger = cls(prices)
+        for response in responses:
+            ledger.record(response)
+        return ledger
+
     def __init__(self, prices: PriceTable | None = None, records: Iterable[PricedCall] = ()) -> None:
         if prices is not None and not isinstance(prices, PriceTable):
             raise TypeError(f"prices must be a PriceTable, not {type(prices).__name__}")
@@ -238,46 +240,3 @@ class Ledger:
         import pandas as pd
 
         return pd.DataFrame(self.to_dicts(), columns=list(PricedCall.model_fields))
-
-
-_ACTIVE: contextvars.ContextVar[tuple[Ledger, ...]] = contextvars.ContextVar("rag_lab_active_ledgers", default=())
-
-
-def active_ledgers() -> tuple[Ledger, ...]:
-    """The ledgers recording in the current context, outermost first."""
-    return _ACTIVE.get()
-
-
-def record_call(response: LLMResponse) -> None:
-    """Append ``response`` to every active ledger (a no-op outside :func:`usage`)."""
-    for ledger in _ACTIVE.get():
-        ledger.record(response)
-
-
-@contextmanager
-def usage(prices: PriceTable | None = None) -> Iterator[Ledger]:
-    """Record every LLM call made in this context (and in nested contexts) into a new ledger::
-
-        with usage() as ledger:
-            run_pipeline(...)            # every backend.complete(...) inside is recorded
-        ledger.incurred().cost_usd       # every call the policy made, cached or not
-        ledger.spent().cost_usd          # only calls the cache did not answer
-    """
-    ledger = Ledger(prices)
-    token = _ACTIVE.set((*_ACTIVE.get(), ledger))
-    try:
-        yield ledger
-    finally:
-        _ACTIVE.reset(token)
-
-
-def bind_context(fn: Callable[_P, _R]) -> Callable[_P, _R]:
-    """``fn`` bound to a snapshot of the caller's context, so calls made in worker threads land in
-    the caller's active ledgers. Each call runs in its own copy of the snapshot, so the wrapper
-    may run in several threads at once: ``pool.map(bind_context(fn), items)``."""
-    snapshot = contextvars.copy_context()
-
-    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return snapshot.copy().run(fn, *args, **kwargs)
-
-    return run

@@ -9,7 +9,6 @@ docs/backends.md, "The OpenAI-compatible backend in detail"."""
 
 from __future__ import annotations
 
-import contextvars
 import json
 import logging
 import os
@@ -210,8 +209,7 @@ class OpenAIBackend(LLMBackend):
         max_workers: int | None = None,
     ) -> list[LLMResponse]:
         """:meth:`complete` every request on a thread pool (``max_workers`` defaults to
-        ``max_concurrency``) and return the responses in the order of ``requests``. Each call runs
-        in a copy of the caller's context, so the caller's active cost ledgers record it. The first
+        ``max_concurrency``) and return the responses in the order of ``requests``. The first
         error (in request order) is raised after every call has finished."""
         if fallbacks is not None and len(fallbacks) != len(requests):
             raise ConfigError(f"got {len(fallbacks)} fallbacks for {len(requests)} requests")
@@ -221,7 +219,7 @@ class OpenAIBackend(LLMBackend):
         workers = max(1, min(max_workers or self.max_concurrency, len(requests)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
             futures = [
-                pool.submit(contextvars.copy_context().run, self.complete, request, fallback)
+                pool.submit(self.complete, request, fallback)
                 for request, fallback in zip(requests, fbs, strict=True)
             ]
         return [f.result() for f in futures]
