@@ -1,5 +1,5 @@
 """A config's identity — the parameters its ids and sweep fingerprints hash — stable by construction
-(docs/decisions.md, "Identities are stable by construction").
+(docs/design.md §2, "Identities are stable by construction").
 
 :data:`BASELINE` lists the parameters every stored id was hashed over, with their values when it was frozen; it is
 never edited (tests/test_identity.py checks its hash). One rule then covers every change to the policies:

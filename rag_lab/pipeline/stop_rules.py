@@ -1,5 +1,5 @@
 """The stop table: every way the controller loop ends is one row of :data:`STOP_RULES`, which the loop asks in
-order (docs/decisions.md, "Stop rules are a table"). A row names its phase, the stop reason it records, the
+order (docs/design.md §2, "Stop rules are a table"). A row names its phase, the stop reason it records, the
 intervention code and text it leaves on the trace, the policy section it reads and what it needs from the
 question's state. A new stop is one row (and its policy): the loop, the trace and the enumerations are not
 edited for it, since a row brings its own reason and code to :data:`~rag_lab.pipeline.trace.STOP_REASONS` and
