@@ -191,12 +191,15 @@ assert loop_runs.holds, loop_runs.message
 # times that difference. So the next recording is a
 # study in the proper order: a new answer prompt first (answer-v3, prompt set `v3`: v2 listed "a name, a place,
 # a date, a number, yes or no" with the example "1987 [2]", and the model answered "No" to questions that are not
-# yes/no questions), then the claims and their sizes, planned from the pilots with `rag-lab plan` and committed
-# in four sweep files before the first call, then the recording, in the background, all four parts growing
-# together, to the sizes declared (200 HotpotQA, 100 MuSiQue). The table replays each part. A claim that is not shown says what its
-# sample could have detected (80% power, its own test; where no question differs, the exact bound on |Δ|): "not
-# shown" with a large detectable effect says nothing about a small one. The study's own pages:
-# `data/recorded/real_qwen_*_v3*.md` and `real_qwen_musique_disclosure.md`.
+# yes/no questions), then the claims and their sizes, planned from the pilots (the plans are in each sweep file's
+# comments) and committed in four sweep files before the first call, then the recording, in the background, all
+# four parts growing together, to the sizes declared (200 HotpotQA, 100 MuSiQue). The table replays each part.
+# Each claim is tested on the questions recorded after the declaration (each file names its pilot, whose outcomes
+# were known when the claims were written), in its part's fixed-sequence family; beside that p, Holm's over the
+# study's eight claims. A claim that is not shown says what its sample could have detected (80% power, its own
+# test; where no question differs, the exact bound on |Δ|): "not shown" with a large detectable effect says
+# nothing about a small one. The study's own pages: `data/recorded/real_qwen_*_v3*.md` and
+# `real_qwen_musique_disclosure.md`.
 
 # %%
 display(real_model.study_table(study := real_model.study_findings()))  # noqa: F821  (replayed from the cassettes)

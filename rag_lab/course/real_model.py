@@ -103,12 +103,17 @@ def guard_study(name: str = GUARD_STUDY) -> GuardStudy:
 
 def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
     """A declared study's findings (``findings``: sweep name → its findings, as :func:`study_findings` gives), one
-    row each: the claim, the questions, Δ with its interval, the claim's p after its family's
-    fixed-sequence correction, the verdict and — where it is not shown — the smallest effect that sample could have detected."""
+    row each: the claim, the questions (those recorded after the declaration: each sweep names its pilot), Δ with its
+    interval, the claim's p after its family's fixed-sequence correction and after Holm's over the whole study, the
+    verdict (its family's) and — where it is not shown — the smallest effect that sample could have detected."""
+    from rag_lab.stats.significance import holm
+
+    rows = [(name, f) for name, found in findings.items() for f in found]
+    study = holm(f.p for _, f in rows)
     return pd.DataFrame([{"sweep": name, "claim": f.claim, "n": f.n, "Δ": f"{f.delta:+.3f} [{f.lo:+.3f}, {f.hi:+.3f}]",
-                          "p (fixed sequence)": f.p_adjusted, "holds": f.holds,
+                          "p (fixed sequence)": f.p_adjusted, "p (Holm, study)": p_study, "holds": f.holds,
                           "could have detected": "" if f.detectable is None else f.detectable.text}
-                         for name, found in findings.items() for f in found])
+                         for (name, f), p_study in zip(rows, study, strict=True)])
 
 
 def study_summary(names: Iterable[str] = STUDY) -> tuple[pd.DataFrame, Any]:
