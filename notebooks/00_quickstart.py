@@ -25,7 +25,7 @@
 # > bridge questions, notebook 01's robustness row (✓ holds, ~ sign agrees but not shown, · no question differs, ✗
 # > sign disagrees, ∅ undefined, ? not recorded, – not applicable; every cell in `data/robustness.md`): world ✓✓,
 # > HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·, HotpotQA v3
-# > ?, MuSiQue v3 ?.
+# > ~*, MuSiQue v3 ~* (* measured as max_rounds 1 vs 3).
 #
 # This notebook is the course's first page. It shows the data the lab ships with, runs **one question**
 # through the full pipeline and reads its trace, defines **every metric** the course uses (quality and

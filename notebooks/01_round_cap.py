@@ -23,10 +23,13 @@
 # >
 # > **Where it holds:** (✓ holds, ~ sign agrees but not shown, · no question differs, ✗ sign disagrees, ∅ undefined,
 # > ? not recorded, – not applicable; every cell in `data/robustness.md`) LLM calls saved: world ✓✓, HotpotQA ✓✓,
-# > MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ✓, MuSiQue v2 ✓, world v2 ~, HotpotQA v3 ?, MuSiQue
-# > v3 ?. Answers lost on two-hop questions: world ✓✓, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1 ·,
-# > HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·, HotpotQA v3 ?, MuSiQue v3 ? — on real data the second round rarely
-# > finds an answer the first missed.
+# > MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ✓, MuSiQue v2 ✓, world v2 ~, HotpotQA v3 ✓*, MuSiQue
+# > v3 ✓* (* measured as max_rounds 1 vs 3). Answers lost on two-hop questions: world ✓✓, HotpotQA ~~, MuSiQue ~~;
+# > Qwen2.5-Coder-1.5B: HotpotQA v1 ·, HotpotQA v2 ~, MuSiQue v2 ~, world v2 ·, HotpotQA v3 ~*, MuSiQue v3 ~* (*
+# > measured as max_rounds 1 vs 3) — on real data the second round rarely finds an answer the first missed. The
+# > recorded v3 study's own declared claims on the cap (1 vs 3, tested outside its pilot, each with its study's
+# > verdict): LLM calls saved: Qwen2.5-Coder-1.5B: HotpotQA v3 ✓, MuSiQue v3 ✓; strict answers within ±0.06:
+# > Qwen2.5-Coder-1.5B: HotpotQA v3 ~; gold evidence lost on MuSiQue: Qwen2.5-Coder-1.5B: MuSiQue v3 ~.
 #
 # A multi-round retrieval loop needs a hard stop. **RoundCap** caps the number of retrieval rounds *in
 # code*: when the controller asks for one more round after the cap, that request is a **policy
@@ -185,9 +188,11 @@ findings_markdown(finding, bridge_finding, where=["round_cap_calls", "round_cap_
 # The robustness table re-ran both contrasts on the world, HotpotQA and MuSiQue at two simulator seeds, and on a
 # recorded real model. One square per cell: its symbol says whether the finding holds there; hover for the Δ, the
 # number of questions, the Holm p and, where it does not hold, the smallest effect that sample could have shown.
+# The last three rows are the recorded v3 study's declared claims on the cap (1 vs 3), with its own verdicts; a
+# starred cell of the first two rows is measured on the arms that study ran (1 vs 3, not 2).
 
 # %%
-grid = where_grid_info(robustness.load_table(), ["round_cap_calls", "round_cap_bridge"])
+grid = where_grid_info(robustness.load_table(), ["round_cap_calls", "round_cap_bridge", "v3_max_rounds_1_calls", "v3_max_rounds_1_strict", "v3_max_rounds_1_recall"])
 assert grid.cells[0][0].status == "holds", grid.cells[0][0]   # the world, seed 0: this notebook's own sweep
 where_grid_figure(grid)
 
@@ -303,10 +308,13 @@ assert all(f.holds or f.detectable is not None for found in study.values() for f
 # MuSiQue samples, with two simulator seeds (paired Δ, interval, exact p, Holm over the whole table; the
 # table ships in `data/robustness.md` and the test suite fails when it is older than the simulator). A
 # finding that holds only on the world is a property of the world and this simulated model, not of the
-# policy: read the verdicts below before quoting the notebook's number.
+# policy: read the verdicts below before quoting the notebook's number. The recorded v3 study ran the cap at 1
+# and 3, not 2: on its columns the two rows are measured as 1 vs 3 (starred in the grid), and its three declared
+# claims on the cap follow as rows of their own, each with the verdict its study gives it (tested outside the
+# pilot, within its declared family; Holm over the study beside it).
 
 # %%
-print(*(robustness.quote(k) for k in ["round_cap_calls", "round_cap_bridge"]), sep="\n\n")
+print(*(robustness.quote(k) for k in ["round_cap_calls", "round_cap_bridge", "v3_max_rounds_1_calls", "v3_max_rounds_1_strict", "v3_max_rounds_1_recall"]), sep="\n\n")
 
 # %% [markdown]
 # [← previous](00_quickstart.ipynb) · [next →](02_budget_disclosure.ipynb)

@@ -1,5 +1,5 @@
 """The where-it-holds grid (rag_lab.figures.where_grid): each robustness cell's status, the grid's data, figure
-and text twins, and the short lines banners and the lesson map cite (≤ 160 characters a finding, ≤ 200 a map
+and text twins, and the short lines banners and the lesson map cite (≤ 180 characters a finding, ≤ 200 a map
 cell)."""
 
 from __future__ import annotations
@@ -52,8 +52,9 @@ def test_recorded_columns_are_named_by_dataset_prompts_and_model():
 def test_the_grid_of_the_shipped_table():
     table = load_table()
     info = where_grid_info(table)
-    assert len(info.keys) == len(table.findings)
-    assert len(info.columns) == len(table.datasets) * len(table.seeds) + len(table.recorded)
+    assert len(info.keys) == len(table.findings) + len(table.studies)
+    study_only = {c["dataset"] for row in table.studies for c in row["recorded"]} - set(table.recorded)
+    assert len(info.columns) == len(table.datasets) * len(table.seeds) + len(table.recorded) + len(study_only)
     assert all(len(row) == len(info.columns) for row in info.cells)
     first = table.findings[0]["cells"][0]
     assert info.cells[0][0].status == ("holds" if first["holds"] else info.cells[0][0].status)
@@ -86,11 +87,30 @@ def test_a_dataset_a_finding_is_not_run_on_is_blank_and_left_out_of_its_line():
     assert "| lesson | ✓ |  |" in where_grid_markdown(info) and "not run" not in where_grid_text(info)
 
 
+def test_a_study_row_has_cells_only_where_declared_and_a_cell_on_other_arms_is_starred():
+    cell = {"n": 9, "delta": -0.2, "lo": -0.3, "hi": -0.1, "holds": True, "agrees": True, "status": "tested"}
+    table = {"findings": [
+        {"key": "lesson", "claim": "c", "direction": "below", "cells": [{"dataset": "world", "seed": 0, **cell}],
+         "recorded": [{"dataset": "M, prompts v3, hotpotqa_sample (recorded)", **cell, "p_holm": 0.01,
+                       "measured_as": "max_rounds=1 vs max_rounds=3"}]}],
+        "studies": [{"key": "study", "claim": "s", "direction": "below", "cells": [], "recorded": [
+            {"dataset": "M, prompts v3, hotpotqa_sample_twins (recorded)", **cell, "p_family": 0.02,
+             "correction": "fixed sequence within part"}]}],
+        "datasets": ["world"], "seeds": [0], "recorded": ["M, prompts v3, hotpotqa_sample (recorded)"]}
+    info = where_grid_info(table)
+    assert info.columns == ("world s0", "HotpotQA v3 (M)", "HotpotQA twins v3 (M)")
+    assert [c.status for c in info.cells[0]] == ["holds", "holds", "not run"]
+    assert [c.status for c in info.cells[1]] == ["not run", "not run", "holds"]
+    assert grid_line(info, "lesson") == "world ✓; M: HotpotQA v3 ✓* (* measured as max_rounds=1 vs max_rounds=3)"
+    assert grid_line(info, "study") == "M: HotpotQA twins v3 ✓"
+    assert info.cells[1][2].p_holm == 0.02 and info.cells[1][2].correction == "fixed sequence within part"
+
+
 def test_a_finding_is_cited_in_one_short_line():
     table = load_table()
     for row in table.findings:
         line = where_line(row["key"], table)
-        assert len(line) <= 160, (row["key"], len(line), line)
+        assert len(line) <= 180, (row["key"], len(line), line)
         statuses = [cell_status(row, c) for c in row["cells"]]
         assert line.startswith("world " + "".join(STATUSES[s][0] for s in statuses[:len(table.seeds)]))
 
@@ -108,6 +128,6 @@ def test_rag_lab_robustness_grid_prints_the_text_twin(capsys):
     assert main(["robustness", "--grid"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()
     table = load_table()
-    assert lines[0].startswith("✓ holds;") and len(lines) == 1 + len(table.findings)
+    assert lines[0].startswith("✓ holds;") and len(lines) == 1 + len(table.findings) + len(table.studies)
     assert lines[1].split()[0] == table.findings[0]["key"]
     assert lines[1].endswith(where_line(table.findings[0]["key"], table))

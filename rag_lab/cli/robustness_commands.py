@@ -1,6 +1,6 @@
 """``rag-lab robustness``: re-run every headline finding on its datasets (the world, the HotpotQA and the MuSiQue
-samples, or their unanswerable twins) with two simulator seeds, and write the table as markdown and JSON
-(:mod:`rag_lab.course.robustness`)."""
+samples, or their unanswerable twins) with two simulator seeds, replay the recorded studies' declared contrasts and
+each finding on the recorded real model, and write the table as markdown and JSON (:mod:`rag_lab.course.robustness`)."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "--out), and run nothing")
     rob.add_argument("--recorded-only", action="store_true",
                      help="keep the simulator's cells of the shipped table (or --out) and recompute only the real-model "
-                          "columns, replayed from the recorded sweeps' cassettes (seconds)")
+                          "columns and the studies' rows, replayed from the recorded sweeps' cassettes (minutes)")
 
 
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
@@ -54,6 +54,7 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         run_robustness,
     )
     from rag_lab.course.robustness_recorded import add_recorded_columns
+    from rag_lab.course.robustness_study import study_rows
     from rag_lab.stats.paired import interval_text
 
     def progress(key: str, cell: dict[str, Any]) -> None:
@@ -73,6 +74,7 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         table = run_robustness(args.findings, datasets=args.datasets, seeds=args.seeds or SEEDS,
                                real_limit=args.real_limit if args.real_limit is not None else REAL_LIMIT,
                                work_dir=args.work_dir, on_cell=progress)
+    table.studies = study_rows()   # first: a finding's cell measured as a declared contrast takes its verdict
     table = add_recorded_columns(table)
     written = table.write(args.out or SHIPPED_TABLE, args.markdown or SHIPPED_MARKDOWN)
     text = markdown(table) + "\nwrote " + " and ".join(str(p) for p in written)

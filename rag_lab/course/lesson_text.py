@@ -81,11 +81,11 @@ def quoted_keys(code: str) -> list[str]:
     """The robustness rows a notebook's ``code`` quotes, in order: ``robustness.quote("key")``,
     ``robustness.quote(k) for k in [...]`` or ``findings_markdown(..., where=[...])``. Its banner must carry
     :func:`where_words` of each (``tests/test_course.py``; ``scripts/update_banners.py`` keeps them so)."""
-    keys = re.findall(r'robustness\.quote\("([a-z_]+)"\)', code)
+    keys = re.findall(r'robustness\.quote\("([a-z0-9_]+)"\)', code)
     for where in re.findall(r"where=\[([^\]]*)\]", code):
-        keys += re.findall(r'"([a-z_]+)"', where)
+        keys += re.findall(r'"([a-z0-9_]+)"', where)
     for listed in re.findall(r"robustness\.quote\(k\) for k in \[([^\]]*)\]", code):
-        keys += re.findall(r'"([a-z_]+)"', listed)
+        keys += re.findall(r'"([a-z0-9_]+)"', listed)
     return list(dict.fromkeys(keys))
 
 
@@ -143,6 +143,10 @@ def _recorded_status(cell: Mapping[str, Any]) -> str:
         return "not applicable to {} (the recording holds none of its questions)"
     if cell["status"] != "tested":
         return "not recorded for {}"
+    if cell.get("measured_as"):   # the recording ran other arms: say which (and whose declared claim it is)
+        declared = f", the declared claim {cell['declared']}" if cell.get("declared") else ""
+        verdict = "holds" if cell["holds"] else "not shown"
+        return f"{verdict} with {{}} measured as {cell['measured_as']}{declared}"
     if cell["holds"]:
         return "holds with {}"
     status = where_grid.cell_status({"direction": "above"}, cell)   # a recorded cell's status, as the grid says it

@@ -290,6 +290,9 @@ class RobustnessTable:
     #: the real-model columns' labels (:mod:`rag_lab.course.robustness_recorded`); each row's cells for
     #: them are under ``recorded``
     recorded: list[str] = field(default_factory=list)
+    #: the contrasts the recorded studies declared, one row each, their cells the studies' verdicts
+    #: (:mod:`rag_lab.course.robustness_study`)
+    studies: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -299,16 +302,17 @@ class RobustnessTable:
         try:
             return cls(**{k: data[k] for k in ("sim_version", "findings", "datasets", "seeds", "real_limit", "alpha",
                                                "seconds")}, command=data.get("command", COMMAND),
-                       recorded=list(data.get("recorded", [])))
+                       recorded=list(data.get("recorded", [])), studies=list(data.get("studies", [])))
         except KeyError as exc:
             raise ConfigError(f"not a robustness table: missing {exc}") from None
 
     def row(self, key: str) -> dict[str, Any]:
-        for f in self.findings:
+        """The finding row or study row ``key``."""
+        for f in self.findings + self.studies:
             if f["key"] == key:
                 return f
         raise ConfigError(f"the robustness table has no finding {key!r}; it holds "
-                          f"{', '.join(f['key'] for f in self.findings)}")
+                          f"{', '.join(f['key'] for f in self.findings + self.studies)}")
 
     def write(self, json_path: Path, markdown_path: Path | None) -> list[Path]:
         json_path.parent.mkdir(parents=True, exist_ok=True)
@@ -410,9 +414,27 @@ def _verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]
     return STATUSES[status][0], status
 
 
+def _adjusted(cell: Mapping[str, Any]) -> str:
+    """A cell's corrected p: ``Holm 0.037`` within the table's family, or a study's declared claim's p within its
+    family and Holm's over its study."""
+    if "p_family" in cell:
+        study = f"; Holm over the study {p_text(cell['p_study'])}" if "p_study" in cell else ""
+        return f"{p_text(cell['p_family'])} within its family: {cell['correction']}{study}"
+    return f"Holm {p_text(cell['p_holm'])}"
+
+
+def _as_measured(cell: Mapping[str, Any]) -> str:
+    """`` [measured as …; the study's declared claim `key`]`` for a cell measured on other arms than its row's."""
+    if not cell.get("measured_as"):
+        return ""
+    declared = f"; the declared claim of study row {cell['declared']}" if cell.get("declared") else ""
+    return f" [measured as {cell['measured_as']}{declared}]"
+
+
 def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
     mark = _verdict(row, cell)[1]
-    return f"{interval_text(cell)}, p={p_text(cell['p'])} (Holm {p_text(cell['p_holm'])}): {mark}{_detectable(cell)}"
+    return (f"{interval_text(cell)}, p={p_text(cell['p'])} ({_adjusted(cell)}, n={cell['n']}): {mark}"
+            f"{_detectable(cell)}{_as_measured(cell)}")
 
 
 def _detectable(cell: Mapping[str, Any], table_cell: bool = False) -> str:
@@ -428,6 +450,8 @@ def quote(key: str, table: RobustnessTable | None = None) -> str:
     its seeds' Δ [interval], p (Holm-adjusted) and verdict; from the shipped table unless ``table`` is given."""
     table = table if table is not None else load_table()
     row = table.row(key)
+    if "study" in row:
+        return _study_quote(row)
     held = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if c["holds"]]
     failed = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if not c["holds"]]
     lines = [f"{row['notebook']} · {row['claim']} ({row['metric']}, candidate "
@@ -440,6 +464,21 @@ def quote(key: str, table: RobustnessTable | None = None) -> str:
         text = _cell_text(row, c) if c["status"] == "tested" else f"{c['status']} ({c['why']})"
         lines.append(f"  {c['dataset']}: {text}")
     return "\n".join(lines)
+
+
+def _study_quote(row: Mapping[str, Any]) -> str:
+    """:func:`quote` of a study row: each cell its part's declared claim, as the study tested it."""
+    lines = [f"study {row['study']} · {row['claim']} ({row['metric']}, {_settings(row['candidate'])} vs "
+             f"{_settings(row['reference'])}; declared, tested outside the pilot)"]
+    for c in row["recorded"]:
+        head = f"  {c['dataset']}: {c['part']} claim {c['index']}"
+        lines.append(f"{head}: {_cell_text(row, c)}{_provisional(c)}" if c["status"] == "tested" else
+                     f"{head}: {c['status']} ({c['why']})")
+    return "\n".join(lines)
+
+
+def _provisional(cell: Mapping[str, Any]) -> str:
+    return f" (provisional: {cell['provisional']})" if cell.get("provisional") else ""
 
 
 def _settings(settings: Mapping[str, Any]) -> str:
@@ -456,9 +495,33 @@ def recorded_markdown(table: RobustnessTable) -> list[str]:
     for row in table.findings:
         cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
                  "no question to test (n=0)" if not c["n"] else
-                 f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
-                 f"{_detectable(c, table_cell=True)}" for c in row.get("recorded", [])]
+                 f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} ({_adjusted(c)}, n={c['n']})"
+                 f"{_detectable(c, table_cell=True)}{_as_measured(c)}" for c in row.get("recorded", [])]
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def studies_markdown(table: RobustnessTable) -> list[str]:
+    """The studies' declared contrasts (:mod:`rag_lab.course.robustness_study`) as a third table, if any."""
+    if not table.studies:
+        return []
+    lines = ["", "## The recorded studies' declared contrasts", "",
+             template(__package__, "templates/robustness_studies.md").substitute(), "",
+             "| study row | claim | column | part, claim | n | Δ [95% interval] | p | p within its family | p, Holm "
+             "over the study | verdict | could have detected |", "|" + "---|" * 11]
+    for row in table.studies:
+        for c in row["recorded"]:
+            if c["status"] != "tested":
+                lines.append(f"| {row['key']} | {c['claim']} | {c['dataset']} | {c['part']} #{c['index']} | "
+                             f"{c['status']} ({c['why']}) |" + " |" * 6)
+                continue
+            within = f" within ±{row['margin']:g}" if row["direction"] == "none" else ""
+            verdict = f"{_verdict(row, c)[0]} {'holds' if c['holds'] else 'not shown'}{within}{_provisional(c)}"
+            found = (c.get("detectable") or {}).get("text", "")
+            cells = [row["key"], c["claim"], c["dataset"], f"{c['part']} #{c['index']}",
+                     f"{c['n']} of {c['questions']} ({c['pilot_left_out']} in the pilot)", interval_text(c), p_text(c["p"]),
+                     p_text(c["p_family"]), p_text(c["p_study"]), verdict, found]
+            lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
     return lines
 
 
@@ -500,6 +563,7 @@ def markdown(table: RobustnessTable) -> str:
         lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
                      + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
     lines += recorded_markdown(table)
+    lines += studies_markdown(table)
     lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
     for row in table.findings:
         knobs = f"; simulator knobs {_settings(row['knobs'])}" if row["knobs"] else ""

@@ -3,12 +3,17 @@ recorded sweep (:data:`RECORDED_SWEEPS`: a shipped sweep file whose backend name
 two-candidate sweep is built on its questions and base config and replayed from the cassette: the cell is tested
 like every other, says *not recorded* where the cassette lacks a call, and is *not applicable* to a finding that
 rests on a simulator knob or, for a finding that names its own datasets (a claim on unanswerable questions), to a
-recording that holds none of its questions. ``rag-lab robustness --recorded-only`` recomputes these columns alone
-(seconds). The method: docs/decisions.md, "The robustness table"."""
+recording that holds none of its questions. Where the cassette lacks the finding's reference arm because the
+recording ran that setting at other values (the v3 study ran the round cap at 1 and 3, not 2), the cell is measured
+on the recording's own arms and says so (``measured_as``); when a study declared that very contrast
+(:mod:`rag_lab.course.robustness_study`), the cell is the study's declared claim, with its verdict, not tested again.
+``rag-lab robustness --recorded-only`` recomputes these columns alone. The method: docs/decisions.md, "The
+robustness table"."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import dataclasses
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +27,7 @@ from rag_lab.course.robustness import (
     holds,
     tested_cell,
 )
+from rag_lab.course.robustness_study import declared_cell
 from rag_lab.errors import CassetteMiss
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm
@@ -75,8 +81,39 @@ def outside(finding: HeadlineFinding, sweep_file: Path) -> str | None:
     return None
 
 
-def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_dir: Path) -> dict[str, Any]:
-    """One real-model cell: tested, ``not recorded`` (a call the cassette lacks) or ``not applicable``."""
+def recorded_arms(finding: HeadlineFinding, sweep_file: Path) -> HeadlineFinding | None:
+    """The finding on the recording's own arms, where it ran the finding's reference setting at other values: each
+    reference value the recording never ran, of a setting its grid varies, becomes the recording's base value (its
+    reference arm), the candidate kept (it must be one the recording ran). None when nothing needs mapping or the
+    candidate was not run."""
+    from rag_lab.experiments.engine.sweep_file import load_sweep_spec
+
+    recorded = load_sweep_spec(sweep_file)
+    base = recorded.base if isinstance(recorded.base, dict) else {}
+    grids = recorded.grid if isinstance(recorded.grid, list) else [recorded.grid]
+    varied: dict[str, list[Any]] = {}
+    for grid in grids:
+        for key, values in (grid or {}).items():
+            varied.setdefault(key, []).extend(values if isinstance(values, list) else [values])
+    reference = dict(finding.reference)
+    for key, value in finding.reference.items():
+        ran = varied.get(key, []) + ([base[key]] if key in base else [])
+        if key in varied and key in base and value not in ran and finding.candidate.get(key, base[key]) in ran:
+            reference[key] = base[key]
+    return None if reference == dict(finding.reference) else dataclasses.replace(finding, reference=reference)
+
+
+def measured_label(mapped: HeadlineFinding) -> str:
+    """The arms a cell was measured on, short: ``max_rounds 1 vs 3`` (each setting by its last name)."""
+    return ", ".join(f"{key.rsplit('.', 1)[-1]} {mapped.candidate.get(key)} vs {value}"
+                     for key, value in mapped.reference.items())
+
+
+def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_dir: Path,
+                  studies: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """One real-model cell: tested, ``not recorded`` (a call the cassette lacks) or ``not applicable``; where the
+    cassette lacks the finding's reference arm, measured on the recording's arms (:func:`recorded_arms`), and taken
+    from the study row of ``studies`` that declared that contrast on this column, if any (``declared``)."""
     from rag_lab.experiments.sweep_runner import run_sweep
 
     spec = recorded_spec(finding, sweep_file)
@@ -89,8 +126,22 @@ def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_d
     try:
         result = run_sweep(spec, work_dir / spec["name"], progress="quiet", overwrite=True)
     except CassetteMiss as miss:
-        return {"dataset": label, "status": "not recorded",
-                "why": f"the cassette holds no {miss.role} call for {miss.question[:80]!r}"}
+        missed = {"dataset": label, "status": "not recorded",
+                  "why": f"the cassette holds no {miss.role} call for {miss.question[:80]!r}"}
+        mapped = recorded_arms(finding, sweep_file)
+        if mapped is None:
+            return missed
+        measured_as = measured_label(mapped)
+        found = declared_cell(studies, label, mapped.metric, mapped.candidate, mapped.reference, mapped.direction,
+                              mapped.margin)
+        if found is not None:
+            return {**found[1], "measured_as": measured_as, "declared": found[0]}
+        try:
+            result = run_sweep(recorded_spec(mapped, sweep_file), work_dir / f"{spec['name']}_as_recorded",
+                               progress="quiet", overwrite=True)
+        except CassetteMiss:
+            return missed
+        return {**tested_cell(mapped, result, label, spec["seeds"][0]), "status": "tested", "measured_as": measured_as}
     cell = tested_cell(finding, result, label, spec["seeds"][0])
     return {**cell, "status": "tested"}
 
@@ -98,17 +149,19 @@ def recorded_cell(finding: HeadlineFinding, label: str, sweep_file: Path, work_d
 def add_recorded_columns(table: RobustnessTable, work_dir: str | Path | None = None,
                          sweeps: Mapping[str, Path] = RECORDED_SWEEPS) -> RobustnessTable:
     """``table`` with a ``recorded`` list of real-model cells on every finding row (replacing any), Holm over
-    the tested ones within each family, and the sweeps' labels in ``table.recorded``."""
+    the tested ones within each family (but a study's declared claim, corrected within its declared family: the
+    study rows of ``table.studies``), and the sweeps' labels in ``table.recorded``."""
     from rag_lab.paths import cache_dir
 
     work = Path(work_dir) if work_dir is not None else cache_dir() / "robustness_recorded"
     by_key = {f.key: f for f in HEADLINE_FINDINGS}
     for row in table.findings:
         finding = by_key[row["key"]]
-        row["recorded"] = [recorded_cell(finding, label, Path(path), work) for label, path in sweeps.items()]
+        row["recorded"] = [recorded_cell(finding, label, Path(path), work, table.studies)
+                           for label, path in sweeps.items()]
     for family in FAMILIES:
         tested = [(row, c) for row in table.findings if row.get("family") == family
-                  for c in row["recorded"] if c["status"] == "tested"]
+                  for c in row["recorded"] if c["status"] == "tested" and "declared" not in c]
         for (row, cell), p_holm in zip(tested, holm([c["p"] for _, c in tested]), strict=True):
             cell["p_holm"] = p_holm
             cell["holds"] = holds(row, cell, table.alpha)

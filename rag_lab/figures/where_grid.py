@@ -1,13 +1,17 @@
 """Where each finding holds, as a grid: findings × settings (the world, HotpotQA and MuSiQue — and their
 unanswerable twins, for a claim on unanswerable questions — at each simulator seed, then each recorded real-model
-column; a finding has cells only on its own datasets), each cell one symbol of :data:`STATUSES` — split into plain data
+column; a finding has cells only on its own datasets, a study's row only where its study declared it), each cell one
+symbol of :data:`STATUSES` — split into plain data
 (:func:`where_grid_info`), a plotly figure (:func:`where_grid_figure`) and its text twins for the terminal and
 the lesson map (:func:`where_grid_text`, :func:`where_line`).
 
 Input: a robustness table as written to JSON (``data/robustness.json``, :mod:`rag_lab.course.robustness`):
 ``findings`` (each with ``key``, ``claim``, ``direction`` and its ``cells``, one per dataset × seed, and
 ``recorded`` cells, one per real-model column), ``datasets``, ``seeds`` and ``recorded`` (the real-model
-columns' labels). A mapping or any object with those attributes.
+columns' labels), and optionally ``studies``: rows of the contrasts a recorded study declared, whose ``recorded``
+cells carry their study's verdict (``p_family``, its ``correction``), on the columns they were declared on. A
+recorded cell ``measured_as`` other arms than its row's (the recording ran another setting) says so in the grid's
+line. A mapping or any object with those attributes.
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ STATUSES = {
     "not recorded": ("?", "#9e9e9e", "not recorded: the cassette lacks a call the finding needs"),
     "not applicable": ("–", "#bdbdbd", "not applicable: the finding rests on a simulator knob, or the recording "
                                          "holds none of its questions"),
-    "not run": ("", "#ffffff", "not run: not one of the finding's datasets"),
+    "not run": ("", "#ffffff", "not run: not one of the finding's datasets (a study's row: not declared there)"),
 }
 #: How columns name the shipped datasets.
 DATASET_NAMES = {"world": "world", "hotpotqa_sample": "HotpotQA", "musique_sample": "MuSiQue",
@@ -40,8 +44,9 @@ DATASET_NAMES = {"world": "world", "hotpotqa_sample": "HotpotQA", "musique_sampl
 
 class WhereCell(NamedTuple):
     """One cell: its ``status`` (a :data:`STATUSES` name), ``symbol``, and the numbers behind it (``delta``,
-    ``lo``, ``hi``, ``n``, the Holm-adjusted ``p_holm``) with ``detectable``: what its sample could have shown
-    where it does not hold ('' where it holds or was not tested)."""
+    ``lo``, ``hi``, ``n``, the adjusted ``p_holm`` — Holm's within the table's family, or, where ``correction``
+    says so, the declared family's) with ``detectable``: what its sample could have shown where it does not hold
+    ('' where it holds or was not tested), and ``measured_as``: the arms measured, where not the row's ('')."""
 
     status: str
     symbol: str
@@ -51,6 +56,8 @@ class WhereCell(NamedTuple):
     n: int
     p_holm: float
     detectable: str
+    correction: str = "Holm"
+    measured_as: str = ""
 
 
 class WhereGridInfo(NamedTuple):
@@ -107,13 +114,16 @@ def _cell(row: Mapping[str, Any], cell: Mapping[str, Any] | None, missing: str =
     def number(key: str) -> float:
         return float(cell[key]) if cell.get(key) is not None else math.nan
 
+    declared = "p_family" in cell   # a study's declared claim: its family's p, as declared
     return WhereCell(status, STATUSES[status][0], number("delta"), number("lo"), number("hi"), int(cell.get("n") or 0),
-                     number("p_holm"), str(found.get("text", "")) if status != "holds" else "")
+                     number("p_family" if declared else "p_holm"), str(found.get("text", "")) if status != "holds" else "",
+                     str(cell.get("correction", "Holm")) if declared else "Holm", str(cell.get("measured_as", "")))
 
 
 def where_grid_info(table: Any, keys: Sequence[str] | None = None) -> WhereGridInfo:
-    """The grid of a robustness table (the rows ``keys``, in that order; default every finding)."""
-    findings = list(_get(table, "findings"))
+    """The grid of a robustness table (the rows ``keys``, in that order; default every finding, then every study
+    row); the real-model columns are the table's, then those only a study row has."""
+    findings = list(_get(table, "findings")) + list((_get(table, "studies") if _has(table, "studies") else None) or [])
     by_key = {f["key"]: f for f in findings}
     keys = list(keys) if keys is not None else [f["key"] for f in findings]
     unknown = [k for k in keys if k not in by_key]
@@ -121,6 +131,8 @@ def where_grid_info(table: Any, keys: Sequence[str] | None = None) -> WhereGridI
         raise ConfigError(f"the robustness table has no finding {unknown[0]!r}; it holds {', '.join(by_key)}")
     sim = [(d, s) for d in _get(table, "datasets") for s in _get(table, "seeds")]
     recorded = list(_get(table, "recorded") or [])
+    recorded += list(dict.fromkeys(c["dataset"] for f in findings for c in f.get("recorded", [])
+                                   if c["dataset"] not in recorded))
     columns = [f"{DATASET_NAMES.get(d, d)} s{s}" for d, s in sim]
     groups = [DATASET_NAMES.get(d, d) for d, _ in sim]
     for label in recorded:
@@ -133,7 +145,7 @@ def where_grid_info(table: Any, keys: Sequence[str] | None = None) -> WhereGridI
         mine = {(c["dataset"], c["seed"]): c for c in row["cells"]}
         real = {c["dataset"]: c for c in row.get("recorded", [])}
         cells.append(tuple([_cell(row, mine.get(k), "not run") for k in sim]
-                           + [_cell(row, real.get(label)) for label in recorded]))
+                           + [_cell(row, real.get(label), "not run") for label in recorded]))
     source = f"{_get(table, 'command')}, simulator {_get(table, 'sim_version')}" if _has(table, "command") else ""
     return WhereGridInfo(tuple(keys), tuple(by_key[k]["claim"] for k in keys), tuple(columns), tuple(groups),
                          tuple(cells), source)
@@ -147,7 +159,10 @@ def _hover(info: WhereGridInfo, r: int, c: int) -> str:
     cell = info.cells[r][c]
     lines = [f"{info.keys[r]} · {info.columns[c]}", f"{cell.symbol} {cell.status}"]
     if not math.isnan(cell.delta):
-        lines.append(f"Δ = {cell.delta:+.3f} [{cell.lo:+.3f}, {cell.hi:+.3f}], n={cell.n}, Holm p={cell.p_holm:.3g}")
+        lines.append(f"Δ = {cell.delta:+.3f} [{cell.lo:+.3f}, {cell.hi:+.3f}], n={cell.n}, p={cell.p_holm:.3g} "
+                     f"({cell.correction})")
+    if cell.measured_as:
+        lines.append(f"measured as {cell.measured_as}")
     if cell.detectable:
         lines.append(cell.detectable)
     return "<br>".join(html.escape(t) for t in lines)
@@ -155,8 +170,8 @@ def _hover(info: WhereGridInfo, r: int, c: int) -> str:
 
 def where_grid_figure(info: WhereGridInfo) -> go.Figure:
     """One symbol per cell on a findings × settings grid, coloured by status, one legend entry per status drawn
-    (a cell not run — not one of the finding's datasets — is left blank); Δ, n, the Holm p and the detectable
-    effect on hover."""
+    (a cell not run — not one of the finding's datasets — is left blank; a cell measured on other arms than its
+    row's is starred); Δ, n, the corrected p and the detectable effect on hover."""
     fig = go.Figure()
     rows = [html.escape(k) for k in info.keys]
     columns = [html.escape(c) for c in info.columns]
@@ -169,7 +184,8 @@ def where_grid_figure(info: WhereGridInfo) -> go.Figure:
             continue
         fig.add_trace(go.Scatter(
             x=[columns[c] for _, c in at], y=[rows[r] for r, _ in at], mode="markers+text",
-            text=[symbol] * len(at), textfont=dict(size=15, color="white" if status in ("holds", "sign disagrees") else "#222"),
+            text=[symbol + ("*" if info.cells[r][c].measured_as else "") for r, c in at],
+            textfont=dict(size=15, color="white" if status in ("holds", "sign disagrees") else "#222"),
             marker=dict(symbol="square", size=26, color=colour, opacity=0.85 if status == "holds" else 0.45),
             name=html.escape(f"{symbol} {legend}"), hovertext=[_hover(info, r, c) for r, c in at],
             hovertemplate="%{hovertext}<extra></extra>"))
@@ -185,28 +201,33 @@ def where_grid_figure(info: WhereGridInfo) -> go.Figure:
 
 def where_line(info: WhereGridInfo, key: str) -> str:
     """One finding's row as one short line: ``world ✓✓, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B: HotpotQA v1
-    ·, HotpotQA v2 ✓, …`` (the symbols of :data:`STATUSES`, seeds in order; a dataset the finding is not run on
-    is left out)."""
+    ·, HotpotQA v2 ✓, …`` (the symbols of :data:`STATUSES`, seeds in order; a dataset or recording the finding is
+    not run on is left out; a cell measured on other arms than the row's is starred, and the line says which)."""
     if key not in info.keys:
         raise ConfigError(f"the grid has no finding {key!r}")
     cells = info.cells[info.keys.index(key)]
     sim: dict[str, str] = {}
     real: dict[str, list[str]] = {}
+    measured_as: list[str] = []
     for column, group, cell in zip(info.columns, info.groups, cells, strict=True):
+        if cell.status == "not run":
+            continue
         if group in DATASET_NAMES.values():
-            if cell.status != "not run":
-                sim[group] = sim.get(group, "") + cell.symbol
+            sim[group] = sim.get(group, "") + cell.symbol
         else:
-            real.setdefault(group, []).append(f"{column.removesuffix(f' ({group})')} {cell.symbol}")
+            star = "*" if cell.measured_as else ""
+            real.setdefault(group, []).append(f"{column.removesuffix(f' ({group})')} {cell.symbol}{star}")
+            measured_as += [cell.measured_as] if cell.measured_as and cell.measured_as not in measured_as else []
     parts = [", ".join(f"{name} {marks}" for name, marks in sim.items())]
     parts += [f"{model}: {', '.join(items)}" for model, items in real.items()]
-    return "; ".join(p for p in parts if p)
+    line = "; ".join(p for p in parts if p)
+    return line + (f" (* measured as {'; '.join(measured_as)})" if measured_as else "")
 
 
 def legend_line() -> str:
     """What each symbol means, in one line."""
     return "; ".join(f"{symbol} {name}" for name, (symbol, _, _) in STATUSES.items() if symbol) + \
-        " (Holm within each family)"
+        "; * measured on the arms the recording ran (Holm within each family; a study's row: its declared family)"
 
 
 def where_grid_text(info: WhereGridInfo) -> str:
@@ -217,8 +238,8 @@ def where_grid_text(info: WhereGridInfo) -> str:
 
 def where_grid_markdown(info: WhereGridInfo) -> str:
     """The grid as a markdown table of symbols (one row per finding, one column per setting; blank: not one of
-    the finding's datasets), its legend under it."""
+    the finding's datasets; starred: measured on the recording's arms), its legend under it."""
     head = "| finding | " + " | ".join(info.columns) + " |"
-    rows = [f"| {k} | " + " | ".join(c.symbol for c in cells) + " |" for k, cells in zip(info.keys, info.cells,
-                                                                                         strict=True)]
+    rows = [f"| {k} | " + " | ".join(c.symbol + ("*" if c.measured_as else "") for c in cells) + " |"
+            for k, cells in zip(info.keys, info.cells, strict=True)]
     return "\n".join([head, "|" + "---|" * (1 + len(info.columns)), *rows, "", legend_line()])
