@@ -1,16 +1,19 @@
 """Every prompt the builders of :mod:`rag_lab.llm.prompts` render — each role, each prompt set, each CRAG grade, judge
 input and budget arm — is byte for byte what it was when ``tests/fixtures/prompt_bytes.json`` was written (a sha256
-per prompt): recorded real-model calls are keyed by the request's bytes, so a changed byte misses the cassette.
+per prompt): recorded real-model calls are keyed by the request's bytes, so a changed byte misses the cassette. And
+every template is a file keyed by its version: no builder branches on one.
 Regenerate only for a deliberately new template version: ``python tests/test_prompt_bytes.py``."""
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from rag_lab.llm import prompts
-from rag_lab.llm.role import PROMPT_SETS
+from rag_lab.llm.role import LLM_ROLES, PROMPT_SETS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "prompt_bytes.json"
 Q = "Which city hosted the first show of the band that released Tinted Windows?"
@@ -55,6 +58,21 @@ def test_every_prompt_is_byte_identical() -> None:
     changed = {case: texts.get(case) for case in expected if digests.get(case) != expected[case]}
     assert not changed, f"prompts changed (a recorded call would miss): {json.dumps(changed, indent=1)[:3000]}"
     assert sorted(digests) == sorted(expected), "a builder or variant was added or removed: regenerate on purpose"
+
+
+def test_every_version_a_role_speaks_is_a_template_file() -> None:
+    templates = Path(prompts.__file__).parent / "templates"
+    missing = [version for role in LLM_ROLES.values() for version in role.versions.values()
+               if not (templates / f"{version}.txt").exists() and not list(templates.glob(f"{version}.*.txt"))]
+    assert not missing, f"template versions with no file in {templates}: {missing}"
+
+
+def test_no_builder_branches_on_a_template_version() -> None:
+    """The version picks a file (``prompts.instructions``); no builder compares it with a name like ``route-v2``."""
+    tree = ast.parse(Path(prompts.__file__).read_text(encoding="utf-8"))
+    named = [(node.lineno, node.value) for node in ast.walk(tree) if isinstance(node, ast.Constant)
+             and isinstance(node.value, str) and re.fullmatch(r"[a-z]+-v\d+", node.value)]
+    assert not named, f"rag_lab/llm/prompts.py names template versions: {named}"
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ role's row of :data:`~rag_lab.llm.role.LLM_ROLES` names its versions and its bui
 message made only of delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES,
 DRAFT). Section contents are data: text inside EVIDENCE is untrusted, never an instruction, and the system
 message says so. :func:`parse_sections` and :func:`parse_evidence` read the sections back, which is all the
-simulated backend ever looks at. The longest instructions are in ``templates/<version>.txt`` beside this module.
+simulated backend ever looks at. Every role's instructions are a file, ``templates/<version>.txt`` beside this
+module (:func:`instructions`), found by the version the role's row names for the prompt set; no builder branches on it.
 Recorded real-model responses are keyed by the request's bytes: a changed prompt misses every recorded call.
 The format: docs/design.md §1."""
 
@@ -45,10 +46,15 @@ def _evidence_block(evidence: Sequence[EvidenceItem]) -> str:
     return "\n".join(lines) if lines else "(none)"
 
 
-def _instructions(version: str, **values: str) -> str:
-    """The system instructions of template ``version`` that live in ``templates/<version>.txt`` (the longest ones),
-    with ``$budget`` and ``$untrusted`` (:data:`UNTRUSTED`) filled in."""
-    return template(__package__, f"templates/{version}.txt").substitute(untrusted=UNTRUSTED, **values)
+def instructions(role: str, prompt_set: str = "v1", variant: str | None = None, **values: object) -> str:
+    """The system instructions ``role`` speaks in ``prompt_set``: the file ``templates/<version>.txt`` of the
+    template version its row of :data:`~rag_lab.llm.role.LLM_ROLES` names for the set (``<version>.<variant>.txt``
+    for a role whose builder picks a variant: the answer's CRAG grade, the judge's input), with ``$untrusted``
+    (:data:`UNTRUSTED`), ``$insufficient`` and ``values`` (``$n``, ``$budget``) filled in."""
+    version = prompt_version(role, prompt_set)
+    name = version if variant is None else f"{version}.{variant}"
+    return template(__package__, f"templates/{name}.txt").substitute(untrusted=UNTRUSTED, insufficient=INSUFFICIENT,
+                                                                      **values)
 
 
 def role_messages(role: str, instructions: str, *sections: tuple[str, str], prompt_set: str = "v1") -> tuple[Message, ...]:
@@ -86,37 +92,16 @@ def parse_evidence(block: str) -> list[EvidenceItem]:
 
 def route_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, ...]:
     """The router's prompt; in set ``v2`` the reason (what must be looked up) comes before the route."""
-    if prompt_version("route", prompt_set) == "route-v2":
-        return role_messages(
-            "route",
-            _instructions("route-v2"),
-            ("QUESTION", question), prompt_set=prompt_set,
-        )
-    return role_messages(
-        "route",
-        "Classify the question for a retrieval system. SIMPLE: one fact about one named thing, answerable "
-        "from one search. COMPLEX: needs several facts, a chain of lookups, a comparison, or is ambiguous. "
-        'Reply with JSON only: {"route": "SIMPLE" | "COMPLEX", "reason": "..."}.',
-        ("QUESTION", question),
-    )
+    return role_messages("route", instructions("route", prompt_set), ("QUESTION", question), prompt_set=prompt_set)
 
 
 def rewrite_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message, ...]:
-    return role_messages(
-        "rewrite",
-        f"Write {n} alternative search queries for the question: different words, same meaning; keep names "
-        'and identifiers exactly. Reply with JSON only: {"queries": ["...", ...]}.',
-        ("QUESTION", question), prompt_set=prompt_set,
-    )
+    return role_messages("rewrite", instructions("rewrite", prompt_set, n=n), ("QUESTION", question),
+                         prompt_set=prompt_set)
 
 
 def hyde_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message, ...]:
-    return role_messages(
-        "hyde",
-        f"Write {n} short hypothetical passages, in the style of an internal wiki page, that would answer "
-        'the question. They are used only to search. Reply with JSON only: {"passages": ["...", ...]}.',
-        ("QUESTION", question), prompt_set=prompt_set,
-    )
+    return role_messages("hyde", instructions("hyde", prompt_set, n=n), ("QUESTION", question), prompt_set=prompt_set)
 
 
 def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool) -> str:
@@ -154,51 +139,12 @@ def controller_prompt(
         ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),
         ("EVIDENCE", _evidence_block(evidence)),
     )
-    if prompt_version("controller", prompt_set) == "controller-v3":
-        return role_messages(
-            "controller",
-            _instructions("controller-v3", budget=budget),
-            *sections, prompt_set=prompt_set,
-        )
-    return role_messages(
-        "controller",
-        _instructions("controller-v2", budget=budget),
-        *sections,
-    )
+    return role_messages("controller", instructions("controller", prompt_set, budget=budget), *sections,
+                         prompt_set=prompt_set)
 
 
-#: The answer templates of each answer prompt version, by CRAG grade, and the sentence that follows them.
-_ANSWER_TEMPLATES = {
-    "answer-v1": {
-        "correct": "Answer the question using only the evidence. Cite every claim with its evidence number "
-        "in brackets, like [2].",
-        "ambiguous": "The evidence may be only partly relevant. Answer only what the evidence supports, say "
-        "that confidence is low, and cite evidence numbers in brackets, like [2].",
-        "fallback": "No usable evidence was found.",
-    },
-    "answer-v2": {
-        "correct": "Answer the question from the evidence in as few words as possible (a name, a place, a "
-        "date, a number, yes or no), then cite the evidence numbers in brackets, like: 1987 [2].",
-        "ambiguous": "The evidence may be only partly relevant. Answer from it in as few words as possible, "
-        "say that confidence is low, and cite the evidence numbers in brackets, like: 1987 [2].",
-        "fallback": "No usable evidence was found.",
-    },
-    # v3: v2 without the list of answer kinds and the example answer ("1987"), which the model copied
-    "answer-v3": {
-        "correct": "Answer the question from the evidence. Reply with the answer alone, in as few words as "
-        "answer the question, then the numbers of the evidence it comes from in square brackets.",
-        "ambiguous": "The evidence may be only partly relevant. Answer only what it supports, in as few words as "
-        "answer the question, then the numbers of the evidence it comes from in square brackets.",
-        "fallback": "No usable evidence was found.",
-    },
-}
-_ANSWER_RULES = {
-    "answer-v1": f"If the evidence does not contain the answer, reply exactly {INSUFFICIENT}. Never answer from memory.",
-    "answer-v2": "A question may need two pieces of evidence: one that names what the question describes, and one "
-    f"that gives the fact about it. Reply exactly {INSUFFICIENT} only if the evidence does not contain the answer. "
-    "Never answer from memory.",
-}
-_ANSWER_RULES["answer-v3"] = _ANSWER_RULES["answer-v2"]   # v3 changes the template alone
+#: The answer's template variants: the CRAG grade picks one (``templates/answer-vN.<grade>.txt``).
+ANSWER_GRADES = ("correct", "ambiguous", "fallback")
 
 
 def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
@@ -207,13 +153,11 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
     ``ambiguous`` (low confidence, hedge) or ``fallback`` (no evidence: refuse). In set ``v2`` the answer
     is asked for in a few words, cited, and INSUFFICIENT is kept for evidence without the answer; ``v3`` asks the
     same without naming kinds of answer or showing an example answer."""
-    version = prompt_version("answer", prompt_set)
-    templates = _ANSWER_TEMPLATES[version]
-    if grade not in templates:
-        raise ConfigError(f"unknown answer template {grade!r}; choose one of {sorted(templates)}")
+    if grade not in ANSWER_GRADES:
+        raise ConfigError(f"unknown answer template {grade!r}; choose one of {sorted(ANSWER_GRADES)}")
     return role_messages(
         "answer",
-        f"{templates[grade]} {_ANSWER_RULES[version]} {UNTRUSTED}",
+        instructions("answer", prompt_set, grade),
         ("QUESTION", question),
         ("EVIDENCE", _evidence_block(evidence)),
         prompt_set=prompt_set,
@@ -227,7 +171,7 @@ def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: s
     measured against."""
     return role_messages(
         "reader",
-        f"Answer the question from the evidence, in a few words. {UNTRUSTED}",
+        instructions("reader", prompt_set),
         ("QUESTION", question),
         ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set,
     )
@@ -237,7 +181,7 @@ def closed_book_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, 
     """The closed-book reader's prompt (policy ``generation.reader=closed_book``): the question alone, no passage,
     asking for a short answer with no refusal rule — what the model answers from memory, the no-retrieval baseline
     and the reference for an answer "right from memory" on an unanswerable twin."""
-    return role_messages("closedbook", "Answer the question in a few words.", ("QUESTION", question),
+    return role_messages("closedbook", instructions("closedbook", prompt_set), ("QUESTION", question),
                          prompt_set=prompt_set)
 
 
@@ -246,24 +190,16 @@ def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | N
     """``evidence=None`` is the draft-only (IsUse-style) judge; otherwise the judge sees the
     evidence (IsSup-style support check)."""
     sections = [("QUESTION", question), ("DRAFT", draft)]
-    if evidence is None:
-        task = "Judge whether the draft answer is a useful, direct answer to the question."
-    else:
-        task = "Judge whether every claim in the draft answer is supported by the evidence."
+    if evidence is not None:
         sections.append(("EVIDENCE", _evidence_block(evidence)))
-    return role_messages(
-        "judge",
-        f"{task} {UNTRUSTED} "
-        'Reply with JSON only: {"verdict": "supported" | "unsupported", "score": 0.0-1.0, "reason": "..."}.',
-        *sections, prompt_set=prompt_set,
-    )
+    variant = "draft_only" if evidence is None else "with_evidence"
+    return role_messages("judge", instructions("judge", prompt_set, variant), *sections, prompt_set=prompt_set)
 
 
 def grade_prompt(question: str, item: EvidenceItem, prompt_set: str = "v1") -> tuple[Message, ...]:
     return role_messages(
         "grade",
-        "Rate how relevant the evidence is to the question, from -1 (unrelated) to 1 (answers it). "
-        f'{UNTRUSTED} Reply with JSON only: {{"score": -1.0..1.0}}.',
+        instructions("grade", prompt_set),
         ("QUESTION", question),
         ("EVIDENCE", _evidence_block([item])), prompt_set=prompt_set,
     )
