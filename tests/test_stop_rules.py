@@ -84,6 +84,6 @@ def test_a_removed_row_leaves_no_reason_nor_code_behind(toy_rule):
 def test_a_row_names_a_registered_policy_and_both_its_code_and_text():
     with pytest.raises(ConfigError, match="unknown policy 'nope'"):
         STOP_RULES.add("bad", StopRule("round", "x", _asks_the_last_query_again, policy="nope"))
-    with pytest.raises(ValueError, match="needs both its code and its text"):
+    with pytest.raises(ConfigError, match="needs both its code and its text"):
         StopRule("round", "x", _asks_the_last_query_again, code="x_code")
     assert "bad" not in STOP_RULES

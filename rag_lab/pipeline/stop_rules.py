@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Literal
 
+from rag_lab.errors import ConfigError
 from rag_lab.pipeline.config import POLICIES, PipelineConfig
 from rag_lab.pipeline.interventions import INTERVENTION_CODES, Intervention
 from rag_lab.pipeline.state import QuestionState
@@ -69,7 +70,7 @@ class StopRule:
 
     def __post_init__(self) -> None:
         if (self.code is None) != (self.says is None):
-            raise ValueError(f"stop rule {self.reason!r}: an intervention needs both its code and its text")
+            raise ConfigError(f"stop rule {self.reason!r}: an intervention needs both its code and its text")
 
 
 class StopRules(Registry[StopRule]):
