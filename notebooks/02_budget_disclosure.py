@@ -29,7 +29,10 @@
 # > ✓✓, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –,
 # > HotpotQA v3 –, MuSiQue v3 –. The thrifty model's saving: world ✓✓, HotpotQA ~~, MuSiQue ✓✓; Qwen2.5-Coder-1.5B:
 # > HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –, MuSiQue v3 –. Both are the knobs' doing
-# > wherever they hold.
+# > wherever they hold. On the recorded model disclosure is no knob but a measured contrast: the v3 study's declared
+# > claims (MuSiQue, cap 4, tested outside its pilot, each with its study's verdict; the hidden arm's prompt also
+# > asks for few rounds, so the arms differ by more than the budget): more rounds: Qwen2.5-Coder-1.5B: MuSiQue v3 ~;
+# > more LLM calls: Qwen2.5-Coder-1.5B: MuSiQue v3 ~.
 #
 # Should the controller be told its budget? **BudgetDisclosure** decides whether the controller prompt
 # states the cap ("You may run at most N rounds of searches in total") or only asks it to "use as few
@@ -303,10 +306,11 @@ display(*real_model.study_summary(["real_qwen_musique_disclosure"]))  # noqa: F8
 # and MuSiQue samples, with two simulator seeds (paired Δ, interval, exact p, Holm over the whole table;
 # the table ships in `data/robustness.md` and the test suite fails when it is older than the simulator). A
 # finding that holds only on the world is a property of the world and this simulated model, not of the
-# policy: read the verdicts below before quoting the notebook's number.
+# policy: read the verdicts below before quoting the notebook's number. The last two are the recorded v3 study's
+# declared claims on disclosure (MuSiQue, cap 4), each with its study's own test and verdict.
 
 # %%
-print(robustness.quote("disclosure_calls"), robustness.quote("disclosure_thrift_calls"), sep="\n\n")
+print(*(robustness.quote(k) for k in ["disclosure_calls", "disclosure_thrift_calls", "v3_disclosed_true_rounds", "v3_disclosed_true_calls"]), sep="\n\n")
 
 # %% [markdown]
 # [← previous](01_round_cap.ipynb) · [next →](03_zero_yield_stop.ipynb)

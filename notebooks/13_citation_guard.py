@@ -36,7 +36,11 @@
 # > HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –, MuSiQue v3 –; refusing an answer left uncited, world ··,
 # > HotpotQA twins ··, MuSiQue twins ··; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –,
 # > HotpotQA v3 –, MuSiQue v3 – — neither changes a question: every unanswerable question answered here has a best
-# > context score that clears 0.3 and a valid citation.
+# > context score that clears 0.3 and a valid citation. On the recorded model's unanswerable twins (the twins
+# > study's declared claims, tested outside its pilot and flagged twins, each with its study's verdict; provisional:
+# > the study is still being recorded): the plain reader refusing fewer than the guarded pipeline:
+# > Qwen2.5-Coder-1.5B: HotpotQA twins v3 ~; keeping uncited answers refusing fewer: Qwen2.5-Coder-1.5B: HotpotQA
+# > twins v3 ~.
 #
 # The last word on an answer belongs to deterministic code, not to the LLM. The **citation guard** keeps
 # only citations `[n]` that point into the final context (a whitelist), at most `max_citations` of them,
@@ -229,7 +233,7 @@ assert finding.holds, finding.message
 assert price.holds, price.message
 assert cap.holds, cap.message
 findings_markdown(finding, price, cap, where=["citation_threshold_unanswerable", "citation_threshold_price", "citation_cap",
-                                             "guard_citation_threshold", "guard_citation_rule"])
+                                             "guard_citation_threshold", "guard_citation_rule", "twins_reader_plain_refused", "twins_require_citation_false_refused"])
 
 # %%
 calls = table.set_index("label")["cost_llm_calls"]

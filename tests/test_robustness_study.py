@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from rag_lab.course.lesson_text import where_words
 from rag_lab.course.robustness import HEADLINE_FINDINGS, load_table, quote
 from rag_lab.course.robustness_recorded import recorded_arms
 from rag_lab.course.robustness_study import STUDIES
@@ -80,6 +81,7 @@ def test_a_study_still_being_recorded_says_so():
     per_type = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml").per_type
     assert twins and all(f"per_type ({per_type} a type" in c.get("provisional", "") for c in twins)
     assert "provisional" in quote(table.studies[-1]["key"], table)
+    assert "provisional: its study is still being recorded" in where_words(table.studies[-1]["key"], table)
 
 
 def test_the_round_cap_is_measured_on_the_arms_the_v3_study_ran():

@@ -135,6 +135,12 @@ def where_words(key: str, table: RobustnessTable | None = None) -> str:
 
 
 def _recorded_status(cell: Mapping[str, Any]) -> str:
+    """:func:`_cell_status`, and for a cell of a study still being recorded, that it is provisional."""
+    status = _cell_status(cell)
+    return status + (" (provisional: its study is still being recorded)" if cell.get("provisional") else "")
+
+
+def _cell_status(cell: Mapping[str, Any]) -> str:
     """One real-model cell of a robustness row in words, ``{}`` standing for the model (the column's label names
     the model, the prompts and the data; columns with the same words are said once, their labels together)."""
     if cell["status"] == "not applicable":
