@@ -11,7 +11,7 @@ from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.pipeline import PipelineConfig, StopReason
 from rag_lab.pipeline.repeated_query import similarity
 from rag_lab.testing import ScriptedResources, corpus_of
-from rag_lab.widgets.controls import field_spec
+from rag_lab.widgets.controls import controllable_keys, field_spec
 
 PARAPHRASE = "falcon passphrase what is it"   # the question's content words again, reordered
 
@@ -46,3 +46,4 @@ def test_its_threshold_is_a_sweep_key_and_a_widget_control():
     assert len({config_id(c) for c in configs}) == 2
     spec = field_spec("repeated_query.threshold")
     assert (spec.kind, spec.lo, spec.hi) == ("float", 0.05, 1.0)
+    assert {"repeated_query.enabled", "repeated_query.threshold"} <= set(controllable_keys())   # the explorer offers it
