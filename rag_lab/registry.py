@@ -32,6 +32,10 @@ class Registry(Mapping[str, T], Generic[T]):
     16711680
     >>> colours.names()
     ('red',)
+    >>> colours.add("black", 0x000000, before="red")   # where a registry's order is asked (the stop rules)
+    0
+    >>> colours.names()
+    ('black', 'red')
     >>> colours["blue"]
     Traceback (most recent call last):
     ...
