@@ -104,6 +104,7 @@ def test_a_study_row_has_cells_only_where_declared_and_a_cell_on_other_arms_is_s
     assert grid_line(info, "lesson") == "world ✓; M: HotpotQA v3 ✓* (* measured as max_rounds=1 vs max_rounds=3)"
     assert grid_line(info, "study") == "M: HotpotQA twins v3 ✓"
     assert info.cells[1][2].p_holm == 0.02 and info.cells[1][2].correction == "fixed sequence within part"
+    assert where_grid_info(table, ["lesson"]).columns == ("world s0", "HotpotQA v3 (M)")   # no column of rows not shown
 
 
 def test_a_finding_is_cited_in_one_short_line():

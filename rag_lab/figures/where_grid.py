@@ -122,7 +122,7 @@ def _cell(row: Mapping[str, Any], cell: Mapping[str, Any] | None, missing: str =
 
 def where_grid_info(table: Any, keys: Sequence[str] | None = None) -> WhereGridInfo:
     """The grid of a robustness table (the rows ``keys``, in that order; default every finding, then every study
-    row); the real-model columns are the table's, then those only a study row has."""
+    row); the real-model columns are the table's, then those only a study row shown has."""
     findings = list(_get(table, "findings")) + list((_get(table, "studies") if _has(table, "studies") else None) or [])
     by_key = {f["key"]: f for f in findings}
     keys = list(keys) if keys is not None else [f["key"] for f in findings]
@@ -131,8 +131,8 @@ def where_grid_info(table: Any, keys: Sequence[str] | None = None) -> WhereGridI
         raise ConfigError(f"the robustness table has no finding {unknown[0]!r}; it holds {', '.join(by_key)}")
     sim = [(d, s) for d in _get(table, "datasets") for s in _get(table, "seeds")]
     recorded = list(_get(table, "recorded") or [])
-    recorded += list(dict.fromkeys(c["dataset"] for f in findings for c in f.get("recorded", [])
-                                   if c["dataset"] not in recorded))
+    recorded += list(dict.fromkeys(c["dataset"] for k in keys for c in by_key[k].get("recorded", [])
+                                   if c["dataset"] not in recorded))   # a column only the rows shown have
     columns = [f"{DATASET_NAMES.get(d, d)} s{s}" for d, s in sim]
     groups = [DATASET_NAMES.get(d, d) for d, _ in sim]
     for label in recorded:
