@@ -79,7 +79,8 @@ def test_a_study_still_being_recorded_says_so():
     table = load_table()
     twins = [c for row in table.studies if row["study"] == "twins" for c in row["recorded"]]
     per_type = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml").per_type
-    assert twins and all(f"per_type ({per_type} a type" in c.get("provisional", "") for c in twins)
+    assert twins and all(f"per_type ({per_type} a type" in c.get("provisional", "") for c in twins), (
+        "the twins' cells are not marked provisional at the sweep file's per_type: `rag-lab robustness --recorded-only`")
     assert "provisional" in quote(table.studies[-1]["key"], table)
     assert "provisional: its study is still being recorded" in where_words(table.studies[-1]["key"], table)
 
