@@ -4,8 +4,7 @@
 - chat: a request's messages come back as text, labelled with the role, the backend and the model;
 - schema: with a response schema the answer is a parsed instance of it (valid, repaired, or the fallback
   with its reason) — never an exception for bad output;
-- usage: token counts and latency are recorded on the response, and the active cost ledger holds one
-  record of the call with the same numbers (one record per call: ``rag_lab.llm.types.CallRecord``);
+- usage: token counts and latency are recorded on the response (what a trace and a cost ledger read);
 - errors: a backend that cannot be opened or reached fails with an error that names the problem.
 
 A backend kind or subclass added without an entry here fails :func:`test_every_backend_class_is_covered`;
@@ -143,16 +142,6 @@ class SilentBackend(ScriptedBackend):
         return Generation(text=super()._generate(request).text, usage=Usage(prompt_tokens=0, completion_tokens=0))
 
 
-class OffTheBooks(ScriptedBackend):
-    """Builds its responses itself and never records them in the cost ledger."""
-
-    def complete(self, request: LLMRequest, fallback=None) -> LLMResponse:
-        gen = self._generate(request)
-        parsed = request.response_schema.model_validate_json(gen.text) if request.response_schema else None
-        return LLMResponse(role=request.role, text=gen.text, parsed=parsed, outcome="valid" if parsed else "text",
-                           usage=gen.usage, latency_s=0.0, backend=self.name, model=self.model)
-
-
 class RaisesOnProse(ScriptedBackend):
     """Raises on output that does not parse instead of falling back."""
 
@@ -176,10 +165,9 @@ SCRIPTS = {"answer": ["Ada Lovelace [1]"], "route": ['{"route": "SIMPLE"}']}
 
 @pytest.mark.parametrize(("broken", "rule"), [
     (lambda: SilentBackend(SCRIPTS), "usage recorded"),
-    (lambda: OffTheBooks(SCRIPTS), "one ledger record per call"),
     (lambda: ScriptedBackend({"answer": ["  "], "route": ['{"route": "SIMPLE"}']}), "chat answers text"),
     (lambda: NoModel(SCRIPTS), "a name and a model"),
-], ids=["no-usage", "no-ledger", "empty-text", "no-model"])
+], ids=["no-usage", "empty-text", "no-model"])
 def test_check_backend_refuses_a_broken_backend_naming_the_rule(broken, rule: str) -> None:
     with pytest.raises(ContractViolation, match=f"^backend contract, rule '{rule}'") as caught:
         check_backend(broken())

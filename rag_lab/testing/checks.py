@@ -30,9 +30,7 @@ from rag_lab.errors import DataFormatError
 from rag_lab.index import INDEX_KINDS, DenseIndex, SearchIndex, load_index, make_index
 from rag_lab.index.base import META_FILE
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message
-from rag_lab.llm.ledger import Ledger
 from rag_lab.llm.schemas import RouteDecision
-from rag_lab.llm.types import CallRecord
 from rag_lab.pipeline.config import POLICIES, PipelineConfig
 from rag_lab.pipeline.policies import Policy
 from rag_lab.records import Chunk, Dataset
@@ -233,15 +231,13 @@ def check_backend(backend: LLMBackend) -> None:
     The rules: it is an :class:`~rag_lab.llm.base.LLMBackend` with a ``name`` and a ``model``; a chat
     request comes back as non-empty text labelled with the role, the backend and the model; with a response
     schema the answer is a parsed instance of it (valid, repaired, or the fallback with its reason), never an
-    exception for bad output; token counts and latency are recorded on the response, and a cost ledger of
-    the responses holds one record per call with the same numbers."""
+    exception for bad output; token counts and latency are recorded on the response."""
     c = _Contract("backend", f"{type(backend).__name__} {getattr(backend, 'name', '?')!r}")
     c.require(isinstance(backend, LLMBackend), "an LLMBackend", f"{backend!r} is not a rag_lab.llm.base.LLMBackend")
     c.require(isinstance(backend.name, str) and backend.name and isinstance(backend.model, str) and backend.model,
               "a name and a model", f"name {backend.name!r}, model {backend.model!r}")
     chat = backend.complete(CHAT_REQUEST)
     route = backend.complete(ROUTE_REQUEST, fallback=ROUTE_FALLBACK)
-    ledger = Ledger.of_responses((chat, route))
     c.require(isinstance(chat.text, str) and chat.text.strip(), "chat answers text", f"text {chat.text!r}")
     c.require(chat.role == "answer" and chat.outcome == "text" and chat.parsed is None, "chat answers text",
               f"role {chat.role!r}, outcome {chat.outcome!r}, parsed {chat.parsed!r} (expected 'answer', 'text', None)")
@@ -256,14 +252,6 @@ def check_backend(backend: LLMBackend) -> None:
         c.require(response.usage.prompt_tokens > 0 and response.usage.completion_tokens > 0, "usage recorded",
                   f"the {response.role} call reports {response.usage!r}")
         c.require(response.latency_s >= 0.0, "usage recorded", f"latency {response.latency_s!r}")
-    records = ledger.records
-    c.require([r.role for r in records] == ["answer", "route"], "one ledger record per call",
-              f"two calls left ledger records for roles {[r.role for r in records]!r}")
-    for record, response in zip(records, (chat, route), strict=True):
-        c.require(isinstance(record, CallRecord) and CallRecord.fields_of(response).items() <= record.model_dump().items(),
-                  "one ledger record per call", f"the {response.role} record {record!r} differs from its response")
-        c.require(record.total_tokens == response.usage.total_tokens and record.cost_usd > 0, "one ledger record per call",
-                  f"the {response.role} record has {record.total_tokens} tokens at ${record.cost_usd}")
 
 
 # --------------------------------------------------------------------------------------------- loaders

@@ -60,7 +60,8 @@ def _dask(units: Sequence[WorkUnit], context: WorkContext, local_state: WorkerSt
           address: Any) -> Iterator[list[QuestionOutcome]]:
     """Run on Dask distributed: ``address`` is a scheduler address, a ``distributed.Client``, or None
     for a new loopback ``LocalCluster`` of ``workers`` single-threaded processes. Each Dask worker
-    builds its :class:`WorkerState` once (cached per process by :func:`run_unit`)."""
+    builds its :class:`~rag_lab.experiments.engine.worker.WorkerState` once (cached per process by
+    :func:`~rag_lab.experiments.engine.worker.run_unit`)."""
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
