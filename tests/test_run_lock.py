@@ -155,3 +155,16 @@ def test_the_lock_in_one_process_refuses_a_second_opening_and_is_released_on_clo
     assert (tmp_path / "run" / LOCK_FILE).read_text() == ""   # the holder's record is cleared
     with RunLock(tmp_path / "run"):
         pass
+
+
+def test_a_locks_record_names_the_command_without_a_urls_secrets(tmp_path, monkeypatch):
+    import json
+    import sys
+
+    from rag_lab.experiments.engine.run_lock import LOCK_FILE, RunLock
+
+    monkeypatch.setattr(sys, "argv", ["rag-lab", "sweep", "s.yaml", "--base-url",
+                                      "https://me:sk-SECRET1@host:8080/v1?api_key=sk-SECRET2", "--out", "d"])
+    with RunLock(tmp_path / "run"):
+        record = json.loads((tmp_path / "run" / LOCK_FILE).read_text(encoding="utf-8"))
+    assert "SECRET" not in record["command"] and "https://host:8080/v1" in record["command"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import socket
 import sys
 import time
@@ -88,7 +89,7 @@ class RunLock:
 
     def _write_record(self, fd: int) -> None:
         record = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
-                  "command": " ".join(sys.argv)[:200]}
+                  "command": safe_command(sys.argv)[:200]}
         data = json.dumps(record).encode("utf-8")
         try:
             os.ftruncate(fd, 0)
@@ -109,6 +110,16 @@ class RunLock:
                 if time.monotonic() >= deadline:
                     return {}
                 time.sleep(0.05)
+
+
+#: What a URL may carry that is a secret: its user and password, and its query string (``?key=…``).
+_URL_SECRETS = re.compile(r"(?P<scheme>[a-z][a-z0-9+.-]*://)(?:[^\s/@]*@)?(?P<rest>[^\s?#]*)(?:[?#]\S*)?", re.I)
+
+
+def safe_command(argv: list[str]) -> str:
+    """The command line a lock's record names, with every URL's user, password and query string left out (a
+    server's address may carry a key)."""
+    return _URL_SECRETS.sub(lambda m: m["scheme"] + m["rest"], " ".join(argv))
 
 
 def describe_holder(record: dict[str, Any]) -> str:
