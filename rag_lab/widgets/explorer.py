@@ -7,7 +7,6 @@ behaves: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
-import html
 import math
 import threading
 import time
@@ -15,21 +14,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import ipywidgets as widgets
-import numpy as np
 import pandas as pd
-import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments.engine.grid import config_id
-from rag_lab.figures.common import point_texts
+from rag_lab.experiments.engine.labels import changes_label, config_changes
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
-from rag_lab.stats.paired import PairedDifference, changes_label, config_changes, paired_difference
+from rag_lab.stats.paired import PairedDifference, paired_difference
 from rag_lab.stats.summary import aggregate_rows, pareto_mask
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
+from rag_lab.widgets.cost_quality_plot import draw, empty_plot
 from rag_lab.widgets.session import shared_data, simulator_backend
 from rag_lab.widgets.static import with_static_html
 
@@ -115,7 +113,7 @@ class PolicyExplorer:
         self._delta = widgets.Label(value="")
         self._delta.add_class("rag-lab-delta")
         self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
-        self.figure = self._empty_figure()
+        self.figure = empty_plot(cost_col, quality_col)
         self.widget = widgets.VBox([
             widgets.VBox([c.widget for c in self.controls.values()]),
             widgets.HBox([self._progress, self._state]),
@@ -181,12 +179,15 @@ class PolicyExplorer:
         (for ``cost_col`` × ``quality_col``), ``is_current`` (the latest run) and ``changes`` (the parameters it
         changes from ``base``)."""
         with self._lock:
-            table = pd.DataFrame(list(self._points.values()))
-            current = self._current
+            return self._table()
+
+    def _table(self) -> pd.DataFrame:
+        """:attr:`points` (called with the lock held)."""
+        table = pd.DataFrame(list(self._points.values()))
         if table.empty:
             return table
         table["is_pareto"] = pareto_mask(table[self.cost_col], table[self.quality_col])
-        table["is_current"] = table["config_id"] == current
+        table["is_current"] = table["config_id"] == self._current
         table["changes"] = [self._label(cid) for cid in table["config_id"]]
         return table
 
@@ -364,41 +365,14 @@ class PolicyExplorer:
         return (f"Δ {label(self.quality_col)} vs {where}: {d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}] "
                 f"(paired 95% interval, {d.n} questions, {d.share_differ:.0%} differ; {verdict})")
 
-    def _empty_figure(self) -> go.FigureWidget:
-        figure = go.FigureWidget(layout=go.Layout(
-            xaxis_title=label(self.cost_col), yaxis_title=label(self.quality_col), height=420,
-            margin={"l": 60, "r": 20, "t": 30, "b": 50},
-            uirevision="keep", legend={"orientation": "h", "y": -0.2}, template="plotly_white"))
-        figure.add_scatter(name="configurations", mode="markers+text", marker={"size": 9, "color": "#4c78a8"},
-                           textposition="top center", textfont={"size": 10, "color": "#555"},
-                           hovertemplate="%{hovertext}<extra></extra>")
-        figure.add_scatter(name="Pareto front", mode="lines", line={"shape": "hv", "color": "#f58518"},
-                           hoverinfo="skip")
-        figure.add_scatter(name="current", mode="markers", hoverinfo="skip",
-                           marker={"size": 18, "symbol": "circle-open", "color": "#e45756", "line": {"width": 3}})
-        return figure
-
     def _redraw(self) -> None:
-        points = [p for p in self._points.values()
-                  if not (math.isnan(p.get(self.cost_col, math.nan)) or math.isnan(p.get(self.quality_col, math.nan)))]
-        x = np.array([p[self.cost_col] for p in points], dtype=float)
-        y = np.array([p[self.quality_col] for p in points], dtype=float)
-        lo = np.array([p.get(f"{self.quality_col}_lo", math.nan) for p in points], dtype=float)
-        hi = np.array([p.get(f"{self.quality_col}_hi", math.nan) for p in points], dtype=float)
-        names = [self._label(p["config_id"]) for p in points]
-        labels = ["<br>".join([html.escape(name), *(html.escape(f"{k}={p[f'param_{k}']}") for k in self.params),
-                               f"{html.escape(label(self.quality_col))}: {p[self.quality_col]:.3f}",
-                               f"{html.escape(label(self.cost_col))}: {p[self.cost_col]:.3f}"])
-                  for name, p in zip(names, points, strict=True)]
-        front = np.flatnonzero(pareto_mask(x, y))
-        front = front[np.lexsort((y[front], x[front]))]
-        current = [i for i, p in enumerate(points) if p["config_id"] == self._current]
-        with self.figure.batch_update():
-            scatter, line, ring = self.figure.data
-            scatter.x, scatter.y, scatter.hovertext = x.tolist(), y.tolist(), labels
-            scatter.text = [html.escape(t) for t in point_texts(x.tolist(), y.tolist(), names)]
-            scatter.customdata = [p["config_id"] for p in points]
-            scatter.error_y = {"type": "data", "symmetric": False, "array": np.nan_to_num(hi - y).tolist(),
-                               "arrayminus": np.nan_to_num(y - lo).tolist(), "thickness": 1}
-            line.x, line.y = x[front].tolist(), y[front].tolist()
-            ring.x, ring.y = x[current].tolist(), y[current].tolist()
+        """Draw the points run so far as the report draws a sweep (:mod:`.cost_quality_plot`), the latest one
+        ringed (called with the lock held)."""
+        table = self._table()
+        if table.empty:
+            return
+        draw(self.figure, table.rename(columns={"config_id": "candidate_id"}), self.cost_col, self.quality_col)
+        current = table[table["config_id"] == self._current][[self.cost_col, self.quality_col]].dropna()
+        self.figure.add_scatter(x=current[self.cost_col].tolist(), y=current[self.quality_col].tolist(),
+                                name="current", mode="markers", hoverinfo="skip",
+                                marker={"size": 18, "symbol": "circle-open", "color": "#e45756", "line": {"width": 3}})

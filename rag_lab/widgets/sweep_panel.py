@@ -15,17 +15,16 @@ from pathlib import Path
 from typing import Any
 
 import ipywidgets as widgets
-import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.search_space import SAMPLERS
-from rag_lab.figures import cost_quality_figure, cost_quality_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import controllable_keys, parse_value
+from rag_lab.widgets.cost_quality_plot import draw, empty_plot
 from rag_lab.widgets.session import shared_data
 from rag_lab.widgets.static import with_static_html
 
@@ -108,8 +107,7 @@ class SweepPanel:
         self._path = widgets.Label(value="")
         self._table = widgets.HTML(value="")
         self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
-        self.figure = go.FigureWidget(layout=go.Layout(height=420, template="plotly_white",
-                                                       xaxis_title=label(cost_col), yaxis_title=label(quality_col)))
+        self.figure = empty_plot(cost_col, quality_col)
         self.widget = widgets.VBox([
             widgets.HBox([self._keys, self._values]),
             widgets.HBox([run_button, self._progress, self._state]),
@@ -331,11 +329,7 @@ class SweepPanel:
                 "status", "dropped_after", "dropped_by"]
         self._table.value = table[[c for c in cols if c in table.columns]].to_html(
             index=False, escape=True, float_format=lambda v: f"{v:.3f}", classes="rag-lab-sweep-table")
-        figure = cost_quality_figure(cost_quality_info(table, self.cost_col, self.quality_col, text_col="changes"))
-        with self.figure.batch_update():
-            self.figure.data = ()
-            self.figure.add_traces(list(figure.data))
-            self.figure.update_layout(figure.layout)
+        draw(self.figure, table, self.cost_col, self.quality_col)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> Any:
         what = "SweepPanel: choose policy parameters and values, run a sweep"
