@@ -90,3 +90,22 @@ def test_the_simulator_reads_both_sets_alike():
         assert {k: a[k] for k in same} == {k: b[k] for k in same}
     assert sum(r["cost_prompt_tokens"] for r in runs["v2"].rows) != sum(r["cost_prompt_tokens"] for r in runs["v1"].rows)
     assert {r["route"] for r in runs["v1"].rows} >= {"COMPLEX"}
+
+
+def test_v4s_budget_arms_differ_by_the_cap_alone_and_the_simulator_reads_both():
+    """Set v4 (issue 50): without a stated budget the controller is told only the rounds run, not v3's "use as few
+    rounds of searches as possible"; removing the cap clause from the disclosed arm leaves the hidden arm's facts."""
+    from rag_lab.llm.sim.prompt import rounds_run, stated_budget
+
+    disclosed = prompts.controller_prompt(Q, EVIDENCE, [Q, "first show"], 4, True, 2, "v4")[0].content
+    hidden = prompts.controller_prompt(Q, EVIDENCE, [Q, "first show"], 4, False, 2, "v4")[0].content
+    assert disclosed.startswith("[controller-v4]") and "as few rounds" not in hidden + disclosed
+    assert disclosed.replace("You may run at most 4 rounds of searches in total; 2 have been run.",
+                             "2 rounds of searches have been run.") == hidden
+    assert (stated_budget(disclosed), stated_budget(hidden)) == (4, None)
+    assert rounds_run(disclosed, []) == rounds_run(hidden, []) == 2
+    one = prompts.controller_prompt(Q, EVIDENCE, [Q], 4, False, 1, "v4")[0].content
+    assert "1 round of searches has been run." in one and rounds_run(one, ["a", "b"]) == 1
+    # v3's arms are unchanged: the thrift instruction is still in its hidden arm
+    assert "Use as few rounds of searches as possible; 2 have been run." in prompts.controller_prompt(
+        Q, EVIDENCE, [Q, "first show"], 4, False, 2, "v3")[0].content

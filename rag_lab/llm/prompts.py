@@ -104,14 +104,17 @@ def hyde_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message,
     return role_messages("hyde", instructions("hyde", prompt_set, n=n), ("QUESTION", question), prompt_set=prompt_set)
 
 
-def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool) -> str:
-    """The controller prompt's sentence about the budget: the cap in rounds when disclosed ("You may run
-    at most N rounds of searches in total; K have been run."), otherwise only "Use as few rounds of
-    searches as possible; K have been run." — both state the rounds already run."""
+def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool, prompt_set: str = "v1") -> str:
+    """The controller prompt's sentence about the budget, a variant of the controller's template version in
+    ``prompt_set`` (``templates/<version>.budget-disclosed.txt`` / ``.budget-hidden.txt``): the cap in rounds when
+    disclosed ("You may run at most N rounds of searches in total; K have been run."), otherwise, up to
+    controller-v3, only "Use as few rounds of searches as possible; K have been run." — a thrift instruction as well
+    as no cap — and from controller-v4 (set ``v4``) only the rounds run ("K rounds of searches have been run."), so
+    that the two arms differ by the cap alone."""
     done = f"{rounds_run} {'has' if rounds_run == 1 else 'have'} been run"
-    if disclose_budget:
-        return f"You may run at most {max_rounds} rounds of searches in total; {done}."
-    return f"Use as few rounds of searches as possible; {done}."
+    rounds_done = f"{rounds_run} {'round' if rounds_run == 1 else 'rounds'} of searches {done.split(' ', 1)[1]}"
+    return instructions("controller", prompt_set, "budget-disclosed" if disclose_budget else "budget-hidden",
+                        max_rounds=max_rounds, done=done, rounds_done=rounds_done)
 
 
 def controller_prompt(
@@ -127,13 +130,15 @@ def controller_prompt(
     rounds (one round may run several queries: the rewrites of round 1, a multi-query
     ``retrieve_again``). With ``disclose_budget`` the cap is stated ("at most N rounds of searches";
     K have been run); otherwise only "use as few rounds of searches as possible" (K have been run).
-    Both arms state the rounds already run; they differ by the cap *and* by the hidden arm's thrift
-    instruction ("as few rounds … as possible"), which the disclosed arm drops (issue 50). The cap is
+    Both arms state the rounds already run; up to set ``v3`` they differ by the cap *and* by the hidden arm's
+    thrift instruction ("as few rounds … as possible"), which the disclosed arm drops (issue 50); in ``v4`` by the
+    cap alone (:func:`budget_sentence`). The cap is
     enforced in code either way. ``rounds_run``: the rounds already run (the pipeline passes its
     count); None counts each listed search as one round (right when no round ran several queries).
     In set ``v2`` the reason comes first and names each fact the question needs and whether the evidence
     states it; ``answer`` only when every needed fact is there."""
-    budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget)
+    budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget,
+                             prompt_set)
     sections = (
         ("QUESTION", question),
         ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),

@@ -54,6 +54,9 @@ PROMPT_SETS.add("v2", PromptSet("reason first (router, controller), each needed 
                                 "(answer)", parent="v1"))
 PROMPT_SETS.add("v3", PromptSet("v2 with an answer template that names no kind of answer and shows no example "
                                 "answer (answer-v3)", parent="v2"))
+PROMPT_SETS.add("v4", PromptSet("v3 with a controller (controller-v4) whose budget arms differ by the cap alone: "
+                                "without a stated budget it says only the rounds run, not v3's 'use as few rounds "
+                                "of searches as possible'", parent="v3"))
 #: A prompt set's name as a pydantic field type (the policy ``prompts.version``).
 PromptSetName = PROMPT_SETS.field()
 #: The set every role names; a role that does not name another set speaks this one there.
@@ -138,7 +141,7 @@ def prompt_version(role: str, prompt_set: str = BASE_SET) -> str:
     >>> prompt_version("route", "v9")
     Traceback (most recent call last):
     ...
-    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3
+    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3, v4
     """
     PROMPT_SETS.check(prompt_set)
     return LLM_ROLES[role].version(prompt_set)

@@ -77,7 +77,7 @@ LLM_ROLES.add("route", Role(
 LLM_ROLES.add("rewrite", Role(prompts.rewrite_prompt, {"v1": "rewrite-v1"}, {"v1": schemas.Rewrites}, _rewrite))
 LLM_ROLES.add("hyde", Role(prompts.hyde_prompt, {"v1": "hyde-v1"}, {"v1": schemas.HydePassages}, _hyde))
 LLM_ROLES.add("controller", Role(
-    prompts.controller_prompt, {"v1": "controller-v2", "v2": "controller-v3"},
+    prompts.controller_prompt, {"v1": "controller-v2", "v2": "controller-v3", "v4": "controller-v4"},
     {"v1": schemas.ControllerDecision, "v2": schemas.ReasonedControllerDecision}, _controller, step=_rounds_run,
     breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
 LLM_ROLES.add("answer", Role(prompts.answer_prompt, {"v1": "answer-v1", "v2": "answer-v2", "v3": "answer-v3"}, {},

@@ -21,7 +21,7 @@ _BUDGET = re.compile(
     r"retrieval rounds?|rounds?|retrievals?|queries|tool calls)\b",
     re.IGNORECASE,
 )
-_RUN = re.compile(r"\b(\d+)\s+(?:have|has)\s+been\s+run\b", re.IGNORECASE)
+_RUN = re.compile(r"\b(\d+)\s+(?:rounds?\s+of\s+searches\s+)?(?:have|has)\s+been\s+run\b", re.IGNORECASE)
 _N = re.compile(r"\bWrite (\d+) (?:alternative|short hypothetical|hypothetical)", re.IGNORECASE)
 
 
@@ -33,8 +33,8 @@ def stated_budget(system_text: str) -> int | None:
 
 
 def rounds_run(system_text: str, searches: list[str]) -> int:
-    """How many rounds of searches ran: the number the prompt states ("2 have been run"), else the
-    SEARCHES listed (one round each)."""
+    """How many rounds of searches ran: the number the prompt states ("2 have been run", "1 round of searches has
+    been run"), else the SEARCHES listed (one round each)."""
     m = _RUN.search(system_text)
     return int(m.group(1)) if m else len(searches)
 
