@@ -163,7 +163,7 @@ explorer.run(wait=True)  # max_rounds=1 on the bridge questions: LLM calls per q
 # %%
 FINDINGS = FindingFamily(size=2, name="01_round_cap")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, COST, candidate=S.candidate, reference=S.reference, direction="below", kind="measured",
-                         family=FINDINGS, claim="capping retrieval at one round instead of two cuts LLM calls")
+                         family=FINDINGS, claim=robustness.claim("round_cap_calls"))
 assert finding.holds, finding.message
 
 # %% [markdown]
@@ -178,7 +178,7 @@ BRIDGE = settings.ROUND_CAP_BRIDGE  # every two-hop test question
 bridge = lesson_sweep(BRIDGE.sweep("nb01_round_cap_bridge", {"round_cap.max_rounds": [1, 2]}), pareto=(COST, QUALITY))
 bridge_finding = paired_finding(bridge, QUALITY, candidate=BRIDGE.candidate, reference=BRIDGE.reference, direction="below",
                                 kind="measured", family=FINDINGS,
-                                claim="on two-hop questions, capping at one round loses answers that round 2 finds")
+                                claim=robustness.claim("round_cap_bridge"))
 assert bridge_finding.holds, bridge_finding.message
 findings_markdown(finding, bridge_finding, where=["round_cap_calls", "round_cap_bridge"])
 

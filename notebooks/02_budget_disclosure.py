@@ -177,9 +177,9 @@ FINDINGS = FindingFamily(size=3, name="02_budget_disclosure")   # fixed-sequence
 control = lesson_sweep(spec, name="nb02_control", grid={**spec["grid"], "round_cap.max_rounds": [4]},
                        backend={**spec["backend"], "knobs": {"budget_anchoring": 0.0, "budget_thrift": 0.0}})
 anchors = paired_finding(result, COST, candidate=A1, reference=A0, direction="above", kind="by_construction", control=control,
-                         family=FINDINGS, claim="told its budget, the anchored model spends more LLM calls")
+                         family=FINDINGS, claim=robustness.claim("disclosure_calls"))
 saves = paired_finding(result, COST, candidate=T1, reference=T0, direction="below", kind="by_construction", control=control,
-                       family=FINDINGS, claim="told its budget, the thrifty model spends fewer LLM calls")
+                       family=FINDINGS, claim=robustness.claim("disclosure_thrift_calls"))
 answers = paired_finding(result, QUALITY, candidate=A1, reference=A0, direction="none", margin=0.1, kind="measured",
                          family=FINDINGS, claim="the anchored rounds buy no answers (strict containment within ±0.1)")
 assert anchors.holds, anchors.message

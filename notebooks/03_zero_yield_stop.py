@@ -156,7 +156,7 @@ FINDINGS = FindingFamily(size=2, name="03_zero_yield_stop")   # fixed-sequence c
 control = lesson_sweep(spec, name="nb03_control", backend={**spec["backend"], "knobs": {**KNOBS, "synonym_spinning": 0.0}})
 finding = paired_finding(result, COST, candidate=ON, reference=OFF, direction="below", kind="by_construction",
                          control=control, family=FINDINGS,  # the control: the same sweep, no spinning
-                         claim="stopping on an empty round cuts the LLM calls a spinning controller spends")
+                         claim=robustness.claim("zero_yield_calls"))
 assert finding.holds, finding.message
 
 # %% [markdown]
@@ -170,7 +170,7 @@ assert finding.holds, finding.message
 # %%
 no_loss = paired_finding(result, QUALITY, candidate=ON, reference=OFF, direction="none", margin=0.05, kind="measured",
                          family=FINDINGS,
-                         claim="the zero-yield stop costs no answers (strict containment unchanged within ±0.05)")
+                         claim=robustness.claim("zero_yield_answers"))
 assert no_loss.holds, no_loss.message
 findings_markdown(finding, no_loss, where=["zero_yield_calls", "zero_yield_answers", "guard_zero_yield"])
 

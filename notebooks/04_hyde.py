@@ -180,8 +180,7 @@ cost = paired_finding(result, "cost_llm_calls", candidate=FOUR, reference=OFF, d
 # 30 questions of a 0/1 metric are too few for a TOST to show ±0.05 (its p has a floor); they can show ±0.10
 finding = paired_finding(result, QUALITY, candidate=FOUR, reference=OFF, direction="none", margin=0.10,
                          kind="measured", family=FINDINGS,
-                         claim="on vocabulary-mismatch questions, the mean embedding of 4 passages that only rephrase "
-                               "the question brings no more gold evidence into the final context")
+                         claim=robustness.claim("hyde_recall"))
 assert finding.holds, finding.message
 assert cost.holds, cost.message
 findings_markdown(cost, finding, where=["hyde_recall"])

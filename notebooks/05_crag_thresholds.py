@@ -68,7 +68,7 @@
 # below shows where).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import risk_coverage_figure, risk_coverage_info
@@ -190,8 +190,7 @@ explorer.run(wait=True)  # crag.lower=0.2, crag.upper=0.5 on the mismatch questi
 print("refusal rate by type, nothing discarded:", contrasts.group_share(result, never, "quality_refused", 1).round(3).to_dict())
 FINDINGS = FindingFamily(size=2, name="05_crag_thresholds")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, QUALITY, candidate=STRICT, reference=DEFAULT, direction="below", kind="measured",
-                         family=FINDINGS, claim="raising crag.lower to 0.5 refuses answerable questions and lowers "
-                                                "abstention accuracy")
+                         family=FINDINGS, claim=robustness.claim("crag_abstention"))
 assert finding.holds, finding.message
 
 # %% [markdown]

@@ -181,10 +181,9 @@ explorer.run(wait=True)  # append_then_truncate on the bridge questions: later-r
 FINDINGS = FindingFamily(size=2, name="06_truncation")   # fixed-sequence correction over the two claims below (tested in the order stated)
 finding = paired_finding(result, RETAINED, candidate=RANK, reference=APPEND, direction="above",
                          kind="measured", family=FINDINGS,
-                         claim="with a tight snippet limit, ranking before the cut keeps the gold evidence that "
-                               "later rounds found, appending loses it")
+                         claim=robustness.claim("truncation_retained"))
 answers = paired_finding(result, QUALITY, candidate=RANK, reference=APPEND, direction="above", kind="measured",
-                         family=FINDINGS, claim="and the answers are better for it")
+                         family=FINDINGS, claim=robustness.claim("truncation_answers"))
 assert finding.holds, finding.message
 assert answers.holds, answers.message
 findings_markdown(finding, answers, where=["truncation_retained", "truncation_answers"])

@@ -69,7 +69,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import time_split
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
@@ -160,7 +160,7 @@ explorer.run(wait=True)  # the 600-token budget on the bridge questions: tokens 
 # %%
 FINDINGS = FindingFamily(size=2, name="07_search_budget")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, COST, candidate=CAPPED, reference=FREE, direction="below", kind="measured",
-                         family=FINDINGS, claim=f"a {BUDGET}-token search budget cuts tokens per question")
+                         family=FINDINGS, claim=robustness.claim("search_budget_tokens"))
 assert finding.holds, finding.message
 
 # %% [markdown]
@@ -173,7 +173,7 @@ assert finding.holds, finding.message
 
 # %%
 cost = paired_finding(result, QUALITY, candidate=CAPPED, reference=FREE, direction="below", kind="measured",
-                      family=FINDINGS, claim=f"the {BUDGET}-token budget costs answers (strict containment drops)")
+                      family=FINDINGS, claim=robustness.claim("search_budget_answers"))
 assert cost.holds, cost.message
 findings_markdown(finding, cost, where=["search_budget_tokens", "search_budget_answers"])
 

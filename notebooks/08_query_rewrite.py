@@ -69,7 +69,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, query_rewrite, settings, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, query_rewrite, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import fusion_table
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
@@ -184,7 +184,7 @@ explorer.run(wait=True)  # rewriting off on the alias questions: evidence recall
 # %%
 FINDINGS = FindingFamily(size=1, name="08_query_rewrite")   # the one claim asserted below
 cost = paired_finding(alias, "cost_llm_calls", candidate=THREE, reference=OFF, direction="above", kind="definitional",
-                      family=FINDINGS, claim="rewriting costs an extra LLM call per question (the rewrite role)")
+                      family=FINDINGS, claim=robustness.claim("rewrite_calls"))
 gain = paired_finding(alias, QUALITY, candidate=THREE, reference=OFF, direction="above", kind="measured",
                       claim="on aliased questions, three rewrites fused by RRF bring more gold evidence into the final context")
 loss = paired_finding(comparison, QUALITY, candidate=THREE, reference=OFF, direction="below", kind="measured",

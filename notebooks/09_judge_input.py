@@ -69,7 +69,7 @@
 # simulator's own style (the self-preference bias).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, settings, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput
@@ -189,7 +189,7 @@ print(finding)
 no_effect = paired_finding(result, QUALITY, candidate=EVIDENCE, reference=NONE, direction="none", margin=0.05,
                            claim="on the world, the with-evidence judge changes no answer")
 judge_cost = paired_finding(result, COST, candidate=EVIDENCE, reference=NONE, direction="above", kind="definitional",
-                            family=FINDINGS, claim="the judge costs LLM calls")
+                            family=FINDINGS, claim=robustness.claim("judge_calls"))
 assert judge_cost.holds, judge_cost.message
 unanswerable = refusals.loc["… answers to unanswerable questions"]  # what the prose below reads off the numbers
 answered = contrasts.group_share(result, NONE, "status", "answered")["unanswerable"]  # with no judge at all

@@ -67,7 +67,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import Intervention, PipelineConfig
@@ -192,8 +192,7 @@ control = lesson_sweep(spec, name="nb10_control", grid={"router.enabled": [True]
                        backend={**spec["backend"], "knobs": {**KNOBS, "comparison_underrate": 0.0}})  # no under-rating
 finding = paired_finding(result, QUALITY, candidate=UPGRADE, reference=NO_UPGRADE, direction="above",
                          kind="by_construction", control=control, family=FINDINGS,
-                         claim="upgrading comparison wording to COMPLEX answers comparisons the under-rating router "
-                               "sent to one-shot retrieval")
+                         claim=robustness.claim("router_upgrade"))
 assert finding.holds, finding.message
 findings_markdown(finding, where=["router_upgrade"])
 

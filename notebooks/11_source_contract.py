@@ -72,7 +72,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook, source_contract
+from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook, source_contract
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset
 from rag_lab.pipeline import PipelineConfig
@@ -198,12 +198,11 @@ explorer.run(wait=True)  # fail-open on the alias questions: the share of answer
 FINDINGS = FindingFamily(size=2, name="11_source_contract")   # fixed-sequence correction over this notebook's two claims (tested in the order stated)
 finding = paired_finding(result, LEAK, candidate=OPEN, reference=CLOSED, direction="above", kind="definitional",
                          family=FINDINGS,
-                         claim="when the filter leaves nothing, fail-open answers cite sources outside the contract")
+                         claim=robustness.claim("source_contract_leak"))
 
 # %%
 price = paired_finding(result, QUALITY, candidate=CLOSED, reference=OPEN, direction="none", margin=0.10, kind="measured",
-                       family=FINDINGS, claim="fail-closed costs at most 0.10 strict containment against fail-open (it "
-                                              "gives up only the answers fail-open took from forbidden sources)")
+                       family=FINDINGS, claim=robustness.claim("source_contract_price"))
 assert price.holds, price.message
 assert finding.holds, finding.message
 closed = counts["wiki, fail-closed"]  # what the prose below reads off the numbers:

@@ -67,7 +67,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, controller_validation, findings_markdown, lesson_sweep, paired_finding, settings, setup_notebook, validation_table
+from rag_lab.course import FindingFamily, contrasts, controller_validation, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook, validation_table
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.llm.schemas import ControllerDecision
 from rag_lab.pipeline import PipelineConfig
@@ -181,8 +181,7 @@ explorer.run(wait=True)  # on_invalid=refuse on the comparison questions: strict
 FINDINGS = FindingFamily(size=1, name="12_controller_validation")
 finding = paired_finding(result, QUALITY, candidate=FALLBACK, reference=REFUSE, direction="above",
                          kind="by_construction", control=control, family=FINDINGS,
-                         claim="the deterministic fallback answers from gathered evidence where a pipeline that "
-                               "refuses invalid controller output gives up")
+                         claim=robustness.claim("validation_fallback"))
 assert finding.holds, finding.message
 findings_markdown(finding, where=["validation_fallback"])
 

@@ -80,7 +80,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, settings, setup_notebook
+from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_context_score
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.policies import CitationGuard
@@ -220,15 +220,15 @@ explorer.run(wait=True)  # the default guard on the unanswerable questions: refu
 # %%
 FINDINGS = FindingFamily(size=3, name="13_citation_guard")   # fixed-sequence correction over this notebook's three claims (tested in the order stated)
 finding = paired_finding(unanswerable, ABSTAIN, candidate=U[0.5], reference=U[0.1], direction="above", kind="measured",
-                         family=FINDINGS, claim="a refusal threshold of 0.5 refuses unanswerable questions that 0.1 answers")
+                         family=FINDINGS, claim=robustness.claim("citation_threshold_unanswerable"))
 
 # %%
 price = paired_finding(result, PRICE, candidate=CAP10[0.5], reference=CAP10[0.1], direction="above", kind="measured",
-                       family=FINDINGS, claim="and it refuses answerable questions too")
+                       family=FINDINGS, claim=robustness.claim("citation_threshold_price"))
 
 # %%
 cap = paired_finding(result, "quality_citation_validity", candidate=CAPS[1], reference=CAPS[10], direction="below",
-                     kind="definitional", family=FINDINGS, claim="a cap of one citation removes citations")
+                     kind="definitional", family=FINDINGS, claim=robustness.claim("citation_cap"))
 assert finding.holds, finding.message
 assert price.holds, price.message
 assert cap.holds, cap.message

@@ -28,7 +28,7 @@ from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import holm, p_text, paired_test
 
 __all__ = ["CELL_DATASETS", "GUARD_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
-           "check_current", "load_table", "quote", "run_robustness"]
+           "check_current", "claim", "load_table", "quote", "run_robustness"]
 
 Direction = Literal["above", "below", "none"]
 #: The datasets a finding is re-run on unless it names its own (shipped names).
@@ -201,6 +201,12 @@ def _finding(key: str) -> HeadlineFinding:
         if f.key == key:
             return f
     raise ConfigError(f"no headline finding {key!r}; known: {', '.join(f.key for f in HEADLINE_FINDINGS)}")
+
+
+def claim(key: str) -> str:
+    """The sentence of headline finding ``key``: its notebook states it as its claim (``paired_finding(...,
+    claim=robustness.claim(key))``), so the sentence is typed once, in :data:`HEADLINE_FINDINGS`."""
+    return _finding(key).claim
 
 
 # --- one cell ----------------------------------------------------------------------------------------

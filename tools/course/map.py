@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from rag_lab.course import robustness
 from rag_lab.course.lesson_text import quoted_keys, where_line
 from rag_lab.errors import ConfigError
 from rag_lab.figures.where_grid import legend_line
@@ -53,9 +54,14 @@ def _constants(tree: ast.Module) -> dict[str, Any]:
 
 
 def _text(node: ast.expr | None, consts: Mapping[str, Any]) -> str | None:
-    """A string literal, an f-string over module constants, or an implicit concatenation of them."""
+    """A string literal, an f-string over module constants, an implicit concatenation of them, or a headline
+    claim read from its one home, ``robustness.claim("key")``."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "claim"
+            and getattr(node.func.value, "id", None) == "robustness" and len(node.args) == 1
+            and isinstance(node.args[0], ast.Constant)):
+        return robustness.claim(node.args[0].value)
     if isinstance(node, ast.JoinedStr):
         parts = []
         for value in node.values:
