@@ -13,15 +13,13 @@ import pandas as pd
 import pytest
 
 from rag_lab.cli import main
+from rag_lab.cli.summary_text import delta_table_text
 from rag_lab.experiments import load_sweep, run_sweep
-from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text, is_measured
+from rag_lab.experiments.engine.comparisons import comparisons, is_measured
+from rag_lab.experiments.engine.labels import changes_label, config_changes
+from rag_lab.experiments.engine.summary import summarize
 from rag_lab.report import write_report
-from rag_lab.stats.paired import (
-    changes_label,
-    config_changes,
-    paired_difference,
-    unpaired_difference,
-)
+from rag_lab.stats.paired import paired_difference, unpaired_difference
 from rag_lab.stats.significance import holm, p_clause, p_text
 
 # ---------------------------------------------------------------- synthetic paired data
@@ -209,7 +207,7 @@ def test_report_and_cli_show_the_deltas(sweep, tmp_path):
 
     frames = comparisons(load_sweep(sweep.run_dir), (METRIC, "cost_llm_calls", "quality_not_there"))
     assert list(frames) == [METRIC, "cost_llm_calls"]
-    exploratory, *lines = delta_table_text(frames).splitlines()
+    exploratory, *lines = delta_table_text(summarize(load_sweep(sweep.run_dir), METRIC)).splitlines()
     assert exploratory.startswith("Exploratory: every candidate against the reference")
     assert lines[0].startswith("Δ = candidate − the base config")
     assert "the same 12 questions" in lines[0] and "2 seed(s)" in lines[0]

@@ -89,52 +89,24 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                        progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay,
                        wait=args.wait)
     seconds = time.perf_counter() - start
-    from rag_lab.experiments.engine.reply_checks import reply_warnings
+    from rag_lab.cli.summary_text import declared_text, deltas_text, provenance_text, warnings_text
+    from rag_lab.experiments.engine.summary import summarize
 
     if args.table is not None:
         result.write_table(args.table)
     if args.rows is not None:
         result.write_rows(args.rows)
+    summary = summarize(result)   # what the sweep found, built once; the report renders the same record
     table = result.table
-    progress = result.progress()
-    warned = reply_warnings(result)
     out = {"run_dir": str(args.out), "name": result.spec["name"], "runs": len(table), "questions": len(result.qids),
            "computed": result.computed, "reused": result.reused, "complete": result.complete,
-           "question_runs": progress._asdict(), "provenance": result.provenance.model_dump(mode="json"),
-           "warnings": warned, "wall_seconds": seconds, "table": json.loads(table.to_json(orient="records"))}
-    findings = _findings(result)
-    out["findings"] = [{**f.to_dict(), "provisional": not result.complete} for f in findings]
-    text = (format_table(result, seconds) + provenance_text(result) + _search_text(result)
-            + _declared(findings, provisional=not result.complete) + _deltas(result, findings) + _warnings(warned))
+           "question_runs": summary.progress._asdict(), "provenance": result.provenance.model_dump(mode="json"),
+           "warnings": list(summary.warnings), "wall_seconds": seconds,
+           "table": json.loads(table.to_json(orient="records"))}
+    out["findings"] = [{**f.to_dict(), "provisional": summary.provisional} for f in summary.findings]
+    text = (format_table(result, seconds) + provenance_text(summary) + _search_text(result)
+            + declared_text(summary) + deltas_text(summary) + warnings_text(summary))
     return out, text
-
-
-def provenance_text(result: Any) -> str:
-    """Where the results come from (the run's stored provenance), one line per part."""
-    return "\n" + "\n".join(f"{what}: {text}" for what, text in result.provenance.lines())
-
-
-def _warnings(warned: list[str]) -> str:
-    return "".join(f"\n\nwarning: {w}" for w in warned)
-
-
-def _declared(findings: list[Any], provisional: bool = False) -> str:
-    """The sweep's declared claims, one verdict each, under the sentence that says how they were tested; on an
-    unfinished sweep each line says it is provisional."""
-    if not findings:
-        return ""
-    from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE
-    from rag_lab.experiments.engine.findings import finding_line
-
-    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {finding_line(f, provisional)}" for f in findings)
-
-
-def _findings(result: Any) -> list[Any]:
-    """The sweep's stated findings, tested — on an unfinished sweep, on the question runs finished so far
-    (provisional), once every candidate they name has one."""
-    from rag_lab.experiments.engine.findings import provisional_findings
-
-    return provisional_findings(result)
 
 
 def _search_text(result: Any) -> str:
@@ -154,20 +126,6 @@ def _search_text(result: Any) -> str:
     for _, row in table[table["status"] == "dropped"].iterrows():
         lines.append(f"  dropped {row['candidate_id']} ({labels.get(row['candidate_id'], '')}): {row['drop_reason']}")
     return "\n\n" + "\n".join(lines)
-
-
-def _deltas(result: Any, findings: list[Any]) -> str:
-    """The exploratory paired Δ-vs-base table of the headline quality and the default cost columns, the declared ``findings``'
-    cells showing their verdicts (empty until the sweep is complete)."""
-    from rag_lab.evaluation.catalog import DEFAULT_COST
-    from rag_lab.experiments.engine.comparisons import comparisons, delta_table_text
-
-    frames = (comparisons(result, (result.headline_quality, DEFAULT_COST), declared=findings)
-              if result.question_runs() and len(result.table) > 1 else {})
-    if not frames:
-        return ""
-    lead = "" if result.complete else f"PROVISIONAL ({result.progress().text()}): "
-    return "\n\n" + lead + delta_table_text(frames)
 
 
 def format_table(result: Any, seconds: float) -> str:

@@ -21,9 +21,10 @@ from typing import Any, Literal
 from rag_lab.course import settings
 from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.labels import changes_label
 from rag_lab.figures.where_grid import STATUSES, cell_status, where_grid_info, where_grid_markdown
 from rag_lab.paths import DATA_DIR, template
-from rag_lab.stats.paired import changes_label, interval_text
+from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import holm, p_text, paired_test
 

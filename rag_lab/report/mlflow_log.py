@@ -17,8 +17,8 @@ from typing import Any
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.evaluation.families import is_metric
-from rag_lab.experiments.engine.comparisons import comparisons
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.experiments.engine.summary import summarize
 
 DB_FILE = "mlflow.db"
 ARTIFACTS = "artifacts"
@@ -136,8 +136,10 @@ def log_sweep(
     client.log_batch(parent, metrics=[Metric("candidates", float(len(sweep.table)), now, 0),
                                       Metric("question_runs", float(sweep.question_runs()), now, 0),
                                       Metric("questions", float(len(sweep.qids)), now, 0)])
-    deltas = {m: frame.set_index("candidate_id") for m, frame in _comparisons(sweep, reference).items()}
-    labels = sweep.labels()
+    summary = summarize(sweep, DEFAULT_QUALITY, DEFAULT_COST, reference)
+    deltas = ({m: frame.set_index("candidate_id") for m, frame in summary.frames.items()}
+              if len(sweep.table) > 1 else {})
+    labels = summary.labels
     configs = {c["candidate_id"]: c for c in sweep.store.candidates()}
     run_ids: dict[str, str] = {}
     for _, row in sweep.table.iterrows():
@@ -174,8 +176,3 @@ def log_sweep(
     return MlflowLogged(tracking_uri=tracking_uri(folder), experiment_id=experiment_id, parent_run_id=parent,
                         run_ids=run_ids)
 
-
-def _comparisons(sweep: SweepResult, reference: Any) -> dict[str, Any]:
-    if len(sweep.table) < 2:
-        return {}
-    return comparisons(sweep, (DEFAULT_QUALITY, DEFAULT_COST), reference)

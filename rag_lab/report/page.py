@@ -16,26 +16,16 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from markupsafe import Markup
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label
 from rag_lab.evaluation.families import is_cost, is_quality, short_name
 from rag_lab.experiments.calibration.verify import load_verifications, tau_text
-from rag_lab.experiments.engine.comparisons import (
-    DECLARED_SENTENCE,
-    EXPLORATORY_SENTENCE,
-    comparisons,
-    decimals,
-    declared_finding,
-    detectable_short,
-    is_measured,
-    p_cell,
-    reference_sentence,
-)
-from rag_lab.experiments.engine.findings import finding_line, provisional_findings
-from rag_lab.experiments.engine.reply_checks import reply_warnings
+from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE, EXPLORATORY_SENTENCE
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
+from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, summarize
 from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
@@ -44,8 +34,9 @@ from rag_lab.paths import DATA_DIR, package_text, template
 from rag_lab.report.collapse import collapsed, identical_columns
 from rag_lab.report.glance import glance_html, glance_table
 from rag_lab.report.header import TITLE, header_html
+from rag_lab.report.render import render
 from rag_lab.stats.paired import interval_text
-from rag_lab.stats.summary import add_pareto, is_ci_bound
+from rag_lab.stats.summary import is_ci_bound
 
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
 SECOND_COST_COLS = ("cost_tokens", "cost_modelled_latency_s", "cost_usd")
@@ -130,16 +121,6 @@ def results_table_html(table: pd.DataFrame, cost_col: str, quality_col: str) -> 
     return "\n".join(lines)
 
 
-def _spent_ratio(table: pd.DataFrame) -> float | None:
-    """LLM calls spent (cache misses) over calls incurred across the whole sweep, or None without both columns."""
-    if "cost_llm_calls" not in table.columns or "spent_llm_calls" not in table.columns:
-        return None
-    weight = pd.to_numeric(table["n_questions"]) if "n_questions" in table.columns else 1
-    incurred = float((pd.to_numeric(table["cost_llm_calls"]) * weight).sum())
-    spent = float((pd.to_numeric(table["spent_llm_calls"]) * weight).sum())
-    return spent / incurred if incurred else None
-
-
 def _how_to_read(cost_col: str, quality_col: str) -> str:
     cost = f"{html.escape(label(cost_col))} (<code>{html.escape(cost_col)}</code>)"
     quality = f"{html.escape(label(quality_col))} (<code>{html.escape(quality_col)}</code>)"
@@ -149,19 +130,18 @@ def _how_to_read(cost_col: str, quality_col: str) -> str:
 # --- paired differences vs the base config ------------------------------------------------------------
 
 
-def _measured_class(row: pd.Series) -> str:
-    """The cell class of a paired difference: a measured one (:func:`is_measured`) bold and coloured by its sign;
-    a declared claim's cell framed (``declared``), bold when the claim holds."""
-    claim = declared_finding(row)
-    declared = " declared" if claim is not None else ""
-    if not is_measured(row):
-        return f' class="{declared.strip()}"' if declared else ""
-    if claim is not None and claim.direction == "none":   # a no-change claim that holds: no direction to colour
-        return ' class="measured declared"'
-    sign = 1 if row["lo"] > 0 else -1
-    way = forest.direction(str(row.get("metric", "")))
+def _measured_class(cell: DeltaCell) -> Markup:
+    """The cell class of a paired difference: a measured one bold and coloured by its sign; a declared claim's cell
+    framed (``declared``), bold when the claim holds."""
+    declared = " declared" if cell.declared is not None else ""
+    if not cell.measured:
+        return Markup(f' class="{declared.strip()}"' if declared else "")
+    if cell.declared is not None and cell.declared.direction == "none":   # a no-change claim that holds: no direction
+        return Markup(' class="measured declared"')
+    sign = 1 if cell.up else -1
+    way = forest.direction(cell.metric)
     better = "neutral" if way == 0 else "better" if sign * way > 0 else "worse"
-    return f' class="measured {"up" if sign > 0 else "down"} {better}{declared}"'
+    return Markup(f' class="measured {"up" if sign > 0 else "down"} {better}{declared}"')
 
 
 def _thead(heads: Sequence[str], text_columns: int) -> str:
@@ -170,51 +150,35 @@ def _thead(heads: Sequence[str], text_columns: int) -> str:
     return f"<thead><tr>{cells}</tr></thead>"
 
 
-def delta_table_html(frames: Mapping[str, pd.DataFrame]) -> str:
-    """The Δ-vs-reference table: one row per candidate but the reference, one column per metric with
-    ``Δ [lo, hi]`` with its p and Holm p (bold where the interval excludes 0 and the Holm p is below 0.05) or, in a
-    declared claim's cell (framed), that claim's verdict; the questions used and the share that differ on the
-    first metric."""
-    metrics = list(frames)
-    first = frames[metrics[0]]
-    keep = ~first["is_reference"].to_numpy(dtype=bool)
+def _share(row: DeltaRow) -> str:
+    return "–" if pd.isna(row.share_differ) else f"{row.share_differ:.0%}"
+
+
+def delta_table_html(summary: SweepSummary) -> str:
+    """The Δ-vs-reference table of the summary: one row per candidate but the reference, one column per metric
+    with ``Δ [lo, hi]`` with its p and Holm p (bold where the interval excludes 0 and the Holm p is below 0.05) or,
+    in a declared claim's cell (framed), that claim's verdict; the questions used and the share that differ on the
+    first metric (``templates/delta_table.html.j2``)."""
+    metrics = summary.metrics
     heads = ["candidate", "changes vs reference", *(f"Δ {label(m)}" for m in metrics), "questions",
              f"differ on {label(metrics[0])}"]
-    lines = ['<table class="delta">', _thead(heads, 2), "<tbody>"]
-    for pos in [i for i, k in enumerate(keep) if k]:
-        row = first.iloc[pos]
-        cells = [f'<td class="text">{html.escape(str(row["candidate_id"]))}</td>',
-                 f'<td class="text">{html.escape(str(row["label"]))}</td>']
-        for metric in metrics:
-            other = frames[metric].iloc[pos]
-            text = f"{interval_text(other, decimals(frames, metric))} {p_cell(other)}"
-            if detectable_short(other):
-                text += f" ({detectable_short(other)})"
-            cells.append(f"<td{_measured_class(other)}>{html.escape(text)}</td>")
-        cells.append(f"<td>{int(row['n'])}</td>")
-        share = "–" if pd.isna(row["share_differ"]) else f"{row['share_differ']:.0%}"
-        cells.append(f"<td>{html.escape(share)}</td>")
-        lines.append("<tr>" + "".join(cells) + "</tr>")
-    lines += ["</tbody>", "</table>"]
-    return "\n".join(lines)
+    return render("delta_table.html.j2", heads=heads, rows=summary.deltas, cell_class=_measured_class, share=_share)
 
 
-def _findings_section(findings: Sequence[Any], provisional: bool = False) -> list[str]:
+def _findings_section(summary: SweepSummary) -> str:
     """The claims the sweep declared up front, each with its one test, kind and verdict (as ``rag-lab sweep`` prints
-    them; ``provisional`` on an unfinished sweep)."""
-    items = "".join(f"<li>{html.escape(finding_line(f, provisional))}</li>" for f in findings)
-    return ["<h2>Declared claims</h2>", f'<p class="note">{html.escape(DECLARED_SENTENCE)}</p>',
-            f'<ul class="note findings">{items}</ul>']
+    them, from the same summary)."""
+    return render("findings.html.j2", sentence=DECLARED_SENTENCE, lines=summary.finding_lines())
 
 
-def _delta_section(frames: Mapping[str, pd.DataFrame]) -> list[str]:
+def _delta_section(summary: SweepSummary) -> list[str]:
     parts = [
         "<h2>Paired differences vs the reference (exploratory)</h2>",
         f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
-        template(__package__, "templates/delta_note.html").substitute(reference=html.escape(reference_sentence(frames))),
-        '<div class="table-wrap">', delta_table_html(frames), "</div>",
+        template(__package__, "templates/delta_note.html").substitute(reference=html.escape(summary.reference)),
+        '<div class="table-wrap">', delta_table_html(summary), "</div>",
     ]
-    for i, (metric, frame) in enumerate(frames.items()):
+    for i, (metric, frame) in enumerate(summary.frames.items()):
         figure = forest.forest_figure(forest.forest_info(frame, metric))
         parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
                                     div_id=f"forest-{i}"))
@@ -394,10 +358,12 @@ def _robustness_table() -> Mapping[str, Any]:
     return json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
 
 
-def _headline(sweep: SweepResult | None) -> str:
-    """The quality a report leads with: the sweep's headline (abstention accuracy where no question has an answer),
-    else strict answer containment."""
-    return sweep.headline_quality if sweep is not None else DEFAULT_QUALITY
+def _labelled(summary: SweepSummary, from_sweep: bool) -> pd.DataFrame:
+    """The summary's results table; from a sweep, with each candidate's label (what it changes) second."""
+    table = summary.table.copy()
+    if from_sweep:
+        table.insert(1, LABEL_COL, table["candidate_id"].map(summary.labels))
+    return table
 
 
 def report_figures(
@@ -412,11 +378,10 @@ def report_figures(
     ``quality_right``: :func:`has_guard_metrics`) and ``sim_vs_real_<n>_<metric>``
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
     table, sweep, _ = _load(source)
-    quality_col = quality_col or _headline(sweep)
-    table = add_pareto(table, cost_col, quality_col)
+    summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
+    quality_col = summary.quality_col
+    table = _labelled(summary, sweep is not None)
     figures: dict[str, Any] = {}
-    if sweep is not None:
-        table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     figures["cost_quality"] = cost_quality.cost_quality_figure(
         cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
@@ -425,12 +390,11 @@ def report_figures(
         figures[f"{short_name(second_col)}_quality"] = cost_quality.cost_quality_figure(
             cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
     if sweep is not None:
-        declared = provisional_findings(sweep)
-        for metric, frame in comparisons(sweep, (quality_col, cost_col), reference, declared=declared).items():
+        for metric, frame in summary.frames.items():
             figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
         declared_claims = sweep.spec.get("findings") or []
-        robustness = _robustness_table() if declared else {}
-        related = related_rows(declared, declared_claims, robustness) if robustness else []
+        robustness = _robustness_table() if summary.findings else {}
+        related = related_rows(summary.findings, declared_claims, robustness) if robustness else []
         if related:
             figures["where_grid"] = where_grid.where_grid_figure(where_grid.where_grid_info(robustness, related))
         if has_guard_metrics(sweep):
@@ -462,36 +426,29 @@ def write_report(
     guardrail buys against the same reference (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`).
     Returns the written path."""
     table, sweep, default_name = _load(source)
-    quality_col = quality_col or _headline(sweep)
+    quality_col = quality_col or (sweep.headline_quality if sweep is not None else DEFAULT_QUALITY)
     name = name or default_name
     if table.empty:
         raise ConfigError(f"{name}: the results table has no rows")
     for col in (cost_col, quality_col):
         if col not in table.columns:
             raise ConfigError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
-    table = add_pareto(table, cost_col, quality_col)
-    frames: dict[str, pd.DataFrame] = {}
+    summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
+    table = _labelled(summary, sweep is not None)
     verifications: list[Any] = []
-    findings: list[Any] = []
     related: list[str] = []
     robustness: Mapping[str, Any] = {}
     guards = None
     glance = ""
-    progress, provenance, warned, rows = None, None, [], None
+    rows = None
     if sweep is not None:
-        progress, provenance, warned = sweep.progress(), sweep.provenance, reply_warnings(sweep)
-        findings = provisional_findings(sweep)
         robustness = _robustness_table()
-        related = related_rows(findings, sweep.spec.get("findings") or [], robustness) if findings and robustness else []
-        frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings)
-        table.insert(1, LABEL_COL, table["candidate_id"].map(sweep.labels()))
+        related = (related_rows(summary.findings, sweep.spec.get("findings") or [], robustness)
+                   if summary.findings and robustness else [])
         verifications = load_verifications(sweep.run_dir, sweep)
         guards = guard_tradeoff.guard_tradeoff_info(sweep, reference) if has_guard_metrics(sweep) else None
-        if len(frames) == 2 and len(table) > 1:
-            first = next(iter(frames.values()))
-            glance = glance_html(glance_table(sweep, frames, quality_col, cost_col, findings, robustness),
-                                 str(first.attrs.get("reference", {}).get("title", "the reference")),
-                                 quality_col, cost_col)
+        if len(summary.frames) == 2 and len(table) > 1:
+            glance = glance_html(glance_table(summary, robustness), summary.reference_title, quality_col, cost_col)
         rows = sweep.all_rows()
     same = identical_columns(table, rows, prefer=[quality_col])   # the plotted column is the one kept
 
@@ -501,18 +458,17 @@ def write_report(
         plots.append(_scatter(table, second_col, quality_col, include_plotlyjs=False))
 
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
-    n_front = int(table["is_pareto"].sum())
+    progress = summary.progress
     provisional = progress is not None and not progress.complete
     facts = [f"{len(table)} candidates",
-             f"{n_front} on the Pareto front" + (" (provisional)" if provisional else "")]
+             f"{len(summary.front)} on the Pareto front" + (" (provisional)" if provisional else "")]
     if progress is not None:
         facts.append(progress.text())
     if "n_questions" in table.columns:
         n_q = sorted({int(n) for n in pd.to_numeric(table["n_questions"]).dropna()})
         facts.append(f"{', '.join(map(str, n_q))} questions per candidate")
-    ratio = _spent_ratio(table)
-    if ratio is not None:
-        facts.append(f"LLM calls spent / incurred: {ratio:.1%}")
+    if summary.spent_ratio is not None:
+        facts.append(f"LLM calls spent / incurred: {summary.spent_ratio:.1%}")
     title = TITLE.format(name=name)
     body = "\n".join([
         "<!DOCTYPE html>",
@@ -520,15 +476,15 @@ def write_report(
         f"<title>{html.escape(title)}</title>",
         f"<style>{_STYLE}</style>",
         "</head><body>",
-        header_html(name, when, facts, provenance, progress, warned),
+        header_html(name, when, facts, summary.provenance, progress, list(summary.warnings)),
         *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
         _how_to_read(cost_col, quality_col),
         "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>",
         *plots,
         *(_search_section(sweep) if sweep is not None and sweep.search else []),
-        *(_findings_section(findings, provisional) if findings else []),
+        *([_findings_section(summary)] if summary.findings else []),
         *(_where_section(robustness, related) if related else []),
-        *(_delta_section(frames) if frames else []),
+        *(_delta_section(summary) if summary.frames else []),
         *(_guard_section(guards) if guards is not None else []),
         *(_verify_section(verifications) if verifications else []),
         "<h2>Results</h2>",

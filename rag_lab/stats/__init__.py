@@ -4,7 +4,7 @@ differences on the same questions (:mod:`~rag_lab.stats.paired`), paired signifi
 TOST (:mod:`~rag_lab.stats.significance`), rank agreement (:mod:`~rag_lab.stats.rank`), and risk–coverage of a
 refusal threshold (:mod:`~rag_lab.stats.selective`)."""
 
-from rag_lab.stats.paired import PairedDifference, changes_label, config_changes, paired_difference, paired_means
+from rag_lab.stats.paired import PairedDifference, paired_difference, paired_means
 from rag_lab.stats.rank import kendall_tau, rank_agreement
 from rag_lab.stats.selective import RiskCoverage, risk_coverage
 from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, p_text, paired_test
@@ -19,6 +19,6 @@ from rag_lab.stats.summary import (
 
 __all__ = [
     "EquivalenceTest", "PairedDifference", "PairedTest", "RiskCoverage", "add_pareto", "aggregate_by_type", "aggregate_rows",
-    "bootstrap_ci", "changes_label", "config_changes", "equivalence_test", "holm", "kendall_tau", "mean_std_over_seeds",
+    "bootstrap_ci", "equivalence_test", "holm", "kendall_tau", "mean_std_over_seeds",
     "p_text", "paired_difference", "paired_means", "paired_test", "pareto_mask", "rank_agreement", "risk_coverage",
 ]

@@ -1,14 +1,13 @@
 """Paired differences between two configurations measured on the same questions: the mean per-question
 difference with a paired percentile bootstrap interval (:func:`paired_difference`: questions resampled jointly
 for both sides, seeds averaged within a question first, undefined cells left out on both sides), the unpaired
-interval beside it for contrast (:func:`unpaired_difference`), and the labels of what a configuration changes
-(:func:`config_changes`, :func:`changes_label`), shared by the results table, the figures and the widgets.
-The method: docs/decisions.md, "A difference between two configurations"."""
+interval beside it for contrast (:func:`unpaired_difference`), and a difference's ``Δ [lo, hi]`` text
+(:func:`interval_text`). The method: docs/decisions.md, "A difference between two configurations"."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -17,7 +16,6 @@ from rag_lab.stats.holds import on_claimed_side
 
 #: Two per-question values closer than this count as equal (for ``share_differ``).
 EQUAL_TOL = 1e-12
-_MISSING = object()
 
 
 class PairedDifference(NamedTuple):
@@ -142,35 +140,6 @@ def unpaired_difference(
     rng = np.random.default_rng(seed)
     means = a[rng.integers(0, n, size=(n_boot, n))].mean(axis=1) - b[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
     return (float(a.mean() - b.mean()), *_percentile(means, alpha))
-
-
-# --- labels: what a configuration changes ------------------------------------------------------------
-
-
-def config_changes(config: Mapping[str, Any], reference: Mapping[str, Any],
-                   order: Iterable[str] = ()) -> dict[str, Any]:
-    """The dotted keys whose value in ``config`` (a flat config dict) differs from ``reference``, with
-    ``config``'s value; keys in ``order`` first (e.g. a sweep's swept keys), then the rest sorted."""
-    keys = [*dict.fromkeys(k for k in order if k in config), *sorted(k for k in config if k not in set(order))]
-    return {k: config[k] for k in keys if reference.get(k, _MISSING) != config[k]}
-
-
-def format_param(value: Any) -> str:
-    """A parameter value as written in a label: ``true``/``false``, ``none``, numbers as given, tuples joined."""
-    if value is None:
-        return "none"
-    if isinstance(value, bool):
-        return str(value).lower()
-    if isinstance(value, (tuple, list)):
-        return "(" + ",".join(format_param(v) for v in value) + ")"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def changes_label(changes: Mapping[str, Any], same: str = "base") -> str:
-    """``round_cap.max_rounds=1, disclosure.disclosed=true``; ``same`` when nothing changed."""
-    return ", ".join(f"{k}={format_param(v)}" for k, v in changes.items()) or same
 
 
 def interval_text(row: Mapping[str, Any], decimals: int | None = None, missing: str = "–") -> str:

@@ -1,8 +1,9 @@
 """Paired differences of every candidate of a sweep against one reference — the *exploratory* table: two-sided,
-Holm's correction over its cells — and the Δ table as plain text (``rag-lab sweep`` prints it; the HTML report
-shows the same table, :mod:`rag_lab.report`). A cell that is one of the sweep's *declared* claims (its
-``findings:``) carries that claim's :class:`~rag_lab.experiments.engine.findings.Finding` in the ``declared``
-column, shows its verdict instead of a second test, and stays out of the Holm family."""
+Holm's correction over its cells — and how one cell is written (its p, its detectable effect); the sweep's summary
+(:mod:`~rag_lab.experiments.engine.summary`) turns them into the rows ``rag-lab sweep`` and the report both show. A
+cell that is one of the sweep's *declared* claims (its ``findings:``) carries that claim's
+:class:`~rag_lab.experiments.engine.findings.Finding` in the ``declared`` column, shows its verdict instead of a
+second test, and stays out of the Holm family."""
 
 from __future__ import annotations
 
@@ -11,10 +12,9 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.evaluation.catalog import label, value_range
+from rag_lab.evaluation.catalog import value_range
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.holds import holds
-from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import Detectable, detectable
 from rag_lab.stats.significance import holm, p_clause, p_text
 
@@ -132,33 +132,3 @@ def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
             f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval, "
             "two-sided paired test (exact sign/McNemar for 0/1 metrics, sign-flip permutation otherwise) with its p "
             "and the p after Holm's correction over every Δ of the table")
-
-
-def delta_table_text(frames: Mapping[str, pd.DataFrame]) -> str:
-    """The Δ-vs-reference table as plain text, each Δ with its p and Holm-adjusted p (``*``: the interval
-    excludes 0 and the Holm-adjusted p is below 0.05)."""
-    metrics = list(frames)
-    first = frames[metrics[0]]
-    rows = [i for i, r in enumerate(first["is_reference"].to_numpy(dtype=bool)) if not r]
-    cells = [[f"{interval_text(frames[m].iloc[i], decimals(frames, m))} {p_cell(frames[m].iloc[i])}"
-              + _mark(frames[m].iloc[i]) for m in metrics] for i in rows]
-    names = [str(first.iloc[i]["label"]) for i in rows]
-    heads = [f"Δ {label(m)}" for m in metrics]
-    w0 = max([len("changes vs reference"), *map(len, names)])
-    widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
-    lines = [EXPLORATORY_SENTENCE,
-             reference_sentence(frames) + "; * the interval excludes 0 and the Holm-adjusted p < 0.05; otherwise "
-             "(detect ≥ x): the smallest |Δ| the sample could have shown with 80% power at Holm's strictest level "
-             "(|Δ| ≤ x: no question differs, the exact 95% bound)",
-             f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
-    lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
-              for n, row in zip(names, cells, strict=True)]
-    return "\n".join(lines)
-
-
-def _mark(row: pd.Series) -> str:
-    """A Δ cell's mark in the text table: `` *`` shown, `` (detect ≥ x)`` not shown, nothing for a declared claim's
-    cell (its verdict is in the cell)."""
-    if declared_finding(row) is not None:
-        return ""
-    return " *" if is_measured(row) else f" ({detectable_short(row)})"

@@ -26,12 +26,12 @@ from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.evaluation.families import absent_value, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.claims import check_claims, completed
+from rag_lab.experiments.engine.labels import changes_label, config_changes
 from rag_lab.experiments.engine.provenance import Provenance, stored_provenance, write_parquet
 from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.pipeline import Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
-from rag_lab.stats.paired import changes_label, config_changes
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import paired_test
 from rag_lab.stats.summary import ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds

@@ -1,0 +1,167 @@
+"""One summary of a sweep (:class:`SweepSummary`, built once by :func:`summarize`): what every page that shows a
+sweep's outcome renders — ``rag-lab sweep`` as text, the HTML report as tables. It holds the declared findings, the
+exploratory Δ-vs-reference table (Holm) as plain rows, the Pareto front, progress, provenance and the reply
+warnings; the pages compute nothing of it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.experiments.engine.comparisons import (
+    comparisons,
+    decimals,
+    declared_finding,
+    detectable_short,
+    is_measured,
+    p_cell,
+    reference_sentence,
+)
+from rag_lab.experiments.engine.findings import Finding, finding_line, provisional_findings
+from rag_lab.experiments.engine.labels import config_changes
+from rag_lab.experiments.engine.provenance import Provenance
+from rag_lab.experiments.engine.reply_checks import reply_warnings
+from rag_lab.experiments.engine.results import RunProgress, SweepResult
+from rag_lab.stats.paired import interval_text
+from rag_lab.stats.summary import add_pareto
+
+
+@dataclass(frozen=True)
+class DeltaCell:
+    """One candidate's paired difference on one metric, as every page writes it: ``interval`` (``Δ [lo, hi]``),
+    ``p`` (its p and Holm p, or a declared claim's verdict), ``detectable`` (what a difference not shown could have
+    shown), ``measured`` (shown), ``declared`` (the claim the cell stands for, or None) and ``up`` (Δ above 0)."""
+
+    metric: str
+    interval: str
+    p: str
+    detectable: str
+    measured: bool
+    declared: Finding | None
+    up: bool
+
+    @property
+    def text(self) -> str:
+        """``+0.100 [+0.000, +0.200] p=0.125 (Holm 0.750)``: the cell of both the text and the HTML table."""
+        return f"{self.interval} {self.p}"
+
+    @property
+    def mark(self) -> str:
+        """The text table's mark: `` *`` shown, `` (detect ≥ x)`` not shown, nothing in a declared claim's cell."""
+        if self.declared is not None:
+            return ""
+        return " *" if self.measured else f" ({self.detectable})"
+
+
+@dataclass(frozen=True)
+class DeltaRow:
+    """One candidate against the reference: its ids, its label (what it changes), the dotted keys it changes
+    against the base config, its cells (one per metric), the questions used and the share that differ."""
+
+    candidate_id: str
+    config_id: str
+    label: str
+    changed: frozenset[str]
+    cells: tuple[DeltaCell, ...]
+    n: int
+    share_differ: float
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What a sweep found, once. ``table`` is the results table with the Pareto front of ``cost_col`` ×
+    ``quality_col``; ``frames`` the exploratory comparisons (for the forest plots) and ``deltas`` their rows;
+    ``findings`` the declared claims (``provisional`` on an unfinished sweep). A bare table has no sweep parts."""
+
+    quality_col: str
+    cost_col: str
+    table: pd.DataFrame
+    findings: tuple[Finding, ...] = ()
+    provisional: bool = False
+    frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
+    deltas: tuple[DeltaRow, ...] = ()
+    reference: str = ""
+    reference_title: str = "the reference"
+    labels: Mapping[str, str] = field(default_factory=dict)
+    progress: RunProgress | None = None
+    provenance: Provenance | None = None
+    warnings: tuple[str, ...] = ()
+    spent_ratio: float | None = None
+
+    @property
+    def metrics(self) -> tuple[str, ...]:
+        """The metrics of the Δ table, in its column order."""
+        return tuple(self.frames)
+
+    @property
+    def front(self) -> tuple[str, ...]:
+        """The candidates on the Pareto front."""
+        return tuple(self.table.loc[self.table["is_pareto"].astype(bool), "candidate_id"])
+
+    def finding_lines(self) -> list[str]:
+        """One line per declared claim (:func:`~rag_lab.experiments.engine.findings.finding_line`)."""
+        return [finding_line(f, self.provisional) for f in self.findings]
+
+
+def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> DeltaCell:
+    return DeltaCell(metric=metric, interval=interval_text(row, decimals(frames, metric)), p=p_cell(row),
+                     detectable=detectable_short(row), measured=is_measured(row), declared=declared_finding(row),
+                     up=bool(row["lo"] > 0))
+
+
+def delta_rows(sweep: SweepResult, frames: Mapping[str, pd.DataFrame]) -> tuple[DeltaRow, ...]:
+    """The rows of the Δ table: every candidate of ``frames`` but the reference."""
+    if not frames:
+        return ()
+    first = next(iter(frames.values()))
+    base = sweep.plan.get("base_config", {})
+    rows = []
+    for pos in range(len(first)):
+        row = first.iloc[pos]
+        if bool(row["is_reference"]):
+            continue
+        changed = config_changes(sweep.config_of(str(row["config_id"])), base, sweep.swept_keys)
+        rows.append(DeltaRow(
+            candidate_id=str(row["candidate_id"]), config_id=str(row["config_id"]), label=str(row["label"]),
+            changed=frozenset(changed), cells=tuple(_cell(frames, m, f.iloc[pos]) for m, f in frames.items()),
+            n=int(row["n"]), share_differ=float(row["share_differ"])))
+    return tuple(rows)
+
+
+def spent_ratio(table: pd.DataFrame) -> float | None:
+    """LLM calls spent (cache misses) over calls incurred across the whole sweep, or None without both columns."""
+    if "cost_llm_calls" not in table.columns or "spent_llm_calls" not in table.columns:
+        return None
+    weight = pd.to_numeric(table["n_questions"]) if "n_questions" in table.columns else 1
+    incurred = float((pd.to_numeric(table["cost_llm_calls"]) * weight).sum())
+    spent = float((pd.to_numeric(table["spent_llm_calls"]) * weight).sum())
+    return spent / incurred if incurred else None
+
+
+def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None, cost_col: str = DEFAULT_COST,
+              reference: Any = None) -> SweepSummary:
+    """The summary of a sweep (or of a bare results table): its Pareto front of ``cost_col`` × ``quality_col``
+    (default: the sweep's headline quality), its declared findings — provisional, on the question runs so far, for
+    an unfinished sweep — and every candidate against ``reference`` (default: the base config) on both columns."""
+    if isinstance(source, pd.DataFrame):
+        quality_col = quality_col or DEFAULT_QUALITY
+        return SweepSummary(quality_col, cost_col, add_pareto(source, cost_col, quality_col),
+                            spent_ratio=spent_ratio(source))
+    sweep = source
+    quality_col = quality_col or sweep.headline_quality
+    table = add_pareto(sweep.table, cost_col, quality_col)
+    findings = tuple(provisional_findings(sweep))
+    frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if sweep.question_runs() else {}
+    title = "the reference"
+    if frames:
+        title = str(next(iter(frames.values())).attrs.get("reference", {}).get("title", "the reference"))
+    progress = sweep.progress()
+    return SweepSummary(
+        quality_col, cost_col, table, findings=findings, provisional=not sweep.complete, frames=frames,
+        deltas=delta_rows(sweep, frames), reference=reference_sentence(frames) if frames else "",
+        reference_title=title, labels=sweep.labels(), progress=progress, provenance=sweep.provenance,
+        warnings=tuple(reply_warnings(sweep)), spent_ratio=spent_ratio(table))
