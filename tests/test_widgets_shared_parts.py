@@ -4,8 +4,10 @@ with no thread polling the run directory."""
 
 from __future__ import annotations
 
+import threading
+
 from rag_lab.figures import cost_quality_figure, cost_quality_info
-from rag_lab.widgets import PolicyExplorer
+from rag_lab.widgets import PolicyExplorer, SweepPanel
 
 
 def test_explorer_plot_is_the_cost_quality_figure_of_its_points():
@@ -21,3 +23,15 @@ def test_explorer_plot_is_the_cost_quality_figure_of_its_points():
         assert got == want.to_plotly_json()   # the same points, labels, hover, error bars, front
     assert explorer.figure.layout.xaxis.range == expected.layout.xaxis.range   # the ranges the labels were placed in
     assert explorer.figure.layout.title.text == expected.layout.title.text
+
+
+def test_sweep_panel_bar_moves_from_the_engine_in_the_sweeps_own_thread(tmp_path):
+    panel = SweepPanel(limit=4, run_dir=tmp_path / "run")
+    panel.choose({"round_cap.max_rounds": [1, 3]})
+    moves: list[tuple[str, int]] = []
+    panel._progress.observe(lambda change: moves.append((threading.current_thread().name, change["new"])), names="value")
+    result = panel.run()
+    assert result.complete and panel._progress.value == panel._progress.max == 8
+    # every move comes from the thread running the sweep (no second thread reads the store), one per stored pair
+    assert {name for name, _ in moves} == {"sweep-panel"}
+    assert [value for _, value in moves] == list(range(1, 9))

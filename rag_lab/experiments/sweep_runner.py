@@ -13,7 +13,7 @@ of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see :mod:`rag_l
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +22,7 @@ from rag_lab.experiments.engine.evaluator import Evaluator
 from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.pairs import PAIRS_WITH
 from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.progress import ProgressCallback
 from rag_lab.experiments.engine.provenance import build_provenance
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.engine.store import RunStore
@@ -44,6 +45,7 @@ def run_sweep(
     on_event: Any = None,
     replay: bool = False,
     wait: bool = False,
+    on_progress: ProgressCallback | Sequence[ProgressCallback] | None = None,
 ) -> SweepResult:
     """Run (or resume) the sweep ``spec`` into ``run_dir`` and return its results.
 
@@ -52,7 +54,8 @@ def run_sweep(
     (``dask_address``: a scheduler address or a ``distributed.Client``; None starts a loopback
     ``LocalCluster`` of ``workers`` processes). ``chunk_size``: questions per unit for processes and
     Dask (default: about ``UNITS_PER_WORKER`` units per worker, :mod:`rag_lab.experiments.engine.evaluator`).
-    ``progress``: ``auto`` or ``quiet``.
+    ``progress``: ``auto`` (a tqdm bar) or ``quiet``; ``on_progress`` (one callback or several) gets each
+    :class:`~rag_lab.experiments.engine.progress.Progress` record the bar draws, as pairs finish.
     ``overwrite`` replaces a run directory that holds a different sweep (else that is an error).
     ``pareto``: the (cost, quality) columns of the table's ``is_pareto``. A ``local`` backend starts one
     model server per process: run it serially or with threads. A sweep with ``search:`` runs its sampler
@@ -78,7 +81,8 @@ def run_sweep(
         if "provenance" not in store.meta():
             store.write_provenance(build_provenance(spec, dataset, plan.describe()["base_config"]).model_dump_json())
         evaluator = Evaluator(store, plan, dataset, executor=executor, workers=workers, dask_address=dask_address,
-                              progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep")
+                              progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep",
+                              on_progress=on_progress)
         with evaluator:
             if spec.search is not None:
                 run_search(spec, plan, evaluator, on_event=on_event)
@@ -87,7 +91,7 @@ def run_sweep(
         if spec.pairs_with is not None:   # the pairs' other half, into the run directory's PAIRS_WITH folder
             run_sweep(spec.pairs_with, Path(run_dir) / PAIRS_WITH, workers=workers, executor=executor,
                       dask_address=dask_address, progress=progress, overwrite=overwrite, chunk_size=chunk_size,
-                      pareto=pareto, replay=replay, wait=wait)
+                      pareto=pareto, replay=replay, wait=wait, on_progress=on_progress)
     return SweepResult(RunStore.read(run_dir), computed=evaluator.computed, reused=evaluator.reused, pareto=pareto)
 
 

@@ -1,6 +1,6 @@
-"""``SweepPanel``: pick parameters and comma-separated values, run the sweep into a run directory with a progress
-bar (in a background thread, through :func:`rag_lab.experiments.run_sweep`), read the results table and the
-Pareto plot, export the run directory. Instead of the grid, the panel can **search** the same keys with an
+"""``SweepPanel``: pick parameters and comma-separated values, run the sweep into a run directory (in a background
+thread, through :func:`rag_lab.experiments.run_sweep`, whose progress records move the bar), read the results table
+and the Pareto plot, export the run directory. Instead of the grid, the panel can **search** the same keys with an
 Optuna sampler, or race every grid point over questions (:meth:`SweepPanel.search`), with trials and drops
 arriving in its log. How it behaves: docs/course.md, "The widgets"."""
 
@@ -18,8 +18,9 @@ import ipywidgets as widgets
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
-from rag_lab.experiments import RunStore, SweepResult, SweepSpec, run_sweep
+from rag_lab.experiments import SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.progress import Progress
 from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
@@ -29,7 +30,8 @@ from rag_lab.widgets.session import shared_data
 from rag_lab.widgets.static import with_static_html
 
 CSS_CLASS = "rag-lab-sweep-panel"
-POLL_S = 0.2
+#: Progress-bar moves per run (each one is a message to the browser).
+PROGRESS_UPDATES = 40
 #: Least seconds between two re-draws of the table and front while a search runs.
 REFRESH_S = 0.5
 
@@ -265,41 +267,28 @@ class SweepPanel:
             self._state.value = f"invalid: {exc}"
 
     def _work(self, spec: SweepSpec, run_dir: Path) -> None:
-        done = threading.Event()
-        poller = threading.Thread(target=self._poll, args=(run_dir, done), daemon=True, name="sweep-panel-progress")
-        poller.start()
         start = time.perf_counter()
         try:
             result = run_sweep(spec, run_dir, progress="quiet", pareto=(self.cost_col, self.quality_col),
-                               on_event=lambda event: self._on_event(event, run_dir))
+                               on_event=lambda event: self._on_event(event, run_dir),
+                               on_progress=lambda progress: self._on_progress(progress, spec.name))
         except Exception as exc:  # shown on the panel, re-raised by wait()
             self._error = exc
             self._state.value = f"error: {type(exc).__name__}: {exc}"
             self._progress.bar_style = "danger"
             return
-        finally:
-            done.set()
-            poller.join()
         self.result, self._last_dir = result, Path(result.run_dir)
         self._progress.value, self._progress.bar_style = self._progress.max, "success"
         self._state.value = (f"{len(result.table)} candidates · computed {result.computed}, reused {result.reused} "
                              f"· {time.perf_counter() - start:.1f} s")
         self._show(result)
 
-    def _poll(self, run_dir: Path, done: threading.Event) -> None:
-        """Count the rows committed to ``run_dir`` until ``done``."""
-        store: RunStore | None = None
-        try:
-            while not done.wait(POLL_S):
-                if store is None:
-                    try:
-                        store = RunStore.read(run_dir)
-                    except ConfigError:  # not created yet
-                        continue
-                self._progress.value = min(store.count_rows(), self._progress.max)
-        finally:
-            if store is not None:
-                store.close()
+    def _on_progress(self, progress: Progress, name: str) -> None:
+        """Move the bar to the engine's count of stored pairs of sweep ``name`` (not of a sweep it pairs with),
+        about :data:`PROGRESS_UPDATES` times a run (each move is a message to the browser)."""
+        step = max(1, self._progress.max // PROGRESS_UPDATES)
+        if progress.name == name and (progress.finished or abs(progress.done - self._progress.value) >= step):
+            self._progress.value = min(progress.done, self._progress.max)
 
     def _sync_texts(self) -> None:
         """One value box per chosen key, keeping the values already typed."""

@@ -1,7 +1,7 @@
 """The one loop that runs (candidate, question) pairs: :class:`Evaluator` takes the pairs a grid sweep, a search
 or a race asks for, runs the ones the store lacks through an executor and commits each row as it arrives. It
 owns what every caller would otherwise repeat: the in-process worker state (built only when there is work), the
-chunking rule, the store session and the progress bar.
+chunking rule, the store session and the progress records (the bar and any ``on_progress`` subscriber).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.families import absent_value
 from rag_lab.experiments.engine.executors import execute, in_process
 from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
-from rag_lab.experiments.engine.progress import SweepProgress
+from rag_lab.experiments.engine.progress import ProgressCallback, SweepProgress, subscribers
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.records import Dataset
@@ -30,16 +30,18 @@ class Evaluator:
     """Runs the missing pairs of ``plan``'s candidates into ``store`` (use it as a context manager: the session
     and the bar open on entry and close on exit). ``chunk_size``: questions per work unit (default: 1 in
     process, about :data:`UNITS_PER_WORKER` units per worker otherwise); ``label`` names the bar (``sweep``,
-    ``search``)."""
+    ``search``). ``progress="auto"`` draws the tqdm bar; ``on_progress`` (one callback or several) gets the same
+    :class:`~rag_lab.experiments.engine.progress.Progress` records, in the thread that runs the loop."""
 
     def __init__(self, store: RunStore, plan: SweepPlan, dataset: Dataset, *, executor: str = "serial",
                  workers: int = 1, dask_address: Any = None, progress: str = "auto", chunk_size: int | None = None,
-                 label: str = "sweep") -> None:
+                 label: str = "sweep", on_progress: ProgressCallback | Sequence[ProgressCallback] | None = None) -> None:
         if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
             raise ConfigError(f"chunk_size must be a positive integer, got {chunk_size!r}")
         self.store, self.plan, self.dataset = store, plan, dataset
         self.executor, self.workers, self.dask_address = executor, workers, dask_address
         self.progress, self.chunk_size, self.label = progress, chunk_size, label
+        self.subscribers = subscribers(progress, on_progress)
         self.context = WorkContext(dataset=plan.spec.dataset, backend=plan.spec.backend)
         self.runs: dict[str, PlannedRun] = {r.candidate_id: r for r in plan.runs}
         self.done = store.done_pairs()
@@ -55,7 +57,7 @@ class Evaluator:
         self._reused = len(self.done)
         self._session = self.store.begin_session(self.executor, self.workers)
         self._bar = SweepProgress(self.plan.spec.name, self.plan.n_pairs, len(self.runs), remaining,
-                                  mode=self.progress, label=self.label)
+                                  callbacks=self.subscribers, label=self.label)
         return self
 
     def __exit__(self, *exc: object) -> None:
