@@ -25,7 +25,7 @@ from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE, EXPLORATORY_SENTENCE
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
-from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, summarize
+from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, difference_cell, summarize
 from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
@@ -35,7 +35,6 @@ from rag_lab.report.collapse import collapsed, identical_columns
 from rag_lab.report.glance import glance_html, glance_table
 from rag_lab.report.header import TITLE, header_html
 from rag_lab.report.render import render
-from rag_lab.stats.paired import interval_text
 from rag_lab.stats.summary import is_ci_bound
 
 #: Cost columns tried, in order, for the second scatter (the first present that is not the main cost column).
@@ -255,7 +254,8 @@ def _where_section(table: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
 
 
 def _gap_cell(row: pd.Series) -> str:
-    return f"<td{_measured_class(row)}>{html.escape(interval_text(row))}</td>"
+    cell = difference_cell(row, str(row.get("metric", "")))
+    return f"<td{_measured_class(cell)}>{html.escape(cell.interval)}</td>"
 
 
 def verify_table_html(verification: Any) -> str:

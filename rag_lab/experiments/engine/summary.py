@@ -107,10 +107,17 @@ class SweepSummary:
         return [finding_line(f, self.provisional) for f in self.findings]
 
 
-def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> DeltaCell:
-    return DeltaCell(metric=metric, interval=interval_text(row, decimals(frames, metric)), p=p_cell(row),
+def difference_cell(row: pd.Series, metric: str, decimals: int | None = None) -> DeltaCell:
+    """One paired difference (a row with ``delta``, ``lo``, ``hi`` and, from a Δ table, ``p``, ``p_holm``,
+    ``declared``, ``detectable``) as a cell: also the verification's real − simulated gaps."""
+    tested = "p_holm" in row.index or declared_finding(row) is not None
+    return DeltaCell(metric=metric, interval=interval_text(row, decimals), p=p_cell(row) if tested else "",
                      detectable=detectable_short(row), measured=is_measured(row), declared=declared_finding(row),
                      up=bool(row["lo"] > 0))
+
+
+def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> DeltaCell:
+    return difference_cell(row, metric, decimals(frames, metric))
 
 
 def delta_rows(sweep: SweepResult, frames: Mapping[str, pd.DataFrame]) -> tuple[DeltaRow, ...]:
