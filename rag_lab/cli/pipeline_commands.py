@@ -126,6 +126,7 @@ def verdict_line(verdict: dict[str, bool | None]) -> str:
 
 def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.evaluation import evaluate_pipeline, summarize
+    from rag_lab.experiments.engine.progress import ProgressBar, per_question
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline
 
@@ -136,9 +137,10 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
         raise ConfigError(f"no questions selected from {dataset.name!r}")
     start = time.perf_counter()
     profile_read = sim_profile(args)  # read once (it may be a file): for the backend and the summary
-    with _backend(args, profile_read) as backend, _progress_bar(f"eval {dataset.name}", len(evalset), args.quiet) as bar:
+    bars = [] if args.quiet else [ProgressBar()]   # on stderr, drawn as a sweep's bar from the same records
+    with _backend(args, profile_read) as backend:
         run = evaluate_pipeline(Pipeline(config, CorpusResources(dataset.corpus), backend), evalset,
-                                progress=lambda done, total: bar.update(done - bar.n))
+                                progress=per_question(bars, "eval", dataset.name))
     summary = summarize(run.rows)
     profile = args.profile + "".join(f" {k}" for k in args.sim_knobs)
     out = {"dataset": dataset.name, "split": args.split, "questions": len(evalset), "backend": args.backend,
@@ -158,14 +160,6 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                 fh.write(trace.model_dump_json() + "\n")
         (args.out / "summary.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return out, format_summary(out)
-
-
-def _progress_bar(desc: str, total: int, quiet: bool) -> Any:
-    """A tqdm bar over ``total`` questions on stderr, as a sweep's (``tqdm.auto``: a widget in Jupyter); none
-    when ``quiet``."""
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=desc, unit="q", disable=quiet, dynamic_ncols=True)
 
 
 SUMMARY_COLUMNS = (

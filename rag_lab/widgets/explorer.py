@@ -21,6 +21,7 @@ from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments.engine.grid import config_id
 from rag_lab.experiments.engine.labels import changes_label, config_changes
+from rag_lab.experiments.engine.progress import per_question
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.stats.paired import PairedDifference, paired_difference
@@ -28,13 +29,12 @@ from rag_lab.stats.summary import aggregate_rows, pareto_mask
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
 from rag_lab.widgets.cost_quality_plot import draw, empty_plot
+from rag_lab.widgets.progress_bar import WidgetBar
 from rag_lab.widgets.session import shared_data, simulator_backend
 from rag_lab.widgets.static import with_static_html
 
 DEFAULT_PARAMS = ("round_cap.max_rounds", "crag.upper", "truncation.strategy", "disclosure.disclosed")
 CSS_CLASS = "rag-lab-policy-explorer"
-#: Progress-bar updates per run (each one is a message to the browser).
-PROGRESS_UPDATES = 40
 #: Bootstrap resamples of the status line's paired interval (a few ms on 240 questions).
 DELTA_BOOT = 2000
 
@@ -103,9 +103,8 @@ class PolicyExplorer:
         self.runs_completed = 0
         self.runs_superseded = 0
 
-        self._progress = widgets.IntProgress(value=0, min=0, max=len(self.questions), description="questions",
-                                             bar_style="info")
-        self._progress.add_class("rag-lab-progress")
+        self._bar = WidgetBar(total=len(self.questions))
+        self._progress = self._bar.widget
         self._state = widgets.Label(value="idle")
         self._state.add_class("rag-lab-state")
         self._status = widgets.Label(value=self._status_text())
@@ -303,15 +302,9 @@ class PolicyExplorer:
         """Run every question, checking for a newer change between questions (None when superseded)."""
         start = time.perf_counter()
         total = len(self.questions)
-        every = max(1, total // PROGRESS_UPDATES)
-        self._progress.bar_style = "info"
-        self._progress.value = 0
+        self._bar.start(total)
         self._state.value = f"running {total} questions…"
-
-        def progress(done: int, total: int) -> None:
-            if done % every == 0 or done == total:
-                self._progress.value = done
-
+        progress = per_question([self._bar], "explorer", config_id(config))
         pipeline = Pipeline(config, self.resources, self.backend)
         try:
             run = evaluate_pipeline(pipeline, self.questions, progress, lambda: self._superseded(generation))

@@ -26,12 +26,11 @@ from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
 from rag_lab.widgets.controls import controllable_keys, parse_value
 from rag_lab.widgets.cost_quality_plot import draw, empty_plot
+from rag_lab.widgets.progress_bar import WidgetBar
 from rag_lab.widgets.session import shared_data
 from rag_lab.widgets.static import with_static_html
 
 CSS_CLASS = "rag-lab-sweep-panel"
-#: Progress-bar moves per run (each one is a message to the browser).
-PROGRESS_UPDATES = 40
 #: Least seconds between two re-draws of the table and front while a search runs.
 REFRESH_S = 0.5
 
@@ -103,7 +102,8 @@ class SweepPanel:
         search_button.on_click(lambda _b: self._search_clicked())
         self._log = widgets.HTML(value="")
         self._log.add_class("rag-lab-search-log")
-        self._progress = widgets.IntProgress(value=0, min=0, max=1, description="questions")
+        self._bar = WidgetBar()
+        self._progress = self._bar.widget
         self._state = widgets.Label(value="choose parameters and values")
         self._state.add_class("rag-lab-state")
         self._path = widgets.Label(value="")
@@ -205,7 +205,7 @@ class SweepPanel:
         else:  # at most every trial on every question; a race or repeated configs spend less
             total = (spec.search.trials or len(plan.runs)) * len(plan.qids)
             self._state.value = f"searching ({spec.search.sampler}, at most {total} question runs)…"
-        self._progress.max, self._progress.value, self._progress.bar_style = total, 0, "info"
+        self._bar.start(total)
         self._error = None
         self.events = []
         self._log.value = ""
@@ -284,11 +284,9 @@ class SweepPanel:
         self._show(result)
 
     def _on_progress(self, progress: Progress, name: str) -> None:
-        """Move the bar to the engine's count of stored pairs of sweep ``name`` (not of a sweep it pairs with),
-        about :data:`PROGRESS_UPDATES` times a run (each move is a message to the browser)."""
-        step = max(1, self._progress.max // PROGRESS_UPDATES)
-        if progress.name == name and (progress.finished or abs(progress.done - self._progress.value) >= step):
-            self._progress.value = min(progress.done, self._progress.max)
+        """Move the bar with the engine's records of sweep ``name`` (not of a sweep it pairs with)."""
+        if progress.name == name:
+            self._bar(progress)
 
     def _sync_texts(self) -> None:
         """One value box per chosen key, keeping the values already typed."""

@@ -22,7 +22,8 @@ PROGRESS_MODES = ("auto", "quiet")
 class Progress(NamedTuple):
     """Where a running sweep is: ``done`` of ``total`` (candidate, question) pairs (those stored before this
     session included), ``runs_done`` of ``total_runs`` candidates, the cache hit rate (None before any call);
-    ``finished`` on the last record of a session. ``label`` and ``name`` say which loop (``sweep small``)."""
+    ``finished`` on the last record of a session. ``label`` and ``name`` say which loop (``sweep small``). One
+    configuration's questions (:func:`per_question`) count no candidates (``total_runs`` 0) and no cache hits."""
 
     label: str
     name: str
@@ -34,7 +35,9 @@ class Progress(NamedTuple):
     finished: bool = False
 
     def postfix(self) -> str:
-        """``candidates 3/3, cache hits 40%`` (the bar's words)."""
+        """``candidates 3/3, cache hits 40%`` (the bar's words; none without candidates)."""
+        if not self.total_runs:
+            return ""
         rate = "-" if self.cache_hit_rate is None else f"{self.cache_hit_rate:.0%}"
         return f"candidates {self.runs_done}/{self.total_runs}, cache hits {rate}"
 
@@ -131,3 +134,15 @@ class SweepProgress:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def per_question(callbacks: Sequence[ProgressCallback], label: str, name: str) -> Callable[[int, int], None]:
+    """A ``progress(done, total)`` callback of :func:`rag_lab.evaluation.evaluate_pipeline` (one configuration over
+    its questions) that hands ``callbacks`` the same :class:`Progress` records a sweep's subscribers get."""
+
+    def progress(done: int, total: int) -> None:
+        record = Progress(label, name, done, total, 0, 0, None, finished=done >= total)
+        for callback in callbacks:
+            callback(record)
+
+    return progress
