@@ -14,8 +14,9 @@ import yaml
 from rag_lab.cli import main
 from rag_lab.course.lesson_text import findings_markdown
 from rag_lab.experiments import load_sweep
-from rag_lab.experiments.engine.comparisons import comparisons, p_cell
+from rag_lab.experiments.engine.comparisons import comparisons
 from rag_lab.experiments.engine.findings import sweep_findings
+from rag_lab.experiments.engine.summary import p_cell
 from rag_lab.figures.forest import MARKS, forest_figure, forest_info
 from rag_lab.report import report_figures, write_report
 

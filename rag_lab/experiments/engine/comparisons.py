@@ -1,6 +1,6 @@
 """Paired differences of every candidate of a sweep against one reference — the *exploratory* table: two-sided,
-Holm's correction over its cells — and how one cell is written (its p, its detectable effect); the sweep's summary
-(:mod:`~rag_lab.experiments.engine.summary`) turns them into the rows ``rag-lab sweep`` and the report both show. A
+Holm's correction over its cells — and which cell is shown; the sweep's summary
+(:mod:`~rag_lab.experiments.engine.summary`) writes them as the rows ``rag-lab sweep`` and the report both show. A
 cell that is one of the sweep's *declared* claims (its ``findings:``) carries that claim's
 :class:`~rag_lab.experiments.engine.findings.Finding` in the ``declared`` column, shows its verdict instead of a
 second test, and stays out of the Holm family."""
@@ -15,8 +15,8 @@ import pandas as pd
 from rag_lab.evaluation.catalog import value_range
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats.holds import holds
-from rag_lab.stats.power import Detectable, detectable
-from rag_lab.stats.significance import holm, p_clause, p_text
+from rag_lab.stats.power import detectable
+from rag_lab.stats.significance import holm
 
 #: The level the table's Holm correction is read at.
 ALPHA = 0.05
@@ -89,13 +89,6 @@ def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
     return holds("two-sided", p, float(row["lo"]), float(row["hi"]), alpha)
 
 
-def p_cell(row: pd.Series) -> str:
-    """``p=0.125 (Holm 0.750)``; a declared finding's row: its verdict (:attr:`Finding.verdict`)."""
-    claim = declared_finding(row)
-    if claim is not None:
-        return claim.verdict
-    return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
-
 
 #: The sentences that tell the two kinds of test apart, on every page that shows both.
 DECLARED_SENTENCE = ("Declared claims (confirmatory): the sweep file's findings, stated before it ran, each tested "
@@ -104,31 +97,3 @@ DECLARED_SENTENCE = ("Declared claims (confirmatory): the sweep file's findings,
 EXPLORATORY_SENTENCE = ("Exploratory: every candidate against the reference on the headline metrics, two-sided, Holm "
                         "over the table's cells; a cell that is a declared claim shows that claim's verdict (✓/✗, its "
                         "own family) instead, and is left out of the Holm family.")
-
-
-def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
-    """Decimals that show a metric's differences: 3 below 10, 1 below 1000, else 0."""
-    frame = frames[metric]
-    top = pd.concat([frame["delta"].abs(), frame["lo"].abs(), frame["hi"].abs()]).max()
-    if pd.isna(top) or top < 10:
-        return 3
-    return 1 if top < 1000 else 0
-
-
-def detectable_short(row: pd.Series) -> str:
-    """A not-shown row's detectable effect in a few characters (:attr:`~rag_lab.stats.power.Detectable.short`);
-    '' for a row that is shown."""
-    found = row.get("detectable")
-    return found.short if isinstance(found, Detectable) else ""
-
-
-def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
-    first = next(iter(frames.values()))
-    ref = first.attrs.get("reference", {})
-    n = sorted({int(v) for f in frames.values() for v in f["n"]})
-    seeds = sorted({int(v) for f in frames.values() for v in f["n_seeds"]})
-    count = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
-    return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same {count} questions "
-            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval, "
-            "two-sided paired test (exact sign/McNemar for 0/1 metrics, sign-flip permutation otherwise) with its p "
-            "and the p after Holm's correction over every Δ of the table")

@@ -12,21 +12,15 @@ from typing import Any
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.experiments.engine.comparisons import (
-    comparisons,
-    decimals,
-    declared_finding,
-    detectable_short,
-    is_measured,
-    p_cell,
-    reference_sentence,
-)
+from rag_lab.experiments.engine.comparisons import comparisons, declared_finding, is_measured
 from rag_lab.experiments.engine.findings import Finding, finding_line, provisional_findings
 from rag_lab.experiments.engine.labels import config_changes
 from rag_lab.experiments.engine.provenance import Provenance
 from rag_lab.experiments.engine.reply_checks import reply_warnings
 from rag_lab.experiments.engine.results import RunProgress, SweepResult
 from rag_lab.stats.paired import interval_text
+from rag_lab.stats.power import Detectable
+from rag_lab.stats.significance import p_clause, p_text
 from rag_lab.stats.summary import add_pareto
 
 
@@ -107,11 +101,47 @@ class SweepSummary:
         return [finding_line(f, self.provisional) for f in self.findings]
 
 
-def difference_cell(row: pd.Series, metric: str, decimals: int | None = None) -> DeltaCell:
+def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
+    """Decimals that show a metric's differences: 3 below 10, 1 below 1000, else 0."""
+    frame = frames[metric]
+    top = pd.concat([frame["delta"].abs(), frame["lo"].abs(), frame["hi"].abs()]).max()
+    if pd.isna(top) or top < 10:
+        return 3
+    return 1 if top < 1000 else 0
+
+
+def p_cell(row: pd.Series) -> str:
+    """``p=0.125 (Holm 0.750)``; a declared finding's row: its verdict (:attr:`Finding.verdict`)."""
+    claim = declared_finding(row)
+    if claim is not None:
+        return claim.verdict
+    return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
+
+
+def detectable_short(row: pd.Series) -> str:
+    """A not-shown row's detectable effect in a few characters (:attr:`~rag_lab.stats.power.Detectable.short`);
+    '' for a row that is shown."""
+    found = row.get("detectable")
+    return found.short if isinstance(found, Detectable) else ""
+
+
+def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
+    first = next(iter(frames.values()))
+    ref = first.attrs.get("reference", {})
+    n = sorted({int(v) for f in frames.values() for v in f["n"]})
+    seeds = sorted({int(v) for f in frames.values() for v in f["n_seeds"]})
+    count = f"{n[0]}" if n[0] == n[-1] else f"{n[0]}–{n[-1]}"
+    return (f"Δ = candidate − {ref.get('description', 'the reference')}, on the same {count} questions "
+            f"(each metric where it is defined), {'/'.join(map(str, seeds))} seed(s); paired bootstrap 95% interval, "
+            "two-sided paired test (exact sign/McNemar for 0/1 metrics, sign-flip permutation otherwise) with its p "
+            "and the p after Holm's correction over every Δ of the table")
+
+
+def difference_cell(row: pd.Series, metric: str, places: int | None = None) -> DeltaCell:
     """One paired difference (a row with ``delta``, ``lo``, ``hi`` and, from a Δ table, ``p``, ``p_holm``,
     ``declared``, ``detectable``) as a cell: also the verification's real − simulated gaps."""
     tested = "p_holm" in row.index or declared_finding(row) is not None
-    return DeltaCell(metric=metric, interval=interval_text(row, decimals), p=p_cell(row) if tested else "",
+    return DeltaCell(metric=metric, interval=interval_text(row, places), p=p_cell(row) if tested else "",
                      detectable=detectable_short(row), measured=is_measured(row), declared=declared_finding(row),
                      up=bool(row["lo"] > 0))
 
