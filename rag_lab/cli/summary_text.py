@@ -54,3 +54,9 @@ def deltas_text(summary: SweepSummary) -> str:
 def warnings_text(summary: SweepSummary) -> str:
     return "".join(f"\n\nwarning: {w}" for w in summary.warnings)
 
+
+def sweep_text(summary: SweepSummary, table: str, search: str) -> str:
+    """What ``rag-lab sweep`` prints: its ``table`` of candidates, the provenance, a ``search``'s part, the declared
+    claims, the exploratory Δ table and the reply warnings."""
+    return (table + provenance_text(summary) + search + declared_text(summary) + deltas_text(summary)
+            + warnings_text(summary))

@@ -89,7 +89,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                        progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay,
                        wait=args.wait)
     seconds = time.perf_counter() - start
-    from rag_lab.cli.summary_text import declared_text, deltas_text, provenance_text, warnings_text
+    from rag_lab.cli.summary_text import sweep_text
     from rag_lab.experiments.engine.summary import summarize
 
     if args.table is not None:
@@ -104,8 +104,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
            "warnings": list(summary.warnings), "wall_seconds": seconds,
            "table": json.loads(table.to_json(orient="records"))}
     out["findings"] = [{**f.to_dict(), "provisional": summary.provisional} for f in summary.findings]
-    text = (format_table(result, seconds) + provenance_text(summary) + _search_text(result)
-            + declared_text(summary) + deltas_text(summary) + warnings_text(summary))
+    text = sweep_text(summary, format_table(result, seconds), _search_text(result))
     return out, text
 
 

@@ -150,21 +150,21 @@ def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> De
     return difference_cell(row, metric, decimals(frames, metric))
 
 
-def delta_rows(sweep: SweepResult, frames: Mapping[str, pd.DataFrame]) -> tuple[DeltaRow, ...]:
-    """The rows of the Δ table: every candidate of ``frames`` but the reference."""
+def delta_rows(frames: Mapping[str, pd.DataFrame], changes: Mapping[str, Mapping[str, Any]]) -> tuple[DeltaRow, ...]:
+    """The rows of the Δ table: every candidate of ``frames`` but the reference; ``changes``: each config id's
+    settings that differ from the base config."""
     if not frames:
         return ()
     first = next(iter(frames.values()))
-    base = sweep.plan.get("base_config", {})
     rows = []
     for pos in range(len(first)):
         row = first.iloc[pos]
         if bool(row["is_reference"]):
             continue
-        changed = config_changes(sweep.config_of(str(row["config_id"])), base, sweep.swept_keys)
         rows.append(DeltaRow(
             candidate_id=str(row["candidate_id"]), config_id=str(row["config_id"]), label=str(row["label"]),
-            changed=frozenset(changed), cells=tuple(_cell(frames, m, f.iloc[pos]) for m, f in frames.items()),
+            changed=frozenset(changes[str(row["config_id"])]),
+            cells=tuple(_cell(frames, m, f.iloc[pos]) for m, f in frames.items()),
             n=int(row["n"]), share_differ=float(row["share_differ"])))
     return tuple(rows)
 
@@ -188,17 +188,21 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
         quality_col = quality_col or DEFAULT_QUALITY
         return SweepSummary(quality_col, cost_col, add_pareto(source, cost_col, quality_col),
                             spent_ratio=spent_ratio(source))
-    sweep = source
+    sweep = source   # what the sweep holds is read first, then tested and written
     quality_col = quality_col or sweep.headline_quality
-    table = add_pareto(sweep.table, cost_col, quality_col)
+    ran, progress, complete, labels, provenance = (sweep.question_runs(), sweep.progress(), sweep.complete,
+                                                   sweep.labels(), sweep.provenance)
+    base, swept = sweep.plan.get("base_config", {}), sweep.swept_keys
+    changes = {c: config_changes(sweep.config_of(c), base, swept) for c in dict.fromkeys(sweep.table["config_id"])}
     findings = tuple(provisional_findings(sweep))
-    frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if sweep.question_runs() else {}
+    frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if ran else {}
+    warnings = tuple(reply_warnings(sweep))
+    table = add_pareto(sweep.table, cost_col, quality_col)
     title = "the reference"
     if frames:
         title = str(next(iter(frames.values())).attrs.get("reference", {}).get("title", "the reference"))
-    progress = sweep.progress()
     return SweepSummary(
-        quality_col, cost_col, table, findings=findings, provisional=not sweep.complete, frames=frames,
-        deltas=delta_rows(sweep, frames), reference=reference_sentence(frames) if frames else "",
-        reference_title=title, labels=sweep.labels(), progress=progress, provenance=sweep.provenance,
-        warnings=tuple(reply_warnings(sweep)), spent_ratio=spent_ratio(table))
+        quality_col, cost_col, table, findings=findings, provisional=not complete, frames=frames,
+        deltas=delta_rows(frames, changes), reference=reference_sentence(frames) if frames else "",
+        reference_title=title, labels=labels, progress=progress, provenance=provenance, warnings=warnings,
+        spent_ratio=spent_ratio(table))
