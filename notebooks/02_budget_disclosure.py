@@ -302,7 +302,7 @@ display(*real_model.study_summary(["real_qwen_musique_disclosure"]))  # noqa: F8
 # %% [markdown]
 # ## Where these findings hold
 #
-# The same claims re-run by `rag-lab robustness` on the world, on the first 60 questions of the HotpotQA
+# The same claims re-run by `python -m tools.course robustness` on the world, on the first 60 questions of the HotpotQA
 # and MuSiQue samples, with two simulator seeds (paired Δ, interval, exact p, Holm over the whole table;
 # the table ships in `data/robustness.md` and the test suite fails when it is older than the simulator). A
 # finding that holds only on the world is a property of the world and this simulated model, not of the

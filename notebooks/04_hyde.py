@@ -279,7 +279,7 @@ contrasts.interval_table(result, [QUALITY, STRICT, COST], reference=OFF)
 # %% [markdown]
 # ## Where this finding holds
 #
-# The same claim re-run by `rag-lab robustness` on the world, on the first 60 questions of the HotpotQA and
+# The same claim re-run by `python -m tools.course robustness` on the world, on the first 60 questions of the HotpotQA and
 # MuSiQue samples, with two simulator seeds (paired Δ, interval, exact p, Holm over the whole table; the
 # table ships in `data/robustness.md` and the test suite fails when it is older than the simulator). A
 # finding that holds only on the world is a property of the world and this simulated model, not of the

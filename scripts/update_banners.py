@@ -1,14 +1,14 @@
 #!/usr/bin/env python
 """Bring the lessons' "Where it holds:" banners in line with a regenerated robustness table.
 
-Each banner quotes, word for word, :func:`rag_lab.course.lesson_text.where_line` of every robustness row its
-notebook quotes (``tests/test_course.py`` checks it). When ``rag-lab robustness`` rewrites the table, those
-words change; this replaces, in each notebook's percent-format ``.py`` pair, the old words (read from the table
+Each banner quotes, word for word, :func:`tools.course.banners.where_line` of every robustness row its
+notebook quotes (``tests/test_course.py`` checks it). When ``python -m tools.course robustness`` rewrites the
+table, those words change; this replaces, in each notebook's percent-format ``.py`` pair, the old words (read from the table
 before the change) with the new ones (the shipped table), and re-wraps the banner's lines. The prose around
 them is left alone: read the diff, then run ``bash scripts/sync_notebooks.sh``.
 
     git show HEAD:data/robustness.json > /tmp/old_robustness.json
-    rag-lab robustness --recorded-only
+    python -m tools.course robustness --recorded-only
     python scripts/update_banners.py /tmp/old_robustness.json
 
 Exit status 1 when an old phrase is not found in a banner that quotes its row (reworded by hand: fix it there).
@@ -22,10 +22,14 @@ import sys
 import textwrap
 from pathlib import Path
 
-from rag_lab.course.lesson_text import quoted_keys, where_line
-from rag_lab.course.robustness import load_table
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:   # the course's tooling (tools/course/) sits beside the library, not in it
+    sys.path.insert(0, str(REPO))
 
-NOTEBOOKS = Path(__file__).resolve().parent.parent / "notebooks"
+from rag_lab.course.robustness import load_table  # noqa: E402
+from tools.course.banners import quoted_keys, where_line  # noqa: E402
+
+NOTEBOOKS = REPO / "notebooks"
 #: The banner's line width, "# > " included (the widest banner line when this was written).
 WIDTH = 116
 PREFIX = "# > "

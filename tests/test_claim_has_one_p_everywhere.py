@@ -8,10 +8,11 @@ import json
 
 import pytest
 
-from rag_lab.course.robustness import HeadlineFinding, _cell
+from rag_lab.course.robustness import HeadlineFinding
 from rag_lab.experiments import load_sweep, paired_finding
 from rag_lab.llm.simulator import SIM_VERSION
 from rag_lab.stats.significance import p_clause, paired_test
+from tools.course.robustness_run import _cell
 
 #: Notebook 01's two-hop claim on 20 world bridge questions (seconds, not minutes).
 CLAIM = HeadlineFinding("round_cap_bridge_small", "01_round_cap", "capping at one round loses two-hop answers",

@@ -17,8 +17,8 @@ import jupytext
 import nbformat
 import pytest
 
-from rag_lab.course.lesson_text import quoted_keys
 from rag_lab.evaluation.catalog import is_outcome
+from tools.course.banners import quoted_keys
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 COURSE = [
@@ -265,9 +265,9 @@ def test_every_headline_notebook_quotes_where_its_findings_hold():
 @pytest.mark.parametrize("name", COURSE)
 def test_banner_says_where_the_findings_hold(name):
     """Every banner has a "Where it holds:" clause; for each robustness row the notebook quotes, the clause
-    carries :func:`~rag_lab.course.lesson_text.where_line` of the shipped table word for word (so it changes
+    carries :func:`~tools.course.banners.where_line` of the shipped table word for word (so it changes
     when the table does)."""
-    from rag_lab.course.lesson_text import where_line
+    from tools.course.banners import where_line
 
     banner = _banner_text(name)
     assert "**Where it holds:**" in banner, f"{name}: the banner does not say where its finding holds"

@@ -12,10 +12,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rag_lab.course.robustness import holds as robustness_holds
 from rag_lab.experiments.engine.comparisons import is_measured
 from rag_lab.experiments.engine.findings import Finding
 from rag_lab.stats.holds import holds, on_claimed_side
+from tools.course.robustness_run import holds as robustness_holds
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rag_lab"
 NAN = math.nan

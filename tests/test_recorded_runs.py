@@ -86,11 +86,12 @@ def test_the_robustness_table_gains_real_model_columns_without_touching_the_simu
     """Each headline finding on the recorded model: tested where the cassette holds every call, 'not recorded'
     (naming the missing call) where it does not, 'not applicable' for a finding that rests on simulator knobs;
     Holm over the real-model cells alone, so the simulator's verdicts are what they were."""
-    from rag_lab.course.robustness import load_table, markdown
-    from rag_lab.course.robustness_recorded import RECORDED_SWEEPS, add_recorded_columns
+    from rag_lab.course.robustness import load_table
+    from tools.course.robustness_markdown import markdown
+    from tools.course.robustness_recorded import RECORDED_SWEEPS, add_recorded_columns
 
     # the rows whose verdicts are checked below (each status, both families), on the first recorded sweep alone:
-    # the whole table on every recorded sweep is what `rag-lab robustness --recorded-only` replays
+    # the whole table on every recorded sweep is what `python -m tools.course robustness --recorded-only` replays
     keys = ("zero_yield_answers", "disclosure_calls", "hyde_recall", "round_cap_calls", "crag_abstention")
     first = dict(list(RECORDED_SWEEPS.items())[:1])
     table = load_table()

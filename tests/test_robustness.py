@@ -1,4 +1,4 @@
-"""The robustness table (``rag-lab robustness``): the registry covers the asserted findings of notebooks
+"""The robustness table (``python -m tools.course robustness``): the registry covers the asserted findings of notebooks
 01-13 and what each refusing guard buys on unanswerable questions, a cell is the exact paired test of the
 notebook's contrast, Holm runs within each family, a finding runs on its own datasets (the guards on the world's
 unanswerable questions and the real samples' twins, flagged twins left out), the shipped table covers every
@@ -21,16 +21,16 @@ from rag_lab.course.robustness import (
     HeadlineFinding,
     check_current,
     load_table,
-    markdown,
     quote,
-    run_robustness,
 )
 from rag_lab.course.settings import LESSON_SETTINGS
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import holm, paired_test
 from rag_lab.llm.simulator import SIM_VERSION
+from tools.course.robustness_markdown import markdown, write_table
+from tools.course.robustness_run import run_robustness
 
-REGENERATE = "rag-lab robustness"
+REGENERATE = "python -m tools.course robustness"
 
 
 def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_13():
@@ -83,13 +83,13 @@ def test_each_finding_runs_on_its_own_datasets_and_the_table_on_theirs(monkeypat
     """No sweep runs here: each cell is stubbed. A guard row gets the world and the twins, a lesson row the world
     and the samples; ``datasets`` keeps only the cells on those (a finding with none is left out); the table's
     datasets are its findings' in order of first use."""
-    from rag_lab.course import robustness
+    from tools.course import robustness_run
 
     def fake_cell(finding, dataset, seed, real_limit, work_dir):
         return {"dataset": dataset, "seed": seed, "n": 10, "delta": -0.1, "lo": -0.2, "hi": -0.05, "p": 1e-6,
                 "agrees": True, "differences": {"n": 10, "differ": 2, "size": 1.0, "sd": 0.3, "binary": True}}
 
-    monkeypatch.setattr(robustness, "_cell", fake_cell)
+    monkeypatch.setattr(robustness_run, "_cell", fake_cell)
     table = run_robustness(["round_cap_calls", "guard_crag_lower"], seeds=[0, 1], work_dir=tmp_path)
     assert table.datasets == [*CELL_DATASETS, *GUARD_DATASETS[1:]]
     cells = {r["key"]: [(c["dataset"], c["seed"]) for c in r["cells"]] for r in table.findings}
@@ -171,7 +171,7 @@ def test_a_cell_is_the_exact_paired_test_of_the_notebook_contrast_and_holm_runs_
 
 @pytest.mark.slow
 def test_the_table_round_trips_and_is_quoted(small_table, tmp_path):
-    json_path, md_path = small_table.write(tmp_path / "t.json", tmp_path / "t.md")
+    json_path, md_path = write_table(small_table, tmp_path / "t.json", tmp_path / "t.md")
     table = load_table(json_path)
     assert table.to_dict() == json.loads(json_path.read_text())
     text = quote("round_cap_bridge", table)
@@ -190,7 +190,7 @@ def test_the_table_round_trips_and_is_quoted(small_table, tmp_path):
 
 def test_the_shipped_table_is_complete_and_current():
     """Fails after any simulator change (SIM_VERSION bumped) until the table is regenerated with
-    `rag-lab robustness` (writes data/robustness.json and data/robustness.md)."""
+    `python -m tools.course robustness` (writes data/robustness.json and data/robustness.md)."""
     table = load_table(SHIPPED_TABLE)
     assert table.sim_version == SIM_VERSION, (
         f"data/robustness.json was made with {table.sim_version}, the simulator is {SIM_VERSION}: run `{REGENERATE}`")
@@ -211,14 +211,14 @@ def test_the_shipped_table_is_complete_and_current():
 def test_check_current_refuses_another_simulator(small_table):
     check_current(small_table)
     small_table.sim_version = "sim-0"
-    with pytest.raises(ConfigError, match="made with simulator sim-0.*rag-lab robustness"):
+    with pytest.raises(ConfigError, match="made with simulator sim-0.*python -m tools.course robustness"):
         check_current(small_table)
     small_table.sim_version = SIM_VERSION
 
 
 @pytest.mark.slow
 def test_the_cli_writes_both_files(tmp_path, capsys):
-    from rag_lab.cli import main
+    from tools.course.__main__ import main
 
     out, md = tmp_path / "r.json", tmp_path / "r.md"
     assert main(["robustness", "--findings", "crag_abstention", "--datasets", "world", "--seeds", "0",
@@ -236,8 +236,8 @@ def test_a_claim_on_unanswerable_questions_has_no_real_model_cell_on_a_recording
     cell is 'not applicable' (no replay); a world recording that holds some is replayed on those alone."""
     import yaml
 
-    from rag_lab.course.robustness_recorded import outside, recorded_cell, recorded_spec
     from rag_lab.paths import SWEEPS_DIR
+    from tools.course.robustness_recorded import outside, recorded_cell, recorded_spec
 
     rows = {f.key: f for f in HEADLINE_FINDINGS}
     guard, lesson = rows["guard_citation_rule"], rows["round_cap_calls"]

@@ -1,5 +1,5 @@
-"""The robustness table's study rows (rag_lab.course.robustness_study) and the headline cells a recording measured on
-other arms (rag_lab.course.robustness_recorded.recorded_arms): every contrast a study declared is a tested cell with
+"""The robustness table's study rows (tools.course.robustness_study) and the headline cells a recording measured on
+other arms (tools.course.robustness_recorded.recorded_arms): every contrast a study declared is a tested cell with
 the study's own verdict, no measured contrast shows "?", and lessons 00 and 01 show the study's rows."""
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ import pytest
 
 from rag_lab.course.lesson_text import where_words
 from rag_lab.course.robustness import HEADLINE_FINDINGS, load_table, quote
-from rag_lab.course.robustness_recorded import recorded_arms
-from rag_lab.course.robustness_study import STUDIES
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.figures.where_grid import where_grid_info
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 from rag_lab.stats.significance import holm
+from tools.course.robustness_recorded import recorded_arms
+from tools.course.robustness_study import STUDIES
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 FINDINGS = {f.key: f for f in HEADLINE_FINDINGS}
@@ -80,7 +80,8 @@ def test_a_study_still_being_recorded_says_so():
     twins = [c for row in table.studies if row["study"] == "twins" for c in row["recorded"]]
     per_type = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml").per_type
     assert twins and all(f"per_type ({per_type} a type" in c.get("provisional", "") for c in twins), (
-        "the twins' cells are not marked provisional at the sweep file's per_type: `rag-lab robustness --recorded-only`")
+        "the twins' cells are not marked provisional at the sweep file's per_type: "
+        "`python -m tools.course robustness --recorded-only`")
     assert "provisional" in quote(table.studies[-1]["key"], table)
     assert "provisional: its study is still being recorded" in where_words(table.studies[-1]["key"], table)
 

@@ -9,8 +9,8 @@ import json
 import textwrap
 from pathlib import Path
 
-from rag_lab.course.lesson_text import where_line
 from rag_lab.course.robustness import SHIPPED_TABLE, load_table
+from tools.course.banners import where_line
 
 REPO = Path(__file__).resolve().parents[1]
 _spec = importlib.util.spec_from_file_location("update_banners", REPO / "scripts" / "update_banners.py")

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.course.lesson_text import where_line
-from rag_lab.course.robustness import load_table, markdown
+from rag_lab.course.robustness import load_table
 from rag_lab.figures.where_grid import (
     STATUSES,
     cell_status,
@@ -21,7 +20,9 @@ from rag_lab.figures.where_grid import (
     where_grid_text,
 )
 from rag_lab.figures.where_grid import where_line as grid_line
+from tools.course.banners import where_line
 from tools.course.map import committed_map
+from tools.course.robustness_markdown import markdown
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 ROW = {"direction": "below"}
@@ -123,8 +124,9 @@ def test_the_lesson_map_cells_are_short():
     assert len(longest.strip()) <= 200, longest
 
 
-def test_rag_lab_robustness_grid_prints_the_text_twin(capsys):
-    from rag_lab.cli import main
+def test_the_robustness_command_grid_prints_the_text_twin(capsys):
+    """``python -m tools.course robustness --grid`` (it was ``rag-lab robustness --grid``)."""
+    from tools.course.__main__ import main
 
     assert main(["robustness", "--grid"]) == 0
     lines = capsys.readouterr().out.strip().splitlines()

@@ -21,7 +21,6 @@ from rag_lab.cli import (
     data_commands,
     pipeline_commands,
     plan_commands,
-    robustness_commands,
     sim_to_real_commands,
     sweep_commands,
     tool_commands,
@@ -32,7 +31,7 @@ from rag_lab.errors import RagLabError
 
 #: The modules whose ``register(sub)`` adds commands, in the order ``rag-lab --help`` lists them.
 COMMAND_MODULES = (data_commands, pipeline_commands, sweep_commands, plan_commands, sim_to_real_commands,
-                   robustness_commands, tool_commands)
+                   tool_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,8 +1,9 @@
 """The course: what the notebooks run — the lesson helpers (:mod:`.notebook`, :mod:`.contrasts`,
 :mod:`.lesson_text`), the code one lesson alone reads in a module named after its notebook (:mod:`.hyde` for
-lesson 04, …), the settings of lessons 01–13's comparisons (:mod:`.settings`) and the robustness table
-(:mod:`.robustness`, :mod:`.robustness_recorded`, :mod:`.robustness_study`). The authoring tools (lesson map, HTML
-export, course site) are outside the library, in ``tools/course/``. A notebook imports its helpers from here::
+lesson 04, …), the settings of lessons 01–13's comparisons (:mod:`.settings`) and the robustness registry with
+the shipped table a notebook quotes (:mod:`.robustness`). The authoring tools (lesson map, banners, the robustness
+table's run and writer, HTML export, course site) are outside the library, in ``tools/course/``. A notebook imports
+its helpers from here::
 
     from rag_lab.course import FindingFamily, contrasts, findings_markdown, hyde, lesson_sweep, paired_finding, setup_notebook
 

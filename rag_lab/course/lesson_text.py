@@ -3,14 +3,13 @@
 A lesson's prose must not type a measured number by hand: the number changes when the simulator, the
 world or the pipeline changes, and typed text does not. So a notebook renders its results with
 :func:`findings_markdown` (one paragraph per finding: what was claimed, what was measured, on how many
-questions, whether it holds, and where it holds according to the robustness table), and its banner
-quotes :func:`where_words` (which ``tests/test_course.py`` compares with the shipped robustness table).
+questions, whether it holds, and where it holds according to the robustness table, :func:`where_words`). The
+banners' one-line where clauses are course tooling (``tools/course/banners.py``).
 The templates live here, not in the notebooks (which stay thin).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -21,8 +20,7 @@ from rag_lab.experiments.engine.findings import Finding
 from rag_lab.figures import where_grid
 from rag_lab.stats.significance import p_text
 
-__all__ = ["DATASET_WORDS", "KIND_WORDS", "LessonText", "finding_paragraph", "findings_markdown", "quoted_keys",
-           "where_line", "where_words"]
+__all__ = ["DATASET_WORDS", "KIND_WORDS", "LessonText", "finding_paragraph", "findings_markdown", "where_words"]
 
 #: What each kind of finding means, in a learner's words.
 KIND_WORDS = {
@@ -75,26 +73,6 @@ def finding_paragraph(finding: Finding) -> str:
     if finding.control is not None:
         text += f". Its control, the knob at 0: {finding.control.measured}"
     return text + "."
-
-
-def quoted_keys(code: str) -> list[str]:
-    """The robustness rows a notebook's ``code`` quotes, in order: ``robustness.quote("key")``,
-    ``robustness.quote(k) for k in [...]`` or ``findings_markdown(..., where=[...])``. Its banner must carry
-    :func:`where_words` of each (``tests/test_course.py``; ``scripts/update_banners.py`` keeps them so)."""
-    keys = re.findall(r'robustness\.quote\("([a-z0-9_]+)"\)', code)
-    for where in re.findall(r"where=\[([^\]]*)\]", code):
-        keys += re.findall(r'"([a-z0-9_]+)"', where)
-    for listed in re.findall(r"robustness\.quote\(k\) for k in \[([^\]]*)\]", code):
-        keys += re.findall(r'"([a-z0-9_]+)"', listed)
-    return list(dict.fromkeys(keys))
-
-
-def where_line(key: str, table: RobustnessTable | None = None) -> str:
-    """Where robustness row ``key`` holds in one short line of the where-it-holds grid's symbols
-    (:func:`rag_lab.figures.where_grid.where_line`): ``world ✓✓, HotpotQA ~~, MuSiQue ~~; Qwen2.5-Coder-1.5B:
-    HotpotQA v2 ~, …``; the banners quote it, and the lesson map shows the headline's."""
-    table = table if table is not None else load_table()
-    return where_grid.where_line(where_grid.where_grid_info(table, [key]), key)
 
 
 def where_words(key: str, table: RobustnessTable | None = None) -> str:

@@ -1,19 +1,17 @@
-"""Robustness of the headline findings as a table (``rag-lab robustness``). :data:`HEADLINE_FINDINGS` registers
-the findings notebooks 01–13 assert (each notebook's contrast, metric and claimed direction or equivalence
-margin; arms, base, model and questions from the lesson's record in :mod:`rag_lab.course.settings`) and what each
-guard that refuses buys on unanswerable questions, and :func:`run_robustness` re-tests every one in every cell of
-its datasets — the world and the shipped HotpotQA and MuSiQue samples, or, for a claim on unanswerable
-questions, the world's unanswerable questions and the samples' unanswerable twins; each with simulator seeds 0
-and 1 — as a sweep that states it, with the claim's one test and Holm within its family. The table ships
-(:data:`SHIPPED_TABLE`, its markdown beside it) so a notebook quotes its row with :func:`quote`;
+"""Robustness of the headline findings: the registry and the shipped table a notebook reads.
+:data:`HEADLINE_FINDINGS` registers the findings notebooks 01–13 assert (each notebook's contrast, metric and
+claimed direction or equivalence margin; arms, base, model and questions from the lesson's record in
+:mod:`rag_lab.course.settings`), each with its claim's sentence, typed once (:func:`claim`), and what each guard
+that refuses buys on unanswerable questions. The table that re-tests every one on the world, the real samples
+(or their unanswerable twins) and two simulator seeds ships as :data:`SHIPPED_TABLE`; a notebook quotes its row
+with :func:`quote`. The course's tooling writes it (``python -m tools.course robustness``, outside the library);
 ``tests/test_robustness.py`` fails when it is stale against the simulator. The method: docs/decisions.md, "The
-robustness table"; the command: docs/cli.md."""
+robustness table"."""
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -22,14 +20,13 @@ from rag_lab.course import settings
 from rag_lab.course.settings import LessonSetting
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.labels import changes_label
-from rag_lab.figures.where_grid import STATUSES, cell_status, where_grid_info, where_grid_markdown
-from rag_lab.paths import DATA_DIR, template
+from rag_lab.figures.where_grid import STATUSES, cell_status
+from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import interval_text
-from rag_lab.stats.power import paired_differences
-from rag_lab.stats.significance import holm, p_text, paired_test
+from rag_lab.stats.significance import p_text
 
 __all__ = ["CELL_DATASETS", "GUARD_DATASETS", "HEADLINE_FINDINGS", "HeadlineFinding", "RobustnessTable", "SHIPPED_TABLE", "SEEDS",
-           "check_current", "claim", "load_table", "quote", "run_robustness"]
+           "check_current", "claim", "finding", "load_table", "quote"]
 
 Direction = Literal["above", "below", "none"]
 #: The datasets a finding is re-run on unless it names its own (shipped names).
@@ -50,7 +47,7 @@ ALPHA = 0.05
 SHIPPED_TABLE = DATA_DIR / "robustness.json"
 SHIPPED_MARKDOWN = DATA_DIR / "robustness.md"
 #: The command that regenerates the shipped files.
-COMMAND = "rag-lab robustness"
+COMMAND = "python -m tools.course robustness"
 
 
 @dataclass(frozen=True)
@@ -197,7 +194,8 @@ HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
 )
 
 
-def _finding(key: str) -> HeadlineFinding:
+def finding(key: str) -> HeadlineFinding:
+    """The headline finding ``key`` of :data:`HEADLINE_FINDINGS`."""
     for f in HEADLINE_FINDINGS:
         if f.key == key:
             return f
@@ -207,75 +205,7 @@ def _finding(key: str) -> HeadlineFinding:
 def claim(key: str) -> str:
     """The sentence of headline finding ``key``: its notebook states it as its claim (``paired_finding(...,
     claim=robustness.claim(key))``), so the sentence is typed once, in :data:`HEADLINE_FINDINGS`."""
-    return _finding(key).claim
-
-
-# --- one cell ----------------------------------------------------------------------------------------
-
-
-def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
-    """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test its stated finding (p not yet
-    corrected over the table)."""
-    from rag_lab.experiments.sweep_runner import run_sweep
-    from rag_lab.llm.simulator import SIM_VERSION
-
-    spec = finding.spec(dataset, seed, real_limit)
-    run_dir = work_dir / SIM_VERSION / spec["name"]  # a new simulator never resumes an old one's rows
-    result = run_sweep(spec, run_dir, progress="quiet", overwrite=True)
-    return tested_cell(finding, result, dataset, seed)
-
-
-def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) -> dict[str, Any]:
-    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected); its
-    differences (what the cell could have detected) are over the questions the claim is tested on (flagged twins
-    left out, :func:`~rag_lab.experiments.engine.findings.claim_qids`)."""
-    import numpy as np
-
-    from rag_lab.experiments.engine.findings import claim_qids, sweep_findings
-
-    (found,) = sweep_findings(result)
-    values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
-    tested = set(claim_qids(result))
-    kept = np.array([q in tested for q in result.qids], dtype=bool)
-    values, reference = values[kept], reference[kept]
-    cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
-                            "hi": found.hi, "test": found.method, "n_better": found.n_better,
-                            "n_worse": found.n_worse, "p": found.p,
-                            "differences": paired_differences(values, reference)._asdict()}
-    if finding.direction == "none":
-        cell.update({"p_difference": paired_test(values, reference).p,
-                     "agrees": bool(abs(found.delta) < finding.margin)})  # type: ignore[operator]
-    else:
-        sign = 1.0 if finding.direction == "above" else -1.0
-        cell["agrees"] = bool(sign * found.delta > 0)
-    return cell
-
-
-def add_detectable(row: Mapping[str, Any], cells: Sequence[dict[str, Any]], alpha: float, family_size: int) -> None:
-    """Give each of ``cells`` (tested, with ``holds`` set) that does not hold the smallest effect its sample could
-    have detected (:func:`rag_lab.stats.power.detectable`: 80% power, the claim's own test) at Holm's strictest
-    level over the ``family_size`` cells of its family, ``alpha / family_size``: at that effect the cell would be
-    shown whatever the other cells show."""
-    from rag_lab.evaluation.catalog import value_range
-    from rag_lab.stats.power import Differences, detectable
-
-    level = alpha / max(1, family_size)
-    for cell in cells:
-        if cell["holds"] or "differences" not in cell:
-            continue
-        found = detectable(Differences(**cell["differences"]), direction=row["direction"], alpha=level,
-                           margin=row.get("margin"), value_range=value_range(row["metric"]))
-        cell["detectable"] = {"effect": found.effect, "bound": found.bound, "text": found.text}
-
-
-def holds(finding: HeadlineFinding | Mapping[str, Any], cell: Mapping[str, Any], alpha: float) -> bool:
-    """Whether a tested cell shows its finding: the one rule (:func:`rag_lab.stats.holds.holds`) on its Holm p."""
-    from rag_lab.stats.holds import holds as shows
-
-    direction, margin = ((finding["direction"], finding.get("margin")) if isinstance(finding, Mapping)
-                         else (finding.direction, finding.margin))
-    return shows(direction, cell["p_holm"], cell["lo"], cell["hi"], alpha, delta=cell["delta"],
-                 margin=float(margin or 0.0), n=cell["n"])
+    return finding(key).claim
 
 
 # --- the table -----------------------------------------------------------------------------------------
@@ -294,11 +224,11 @@ class RobustnessTable:
     alpha: float
     seconds: float
     command: str = COMMAND
-    #: the real-model columns' labels (:mod:`rag_lab.course.robustness_recorded`); each row's cells for
+    #: the real-model columns' labels (written by ``tools/course/robustness_recorded.py``); each row's cells for
     #: them are under ``recorded``
     recorded: list[str] = field(default_factory=list)
     #: the contrasts the recorded studies declared, one row each, their cells the studies' verdicts
-    #: (:mod:`rag_lab.course.robustness_study`)
+    #: (``tools/course/robustness_study.py``)
     studies: list[dict[str, Any]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -320,74 +250,6 @@ class RobustnessTable:
                 return f
         raise ConfigError(f"the robustness table has no finding {key!r}; it holds "
                           f"{', '.join(f['key'] for f in self.findings + self.studies)}")
-
-    def write(self, json_path: Path, markdown_path: Path | None) -> list[Path]:
-        json_path.parent.mkdir(parents=True, exist_ok=True)
-        json_path.write_text(json.dumps(self.to_dict(), indent=1, sort_keys=False) + "\n", encoding="utf-8")
-        written = [json_path]
-        if markdown_path is not None:
-            markdown_path.parent.mkdir(parents=True, exist_ok=True)
-            markdown_path.write_text(markdown(self), encoding="utf-8")
-            written.append(markdown_path)
-        return written
-
-
-def run_robustness(
-    findings: Iterable[str] | None = None,
-    datasets: Sequence[str] | None = None,
-    seeds: Sequence[int] = SEEDS,
-    real_limit: int = REAL_LIMIT,
-    work_dir: str | Path | None = None,
-    alpha: float = ALPHA,
-    on_cell: Callable[[str, dict[str, Any]], None] | None = None,
-) -> RobustnessTable:
-    """Run every registered finding (or the ``findings`` named) on each of its datasets (only those among
-    ``datasets`` when given; a finding left with none is not run) × seed and build the table (see the module
-    doc); the table's ``datasets`` are those of its findings, in order of first use. ``work_dir`` keeps each
-    cell's sweep (resumable; default ``$RAG_LAB_CACHE/robustness``); ``on_cell(key, cell)`` is called as each
-    cell finishes."""
-    from rag_lab.llm.simulator import SIM_VERSION
-    from rag_lab.paths import cache_dir
-
-    chosen = [_finding(k) for k in findings] if findings is not None else list(HEADLINE_FINDINGS)
-    if datasets is not None:
-        chosen = [f for f in chosen if any(d in datasets for d in f.datasets)]
-    if not chosen or not seeds:
-        raise ConfigError("the robustness table needs at least one finding on one of its datasets, and one seed")
-    if isinstance(real_limit, bool) or not isinstance(real_limit, int) or real_limit < 2:
-        raise ConfigError(f"real_limit must be an integer >= 2, got {real_limit!r}")
-    work = Path(work_dir) if work_dir is not None else cache_dir() / "robustness"
-    start = time.perf_counter()
-    rows, used = [], []
-    for finding in chosen:
-        cells = []
-        for dataset in [d for d in finding.datasets if datasets is None or d in datasets]:
-            used += [dataset] if dataset not in used else []
-            for seed in seeds:
-                cell = _cell(finding, dataset, seed, real_limit, work)
-                cells.append(cell)
-                if on_cell is not None:
-                    on_cell(finding.key, cell)
-        row = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
-               for k, v in asdict(finding).items()}
-        rows.append({**row, "cells": cells})
-    for family in FAMILIES:   # Holm within each family the registry declares
-        members = [(row, finding) for row, finding in zip(rows, chosen, strict=True) if finding.family == family]
-        adjusted = iter(holm([c["p"] for row, _ in members for c in row["cells"]]))
-        for row, finding in members:
-            row["family"] = family
-            for cell in row["cells"]:
-                cell["p_holm"] = next(adjusted)
-                cell["holds"] = holds(finding, cell, alpha)
-        size = sum(len(row["cells"]) for row, _ in members)
-        for row, _ in members:
-            add_detectable(row, row["cells"], alpha, size)
-    for row in rows:
-        n = len(row["cells"])
-        row["summary"] = {"cells": n, "agree": sum(c["agrees"] for c in row["cells"]),
-                          "hold": sum(c["holds"] for c in row["cells"])}
-    return RobustnessTable(SIM_VERSION, rows, used, list(seeds), real_limit, alpha,
-                           round(time.perf_counter() - start, 1))
 
 
 # --- reading and quoting the shipped table -------------------------------------------------------------
@@ -415,13 +277,13 @@ def check_current(table: RobustnessTable) -> None:
                           f"{SIM_VERSION}: regenerate it with `{COMMAND}`")
 
 
-def _verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]:
+def cell_verdict(row: Mapping[str, Any], cell: Mapping[str, Any]) -> tuple[str, str]:
     """(mark, words) of a cell: its status in the where-it-holds grid (:func:`~rag_lab.figures.where_grid.cell_status`)."""
     status = cell_status(row, cell)
     return STATUSES[status][0], status
 
 
-def _adjusted(cell: Mapping[str, Any]) -> str:
+def adjusted_text(cell: Mapping[str, Any]) -> str:
     """A cell's corrected p: ``Holm 0.037`` within the table's family, or a study's declared claim's p within its
     family and Holm's over its study."""
     if "p_family" in cell:
@@ -430,7 +292,7 @@ def _adjusted(cell: Mapping[str, Any]) -> str:
     return f"Holm {p_text(cell['p_holm'])}"
 
 
-def _as_measured(cell: Mapping[str, Any]) -> str:
+def measured_as_text(cell: Mapping[str, Any]) -> str:
     """`` [measured as …; the study's declared claim `key`]`` for a cell measured on other arms than its row's."""
     if not cell.get("measured_as"):
         return ""
@@ -439,12 +301,12 @@ def _as_measured(cell: Mapping[str, Any]) -> str:
 
 
 def _cell_text(row: Mapping[str, Any], cell: Mapping[str, Any]) -> str:
-    mark = _verdict(row, cell)[1]
-    return (f"{interval_text(cell)}, p={p_text(cell['p'])} ({_adjusted(cell)}, n={cell['n']}): {mark}"
-            f"{_detectable(cell)}{_as_measured(cell)}")
+    mark = cell_verdict(row, cell)[1]
+    return (f"{interval_text(cell)}, p={p_text(cell['p'])} ({adjusted_text(cell)}, n={cell['n']}): {mark}"
+            f"{detectable_text(cell)}{measured_as_text(cell)}")
 
 
-def _detectable(cell: Mapping[str, Any], table_cell: bool = False) -> str:
+def detectable_text(cell: Mapping[str, Any], table_cell: bool = False) -> str:
     """``; detectable: |Δ| ≥ 0.083 (…)`` for a cell that does not hold ('' for one that does); ``table_cell``
     escapes the bars of ``|Δ|`` for a markdown table."""
     found = cell.get("detectable")
@@ -462,7 +324,7 @@ def quote(key: str, table: RobustnessTable | None = None) -> str:
     held = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if c["holds"]]
     failed = [f"{c['dataset']} s{c['seed']}" for c in row["cells"] if not c["holds"]]
     lines = [f"{row['notebook']} · {row['claim']} ({row['metric']}, candidate "
-             f"{_settings(row['candidate'])} vs {_settings(row['reference'])}): holds in "
+             f"{settings_text(row['candidate'])} vs {settings_text(row['reference'])}): holds in "
              f"{row['summary']['hold']} of {row['summary']['cells']} cells, sign agrees in "
              f"{row['summary']['agree']} ({table.sim_version})."]
     lines += [f"  {c['dataset']} seed {c['seed']} (n={c['n']}): {_cell_text(row, c)}" for c in row["cells"]]
@@ -475,109 +337,20 @@ def quote(key: str, table: RobustnessTable | None = None) -> str:
 
 def _study_quote(row: Mapping[str, Any]) -> str:
     """:func:`quote` of a study row: each cell its part's declared claim, as the study tested it."""
-    lines = [f"study {row['study']} · {row['claim']} ({row['metric']}, {_settings(row['candidate'])} vs "
-             f"{_settings(row['reference'])}; declared, tested outside the pilot)"]
+    lines = [f"study {row['study']} · {row['claim']} ({row['metric']}, {settings_text(row['candidate'])} vs "
+             f"{settings_text(row['reference'])}; declared, tested outside the pilot)"]
     for c in row["recorded"]:
         head = f"  {c['dataset']}: {c['part']} claim {c['index']}"
-        lines.append(f"{head}: {_cell_text(row, c)}{_provisional(c)}" if c["status"] == "tested" else
+        lines.append(f"{head}: {_cell_text(row, c)}{provisional_text(c)}" if c["status"] == "tested" else
                      f"{head}: {c['status']} ({c['why']})")
     return "\n".join(lines)
 
 
-def _provisional(cell: Mapping[str, Any]) -> str:
+def provisional_text(cell: Mapping[str, Any]) -> str:
+    """`` (provisional: …)`` for a cell of a study still being recorded, else ''."""
     return f" (provisional: {cell['provisional']})" if cell.get("provisional") else ""
 
 
-def _settings(settings: Mapping[str, Any]) -> str:
+def settings_text(settings: Mapping[str, Any]) -> str:
+    """Dotted settings as a label: ``round_cap.max_rounds=1``."""
     return changes_label(settings)
-
-
-def recorded_markdown(table: RobustnessTable) -> list[str]:
-    """The real-model columns (:mod:`rag_lab.course.robustness_recorded`) as a second table, if any."""
-    if not table.recorded:
-        return []
-    lines = ["", "## A real model (recorded)", "", template(__package__, "templates/robustness_recorded.md").substitute(),
-             "", "| finding | claim | " + " | ".join(table.recorded) + " |",
-             "|" + "---|" * (2 + len(table.recorded))]
-    for row in table.findings:
-        cells = [f"{c['status']} ({c['why']})" if c["status"] != "tested" else
-                 "no question to test (n=0)" if not c["n"] else
-                 f"{_verdict(row, c)[0]} {interval_text(c)} p={p_text(c['p'])} ({_adjusted(c)}, n={c['n']})"
-                 f"{_detectable(c, table_cell=True)}{_as_measured(c)}" for c in row.get("recorded", [])]
-        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}) | {row['claim']} | " + " | ".join(cells) + " |")
-    return lines
-
-
-def studies_markdown(table: RobustnessTable) -> list[str]:
-    """The studies' declared contrasts (:mod:`rag_lab.course.robustness_study`) as a third table, if any."""
-    if not table.studies:
-        return []
-    lines = ["", "## The recorded studies' declared contrasts", "",
-             template(__package__, "templates/robustness_studies.md").substitute(), "",
-             "| study row | claim | column | part, claim | n | Δ [95% interval] | p | p within its family | p, Holm "
-             "over the study | verdict | could have detected |", "|" + "---|" * 11]
-    for row in table.studies:
-        for c in row["recorded"]:
-            if c["status"] != "tested":
-                lines.append(f"| {row['key']} | {c['claim']} | {c['dataset']} | {c['part']} #{c['index']} | "
-                             f"{c['status']} ({c['why']}) |" + " |" * 6)
-                continue
-            within = f" within ±{row['margin']:g}" if row["direction"] == "none" else ""
-            verdict = f"{_verdict(row, c)[0]} {'holds' if c['holds'] else 'not shown'}{within}{_provisional(c)}"
-            found = (c.get("detectable") or {}).get("text", "")
-            cells = [row["key"], c["claim"], c["dataset"], f"{c['part']} #{c['index']}",
-                     f"{c['n']} of {c['questions']} ({c['pilot_left_out']} in the pilot)", interval_text(c), p_text(c["p"]),
-                     p_text(c["p_family"]), p_text(c["p_study"]), verdict, found]
-            lines.append("| " + " | ".join(x.replace("|", "\\|") for x in cells) + " |")
-    return lines
-
-
-def markdown(table: RobustnessTable) -> str:
-    """The table as the report's markdown: one row per finding, one column per dataset × seed."""
-    cols = [(d, s) for d in table.datasets for s in table.seeds]
-    head = "| finding | claim | metric | " + " | ".join(f"{d} s{s}" for d, s in cols) + " | holds | sign agrees |"
-    lines = [
-        "# Robustness of the headline findings",
-        "",
-        template(__package__, "templates/robustness_intro.md").substitute(
-            command=table.command, sim_version=table.sim_version, seconds=f"{table.seconds:.0f}",
-            real_limit=table.real_limit, seeds=", ".join(map(str, table.seeds)), no_change_limit=NO_CHANGE_LIMIT,
-            alpha=f"{table.alpha:g}"),
-        "",
-        "## At a glance",
-        "",
-        where_grid_markdown(where_grid_info(table)),
-        "",
-        "## Every cell",
-        "",
-        head,
-        "|" + "---|" * (5 + len(cols)),
-    ]
-    for row in table.findings:
-        by = {(c["dataset"], c["seed"]): c for c in row["cells"]}
-        claim = row["claim"] + (f" (±{row['margin']:g})" if row["margin"] is not None and "±" not in row["claim"] else "")
-        cells = []
-        for key in cols:
-            c = by.get(key)
-            if c is None:
-                cells.append("–")
-                continue
-            mark = _verdict(row, c)[0]
-            cells.append(f"{mark} {interval_text(c)} p={p_text(c['p'])} (Holm {p_text(c['p_holm'])}, n={c['n']})"
-                         f"{_detectable(c, table_cell=True)}")
-        s = row["summary"]
-        family = row.get("family", "–")
-        lines.append(f"| {row['key']} ({row['notebook']}, {row['kind']}; family: {family}) | {claim} | {row['metric']} | "
-                     + " | ".join(cells) + f" | {s['hold']}/{s['cells']} | {s['agree']}/{s['cells']} |")
-    lines += recorded_markdown(table)
-    lines += studies_markdown(table)
-    lines += ["", "Candidates and references (dotted settings over each finding's base):", ""]
-    for row in table.findings:
-        knobs = f"; simulator knobs {_settings(row['knobs'])}" if row["knobs"] else ""
-        base = f"; base {_settings(row['base'])}" if row["base"] else ""
-        own = row.get("datasets", list(CELL_DATASETS))
-        datasets = f"; datasets {', '.join(own)}" if list(own) != list(CELL_DATASETS) else ""
-        world = f"; world questions: {', '.join(row['world_types'])}" if row.get("world_types") else ""
-        lines.append(f"- `{row['key']}`: {_settings(row['candidate'])} vs {_settings(row['reference'])}{base}"
-                     f"{knobs}; profile {row['profile']}{world}{datasets}")
-    return "\n".join(lines) + "\n"

@@ -1,5 +1,6 @@
-"""``python -m tools.course export|map``, run from the repository root: the executed course as HTML, with an
-index (``export``), and the lesson map of notebooks/README.md (``map``)."""
+"""``python -m tools.course export|map|robustness``, run from the repository root: the executed course as HTML,
+with an index (``export``), the lesson map of notebooks/README.md (``map``) and the robustness table of the
+headline findings (``robustness``: data/robustness.json and .md)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import sys
 from pathlib import Path
 
 from rag_lab.errors import RagLabError
+from tools.course import robustness_command
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,6 +25,7 @@ def main(argv: list[str] | None = None) -> int:
     lesson_map.add_argument("--notebooks", default="notebooks", help="the folder of NN_*.ipynb notebooks")
     lesson_map.add_argument("--times", default=None, metavar="FILE",
                             help="an export's run_times.json to merge into notebooks/run_times.json first")
+    robustness_command.register(sub)
     args = parser.parse_args(argv)
     try:
         return _run(args)
@@ -32,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.command == "robustness":
+        return robustness_command.run(args)
     if args.command == "map":
         from tools.course.map import write_lesson_map
 

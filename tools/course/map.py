@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.course import robustness
-from rag_lab.course.lesson_text import quoted_keys, where_line
 from rag_lab.errors import ConfigError
 from rag_lab.figures.where_grid import legend_line
+from tools.course.banners import quoted_keys, where_line
 from tools.course.marked_block import marked_block, replace_marked
 
 __all__ = ["BEGIN", "END", "RUN_TIMES", "Lesson", "committed_map", "lesson", "lesson_map", "write_lesson_map"]

@@ -1,25 +1,26 @@
-"""``rag-lab robustness``: re-run every headline finding on its datasets (the world, the HotpotQA and the MuSiQue
-samples, or their unanswerable twins) with two simulator seeds, replay the recorded studies' declared contrasts and
-each finding on the recorded real model, and write the table as markdown and JSON (:mod:`rag_lab.course.robustness`)."""
+"""``python -m tools.course robustness`` (it was ``rag-lab robustness``): re-run every headline finding on its
+datasets (the world, the HotpotQA and the MuSiQue samples, or their unanswerable twins) with two simulator seeds,
+replay the recorded studies' declared contrasts and each finding on the recorded real model, and write the table
+as markdown and JSON (the table: :mod:`rag_lab.course.robustness`; its run, columns and markdown: the
+``robustness_*`` modules beside this one)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from rag_lab.cli.options import command
-
 
 def register(sub: argparse._SubParsersAction) -> None:
-    # defaults resolved in the command: importing rag_lab.experiments here would slow every rag-lab start
-    rob = command(sub, "robustness", robustness_command,
-                  "re-run the findings notebooks 01-13 assert, and what each refusing guard buys on unanswerable "
-                  "questions, on each finding's datasets and every seed: paired delta, interval, exact p, Holm p, sign "
-                  "agreement per cell")
+    """Add the ``robustness`` sub-command to ``python -m tools.course``."""
+    rob = sub.add_parser("robustness", help="re-run the findings notebooks 01-13 assert, and what each refusing "
+                         "guard buys on unanswerable questions, on each finding's datasets and every seed: paired delta, "
+                         "interval, exact p, Holm p, sign agreement per cell")
+    rob.add_argument("--json", action="store_true", help="print the result as JSON")
     rob.add_argument("--findings", nargs="+", default=None, metavar="KEY",
-                     help="only these findings (default: every one registered in rag_lab.course.robustness)")
+                     help="only these findings (default: every one of rag_lab.course.robustness.HEADLINE_FINDINGS)")
     rob.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
                      help="only the cells on these datasets (default: each finding's own: world hotpotqa_sample "
                           "musique_sample, or for a claim on unanswerable questions world hotpotqa_sample_twins "
@@ -43,23 +44,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                           "columns and the studies' rows, replayed from the recorded sweeps' cassettes (minutes)")
 
 
+def run(args: argparse.Namespace) -> int:
+    """Run the command and print its text (or, with ``--json``, its result as JSON)."""
+    result, text = robustness_command(args)
+    print(json.dumps(result, indent=1, default=str) if args.json else text)
+    return 0
+
+
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.course.robustness import (
-        REAL_LIMIT,
-        SEEDS,
-        SHIPPED_MARKDOWN,
-        SHIPPED_TABLE,
-        load_table,
-        markdown,
-        run_robustness,
-    )
-    from rag_lab.course.robustness_recorded import add_recorded_columns
-    from rag_lab.course.robustness_study import study_rows
+    """The command's result (JSON-able) and its text."""
+    from rag_lab.course.robustness import REAL_LIMIT, SEEDS, SHIPPED_MARKDOWN, SHIPPED_TABLE, load_table
     from rag_lab.stats.paired import interval_text
+    from tools.course.robustness_markdown import markdown, write_table
+    from tools.course.robustness_recorded import add_recorded_columns
+    from tools.course.robustness_run import run_robustness
+    from tools.course.robustness_study import study_rows
 
     def progress(key: str, cell: dict[str, Any]) -> None:
         if not args.quiet:
-            print(f"rag-lab robustness: {key} {cell['dataset']} seed {cell['seed']}: {interval_text(cell)} "
+            print(f"python -m tools.course robustness: {key} {cell['dataset']} seed {cell['seed']}: {interval_text(cell)} "
                   f"(n={cell['n']})", file=sys.stderr, flush=True)
 
     if args.grid:
@@ -76,6 +79,6 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                                work_dir=args.work_dir, on_cell=progress)
     table.studies = study_rows()   # first: a finding's cell measured as a declared contrast takes its verdict
     table = add_recorded_columns(table)
-    written = table.write(args.out or SHIPPED_TABLE, args.markdown or SHIPPED_MARKDOWN)
+    written = write_table(table, args.out or SHIPPED_TABLE, args.markdown or SHIPPED_MARKDOWN)
     text = markdown(table) + "\nwrote " + " and ".join(str(p) for p in written)
     return {"written": [str(p) for p in written], **table.to_dict()}, text

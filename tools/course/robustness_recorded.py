@@ -6,8 +6,8 @@ rests on a simulator knob or, for a finding that names its own datasets (a claim
 recording that holds none of its questions. Where the cassette lacks the finding's reference arm because the
 recording ran that setting at other values (the v3 study ran the round cap at 1 and 3, not 2), the cell is measured
 on the recording's own arms and says so (``measured_as``); when a study declared that very contrast
-(:mod:`rag_lab.course.robustness_study`), the cell is the study's declared claim, with its verdict, not tested again.
-``rag-lab robustness --recorded-only`` recomputes these columns alone. The method: docs/decisions.md, "The
+(:mod:`tools.course.robustness_study`), the cell is the study's declared claim, with its verdict, not tested again.
+``python -m tools.course robustness --recorded-only`` recomputes these columns alone. The method: docs/decisions.md, "The
 robustness table"."""
 
 from __future__ import annotations
@@ -17,20 +17,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_lab.course.robustness import (
-    CELL_DATASETS,
-    FAMILIES,
-    HEADLINE_FINDINGS,
-    HeadlineFinding,
-    RobustnessTable,
-    add_detectable,
-    holds,
-    tested_cell,
-)
-from rag_lab.course.robustness_study import declared_cell
+from rag_lab.course.robustness import CELL_DATASETS, FAMILIES, HEADLINE_FINDINGS, HeadlineFinding, RobustnessTable
 from rag_lab.errors import CassetteMiss
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm
+from tools.course.robustness_run import add_detectable, holds, tested_cell
+from tools.course.robustness_study import declared_cell
 
 #: Each real-model column: its label and the recorded sweep file it replays.
 RECORDED_SWEEPS: dict[str, Path] = {

@@ -17,7 +17,7 @@ from rag_lab.errors import CassetteMiss, ConfigError
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm
 
-#: Each study: the real-model column (a label as in :data:`~rag_lab.course.robustness_recorded.RECORDED_SWEEPS`)
+#: Each study: the real-model column (a label as in :data:`~tools.course.robustness_recorded.RECORDED_SWEEPS`)
 #: → the sweep files of its parts recorded on that column's data; ``recording``: the studies still being recorded.
 STUDIES: dict[str, dict[str, tuple[Path, ...]]] = {
     "v3": {
