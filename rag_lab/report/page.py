@@ -469,13 +469,7 @@ def write_report(
         facts.append(f"{', '.join(map(str, n_q))} questions per candidate")
     if summary.spent_ratio is not None:
         facts.append(f"LLM calls spent / incurred: {summary.spent_ratio:.1%}")
-    title = TITLE.format(name=name)
-    body = "\n".join([
-        "<!DOCTYPE html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{html.escape(title)}</title>",
-        f"<style>{_STYLE}</style>",
-        "</head><body>",
+    parts = [
         header_html(name, when, facts, summary.provenance, progress, list(summary.warnings)),
         *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
         _how_to_read(cost_col, quality_col),
@@ -492,8 +486,8 @@ def write_report(
         '<div class="table-wrap">',
         results_table_html(collapsed(table, same), cost_col, quality_col),
         "</div>",
-        "</body></html>",
-    ])
+    ]
+    body = render("page.html.j2", title=TITLE.format(name=name), style=Markup(_STYLE), parts=map(Markup, parts))
     out = Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.name}.tmp")
