@@ -461,6 +461,15 @@ def test_the_committed_lesson_map_is_the_generated_one():
     assert not untimed, f"lessons without a run time in notebooks/run_times.json: {untimed}"
 
 
+def test_the_library_imports_none_of_the_course_tooling():
+    """``tools/`` (the lesson map, the banners, the robustness table's run and writer) is not in the wheel: no module
+    of ``rag_lab`` imports it, so the library runs without the repository around it."""
+    package = NOTEBOOKS.parent / "rag_lab"
+    offenders = [str(p.relative_to(package.parent)) for p in sorted(package.rglob("*.py"))
+                 if re.search(r"^\s*(from|import)\s+tools\b", p.read_text(encoding="utf-8"), re.M)]
+    assert not offenders, f"library modules importing the course tooling in tools/: {offenders}"
+
+
 def test_the_lesson_map_reads_each_notebook(tmp_path):
     """A lesson's row: the first asserted finding's claim (an f-string over a constant too), its kind, a
     definitional-only lesson's printed measured effects, the banner's where clause and the run time."""
