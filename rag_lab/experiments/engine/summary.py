@@ -18,6 +18,7 @@ from rag_lab.experiments.engine.labels import config_changes
 from rag_lab.experiments.engine.provenance import Provenance
 from rag_lab.experiments.engine.reply_checks import reply_warnings
 from rag_lab.experiments.engine.results import RunProgress, SweepResult
+from rag_lab.stats.holds import on_claimed_side
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import Detectable
 from rag_lab.stats.significance import p_clause, p_text
@@ -143,7 +144,7 @@ def difference_cell(row: pd.Series, metric: str, places: int | None = None) -> D
     tested = "p_holm" in row.index or declared_finding(row) is not None
     return DeltaCell(metric=metric, interval=interval_text(row, places), p=p_cell(row) if tested else "",
                      detectable=detectable_short(row), measured=is_measured(row), declared=declared_finding(row),
-                     up=bool(row["lo"] > 0))
+                     up=on_claimed_side("above", row["lo"], row["hi"]))
 
 
 def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> DeltaCell:
