@@ -39,7 +39,7 @@
 # > context score that clears 0.3 and a valid citation. On the recorded model's unanswerable twins (the twins
 # > study's declared claims, tested outside its pilot and flagged twins, each with its study's verdict; provisional:
 # > the study is still being recorded): the plain reader refusing fewer than the guarded pipeline:
-# > Qwen2.5-Coder-1.5B: HotpotQA twins v3 ~; keeping uncited answers refusing fewer: Qwen2.5-Coder-1.5B: HotpotQA
+# > Qwen2.5-Coder-1.5B: HotpotQA twins v3 ✓; keeping uncited answers refusing fewer: Qwen2.5-Coder-1.5B: HotpotQA
 # > twins v3 ~.
 #
 # The last word on an answer belongs to deterministic code, not to the LLM. The **citation guard** keeps
