@@ -18,7 +18,6 @@
 from __future__ import annotations
 
 import argparse
-import copy
 import sys
 import tempfile
 import time
@@ -29,9 +28,9 @@ from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
 from rag_lab.experiments.calibration.verify import compare, tau_text
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
-from rag_lab.experiments.study import BLOCK_END, BLOCK_START, part_claims, write_claims
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
+from rag_lab.experiments.study import BLOCK_END, BLOCK_START, first_declared, part_claims, write_claims
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
 from rag_lab.stats.significance import p_text
@@ -106,7 +105,7 @@ def main() -> None:
                                                     "on" if spec.pilot else "") + ":", ""]
         parts += [f"{i}. {finding_line(f)}" for i, f in enumerate(findings, start=1)]
         parts += [""]
-        whole = _first_declared(real) if spec.pilot else None
+        whole = first_declared(real) if spec.pilot else None
         if whole is not None:
             parts += _as_first_declared(whole, len(spec.pilot))
         write_claims(args.out_dir / f"{spec.name}_claims.json", part_claims(spec.name, findings, whole))
@@ -141,16 +140,8 @@ def main() -> None:
     print(f"wrote {table_path}, {profile_path}, {out} ({time.perf_counter() - started:.0f} s)")
 
 
-def _first_declared(real) -> list:
-    """The declared claims tested on every recorded question, the pilot included: how a sweep whose pilot was
-    written after its recording (issue 50) was first tested."""
-    whole = copy.copy(real)
-    whole.spec = {k: v for k, v in real.spec.items() if k != "pilot"}
-    return sweep_findings(whole)
-
-
 def _as_first_declared(whole: list, pilot_size: int) -> list[str]:
-    """The page's section of :func:`_first_declared`: shown beside the verdicts, never as one."""
+    """The page's section of :func:`~rag_lab.experiments.study.first_declared`: shown beside the verdicts, never as one."""
     lines = ["### The same claims on all the questions, the pilot included (not a verdict)", "",
              f"The {pilot_size} pilot questions' outcomes were known when the claims were declared, so the verdicts "
              "above leave them out. As first declared, on all the questions (exploratory now):", ""]

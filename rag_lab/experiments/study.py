@@ -6,6 +6,7 @@ rendered from those files, so that no number in them is typed by hand."""
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
@@ -64,6 +65,16 @@ class ClaimResult(BaseModel):
                    lo=finding.lo, hi=finding.hi, p=finding.p, method=finding.method, p_family=finding.p_adjusted,
                    holds=finding.holds, detectable="" if finding.detectable is None else finding.detectable.text,
                    **extra)
+
+
+def first_declared(result: Any) -> list[Any]:
+    """``result``'s declared findings tested on every recorded question, its ``pilot:`` included: how a sweep whose
+    pilot was named after its recording was first tested (shown beside its verdicts, never as one)."""
+    from rag_lab.experiments.engine.findings import sweep_findings
+
+    whole = copy.copy(result)
+    whole.spec = {k: v for k, v in (result.spec or {}).items() if k != "pilot"}
+    return sweep_findings(whole)
 
 
 def part_claims(part: str, findings: Sequence[Any], first_declared: Sequence[Any] | None = None) -> list[ClaimResult]:

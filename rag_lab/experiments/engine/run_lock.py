@@ -7,6 +7,7 @@ per run directory"."""
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import os
@@ -75,11 +76,10 @@ class RunLock:
             return
         fd, self._fd = self._fd, None
         try:
-            os.ftruncate(fd, 0)
-        except OSError:
-            pass  # the record is only a courtesy to the next writer; the lock goes with the descriptor
+            with contextlib.suppress(OSError):   # the record is only a courtesy to the next writer
+                os.ftruncate(fd, 0)
         finally:
-            os.close(fd)
+            os.close(fd)                         # the lock goes with the descriptor
 
     def __enter__(self) -> RunLock:
         return self.acquire()
