@@ -46,7 +46,8 @@ def test_a_replay_refuses_a_cassette_of_another_model_than_the_pinned_one(tmp_pa
                                 provenance={"model_sha256": sha256})
         (tmp_path / "c.jsonl").write_text(header.model_dump_json() + "\n", encoding="utf-8")
         if refused:
-            with pytest.raises(ConfigError, match=f"recorded with the GGUF model with sha256 {'0' * 64}, but this sweep's model 'qwen2.5-coder-1.5b'"):
+            with pytest.raises(ConfigError, match=f"recorded with the GGUF model with sha256 {'0' * 64}, "
+                                                  "but this sweep's model 'qwen2.5-coder-1.5b'"):
                 backend_options(spec, 0)
         else:
             assert backend_options(spec, 0) == ("recorded", {"model": str(tmp_path / "c.jsonl"), "max_tokens": None})

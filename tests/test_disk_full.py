@@ -22,8 +22,8 @@ from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.experiments.engine.worker import QuestionOutcome
-from rag_lab.llm.types import Generation, Usage
 from rag_lab.llm.cache import ResponseCache
+from rag_lab.llm.types import Generation, Usage
 from rag_lab.loaders import load_dataset
 from rag_lab.paths import CacheFullWarning
 

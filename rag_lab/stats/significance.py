@@ -67,8 +67,8 @@ class EquivalenceTest:
     """TOST of ``|values − reference| < margin``: ``p`` = max of the two one-sided p-values ``p_lower``
     (H0 Δ ≤ −margin) and ``p_upper`` (H0 Δ ≥ +margin); ``method`` ``"exact"`` (wins and losses of a −1/0/+1
     difference, :mod:`rag_lab.stats.exact_tests`), ``"permutation"`` (two sign-flip permutation tests of the
-    differences shifted by ``∓margin``; ``se`` the standard error, ``df`` ``n − 1``, both for reference) or ``"refused"`` (a difference with no spread: p = 1, ``note`` says why).
-    Equivalence is shown at level α when ``p < α``."""
+    differences shifted by ``∓margin``; ``se`` the standard error, ``df`` ``n − 1``, both for reference) or
+    ``"refused"`` (a difference with no spread: p = 1, ``note`` says why). Equivalence is shown at level α when ``p < α``."""
 
     p: float
     p_lower: float
@@ -301,10 +301,10 @@ def equivalence_test(values: Any, reference: Any, margin: float,
                      value_range: tuple[float, float] | None = None) -> EquivalenceTest:
     """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin``
     in the metric's units, stated by the claim (e.g. 0.05 of answer containment). Exact for −1/0/+1
-    differences; two sign-flip permutation tests otherwise (of ``d + margin`` above 0, of ``d − margin`` below 0). A difference without spread is refused (p = 1) — unless the metric's
-    ``value_range`` ``(low, high)`` is known (e.g. ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most
-    ``(high − low)`` times the share of questions that differ, and the exact binomial test of that share below
-    ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of ``n`` gives
+    differences; two sign-flip permutation tests otherwise (of ``d + margin`` above 0, of ``d − margin`` below 0). A
+    difference without spread is refused (p = 1) — unless the metric's ``value_range`` ``(low, high)`` is known (e.g.
+    ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most ``(high − low)`` times the share of questions that
+    differ, and the exact binomial test of that share below ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of ``n`` gives
     ``(1 − margin/(high − low))^n``). Fewer than 2 questions give p = 1."""
     if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
         raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")

@@ -4,8 +4,8 @@ process killed at any point leaves whole rows only and a re-run skips every comm
 process writes, and it holds the directory's lock (:class:`~rag_lab.experiments.engine.run_lock.RunLock`) from
 before it reads the stored fingerprint until :meth:`RunStore.close`, so two sweeps never mix in one directory. A full
 disk is a :class:`~rag_lab.errors.StorageFull` naming the file (what was committed stays). Its tables (the resolved
-sweep and code version, candidates, rows, sessions, a search's trials and race) are in ``store.sql`` beside this module, each described there. Why sqlite: docs/cli.md, "Run
-directories"."""
+sweep and code version, candidates, rows, sessions, a search's trials and race) are in ``store.sql`` beside this
+module, each described there. Why sqlite: docs/cli.md, "Run directories"."""
 
 from __future__ import annotations
 
