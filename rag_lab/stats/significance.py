@@ -304,8 +304,9 @@ def equivalence_test(values: Any, reference: Any, margin: float,
     differences; two sign-flip permutation tests otherwise (of ``d + margin`` above 0, of ``d − margin`` below 0). A
     difference without spread is refused (p = 1) — unless the metric's ``value_range`` ``(low, high)`` is known (e.g.
     ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most ``(high − low)`` times the share of questions that
-    differ, and the exact binomial test of that share below ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of ``n`` gives
-    ``(1 − margin/(high − low))^n``). Fewer than 2 questions give p = 1."""
+    differ, and the exact binomial test of that share below ``margin / (high − low)`` bounds it (``method="exact
+    bound"``; no question differing of ``n`` gives ``(1 − margin/(high − low))^n``). Fewer than 2 questions give
+    p = 1."""
     if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
         raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")
     d, _, _ = _differences(values, reference)
