@@ -22,22 +22,35 @@ mkdir -p "$scratch"
 # The steps: "sweep per_type" lines, in order ('#' starts a comment).
 steps_file=${1:-scripts/record_steps/study37.txt}
 mapfile -t steps < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$steps_file")
+# A copy of a sweep file at per_type N, its cassette path made absolute (it is relative to the sweep file's folder).
+copy_at_per_type() {  # SWEEP_FILE N OUT [PAIRS_WITH]
+  local dir cassette
+  dir=$(dirname "$1")
+  cassette=$(sed -nE 's/^ *cassette: *([^ #]+).*/\1/p' "$1")
+  sed -E "s/^per_type: *[0-9]+/per_type: $2/; s|^( *cassette: *)[^ #]+|\1$(realpath -m "$dir/$cassette")|" "$1" \
+    | { if [ -n "${4:-}" ]; then sed -E "s|^pairs_with: *[^ #]+|pairs_with: $4|"; else cat; fi; } > "$3"
+}
+
 for step in "${steps[@]}"; do
+  # a step names a sweep under sweeps/ (a declared study not yet shipped may be under sweeps/pending/)
   read -r name n <<< "$step"
   threads=$(cat "$scratch/threads" 2>/dev/null || echo 1)
-  file="$scratch/${name}_per_type_$n.yaml"
-  # a sweep of twins runs the other half of its pairs (pairs_with:) too: at the same per_type, so that wherever the
-  # recording stops both halves hold the same questions
-  partner=$(sed -nE 's/^pairs_with: *([^ #]+).*/\1/p' "sweeps/$name.yaml")
+  sweep="sweeps/$name.yaml"
+  base=$(basename "$name")
+  file="$scratch/${base}_per_type_$n.yaml"
+  # a sweep of twins runs the other half of its pairs (pairs_with:, beside it) too: at the same per_type, so that
+  # wherever the recording stops both halves hold the same questions
+  partner=$(sed -nE 's/^pairs_with: *([^ #]+).*/\1/p' "$sweep")
   if [ -n "$partner" ]; then
-    sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#" "sweeps/$partner" \
-      > "$scratch/${partner%.yaml}_per_type_$n.yaml"
+    partner_copy="${partner%.yaml}_per_type_$n.yaml"
+    copy_at_per_type "$(dirname "$sweep")/$partner" "$n" "$scratch/$partner_copy"
+    copy_at_per_type "$sweep" "$n" "$file" "$partner_copy"
+  else
+    copy_at_per_type "$sweep" "$n" "$file"
   fi
-  sed -E "s/^per_type: *[0-9]+/per_type: $n/; s#cassette: \.\./#cassette: $PWD/#; s|^pairs_with: *([^ #]+)\.yaml|pairs_with: \1_per_type_$n.yaml|" \
-    "sweeps/$name.yaml" > "$file"
+  run="$scratch/run_${base}_$n"
   start=$SECONDS
-  RAG_LAB_LLAMA_THREADS=$threads rag-lab sweep "$file" --out "$scratch/run_${name}_$n" --quiet \
-    > "$scratch/run_${name}_$n.log" 2>&1
+  RAG_LAB_LLAMA_THREADS=$threads rag-lab sweep "$file" --out "$run" --quiet > "$run.log" 2>&1
   echo "record_study: $name per_type $n done in $((SECONDS - start)) s at $threads thread(s) ($(date -u +%F' '%H:%M:%S))"
 done
 echo "record_study: every step is recorded"
