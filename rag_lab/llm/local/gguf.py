@@ -5,6 +5,7 @@ key/value count, then the key/value pairs — typed scalars, strings and arrays 
 :func:`read_metadata` reads the pairs and skips arrays' contents (the tokenizer's 256k-entry
 vocabularies), keeping only their length. A file that is not GGUF, or is cut short, raises
 :class:`~rag_lab.errors.ConfigError` naming the file.
+Not PyPI ``gguf``'s GGUFReader: it maps the whole file and builds each vocab entry (1.1 GB Qwen: 7-12 s, 0.5 GB; here 0.09 s).
 """
 
 from __future__ import annotations
