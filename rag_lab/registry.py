@@ -1,4 +1,4 @@
-"""One registry per kind of plug-in: index kinds, LLM backends, embedders, policies, figures. A :class:`Registry`
+"""One registry per kind of plug-in: index kinds, LLM backends, embedders, policies, metrics, executors…. A :class:`Registry`
 maps a name to a plug-in (a class or a factory), and everything that lists the plug-ins of a kind derives the
 list from it — argparse ``choices``, pydantic field types (:meth:`Registry.field`), config sections, the
 parametrised contract tests — so adding a plug-in is one class plus one line (``INDEX_KINDS.add("toy",
