@@ -65,7 +65,7 @@
 # per-question `QuestionState`, never on the policy.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
+from lessons import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
 from rag_lab.figures import (cost_quality_figure, cost_quality_info, forest_figure, forest_info, trace_timeline_figure,
                              where_grid_figure, where_grid_info)
 from rag_lab.figures import trace_timeline_info

@@ -79,7 +79,7 @@
 # the two profiles are the same model there. The simulator never sees the config — only the prompt.
 
 # %%
-from rag_lab.course import FindingFamily, budget_disclosure, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
+from lessons import FindingFamily, budget_disclosure, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.pipeline.policies import BudgetDisclosure

@@ -69,7 +69,7 @@
 # does not hold — the passages are rephrasings, not answers.
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, hyde, lesson_sweep, paired_finding, robustness, settings, setup_notebook
+from lessons import FindingFamily, contrasts, findings_markdown, hyde, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import mark_gold, round_chunks
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.loaders import load_dataset

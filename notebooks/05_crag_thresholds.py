@@ -68,7 +68,7 @@
 # below shows where).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
+from lessons import FindingFamily, contrasts, crag_thresholds, findings_markdown, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_crag_score, crag_scores
 from rag_lab.figures import cost_quality_figure, cost_quality_info, crag_heatmap_figure, crag_heatmap_info
 from rag_lab.figures import risk_coverage_figure, risk_coverage_info

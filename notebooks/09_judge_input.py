@@ -69,7 +69,7 @@
 # simulator's own style (the self-preference bias).
 
 # %%
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, robustness, settings, setup_notebook
+from lessons import FindingFamily, contrasts, findings_markdown, judge_input, lesson_sweep, paired_finding, robustness, settings, setup_notebook
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline import Intervention, PipelineConfig
 from rag_lab.pipeline.policies import JudgeInput

@@ -80,7 +80,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
+from lessons import FindingFamily, citation_guard, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, robustness, settings, setup_notebook
 from rag_lab.evaluation.trace_facts import best_context_score
 from rag_lab.figures import cost_quality_figure, cost_quality_info, trace_timeline_figure, trace_timeline_info
 from rag_lab.pipeline.policies import CitationGuard

@@ -50,7 +50,7 @@
 # %%
 import pandas as pd
 
-from rag_lab.course import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, setup_notebook
+from lessons import FindingFamily, contrasts, findings_markdown, lesson_sweep, paired_finding, real_model, setup_notebook
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.widgets import PolicyExplorer

@@ -26,7 +26,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:   # the course's tooling (tools/course/) sits beside the library, not in it
     sys.path.insert(0, str(REPO))
 
-from rag_lab.course.robustness import load_table  # noqa: E402
+import tools.course  # noqa: E402, F401  (it puts notebooks/ on sys.path: the course's helpers, lessons)
+from lessons.robustness import load_table  # noqa: E402
 from tools.course.banners import quoted_keys, where_line  # noqa: E402
 
 NOTEBOOKS = REPO / "notebooks"

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from rag_lab.course.robustness import HeadlineFinding
+from lessons.robustness import HeadlineFinding
 from rag_lab.experiments import load_sweep, paired_finding
 from rag_lab.llm.simulator import SIM_VERSION
 from rag_lab.stats.significance import p_clause, paired_test

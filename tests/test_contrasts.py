@@ -7,8 +7,8 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from rag_lab import course
-from rag_lab.course import contrasts, lesson_sweep, setup_notebook, validation_table
+import lessons
+from lessons import contrasts, lesson_sweep, setup_notebook, validation_table
 from rag_lab.evaluation.trace_facts import (
     best_crag_score,
     crag_scores,
@@ -129,17 +129,17 @@ def test_along_per_question_and_top_question(sweep):
     assert contrasts.per_question(sweep, TWO, lambda r: r.rounds_used).equals(rounds)
     with pytest.raises(KeyError, match="no field"):
         contrasts.per_question(sweep, TWO, "nonexistent")
-    steps = course.crag_thresholds.per_trace(sweep, TWO, lambda t: len(t.steps))
+    steps = lessons.crag_thresholds.per_trace(sweep, TWO, lambda t: len(t.steps))
     assert steps[sweep.qids[0]] == len(sweep.traces(ids[2])[sweep.qids[0]].steps)
     values = pd.Series([1.0, 3.0, 3.0, 2.0], index=["a", "b", "c", "d"])
-    assert course.citation_guard.top_question(values) == "b"                      # the first of the largest
-    assert course.citation_guard.top_question(values, among=["a", "d"]) == "d"
-    assert course.citation_guard.top_question(values, among=[]) == "b"            # nothing to choose among: all
+    assert lessons.citation_guard.top_question(values) == "b"                      # the first of the largest
+    assert lessons.citation_guard.top_question(values, among=["a", "d"]) == "d"
+    assert lessons.citation_guard.top_question(values, among=[]) == "b"            # nothing to choose among: all
     with pytest.raises(ValueError, match="at least one"):
-        course.citation_guard.top_question(pd.Series(dtype=float))
-    types = course.crag_thresholds.question_types(sweep)
+        lessons.citation_guard.top_question(pd.Series(dtype=float))
+    types = lessons.crag_thresholds.question_types(sweep)
     assert sorted(types.unique()) == ["bridge", "comparison"] and list(types.index) == sweep.qids
-    described = course.crag_thresholds.by_type(sweep, rounds)
+    described = lessons.crag_thresholds.by_type(sweep, rounds)
     assert described.loc["bridge", "count"] == 4
     assert described.loc["bridge", "max"] == rounds[types == "bridge"].max()
 
@@ -189,13 +189,13 @@ def test_small_tables_agree_with_the_sweep(sweep):
     means = contrasts.means(sweep, names, [Q, "cost_llm_calls"])
     assert means.loc["two", "cost_llm_calls"] == pytest.approx(
         sweep.table.set_index("candidate_id").loc[names["two"], "cost_llm_calls"])
-    calls = course.hyde.calls_table(sweep, names)
+    calls = lessons.hyde.calls_table(sweep, names)
     assert calls["two"].sum() == sum(len(t.llm_calls()) for t in sweep.traces(names["two"]).values())
     blocks = contrasts.paired_blocks(sweep, [Q], {"2 vs 1": (TWO, ONE)})
     assert blocks.loc[("2 vs 1", Q), "Δ [lo, hi]"] == contrasts.paired_summary(sweep, [Q], TWO, ONE).loc[Q, "Δ [lo, hi]"]
-    knobs = course.budget_disclosure.knob_table(sweep, names, ["synonym_spinning"])
+    knobs = lessons.budget_disclosure.knob_table(sweep, names, ["synonym_spinning"])
     assert set(knobs["knob"]) <= {"synonym_spinning"}
-    outcomes = course.controller_validation.call_outcomes(sweep, TWO)
+    outcomes = lessons.controller_validation.call_outcomes(sweep, TWO)
     assert outcomes.to_numpy().sum() == sum(1 for t in sweep.traces(names["two"]).values() for c in t.llm_calls()
                                             if c.role in ("route", "controller"))
     stacked = contrasts.stacked_tables({"a": sweep, "b": sweep}, [Q], key="which")
@@ -203,18 +203,18 @@ def test_small_tables_agree_with_the_sweep(sweep):
     texts = contrasts.intervention_texts(sweep, ONE, Intervention.REJECTED_CAP)
     assert list(texts) == contrasts.with_intervention(sweep, ONE, Intervention.REJECTED_CAP)
     assert all("past the cap" in t for ts in texts.values() for t in ts)
-    side = course.real_model.answers_table({"one": (sweep, ONE), "two": (sweep, TWO)}, [Q])
+    side = lessons.real_model.answers_table({"one": (sweep, ONE), "two": (sweep, TWO)}, [Q])
     assert side.loc[sweep.qids[0], "two: answer"] == sweep.result(names["two"], sweep.qids[0]).answer[:160]
 
 
 def test_gold_stages_and_findings_table(sweep, world):
     names = contrasts.named(sweep, {"one": ONE, "two": TWO})
-    stages = course.query_rewrite.gold_stages(sweep, names, world.evalset)
+    stages = lessons.query_rewrite.gold_stages(sweep, names, world.evalset)
     q = sweep.qids[1]
     assert stages.loc[q, "two"].to_dict() == gold_found(sweep.traces(names["two"])[q], world.evalset[q].gold_doc_ids)
     finding = paired_finding(
         sweep, "cost_llm_calls", candidate=TWO, reference=ONE, direction="above")
-    table = course.real_model.findings_table(finding)
+    table = lessons.real_model.findings_table(finding)
     assert table.loc[0, "holds"] == finding.holds and table.loc[0, "measured"] == finding.measured
 
 
@@ -228,7 +228,7 @@ def test_source_audit_counts_by_code(world):
                            "grid": {"sources.mode": ["fail_closed", "fail_open"]}})  # types where the filter empties rounds
     source_of = {d: world.corpus[d].metadata["source"] for d in world.corpus.doc_ids}
     names = contrasts.named(result, {"closed": {"sources.mode": "fail_closed"}, "open": {"sources.mode": "fail_open"}})
-    audit = course.source_contract.source_audit(result, names, source_of, ["wiki"])
+    audit = lessons.source_contract.source_audit(result, names, source_of, ["wiki"])
     assert audit.loc["answers citing a source outside the contract", "closed"] == 0
     assert audit.loc["fail-open fallbacks", "closed"] == 0
     opened = [s for t in result.traces(names["open"]).values() for s in t.steps if s.detail.get("off_contract")]
@@ -236,7 +236,7 @@ def test_source_audit_counts_by_code(world):
     assert audit.loc["rounds the filter left empty", "open"] == len(opened)  # each fallback is an emptied round
     assert audit.loc["rounds the filter left empty", "closed"] > 0
     assert audit.loc["answers citing a source outside the contract", "open"] > 0
-    leaks = course.source_contract.off_contract_answers(result, {"sources.mode": "fail_open"}, source_of, ["wiki"], Q)
+    leaks = lessons.source_contract.off_contract_answers(result, {"sources.mode": "fail_open"}, source_of, ["wiki"], Q)
     assert len(leaks) == audit.loc["answers citing a source outside the contract", "open"]
 
 
@@ -244,7 +244,7 @@ def test_refusals_by_baseline_and_the_fusion_table():
     result = lesson_sweep({**SMALL, "name": "contrasts-judge", "grid": [
         {"judge.enabled": [False]}, {"judge.enabled": [True], "judge.mode": ["draft_only"]}]})
     judged = contrasts.named(result, {"draft": {"judge.enabled": True, "judge.mode": "draft_only"}})
-    table = course.judge_input.refusals_by_baseline(result, judged, {"judge.enabled": False}, Intervention.JUDGE_REFUSED, Q,
+    table = lessons.judge_input.refusals_by_baseline(result, judged, {"judge.enabled": False}, Intervention.JUDGE_REFUSED, Q,
                                            calls="cost_calls_judge")
     refused = contrasts.with_intervention(result, judged["draft"], Intervention.JUDGE_REFUSED, "judge")
     assert table.loc["refused", "draft"] == len(refused)
@@ -277,7 +277,7 @@ def test_fallback_decisions_are_found_by_their_code():
             "grid": {"validation.on_invalid": ["fallback"]}}
     broken, clean = lesson_sweep(spec), lesson_sweep(spec, name="contrasts-clean", backend={"kind": "sim", "profile": "ideal"})
     pick = {"validation.on_invalid": "fallback"}
-    meant = course.controller_validation.fallback_vs_meant(broken, pick, clean, pick)
+    meant = lessons.controller_validation.fallback_vs_meant(broken, pick, clean, pick)
     cid = broken.reference(pick)["candidate_id"]
     replaced = sum(1 for t in broken.traces(cid).values() for s in t.steps
                    if s.kind == "controller" and s.llm is not None and s.llm.outcome == "fallback")

@@ -233,8 +233,8 @@ def test_notebook_is_thin(name):
     limit = NOT_YET_THIN.get(name, MAX_CODE_LINES)
     n = code_lines(cells)
     assert n <= limit, (f"{name} has {n} lines of code, more than {limit}: move logic into the package "
-                        f"(rag_lab.course.contrasts, the lesson's own module in rag_lab.course, rag_lab.evaluation.trace_facts, "
-                        f"rag_lab.course.notebook)")
+                        f"(lessons.contrasts, the lesson's own module in lessons, rag_lab.evaluation.trace_facts, "
+                        f"lessons.notebook)")
     if name in NOT_YET_THIN:
         assert n > MAX_CODE_LINES, f"{name} is thin now ({n} lines): remove it from NOT_YET_THIN"
 
@@ -255,7 +255,7 @@ def _banner_text(name: str) -> str:
 def test_every_headline_notebook_quotes_where_its_findings_hold():
     """Each finding of the robustness table is quoted by its notebook (``robustness.quote("key")`` or
     ``findings_markdown(..., where=["key"])``), so the notebook says where its finding holds and where it does not."""
-    from rag_lab.course.robustness import HEADLINE_FINDINGS
+    from lessons.robustness import HEADLINE_FINDINGS
 
     for finding in HEADLINE_FINDINGS:
         code = "\n".join(src for kind, src in _cells(finding.notebook) if kind == "code")
@@ -308,7 +308,7 @@ def test_prose_quotes_no_typed_measurement(name):
     never typed: typed numbers go stale when the simulator or the world changes."""
     typed = typed_measurements(name, _cells(name))
     assert not typed, (f"{name}: measured numbers typed into the prose {typed}: render them from the finding "
-                       f"(rag_lab.course.findings_markdown) or print them from the result")
+                       f"(lessons.findings_markdown) or print them from the result")
 
 
 def test_the_typed_measurement_check_can_fail():

@@ -1,7 +1,7 @@
 """The examples in the docstrings run, in every test run (the quick loop too), as ``python -m pytest
 --doctest-modules rag_lab`` runs them: with ELLIPSIS, and ``# doctest: +SKIP`` for an example that needs a
-run directory, a browser or MLflow. Only the modules that hold an example (``>>>`` in their source) are
-imported, so collecting this file stays cheap."""
+run directory, a browser or MLflow; the course's helpers' (notebooks/lessons/) too. Only the modules that hold an
+example (``>>>`` in their source) are imported, so collecting this file stays cheap."""
 
 from __future__ import annotations
 
@@ -13,16 +13,19 @@ from pathlib import Path
 import pytest
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rag_lab"
+#: The course's helpers beside the notebooks (importable as ``lessons``: pyproject.toml's pytest pythonpath).
+LESSONS = PACKAGE.parent / "notebooks" / "lessons"
 
 
-def module_name(path: Path) -> str:
-    parts = list(path.relative_to(PACKAGE.parent).with_suffix("").parts)
+def module_name(path: Path, package: Path = PACKAGE) -> str:
+    parts = list(path.relative_to(package.parent).with_suffix("").parts)
     if parts[-1] == "__init__":
         parts.pop()
     return ".".join(parts)
 
 
-WITH_EXAMPLES = sorted(module_name(p) for p in PACKAGE.rglob("*.py") if ">>>" in p.read_text(encoding="utf-8"))
+WITH_EXAMPLES = sorted(module_name(p, package) for package in (PACKAGE, LESSONS) for p in package.rglob("*.py")
+                       if ">>>" in p.read_text(encoding="utf-8"))
 
 
 def run_examples(module: types.ModuleType) -> tuple[int, int, str]:
@@ -36,7 +39,7 @@ def run_examples(module: types.ModuleType) -> tuple[int, int, str]:
 
 
 def test_the_modules_with_examples_are_found() -> None:
-    assert {"rag_lab.registry", "rag_lab.pipeline.config"} <= set(WITH_EXAMPLES)
+    assert {"rag_lab.registry", "rag_lab.pipeline.config", "lessons.settings"} <= set(WITH_EXAMPLES)
 
 
 @pytest.mark.parametrize("name", WITH_EXAMPLES)

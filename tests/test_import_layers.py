@@ -3,7 +3,8 @@
 The layers, bottom up (docs/design.md, "Layers"): a module may import its own layer and the layers below,
 never one above. Every import statement counts: at module level, inside a function (a lazy import of a
 heavy package is fine, a lazy import that dodges a cycle is not: the cycle check sees it) and under
-``TYPE_CHECKING``. The test reads the source with :mod:`ast`; it imports nothing.
+``TYPE_CHECKING``. Nothing in the package imports what lives beside it: the course's helpers (``lessons``, in
+notebooks/) and its tools (``tools``). The test reads the source with :mod:`ast`; it imports nothing.
 """
 
 from __future__ import annotations
@@ -35,12 +36,14 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("experiments/calibration", ("rag_lab.experiments.calibration",)),
     ("figures", ("rag_lab.figures", "rag_lab.report")),
     ("widgets", ("rag_lab.widgets",)),
-    # the course: lesson helpers, the robustness table, the lesson map, the notebooks' export and site
-    ("course", ("rag_lab.course",)),
     ("cli", ("rag_lab.cli", "rag_lab.data_build")),
     # the contract checks and fakes for plug-in authors: above everything, so nothing in the package imports them
     ("testing", ("rag_lab.testing",)),
 )
+
+#: Packages beside the library, not in its wheel, that no module of it imports: the course's helpers
+#: (notebooks/lessons/, what the notebooks import) and its authoring tools (tools/).
+OUTSIDE = ("lessons", "tools")
 
 
 def module_name(path: Path) -> str:
@@ -91,6 +94,22 @@ def imports_of(module: str) -> list[tuple[str, int]]:
                 while target not in MODULES:
                     target = target.rsplit(".", 1)[0]
                 found.append((target, node.lineno))
+    return found
+
+
+def outside_imports() -> list[str]:
+    """``module (line n) imports name`` for every import statement of the package, at any depth, of a package in
+    :data:`OUTSIDE`."""
+    found = []
+    for module, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and not node.level:
+                names = [node.module or ""]
+            else:
+                continue
+            found += [f"{module} (line {node.lineno}) imports {n}" for n in names if n.split(".")[0] in OUTSIDE]
     return found
 
 
@@ -159,18 +178,34 @@ def test_nothing_in_the_package_imports_the_testing_kit() -> None:
     assert not users, "rag_lab.testing is for tests only; imported by " + ", ".join(users)
 
 
+def test_the_package_imports_nothing_beside_it() -> None:
+    """The library runs without the repository around it: no module imports the course's helpers or tools. Made to
+    fail once: a function-level ``from lessons.notebook import lesson_sweep`` added to rag_lab/widgets/session.py was
+    named (``rag_lab.widgets.session (line 46) imports lessons.notebook``), then removed."""
+    bad = outside_imports()
+    assert not bad, "the course's helpers and tools are not in the wheel; imported by:\n" + "\n".join(bad)
+
+
 def test_no_import_cycles() -> None:
     cycles = import_cycles()
     assert not cycles, "modules that import each other in a circle:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
-@pytest.mark.parametrize("planted", ["upward", "cycle"])
+@pytest.mark.parametrize("planted", ["upward", "cycle", "outside"])
 def test_the_checks_see_a_planted_violation(planted: str, monkeypatch, tmp_path: Path) -> None:
-    """The checks fail on a planted upward import (index imports the pipeline) and a planted cycle made of
-    two function-level imports (loaders -> world.generator stays in its layer but closes a circle)."""
+    """The checks fail on a planted upward import (index imports the pipeline), a planted cycle made of
+    two function-level imports (loaders -> world.generator stays in its layer but closes a circle) and a planted
+    function-level import of the course's helpers (the figures import lessons.robustness)."""
     source = MODULES["rag_lab.index.base"].read_text(encoding="utf-8")
     planted_index = tmp_path / "base.py"
-    if planted == "upward":
+    if planted == "outside":
+        figures = MODULES["rag_lab.figures.where_grid"].read_text(encoding="utf-8")
+        planted_figures = tmp_path / "where_grid.py"
+        planted_figures.write_text(figures + "\n\ndef _planted():\n    from lessons.robustness import load_table\n")
+        monkeypatch.setitem(MODULES, "rag_lab.figures.where_grid", planted_figures)
+        assert any(b.startswith("rag_lab.figures.where_grid (line") and b.endswith("imports lessons.robustness")
+                   for b in outside_imports())
+    elif planted == "upward":
         planted_index.write_text(source + "\n\ndef _planted():\n    from rag_lab.pipeline import PipelineConfig\n")
         monkeypatch.setitem(MODULES, "rag_lab.index.base", planted_index)
         assert any(b.startswith("rag_lab.index.base (line") and "imports rag_lab.pipeline" in b for b in upward_imports())

@@ -1,12 +1,12 @@
-"""rag_lab.course.lesson_text: a lesson's findings written out from their numbers, and where a robustness row
+"""lessons.lesson_text: a lesson's findings written out from their numbers, and where a robustness row
 holds, in words."""
 
 from __future__ import annotations
 
 import pytest
 
-from rag_lab.course.lesson_text import LessonText, finding_paragraph, findings_markdown, where_words
-from rag_lab.course.robustness import RobustnessTable
+from lessons.lesson_text import LessonText, finding_paragraph, findings_markdown, where_words
+from lessons.robustness import RobustnessTable
 from rag_lab.experiments.engine.findings import Finding, FindingFamily
 
 

@@ -11,8 +11,8 @@ import re
 import pytest
 import yaml
 
+from lessons.lesson_text import findings_markdown
 from rag_lab.cli import main
-from rag_lab.course.lesson_text import findings_markdown
 from rag_lab.experiments import load_sweep
 from rag_lab.experiments.engine.comparisons import comparisons
 from rag_lab.experiments.engine.findings import sweep_findings

@@ -86,7 +86,7 @@ def test_the_robustness_table_gains_real_model_columns_without_touching_the_simu
     """Each headline finding on the recorded model: tested where the cassette holds every call, 'not recorded'
     (naming the missing call) where it does not, 'not applicable' for a finding that rests on simulator knobs;
     Holm over the real-model cells alone, so the simulator's verdicts are what they were."""
-    from rag_lab.course.robustness import load_table
+    from lessons.robustness import load_table
     from tools.course.robustness_markdown import markdown
     from tools.course.robustness_recorded import RECORDED_SWEEPS, add_recorded_columns
 
@@ -115,7 +115,7 @@ def test_the_live_cell_says_when_no_model_is_installed(monkeypatch, capsys) -> N
     line that says why."""
     import contextlib
 
-    from rag_lab.course import real_model as real_model_lesson
+    from lessons import real_model as real_model_lesson
     from rag_lab.llm.local import model_pack
 
     monkeypatch.setattr(model_pack, "installed", lambda name: False)

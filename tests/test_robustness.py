@@ -12,7 +12,7 @@ import json
 import numpy as np
 import pytest
 
-from rag_lab.course.robustness import (
+from lessons.robustness import (
     CELL_DATASETS,
     GUARD_DATASETS,
     HEADLINE_FINDINGS,
@@ -23,7 +23,7 @@ from rag_lab.course.robustness import (
     load_table,
     quote,
 )
-from rag_lab.course.settings import LESSON_SETTINGS
+from lessons.settings import LESSON_SETTINGS
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import holm, paired_test
 from rag_lab.llm.simulator import SIM_VERSION
@@ -116,14 +116,14 @@ def test_a_twin_cell_leaves_the_flagged_twins_out_of_its_test_and_its_detectable
 
 
 def setting_of(finding: HeadlineFinding) -> str:
-    """The name of the record in :mod:`rag_lab.course.settings` that ``finding`` is made from (its notebook, arms,
+    """The name of the record in :mod:`lessons.settings` that ``finding`` is made from (its notebook, arms,
     base, model and world types; a no-change claim runs every test question of its types)."""
     made = [name for name, s in LESSON_SETTINGS.items()
             if (s.notebook, dict(s.candidate), dict(s.reference), dict(s.base), dict(s.knobs), s.profile, s.types)
             == (finding.notebook, dict(finding.candidate), dict(finding.reference), dict(finding.base),
                 dict(finding.knobs), finding.profile, finding.world_types)
             and finding.world_per_type == (s.per_type if finding.direction != "none" else None)]
-    assert len(made) == 1, f"{finding.key} is made from {made or 'no record'} of rag_lab.course.settings"
+    assert len(made) == 1, f"{finding.key} is made from {made or 'no record'} of lessons.settings"
     return made[0]
 
 

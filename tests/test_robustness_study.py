@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.course.lesson_text import where_words
-from rag_lab.course.robustness import HEADLINE_FINDINGS, load_table, quote
+from lessons.lesson_text import where_words
+from lessons.robustness import HEADLINE_FINDINGS, load_table, quote
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.figures.where_grid import where_grid_info
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR

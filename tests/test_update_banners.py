@@ -9,7 +9,7 @@ import json
 import textwrap
 from pathlib import Path
 
-from rag_lab.course.robustness import SHIPPED_TABLE, load_table
+from lessons.robustness import SHIPPED_TABLE, load_table
 from tools.course.banners import where_line
 
 REPO = Path(__file__).resolve().parents[1]

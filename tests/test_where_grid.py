@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from rag_lab.course.robustness import load_table
+from lessons.robustness import load_table
 from rag_lab.figures.where_grid import (
     STATUSES,
     cell_status,

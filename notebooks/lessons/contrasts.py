@@ -2,8 +2,8 @@
 the question where two configurations differ most, several metrics' paired differences at once, and a
 paired difference across two sweeps run on the same questions. Each is one call in a notebook, so the
 notebook declares, runs and asserts while the package computes. These are the helpers several lessons share;
-a helper only one lesson uses lives in that lesson's module (:mod:`rag_lab.course.budget_disclosure` for
-notebook 02, :mod:`rag_lab.course.hyde` for 04, …, :mod:`rag_lab.course.real_model` for 16).
+a helper only one lesson uses lives in that lesson's module (:mod:`lessons.budget_disclosure` for
+notebook 02, :mod:`lessons.hyde` for 04, …, :mod:`lessons.real_model` for 16).
 
 Every candidate is picked as in :meth:`SweepResult.reference` (a candidate/config id, or a dict of dotted
 keys matching exactly one configuration)."""

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from rag_lab.course.contrasts import Pick, across_summary
+from lessons.contrasts import Pick, across_summary
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.pipeline.interventions import Intervention
 
@@ -43,7 +43,7 @@ def call_outcomes(result: SweepResult, candidate: Pick, roles: Iterable[str] = (
 
 def across_table(result: SweepResult, candidates: Mapping[str, Pick], other: SweepResult, reference: Pick,
                  metrics: Iterable[str]) -> pd.DataFrame:
-    """:func:`~rag_lab.course.contrasts.across_summary` for several named candidates (``{name: pick}``), one block
+    """:func:`~lessons.contrasts.across_summary` for several named candidates (``{name: pick}``), one block
     of rows per name."""
     metrics = list(metrics)
     return pd.concat({name: across_summary(result, pick, other, reference, metrics) for name, pick in candidates.items()})

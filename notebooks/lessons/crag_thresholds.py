@@ -8,7 +8,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.course.contrasts import Pick
+from lessons.contrasts import Pick
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.pipeline.trace import Trace
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from rag_lab.course.contrasts import Pick, with_intervention
+from lessons.contrasts import Pick, with_intervention
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.pipeline.interventions import Intervention
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from rag_lab.course.robustness import RobustnessTable, load_table
+from lessons.robustness import RobustnessTable, load_table
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label as metric_label
 from rag_lab.experiments.engine.findings import Finding

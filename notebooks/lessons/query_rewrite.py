@@ -7,7 +7,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.course.contrasts import gold_ids
+from lessons.contrasts import gold_ids
 from rag_lab.evaluation.trace_facts import gold_found
 from rag_lab.experiments.engine.results import SweepResult
 

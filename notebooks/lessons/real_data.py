@@ -6,7 +6,7 @@ from typing import Any
 
 import pandas as pd
 
-from rag_lab.course.contrasts import Pick, gold_ids
+from lessons.contrasts import Pick, gold_ids
 from rag_lab.evaluation.trace_facts import gold_rounds
 from rag_lab.experiments.engine.results import SweepResult
 
@@ -16,7 +16,7 @@ __all__ = ["gold_rounds_table"]
 def gold_rounds_table(result: SweepResult, candidate: Pick, gold: Any) -> pd.DataFrame:
     """Per question of ``candidate`` (rows, in question order): the rounds it used and where its gold
     documents were first found (:func:`~rag_lab.evaluation.trace_facts.gold_rounds`). ``gold`` as
-    :func:`~rag_lab.course.contrasts.gold_ids` reads it."""
+    :func:`~lessons.contrasts.gold_ids` reads it."""
     traces = result.traces(result.reference(candidate)["candidate_id"])
     rows = {q: gold_rounds(traces[q], gold_ids(gold, q)) for q in result.qids}
     return pd.DataFrame(rows).T.rename_axis("qid")

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 
 import pandas as pd
 
-from rag_lab.course.contrasts import Pick, labelled_table, paired_blocks, stacked_tables
+from lessons.contrasts import Pick, labelled_table, paired_blocks, stacked_tables
 from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
@@ -46,7 +46,7 @@ STUDY = ("real_qwen_hotpotqa_v3", "real_qwen_hotpotqa_v3_answer", "real_qwen_mus
 def study_findings(names: Iterable[str] = STUDY) -> dict[str, list[Finding]]:
     """Each study sweep (``names``, shipped sweep files) replayed from its cassette, and
     its declared findings tested (:func:`~rag_lab.experiments.engine.findings.sweep_findings`)."""
-    from rag_lab.course.notebook import lesson_sweep
+    from lessons.notebook import lesson_sweep
     from rag_lab.experiments.engine.findings import sweep_findings
     from rag_lab.paths import SWEEPS_DIR
 
@@ -77,7 +77,7 @@ class GuardStudy(NamedTuple):
         """What lesson 13 shows of the study: its two lines, the pair table of the pairs the claims are tested on,
         the declared family's verdicts, and the guard trade-off against the plain reader on each half (twins, then
         their questions)."""
-        from rag_lab.course.lesson_text import findings_markdown
+        from lessons.lesson_text import findings_markdown
         from rag_lab.figures import guard_tradeoff_figure, guard_tradeoff_info
 
         table = self.pairs.table(self.pairs.claim_qids()).drop(columns=["candidate_id"]).round(3)
@@ -89,7 +89,7 @@ class GuardStudy(NamedTuple):
 def guard_study(name: str = GUARD_STUDY) -> GuardStudy:
     """The twins' study (``sweeps/<name>.yaml``) replayed from its cassette, with its pairs and findings (lessons 13
     and 16 open with its :meth:`GuardStudy.lines`)."""
-    from rag_lab.course.notebook import lesson_sweep
+    from lessons.notebook import lesson_sweep
     from rag_lab.experiments.engine.findings import paired_finding, sweep_findings
     from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
     from rag_lab.paths import SWEEPS_DIR
@@ -118,8 +118,8 @@ def study_table(findings: Mapping[str, Iterable[Finding]]) -> pd.DataFrame:
 
 def study_summary(names: Iterable[str] = STUDY) -> tuple[pd.DataFrame, Any]:
     """The named study sweeps replayed and their declared findings: the :func:`study_table` and the findings
-    written out (:func:`~rag_lab.course.lesson_text.findings_markdown`), for ``display(*study_summary(...))``."""
-    from rag_lab.course.lesson_text import findings_markdown
+    written out (:func:`~lessons.lesson_text.findings_markdown`), for ``display(*study_summary(...))``."""
+    from lessons.lesson_text import findings_markdown
 
     found = study_findings(names)
     return study_table(found), findings_markdown(*(f for fs in found.values() for f in fs))

@@ -1,7 +1,7 @@
 """Robustness of the headline findings: the registry and the shipped table a notebook reads.
 :data:`HEADLINE_FINDINGS` registers the findings notebooks 01–13 assert (each notebook's contrast, metric and
 claimed direction or equivalence margin; arms, base, model and questions from the lesson's record in
-:mod:`rag_lab.course.settings`), each with its claim's sentence, typed once (:func:`claim`), and what each guard
+:mod:`lessons.settings`), each with its claim's sentence, typed once (:func:`claim`), and what each guard
 that refuses buys on unanswerable questions. The table that re-tests every one on the world, the real samples
 (or their unanswerable twins) and two simulator seeds ships as :data:`SHIPPED_TABLE`; a notebook quotes its row
 with :func:`quote`. The course's tooling writes it (``python -m tools.course robustness``, outside the library);
@@ -16,8 +16,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from rag_lab.course import settings
-from rag_lab.course.settings import LessonSetting
+from lessons import settings
+from lessons.settings import LessonSetting
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.labels import changes_label
 from rag_lab.figures.where_grid import STATUSES, cell_status
@@ -112,7 +112,7 @@ class HeadlineFinding:
 
 def _headline(key: str, setting: LessonSetting, claim: str, metric: str, direction: Direction, kind: str = "measured",
               margin: float | None = None, datasets: tuple[str, ...] = CELL_DATASETS) -> HeadlineFinding:
-    """Finding ``key`` of the lesson whose comparison ``setting`` declares (:mod:`rag_lab.course.settings`, the record
+    """Finding ``key`` of the lesson whose comparison ``setting`` declares (:mod:`lessons.settings`, the record
     the notebook reads too): its arms, base, model and world questions — every test question of its types for a
     no-change claim, which needs many questions to be decidable — on ``datasets``."""
     return HeadlineFinding(key, setting.notebook, claim, metric, dict(setting.candidate), dict(setting.reference),

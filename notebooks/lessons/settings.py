@@ -1,5 +1,5 @@
 """Each policy lesson's comparison, declared once: notebooks 01–13 build their sweep and the arms of their
-claims from these records, and the robustness table (:data:`~rag_lab.course.robustness.HEADLINE_FINDINGS`)
+claims from these records, and the robustness table (:data:`~lessons.robustness.HEADLINE_FINDINGS`)
 re-runs the same comparison from the same record — so a lesson's setting cannot drift from its robustness row.
 The ``*_UNANSWERABLE`` records are a lesson's guard on the world's unanswerable test questions (every one), what
 the robustness table's guard rows run there and on the real samples' unanswerable twins.

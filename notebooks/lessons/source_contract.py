@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
-from rag_lab.course.contrasts import Pick
+from lessons.contrasts import Pick
 from rag_lab.evaluation.trace_facts import cited_outside, emptied_by_contract, fail_open_fallbacks
 from rag_lab.experiments.engine.results import SweepResult
 

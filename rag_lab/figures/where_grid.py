@@ -5,7 +5,7 @@ symbol of :data:`STATUSES` — split into plain data
 (:func:`where_grid_info`), a plotly figure (:func:`where_grid_figure`) and its text twins for the terminal and
 the lesson map (:func:`where_grid_text`, :func:`where_line`).
 
-Input: a robustness table as written to JSON (``data/robustness.json``, :mod:`rag_lab.course.robustness`):
+Input: a robustness table as written to JSON (``data/robustness.json``, by ``python -m tools.course robustness``):
 ``findings`` (each with ``key``, ``claim``, ``direction`` and its ``cells``, one per dataset × seed, and
 ``recorded`` cells, one per real-model column), ``datasets``, ``seeds`` and ``recorded`` (the real-model
 columns' labels), and optionally ``studies``: rows of the contrasts a recorded study declared, whose ``recorded``

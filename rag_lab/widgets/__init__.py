@@ -1,7 +1,7 @@
 """Jupyter widgets: steer policies and watch cost vs quality move (:class:`PolicyExplorer`), run sweeps
 (:class:`SweepPanel`), read traces (:class:`TraceViewer`). Every action is a plain method too, so
 notebooks run headless (nbmake) and tests need no browser. A notebook's setup call and its sweep are in
-:mod:`rag_lab.course.notebook`."""
+the course's helpers beside the notebooks (``notebooks/lessons/notebook.py``)."""
 
 from rag_lab.widgets.controls import ParamControl, controllable_keys, param_control, parse_value
 from rag_lab.widgets.explorer import PolicyExplorer

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from rag_lab.course.robustness import RobustnessTable, load_table
+from lessons.robustness import RobustnessTable, load_table
 from rag_lab.figures import where_grid
 
 __all__ = ["quoted_keys", "where_line"]

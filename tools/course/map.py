@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from rag_lab.course import robustness
+from lessons import robustness
 from rag_lab.errors import ConfigError
 from rag_lab.figures.where_grid import legend_line
 from tools.course.banners import quoted_keys, where_line

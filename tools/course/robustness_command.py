@@ -1,7 +1,7 @@
 """``python -m tools.course robustness`` (it was ``rag-lab robustness``): re-run every headline finding on its
 datasets (the world, the HotpotQA and the MuSiQue samples, or their unanswerable twins) with two simulator seeds,
 replay the recorded studies' declared contrasts and each finding on the recorded real model, and write the table
-as markdown and JSON (the table: :mod:`rag_lab.course.robustness`; its run, columns and markdown: the
+as markdown and JSON (the table: :mod:`lessons.robustness`; its run, columns and markdown: the
 ``robustness_*`` modules beside this one)."""
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                          "interval, exact p, Holm p, sign agreement per cell")
     rob.add_argument("--json", action="store_true", help="print the result as JSON")
     rob.add_argument("--findings", nargs="+", default=None, metavar="KEY",
-                     help="only these findings (default: every one of rag_lab.course.robustness.HEADLINE_FINDINGS)")
+                     help="only these findings (default: every one of lessons.robustness.HEADLINE_FINDINGS)")
     rob.add_argument("--datasets", nargs="+", default=None, metavar="NAME",
                      help="only the cells on these datasets (default: each finding's own: world hotpotqa_sample "
                           "musique_sample, or for a claim on unanswerable questions world hotpotqa_sample_twins "
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
 
 def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     """The command's result (JSON-able) and its text."""
-    from rag_lab.course.robustness import REAL_LIMIT, SEEDS, SHIPPED_MARKDOWN, SHIPPED_TABLE, load_table
+    from lessons.robustness import REAL_LIMIT, SEEDS, SHIPPED_MARKDOWN, SHIPPED_TABLE, load_table
     from rag_lab.stats.paired import interval_text
     from tools.course.robustness_markdown import markdown, write_table
     from tools.course.robustness_recorded import add_recorded_columns

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from rag_lab.course.robustness import (
+from lessons.robustness import (
     CELL_DATASETS,
     NO_CHANGE_LIMIT,
     RobustnessTable,

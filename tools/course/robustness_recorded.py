@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from rag_lab.course.robustness import CELL_DATASETS, FAMILIES, HEADLINE_FINDINGS, HeadlineFinding, RobustnessTable
+from lessons.robustness import CELL_DATASETS, FAMILIES, HEADLINE_FINDINGS, HeadlineFinding, RobustnessTable
 from rag_lab.errors import CassetteMiss
 from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm

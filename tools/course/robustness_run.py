@@ -1,4 +1,4 @@
-"""Re-running the headline findings (:data:`rag_lab.course.robustness.HEADLINE_FINDINGS`): each in every cell
+"""Re-running the headline findings (:data:`lessons.robustness.HEADLINE_FINDINGS`): each in every cell
 of its datasets — the world and the shipped HotpotQA and MuSiQue samples, or, for a claim on unanswerable questions,
 the world's unanswerable questions and the samples' unanswerable twins; each with simulator seeds 0 and 1 — as a
 sweep that states it, with the claim's one test and Holm within its family (:func:`run_robustness`)."""
@@ -11,7 +11,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
-from rag_lab.course.robustness import (
+from lessons.robustness import (
     ALPHA,
     FAMILIES,
     HEADLINE_FINDINGS,
@@ -20,7 +20,7 @@ from rag_lab.course.robustness import (
     HeadlineFinding,
     RobustnessTable,
 )
-from rag_lab.course.robustness import (
+from lessons.robustness import (
     finding as headline_finding,
 )
 from rag_lab.errors import ConfigError

@@ -68,7 +68,7 @@ def row_key(study: str, claim: Any) -> str:
 
 def replay(path: Path) -> Any:
     """The sweep file ``path`` replayed from its cassette (its other half too, for a sweep of pairs)."""
-    from rag_lab.course.notebook import lesson_sweep
+    from lessons.notebook import lesson_sweep
 
     return lesson_sweep(path, replay=True)
 
