@@ -114,8 +114,7 @@ def test_a_backend_that_cannot_work_says_why(kind: str, tmp_path) -> None:
         with pytest.raises(ConfigError, match="no-such-profile"), open_backend("sim", profile="no-such-profile"):
             pass
     elif kind == "openai":
-        with open_backend("openai", base_url="http://127.0.0.1:9/v1", model="m", cache=False) as backend:
-            backend.max_retries = 0
+        with open_backend("openai", base_url="http://127.0.0.1:9/v1", model="m", cache=False, max_retries=0) as backend:
             with pytest.raises(LLMBackendError, match="127.0.0.1:9"):
                 backend.complete(CHAT)
     elif kind == "local":

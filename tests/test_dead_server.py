@@ -44,8 +44,7 @@ def start_dying(tmp_path: Path, how: str) -> tuple[ServerProcess, str]:
 def test_a_server_that_dies_on_its_first_request_is_named_at_once(tmp_path: Path, how: str, says: str) -> None:
     proc, url = start_dying(tmp_path, how)
     try:
-        llm = OpenAIBackend("dying-model", base_url=url, max_retries=3, backoff_base_s=0.01, backoff_max_s=0.02,
-                            liveness=proc.death)
+        llm = OpenAIBackend("dying-model", base_url=url, max_retries=3, liveness=proc.death)
         with pytest.raises(BackendProcessDied) as info:
             llm.complete(REQUEST)
     finally:
@@ -63,7 +62,7 @@ def test_without_the_liveness_hook_the_same_death_is_only_a_connection_failure(t
     """The control: what a client that does not know the process sees (and what the lab reported before)."""
     proc, url = start_dying(tmp_path, "ILL")
     try:
-        llm = OpenAIBackend("dying-model", base_url=url, max_retries=1, backoff_base_s=0.01, backoff_max_s=0.02)
+        llm = OpenAIBackend("dying-model", base_url=url, max_retries=1)
         with pytest.raises(LLMBackendError) as info:
             llm.complete(REQUEST)
     finally:
@@ -82,7 +81,7 @@ def test_a_server_that_dies_while_starting_says_how(tmp_path: Path) -> None:
 
 def test_a_remote_server_that_answered_then_went_away_is_not_retried() -> None:
     with serve_in_thread(ScriptedBackend({}, default="Paris [1]", model="lab-model")) as url:
-        llm = OpenAIBackend("lab-model", base_url=url, max_retries=3, backoff_base_s=0.01, backoff_max_s=0.02)
+        llm = OpenAIBackend("lab-model", base_url=url, max_retries=3)
         assert llm.complete(REQUEST).text == "Paris [1]"
     with pytest.raises(ServerWentAway, match="went away") as info:
         llm.complete(REQUEST)
@@ -90,8 +89,7 @@ def test_a_remote_server_that_answered_then_went_away_is_not_retried() -> None:
 
 
 def test_a_server_never_reached_is_still_retried_as_a_network_fault() -> None:
-    llm = OpenAIBackend("m", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=1, backoff_base_s=0.01,
-                        backoff_max_s=0.02)
+    llm = OpenAIBackend("m", base_url=f"http://127.0.0.1:{free_port()}/v1", max_retries=1)
     with pytest.raises(LLMBackendError, match="connection failed") as info:
         llm.complete(REQUEST)
     assert not isinstance(info.value, ServerWentAway) and info.value.attempts == 2

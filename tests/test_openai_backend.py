@@ -1,5 +1,5 @@
 """The OpenAI-compatible backend against the lab server: the real ``openai`` client, a real socket
-on 127.0.0.1, no mocks. Faults come from the server's FaultPlan; backoffs are shortened."""
+on 127.0.0.1, no mocks. Faults come from the server's FaultPlan; the backoffs are the openai client's own (0.5 s, 1 s, ...)."""
 
 from __future__ import annotations
 
@@ -50,7 +50,6 @@ def controller_request(question: str = "Where was Ada Lovelace born?") -> LLMReq
 def client(url: str, **kwargs: object) -> OpenAIBackend:
     options: dict[str, object] = {
         "base_url": url, "api_key": SECRET, "timeout_s": 2.0, "max_retries": 2,
-        "backoff_base_s": 0.01, "backoff_max_s": 0.05, "jitter_seed": 0,
     }
     options.update(kwargs)
     return OpenAIBackend("lab-model", **options)  # type: ignore[arg-type]
@@ -115,12 +114,14 @@ def test_rate_limited_then_success_counts_the_retry() -> None:
     assert server.status_counts == {429: 1, 200: 1}
 
 
-def test_retry_after_is_honoured_within_the_cap() -> None:
-    with LabServer(scripted(), faults=FaultPlan(rate_limit=1, retry_after_s=0.3)) as server:
-        llm = client(server.url, backoff_max_s=0.4)
+def test_a_short_retry_after_replaces_the_clients_backoff() -> None:
+    """The openai client's own first backoff is 0.375-0.5 s; a server's Retry-After of 0.05 s is what it waits."""
+    with LabServer(scripted(), faults=FaultPlan(rate_limit=1, retry_after_s=0.05)) as server:
+        llm = client(server.url)
         start = time.perf_counter()
         llm.complete(controller_request(), fallback=FALLBACK)
-    assert time.perf_counter() - start >= 0.3
+    assert 0.05 <= time.perf_counter() - start < 0.3
+    assert server.status_counts == {429: 1, 200: 1}
 
 
 def test_persistent_server_error_is_a_clear_error_without_the_key() -> None:
@@ -248,6 +249,17 @@ def test_structured_mode_negotiation_falls_back_and_remembers() -> None:
         assert (llm.negotiated_mode(), llm.stats_dict()["mode_fallbacks"]) == ("text", 2)
 
 
+def test_a_500_that_refuses_the_format_is_not_retried() -> None:
+    """llama-cpp-python refuses a ``json_schema`` format with a 500, a status the client retries: the next mode is tried
+    at once, without a retry or its backoff."""
+    with LabServer(scripted(), response_formats=("json_object", "text"), format_status=500) as server:
+        llm = client(server.url, max_retries=2)
+        assert llm.complete(controller_request(), fallback=FALLBACK).outcome == "valid"
+    assert llm.negotiated_mode() == "json_object_schema"
+    assert llm.stats_dict() == {"calls": 1, "attempts": 2, "retries": 0, "errors": 0, "mode_fallbacks": 1}
+    assert server.status_counts == {500: 1, 200: 1}
+
+
 def test_complete_many_keeps_order_and_stays_within_the_servers_limit() -> None:
     echo = ScriptedBackend({}, default=lambda r: r.messages[-1].content, model="lab-model")
     requests = [LLMRequest(role="answer", messages=(Message(role="user", content=f"q{i}"),)) for i in range(6)]
@@ -265,7 +277,7 @@ def test_configuration_from_environment_and_secrets_stay_out(monkeypatch: pytest
         monkeypatch.setenv("RAG_LAB_MODEL", "lab-model")
         monkeypatch.setenv("OPENAI_BASE_URL", server.url)
         monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-        llm = OpenAIBackend(backoff_base_s=0.01, backoff_max_s=0.02)
+        llm = OpenAIBackend()
         with caplog.at_level(logging.DEBUG):
             assert llm.complete(controller_request(), fallback=FALLBACK).outcome == "valid"
     assert (llm.model, llm.base_url) == ("lab-model", server.url)
@@ -278,17 +290,6 @@ def test_configuration_from_environment_and_secrets_stay_out(monkeypatch: pytest
     monkeypatch.delenv("RAG_LAB_MODEL")
     with pytest.raises(ConfigError, match="RAG_LAB_MODEL"):
         OpenAIBackend()
-
-
-def test_jitter_is_seeded() -> None:
-    a = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", jitter_seed=3)
-    b = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", jitter_seed=3)
-    delays = [a._backoff(k, None) for k in range(1, 8)]
-    assert delays == [b._backoff(k, None) for k in range(1, 8)]
-    for k, delay in enumerate(delays, start=1):
-        ceiling = min(8.0, 0.5 * 2 ** (k - 1))
-        assert ceiling / 2 <= delay <= ceiling
-    assert a._backoff(1, retry_after=3.0) == 3.0 and a._backoff(1, retry_after=60.0) == 8.0
 
 
 def test_connection_refused_is_retried_then_reported() -> None:

@@ -48,8 +48,7 @@ def server() -> Iterator[str]:
 
 
 def test_an_undecodable_reply_is_retried_and_its_error_names_the_server(server: str) -> None:
-    llm = OpenAIBackend("m", base_url=server, api_key="none", timeout_s=2.0, max_retries=2, backoff_base_s=0.01,
-                        backoff_max_s=0.02, jitter_seed=0)
+    llm = OpenAIBackend("m", base_url=server, api_key="none", timeout_s=2.0, max_retries=2)
     request = LLMRequest(role="answer", messages=(Message(role="user", content="Where?"),))
     with pytest.raises(LLMBackendError) as info:
         llm.complete(request)

@@ -1,25 +1,25 @@
 """The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL
 (OpenAI, vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked
 for (``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the
-text; retries 429, 408, 5xx, timeouts, connection errors and unreadable bodies (not JSON, not UTF-8) with bounded,
-jittered backoff, the last error naming the server; names a dead server
-process at once instead of retrying; admits at most ``max_concurrency`` calls from any number of threads; and
-keeps the API key inside the client, out of every repr, cache key, log line and error. The method:
-docs/backends.md, "The OpenAI-compatible backend in detail"."""
+text. Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client
+under it (:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a
+refused response format from being retried, and ends the retries at once when a server process died or a server
+went away. At most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client,
+out of every repr, cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in
+detail"."""
 
 from __future__ import annotations
 
 import json
 import logging
 import os
-import random
 import threading
-import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import Any, ClassVar, Literal, Protocol
 
+import httpx2
 import openai
 
 from rag_lab.errors import BackendProcessDied, ConfigError, LLMBackendError, ServerWentAway
@@ -27,13 +27,13 @@ from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Us
 from rag_lab.llm.openai_wire import (
     MAX_SERVER_MESSAGE,
     NO_KEY,
-    RETRY_STATUSES,
     SK_TOKEN,
+    attempt_of,
     display_url,
     merged_messages,
     refused_connection,
     rejects_format,
-    retry_after_seconds,
+    retried,
 )
 from rag_lab.llm.prompts import question_of
 from rag_lab.llm.server.chat_requests import ROLE_HEADER
@@ -92,7 +92,7 @@ class OpenAIBackend(LLMBackend):
 
     ``model``, ``base_url`` and ``api_key`` default to ``RAG_LAB_MODEL``, ``OPENAI_BASE_URL`` and
     ``OPENAI_API_KEY`` (a server that needs no key gets :data:`NO_KEY`). ``timeout_s`` bounds each
-    HTTP attempt. ``jitter_seed`` makes the backoff jitter reproducible. ``cache_label`` names the
+    HTTP attempt and ``max_retries`` counts the client's retries after the first. ``cache_label`` names the
     server in cache keys (default: the base URL without credentials); give servers on changing
     ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so a lab server
     knows which role to play (other servers ignore it). ``merge_system`` folds the system message
@@ -114,9 +114,6 @@ class OpenAIBackend(LLMBackend):
         structured_mode: StructuredMode = "auto",
         timeout_s: float = 60.0,
         max_retries: int = 3,
-        backoff_base_s: float = 0.5,
-        backoff_max_s: float = 8.0,
-        jitter_seed: int | None = None,
         max_concurrency: int = 4,
         cache_label: str | None = None,
         send_role_header: bool = True,
@@ -128,8 +125,8 @@ class OpenAIBackend(LLMBackend):
             raise ConfigError("OpenAIBackend needs a model name, got an empty one")
         if structured_mode not in ("auto", *_NEGOTIATION_ORDER):
             raise ConfigError(f"structured_mode must be one of auto, {', '.join(_NEGOTIATION_ORDER)}; got {structured_mode!r}")
-        if timeout_s <= 0 or backoff_base_s < 0 or backoff_max_s < backoff_base_s:
-            raise ConfigError("need timeout_s > 0 and 0 <= backoff_base_s <= backoff_max_s")
+        if timeout_s <= 0:
+            raise ConfigError(f"need timeout_s > 0, got {timeout_s}")
         if max_retries < 0 or max_concurrency < 1:
             raise ConfigError(f"need max_retries >= 0 and max_concurrency >= 1, got {max_retries}, {max_concurrency}")
         self._key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
@@ -137,31 +134,32 @@ class OpenAIBackend(LLMBackend):
             api_key=self._key,
             base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
             timeout=timeout_s,
-            max_retries=0,
+            max_retries=max_retries,
+            http_client=_Watched(self),
         )
         self.base_url = display_url(str(self._client.base_url))
-        super().__init__(model or self._only_model())
         self.structured_mode: StructuredMode = structured_mode
         self.timeout_s = timeout_s
-        self.max_retries = max_retries
-        self.backoff_base_s = backoff_base_s
-        self.backoff_max_s = backoff_max_s
         self.max_concurrency = max_concurrency
-        self.cache_label = cache_label or self.base_url
-        self.send_role_header = send_role_header
-        self.merge_system = merge_system
         self.liveness = liveness
         self._answered = False  # the server answered once: a refused connection now means it went away
         self.stats = BackendStats()
         self._stats_lock = threading.Lock()
-        self._rng = random.Random(jitter_seed)
-        self._rng_lock = threading.Lock()
+        super().__init__(model or self._only_model())
+        self.cache_label = cache_label or self.base_url
+        self.send_role_header = send_role_header
+        self.merge_system = merge_system
         self._slots = threading.BoundedSemaphore(max_concurrency)
 
     def __repr__(self) -> str:
         return (f"OpenAIBackend(model={self.model!r}, base_url={self.base_url!r}, "
                 f"structured_mode={self.structured_mode!r}, max_concurrency={self.max_concurrency}"
                 + (", merge_system=True)" if self.merge_system else ")"))
+
+    @property
+    def max_retries(self) -> int:
+        """How many times the client retries a failed attempt of a call (set when the backend is made)."""
+        return self._client.max_retries
 
     def cache_identity(self) -> tuple[str, str]:
         """("openai", "model@server label"): the same model name on two servers is two models."""
@@ -170,13 +168,14 @@ class OpenAIBackend(LLMBackend):
     def _only_model(self) -> str:
         """The one model the server lists at ``/v1/models`` (no model was given)."""
         try:
-            models = sorted(m.id for m in self._client.models.list())
+            models = sorted(m.id for m in self._client.with_options(max_retries=0).models.list())
         except openai.APIStatusError as exc:
             raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
                               f"did not list its models: HTTP {exc.status_code}: {self._server_message(exc)}") from None
-        except (openai.APIConnectionError, openai.APIResponseValidationError) as exc:
+        except (openai.APIConnectionError, openai.APIResponseValidationError, _Stop) as exc:
+            what = _failure(exc, self.timeout_s) if isinstance(exc, openai.APIConnectionError) else str(exc)
             raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
-                              f"could not be asked for its models: {self._scrub(str(exc))}") from None
+                              f"could not be asked for its models: {self._scrub(what)}") from None
         if len(models) != 1:
             listed = ", ".join(models[:20]) or "none"
             raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL) and {self.base_url} "
@@ -231,7 +230,7 @@ class OpenAIBackend(LLMBackend):
             modes = self._modes_for(request)
             for i, mode in enumerate(modes):
                 try:
-                    completion = self._call_with_retries(request, mode)
+                    completion = self._call(request, mode)
                 except _ModeRejected as exc:
                     if i + 1 == len(modes):
                         self._count_error()
@@ -278,76 +277,54 @@ class OpenAIBackend(LLMBackend):
             kwargs["response_format"] = {"type": "json_object", "schema": schema}
         return kwargs
 
-    def _call_with_retries(self, request: LLMRequest, mode: str) -> Any:
-        """One chat completion with bounded retries; raises LLMBackendError or _ModeRejected."""
+    def _call(self, request: LLMRequest, mode: str) -> Any:
+        """One chat completion, retried by the client; raises LLMBackendError or _ModeRejected."""
         kwargs = self._call_kwargs(request, mode)
-        attempts = self.max_retries + 1
-        for attempt in range(1, attempts + 1):
+        try:
+            return self._client.chat.completions.create(**kwargs)
+        except _Stop as exc:
+            self._count_error()
+            raise exc.error from None
+        except openai.APIStatusError as exc:
+            status, message = exc.status_code, self._server_message(exc)
+            if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
+                raise _ModeRejected(status, f"HTTP {status}: {message}") from None
+            self._count_error()
+            what = f"gave up; last failure: HTTP {status}: {message}" if retried(status) else refusal(request, message)
+            raise LLMBackendError(self.base_url, what, status, attempt_of(exc.request)) from None
+        except openai.APIConnectionError as exc:  # a timeout too; the HTTP client asked whether the process died
+            self._count_error()
+            what = self._scrub(_failure(exc, self.timeout_s))
+            raise LLMBackendError(self.base_url, f"gave up; last failure: {what}", None, attempt_of(exc.request)) from None
+
+    def _attempted(self, request: httpx2.Request) -> int:
+        """Count one HTTP attempt of a chat completion, the backend's only POST (the HTTP client calls this before
+        sending), and return its number within its call (1 for the first)."""
+        attempt = attempt_of(request)
+        if request.method == "POST":
             with self._stats_lock:
                 self.stats.attempts += 1
-            retry_after: float | None = None
-            try:
-                completion = self._client.chat.completions.create(**kwargs)
-                self._answered = True
-                return completion
-            except openai.APIStatusError as exc:
-                self._answered = True
-                status = exc.status_code
-                what = f"HTTP {status}: {self._server_message(exc)}"
-                if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
-                    raise _ModeRejected(status, what) from None
-                if status not in RETRY_STATUSES and status < 500:
-                    self._count_error()
-                    raise LLMBackendError(self.base_url, refusal(request, self._server_message(exc)),
-                                          status, attempt) from None
-                retry_after = retry_after_seconds(exc)
-                last_status: int | None = status
-            except openai.APITimeoutError:
-                self._raise_if_dead(attempt)
-                what, last_status = f"no answer within {self.timeout_s:g} s", None
-            except openai.APIConnectionError as exc:
-                self._raise_if_dead(attempt)
-                if self._answered and refused_connection(exc):
-                    self._count_error()
-                    raise ServerWentAway(self.base_url, "the server went away: it answered earlier in this process and "
-                                                        "now refuses connections (stopped, crashed, or moved to another "
-                                                        "port); not retried. Restart it, or check the base URL",
-                                         None, attempt) from None
-                what, last_status = f"connection failed: {self._scrub(str(exc))}", None
-            except UnicodeDecodeError as exc:   # a body that is not UTF-8 (e.g. a byte 0xff): retried like garbage
-                what, last_status = (f"unreadable response body: not UTF-8 (byte 0x{exc.object[exc.start]:02x} at "
-                                     f"position {exc.start})"), None
-            except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-                what, last_status = f"unreadable response body ({type(exc).__name__})", None
-            if attempt == attempts:
-                self._count_error()
-                raise LLMBackendError(self.base_url, f"gave up; last failure: {what}",
-                                      last_status, attempt) from None
-            delay = self._backoff(attempt, retry_after)
-            with self._stats_lock:
-                self.stats.retries += 1
-            log.warning("LLM server %s: attempt %d/%d failed (%s); retrying in %.2f s",
-                        self.base_url, attempt, attempts, what, delay)
-            time.sleep(delay)
-        raise AssertionError("unreachable: the loop returns or raises")
+                self.stats.retries += int(attempt > 1)
+        return attempt
 
-    def _raise_if_dead(self, attempt: int) -> None:
-        """Raise BackendProcessDied when the server process behind this backend has exited."""
-        if self.liveness is None:
-            return
-        death = self.liveness(wait_s=1.0)
+    def _failed(self, attempt: int, what: str) -> None:
+        """Say that an attempt failed in a way the client retries, unless it was the last."""
+        if attempt <= self.max_retries:
+            log.warning("LLM server %s: attempt %d/%d failed (%s); retrying", self.base_url, attempt,
+                        self.max_retries + 1, self._scrub(what))
+
+    def _gone(self, request: httpx2.Request, exc: httpx2.TransportError) -> LLMBackendError | None:
+        """The error that ends a call at once when an attempt could not reach the server: the server process behind
+        this backend has exited, or a server that answered earlier now refuses connections; else None."""
+        attempt = attempt_of(request)
+        death = self.liveness(wait_s=1.0) if self.liveness is not None else None
         if death is not None:
-            self._count_error()
-            raise BackendProcessDied(self.base_url, death, attempt) from None
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        """Seconds to wait before retry number ``attempt`` (1-based)."""
-        ceiling = min(self.backoff_max_s, self.backoff_base_s * 2 ** (attempt - 1))
-        with self._rng_lock:
-            delay = ceiling / 2 + self._rng.random() * ceiling / 2
-        if retry_after is not None:
-            delay = max(delay, min(retry_after, self.backoff_max_s))
-        return delay
+            return BackendProcessDied(self.base_url, death, attempt)
+        if self._answered and refused_connection(exc):
+            return ServerWentAway(self.base_url, "the server went away: it answered earlier in this process and now "
+                                                 "refuses connections (stopped, crashed, or moved to another port); not "
+                                                 "retried. Restart it, or check the base URL", None, attempt)
+        return None
 
     def _generation(self, completion: Any) -> Generation:
         """Text and usage of a chat completion (an empty text when the server sent no content)."""
@@ -384,3 +361,80 @@ class OpenAIBackend(LLMBackend):
             if message:
                 return self._scrub(str(message))
         return self._scrub(exc.message)
+
+
+class _Stop(openai.OpenAIError):
+    """Raised by the transport to end a call at once: the openai client re-raises its own errors without retrying.
+    ``error`` is what the backend raises."""
+
+    def __init__(self, error: LLMBackendError) -> None:
+        super().__init__(error.reason)
+        self.error = error
+
+
+class _Unreadable(httpx2.DecodingError):
+    """A 2xx body that is not JSON (cut short, not UTF-8): a request error, so that the openai client retries it like
+    a dropped connection (it does not retry a body it cannot parse)."""
+
+
+def _failure(exc: openai.APIConnectionError, timeout_s: float) -> str:
+    """What went wrong in a call the client gave up on: no answer in time, an unreadable body, or the connection."""
+    if isinstance(exc, openai.APITimeoutError):
+        return f"no answer within {timeout_s:g} s"
+    cause = exc.__cause__
+    if isinstance(cause, _Unreadable):
+        return str(cause)
+    return f"connection failed: {cause or exc}"
+
+
+class _Watched(openai.DefaultHttpxClient):
+    """The HTTP client of an :class:`OpenAIBackend`'s ``openai`` client, under its retries: each attempt is counted, an
+    unreadable 2xx body is raised as :class:`_Unreadable` (retried), a 5xx that refuses the response format is marked
+    ``x-should-retry: false`` (the next format is tried at once), and when a server cannot be reached it asks whether
+    its process died or it went away (:meth:`OpenAIBackend._gone`), ending the call at once if so."""
+
+    def __init__(self, backend: OpenAIBackend) -> None:
+        super().__init__()
+        self._backend = backend
+
+    def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
+        backend = self._backend
+        attempt = backend._attempted(request)
+        try:
+            response = super().send(request, **kwargs)
+            response.read()
+        except httpx2.TransportError as exc:
+            gone = backend._gone(request, exc)
+            if gone is not None:
+                raise _Stop(gone) from None
+            backend._failed(attempt, f"no answer within {backend.timeout_s:g} s"
+                            if isinstance(exc, httpx2.TimeoutException) else f"connection failed: {exc}")
+            raise
+        backend._answered = True
+        status = response.status_code
+        if 200 <= status < 300 and (unreadable := _unreadable(response.content)):
+            backend._failed(attempt, unreadable)
+            raise _Unreadable(unreadable, request=request)
+        if status >= 500 and b'"response_format"' in request.content and rejects_format(status, _json_or_none(response)):
+            response.headers["x-should-retry"] = "false"
+        elif retried(status):
+            backend._failed(attempt, f"HTTP {status}")
+        return response
+
+
+def _unreadable(body: bytes) -> str | None:
+    """Why a 2xx ``body`` cannot be read as JSON, or None when it can."""
+    try:
+        json.loads(body)
+    except UnicodeDecodeError as err:
+        return f"unreadable response body: not UTF-8 (byte 0x{err.object[err.start]:02x} at position {err.start})"
+    except ValueError as err:
+        return f"unreadable response body: not JSON ({err})"
+    return None
+
+
+def _json_or_none(response: httpx2.Response) -> Any:
+    try:
+        return response.json()
+    except ValueError:
+        return None

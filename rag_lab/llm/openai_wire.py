@@ -1,6 +1,7 @@
 """What the OpenAI-compatible backend (:mod:`rag_lab.llm.openai_backend`) needs to know about the wire and
 its servers: URLs safe to print, the key sent to servers that need none, how a server says it refuses a
-response format, a refused connection, ``Retry-After``, and Gemma-style message folding."""
+response format, a refused connection, which statuses the ``openai`` client retries and which attempt a request
+is, and Gemma-style message folding."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import re
 from collections.abc import Sequence
 from urllib.parse import urlsplit, urlunsplit
 
-import openai
+import httpx2
 
 from rag_lab.llm.types import Message
 
@@ -17,8 +18,10 @@ from rag_lab.llm.types import Message
 NO_KEY = "no-key"
 SK_TOKEN = re.compile(r"\bsk-[A-Za-z0-9_\-\*\.]{2,}")
 MAX_SERVER_MESSAGE = 300
-#: Statuses below 500 that are retried: request timeout and rate limiting.
-RETRY_STATUSES = frozenset({408, 429})
+#: Statuses below 500 that the ``openai`` client retries: request timeout, lock timeout and rate limiting.
+RETRY_STATUSES = frozenset({408, 409, 429})
+#: The header in which the ``openai`` client sends how many times it has retried a request.
+RETRY_COUNT_HEADER = "x-stainless-retry-count"
 #: Statuses with which servers refuse a response format (llama-cpp-python: 500), and the words that say so.
 FORMAT_STATUSES = frozenset({400, 415, 422, 500, 501})
 FORMAT_WORDS = re.compile(r"response[_ ]?format|json[_ ]schema|json[_ ]object|grammar|structured output", re.IGNORECASE)
@@ -61,12 +64,14 @@ def refused_connection(exc: BaseException) -> bool:
     return False
 
 
-def retry_after_seconds(exc: openai.APIStatusError) -> float | None:
-    value = exc.response.headers.get("retry-after")
-    try:
-        return max(0.0, float(value)) if value is not None else None
-    except ValueError:
-        return None
+def retried(status: int) -> bool:
+    """Whether the ``openai`` client retries a response with this status (unless it says ``x-should-retry: false``)."""
+    return status in RETRY_STATUSES or status >= 500
+
+
+def attempt_of(request: httpx2.Request) -> int:
+    """Which attempt of its call ``request`` is (1 for the first), from the retry count the client sends."""
+    return int(request.headers.get(RETRY_COUNT_HEADER, "0")) + 1
 
 
 def rejects_format(status: int, body: object, message: str = "") -> bool:

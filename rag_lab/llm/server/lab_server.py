@@ -49,7 +49,8 @@ class LabServer:
 
     Use it as a context manager to serve from a background thread (``with LabServer(b) as s:
     s.url``), or call :meth:`serve_forever` in the foreground. ``port=0`` picks a free port.
-    ``models`` is the model-name whitelist (default: ``backend.model``). ``faults`` may be replaced
+    ``models`` is the model-name whitelist (default: ``backend.model``). A response format not in
+    ``response_formats`` is refused with ``format_status`` (llama-cpp-python's server: 500). ``faults`` may be replaced
     at any time with :meth:`set_faults`. ``status_counts`` counts answers by HTTP status.
     ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat completion.
     ``peak_concurrency`` is the most chat completions that ran at once.
@@ -65,6 +66,7 @@ class LabServer:
         max_concurrency: int = 1,
         max_body_bytes: int = MAX_BODY_BYTES,
         response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS,
+        format_status: int = 400,
         faults: FaultPlan | None = None,
         socket_timeout_s: float = 30.0,
         latency: Latency | str | float | None = None,
@@ -82,6 +84,7 @@ class LabServer:
         self.max_concurrency = max_concurrency
         self.max_body_bytes = max_body_bytes
         self.response_formats = frozenset(response_formats)
+        self.format_status = format_status
         self.status_counts: Counter[int] = Counter()
         self._faults = FaultState(faults or FaultPlan())
         if isinstance(latency, str):
@@ -199,7 +202,7 @@ class LabServer:
             if kind not in ALL_RESPONSE_FORMATS:
                 raise HTTPError(400, f"unknown response_format type {kind!r}", param="response_format")
             if kind not in self.response_formats:
-                raise HTTPError(400, f"response_format type {kind!r} is not supported by this server",
+                raise HTTPError(self.format_status, f"response_format type {kind!r} is not supported by this server",
                                  param="response_format")
         role = role_header if role_header and _ROLE_LABEL.match(role_header) else DEFAULT_ROLE
         try:
