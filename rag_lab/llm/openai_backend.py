@@ -173,7 +173,7 @@ class OpenAIBackend(LLMBackend):
             raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
                               f"did not list its models: HTTP {exc.status_code}: {self._server_message(exc)}") from None
         except (openai.APIConnectionError, openai.APIResponseValidationError, _Stop) as exc:
-            what = _failure(exc, self.timeout_s) if isinstance(exc, openai.APIConnectionError) else str(exc)
+            what = _what(exc.__cause__ or exc, self.timeout_s) if isinstance(exc, openai.APIConnectionError) else str(exc)
             raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
                               f"could not be asked for its models: {self._scrub(what)}") from None
         if len(models) != 1:
@@ -294,18 +294,8 @@ class OpenAIBackend(LLMBackend):
             raise LLMBackendError(self.base_url, what, status, attempt_of(exc.request)) from None
         except openai.APIConnectionError as exc:  # a timeout too; the HTTP client asked whether the process died
             self._count_error()
-            what = self._scrub(_failure(exc, self.timeout_s))
+            what = self._scrub(_what(exc.__cause__ or exc, self.timeout_s))
             raise LLMBackendError(self.base_url, f"gave up; last failure: {what}", None, attempt_of(exc.request)) from None
-
-    def _attempted(self, request: httpx2.Request) -> int:
-        """Count one HTTP attempt of a chat completion, the backend's only POST (the HTTP client calls this before
-        sending), and return its number within its call (1 for the first)."""
-        attempt = attempt_of(request)
-        if request.method == "POST":
-            with self._stats_lock:
-                self.stats.attempts += 1
-                self.stats.retries += int(attempt > 1)
-        return attempt
 
     def _failed(self, attempt: int, what: str) -> None:
         """Say that an attempt failed in a way the client retries, unless it was the last."""
@@ -364,7 +354,7 @@ class OpenAIBackend(LLMBackend):
 
 
 class _Stop(openai.OpenAIError):
-    """Raised by the transport to end a call at once: the openai client re-raises its own errors without retrying.
+    """Raised by :class:`_Watched` to end a call at once: the openai client re-raises its own errors unretried.
     ``error`` is what the backend raises."""
 
     def __init__(self, error: LLMBackendError) -> None:
@@ -377,14 +367,11 @@ class _Unreadable(httpx2.DecodingError):
     a dropped connection (it does not retry a body it cannot parse)."""
 
 
-def _failure(exc: openai.APIConnectionError, timeout_s: float) -> str:
-    """What went wrong in a call the client gave up on: no answer in time, an unreadable body, or the connection."""
-    if isinstance(exc, openai.APITimeoutError):
+def _what(exc: BaseException, timeout_s: float) -> str:
+    """An attempt's failure in words: no answer in time, an unreadable body, or a failed connection."""
+    if isinstance(exc, httpx2.TimeoutException):
         return f"no answer within {timeout_s:g} s"
-    cause = exc.__cause__
-    if isinstance(cause, _Unreadable):
-        return str(cause)
-    return f"connection failed: {cause or exc}"
+    return str(exc) if isinstance(exc, _Unreadable) else f"connection failed: {exc}"
 
 
 class _Watched(openai.DefaultHttpxClient):
@@ -398,8 +385,11 @@ class _Watched(openai.DefaultHttpxClient):
         self._backend = backend
 
     def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
-        backend = self._backend
-        attempt = backend._attempted(request)
+        backend, attempt = self._backend, attempt_of(request)
+        if request.method == "POST":  # a chat completion, the backend's only POST
+            with backend._stats_lock:
+                backend.stats.attempts += 1
+                backend.stats.retries += int(attempt > 1)
         try:
             response = super().send(request, **kwargs)
             response.read()
@@ -407,15 +397,14 @@ class _Watched(openai.DefaultHttpxClient):
             gone = backend._gone(request, exc)
             if gone is not None:
                 raise _Stop(gone) from None
-            backend._failed(attempt, f"no answer within {backend.timeout_s:g} s"
-                            if isinstance(exc, httpx2.TimeoutException) else f"connection failed: {exc}")
+            backend._failed(attempt, _what(exc, backend.timeout_s))
             raise
         backend._answered = True
         status = response.status_code
         if 200 <= status < 300 and (unreadable := _unreadable(response.content)):
             backend._failed(attempt, unreadable)
             raise _Unreadable(unreadable, request=request)
-        if status >= 500 and b'"response_format"' in request.content and rejects_format(status, _json_or_none(response)):
+        if status >= 500 and b'"response_format"' in request.content and rejects_format(status, None, response.text):
             response.headers["x-should-retry"] = "false"
         elif retried(status):
             backend._failed(attempt, f"HTTP {status}")
@@ -432,9 +421,3 @@ def _unreadable(body: bytes) -> str | None:
         return f"unreadable response body: not JSON ({err})"
     return None
 
-
-def _json_or_none(response: httpx2.Response) -> Any:
-    try:
-        return response.json()
-    except ValueError:
-        return None
