@@ -1,6 +1,6 @@
 """The where-it-holds grid (rag_lab.figures.where_grid): each robustness cell's status, the grid's data, figure
-and text twins, and the short lines banners and the lesson map cite (≤ 180 characters a finding, ≤ 200 a map
-cell)."""
+and text twins (tools/course/robustness_markdown.py), and the short lines banners and the lesson map cite (≤ 180
+characters a finding, ≤ 200 a map cell)."""
 
 from __future__ import annotations
 
@@ -16,13 +16,11 @@ from rag_lab.figures.where_grid import (
     recorded_column,
     where_grid_figure,
     where_grid_info,
-    where_grid_markdown,
-    where_grid_text,
 )
 from rag_lab.figures.where_grid import where_line as grid_line
 from tools.course.banners import where_line
 from tools.course.map import committed_map
-from tools.course.robustness_markdown import markdown
+from tools.course.robustness_markdown import markdown, where_grid_markdown, where_grid_text
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 ROW = {"direction": "below"}

@@ -1,9 +1,9 @@
 """Where each finding holds, as a grid: findings × settings (the world, HotpotQA and MuSiQue — and their
 unanswerable twins, for a claim on unanswerable questions — at each simulator seed, then each recorded real-model
 column; a finding has cells only on its own datasets, a study's row only where its study declared it), each cell one
-symbol of :data:`STATUSES` — split into plain data
-(:func:`where_grid_info`), a plotly figure (:func:`where_grid_figure`) and its text twins for the terminal and
-the lesson map (:func:`where_grid_text`, :func:`where_line`).
+symbol of :data:`STATUSES` — split into plain data (:func:`where_grid_info`), a plotly figure
+(:func:`where_grid_figure`) and one finding's row as a line (:func:`where_line`: the report's glance table, the
+banners, the lesson map); the grid as text is the course's (``tools/course/robustness_markdown.py``).
 
 Input: a robustness table as written to JSON (``data/robustness.json``, by ``python -m tools.course robustness``):
 ``findings`` (each with ``key``, ``claim``, ``direction`` and its ``cells``, one per dataset × seed, and
@@ -223,23 +223,3 @@ def where_line(info: WhereGridInfo, key: str) -> str:
     line = "; ".join(p for p in parts if p)
     return line + (f" (* measured as {'; '.join(measured_as)})" if measured_as else "")
 
-
-def legend_line() -> str:
-    """What each symbol means, in one line."""
-    return "; ".join(f"{symbol} {name}" for name, (symbol, _, _) in STATUSES.items() if symbol) + \
-        "; * measured on the arms the recording ran (Holm within each family; a study's row: its declared family)"
-
-
-def where_grid_text(info: WhereGridInfo) -> str:
-    """The grid as plain text: a legend line, then one line per finding (:func:`where_line`)."""
-    width = max(len(k) for k in info.keys)
-    return "\n".join([legend_line(), *(f"{k:{width}s}  {where_line(info, k)}" for k in info.keys)])
-
-
-def where_grid_markdown(info: WhereGridInfo) -> str:
-    """The grid as a markdown table of symbols (one row per finding, one column per setting; blank: not one of
-    the finding's datasets; starred: measured on the recording's arms), its legend under it."""
-    head = "| finding | " + " | ".join(info.columns) + " |"
-    rows = [f"| {k} | " + " | ".join(c.symbol + ("*" if c.measured_as else "") for c in cells) + " |"
-            for k, cells in zip(info.keys, info.cells, strict=True)]
-    return "\n".join([head, "|" + "---|" * (1 + len(info.columns)), *rows, "", legend_line()])

@@ -15,9 +15,9 @@ from typing import Any
 
 from lessons import robustness
 from rag_lab.errors import ConfigError
-from rag_lab.figures.where_grid import legend_line
 from tools.course.banners import quoted_keys, where_line
 from tools.course.marked_block import marked_block, replace_marked
+from tools.course.robustness_markdown import legend_line
 
 __all__ = ["BEGIN", "END", "RUN_TIMES", "Lesson", "committed_map", "lesson", "lesson_map", "write_lesson_map"]
 

@@ -66,7 +66,8 @@ def robustness_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                   f"(n={cell['n']})", file=sys.stderr, flush=True)
 
     if args.grid:
-        from rag_lab.figures.where_grid import where_grid_info, where_grid_text
+        from rag_lab.figures.where_grid import where_grid_info
+        from tools.course.robustness_markdown import where_grid_text
 
         info = where_grid_info(load_table(args.out or SHIPPED_TABLE))
         return {"grid": {k: [c._asdict() for c in cells] for k, cells in zip(info.keys, info.cells, strict=True)},

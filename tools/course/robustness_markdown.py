@@ -1,5 +1,7 @@
 """The robustness table written out (``data/robustness.json`` and ``data/robustness.md``): its markdown, one row
-per finding and one column per dataset × seed, then the real-model columns and the studies' declared contrasts."""
+per finding and one column per dataset × seed, then the real-model columns and the studies' declared contrasts; and
+the where-it-holds grid (:mod:`rag_lab.figures.where_grid`) as text for the terminal, that markdown and the lesson
+map (:func:`where_grid_text`, :func:`where_grid_markdown`, :func:`legend_line`)."""
 
 from __future__ import annotations
 
@@ -17,12 +19,13 @@ from lessons.robustness import (
     provisional_text,
     settings_text,
 )
-from rag_lab.figures.where_grid import where_grid_info, where_grid_markdown
+from rag_lab.figures.where_grid import STATUSES, WhereGridInfo, where_grid_info, where_line
 from rag_lab.paths import template
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.significance import p_text
 
-__all__ = ["markdown", "recorded_markdown", "studies_markdown", "write_table"]
+__all__ = ["legend_line", "markdown", "recorded_markdown", "studies_markdown", "where_grid_markdown", "where_grid_text",
+           "write_table"]
 
 
 def write_table(table: RobustnessTable, json_path: Path, markdown_path: Path | None) -> list[Path]:
@@ -126,3 +129,27 @@ def markdown(table: RobustnessTable) -> str:
         lines.append(f"- `{row['key']}`: {settings_text(row['candidate'])} vs {settings_text(row['reference'])}{base}"
                      f"{knobs}; profile {row['profile']}{world}{datasets}")
     return "\n".join(lines) + "\n"
+
+
+# --- the where-it-holds grid (rag_lab.figures.where_grid) as text: the terminal, robustness.md, the lesson map
+
+
+def legend_line() -> str:
+    """What each symbol means, in one line."""
+    return "; ".join(f"{symbol} {name}" for name, (symbol, _, _) in STATUSES.items() if symbol) + \
+        "; * measured on the arms the recording ran (Holm within each family; a study's row: its declared family)"
+
+
+def where_grid_text(info: WhereGridInfo) -> str:
+    """The grid as plain text: a legend line, then one line per finding (:func:`where_line`)."""
+    width = max(len(k) for k in info.keys)
+    return "\n".join([legend_line(), *(f"{k:{width}s}  {where_line(info, k)}" for k in info.keys)])
+
+
+def where_grid_markdown(info: WhereGridInfo) -> str:
+    """The grid as a markdown table of symbols (one row per finding, one column per setting; blank: not one of
+    the finding's datasets; starred: measured on the recording's arms), its legend under it."""
+    head = "| finding | " + " | ".join(info.columns) + " |"
+    rows = [f"| {k} | " + " | ".join(c.symbol + ("*" if c.measured_as else "") for c in cells) + " |"
+            for k, cells in zip(info.keys, info.cells, strict=True)]
+    return "\n".join([head, "|" + "---|" * (1 + len(info.columns)), *rows, "", legend_line()])
