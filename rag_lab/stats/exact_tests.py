@@ -1,8 +1,11 @@
 """Exact tests on paired win/loss counts with a margin: non-inferiority (:func:`noninferiority_p`, H0: ``values``
 loses at least ``margin`` more of the questions than it wins) and equivalence (:func:`equivalence_p`, the two
 one-sided tests). Unconditional exact tests on the trinomial of wins, losses and ties, in the manner of Barnard
-and of Berger & Boos; their size is checked by enumeration (:func:`size`, ``tests/test_exact_tests.py``).
-The method: docs/decisions.md, "No change: equivalence (TOST)"."""
+and of Berger & Boos; their size is checked by enumeration (:func:`size`, ``tests/test_paired_tests.py``).
+The method: docs/decisions.md, "No change: equivalence (TOST)".
+
+Kept by hand: scipy has no unconditional exact test of a trinomial with a margin; :func:`trinomial_pmf` is
+``scipy.stats.multinomial.pmf`` to 1e-12 (tests/test_stats_against_scipy.py), vectorised over the nuisance grid."""
 
 from __future__ import annotations
 

@@ -7,7 +7,9 @@ from the observed nonzero ``|d|`` (mean ``m``), and is a gain with probability `
 effect beyond ``s · m`` makes every differing question a gain and more questions differ (``Δ / m`` of them). Each
 simulated sample is tested as the lab tests it (the sum of the differences against its sign flips). The draws are
 fixed by ``seed``, so the power grows with ``Δ`` (or with the margin) and bisection finds the smallest one that
-reaches the target."""
+reaches the target.
+
+Kept by hand: scipy has no power of a permutation test."""
 
 from __future__ import annotations
 

@@ -7,6 +7,10 @@ Conventions. Per-question rows come from :func:`rag_lab.evaluation.question_metr
 interval; a column with no defined value has mean and bounds NaN. A ``cost_*``, ``spent_*`` or ``run_*`` key
 missing from a row counts as 0 — the question did not incur it (``cost_calls_<role>`` exists only for the
 roles a question called).
+
+Kept by hand: :func:`bootstrap_ci` draws the resamples ``scipy.stats.bootstrap`` draws from the same seed, but
+scipy reads its percentiles at a level off in the last bit and refuses a single value (checked against it in
+tests/test_stats_against_scipy.py).
 """
 
 from __future__ import annotations

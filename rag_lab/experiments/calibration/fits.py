@@ -6,24 +6,21 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from statistics import NormalDist
 from typing import Any, NamedTuple
 
 import numpy as np
+from scipy.stats import binomtest
 
 from rag_lab.experiments.calibration.result import USES, RateEstimate
 
 
 def wilson_interval(fired: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
-    """The Wilson score interval of a binomial proportion ``fired / n`` (NaNs when ``n`` is 0)."""
+    """The Wilson score interval (no continuity correction) of a binomial proportion ``fired / n``,
+    ``scipy.stats.binomtest``'s; NaNs when ``n`` is 0."""
     if n <= 0:
         return (math.nan, math.nan)
-    z = NormalDist().inv_cdf(1 - alpha / 2)
-    p = fired / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (0.0 if fired == 0 else max(0.0, centre - half), 1.0 if fired == n else min(1.0, centre + half))
+    ci = binomtest(int(fired), int(n)).proportion_ci(confidence_level=1 - alpha, method="wilson")
+    return (float(ci.low), float(ci.high))
 
 
 def proportion_estimate(knob: str, role: str, tally: list[int], uses: str, in_profile: bool = True,

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
+from scipy.stats import binomtest
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import is_outcome, value_range
@@ -223,12 +224,6 @@ class Finding:
         return f"{mark} {self.message}"
 
 
-def _binom_cdf(k: int, n: int, share: float) -> float:
-    from scipy import stats
-
-    return float(stats.binom.cdf(k, n, min(1.0, share)))
-
-
 def _knob_text(result: SweepResult) -> str:
     backend = result.spec.get("backend", {}) if isinstance(getattr(result, "spec", None), Mapping) else {}
     knobs = backend.get("knobs", {}) if isinstance(backend, Mapping) else {}
@@ -315,7 +310,8 @@ def paired_finding(
         share = on_share / 2
         # a measured Δ of exactly 0 leaves no share to show the control vanish below: the claim fails on its
         # own, and the control is not shown (p = 1) rather than an error
-        c_p = float(_binom_cdf(c_differ, c_test.n, share)) if share > 0 and c_test.n else 1.0
+        c_p = (float(binomtest(c_differ, c_test.n, min(1.0, share), alternative="less").pvalue)
+               if share > 0 and c_test.n else 1.0)
         checked = Control(delta=c_test.delta, lo=c_test.lo, hi=c_test.hi, n=c_test.n, p=c_p, margin=share,
                           knobs=_knob_text(control), method="share differing",
                           note=(f"the arms differ on {c_differ} of {c_test.n} questions, against "

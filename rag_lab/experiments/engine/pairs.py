@@ -19,6 +19,7 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.stats.paired import ratio_interval
 
 __all__ = ["PAIRS_WITH", "BreakEven", "PairedHalves", "stored_other_half"]
 
@@ -163,8 +164,8 @@ class PairedHalves:
                    seed: int = 0) -> BreakEven:
         """The break-even price of a wrong answer between ``candidate`` and ``reference`` over the pairs
         (:class:`BreakEven`): per pair, the differences of right answers and of wrong answers over both halves; the
-        interval is the percentile interval of the ratio of their sums over pairs resampled with replacement
-        (resamples where the wrong answers tie leave the ratio undefined and are dropped). No pair: all NaN."""
+        interval is :func:`~rag_lab.stats.paired.ratio_interval` of their sums (resamples where the wrong answers
+        tie are dropped). No pair: all NaN."""
         keep = [self.qids.index(q) for q in (self.qids if qids is None else qids)]
         if not keep:
             return BreakEven(c=math.nan, lo=math.nan, hi=math.nan, n=0, delta_right=0, delta_wrong=0)
@@ -172,12 +173,7 @@ class PairedHalves:
         dw = np.subtract(*(v[keep, 0] for v in self.paired_values("pair_wrong", candidate, reference)))
         total_r, total_w = int(np.nansum(dr)), int(np.nansum(dw))
         c = total_r / total_w if total_w else math.nan
-        rng = np.random.default_rng(seed)
-        draws = rng.integers(0, len(dr), size=(n_boot, len(dr)))
-        sums_r, sums_w = dr[draws].sum(axis=1), dw[draws].sum(axis=1)
-        ratios = sums_r[sums_w != 0] / sums_w[sums_w != 0]
-        lo, hi = ((float(np.quantile(ratios, alpha / 2)), float(np.quantile(ratios, 1 - alpha / 2)))
-                  if total_w and len(ratios) else (math.nan, math.nan))
+        lo, hi = ratio_interval(dr, dw, n_boot, alpha, seed) if total_w else (math.nan, math.nan)
         return BreakEven(c=c, lo=lo, hi=hi, n=len(dr), delta_right=total_r, delta_wrong=total_w)
 
 
