@@ -17,9 +17,7 @@ from rag_lab.experiments.engine.findings import flagged_twins, unflagged
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats import power as pw
-
-#: The largest study the planner searches (questions).
-MAX_QUESTIONS = 2000
+from rag_lab.stats.power import MAX_QUESTIONS, detectable_at, power_at, questions_needed
 
 
 @dataclass(frozen=True)
@@ -59,71 +57,6 @@ class ClaimPlan:
 
 def _fmt(x: float) -> str:
     return "none" if math.isinf(x) else f"{x:.3f}"
-
-
-def power_at(n: int, differences: pw.Differences, direction: str, target: float, alpha: float) -> float:
-    """The power of the claim's test on ``n`` questions for the effect ``target`` (or, for ``none``, the margin
-    ``target`` at a true difference of 0), with the pilot's discordance or spread."""
-    share = differences.differ / differences.n if differences.n else 0.0
-    if differences.binary:
-        if direction == "none":
-            return pw.tost_power(n, share / 2, share / 2, min(target, 0.999), alpha)
-        sign = -1.0 if direction == "below" else 1.0
-        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
-        return pw.sign_test_power(n, *pw.effect_probabilities(sign * target, share), alpha, alternative)  # type: ignore[arg-type]
-    if differences.sizes is not None:
-        from rag_lab.stats import permutation_power as perm
-
-        sizes = differences.all_sizes()
-        if direction == "none":
-            return perm.permutation_tost_power(sizes, n, target, alpha)
-        return perm.permutation_power(sizes, n, target, alpha, two_sided=direction == "two-sided")
-    sd = differences.sd
-    if not sd > 0:
-        return 1.0
-    from scipy import stats
-
-    z = abs(target) * math.sqrt(n) / sd
-    if direction == "none":
-        return float(max(0.0, 2 * stats.norm.cdf(z - stats.norm.ppf(1 - alpha)) - 1))
-    level = alpha / 2 if direction == "two-sided" else alpha
-    return float(stats.norm.cdf(z - stats.norm.ppf(1 - level)))
-
-
-def questions_needed(differences: pw.Differences, direction: str, target: float, alpha: float,
-                     power: float = pw.TARGET_POWER, n_max: int = MAX_QUESTIONS) -> int | None:
-    """The smallest ``n`` (up to ``n_max``) whose power reaches ``power``, found by doubling, then bisection (the
-    power of an exact test is a saw-tooth in ``n``, not monotone: the ``n`` found is one whose power reaches it, at
-    most a few questions above the first that does). None when even ``n_max`` does not."""
-    low, high = 1, 16   # doubling first: an exact TOST's table for n_max questions is costly to build
-    while power_at(high, differences, direction, target, alpha) < power:
-        if high >= n_max:
-            return None
-        low, high = high, min(2 * high, n_max)
-    while high - low > 1:
-        mid = (low + high) // 2
-        if power_at(mid, differences, direction, target, alpha) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
-
-
-def detectable_at(n: int, differences: pw.Differences, direction: str, alpha: float,
-                  power: float = pw.TARGET_POWER) -> float:
-    """The smallest effect (or margin, for ``none``) a study of ``n`` questions detects with ``power``, with the
-    pilot's discordance or spread."""
-    share = differences.differ / differences.n if differences.n else 0.0
-    if differences.binary:
-        if direction == "none":
-            return pw.tost_detectable_margin(n, share, alpha, power)
-        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
-        return pw.sign_detectable_effect(n, share, alpha, power, alternative)  # type: ignore[arg-type]
-    if differences.sizes is not None:
-        return pw.simulated_detectable(differences, direction, alpha, power, n=n)
-    if direction == "none":
-        return pw.normal_detectable_margin(n, differences.sd, alpha, power)
-    return pw.normal_detectable_effect(n, differences.sd, alpha, power, two_sided=direction == "two-sided")
 
 
 def plan_claim(pilot: SweepResult | PairedHalves, metric: str, candidate: str | Mapping[str, Any],

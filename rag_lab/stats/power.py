@@ -1,8 +1,8 @@
 """Power of the lab's paired tests, and the smallest effect a sample could have detected (80% power, the claim's
 own test and level): exact by enumeration for 0/1 metrics (sign test, TOST), the exact bound ``1 − α^(1/n)`` where
 no question differs, and for differences of varying size (rounds, calls, F1) a simulation of the permutation test
-itself (:mod:`rag_lab.stats.permutation_power`). The method: docs/decisions.md, "What a result that is not shown
-could have detected".
+itself (:mod:`rag_lab.stats.permutation_power`); and the questions a study needs (:func:`questions_needed`, what
+``rag-lab plan`` asks). The method: docs/decisions.md, "What a result that is not shown could have detected".
 
 Kept by hand, checked against scipy in tests/test_stats_against_scipy.py: scipy has no power of these tests, and
 its Clopper–Pearson bound (``binomtest(0, n).proportion_ci``) solves ``1 − α^(1/n)`` numerically, 5e-13 off."""
@@ -24,6 +24,8 @@ from rag_lab.stats import permutation_power as perm
 Alternative = Literal["greater", "less", "two-sided"]
 #: The power a detectable effect and a plan are stated at.
 TARGET_POWER = 0.8
+#: The largest study :func:`questions_needed` searches (questions).
+MAX_QUESTIONS = 2000
 
 
 def _check(n: int, p_win: float, p_loss: float) -> None:
@@ -286,6 +288,68 @@ def _simulated(sizes: tuple[float, ...], n: int, direction: str, alpha: float, p
     if direction == "none":
         return perm.permutation_tost_detectable_margin(population, n, alpha, power)
     return perm.permutation_detectable_effect(population, n, alpha, power, two_sided=direction == "two-sided")
+
+
+def power_at(n: int, differences: Differences, direction: str, target: float, alpha: float) -> float:
+    """The power of a claim's test (``direction`` as :func:`detectable` takes it) on ``n`` questions for the effect
+    ``target`` (or, for ``none``, the margin ``target`` at a true difference of 0), with a pilot's discordance or
+    spread (its :class:`Differences`): what ``rag-lab plan`` asks (:mod:`rag_lab.experiments.planning`)."""
+    share = differences.differ / differences.n if differences.n else 0.0
+    if differences.binary:
+        if direction == "none":
+            return tost_power(n, share / 2, share / 2, min(target, 0.999), alpha)
+        sign = -1.0 if direction == "below" else 1.0
+        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
+        return sign_test_power(n, *effect_probabilities(sign * target, share), alpha, alternative)  # type: ignore[arg-type]
+    if differences.sizes is not None:
+        sizes = differences.all_sizes()
+        if direction == "none":
+            return perm.permutation_tost_power(sizes, n, target, alpha)
+        return perm.permutation_power(sizes, n, target, alpha, two_sided=direction == "two-sided")
+    sd = differences.sd
+    if not sd > 0:
+        return 1.0
+    z = abs(target) * math.sqrt(n) / sd
+    if direction == "none":
+        return float(max(0.0, 2 * sps.norm.cdf(z - sps.norm.ppf(1 - alpha)) - 1))
+    level = alpha / 2 if direction == "two-sided" else alpha
+    return float(sps.norm.cdf(z - sps.norm.ppf(1 - level)))
+
+
+def questions_needed(differences: Differences, direction: str, target: float, alpha: float,
+                     power: float = TARGET_POWER, n_max: int = MAX_QUESTIONS) -> int | None:
+    """The smallest ``n`` (up to ``n_max``) whose power reaches ``power``, found by doubling, then bisection (the
+    power of an exact test is a saw-tooth in ``n``, not monotone: the ``n`` found is one whose power reaches it, at
+    most a few questions above the first that does). None when even ``n_max`` does not."""
+    low, high = 1, 16   # doubling first: an exact TOST's table for n_max questions is costly to build
+    while power_at(high, differences, direction, target, alpha) < power:
+        if high >= n_max:
+            return None
+        low, high = high, min(2 * high, n_max)
+    while high - low > 1:
+        mid = (low + high) // 2
+        if power_at(mid, differences, direction, target, alpha) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def detectable_at(n: int, differences: Differences, direction: str, alpha: float,
+                  power: float = TARGET_POWER) -> float:
+    """The smallest effect (or margin, for ``none``) a study of ``n`` questions detects with ``power``, with the
+    pilot's discordance or spread."""
+    share = differences.differ / differences.n if differences.n else 0.0
+    if differences.binary:
+        if direction == "none":
+            return tost_detectable_margin(n, share, alpha, power)
+        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
+        return sign_detectable_effect(n, share, alpha, power, alternative)  # type: ignore[arg-type]
+    if differences.sizes is not None:
+        return simulated_detectable(differences, direction, alpha, power, n=n)
+    if direction == "none":
+        return normal_detectable_margin(n, differences.sd, alpha, power)
+    return normal_detectable_effect(n, differences.sd, alpha, power, two_sided=direction == "two-sided")
 
 
 def _fmt(x: float) -> str:
