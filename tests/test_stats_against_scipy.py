@@ -18,7 +18,7 @@ from rag_lab.experiments.calibration.fits import wilson_interval
 from rag_lab.stats import exact_tests as exact
 from rag_lab.stats import power
 from rag_lab.stats.paired import paired_difference, ratio_interval, unpaired_difference
-from rag_lab.stats.rank import kendall_tau
+from rag_lab.stats.rank import kendall_tau, rank_agreement
 from rag_lab.stats.significance import difference_p, equivalence_test, holm, lattice_sign_flip_p, paired_test
 from rag_lab.stats.summary import bootstrap_ci
 
@@ -195,6 +195,28 @@ def test_the_ratio_interval_is_scipys_paired_percentile_bootstrap(pairs, n_boot,
     want = scipy_percentile((numerator, denominator), lambda x, y, axis: np.sum(x, axis=axis) / np.sum(y, axis=axis),
                             n_boot, alpha, seed, paired=True)
     assert ratio_interval(numerator, denominator, n_boot, alpha, seed) == pytest.approx(want, abs=1e-12)
+
+
+def _tau_of_means(sim: np.ndarray, real: np.ndarray, axis: int) -> np.ndarray:
+    """Kendall's τ of the candidates' means: ``(candidates, questions)`` or ``(candidates, resamples, questions)``."""
+    s, r = sim.mean(axis=axis), real.mean(axis=axis)
+    if s.ndim == 1:
+        return stats.kendalltau(s, r).statistic
+    return np.array([stats.kendalltau(s[:, b], r[:, b]).statistic for b in range(s.shape[1])])
+
+
+@settings(max_examples=15, deadline=None, database=None)
+@given(st.integers(2, 30), st.integers(3, 6), st.integers(2, 200), SEEDS)
+def test_rank_agreement_is_scipys_paired_percentile_bootstrap_where_tau_is_always_defined(n, k, n_boot, seed):
+    """Continuous scores: no resample leaves τ undefined, so none is dropped (rank_agreement's resamples are scipy's)."""
+    rng = np.random.default_rng(seed)
+    sim = rng.normal(size=(n, k))
+    real = sim + rng.normal(size=(n, k))
+    tau, lo, hi, defined = rank_agreement(sim, real, n_boot=n_boot, seed=seed)
+    ci = stats.bootstrap((sim, real), _tau_of_means, paired=True, axis=0, n_resamples=n_boot, confidence_level=0.95,
+                         method="percentile", rng=np.random.default_rng(seed)).confidence_interval
+    assert defined == 1.0 and tau == stats.kendalltau(sim.mean(axis=0), real.mean(axis=0)).statistic
+    assert (lo, hi) == pytest.approx((ci.low, ci.high), abs=1e-12)
 
 
 # ---------------------------------------------------------------- what the lab calls scipy for

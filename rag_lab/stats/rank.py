@@ -1,8 +1,8 @@
 """Rank agreement between two scorings of the same candidates: Kendall's τ-b and a bootstrap interval
 over questions (``rag-lab verify``: simulated vs real means).
 
-Kendall's τ-b is ``scipy.stats.kendalltau``; the bootstrap is kept (each resample drawn on its own, a stream
-``scipy.stats.bootstrap`` does not draw, and resamples where τ is undefined dropped)."""
+Kendall's τ-b is ``scipy.stats.kendalltau``. The bootstrap is kept: it draws ``scipy.stats.bootstrap``'s resamples,
+but drops those where τ is undefined (a side constant) and says how many, where scipy's interval would be NaN."""
 
 from __future__ import annotations
 
