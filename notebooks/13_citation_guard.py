@@ -37,10 +37,9 @@
 # > HotpotQA twins ··, MuSiQue twins ··; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –,
 # > HotpotQA v3 –, MuSiQue v3 – — neither changes a question: every unanswerable question answered here has a best
 # > context score that clears 0.3 and a valid citation. On the recorded model's unanswerable twins (the twins
-# > study's declared claims, tested outside its pilot and flagged twins, each with its study's verdict; provisional:
-# > the study is still being recorded): the plain reader refusing fewer than the guarded pipeline:
-# > Qwen2.5-Coder-1.5B: HotpotQA twins v3 ✓; keeping uncited answers refusing fewer: Qwen2.5-Coder-1.5B: HotpotQA
-# > twins v3 ~.
+# > study's declared claims, tested outside its pilot and flagged twins, each with its study's verdict): the plain
+# > reader refusing fewer than the guarded pipeline: Qwen2.5-Coder-1.5B: HotpotQA twins v3 ✓; keeping uncited
+# > answers refusing fewer: Qwen2.5-Coder-1.5B: HotpotQA twins v3 ✓.
 #
 # The last word on an answer belongs to deterministic code, not to the LLM. The **citation guard** keeps
 # only citations `[n]` that point into the final context (a whitelist), at most `max_citations` of them,
@@ -99,8 +98,8 @@ setup_notebook(CitationGuard)
 # declared after a 30-twin pilot and before the first confirmatory call (`sweeps/real_qwen_hotpotqa_twins.yaml`),
 # and are tested on the pairs outside the pilot whose twin's pool holds no copy of the answer. The two lines below
 # are what the guards buy (twins the plain reader answers and the pipeline refuses) and what they cost (right
-# answers on the answerable questions), against the plain reader, from the replay; the recording grows between
-# sessions, so `n` is the size reached. The figures give the same trade question by question, each candidate
+# answers on the answerable questions), against the plain reader, from the replay of all 200 pairs, the declared
+# size. The figures give the same trade question by question, each candidate
 # against the plain reader (no guard): the right answers it loses and the wrong answers it prevents, first on the
 # twins (where every answer is unsupported), then on their questions; above the diagonal a candidate prevents more
 # errors than it loses answers.

@@ -65,8 +65,8 @@ print(f"{len(real.qids)} real HotpotQA questions, {len(real.table)} configuratio
 
 # %% [markdown]
 # **What the guards buy and what they cost on this model**, one line each, from the twins' study (the questions'
-# unanswerable twins beside the questions; declared before its confirmatory calls, recorded in steps, so `n` is the
-# size reached; notebook 13 reads it whole):
+# unanswerable twins beside the questions; declared before its confirmatory calls, recorded in steps up to its
+# declared 200 pairs; notebook 13 reads it whole):
 
 # %%
 print(*real_model.guard_study().lines(), sep="\n")

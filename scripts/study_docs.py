@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """Rewrite the docs' study tables from the recorded claims (``data/recorded/<sweep>_claims.json``, written by
 ``scripts/recorded_findings.py``): each study block of ``STUDIES`` in each page that holds its markers. No number
-in those tables is typed by hand; ``tests/test_study_docs.py`` fails when a page's block differs from its render.
+in those tables is typed by hand; ``tests/test_study.py`` fails when a page's block differs from its render.
 
     source scripts/env.sh
     python scripts/study_docs.py          # rewrite the blocks

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -17,6 +18,7 @@ from rag_lab.figures.where_grid import where_grid_info
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 from rag_lab.stats.significance import holm
 from tools.course.robustness_recorded import recorded_arms
+from tools.course import robustness_study
 from tools.course.robustness_study import STUDIES
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
@@ -75,13 +77,21 @@ def test_holm_over_the_study_is_beside_each_cell():
         assert [c["p_study"] for c in tested] == pytest.approx(holm([c["p"] for c in tested]))
 
 
-def test_a_study_still_being_recorded_says_so():
+def test_a_part_still_being_recorded_says_so(monkeypatch):
+    """A part listed in RECORDING (below its declared size) has provisional cells, which the quote and the where
+    words carry; the shipped twins part, recorded at its declared size, has none."""
     table = load_table()
     twins = [c for row in table.studies if row["study"] == "twins" for c in row["recorded"]]
-    per_type = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml").per_type
-    assert twins and all(f"per_type ({per_type} a type" in c.get("provisional", "") for c in twins), (
-        "the twins' cells are not marked provisional at the sweep file's per_type: "
-        "`python -m tools.course robustness --recorded-only`")
+    assert twins and not any(c.get("provisional") for c in twins), (
+        "a part recorded at its declared size is marked provisional: `python -m tools.course robustness --recorded-only`")
+    spec = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml")
+    finding = SimpleNamespace(claim="a claim", delta=-0.1, direction="below", margin=0.0, n=10, lo=-0.2, hi=-0.05, p=0.01,
+                              method="exact", n_better=0, n_worse=2, p_adjusted=0.01, holds=True, detectable=None)
+    assert "provisional" not in robustness_study._cell("label", spec, 1, finding, 20)
+    monkeypatch.setattr(robustness_study, "RECORDING", frozenset({spec.name}))
+    cell = robustness_study._cell("label", spec, 1, finding, 20)
+    assert f"per_type ({spec.per_type} a type, 20 questions)" in cell["provisional"]
+    table.studies[-1]["recorded"][0]["provisional"] = cell["provisional"]
     assert "provisional" in quote(table.studies[-1]["key"], table)
     assert "provisional: its study is still being recorded" in where_words(table.studies[-1]["key"], table)
 

@@ -18,7 +18,7 @@ from rag_lab.paths import SWEEPS_DIR
 from rag_lab.stats.significance import holm
 
 #: Each study: the real-model column (a label as in :data:`~tools.course.robustness_recorded.RECORDED_SWEEPS`)
-#: → the sweep files of its parts recorded on that column's data; ``recording``: the studies still being recorded.
+#: → the sweep files of its parts recorded on that column's data.
 STUDIES: dict[str, dict[str, tuple[Path, ...]]] = {
     "v3": {
         "Qwen2.5-Coder-1.5B, prompts v3, hotpotqa_sample (recorded)": (
@@ -31,7 +31,8 @@ STUDIES: dict[str, dict[str, tuple[Path, ...]]] = {
             SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml",),
     },
 }
-RECORDING = frozenset({"twins"})
+#: The parts (sweep names) still being recorded, below their declared size: their cells are provisional.
+RECORDING: frozenset[str] = frozenset()
 
 
 def _settings(settings: Mapping[str, Any] | str | None, base: Mapping[str, Any]) -> dict[str, Any]:
@@ -73,7 +74,7 @@ def replay(path: Path) -> Any:
     return lesson_sweep(path, replay=True)
 
 
-def _cell(label: str, spec: Any, index: int, finding: Any, study: str, n_questions: int) -> dict[str, Any]:
+def _cell(label: str, spec: Any, index: int, finding: Any, n_questions: int) -> dict[str, Any]:
     """One declared claim's cell (``index``: its place in its file's family, from 1)."""
     agrees = (abs(finding.delta) < finding.margin if finding.direction == "none" else
               (finding.delta > 0) == (finding.direction == "above") and finding.delta != 0)
@@ -84,7 +85,7 @@ def _cell(label: str, spec: Any, index: int, finding: Any, study: str, n_questio
             "holds": bool(finding.holds), "agrees": bool(agrees),
             "detectable": None if finding.detectable is None else {"text": finding.detectable.text},
             "pilot_left_out": len(spec.pilot or ()), "questions": n_questions}
-    if study in RECORDING:
+    if spec.name in RECORDING:
         cell["provisional"] = (f"the study is still being recorded: tested on what the cassette holds at the sweep "
                                f"file's per_type ({spec.per_type} a type, {n_questions} questions)")
     return cell
@@ -117,7 +118,7 @@ def study_rows(studies: Mapping[str, Mapping[str, Sequence[Path]]] = STUDIES) ->
                     found, n_questions = [miss] * len(spec.findings), 0
                 for index, (claim, finding) in enumerate(zip(spec.findings, found, strict=True), start=1):
                     cell = (_unrecorded(label, spec, index, claim, finding) if isinstance(finding, CassetteMiss)
-                            else _cell(label, spec, index, finding, study, n_questions))
+                            else _cell(label, spec, index, finding, n_questions))
                     candidate, reference = arms(claim, result, base)
                     row = rows.setdefault((study, *contrast(claim, candidate, reference)),
                                           _row(study, claim, candidate, reference))
