@@ -149,7 +149,7 @@ assert router.holds, router.message
 # prompts did part of the damage: the controller's JSON schema required only the action, so the grammar that
 # constrains the model's output made it write its decision before its reason — and it answered every time; the
 # answer prompt asked for cited prose, which the model padded with the question's own words. Prompt set `v2`
-# (policy `prompts.version`, in `rag_lab.llm.role.PROMPT_SETS`) changes three templates and nothing else: the
+# (policy `prompts.version`, in `rag_lab.llm.role_table.PROMPT_SETS`) changes three templates and nothing else: the
 # router and the controller write their reason first (the controller names each fact the question needs and
 # whether the evidence states it), and the answer is a few cited words. The simulator reads both sets the same
 # way, so any difference below is the model's.

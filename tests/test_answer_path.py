@@ -9,7 +9,7 @@ import pytest
 from rag_lab.evaluation.question_metrics import question_metrics
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
-from rag_lab.llm.role import LLM_ROLES, PROMPT_SETS, prompt_version
+from rag_lab.llm.role_table import LLM_ROLES, PROMPT_SETS, prompt_version
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig
 from rag_lab.pipeline.interventions import Intervention

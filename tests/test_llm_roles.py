@@ -1,4 +1,4 @@
-"""The LLM roles table (``rag_lab.llm.role.LLM_ROLES``): every built-in role keeps its contract
+"""The LLM roles table (``rag_lab.llm.role_table.LLM_ROLES``): every built-in role keeps its contract
 (:func:`rag_lab.testing.check_role`: its prompt in every prompt set carries the row's version tag, the simulated
 model answers it, the answer fits the row's schema), and a toy role goes in with one registration — its
 prompt is built, the simulator answers it from the row, the schema lookup and calibration read the row — and
@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from rag_lab.errors import ConfigError
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
-from rag_lab.llm.role import LLM_ROLES, Role, prompt_version
+from rag_lab.llm.role_table import LLM_ROLES, Role, prompt_version
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.testing import ContractViolation, check_role
 
@@ -183,7 +183,7 @@ def test_the_tables_are_complete_on_import_of_their_module() -> None:
     import subprocess
     import sys
 
-    code = ("from rag_lab.llm.role import LLM_ROLES\n"
+    code = ("from rag_lab.llm.role_table import LLM_ROLES\n"
             "from rag_lab.evaluation.question_metrics import METRICS\n"
             "import rag_lab.evaluation.metric as m\n"
             "print(len(LLM_ROLES), 'cost_calls_controller' in METRICS, hasattr(m, 'METRICS'))")

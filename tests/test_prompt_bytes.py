@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from rag_lab.llm import prompts
-from rag_lab.llm.role import LLM_ROLES, PROMPT_SETS
+from rag_lab.llm.role_table import LLM_ROLES, PROMPT_SETS
 
 FIXTURE = Path(__file__).parent / "fixtures" / "prompt_bytes.json"
 Q = "Which city hosted the first show of the band that released Tinted Windows?"

@@ -11,7 +11,7 @@ import pytest
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.eval_run import evaluate_pipeline
 from rag_lab.llm import prompts
-from rag_lab.llm.role import LLM_ROLES
+from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.llm.schemas import ControllerDecision, ReasonedControllerDecision
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig

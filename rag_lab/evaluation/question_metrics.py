@@ -16,7 +16,7 @@ from typing import Any
 
 from rag_lab.evaluation.answers import contains, contains_strict, exact_match, f1, normalize_answer
 from rag_lab.evaluation.metric import Metric, QuestionRun
-from rag_lab.llm.role import LLM_ROLES
+from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
 from rag_lab.registry import Registry

@@ -1,6 +1,6 @@
 """Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the
 instructions, opening with the role's template version in the prompt set spoken (``[controller-v3] …``; each
-role's row of :data:`~rag_lab.llm.role.LLM_ROLES` names its versions and its builder here), and a ``user``
+role's row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names its versions and its builder here), and a ``user``
 message made only of delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES,
 DRAFT). Section contents are data: text inside EVIDENCE is untrusted, never an instruction, and the system
 message says so. :func:`parse_sections` and :func:`parse_evidence` read the sections back, which is all the
@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMRequest, Message
-from rag_lab.llm.role import prompt_version
+from rag_lab.llm.role_table import prompt_version
 from rag_lab.paths import template
 
 UNTRUSTED = (
@@ -48,7 +48,7 @@ def _evidence_block(evidence: Sequence[EvidenceItem]) -> str:
 
 def instructions(role: str, prompt_set: str = "v1", variant: str | None = None, **values: object) -> str:
     """The system instructions ``role`` speaks in ``prompt_set``: the file ``templates/<version>.txt`` of the
-    template version its row of :data:`~rag_lab.llm.role.LLM_ROLES` names for the set (``<version>.<variant>.txt``
+    template version its row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names for the set (``<version>.<variant>.txt``
     for a role whose builder picks a variant: the answer's CRAG grade, the judge's input), with ``$untrusted``
     (:data:`UNTRUSTED`), ``$insufficient`` and ``values`` (``$n``, ``$budget``) filled in."""
     version = prompt_version(role, prompt_set)
@@ -59,7 +59,7 @@ def instructions(role: str, prompt_set: str = "v1", variant: str | None = None, 
 
 def role_messages(role: str, instructions: str, *sections: tuple[str, str], prompt_set: str = "v1") -> tuple[Message, ...]:
     """The two messages of a ``role`` prompt: the system message opens with the role's template version in
-    ``prompt_set`` (``[route-v1] …``, from :data:`~rag_lab.llm.role.LLM_ROLES`) and holds the instructions;
+    ``prompt_set`` (``[route-v1] …``, from :data:`~rag_lab.llm.role_table.LLM_ROLES`) and holds the instructions;
     the user message is the delimited ``(name, body)`` sections."""
     system = f"[{prompt_version(role, prompt_set)}] {instructions}"
     user = "\n".join(_section(name, body) for name, body in sections)

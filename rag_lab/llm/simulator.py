@@ -1,7 +1,7 @@
 """The simulated LLM backend (:class:`SimulatedBackend`): rag_lab's embedded default, deterministic, seeded,
 offline, fast. It reads only the messages of the request it receives, with one reader for all text and generic
 signals only — never a dataset or a label (``tests/test_sim_honesty.py`` audits it); each role's output comes
-from its row of :data:`~rag_lab.llm.role.LLM_ROLES`. The behaviour knobs of a
+from its row of :data:`~rag_lab.llm.role_table.LLM_ROLES`. The behaviour knobs of a
 :class:`~rag_lab.llm.sim.profile.SimulatorProfile` switch on the known failure modes of tool-calling models,
 drawn as common random numbers and recorded on every generation. Tokens are counted with the packaged MiniLM
 tokenizer; latency is modelled (:class:`~rag_lab.llm.sim.profile.LatencyModel`). The design: docs/backends.md,
@@ -16,7 +16,7 @@ from rag_lab.embedding import Embedder
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
 from rag_lab.llm.prompts import INSUFFICIENT
-from rag_lab.llm.role import LLM_ROLES
+from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.llm.sim.ideal import IdealModel
 from rag_lab.llm.sim.knobs import CallRandom, apply_format_failures
 from rag_lab.llm.sim.profile import KNOBS, PROFILES, LatencyModel, SimulatorProfile, get_profile

@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from rag_lab.errors import ConfigError
 from rag_lab.index import IndexKind
-from rag_lab.llm.role import PromptSetName
+from rag_lab.llm.role_table import PromptSetName
 from rag_lab.pipeline.truncation import TruncationStrategyName
 from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
 
@@ -203,7 +203,7 @@ class SourceContract(Policy):
 
 
 class Prompts(Policy):
-    """Which prompt set the pipeline speaks (:data:`rag_lab.llm.role.PROMPT_SETS`). ``v1``: the original
+    """Which prompt set the pipeline speaks (:data:`rag_lab.llm.role_table.PROMPT_SETS`). ``v1``: the original
     wording. ``v2``: written for small real models — the router and the controller state their reason before
     their decision, the controller checks each needed fact against the evidence, and the answer is a few
     cited words. The simulator reads both the same way (it reads sections, not instructions); only the

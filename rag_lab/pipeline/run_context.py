@@ -3,7 +3,7 @@ question's :class:`~rag_lab.pipeline.state.QuestionState` and :class:`~rag_lab.p
 and the three things the steps ask of them (docs/design.md §1):
 
 * :meth:`RunContext.ask` — one LLM call of a role asked by name from
-  :data:`~rag_lab.llm.role.LLM_ROLES` (its prompt and schema in the config's prompt set), charged to the
+  :data:`~rag_lab.llm.role_table.LLM_ROLES` (its prompt and schema in the config's prompt set), charged to the
   question's budgets and kept for the trace;
 * :meth:`RunContext.relevance_queries` — what relevance is measured against;
 * :meth:`RunContext.candidates` — gathered chunks as :class:`~rag_lab.pipeline.finalize.ContextItem`\\ s,
@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from rag_lab.llm.base import LLMBackend, LLMRequest, LLMResponse, SamplingParams
-from rag_lab.llm.role import LLM_ROLES
+from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.llm.structured import Fallback
 from rag_lab.pipeline.config import PipelineConfig
 from rag_lab.pipeline.finalize import ContextItem
@@ -43,7 +43,7 @@ class RunContext:
 
     def ask(self, role: str, *prompt_args: Any, fallback: Fallback = None, max_tokens: int = 512,
             **prompt_kwargs: Any) -> tuple[LLMResponse, LLMCall]:
-        """One call of ``role``: its row of :data:`~rag_lab.llm.role.LLM_ROLES` builds the messages from
+        """One call of ``role``: its row of :data:`~rag_lab.llm.role_table.LLM_ROLES` builds the messages from
         ``prompt_args``/``prompt_kwargs`` and names the response schema, both in the config's prompt set
         (``prompts.version``); the response is charged to the question's budgets and kept for the trace."""
         row, prompt_set = LLM_ROLES[role], self.cfg.prompts.version

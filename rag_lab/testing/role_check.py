@@ -1,4 +1,4 @@
-"""The contract of an LLM role (a row of :data:`~rag_lab.llm.role.LLM_ROLES`), as a check anyone who adds a role
+"""The contract of an LLM role (a row of :data:`~rag_lab.llm.role_table.LLM_ROLES`), as a check anyone who adds a role
 can run: :func:`check_role` builds the role's prompt in every prompt set from its row, has the simulated model
 answer it, and validates the answer against the row's schema for that set."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from rag_lab.llm.base import LLMBackend, LLMRequest
-from rag_lab.llm.role import BASE_SET, LLM_ROLES, PROMPT_SETS, resolve_role
+from rag_lab.llm.role_table import BASE_SET, LLM_ROLES, PROMPT_SETS, resolve_role
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.llm.structured import validate_output
 from rag_lab.testing.checks import ContractViolation, _Contract

@@ -25,7 +25,7 @@ from rag_lab.experiments.calibration.result import USES, Calibration, KnobCalibr
 from rag_lab.experiments.calibration.runs import CalibrationSource, read_run
 from rag_lab.llm import prompts
 from rag_lab.llm.base import Message
-from rag_lab.llm.role import LLM_ROLES
+from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.llm.sim.ideal import IdealModel as Reader
 from rag_lab.llm.sim.knobs import settles
 from rag_lab.llm.sim.profile import KNOBS, SimulatorProfile, get_profile

@@ -10,7 +10,7 @@ another item names); no rule knows a corpus. Per role:
 * ``controller`` — :func:`.hop_plan.ideal_decision` (hop planning);
 * ``answer`` — :func:`.extractive_answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
 
-The behaviour knobs are applied on top by :mod:`.knobs`; each role's row (:mod:`rag_lab.llm.roles`) says which,
+The behaviour knobs are applied on top by :mod:`.knobs`; each role's row (:mod:`rag_lab.llm.builtin_roles`) says which,
 and :mod:`rag_lab.llm.simulator` dispatches from the rows.
 """
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from rag_lab.llm.base import Message
 from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_sections
-from rag_lab.llm.role import resolve_role
+from rag_lab.llm.role_table import resolve_role
 
 #: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
 _BUDGET = re.compile(

@@ -1,7 +1,7 @@
 """The LLM roles table, :data:`LLM_ROLES`: one :class:`Role` row per kind of LLM call (prompt builder, template
 version and response schema per prompt set, simulated output, calibration fields), and the prompt sets
 (:data:`PROMPT_SETS`). The pipeline asks the table for a role by name; the simulator, the per-role cost metrics
-and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.roles` (``rag_lab.llm`` imports it,
+and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.builtin_roles` (``rag_lab.llm`` imports it,
 and importing any module of the package runs that first); a new role is one row (docs/design.md §7).
 """
 

@@ -1,4 +1,4 @@
-"""The built-in LLM roles, one row each in :data:`~rag_lab.llm.role.LLM_ROLES` (see :mod:`rag_lab.llm.role`):
+"""The built-in LLM roles, one row each in :data:`~rag_lab.llm.role_table.LLM_ROLES` (see :mod:`rag_lab.llm.role_table`):
 the prompt builder (:mod:`rag_lab.llm.prompts`) and its template version per prompt set, the response
 schema per prompt set (:mod:`rag_lab.llm.schemas`), the simulated model's output — the ideal output
 (:class:`~rag_lab.llm.sim.ideal.IdealModel`) with the behaviour knobs that apply (:mod:`rag_lab.llm.sim.knobs`)
@@ -20,7 +20,7 @@ import re
 from typing import Any
 
 from rag_lab.llm import prompts, schemas
-from rag_lab.llm.role import LLM_ROLES, Role
+from rag_lab.llm.role_table import LLM_ROLES, Role
 from rag_lab.llm.sim.ideal import IdealModel
 from rag_lab.llm.sim.knobs import CallRandom, controller_knobs, route_knob, settles
 from rag_lab.llm.sim.prompt import Prompt
