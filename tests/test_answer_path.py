@@ -9,7 +9,7 @@ import pytest
 from rag_lab.evaluation.question_metrics import question_metrics
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
-from rag_lab.llm.role_table import LLM_ROLES, PROMPT_SETS, prompt_version
+from rag_lab.llm.role_table import LLM_ROLES, PROMPT_SETS, template_name
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import REFUSAL, Pipeline, PipelineConfig
 from rag_lab.pipeline.interventions import Intervention
@@ -81,8 +81,8 @@ def test_no_to_an_open_question_is_counted_only_on_open_questions(answer, gold, 
 
 def test_prompt_set_v3_asks_the_controller_what_v2_asked_and_answers_without_the_leaked_format():
     assert PROMPT_SETS["v3"].lineage() == ("v2", "v1")
-    assert {role: prompt_version(role, "v3") for role in LLM_ROLES} == {
-        **{role: prompt_version(role, "v2") for role in LLM_ROLES}, "answer": "answer-v3"}
+    assert {role: template_name(role, "v3") for role in LLM_ROLES} == {
+        **{role: template_name(role, "v2") for role in LLM_ROLES}, "answer": "answer-v3"}
     evidence = [prompts.EvidenceItem(1, "Falcon", DOCS["f0"])]
     v2 = prompts.controller_prompt(Q, evidence, [Q], 3, False, prompt_set="v2")
     v3 = prompts.controller_prompt(Q, evidence, [Q], 3, False, prompt_set="v3")

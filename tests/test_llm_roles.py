@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict
 from rag_lab.errors import ConfigError
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
-from rag_lab.llm.role_table import LLM_ROLES, Role, prompt_version
+from rag_lab.llm.role_table import LLM_ROLES, Role, template_name
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.testing import ContractViolation, check_role
 
@@ -82,7 +82,7 @@ def test_a_toy_role_is_one_registration(toy_role: str) -> None:
 
     check_role(toy_role, "Is the sea rough today!")
     # the prompt: the row's version tag per prompt set
-    assert prompt_version("mood", "v2") == "mood-v2"
+    assert template_name("mood", "v2") == "mood-v2"
     assert mood_prompt("q", "v2")[0].content.startswith("[mood-v2] Say whether")
     # the simulator answers it from the row, the format knobs drawn because the row says it breaks formats
     sim = SimulatedBackend("ideal")
@@ -119,12 +119,12 @@ def test_check_role_refuses_a_broken_role(toy_role: str) -> None:
     try:
         with pytest.raises(ContractViolation, match="rule 'registered'"):
             check_role(toy_role, "q")
-        LLM_ROLES.add(toy_role, Role(lambda q, prompt_set="v1": prompts.route_prompt(q, prompt_set), row.versions,
+        LLM_ROLES.add(toy_role, Role(lambda q, prompt_set="v1": prompts.route_prompt(q, prompt_set), row.templates,
                                      row.schemas, row.simulate))
         with pytest.raises(ContractViolation, match="rule 'version tag'"):
             check_role(toy_role, "q")
         LLM_ROLES.remove(toy_role)
-        LLM_ROLES.add(toy_role, Role(mood_prompt, row.versions, row.schemas, lambda ideal, p, draws: {"mood": "sunny"}))
+        LLM_ROLES.add(toy_role, Role(mood_prompt, row.templates, row.schemas, lambda ideal, p, draws: {"mood": "sunny"}))
         with pytest.raises(ContractViolation, match="rule 'answer fits the schema'"):
             check_role(toy_role, "q")
     finally:
@@ -155,7 +155,7 @@ class ReasonedRewrites(BaseModel):
 def rewrite_with_a_v2_schema() -> Iterator[Role]:
     """The rewrite row with a v2 schema of its own (a role whose schema changes between prompt sets)."""
     row = LLM_ROLES.remove("rewrite")
-    LLM_ROLES.add("rewrite", Role(row.prompt, row.versions, {**row.schemas, "v2": ReasonedRewrites}, row.simulate))
+    LLM_ROLES.add("rewrite", Role(row.prompt, row.templates, {**row.schemas, "v2": ReasonedRewrites}, row.simulate))
     yield LLM_ROLES["rewrite"]
     LLM_ROLES.remove("rewrite")
     LLM_ROLES.add("rewrite", row)

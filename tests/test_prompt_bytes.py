@@ -60,11 +60,11 @@ def test_every_prompt_is_byte_identical() -> None:
     assert sorted(digests) == sorted(expected), "a builder or variant was added or removed: regenerate on purpose"
 
 
-def test_every_version_a_role_speaks_is_a_template_file() -> None:
+def test_every_template_a_role_speaks_is_a_file() -> None:
     templates = Path(prompts.__file__).parent / "templates"
-    missing = [version for role in LLM_ROLES.values() for version in role.versions.values()
-               if not (templates / f"{version}.txt").exists() and not list(templates.glob(f"{version}.*.txt"))]
-    assert not missing, f"template versions with no file in {templates}: {missing}"
+    missing = [name for role in LLM_ROLES.values() for name in role.templates.values()
+               if not (templates / f"{name}.txt").exists() and not list(templates.glob(f"{name}.*.txt"))]
+    assert not missing, f"templates with no file in {templates}: {missing}"
 
 
 def test_no_builder_branches_on_a_template_version() -> None:

@@ -45,7 +45,7 @@ def test_v2_changes_three_roles_and_keeps_the_sections():
     # the budget sentence (read by the simulator's anchoring knob) and the template markers survive
     assert "You may run at most 3 rounds of searches in total" in ctl[0].content
     assert "confidence is low" in ans[0].content
-    assert prompts.prompt_version("grade", "v2") == "grade-v1"
+    assert prompts.template_name("grade", "v2") == "grade-v1"
     with pytest.raises(ValueError, match="unknown prompt set 'v9'"):
         prompts.route_prompt(Q, "v9")
     with pytest.raises(ConfigError, match="prompts.version"):

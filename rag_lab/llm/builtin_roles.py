@@ -1,5 +1,5 @@
 """The built-in LLM roles, one row each in :data:`~rag_lab.llm.role_table.LLM_ROLES` (see :mod:`rag_lab.llm.role_table`):
-the prompt builder (:mod:`rag_lab.llm.prompts`) and its template version per prompt set, the response
+the prompt builder (:mod:`rag_lab.llm.prompts`) and its template per prompt set, the response
 schema per prompt set (:mod:`rag_lab.llm.schemas`), the simulated model's output — the ideal output
 (:class:`~rag_lab.llm.sim.ideal.IdealModel`) with the behaviour knobs that apply (:mod:`rag_lab.llm.sim.knobs`)
 — and the calibration fields. ``rag_lab.llm`` imports this module, so the table is complete whenever any
@@ -70,19 +70,27 @@ def _rounds_run(p: Prompt) -> int:
     return p.rounds_run
 
 
+# Each row's ``templates`` and ``schemas`` are keyed by prompt set (PROMPT_SETS: v1 .. v4), a set it does not name
+# speaking that of the set it builds on. A template's name carries its own revision, which counts the rewrites of
+# that role's instructions and not the prompt sets: the controller's first template (controller-v1) was rewritten
+# before prompt sets existed, so set v1 speaks controller-v2, v2 and v3 speak controller-v3, v4 controller-v4.
 LLM_ROLES.add("route", Role(
-    prompts.route_prompt, {"v1": "route-v1", "v2": "route-v2"},
-    {"v1": schemas.RouteDecision, "v2": schemas.ReasonedRouteDecision}, _route,
+    prompts.route_prompt, templates={"v1": "route-v1", "v2": "route-v2"},
+    schemas={"v1": schemas.RouteDecision, "v2": schemas.ReasonedRouteDecision}, simulate=_route,
     breaks_format=True, label=("route", ("SIMPLE", "COMPLEX"))))
-LLM_ROLES.add("rewrite", Role(prompts.rewrite_prompt, {"v1": "rewrite-v1"}, {"v1": schemas.Rewrites}, _rewrite))
-LLM_ROLES.add("hyde", Role(prompts.hyde_prompt, {"v1": "hyde-v1"}, {"v1": schemas.HydePassages}, _hyde))
+LLM_ROLES.add("rewrite", Role(prompts.rewrite_prompt, templates={"v1": "rewrite-v1"}, schemas={"v1": schemas.Rewrites},
+                              simulate=_rewrite))
+LLM_ROLES.add("hyde", Role(prompts.hyde_prompt, templates={"v1": "hyde-v1"}, schemas={"v1": schemas.HydePassages},
+                           simulate=_hyde))
 LLM_ROLES.add("controller", Role(
-    prompts.controller_prompt, {"v1": "controller-v2", "v2": "controller-v3", "v4": "controller-v4"},
-    {"v1": schemas.ControllerDecision, "v2": schemas.ReasonedControllerDecision}, _controller, step=_rounds_run,
-    breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
-LLM_ROLES.add("answer", Role(prompts.answer_prompt, {"v1": "answer-v1", "v2": "answer-v2", "v3": "answer-v3"}, {},
-                             _answer))
-LLM_ROLES.add("reader", Role(prompts.reader_prompt, {"v1": "reader-v1"}, {}, _reader))
-LLM_ROLES.add("closedbook", Role(prompts.closed_book_prompt, {"v1": "closedbook-v1"}, {}, _reader))
-LLM_ROLES.add("judge", Role(prompts.judge_prompt, {"v1": "judge-v1"}, {"v1": schemas.JudgeVerdict}, _judge))
-LLM_ROLES.add("grade", Role(prompts.grade_prompt, {"v1": "grade-v1"}, {"v1": schemas.RelevanceGrade}, _grade))
+    prompts.controller_prompt, templates={"v1": "controller-v2", "v2": "controller-v3", "v4": "controller-v4"},
+    schemas={"v1": schemas.ControllerDecision, "v2": schemas.ReasonedControllerDecision}, simulate=_controller,
+    step=_rounds_run, breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
+LLM_ROLES.add("answer", Role(prompts.answer_prompt, templates={"v1": "answer-v1", "v2": "answer-v2", "v3": "answer-v3"},
+                             simulate=_answer))
+LLM_ROLES.add("reader", Role(prompts.reader_prompt, templates={"v1": "reader-v1"}, simulate=_reader))
+LLM_ROLES.add("closedbook", Role(prompts.closed_book_prompt, templates={"v1": "closedbook-v1"}, simulate=_reader))
+LLM_ROLES.add("judge", Role(prompts.judge_prompt, templates={"v1": "judge-v1"}, schemas={"v1": schemas.JudgeVerdict},
+                            simulate=_judge))
+LLM_ROLES.add("grade", Role(prompts.grade_prompt, templates={"v1": "grade-v1"}, schemas={"v1": schemas.RelevanceGrade},
+                            simulate=_grade))

@@ -1,11 +1,11 @@
 """Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the
-instructions, opening with the role's template version in the prompt set spoken (``[controller-v3] …``; each
-role's row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names its versions and its builder here), and a ``user``
+instructions, opening with the name of the role's template in the prompt set spoken (``[controller-v3] …``; each
+role's row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names its templates and its builder here), and a ``user``
 message made only of delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES,
 DRAFT). Section contents are data: text inside EVIDENCE is untrusted, never an instruction, and the system
 message says so. :func:`parse_sections` and :func:`parse_evidence` read the sections back, which is all the
 simulated backend ever looks at. Every role's instructions are a file, ``templates/<version>.txt`` beside this
-module (:func:`instructions`), found by the version the role's row names for the prompt set; no builder branches on it.
+module (:func:`instructions`), found by the name the role's row gives for the prompt set; no builder branches on it.
 Recorded real-model responses are keyed by the request's bytes: a changed prompt misses every recorded call.
 The format: docs/design.md §1."""
 
@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMRequest, Message
-from rag_lab.llm.role_table import prompt_version
+from rag_lab.llm.role_table import template_name
 from rag_lab.paths import template
 
 UNTRUSTED = (
@@ -47,21 +47,20 @@ def _evidence_block(evidence: Sequence[EvidenceItem]) -> str:
 
 
 def instructions(role: str, prompt_set: str = "v1", variant: str | None = None, **values: object) -> str:
-    """The system instructions ``role`` speaks in ``prompt_set``: the file ``templates/<version>.txt`` of the
-    template version its row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names for the set (``<version>.<variant>.txt``
+    """The system instructions ``role`` speaks in ``prompt_set``: the file ``templates/<name>.txt`` of the
+    template its row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names for the set (``<name>.<variant>.txt``
     for a role whose builder picks a variant: the answer's CRAG grade, the judge's input), with ``$untrusted``
     (:data:`UNTRUSTED`), ``$insufficient`` and ``values`` (``$n``, ``$budget``) filled in."""
-    version = prompt_version(role, prompt_set)
-    name = version if variant is None else f"{version}.{variant}"
+    name = template_name(role, prompt_set) + ("" if variant is None else f".{variant}")
     return template(__package__, f"templates/{name}.txt").substitute(untrusted=UNTRUSTED, insufficient=INSUFFICIENT,
                                                                       **values)
 
 
 def role_messages(role: str, instructions: str, *sections: tuple[str, str], prompt_set: str = "v1") -> tuple[Message, ...]:
-    """The two messages of a ``role`` prompt: the system message opens with the role's template version in
+    """The two messages of a ``role`` prompt: the system message opens with the name of the role's template in
     ``prompt_set`` (``[route-v1] …``, from :data:`~rag_lab.llm.role_table.LLM_ROLES`) and holds the instructions;
     the user message is the delimited ``(name, body)`` sections."""
-    system = f"[{prompt_version(role, prompt_set)}] {instructions}"
+    system = f"[{template_name(role, prompt_set)}] {instructions}"
     user = "\n".join(_section(name, body) for name, body in sections)
     return (Message(role="system", content=system), Message(role="user", content=user))
 

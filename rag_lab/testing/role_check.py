@@ -27,16 +27,16 @@ def check_role(name: str, *args: Any, backend: LLMBackend | None = None, **kwarg
         raise contract.fail("registered", f"not in LLM_ROLES ({', '.join(LLM_ROLES)})")
     row = LLM_ROLES[name]
     backend = backend if backend is not None else SimulatedBackend("ideal")
-    versioned = set(row.versions) != {BASE_SET}
+    several_sets = set(row.templates) != {BASE_SET}
     for prompt_set in PROMPT_SETS:
         try:
-            messages = tuple(row.prompt(*args, **kwargs, prompt_set=prompt_set) if versioned
+            messages = tuple(row.prompt(*args, **kwargs, prompt_set=prompt_set) if several_sets
                              else row.prompt(*args, **kwargs))
         except Exception as exc:
             raise contract.fail("prompt builds", f"set {prompt_set}: {type(exc).__name__}: {exc}") from exc
         contract.require([m.role for m in messages] == ["system", "user"], "system and user message",
                          f"set {prompt_set}: the prompt's messages are {[m.role for m in messages]}")
-        tag = f"[{row.version(prompt_set)}] "
+        tag = f"[{row.template(prompt_set)}] "
         system = messages[0].content
         contract.require(system.startswith(tag), "version tag", f"set {prompt_set}: the system message opens "
                                                                 f"{system[:40]!r}, not {tag!r}")
