@@ -25,7 +25,7 @@ import statistics
 import time
 from pathlib import Path
 
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, SamplingParams
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, SamplingParams
 from rag_lab.llm.prompts import EvidenceItem, answer_prompt, controller_prompt
 from rag_lab.llm.schemas import ControllerDecision
 
@@ -90,7 +90,7 @@ class TokenCap(LLMBackend):
     def cache_identity(self) -> tuple[str, str]:
         return self.inner.cache_identity()
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         params = request.params.model_copy(update={"max_tokens": min(request.params.max_tokens, self.cap)})
         return self.inner._generate(request.model_copy(update={"params": params}))
 

@@ -3,7 +3,7 @@ that no ledger records calls behind the caller's back (:mod:`rag_lab.llm.ledger`
 
 from __future__ import annotations
 
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, LLMResponse
 from rag_lab.llm.ledger import Ledger, PriceTable
 from rag_lab.llm.structured import Fallback
 
@@ -21,7 +21,7 @@ class Recording(LLMBackend):
     def cache_identity(self) -> tuple[str, str]:
         return self.inner.cache_identity()
 
-    def _generate(self, request: LLMRequest) -> Generation:  # never called: complete is the inner backend's
+    def _generate(self, request: LLMRequest) -> Completion:  # never called: complete is the inner backend's
         raise NotImplementedError
 
     def complete(self, request: LLMRequest, fallback: Fallback = None) -> LLMResponse:

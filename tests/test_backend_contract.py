@@ -28,7 +28,7 @@ from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.llm.server.lab_server import serve_in_thread
 from rag_lab.llm.simulator import SimulatedBackend
 from rag_lab.llm.token_cap import TokenCapBackend
-from rag_lab.llm.types import Generation, LLMResponse, Usage
+from rag_lab.llm.types import Completion, LLMResponse, Usage
 from rag_lab.testing import CHAT_REQUEST, ROUTE_FALLBACK, ROUTE_REQUEST, ContractViolation, check_backend
 
 CHAT = CHAT_REQUEST
@@ -137,8 +137,8 @@ def test_a_backend_that_cannot_work_says_why(kind: str, tmp_path) -> None:
 class SilentBackend(ScriptedBackend):
     """Answers, but reports no token usage."""
 
-    def _generate(self, request: LLMRequest) -> Generation:
-        return Generation(text=super()._generate(request).text, usage=Usage(prompt_tokens=0, completion_tokens=0))
+    def _generate(self, request: LLMRequest) -> Completion:
+        return Completion(text=super()._generate(request).text, usage=Usage(prompt_tokens=0, completion_tokens=0))
 
 
 class RaisesOnProse(ScriptedBackend):

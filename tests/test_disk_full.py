@@ -23,7 +23,7 @@ from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.experiments.engine.worker import QuestionOutcome
 from rag_lab.llm.cache import ResponseCache
-from rag_lab.llm.types import Generation, Usage
+from rag_lab.llm.types import Completion, Usage
 from rag_lab.loaders import load_dataset
 from rag_lab.paths import CacheFullWarning
 
@@ -111,8 +111,8 @@ def test_a_full_cache_disk_degrades_to_uncached_with_one_warning(tmp_path, small
     pd.testing.assert_frame_equal(deterministic(load_sweep(tmp_path / "run").table), alone)
 
 
-def generation(i: int) -> Generation:
-    return Generation(text=f"answer {i} " + "x" * 2000, usage=Usage(prompt_tokens=10, completion_tokens=400))
+def generation(i: int) -> Completion:
+    return Completion(text=f"answer {i} " + "x" * 2000, usage=Usage(prompt_tokens=10, completion_tokens=400))
 
 
 def test_the_response_cache_stops_storing_at_sqlite_full_and_keeps_answering_what_it_holds(tmp_path) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from pydantic import BaseModel
 from recording import Recording
 
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, SamplingParams, Usage
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, Message, SamplingParams, Usage
 from rag_lab.llm.cache import CachedBackend, ResponseCache
 from rag_lab.llm.ledger import (
     DEFAULT_PRICES,
@@ -51,13 +51,13 @@ class Modelled(LLMBackend):
         self.calls = 0
         self.fail = fail
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         self.calls += 1
         if self.fail:
             raise ConnectionError("server down")
         words = request.messages[-1].content.split()
         text = " ".join(reversed(words))
-        return Generation(
+        return Completion(
             text=text, usage=Usage(prompt_tokens=10 * len(words), completion_tokens=len(words)), modelled_latency_s=0.25
         )
 
@@ -266,11 +266,11 @@ def test_cache_is_safe_with_several_processes(tmp_path):
     writer = textwrap.dedent(
         f"""
         import sys
-        from rag_lab.llm.base import Generation, Usage
+        from rag_lab.llm.base import Completion, Usage
         from rag_lab.llm.cache import ResponseCache
         cache = ResponseCache({str(path)!r})
         for i in range(100):
-            cache.put(f"{{sys.argv[1]}}-{{i}}", "b", "m", Generation(text=str(i), usage=Usage()))
+            cache.put(f"{{sys.argv[1]}}-{{i}}", "b", "m", Completion(text=str(i), usage=Usage()))
             cache.get(f"{{sys.argv[1]}}-{{i // 2}}")
         """
     )

@@ -14,10 +14,10 @@ import time
 from abc import ABC, abstractmethod
 
 from rag_lab.llm.structured import Fallback, validate_output
-from rag_lab.llm.types import Generation, LLMRequest, LLMResponse, Message, SamplingParams, Usage
+from rag_lab.llm.types import Completion, LLMRequest, LLMResponse, Message, SamplingParams, Usage
 
 # The value types live in rag_lab.llm.types; they are importable from here too, beside the backend.
-__all__ = ["Generation", "LLMBackend", "LLMRequest", "LLMResponse", "Message", "SamplingParams", "Usage"]
+__all__ = ["Completion", "LLMBackend", "LLMRequest", "LLMResponse", "Message", "SamplingParams", "Usage"]
 
 
 class LLMBackend(ABC):
@@ -29,7 +29,7 @@ class LLMBackend(ABC):
         self.model = model
 
     @abstractmethod
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         """Produce the raw text and usage for ``request``."""
 
     def cache_identity(self) -> tuple[str, str]:

@@ -2,7 +2,7 @@
 
 :class:`ResponseCache` maps :meth:`LLMRequest.cache_key` — a digest of the backend name, model,
 messages, response schema and sampling parameters, and nothing else (no API key, no base URL, no
-role) — to the :class:`Generation` the backend produced: text, token usage and modelled latency.
+role) — to the :class:`Completion` the backend produced: text, token usage and modelled latency.
 The file is in WAL mode with a busy timeout, so several processes (parallel sweeps, notebooks)
 can share it; a full disk makes it stop storing, after one :class:`~rag_lab.paths.CacheFullWarning`.
 
@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError, is_disk_full
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest
 from rag_lab.paths import cache_dir, warn_cache_full
 
 _SCHEMA = """
@@ -90,14 +90,14 @@ class ResponseCache:
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})"
 
-    def get(self, key: str) -> Generation | None:
+    def get(self, key: str) -> Completion | None:
         """The stored generation for ``key`` (marked ``cached=True``), or None. An entry that no
         longer parses is dropped and counts as a miss."""
         with self._lock:
             row = self._read(key)
             if row is not None:
                 try:
-                    gen = Generation.model_validate_json(row[0]).model_copy(update={"cached": True})
+                    gen = Completion.model_validate_json(row[0]).model_copy(update={"cached": True})
                 except ValidationError:
                     self._write("DELETE FROM responses WHERE key = ?", (key,))
                 else:
@@ -106,7 +106,7 @@ class ResponseCache:
             self.misses += 1
             return None
 
-    def put(self, key: str, backend: str, model: str, generation: Generation) -> None:
+    def put(self, key: str, backend: str, model: str, generation: Completion) -> None:
         """Store ``generation`` under ``key`` (replacing any earlier entry)."""
         blob = generation.model_dump_json(exclude={"cached"})
         with self._lock:
@@ -174,7 +174,7 @@ class CachedBackend(LLMBackend):
     def cache_identity(self) -> tuple[str, str]:
         return self.inner.cache_identity()
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         backend, model = self.inner.cache_identity()
         key = request.cache_key(backend, model)
         hit = self.cache.get(key)

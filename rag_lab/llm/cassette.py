@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from rag_lab.errors import CassetteMiss, ConfigError, DataFormatError
 from rag_lab.llm.base import LLMBackend
 from rag_lab.llm.prompts import question_of
-from rag_lab.llm.types import Generation, LLMRequest, Message
+from rag_lab.llm.types import Completion, LLMRequest, Message
 
 log = logging.getLogger(__name__)
 
@@ -87,7 +87,7 @@ class CassetteEntry(BaseModel):
     messages: tuple[Message, ...]
     schema_name: str | None = None
     params: dict[str, Any]
-    generation: Generation
+    generation: Completion  # "generation": the key every stored cassette line holds
     made_with: dict[str, str] | None = None
 
 
@@ -259,7 +259,7 @@ def _first_difference(a: str, b: str) -> str:
     return "one prompt continues where the other ends" if a != b else "the prompts are equal (schema or parameters differ)"
 
 
-def _entry(key: str, request: LLMRequest, generation: Generation, made_with: dict[str, str] | None) -> CassetteEntry:
+def _entry(key: str, request: LLMRequest, generation: Completion, made_with: dict[str, str] | None) -> CassetteEntry:
     schema = request.response_schema
     return CassetteEntry(key=key, role=request.role, question=question_of(request), messages=request.messages,
                          schema_name=None if schema is None else schema.__name__,
@@ -286,7 +286,7 @@ class RecordingBackend(LLMBackend):
     def cache_identity(self) -> tuple[str, str]:
         return self.inner.cache_identity()
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         key = request.cache_key(*self.inner.cache_identity())
         entry = self.cassette.get(key)
         if entry is not None:
@@ -311,7 +311,7 @@ class ReplayBackend(LLMBackend):
         backend, model = self.cassette.header.identity
         return backend, model
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         key = request.cache_key(*self.cache_identity())
         entry = self.cassette.get(key)
         if entry is not None:

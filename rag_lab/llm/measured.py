@@ -13,7 +13,7 @@ from __future__ import annotations
 import time
 
 from rag_lab.llm.base import LLMBackend
-from rag_lab.llm.types import Generation, LLMRequest
+from rag_lab.llm.types import Completion, LLMRequest
 
 
 class MeasuredLatency(LLMBackend):
@@ -36,7 +36,7 @@ class MeasuredLatency(LLMBackend):
             raise AttributeError(name)
         return getattr(self.inner, name)
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         start = time.perf_counter()
         generation = self.inner._generate(request)
         if generation.modelled_latency_s is None:

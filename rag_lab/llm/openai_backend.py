@@ -23,7 +23,7 @@ import httpx2
 import openai
 
 from rag_lab.errors import BackendProcessDied, ConfigError, LLMBackendError, ServerWentAway
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, LLMResponse, Usage
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, LLMResponse, Usage
 from rag_lab.llm.openai_wire import (
     MAX_SERVER_MESSAGE,
     NO_KEY,
@@ -223,14 +223,14 @@ class OpenAIBackend(LLMBackend):
             ]
         return [f.result() for f in futures]
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         with self._stats_lock:
             self.stats.calls += 1
         with self._slots:
             modes = self._modes_for(request)
             for i, mode in enumerate(modes):
                 try:
-                    completion = self._call(request, mode)
+                    chat = self._call(request, mode)
                 except _ModeRejected as exc:
                     if i + 1 == len(modes):
                         self._count_error()
@@ -243,7 +243,7 @@ class OpenAIBackend(LLMBackend):
                 if request.response_schema is not None and self.structured_mode == "auto":
                     with self._negotiated_lock:
                         self._negotiated[(self.base_url, self.model)] = mode
-                return self._generation(completion)
+                return self._completion(chat)
         raise AssertionError("unreachable: the mode list is never empty")
 
     def _modes_for(self, request: LLMRequest) -> list[str]:
@@ -316,15 +316,15 @@ class OpenAIBackend(LLMBackend):
                                                  "retried. Restart it, or check the base URL", None, attempt)
         return None
 
-    def _generation(self, completion: Any) -> Generation:
-        """Text and usage of a chat completion (an empty text when the server sent no content)."""
-        choices = getattr(completion, "choices", None)
+    def _completion(self, chat: Any) -> Completion:
+        """Text and usage of the server's chat completion ``chat`` (an empty text when it sent no content)."""
+        choices = getattr(chat, "choices", None)
         if not choices:
             self._count_error()
             raise LLMBackendError(self.base_url, "answered a chat completion without choices", 200)
         text = choices[0].message.content or ""
-        usage = getattr(completion, "usage", None)
-        return Generation(
+        usage = getattr(chat, "usage", None)
+        return Completion(
             text=text,
             usage=Usage(
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,

@@ -10,7 +10,7 @@ import threading
 from collections.abc import Callable, Mapping, Sequence
 
 from rag_lab.errors import ConfigError, RagLabError
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Usage
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, Usage
 
 Responder = Callable[[LLMRequest], str]
 Script = Sequence[str] | Responder
@@ -105,7 +105,7 @@ class ScriptedBackend(LLMBackend):
             raise TypeError(f"the script function for role {role!r} returned {type(text).__name__}, not str")
         return text
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         text = self._next_text(request)
         prompt_tokens = sum(word_count(m.content) for m in request.messages)
-        return Generation(text=text, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=word_count(text)))
+        return Completion(text=text, usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=word_count(text)))

@@ -14,7 +14,7 @@ import json
 
 from rag_lab.embedding import Embedder
 from rag_lab.errors import ConfigError
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest, Message, Usage
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, Message, Usage
 from rag_lab.llm.prompts import INSUFFICIENT
 from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.llm.sim.ideal import IdealModel
@@ -78,7 +78,7 @@ class SimulatedBackend(LLMBackend):
 
     # --- the backend interface ----------------------------------------------------------------
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         text, knobs = self.explain(request.role, request.messages)
         max_tokens = request.params.max_tokens
         completion = self.tokens.count(text)
@@ -86,7 +86,7 @@ class SimulatedBackend(LLMBackend):
             text = self.tokens.truncate(text, max_tokens)
             completion = max_tokens
         prompt = self.tokens.prompt_tokens(request.messages)
-        return Generation(
+        return Completion(
             text=text,
             usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
             modelled_latency_s=round(self.latency.latency(prompt, completion), 6),

@@ -9,7 +9,7 @@ capped and uncapped answers are cached under different keys and never mix.
 from __future__ import annotations
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm.base import Generation, LLMBackend, LLMRequest
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest
 
 
 class TokenCapBackend(LLMBackend):
@@ -28,7 +28,7 @@ class TokenCapBackend(LLMBackend):
     def cache_identity(self) -> tuple[str, str]:
         return self.inner.cache_identity()
 
-    def _generate(self, request: LLMRequest) -> Generation:
+    def _generate(self, request: LLMRequest) -> Completion:
         if request.params.max_tokens <= self.cap:
             return self.inner._generate(request)
         params = request.params.model_copy(update={"max_tokens": self.cap})

@@ -66,10 +66,11 @@ class Usage(BaseModel):
         return self.prompt_tokens + self.completion_tokens
 
 
-class Generation(BaseModel):
+class Completion(BaseModel):
     """What a backend produced for one request, before validation. ``knobs``: for a simulated
     backend, every behaviour knob drawn where it applied (``{"knob", "rate", "draw", "fired"}``);
-    stored with the generation, so a cached response reports the knobs that shaped it."""
+    stored with it, so a cached response reports the knobs that shaped it. The response cache and the
+    cassettes store it under the name ``generation`` (the class's name is not stored)."""
 
     text: str
     usage: Usage
@@ -92,7 +93,7 @@ class LLMResponse(BaseModel):
     backend: str
     model: str
     cached: bool = False
-    knobs: list[dict[str, Any]] = Field(default_factory=list, description="simulator knobs drawn (see Generation)")
+    knobs: list[dict[str, Any]] = Field(default_factory=list, description="simulator knobs drawn (see Completion)")
 
 
 class CallRecord(BaseModel):
