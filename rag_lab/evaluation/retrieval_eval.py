@@ -24,7 +24,9 @@ from rag_lab.evaluation.retrieval_metrics import rank_docs, retrieval_scores
 from rag_lab.index import INDEX_KINDS, ExactIndex, HNSWIndex, SearchIndex, doc_run, make_index
 from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
 
-METRICS = ("recall", "mrr", "ndcg")
+#: The scores of a retrieval run, each a field of :class:`MetricSummary` (not the metric registry, which is
+#: :data:`rag_lab.evaluation.question_metrics.METRICS`).
+RETRIEVAL_SCORES = ("recall", "mrr", "ndcg")
 
 
 class MetricSummary(BaseModel):
@@ -63,7 +65,7 @@ class RetrievalReport(BaseModel):
 def _summary(values: list[dict[str, float]]) -> MetricSummary:
     if not values:
         return MetricSummary(n=0, recall=None, mrr=None, ndcg=None)
-    return MetricSummary(n=len(values), **{m: float(np.mean([v[m] for v in values])) for m in METRICS})
+    return MetricSummary(n=len(values), **{m: float(np.mean([v[m] for v in values])) for m in RETRIEVAL_SCORES})
 
 
 def _hop_recall(evalset: EvalSet, run: dict[str, dict[str, float]], k: int) -> dict[str, MetricSummary]:
