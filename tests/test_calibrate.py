@@ -218,7 +218,7 @@ def test_cli_eval_out_then_calibrate_then_the_profile_in_eval_and_a_sweep(tmp_pa
                                      "backend": {"kind": "sim", "profile": "fitted.yaml", "cache": False},
                                      "grid": {"round_cap.max_rounds": [1, 2]}}))
     done = run_sweep(sweep, tmp_path / "run", progress="quiet")
-    assert done.complete and done.plan["backend"]["profile"]["invalid_json"] == fitted.invalid_json
+    assert done.complete and done.description["backend"]["profile"]["invalid_json"] == fitted.invalid_json
     again = read_run(tmp_path / "run")  # a sweep run directory is a calibration source too
     assert len(again.runs) == 4 and again.sim_profile == fitted
 

@@ -130,12 +130,12 @@ def test_force_replaces_a_damaged_run_store_and_starts_over(finished, tmp_path, 
 
 
 def test_report_of_a_run_with_no_finished_question_says_so(tmp_path, capsys, world):
-    from rag_lab.experiments.engine.plan import SweepPlan
+    from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
     from rag_lab.experiments.engine.store import RunStore
     from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 
-    plan = SweepPlan.build(load_sweep_spec(TINY), world.evalset)
-    RunStore.create(tmp_path / "run", plan).close()   # as a sweep interrupted before its first question leaves it
+    resolved = ResolvedSweep.build(load_sweep_spec(TINY), world.evalset)
+    RunStore.create(tmp_path / "run", resolved).close()   # as a sweep interrupted before its first question leaves it
     assert main(["report", str(tmp_path / "run")]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"rag-lab: error: {tmp_path / 'run'}: no question has finished yet")

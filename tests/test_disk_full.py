@@ -18,7 +18,7 @@ import yaml
 
 from rag_lab.errors import StorageFull
 from rag_lab.experiments import load_sweep, run_sweep
-from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.experiments.engine.worker import QuestionOutcome
@@ -130,14 +130,14 @@ def test_the_response_cache_stops_storing_at_sqlite_full_and_keeps_answering_wha
 @pytest.mark.slow
 def test_a_full_run_store_is_a_storage_full_naming_the_file_and_keeps_its_rows(tmp_path) -> None:
     spec = SweepSpec.from_dict(SWEEP)
-    plan = SweepPlan.build(spec, load_dataset("world").evalset)
-    with RunStore.create(tmp_path / "run", plan) as store:
+    resolved = ResolvedSweep.build(spec, load_dataset("world").evalset)
+    with RunStore.create(tmp_path / "run", resolved) as store:
         pages = store._conn.execute("PRAGMA page_count").fetchone()[0]
         store._conn.execute(f"PRAGMA max_page_count = {pages + 3}")
         written = 0
         with pytest.raises(StorageFull, match=f"the disk holding {tmp_path / 'run' / 'run.sqlite'} is full"):
-            for qid in plan.qids:
-                outcome = QuestionOutcome(plan.runs[0].candidate_id, qid, {"q": qid}, os.urandom(3000), b"")
+            for qid in resolved.qids:
+                outcome = QuestionOutcome(resolved.runs[0].candidate_id, qid, {"q": qid}, os.urandom(3000), b"")
                 written += store.write(outcome)
-        assert 0 < written < len(plan.qids)
+        assert 0 < written < len(resolved.qids)
     assert RunStore.read(tmp_path / "run").count_rows() == written   # the committed rows stay, whole

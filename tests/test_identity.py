@@ -13,7 +13,7 @@ from pydantic import Field
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.grid import config_id, short_hash
-from rag_lab.experiments.engine.plan import SweepPlan, backend_identity, base_config, parameter_grid, planned_run
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, backend_identity, base_config, candidate_run, parameter_grid
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
@@ -35,7 +35,7 @@ def _shipped_ids(name: str) -> list[tuple[str, str, str]]:
 def _planned_ids(name: str) -> list[tuple[str, str, str]]:
     spec = load_sweep_spec(SHIPPED[name])
     candidates = parameter_grid(spec).resolve(base_config(spec), spec.backend)
-    runs = [planned_run(spec, c.config, c.params, seed, 0, c) for c in candidates for seed in spec.seeds]
+    runs = [candidate_run(spec, c.config, c.params, seed, 0, c) for c in candidates for seed in spec.seeds]
     return [(r.candidate_id, r.config_id, str(r.seed)) for r in runs]
 
 
@@ -92,14 +92,14 @@ def test_a_field_added_with_its_default_changes_no_stored_id(a_field_added_later
     assert "citations.new_knob" not in config.identity()
 
 
-def _plan(spec: SweepSpec) -> SweepPlan:
+def _resolved(spec: SweepSpec) -> ResolvedSweep:
     keys = tuple(parameter_grid(spec).keys)
-    return SweepPlan(spec=spec, base=base_config(spec), runs=(), qids=("q1", "q2"), swept_keys=keys)
+    return ResolvedSweep(spec=spec, base=base_config(spec), runs=(), qids=("q1", "q2"), swept_keys=keys)
 
 
 def test_a_sweep_spec_field_added_with_its_default_changes_no_fingerprint():
     """The sweep's description and fingerprint follow the same rule: a spec or backend field added since the
-    baseline (DESCRIBED_SPEC, IDENTIFYING_BACKEND in plan.py) is described only off its default."""
+    baseline (DESCRIBED_SPEC, IDENTIFYING_BACKEND in resolved_sweep.py) is described only off its default."""
     class LaterBackend(BackendSpec):
         warmup_calls: int = 0
 
@@ -107,14 +107,14 @@ def test_a_sweep_spec_field_added_with_its_default_changes_no_fingerprint():
         notes: str = ""
         backend: LaterBackend = LaterBackend()
 
-    assert _plan(load_sweep_spec(SHIPPED["real_qwen_hotpotqa"])).fingerprint == "554b7398616902ce"   # as stored
+    assert _resolved(load_sweep_spec(SHIPPED["real_qwen_hotpotqa"])).fingerprint == "554b7398616902ce"   # as stored
     for name, path in SHIPPED.items():
         spec = load_sweep_spec(path)
         later = LaterSpec.model_validate({**spec.model_dump(), "backend": spec.backend.model_dump()})
-        assert _plan(later).describe() == _plan(spec).describe(), name
+        assert _resolved(later).describe() == _resolved(spec).describe(), name
         assert backend_identity(later.backend) == backend_identity(spec.backend), name
     noted = LaterSpec(name="x", dataset="world", notes="a note", backend=LaterBackend(warmup_calls=2))
-    described = _plan(noted).describe()["spec"]
+    described = _resolved(noted).describe()["spec"]
     assert (described["notes"], described["backend"]["warmup_calls"]) == ("a note", 2)   # off their defaults
     assert backend_identity(BackendSpec(max_tokens=64))["max_tokens"] == 64
 

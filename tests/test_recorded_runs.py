@@ -13,7 +13,7 @@ import pytest
 
 from rag_lab.errors import CassetteMiss
 from rag_lab.experiments import run_sweep
-from rag_lab.experiments.engine.plan import select_questions
+from rag_lab.experiments.engine.resolved_sweep import select_questions
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.llm.cassette import Cassette
 from rag_lab.llm.local.model_pack import CHUNKED_MODELS

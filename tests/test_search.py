@@ -11,7 +11,7 @@ from killing import kill_mid_sweep_then_resume
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepSpec, load_sweep, run_sweep
-from rag_lab.experiments.engine.plan import parameter_grid
+from rag_lab.experiments.engine.resolved_sweep import parameter_grid
 from rag_lab.experiments.engine.search_space import Constraint, Objective, SearchSpace
 from rag_lab.experiments.engine.store import RunStore
 

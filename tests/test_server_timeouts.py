@@ -13,7 +13,7 @@ import yaml
 
 from rag_lab.cli import main
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.plan import SweepPlan
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.llm.server.lab_server import FaultPlan, LabServer
@@ -63,9 +63,9 @@ def test_timeouts_are_not_part_of_a_runs_identity() -> None:
     plain = SweepSpec.from_dict({**SWEEP, "backend": {"kind": "openai", "model": "m"}})
     timed = plain.with_backend(timeout_s=5.0, max_retries=0)
     assert timed.backend.timeout_s == 5.0 and timed.backend.max_retries == 0
-    a, b = SweepPlan.build(plain, evalset), SweepPlan.build(timed, evalset)
+    a, b = ResolvedSweep.build(plain, evalset), ResolvedSweep.build(timed, evalset)
     assert a.fingerprint == b.fingerprint and [r.candidate_id for r in a.runs] == [r.candidate_id for r in b.runs]
-    assert "timeout_s" not in a.describe()["spec"]["backend"]   # a stored plan without them reads as before
+    assert "timeout_s" not in a.describe()["spec"]["backend"]   # a stored description without them reads as before
 
 
 @pytest.mark.parametrize(("sweep", "message"), [
@@ -76,4 +76,4 @@ def test_timeouts_are_not_part_of_a_runs_identity() -> None:
 ])
 def test_bad_server_settings_are_named(sweep, message) -> None:
     with pytest.raises(ConfigError, match=message):
-        SweepPlan.build(SweepSpec.from_dict(sweep), load_dataset("world").evalset)
+        ResolvedSweep.build(SweepSpec.from_dict(sweep), load_dataset("world").evalset)

@@ -130,7 +130,7 @@ def test_a_sweep_files_family_sets_the_level_its_claims_are_tested_at():
 
 
 def test_a_family_is_declared_but_is_no_part_of_a_runs_identity():
-    from rag_lab.experiments.engine.plan import SweepPlan
+    from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
     from rag_lab.experiments.engine.sweep import SweepSpec
     from rag_lab.loaders import load_dataset
 
@@ -138,8 +138,8 @@ def test_a_family_is_declared_but_is_no_part_of_a_runs_identity():
 
     base = {"name": "tiny", "dataset": "world", "limit": 4, "grid": {"round_cap.max_rounds": [1, 2]},
             "findings": [{"metric": "cost_llm_calls", "candidate": {"round_cap.max_rounds": 1}, "direction": "below"}]}
-    plain = SweepPlan.build(SweepSpec.model_validate(base), evalset)
-    declared = SweepPlan.build(SweepSpec.model_validate({**base, "family": {"alpha": 0.01, "study": "s"}}), evalset)
+    plain = ResolvedSweep.build(SweepSpec.model_validate(base), evalset)
+    declared = ResolvedSweep.build(SweepSpec.model_validate({**base, "family": {"alpha": 0.01, "study": "s"}}), evalset)
     assert plain.fingerprint == declared.fingerprint
     assert "family" not in plain.describe()["spec"] and declared.describe()["spec"]["family"]["study"] == "s"
     with pytest.raises(ValueError, match="procedure"):

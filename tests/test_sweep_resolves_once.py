@@ -8,7 +8,7 @@ import pickle
 import pytest
 
 import rag_lab.experiments.engine.sweep as sweep_module
-from rag_lab.experiments.engine.plan import candidate_id
+from rag_lab.experiments.engine.resolved_sweep import candidate_id
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.pipeline import PipelineConfig
 

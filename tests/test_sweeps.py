@@ -17,7 +17,7 @@ from rag_lab.cli import main
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import evaluate_pipeline
 from rag_lab.experiments import Grid, SweepSpec, candidate_id, load_sweep, run_sweep
-from rag_lab.experiments.engine.plan import SweepPlan, base_config, parameter_grid, select_questions
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, base_config, parameter_grid, select_questions
 from rag_lab.experiments.engine.store import RUN_FILE, RunStore
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
@@ -173,10 +173,10 @@ def test_spec_file_syntax_and_question_selection_errors(tmp_path, world):
 def test_shipped_sweep_files_validate(world):
     for path in sorted((REPO / "sweeps").glob("*.yaml")):
         spec = load_sweep_spec(path)
-        plan = SweepPlan.build(spec, load_dataset(spec.dataset).evalset)
+        resolved = ResolvedSweep.build(spec, load_dataset(spec.dataset).evalset)
         searched = spec.search is not None and spec.search.sampler != "grid"  # a search plans its trials as it runs
-        assert (plan.runs or searched) and plan.qids, path
-    quickstart = SweepPlan.build(load_sweep_spec(REPO / "sweeps/quickstart.yaml"), world.evalset)
+        assert (resolved.runs or searched) and resolved.qids, path
+    quickstart = ResolvedSweep.build(load_sweep_spec(REPO / "sweeps/quickstart.yaml"), world.evalset)
     assert 10 <= len(quickstart.runs) <= 14
 
 
@@ -292,9 +292,9 @@ def test_sigkill_mid_sweep_then_resume_equals_an_uninterrupted_run(tmp_path):
     assert killed.resumed["computed"] == total - killed_at
 
     store = RunStore.read(run_dir)
-    plan_qids = store.plan_description()["qids"]
+    stored_qids = store.sweep_description()["qids"]
     runs = [c["candidate_id"] for c in store.candidates()]
-    assert store.done_pairs() == {(c, q) for c in runs for q in plan_qids} and store.count_rows() == total
+    assert store.done_pairs() == {(c, q) for c in runs for q in stored_qids} and store.count_rows() == total
     sessions = store.sessions()
     assert sessions[0]["finished_at"] is None and sessions[-1]["computed"] == total - killed_at
     resumed = load_sweep(run_dir)

@@ -171,13 +171,13 @@ def test_a_claim_over_pairs_needs_the_other_half_and_a_pair_metric():
 
 
 def test_pilot_and_pairs_leave_an_old_sweeps_fingerprint_unchanged():
-    from rag_lab.experiments.engine.plan import SweepPlan
+    from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 
     spec = SweepSpec.from_dict({"name": "t", "dataset": "world", "per_type": 2,
                                 "grid": {"round_cap.max_rounds": [1, 2]}})
     evalset = load_dataset("world").evalset
-    plain = SweepPlan.build(spec, evalset)
-    declared = SweepPlan.build(spec.model_copy(update={"pilot": ["bridge-001"], "pairs_with": "x.yaml"}), evalset)
+    plain = ResolvedSweep.build(spec, evalset)
+    declared = ResolvedSweep.build(spec.model_copy(update={"pilot": ["bridge-001"], "pairs_with": "x.yaml"}), evalset)
     assert plain.fingerprint == declared.fingerprint
     assert "pilot" not in plain.describe()["spec"] and "pairs_with" not in plain.describe()["spec"]
 

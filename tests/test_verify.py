@@ -25,7 +25,7 @@ from rag_lab.experiments.calibration.verify import (
     select_candidates,
     verification_dirs,
 )
-from rag_lab.experiments.engine.plan import backend_identity
+from rag_lab.experiments.engine.resolved_sweep import backend_identity
 from rag_lab.experiments.engine.sweep import BackendSpec
 from rag_lab.figures.sim_vs_real import sim_vs_real_figure, sim_vs_real_info
 from rag_lab.report import write_report
@@ -83,7 +83,7 @@ def test_verify_on_another_profile_gives_the_comparison_table(sim_run, verified)
     run_dir, v = verified
     real = load_sweep(verification_dirs(run_dir)[0])
     assert real.complete and len(real.table) == 4 and real.qids == sim_run.qids and v.qids == sim_run.qids
-    assert real.plan["backend"]["profile"]["name"] == "sloppy-custom"
+    assert real.description["backend"]["profile"]["name"] == "sloppy-custom"
     chosen = select_candidates(sim_run, top=4)
     assert list(v.candidates["config_id"]) == list(chosen["config_id"]) and v.winner == chosen.iloc[0]["config_id"]
 

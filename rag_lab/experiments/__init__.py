@@ -13,7 +13,7 @@ from rag_lab.lazy import lazy_exports
 if TYPE_CHECKING:
     from rag_lab.experiments.engine.findings import Finding, FindingFamily, paired_finding
     from rag_lab.experiments.engine.grid import Grid, GridCandidate, config_id
-    from rag_lab.experiments.engine.plan import candidate_id
+    from rag_lab.experiments.engine.resolved_sweep import candidate_id
     from rag_lab.experiments.engine.results import CandidateTraces, SweepResult
     from rag_lab.experiments.engine.store import RunStore
     from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
@@ -29,7 +29,7 @@ __getattr__, __dir__ = lazy_exports(globals(), {
     "RunStore": "rag_lab.experiments.engine.store",
     **dict.fromkeys(["BackendSpec", "SweepSpec"], "rag_lab.experiments.engine.sweep"),
     "load_sweep_spec": "rag_lab.experiments.engine.sweep_file",
-    "candidate_id": "rag_lab.experiments.engine.plan",
+    "candidate_id": "rag_lab.experiments.engine.resolved_sweep",
     **dict.fromkeys(["load_sweep", "run_sweep"], "rag_lab.experiments.sweep_runner"),
     **dict.fromkeys(["EquivalenceTest", "PairedTest", "equivalence_test", "holm", "paired_test"],
                     "rag_lab.stats.significance"),

@@ -7,8 +7,9 @@ Every candidate is validated before anything runs. The (run, question) pairs alr
 the run directory are skipped; the rest are cut into units (one question each for ``serial`` and
 ``threads``, chunks of a run's questions for ``processes`` and ``dask``), executed, and each
 finished pair is committed by this process as it arrives. The table is then read back from the
-store in plan order, so it is the same whatever the executor, the completion order or the number
-of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see :mod:`rag_lab.experiments.engine.results`).
+store in the resolved sweep's order, so it is the same whatever the executor, the completion order or the
+number of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see
+:mod:`rag_lab.experiments.engine.results`).
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ from rag_lab.experiments.engine.backend_options import replay_cassette
 from rag_lab.experiments.engine.evaluator import Evaluator
 from rag_lab.experiments.engine.executors import check_executor
 from rag_lab.experiments.engine.pairs import PAIRS_WITH
-from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.progress import ProgressCallback
 from rag_lab.experiments.engine.provenance import build_provenance
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.results import DEFAULT_PARETO, SweepResult
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
@@ -76,18 +77,18 @@ def run_sweep(
         replay_cassette(spec.backend)  # a cassette of another model is refused before anything is written
     check_executor(executor, workers, dask_address)
     dataset = load_dataset(spec.dataset)
-    plan = SweepPlan.build(spec, dataset.evalset)
-    with RunStore.create(run_dir, plan, overwrite=overwrite, wait=wait) as store:
+    resolved = ResolvedSweep.build(spec, dataset.evalset)
+    with RunStore.create(run_dir, resolved, overwrite=overwrite, wait=wait) as store:
         if "provenance" not in store.meta():
-            store.write_provenance(build_provenance(spec, dataset, plan.describe()["base_config"]).model_dump_json())
-        evaluator = Evaluator(store, plan, dataset, executor=executor, workers=workers, dask_address=dask_address,
+            store.write_provenance(build_provenance(spec, dataset, resolved.describe()["base_config"]).model_dump_json())
+        evaluator = Evaluator(store, resolved, dataset, executor=executor, workers=workers, dask_address=dask_address,
                               progress=progress, chunk_size=chunk_size, label="search" if spec.search else "sweep",
                               on_progress=on_progress)
         with evaluator:
             if spec.search is not None:
-                run_search(spec, plan, evaluator, on_event=on_event)
+                run_search(spec, resolved, evaluator, on_event=on_event)
             else:
-                evaluator.evaluate([r.candidate_id for r in plan.runs], plan.qids)
+                evaluator.evaluate([r.candidate_id for r in resolved.runs], resolved.qids)
         if spec.pairs_with is not None:   # the pairs' other half, into the run directory's PAIRS_WITH folder
             run_sweep(spec.pairs_with, Path(run_dir) / PAIRS_WITH, workers=workers, executor=executor,
                       dask_address=dask_address, progress=progress, overwrite=overwrite, chunk_size=chunk_size,

@@ -11,7 +11,7 @@ never edited (tests/test_identity.py checks its hash). One rule then covers ever
   identity may still name it with that value (:func:`without_removed`), another value is refused by name.
 
 :func:`stable` is the rule for any identity; a sweep's fingerprint and a backend's identity follow it too
-(:mod:`rag_lab.experiments.engine.plan`).
+(:mod:`rag_lab.experiments.engine.resolved_sweep`).
 """
 
 from __future__ import annotations

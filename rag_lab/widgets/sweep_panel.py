@@ -19,8 +19,8 @@ import ipywidgets as widgets
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
 from rag_lab.experiments import SweepResult, SweepSpec, run_sweep
-from rag_lab.experiments.engine.plan import SweepPlan
 from rag_lab.experiments.engine.progress import Progress
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.pipeline import PipelineConfig
 from rag_lab.widgets.axes import AxisPicker, check_axes
@@ -198,12 +198,12 @@ class SweepPanel:
             raise RuntimeError("a sweep is already running; wait() for it first")
         run_dir = self.run_dir if self.run_dir is not None else Path(tempfile.mkdtemp(prefix="rag_lab_sweep_"))
         dataset, _ = shared_data(self.dataset)
-        plan = SweepPlan.build(spec, dataset.evalset)
+        resolved = ResolvedSweep.build(spec, dataset.evalset)
         if spec.search is None:
-            total = plan.n_pairs
+            total = resolved.n_pairs
             self._state.value = f"running {total} (candidate, question) pairs…"
         else:  # at most every trial on every question; a race or repeated configs spend less
-            total = (spec.search.trials or len(plan.runs)) * len(plan.qids)
+            total = (spec.search.trials or len(resolved.runs)) * len(resolved.qids)
             self._state.value = f"searching ({spec.search.sampler}, at most {total} question runs)…"
         self._bar.start(total)
         self._error = None

@@ -52,7 +52,7 @@ def _read_sweep(path: Path) -> CalibrationSource:
     from rag_lab.experiments.engine.store import RunStore
 
     store = RunStore.read(path)
-    plan = store.plan_description()
+    description = store.sweep_description()
     runs: list[tuple[str, Trace]] = []
     types: dict[str, str] = {}
     candidates = store.candidates()
@@ -61,7 +61,7 @@ def _read_sweep(path: Path) -> CalibrationSource:
             types[qid] = str(row.get("type", ""))
         traces = CandidateTraces(store, cand["candidate_id"])
         runs += [(f"seed{cand['seed']}", traces[q]) for q in traces]
-    backend = plan.get("backend", {})
+    backend = description.get("backend", {})
     what = backend.get("model") or (backend.get("profile", {}) or {}).get("name", "")
     description = (f"sweep {path} ({backend.get('kind', '?')} {what}; {len(candidates)} runs, "
                    f"{len(types)} questions, {len(runs)} traces)")

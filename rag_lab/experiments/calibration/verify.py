@@ -23,7 +23,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
 from rag_lab.evaluation.families import absent_value, is_cost, metric_columns
 from rag_lab.experiments.engine.grid import short_hash
-from rag_lab.experiments.engine.plan import SweepPlan, backend_identity
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, backend_identity
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.store import RUN_FILE
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
@@ -118,7 +118,7 @@ def verify_spec(sim: SweepResult, backend: BackendSpec, chosen: pd.DataFrame, qu
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", f"{spec['name']}-verify")[:80]
     return SweepSpec.from_dict({
         "name": name, "dataset": spec["dataset"], "split": spec.get("split"), "types": spec.get("types"),
-        "per_type": spec.get("per_type"), "limit": limit, "base": sim.plan["base_config"], "grid": grid,
+        "per_type": spec.get("per_type"), "limit": limit, "base": sim.description["base_config"], "grid": grid,
         "backend": backend.model_dump(), "seeds": [spec["seeds"][0]],
     })
 
@@ -146,14 +146,14 @@ def run_verify(
         raise ConfigError(f"{run_dir}: the simulated sweep is not complete; finish it (rag-lab sweep) before verifying")
     chosen = select_candidates(sim, top=top, by=by)
     spec = verify_spec(sim, backend, chosen, questions)
-    plan = SweepPlan.build(spec, load_dataset(spec.dataset).evalset)
-    expected = sim.qids[: len(plan.qids)]
-    if list(plan.qids) != expected or {r.config_id for r in plan.runs} != set(chosen["config_id"]):
+    resolved = ResolvedSweep.build(spec, load_dataset(spec.dataset).evalset)
+    expected = sim.qids[: len(resolved.qids)]
+    if list(resolved.qids) != expected or {r.config_id for r in resolved.runs} != set(chosen["config_id"]):
         raise ConfigError(f"{run_dir}: the verification does not reproduce the sweep's questions or configs "
                           "(was the dataset or the code changed since the sweep ran?)")
     out_dir = verify_run_dir(sim, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
-    selection = {"by": by or DEFAULT_QUALITY, "top": top, "questions": len(plan.qids),
+    selection = {"by": by or DEFAULT_QUALITY, "top": top, "questions": len(resolved.qids),
                  "chosen": [{"config_id": k, "reason": r} for k, r in zip(chosen["config_id"], chosen["reason"],
                                                                            strict=True)]}
     (out_dir / SELECTION_FILE).write_text(json.dumps(selection, indent=1) + "\n", encoding="utf-8")
@@ -379,6 +379,6 @@ def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chos
     if len(finished) < len(qids):
         notes.append(f"the real run finished {len(finished)} of {len(qids)} questions for every candidate; "
                      "the comparison uses those (run verify again to resume)")
-    return Verification(run_dir=Path(real.run_dir), backend=real.plan.get("backend", {}), qids=finished, by=by,
+    return Verification(run_dir=Path(real.run_dir), backend=real.description.get("backend", {}), qids=finished, by=by,
                         candidates=candidates, gaps=gaps, ranks=ranks, winner=config_ids[0], real_front=real_front,
                         real_winner=real_winner, complete=real.complete, notes=notes)

@@ -4,9 +4,9 @@ A finding's ``candidate`` and ``reference`` each pick one config of the sweep, a
 :meth:`rag_lab.experiments.engine.results.SweepResult.reference` does when the findings are tested: a
 candidate or config id, or a dict of dotted settings that exactly one config has (no reference: the base
 config, or the first candidate when the base is not among them). :func:`check_claims` applies the same rule
-to a plan's candidates (``rag-lab sweep``, before running) and to a run directory's (``rag-lab report``), and
-says which finding and which of its two fields (as the sweep file names them) picks none, several, or the
-same config twice.
+to a resolved sweep's candidates (``rag-lab sweep``, before running) and to a run directory's
+(``rag-lab report``), and says which finding and which of its two fields (as the sweep file names them) picks
+none, several, or the same config twice.
 """
 
 from __future__ import annotations

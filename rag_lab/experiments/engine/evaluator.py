@@ -15,8 +15,8 @@ import numpy as np
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.families import absent_value
 from rag_lab.experiments.engine.executors import execute, in_process
-from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.progress import ProgressCallback, SweepProgress, subscribers
+from rag_lab.experiments.engine.resolved_sweep import CandidateRun, ResolvedSweep
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.records import Dataset
@@ -27,23 +27,23 @@ UNITS_PER_WORKER = 4
 
 
 class Evaluator:
-    """Runs the missing pairs of ``plan``'s candidates into ``store`` (use it as a context manager: the session
+    """Runs the missing pairs of ``resolved``'s candidates into ``store`` (use it as a context manager: the session
     and the bar open on entry and close on exit). ``chunk_size``: questions per work unit (default: 1 in
     process, about :data:`UNITS_PER_WORKER` units per worker otherwise); ``label`` names the bar (``sweep``,
     ``search``). ``progress="auto"`` draws the tqdm bar; ``on_progress`` (one callback or several) gets the same
     :class:`~rag_lab.experiments.engine.progress.Progress` records, in the thread that runs the loop."""
 
-    def __init__(self, store: RunStore, plan: SweepPlan, dataset: Dataset, *, executor: str = "serial",
+    def __init__(self, store: RunStore, resolved: ResolvedSweep, dataset: Dataset, *, executor: str = "serial",
                  workers: int = 1, dask_address: Any = None, progress: str = "auto", chunk_size: int | None = None,
                  label: str = "sweep", on_progress: ProgressCallback | Sequence[ProgressCallback] | None = None) -> None:
         if chunk_size is not None and (isinstance(chunk_size, bool) or not isinstance(chunk_size, int) or chunk_size < 1):
             raise ConfigError(f"chunk_size must be a positive integer, got {chunk_size!r}")
-        self.store, self.plan, self.dataset = store, plan, dataset
+        self.store, self.resolved, self.dataset = store, resolved, dataset
         self.executor, self.workers, self.dask_address = executor, workers, dask_address
         self.progress, self.chunk_size, self.label = progress, chunk_size, label
         self.subscribers = subscribers(progress, on_progress)
-        self.context = WorkContext(dataset=plan.spec.dataset, backend=plan.spec.backend)
-        self.runs: dict[str, PlannedRun] = {r.candidate_id: r for r in plan.runs}
+        self.context = WorkContext(dataset=resolved.spec.dataset, backend=resolved.spec.backend)
+        self.runs: dict[str, CandidateRun] = {r.candidate_id: r for r in resolved.runs}
         self.done = store.done_pairs()
         self.computed = 0
         self._rows: dict[str, dict[str, dict[str, Any]]] = {}
@@ -53,10 +53,10 @@ class Evaluator:
         self._reused = 0
 
     def __enter__(self) -> Evaluator:
-        remaining = {cid: sum((cid, q) not in self.done for q in self.plan.qids) for cid in self.runs}
+        remaining = {cid: sum((cid, q) not in self.done for q in self.resolved.qids) for cid in self.runs}
         self._reused = len(self.done)
         self._session = self.store.begin_session(self.executor, self.workers)
-        self._bar = SweepProgress(self.plan.spec.name, self.plan.n_pairs, len(self.runs), remaining,
+        self._bar = SweepProgress(self.resolved.spec.name, self.resolved.n_pairs, len(self.runs), remaining,
                                   callbacks=self.subscribers, label=self.label)
         return self
 
@@ -74,13 +74,13 @@ class Evaluator:
         """(candidate, question) pairs stored before this session."""
         return self._reused
 
-    def add_run(self, run: PlannedRun) -> None:
-        """A candidate planned while the loop runs (a search's trial), stored with its config."""
+    def add_run(self, run: CandidateRun) -> None:
+        """A candidate proposed while the loop runs (a search's trial), stored with its config."""
         if run.candidate_id not in self.runs:
             self.runs[run.candidate_id] = run
             self.store.add_runs([run])
             if self._bar is not None:
-                self._bar.add_run(run.candidate_id, sum((run.candidate_id, q) not in self.done for q in self.plan.qids))
+                self._bar.add_run(run.candidate_id, sum((run.candidate_id, q) not in self.done for q in self.resolved.qids))
 
     def pending(self, candidate_ids: Sequence[str], qids: Sequence[str]) -> list[tuple[str, list[str]]]:
         """Each candidate's questions of ``qids`` the store lacks, in order."""

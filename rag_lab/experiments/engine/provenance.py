@@ -246,12 +246,12 @@ def build_provenance(spec: Any, dataset: Any, base_config: Mapping[str, Any], wh
                       created_at=(when or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC"))
 
 
-def stored_provenance(meta: Mapping[str, str], plan: Mapping[str, Any]) -> Provenance:
+def stored_provenance(meta: Mapping[str, str], description: Mapping[str, Any]) -> Provenance:
     """The provenance stored in a run's ``meta`` table; for a run directory made before it was stored, what its
-    plan and code version still say (the dataset's digest then reads :data:`NOT_RECORDED`)."""
+    sweep's ``description`` and code version still say (the dataset's digest then reads :data:`NOT_RECORDED`)."""
     if meta.get("provenance"):
         return Provenance.model_validate_json(meta["provenance"])
-    spec = plan.get("spec", {})
+    spec = description.get("spec", {})
     backend = spec.get("backend", {})
     code = json.loads(meta.get("code", "{}"))
     created = meta.get("created_at")
@@ -264,7 +264,7 @@ def stored_provenance(meta: Mapping[str, str], plan: Mapping[str, Any]) -> Prove
                                   ),
         backend=BackendProvenance(kind=backend.get("kind", "sim"), model=backend.get("model"),
                                   server=_server(backend.get("base_url")),
-                                  prompt_set=plan.get("base_config", {}).get("prompts.version"),
+                                  prompt_set=description.get("base_config", {}).get("prompts.version"),
                                   profile=backend.get("profile", "typical") if simulated else None,
                                   seeds=tuple(spec.get("seeds", ())), replay=bool(backend.get("replay"))),
         rag_lab_version=str(code.get("rag_lab_version") or NOT_RECORDED), git_commit=code.get("git_commit"),

@@ -86,12 +86,12 @@ class SweepResult:
         self.run_dir: Path = store.run_dir
         self.computed = computed
         self.reused = reused
-        self.plan: dict[str, Any] = store.plan_description()
-        self.spec: dict[str, Any] = self.plan["spec"]
-        self.qids: list[str] = self.plan["qids"]
-        self.swept_keys: list[str] = self.plan["swept_keys"]
+        self.description: dict[str, Any] = store.sweep_description()
+        self.spec: dict[str, Any] = self.description["spec"]
+        self.qids: list[str] = self.description["qids"]
+        self.swept_keys: list[str] = self.description["swept_keys"]
         # stored configs leave out a later parameter at its default (ids stay stable): put it back to read them
-        self.plan["base_config"] = completed(self.plan.get("base_config", {}))
+        self.description["base_config"] = completed(self.description.get("base_config", {}))
         self._candidates = [{**c, "config": completed(c["config"])} for c in store.candidates()]
         self.pareto_columns = pareto
         self.table = self._build_table()
@@ -319,7 +319,7 @@ class SweepResult:
         configs = self._configs_by_id()
         if not configs:
             raise ConfigError(f"{self.run_dir}: the sweep has no candidates")
-        base = self.plan.get("base_config", {})
+        base = self.description.get("base_config", {})
         if reference is None:
             found = next((k for k, c in configs.items() if c["config"] == base), None)
             rule = "base" if found is not None else "first"
@@ -355,7 +355,7 @@ class SweepResult:
         """Raise a :class:`~rag_lab.errors.ConfigError` naming the first stated finding whose ``candidate`` or
         ``reference`` picks no stored config, several, or the same as the other (as a sweep checks before it
         runs: :func:`rag_lab.experiments.engine.claims.check_claims`)."""
-        check_claims(self.spec.get("findings") or [], self._configs_by_id(), self.plan.get("base_config", {}),
+        check_claims(self.spec.get("findings") or [], self._configs_by_id(), self.description.get("base_config", {}),
                      str(self.run_dir))
 
     def require_finished(self) -> None:
@@ -372,7 +372,7 @@ class SweepResult:
         ``reference`` (as in :meth:`reference`), those that differ from that candidate (``reference`` for itself)."""
         configs = self._configs_by_id()
         if reference is None:
-            ref_config, same = self.plan.get("base_config", {}), "base"
+            ref_config, same = self.description.get("base_config", {}), "base"
         else:
             ref_config, same = configs[self.reference(reference)["config_id"]]["config"], "reference"
         return {cid: changes_label(config_changes(entry["config"], ref_config, self.swept_keys), same=same)
@@ -455,7 +455,7 @@ class SweepResult:
     def provenance(self) -> Provenance:
         """Where these results come from (:class:`~rag_lab.experiments.engine.provenance.Provenance`), as stored
         with the run: what every export of this sweep carries."""
-        return stored_provenance(self.store.meta(), self.plan)
+        return stored_provenance(self.store.meta(), self.description)
 
     def progress(self) -> RunProgress:
         """How many (run, question) pairs are stored of those the sweep plans: every candidate on every question,

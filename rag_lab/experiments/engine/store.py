@@ -19,13 +19,16 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError, DamagedRunStore, StorageFull, is_disk_full
-from rag_lab.experiments.engine.plan import PlannedRun, SweepPlan
 from rag_lab.experiments.engine.provenance import code_version
+from rag_lab.experiments.engine.resolved_sweep import CandidateRun, ResolvedSweep
 from rag_lab.experiments.engine.run_lock import RunLock
 from rag_lab.experiments.engine.worker import QuestionOutcome
 from rag_lab.paths import package_text
 
 RUN_FILE = "run.sqlite"
+#: The meta key the resolved sweep's :meth:`~rag_lab.experiments.engine.resolved_sweep.ResolvedSweep.describe` is
+#: stored under (the name it had when it was called a plan; every stored run directory holds it).
+DESCRIPTION_KEY = "plan"
 
 #: The tables of ``run.sqlite`` (``store.sql`` beside this module), created where missing on every open.
 _SCHEMA = package_text(__package__, "store.sql")
@@ -51,8 +54,8 @@ class RunStore:
     # --- opening -------------------------------------------------------------------------------
 
     @classmethod
-    def create(cls, run_dir: str | Path, plan: SweepPlan, overwrite: bool = False, wait: bool = False) -> RunStore:
-        """Open ``run_dir`` to write ``plan``: a new store, or the existing one of the same sweep (to resume).
+    def create(cls, run_dir: str | Path, resolved: ResolvedSweep, overwrite: bool = False, wait: bool = False) -> RunStore:
+        """Open ``run_dir`` to write ``resolved``: a new store, or the existing one of the same sweep (to resume).
         First the directory's lock is taken (another writer: :class:`~rag_lab.errors.RunDirectoryBusy`, or with
         ``wait`` wait for it); under it, a store of a different sweep, or a damaged one
         (:class:`~rag_lab.errors.DamagedRunStore`), is an error unless ``overwrite``, which deletes it first. The
@@ -62,7 +65,7 @@ class RunStore:
             raise ConfigError(f"run directory {run_dir} is a file")
         lock = RunLock(run_dir).acquire(wait=wait)
         try:
-            store = cls._open_locked(run_dir, plan, overwrite)
+            store = cls._open_locked(run_dir, resolved, overwrite)
         except BaseException:
             lock.release()
             raise
@@ -70,7 +73,7 @@ class RunStore:
         return store
 
     @classmethod
-    def _open_locked(cls, run_dir: Path, plan: SweepPlan, overwrite: bool) -> RunStore:
+    def _open_locked(cls, run_dir: Path, resolved: ResolvedSweep, overwrite: bool) -> RunStore:
         """:meth:`create`'s steps under the lock: check the stored fingerprint, then open and initialise."""
         path = run_dir / RUN_FILE
         if path.exists():
@@ -80,16 +83,16 @@ class RunStore:
                 if not overwrite:
                     raise
                 stored = "damaged"
-            if stored is not None and stored != plan.fingerprint:
+            if stored is not None and stored != resolved.fingerprint:
                 if not overwrite:
                     raise ConfigError(
-                        f"{run_dir} holds another sweep (fingerprint {stored}, this one is {plan.fingerprint}): "
+                        f"{run_dir} holds another sweep (fingerprint {stored}, this one is {resolved.fingerprint}): "
                         "choose a new run directory, or overwrite it (--force / overwrite=True)")
                 for suffix in ("", "-wal", "-shm"):
                     path.with_name(path.name + suffix).unlink(missing_ok=True)
         store = cls(run_dir)
         try:
-            store._initialise(plan)
+            store._initialise(resolved)
         except BaseException:
             store.close()
             raise
@@ -104,21 +107,21 @@ class RunStore:
             raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
         return cls(run_dir)
 
-    def _initialise(self, plan: SweepPlan) -> None:
+    def _initialise(self, resolved: ResolvedSweep) -> None:
         """Write meta and candidates in one transaction, unless they are there already."""
-        if self.meta().get("fingerprint") == plan.fingerprint:
-            described = json.dumps(plan.describe())
-            if self.meta().get("plan") != described:   # the same sweep, restated (e.g. its findings): keep the latest
+        if self.meta().get("fingerprint") == resolved.fingerprint:
+            described = json.dumps(resolved.describe())
+            if self.meta().get(DESCRIPTION_KEY) != described:   # the same sweep, restated (e.g. its findings): keep the latest
                 with self._transaction() as conn:
-                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", ("plan", described))
+                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DESCRIPTION_KEY, described))
             return
-        meta = {"fingerprint": plan.fingerprint, "plan": json.dumps(plan.describe()), "created_at": str(time.time()),
-                "code": json.dumps(code_version())}
+        meta = {"fingerprint": resolved.fingerprint, DESCRIPTION_KEY: json.dumps(resolved.describe()),
+                "created_at": str(time.time()), "code": json.dumps(code_version())}
         with self._transaction() as conn:  # meta and candidates together: a store with a fingerprint has its runs
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
-            _insert_runs(conn, plan.runs)
+            _insert_runs(conn, resolved.runs)
 
-    def add_runs(self, runs: Sequence[PlannedRun]) -> None:
+    def add_runs(self, runs: Sequence[CandidateRun]) -> None:
         """Add runs to ``candidates`` in one transaction (a run already there keeps its first entry)."""
         with self._transaction() as conn:
             _insert_runs(conn, runs)
@@ -218,9 +221,9 @@ class RunStore:
     def meta(self) -> dict[str, str]:
         return dict(self._query("SELECT key, value FROM meta"))
 
-    def plan_description(self) -> dict[str, Any]:
-        """The stored :meth:`SweepPlan.describe` of this run."""
-        return json.loads(self.meta()["plan"])
+    def sweep_description(self) -> dict[str, Any]:
+        """The stored :meth:`ResolvedSweep.describe` of this run."""
+        return json.loads(self.meta()[DESCRIPTION_KEY])
 
     def candidates(self) -> list[dict[str, Any]]:
         """Every run in table order: ``candidate_id``, ``config_id``, ``position``, ``seed``, ``params``, ``config``."""
@@ -263,7 +266,7 @@ class RunStore:
         return {"rows": row, "traces": trace, "results": result}
 
 
-def _insert_runs(conn: sqlite3.Connection, runs: Sequence[PlannedRun]) -> None:
+def _insert_runs(conn: sqlite3.Connection, runs: Sequence[CandidateRun]) -> None:
     """Insert ``runs`` into ``candidates`` inside the caller's transaction (a run already there keeps its entry)."""
     conn.executemany(
         "INSERT OR IGNORE INTO candidates (candidate_id, config_id, position, seed, params, config) "

@@ -193,7 +193,7 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
     quality_col = quality_col or sweep.headline_quality
     ran, progress, complete, labels, provenance = (sweep.question_runs(), sweep.progress(), sweep.complete,
                                                    sweep.labels(), sweep.provenance)
-    base, swept = sweep.plan.get("base_config", {}), sweep.swept_keys
+    base, swept = sweep.description.get("base_config", {}), sweep.swept_keys
     changes = {c: config_changes(sweep.config_of(c), base, swept) for c in dict.fromkeys(sweep.table["config_id"])}
     findings = tuple(provisional_findings(sweep))
     frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if ran else {}

@@ -3,7 +3,7 @@ parameter grid over dotted pipeline keys, the backend (:class:`BackendSpec`), th
 the findings it states (:class:`ClaimSpec`). Nothing here runs or reads a dataset (the one file it reads is a simulator
 profile file a backend names, checked with it); the sweep file is read by
 :mod:`rag_lab.experiments.engine.sweep_file`, and one function,
-:meth:`rag_lab.experiments.engine.plan.SweepPlan.build`, resolves a spec into its runs and questions. Sweep files:
+:meth:`rag_lab.experiments.engine.resolved_sweep.ResolvedSweep.build`, resolves a spec into its runs and questions. Sweep files:
 docs/cli.md, "Sweep files"; the design: docs/design.md §6."""
 
 from __future__ import annotations

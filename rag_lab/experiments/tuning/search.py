@@ -14,7 +14,7 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.evaluator import Evaluator
-from rag_lab.experiments.engine.plan import SweepPlan, planned_run, search_space
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, candidate_run, search_space
 from rag_lab.experiments.engine.search_space import SAMPLERS, Constraint, Objective
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
@@ -36,18 +36,18 @@ class SearchEvent:
     data: dict[str, Any] = field(default_factory=dict)
 
 
-def run_search(spec: SweepSpec, plan: SweepPlan, evaluator: Evaluator,
+def run_search(spec: SweepSpec, resolved: ResolvedSweep, evaluator: Evaluator,
                on_event: Callable[[SearchEvent], None] | None = None) -> None:
-    """Run (or resume) the search of ``spec`` (planned as ``plan``) through ``evaluator``, the one loop that runs and
-    stores (candidate, question) pairs. :func:`rag_lab.experiments.sweep_runner.run_sweep` calls this for a sweep with
-    ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
+    """Run (or resume) the search of ``spec`` (``resolved``: what it resolves to) through ``evaluator``, the one loop
+    that runs and stores (candidate, question) pairs. :func:`rag_lab.experiments.sweep_runner.run_sweep` calls this
+    for a sweep with ``search:``; read the results with :class:`~rag_lab.experiments.engine.results.SweepResult`."""
     search = spec.search
     if search is None:
         raise ConfigError("run_search needs a sweep with a search: section")
     store = evaluator.store
     objectives, constraints = search.parsed_objectives(), search.parsed_constraints()
     notify = on_event or (lambda _event: None)
-    order = race_order(list(plan.qids), search.seed) if search.race is not None else list(plan.qids)
+    order = race_order(list(resolved.qids), search.seed) if search.race is not None else list(resolved.qids)
 
     def race(challengers: Sequence[str], incumbents: Sequence[str]) -> dict[str, RaceOutcome]:
         assert search is not None and search.race is not None
@@ -66,17 +66,17 @@ def run_search(spec: SweepSpec, plan: SweepPlan, evaluator: Evaluator,
         return outcomes
 
     if SAMPLERS[search.sampler].walks_grid:
-        ids = [r.candidate_id for r in plan.runs]
+        ids = [r.candidate_id for r in resolved.runs]
         if search.race is not None:
             race(ids, [])
         else:
             evaluator.evaluate(ids, order)
     else:
-        _optuna_trials(spec, plan, store, evaluator, order, objectives, constraints, race, notify)
+        _optuna_trials(spec, resolved, store, evaluator, order, objectives, constraints, race, notify)
     notify(SearchEvent("done", text=f"{evaluator.computed} question runs computed"))
 
 
-def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator: Evaluator,
+def _optuna_trials(spec: SweepSpec, resolved: ResolvedSweep, store: RunStore, evaluator: Evaluator,
                    order: list[str], objectives: list[Objective],
                    constraints: list[Constraint], race: Callable[[Sequence[str], Sequence[str]], dict[str, RaceOutcome]],
                    notify: Callable[[SearchEvent], None]) -> None:
@@ -99,12 +99,12 @@ def _optuna_trials(spec: SweepSpec, plan: SweepPlan, store: RunStore, evaluator:
                 f"{stored[number]['params']} (the sampler or the code changed since this search started); "
                 "run it into a new directory, or overwrite this one")
         try:
-            config = plan.base.with_params(params)
+            config = resolved.base.with_params(params)
         except ConfigError as exc:  # e.g. a range reaching outside a policy's bounds
             study.tell(trial, state=optuna.trial.TrialState.FAIL)
             store.record_trial(number, "", params, f"failed: {exc}", {}, 0)
             continue
-        run = planned_run(spec, config, params, plan.spec.seeds[0], position=number)
+        run = candidate_run(spec, config, params, resolved.spec.seeds[0], position=number)
         cid = run.candidate_id
         evaluator.add_run(run)
         if search.race is not None:

@@ -1,12 +1,12 @@
-"""A :class:`SweepPlan`: a sweep spec resolved into the exact runs and questions it stands for, by one function
-(:meth:`SweepPlan.build`; the helpers below are its steps, public for the search and the tests).
+"""A :class:`ResolvedSweep`: a sweep spec resolved into the exact runs and questions it stands for, by one function
+(:meth:`ResolvedSweep.build`; the helpers below are its steps, public for the search and the tests).
 
 A *run* is one distinct candidate config with one seed; its ``candidate_id`` hashes the resolved
-config, the backend and the seed, so re-planning the same spec gives the same ids and a resumed
-sweep matches its stored rows exactly. The plan's ``fingerprint`` hashes everything that decides
+config, the backend and the seed, so resolving the same spec again gives the same ids and a resumed
+sweep matches its stored rows exactly. The resolved sweep's ``fingerprint`` hashes everything that decides
 the results (resolved base config, grid, backend, seeds, question ids); a run directory belongs to
-one fingerprint. A search (``spec.search``) with an Optuna sampler plans no runs up front: its trials
-become runs as the sampler proposes them (:func:`planned_run`), added to the same store.
+one fingerprint. A search (``spec.search``) with an Optuna sampler resolves to no runs up front: its trials
+become runs as the sampler proposes them (:func:`candidate_run`), added to the same store.
 """
 
 from __future__ import annotations
@@ -93,7 +93,7 @@ def select_questions(spec: SweepSpec, evalset: EvalSet) -> EvalSet:
 
 
 @dataclass(frozen=True)
-class PlannedRun:
+class CandidateRun:
     """One candidate config with one seed: a row of the results table."""
 
     candidate_id: str
@@ -108,33 +108,33 @@ class PlannedRun:
     flat: dict[str, Any]
 
 
-def planned_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any], seed: int, position: int,
-                candidate: GridCandidate | None = None) -> PlannedRun:
+def candidate_run(spec: SweepSpec, config: PipelineConfig, params: dict[str, Any], seed: int, position: int,
+                candidate: GridCandidate | None = None) -> CandidateRun:
     """The run of one resolved candidate ``config`` with ``seed`` at table ``position`` (``candidate``: the
     grid candidate it comes from, whose own backend and id it takes when the grid sets ``backend.*`` keys)."""
     backend = candidate.backend if candidate is not None and candidate.backend is not None else spec.backend
     flat = candidate.flat if candidate is not None and candidate.flat is not None else config.identity()
     cid = candidate.config_id if candidate is not None else config_id(config)
-    return PlannedRun(candidate_id=candidate_id(config, backend, seed), config_id=cid, position=position, seed=seed,
+    return CandidateRun(candidate_id=candidate_id(config, backend, seed), config_id=cid, position=position, seed=seed,
                       params=params, config=config, backend=backend, flat=flat)
 
 
 @dataclass(frozen=True)
-class SweepPlan:
+class ResolvedSweep:
     """The runs (candidate-major, then seed) and question ids of a sweep, and its fingerprint."""
 
     spec: SweepSpec
     base: PipelineConfig
-    runs: tuple[PlannedRun, ...]
+    runs: tuple[CandidateRun, ...]
     qids: tuple[str, ...]
     swept_keys: tuple[str, ...]
 
     @classmethod
-    def build(cls, spec: SweepSpec, evalset: EvalSet) -> SweepPlan:
+    def build(cls, spec: SweepSpec, evalset: EvalSet) -> ResolvedSweep:
         """Resolve ``spec`` against the dataset's ``evalset``; every candidate is validated here, and so are the
         findings the sweep states (each must pick candidates of the grid)."""
         base = base_config(spec)
-        runs: list[PlannedRun] = []
+        runs: list[CandidateRun] = []
         if spec.search is not None and not SAMPLERS[spec.search.sampler].walks_grid:
             keys = search_space(spec).keys
             for key in keys:  # unknown keys fail before anything runs, as in a grid
@@ -153,11 +153,11 @@ class SweepPlan:
                 candidates = candidates[:spec.search.trials]
             for candidate in candidates:
                 for seed in spec.seeds:
-                    runs.append(planned_run(spec, candidate.config, candidate.params, seed, len(runs), candidate))
+                    runs.append(candidate_run(spec, candidate.config, candidate.params, seed, len(runs), candidate))
         qids = tuple(q.qid for q in select_questions(spec, evalset))
-        plan = cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
-        plan.check_findings()
-        return plan
+        resolved = cls(spec=spec, base=base, runs=tuple(runs), qids=qids, swept_keys=tuple(keys))
+        resolved.check_findings()
+        return resolved
 
     def check_findings(self) -> None:
         """Raise a :class:`~rag_lab.errors.ConfigError` naming the first stated finding whose ``candidate`` or
