@@ -5,8 +5,8 @@
 * reading — :mod:`.text` (words, stemming, sentences, dates, numbers), :mod:`.names` (names and
   identifiers from typography), :mod:`.question` (what a question asks), :mod:`.evidence`
   (numbered evidence read against a question), :mod:`.similarity` (embedding similarity);
-* :mod:`.ideal`      every role's ideal output (knobs off), with :mod:`.hop_plan` (the controller's hop
-  planning), :mod:`.extractive_answer` (the extractive answer), :mod:`.judging` (judge and grade) and
+* :mod:`.ideal`      every role's ideal output (knobs off), with :mod:`.controller_decision` (the controller's next
+  hop), :mod:`.extractive_answer` (the extractive answer), :mod:`.judging` (judge and grade) and
   :mod:`.paraphrase` (rephrasing without knowledge);
 * :mod:`.knobs`      every behaviour knob drawn (common random numbers) and applied, in one place;
 * :mod:`.tokens`     token counting with the packaged tokenizer.

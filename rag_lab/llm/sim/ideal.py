@@ -7,7 +7,7 @@ similarity, capitalised names, identifiers, numbers and dates, question words, w
 another item names); no rule knows a corpus. Per role:
 
 * ``route`` — :meth:`IdealModel.route`; ``rewrite`` / ``hyde`` — :mod:`.paraphrase`;
-* ``controller`` — :func:`.hop_plan.ideal_decision` (hop planning);
+* ``controller`` — :func:`.controller_decision.ideal_decision` (the next hop);
 * ``answer`` — :func:`.extractive_answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
 
 The behaviour knobs are applied on top by :mod:`.knobs`; each role's row (:mod:`rag_lab.llm.builtin_roles`) says which,
@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable
 
 from rag_lab.llm.prompts import EvidenceItem
+from rag_lab.llm.sim.controller_decision import Decision, ideal_decision
 from rag_lab.llm.sim.evidence import Evidence
 from rag_lab.llm.sim.extractive_answer import answer
-from rag_lab.llm.sim.hop_plan import Decision, ideal_decision
 from rag_lab.llm.sim.judging import grade, judge_draft_only, judge_with_evidence
 from rag_lab.llm.sim.names import code_spans
 from rag_lab.llm.sim.paraphrase import passages, variants

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from rag_lab.llm.sim.controller_decision import SETTLE, Decision
 from rag_lab.llm.sim.evidence import Evidence
-from rag_lab.llm.sim.hop_plan import SETTLE, Decision
 from rag_lab.llm.sim.paraphrase import drop_bridge, paraphrase
 from rag_lab.llm.sim.profile import SimulatorProfile
 
@@ -85,8 +85,9 @@ def route_knob(decision: dict[str, str], comparison: bool, draws: CallRandom) ->
 def settles(ev: Evidence) -> bool:
     """Whether a lookup's evidence holds an answer the model would settle for once nothing is left to
     search: its best answer sentence (of the asked kind, when one is asked) reaches
-    :data:`~rag_lab.llm.sim.hop_plan.SETTLE` support — the bar :func:`~rag_lab.llm.sim.hop_plan.ideal_decision`
-    answers at when its searches are spent. A comparison never settles while a side is missing."""
+    :data:`~rag_lab.llm.sim.controller_decision.SETTLE` support — the bar
+    :func:`~rag_lab.llm.sim.controller_decision.ideal_decision` answers at when its searches are spent. A
+    comparison never settles while a side is missing."""
     if ev.qa.comparison:
         return False
     found = ev.candidates(ev.answer_items())

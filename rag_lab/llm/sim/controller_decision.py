@@ -1,7 +1,7 @@
-"""The controller's ideal decision with every knob off: hop planning from the evidence in the prompt. The
-question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a comparison needs an
-item about each side, a lookup a sentence that holds a value of the expected kind, and while a part is still
-open the next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts
+"""The controller's ideal decision with every knob off, read from the evidence in the prompt: answer, or search
+the next hop. The question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a
+comparison needs an item about each side, a lookup a sentence that holds a value of the expected kind, and while a
+part is still open the next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts
 are covered, not because a round budget or a similarity says so. The rules in full: docs/backends.md, "The
 simulator, part by part"."""
 
