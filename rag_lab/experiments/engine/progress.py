@@ -112,7 +112,7 @@ class SweepProgress:
         self._publish()
 
     def add_run(self, candidate_id: str, remaining: int) -> None:
-        """A candidate planned while the loop runs (a search's trial) with its ``remaining`` questions."""
+        """A candidate proposed while the loop runs (a search's trial) with its ``remaining`` questions."""
         self.total_runs += 1
         if remaining > 0:
             self.remaining[candidate_id] = remaining

@@ -129,7 +129,7 @@ class Sampler:
 
     @property
     def walks_grid(self) -> bool:
-        """Whether the sampler walks the sweep's grid (its candidates are planned up front)."""
+        """Whether the sampler walks the sweep's grid (its candidates are resolved up front)."""
         return self.build is None
 
 
