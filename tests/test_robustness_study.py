@@ -17,8 +17,8 @@ from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.figures.where_grid import where_grid_info
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 from rag_lab.stats.significance import holm
-from tools.course.robustness_recorded import recorded_arms
 from tools.course import robustness_study
+from tools.course.robustness_recorded import recorded_arms
 from tools.course.robustness_study import STUDIES
 
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
