@@ -78,15 +78,25 @@ def test_holm_over_the_study_is_beside_each_cell():
 
 
 def test_a_part_still_being_recorded_says_so(monkeypatch):
-    """A part listed in RECORDING (below its declared size) has provisional cells, which the quote and the where
-    words carry; the shipped twins part, recorded at its declared size, has none."""
+    """A part listed in RECORDING (below its declared size) has provisional cells, at its sweep file's per_type,
+    which the quote and the where words carry; a part recorded at its declared size has none."""
     table = load_table()
-    twins = [c for row in table.studies if row["study"] == "twins" for c in row["recorded"]]
-    assert twins and not any(c.get("provisional") for c in twins), (
-        "a part recorded at its declared size is marked provisional: `python -m tools.course robustness --recorded-only`")
+    cells = [c for row in table.studies for c in row["recorded"]]
+    assert {c["part"] for c in cells} >= robustness_study.RECORDING
+    for cell in cells:
+        if cell["part"] in robustness_study.RECORDING:
+            per_type = load_sweep_spec(SWEEPS_DIR / f"{cell['part']}.yaml").per_type
+            assert f"per_type ({per_type} a type" in cell.get("provisional", ""), (
+                f"{cell['part']}: not provisional at the sweep file's per_type: "
+                "`python -m tools.course robustness --recorded-only`")
+        else:
+            assert not cell.get("provisional"), (f"{cell['part']} is recorded but marked provisional: "
+                                                 "`python -m tools.course robustness --recorded-only`")
     spec = load_sweep_spec(SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml")
-    finding = SimpleNamespace(claim="a claim", delta=-0.1, direction="below", margin=0.0, n=10, lo=-0.2, hi=-0.05, p=0.01,
-                              method="exact", n_better=0, n_worse=2, p_adjusted=0.01, holds=True, detectable=None)
+    finding = SimpleNamespace(claim="a claim", delta=-0.1, direction="below", margin=0.0, n=10, lo=-0.2, hi=-0.05,
+                              p=0.01, method="exact", n_better=0, n_worse=2, p_adjusted=0.01, holds=True,
+                              detectable=None)
+    monkeypatch.setattr(robustness_study, "RECORDING", frozenset())
     assert "provisional" not in robustness_study._cell("label", spec, 1, finding, 20)
     monkeypatch.setattr(robustness_study, "RECORDING", frozenset({spec.name}))
     cell = robustness_study._cell("label", spec, 1, finding, 20)

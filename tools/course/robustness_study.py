@@ -29,10 +29,12 @@ STUDIES: dict[str, dict[str, tuple[Path, ...]]] = {
     "twins": {
         "Qwen2.5-Coder-1.5B, prompts v3, hotpotqa_sample_twins (recorded)": (
             SWEEPS_DIR / "real_qwen_hotpotqa_twins.yaml",),
+        "Qwen2.5-Coder-1.5B, prompts v3, musique_sample_twins (recorded)": (
+            SWEEPS_DIR / "real_qwen_musique_twins.yaml",),
     },
 }
 #: The parts (sweep names) still being recorded, below their declared size: their cells are provisional.
-RECORDING: frozenset[str] = frozenset()
+RECORDING: frozenset[str] = frozenset({"real_qwen_musique_twins"})
 
 
 def _settings(settings: Mapping[str, Any] | str | None, base: Mapping[str, Any]) -> dict[str, Any]:
