@@ -41,9 +41,12 @@ def lab(tmp_path):
     root = tmp_path / "lab"
     root.mkdir()
     shutil.copy(NOTEBOOK, root / NOTEBOOK.name)
-    # the course notebook reads ../sweeps and ../data like in the repository: keep that layout
+    # the course notebook reads ../sweeps and ../data like in the repository and imports its helpers (the lessons
+    # package beside it, from the kernel's working directory): keep that layout
     (root / "notebooks").mkdir()
     shutil.copy(POLICY_NOTEBOOK, root / "notebooks" / POLICY_NOTEBOOK.name)
+    shutil.copytree(REPO / "notebooks" / "lessons", root / "notebooks" / "lessons",
+                    ignore=shutil.ignore_patterns("__pycache__"))
     for folder in ("sweeps",):
         shutil.copytree(REPO / folder, root / folder)
     with jupyterlab(root) as server:
