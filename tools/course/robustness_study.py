@@ -4,7 +4,7 @@ and its declared claims tested by :func:`~rag_lab.experiments.engine.findings.sw
 outside its ``pilot:`` (:func:`~rag_lab.experiments.engine.findings.claim_qids`), each p corrected within its file's
 declared family (fixed sequence) — so a cell's verdict is the one its study page and ``data/recorded/*_claims.json``
 give; beside it, Holm's p over every claim of the study. One row per contrast (the same claim in two files is one
-row with two cells). A study still being recorded is tested on what its cassette holds at the sweep file's
+row with two cells). A part still being recorded (:data:`RECORDING`) is tested on what its cassette holds at its sweep file's
 ``per_type``, and its cells say so. The method: docs/decisions.md, "The robustness table"."""
 
 from __future__ import annotations
