@@ -24,11 +24,10 @@ steps_file=${1:-scripts/record_steps/study37.txt}
 mapfile -t steps < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$steps_file")
 # A copy of a sweep file at per_type N, its cassette path made absolute (it is relative to the sweep file's folder).
 copy_at_per_type() {  # SWEEP_FILE N OUT [PAIRS_WITH]
-  local dir cassette
-  dir=$(dirname "$1")
-  cassette=$(sed -nE 's/^ *cassette: *([^ #]+).*/\1/p' "$1")
-  sed -E "s/^per_type: *[0-9]+/per_type: $2/; s|^( *cassette: *)[^ #]+|\1$(realpath -m "$dir/$cassette")|" "$1" \
-    | { if [ -n "${4:-}" ]; then sed -E "s|^pairs_with: *[^ #]+|pairs_with: $4|"; else cat; fi; } > "$3"
+  local cassette pairs=""
+  cassette=$(realpath -m "$(dirname "$1")/$(sed -nE 's/^ *cassette: *([^ #]+).*/\1/p' "$1")")
+  [ -z "${4:-}" ] || pairs="; s|^pairs_with: *[^ #]+|pairs_with: $4|"
+  sed -E "s/^per_type: *[0-9]+/per_type: $2/; s|^( *cassette: *)[^ #]+|\1$cassette|$pairs" "$1" > "$3"
 }
 
 for step in "${steps[@]}"; do
