@@ -74,7 +74,7 @@ def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
 
 
 def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.evaluation.question_metrics import question_metrics
+    from rag_lab.evaluation.metric_table import question_metrics
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline
 

@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from rag_lab.evaluation.families import metric_columns
-from rag_lab.evaluation.question_metrics import question_metrics
+from rag_lab.evaluation.metric_table import question_metrics
 from rag_lab.pipeline import Pipeline, Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.records import EvalSet, Question

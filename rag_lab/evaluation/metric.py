@@ -1,8 +1,8 @@
 """What a metric is: :class:`Metric`, one per per-question column, and the :class:`QuestionRun` its value reads.
 
-The table of metrics, :data:`rag_lab.evaluation.question_metrics.METRICS`, is the one list of metric columns. The
+The table of metrics, :data:`rag_lab.evaluation.metric_table.METRICS`, is the one list of metric columns. The
 per-question row
-(:func:`rag_lab.evaluation.question_metrics.question_metrics`), the axis labels, the names a search objective or
+(:func:`rag_lab.evaluation.metric_table.question_metrics`), the axis labels, the names a search objective or
 a finding may use (:func:`rag_lab.evaluation.catalog.check_metric`), which way is better, which metrics are
 outcomes and the value range the statistics read (:func:`rag_lab.evaluation.catalog.value_range`) all derive
 from it. A new metric is one registration::

@@ -25,7 +25,7 @@ from rag_lab.index import INDEX_KINDS, ExactIndex, HNSWIndex, SearchIndex, doc_r
 from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
 
 #: The scores of a retrieval run, each a field of :class:`MetricSummary` (not the metric registry, which is
-#: :data:`rag_lab.evaluation.question_metrics.METRICS`).
+#: :data:`rag_lab.evaluation.metric_table.METRICS`).
 RETRIEVAL_SCORES = ("recall", "mrr", "ndcg")
 
 

@@ -1,7 +1,7 @@
 """Statistics of evaluation runs: bootstrap confidence intervals over questions, mean ± std over seeds,
 and the cost-quality Pareto front (docs/design.md §5–6).
 
-Conventions. Per-question rows come from :func:`rag_lab.evaluation.question_metrics.question_metrics`:
+Conventions. Per-question rows come from :func:`rag_lab.evaluation.metric_table.question_metrics`:
 ``quality_*`` in [0, 1] or None where undefined, ``cost_*`` (incurred), ``spent_*`` (cache misses) and
 ``run_*`` (wall clock). An undefined quality value (None or NaN) is left out of that column's mean and
 interval; a column with no defined value has mean and bounds NaN. A ``cost_*``, ``spent_*`` or ``run_*`` key
