@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 
 import numpy as np
 
 from rag_lab.embedding.base import Embedder
 from rag_lab.embedding.shipped import ShippedVectors
-from rag_lab.errors import ConfigError, is_disk_full
+from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir, warn_cache_full
+from rag_lab.sqlite_files import connect, on_failure, transaction
 
 
 class EmbeddingCache:
@@ -40,9 +41,7 @@ class EmbeddingCache:
         self._readable = True
         with self._unless_full(readable=False):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(self._SCHEMA)
+            connect(self.path, self.timeout, self._SCHEMA).close()
 
     @staticmethod
     def key(model_id: str, text: str) -> str:
@@ -79,7 +78,7 @@ class EmbeddingCache:
         ]
         if self.full:
             return
-        with self._unless_full(readable=True), self._connect() as conn:
+        with self._unless_full(readable=True), self._connect() as conn, transaction(conn):
             conn.executemany("INSERT OR REPLACE INTO embeddings (key, dim, vector) VALUES (?, ?, ?)", rows)
 
     def __len__(self) -> int:
@@ -88,27 +87,16 @@ class EmbeddingCache:
         with self._connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
-    @contextmanager
-    def _unless_full(self, readable: bool) -> Iterator[None]:
+    def _unless_full(self, readable: bool) -> AbstractContextManager[None]:
         """A full disk inside: no error, but one warning, and no writes from now on (nor reads, unless
         ``readable``: the file exists and holds its table)."""
-        try:
-            yield
-        except (sqlite3.Error, OSError) as exc:
-            if not is_disk_full(exc, self.path):
-                raise
-            self.full = True
-            self._readable = readable
+        def give_up(exc: BaseException) -> None:
+            self.full, self._readable = True, readable
             warn_cache_full(self.path, exc)
+        return on_failure(self.path, give_up)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=self.timeout)
-        try:
-            with conn:  # commits on success, rolls back on error
-                yield conn
-        finally:
-            conn.close()
+    def _connect(self) -> closing[sqlite3.Connection]:
+        return closing(connect(self.path, self.timeout))
 
     def __repr__(self) -> str:
         return f"EmbeddingCache(path={str(self.path)!r})"
