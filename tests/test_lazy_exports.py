@@ -1,7 +1,10 @@
 """The lazy front doors of ``rag_lab.evaluation`` and ``rag_lab.experiments`` (``lazy_loader``): reading a sweep
 file loads neither pandas nor scipy.stats, every re-exported name resolves to what its module defines, and no
 re-exported name is also the name of a submodule (the import system would rebind the package's attribute to the
-module when that module is imported: ``question_metrics`` lives in ``metric_table`` for that reason)."""
+module when that module is imported: ``question_metrics`` lives in ``metric_table`` for that reason). Made to fail
+once each way: an eager ``from rag_lab.experiments.sweep_runner import run_sweep`` in ``rag_lab/experiments/__init__.py``
+loaded pandas and scipy.stats, and an empty ``rag_lab/evaluation/question_metrics.py`` was named by the submodule
+check; both were removed again."""
 
 from __future__ import annotations
 
