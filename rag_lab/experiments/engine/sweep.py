@@ -149,10 +149,9 @@ class ClaimSpec(BaseModel):
                       description="a short handle a page or notebook quotes the claim by (e.g. round_cap_calls)")
     kind: Literal["measured", "by_construction", "definitional"] = Field(
         default="measured", description="what the claim rests on: measured (an effect the data show), by_construction "
-                                        "(true by how the simulator is set; its control, the same contrast with the "
-                                        "knob at 0, is a second sweep, paired_finding(control=...): the sweep's own "
-                                        "test checks the contrast alone), or definitional (true by what the setting "
-                                        "does, e.g. HyDE adds a call)")
+                                        "(true by how the simulator is set; its control, the knob at 0, is another "
+                                        "sweep: here the contrast alone is tested), or definitional (true by what "
+                                        "the setting does, e.g. HyDE adds a call)")
     over: Literal["questions", "pairs"] = Field(
         default="questions", description="what a value is: one of the sweep's questions, or one pair of a question "
                                          "and its unanswerable twin (a metric of PAIR_METRICS; the sweep names its "
