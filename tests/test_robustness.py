@@ -43,7 +43,7 @@ def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_13():
         text = (Path(__file__).parent.parent / "notebooks" / f"{f.notebook}.py").read_text()
         assert f.metric in text, f.key
         assert f"settings.{setting_of(f)}" in text, f"{f.notebook} does not read settings.{setting_of(f)} ({f.key})"
-        if f.key not in GUARDS:   # the notebook states this claim: it reads the sentence, typed once, here
+        if f.key not in GUARDS:   # the notebook states this claim: it reads the sentence, typed once in its sweep file
             assert f'claim=robustness.claim("{f.key}")' in text, f"{f.notebook} does not read claim {f.key!r}"
             assert f.claim not in text, f"{f.notebook} types the claim of {f.key} again"
     with pytest.raises(ConfigError, match="margin"):

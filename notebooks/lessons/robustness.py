@@ -53,11 +53,12 @@ COMMAND = "python -m tools.course robustness"
 
 @dataclass(frozen=True)
 class HeadlineFinding:
-    """One notebook's finding, as the robustness table re-runs it: ``candidate`` against ``reference`` (dotted
+    """One notebook's finding as its sweep file declares it (``key``: the finding's ``name``), as the robustness
+    table re-runs it: ``candidate`` against ``reference`` (dotted
     pipeline settings over ``base``) on ``metric``, claimed ``direction`` (``above``/``below``: the candidate's
     metric is higher/lower; ``none``: within ±``margin``); ``knobs``: the simulator knob overrides of the
     notebook (over ``profile``); ``world_types`` / ``world_per_type``: the notebook's world questions (test
-    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.engine.findings`); ``datasets``: the
+    split); ``kind`` as the file declares it (:mod:`rag_lab.experiments.engine.findings`); ``datasets``: the
     datasets of its cells (default :data:`CELL_DATASETS`; a claim on unanswerable questions: :data:`GUARD_DATASETS`)."""
 
     key: str
