@@ -1,15 +1,6 @@
-"""Plain, validated records: documents, chunks, questions, and their containers.
-
-The exchange shapes follow BEIR (docs/design.md §4):
-
-* corpus  ``{doc_id: {"title": ..., "text": ..., ...}}``
-* queries ``{qid: text}``
-* qrels   ``{qid: {doc_id: grade}}``
-* run     ``{qid: {doc_id: score}}``
-
-Records are frozen pydantic models; containers are small classes that hold them
-and convert to and from the BEIR dicts.
-"""
+"""Plain, validated records: documents, chunks, questions, and their containers, which convert to and from the
+BEIR exchange dicts (corpus ``{doc_id: {"title", "text"}}``, queries ``{qid: text}``, qrels
+``{qid: {doc_id: grade}}``, run ``{qid: {doc_id: score}}``; docs/design.md §4)."""
 
 from __future__ import annotations
 

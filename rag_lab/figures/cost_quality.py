@@ -1,16 +1,10 @@
 """The cost-vs-quality scatter of a results table, split Optuna-style into plain data and a plotly figure.
 
 :func:`cost_quality_info` reads the table into a :class:`CostQualityInfo` (what tests compare);
-:func:`cost_quality_figure` draws it: one marker trace per colour group with the quality column's
-confidence interval as error bars, and the Pareto front (minimum cost, maximum quality) as a staircase;
-with ``facet_by``, one panel per value of that column, each with its own front. Axis titles are the
-catalog's readable labels (:func:`rag_lab.evaluation.catalog.label`); with ``text_col`` (e.g. the changed
-parameters of each candidate, see :meth:`rag_lab.experiments.SweepResult.labels`) the points are labelled
-on the plot — the Pareto front's first — where a label fits without overlapping another or a point and without
-leaving the plot (:func:`rag_lab.figures.labels.place_labels`); a point whose label does not fit gets a number where
-that fits, and is listed under the plot with its number and values (:func:`unlabelled_points`), so every point is
-labelled or listed; every point's hover starts with its name.
-"""
+:func:`cost_quality_figure` draws it: one marker trace per colour group with confidence intervals as error bars
+and the Pareto front as a staircase (one per panel with ``facet_by``). With ``text_col`` the points are labelled
+where a label fits (:func:`rag_lab.figures.labels.place_labels`), else numbered or listed under the plot
+(:func:`unlabelled_points`)."""
 
 from __future__ import annotations
 

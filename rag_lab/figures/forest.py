@@ -1,18 +1,11 @@
 """The forest plot of paired differences against a reference candidate, split Optuna-style into plain
 data (:func:`forest_info`, what tests compare) and a plotly figure (:func:`forest_figure`).
 
-Input: the table of :meth:`rag_lab.experiments.SweepResult.compare` (one row per candidate: ``label``,
-``delta``, ``lo``, ``hi``, ``n``, ``share_differ``, ``is_reference``), or a Δ table of
-:func:`rag_lab.experiments.engine.comparisons.comparisons` (with ``p_holm`` and ``declared``). Each candidate
-but the reference is one row of the plot: its mean paired difference with the interval as a horizontal bar and
-a line at 0. Its mark follows the table the plot sits under (:data:`MARKS`, each in the legend): a filled
-circle where the table calls the difference shown (the interval excludes 0, and with ``p_holm`` the Holm p is
-below 0.05), a hollow one where it does not, and a diamond where the cell is one of the sweep's declared claims,
-filled when the claim holds in its own family. A shown difference is coloured by whether it is **better or
-worse in the metric's own direction** (:func:`~rag_lab.evaluation.catalog.lower_is_better`: fewer LLM calls is
-better, blue; fewer right answers is worse, red), not by its sign; a metric with no better direction is drawn
-in one neutral colour.
-"""
+Input: the table of :meth:`rag_lab.experiments.SweepResult.compare` or a Δ table of
+:func:`rag_lab.experiments.engine.comparisons.comparisons`. One row per candidate but the reference: the mean
+paired difference with its interval; the mark says whether the table calls it shown or a declared claim
+(:data:`MARKS`), the colour whether it is better or worse in the metric's own direction
+(:func:`~rag_lab.evaluation.catalog.lower_is_better`), not its sign."""
 
 from __future__ import annotations
 

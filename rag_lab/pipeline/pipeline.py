@@ -1,14 +1,7 @@
-"""The bounded pipeline for one question (docs/design.md §1):
-
-route → expand query → retrieve round 1 → controller loop → finalize → generate → guard.
-
-The LLM proposes; code disposes. Every round cap, budget, zero-yield stop, CRAG grade,
-truncation, citation check and refusal is decided in code, deterministically, and recorded in the
-:class:`~rag_lab.pipeline.trace.Trace`. This module runs the question loop (route, expand, retrieve,
-the controller and the policies that stop it); the steps after it are
-:func:`~rag_lab.pipeline.final_context.final_context` and
-:func:`~rag_lab.pipeline.answer.generate_and_guard` (with :mod:`rag_lab.pipeline.answer_guard`), all on
-one :class:`~rag_lab.pipeline.run_context.RunContext`.
+"""The bounded pipeline for one question (docs/design.md §1): route → expand query → retrieve round 1 →
+controller loop → finalize → generate → guard. The LLM proposes; code disposes, and records every decision in
+the :class:`~rag_lab.pipeline.trace.Trace`. This module runs the question loop; the steps after it are
+:func:`~rag_lab.pipeline.final_context.final_context` and :func:`~rag_lab.pipeline.answer.generate_and_guard`.
 """
 
 from __future__ import annotations

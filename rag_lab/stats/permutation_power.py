@@ -1,14 +1,7 @@
-"""Power of the sign-flip permutation test (and of its TOST) for per-question differences of varying size, by
-simulation of the test itself: what rounds, LLM calls or F1 differences could have detected.
-
-The model is the exact sign test's planning model (:func:`rag_lab.stats.power.effect_probabilities`) with the
-sample's own sizes: a simulated question differs with the sample's share ``s`` of differing questions, its size drawn
-from the observed nonzero ``|d|`` (mean ``m``), and is a gain with probability ``q``, so ``Δ = s · (2q − 1) · m``; an
-effect beyond ``s · m`` makes every differing question a gain and more questions differ (``Δ / m`` of them). Each
-simulated sample is tested as the lab tests it (the sum of the differences against its sign flips). The draws are
-fixed by ``seed``, so the power grows with ``Δ`` (or with the margin) and bisection finds the smallest one that
-reaches the target.
-
+"""Power of the sign-flip permutation test (and of its TOST), by simulation of the test itself, for per-question
+differences of varying size (rounds, LLM calls, F1). The model is the exact sign test's planning model
+(:func:`rag_lab.stats.power.effect_probabilities`) with the sample's own share of differing questions and
+sizes; the draws are fixed by ``seed``, so bisection finds the smallest effect that reaches the target.
 Kept by hand: scipy has no power of a permutation test."""
 
 from __future__ import annotations

@@ -1,15 +1,8 @@
-"""Significance tests for paired differences on the same questions: the exact sign / McNemar test and the paired
-sign-flip permutation test (:func:`paired_test`), Holm's correction (:func:`holm`), the equivalence test (TOST)
-with a stated margin (:func:`equivalence_test`), and the one test of a claim (:func:`claim_test`: one-sided in
-the claimed direction, the TOST for "no change"). The interval of
-:func:`~rag_lab.stats.paired.paired_difference` says how large a difference is; these say whether it is shown.
-The method, and each test's measured size: docs/decisions.md.
-
-Kept by hand, each checked against scipy in tests/test_stats_against_scipy.py (the sign test and the binomial
-bound are ``scipy.stats.binomtest``): the enumerated sign flips (``permutation_test`` enumerates the same 2^m
-patterns 40× slower at m = 16, its tie tolerance relative to the observed sum splitting a zero sum's ties by
-rounding); the Monte-Carlo flips (a seeded stream the shipped tables hold); the lattice p (scipy has none); Holm
-(scipy has only BH/BY, ``false_discovery_control``; statsmodels is no dependency)."""
+"""Significance tests for paired differences on the same questions: the exact sign / McNemar test and the
+sign-flip permutation test (:func:`paired_test`), Holm's correction (:func:`holm`), the equivalence test (TOST,
+:func:`equivalence_test`) and the one test of a claim (:func:`claim_test`). The method and each test's measured
+size: docs/decisions.md. Kept by hand, each checked against scipy in tests/test_stats_against_scipy.py.
+"""
 
 from __future__ import annotations
 

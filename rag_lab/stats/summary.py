@@ -1,17 +1,7 @@
-"""Statistics of evaluation runs: bootstrap confidence intervals over questions, mean ± std over seeds,
-and the cost-quality Pareto front (docs/design.md §5–6).
-
-Conventions. Per-question rows come from :func:`rag_lab.evaluation.metric_table.question_metrics`:
-``quality_*`` in [0, 1] or None where undefined, ``cost_*`` (incurred), ``spent_*`` (cache misses) and
-``run_*`` (wall clock). An undefined quality value (None or NaN) is left out of that column's mean and
-interval; a column with no defined value has mean and bounds NaN. A ``cost_*``, ``spent_*`` or ``run_*`` key
-missing from a row counts as 0 — the question did not incur it (``cost_calls_<role>`` exists only for the
-roles a question called).
-
-Kept by hand: :func:`bootstrap_ci` draws the resamples ``scipy.stats.bootstrap`` draws from the same seed, but
-scipy reads its percentiles at a level off in the last bit and refuses a single value (checked against it in
-tests/test_stats_against_scipy.py).
-"""
+"""Statistics of evaluation runs: bootstrap confidence intervals over questions, mean ± std over seeds, and the
+cost-quality Pareto front (docs/design.md §5–6). An undefined quality value (None or NaN) is left out of its
+column; a missing ``cost_*``, ``spent_*`` or ``run_*`` key counts as 0. :func:`bootstrap_ci` is kept by hand
+(it draws ``scipy.stats.bootstrap``'s resamples, checked in tests/test_stats_against_scipy.py)."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
 """The contract of each plug-in kind, as checks anyone can run on their own plug-in (as scikit-learn's
-``check_estimator`` does for an estimator). Each check exercises the plug-in on a tiny input and raises a
-:class:`ContractViolation` (an ``AssertionError``) that names the contract, the rule and what was wrong;
-it returns quietly when every rule holds. None needs a model, a network or pytest.
-
-- :func:`check_index` — a :class:`~rag_lab.index.base.SearchIndex` subclass or a registered index kind;
-- :func:`check_backend` — an :class:`~rag_lab.llm.base.LLMBackend` instance, ready to answer;
-- :func:`check_loader` — a function ``path -> Dataset`` and a file or folder it reads;
-- :func:`check_policy` — a :class:`~rag_lab.pipeline.policies.Policy` subclass.
-
-The project's own contract tests (``tests/test_index_contract.py``, ``tests/test_backend_contract.py``,
-``tests/test_loaders.py``, ``tests/test_policies.py``) run these same checks over every registered plug-in.
+``check_estimator``): :func:`check_index`, :func:`check_backend`, :func:`check_loader` and :func:`check_policy`
+exercise it on a tiny input and raise a :class:`ContractViolation` naming the contract, the rule and what was
+wrong. None needs a model, a network or pytest; the project's contract tests run them over every plug-in.
 """
 
 from __future__ import annotations

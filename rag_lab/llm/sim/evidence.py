@@ -1,16 +1,10 @@
-"""Reading numbered evidence against a question with generic signals only: which items name
-which focus, which items another item links to (an item's title named in another item's text),
-how many of the question's terms a sentence holds, whether it holds a value of the expected kind
-(a year, a number, a name) that the question does not already hold, and the MiniLM similarity of
-question and item (and of question and sentence for the few most similar items).
-
-Scores (all on [0, 1] before weighting), for a sentence ``s`` of item ``i``::
+"""Reading numbered evidence against a question with generic signals only (focus names, title links between
+items, question terms, values of the expected kind, MiniLM similarity). For a sentence ``s`` of item ``i``::
 
     support(s) = TERM_W · terms(s ∪ title(i)) + SIM_W · sim(question, s or i) + TYPE_W · typed(s)
                  + FOCUS_W · (i names a focus or is linked from an item that does)
 
-An item *relates* to the question when it names a focus or its similarity is at least
-:data:`SIM_RELATED`.
+An item *relates* to the question when it names a focus or its similarity is at least :data:`SIM_RELATED`.
 """
 
 from __future__ import annotations

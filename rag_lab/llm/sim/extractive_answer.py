@@ -1,17 +1,7 @@
-"""The answer role: an extractive answer with ``[n]`` citations, or
-``INSUFFICIENT``. It writes only what it copies from the evidence.
-
-* **lookup** → the best-supported sentence (:mod:`~rag_lab.llm.sim.evidence`) among the items
-  related to the question, preferring one that holds a value of the expected kind; when it comes
-  from a second hop (an item the focus's item links to), the linking sentence comes first;
-* **comparison by year or number** → the winning name and both values ("A (1844 vs 1989)");
-  **yes/no** ("are both …", "the same …") → ``Yes`` / ``No``; otherwise both sides' sentences;
-* nothing related, no value of the expected kind, or the fallback template → ``INSUFFICIENT``.
-
-With every knob off it never guesses: one side of a comparison is ``INSUFFICIENT``. The
-``premature_stop`` knob (asked through ``allow_partial`` only when the evidence is partial) makes
-it answer from the partial evidence instead.
-"""
+"""The answer role: an extractive answer with ``[n]`` citations, or ``INSUFFICIENT``; it writes only what it
+copies from the evidence (lookup: the best-supported sentence; comparison: the winning name and both values, or
+Yes/No). With every knob off it never guesses; ``premature_stop`` (through ``allow_partial``) makes it answer
+from partial evidence. The rules: docs/backends.md."""
 
 from __future__ import annotations
 
