@@ -1,12 +1,6 @@
-"""Export world questions in the HotpotQA distractor format.
-
-Real HotpotQA cannot be downloaded on these machines, so this builds a file of the same shape
-from the synthetic world: each bridge or comparison question gets its gold documents plus
-BM25-retrieved distractor paragraphs (HotpotQA picked its distractors by bigram tf-idf), split
-into sentences; ``supporting_facts`` name the gold paragraphs' sentences that hold the answer
-(or the first sentence). The file loads with :func:`rag_lab.loaders.load_hotpotqa` like the
-real one.
-"""
+"""Export world questions in the HotpotQA distractor format: each bridge or comparison question with its gold
+documents plus BM25-retrieved distractors, split into sentences, with ``supporting_facts``; the file loads with
+:func:`rag_lab.loaders.load_hotpotqa` like the real one."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Retrieval evaluation: chunk a dataset, build an index, search every question, score the run.
-
-The report gives Recall@k, MRR@k and nDCG@k of gold documents overall and by question type,
-recall of each gold document by its hop position (only for questions whose hop order the data
-gives: did the first hop come back? the second?), how many questions have all / some / none of
-their gold documents in the corpus and the recall ceiling that implies, index build and query
-timings, and for the HNSW index its recall against exact search on the same chunks.
-"""
+"""Retrieval evaluation: chunk a dataset, build an index, search every question, score the run (Recall, MRR and
+nDCG at k overall and by type, recall by hop position, the corpus's recall ceiling, timings, and for HNSW its
+recall against exact search)."""
 
 from __future__ import annotations
 

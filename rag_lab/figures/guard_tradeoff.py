@@ -1,12 +1,7 @@
-"""What each guardrail buys: right answers lost against wrong answers prevented, per candidate against a reference
-on the same questions, split Optuna-style into plain data (:func:`guard_tradeoff_info`, what tests compare) and a
-plotly figure (:func:`guard_tradeoff_figure`).
-
-Counted per question (and seed) defined on both sides: *lost* where the reference is right and the candidate not,
-*prevented* where the reference is a confident error (answered and wrong) and the candidate not, and the other
-way round *gained right* and *new wrong*; the net at a price c = 1 of a wrong answer is Δright − Δwrong. A point
-above the diagonal prevents more wrong answers than it loses right ones.
-"""
+"""What each guardrail buys: right answers lost against wrong answers prevented (a confident error of the reference
+the candidate avoids), per candidate against a reference on the same questions, split Optuna-style into plain
+data (:func:`guard_tradeoff_info`) and a plotly figure (:func:`guard_tradeoff_figure`). A point above the
+diagonal prevents more wrong answers than it loses right ones."""
 
 from __future__ import annotations
 

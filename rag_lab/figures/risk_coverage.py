@@ -1,12 +1,7 @@
-"""Risk against coverage of a sweep's runs, split Optuna-style into plain data (:func:`risk_coverage_info`, what
-tests compare) and a plotly figure (:func:`risk_coverage_figure`).
-
-Each curve is one run with every answer whose score (default ``best_relevance``, what the citation guard's
-``refusal_threshold`` compares) is below a threshold refused as well (:func:`rag_lab.stats.selective.risk_coverage`):
-coverage is the share of the questions answered, risk the share of the answers that are wrong, and AURC the area
-under the step curve. Optionally, one point per config of a sweep that varied a threshold key (e.g.
-``citations.refusal_threshold``): what each config measured when it ran with that threshold.
-"""
+"""Risk against coverage of a sweep's runs, split Optuna-style into plain data (:func:`risk_coverage_info`) and a
+plotly figure (:func:`risk_coverage_figure`): one curve per run, refusing every answer whose score (default
+``best_relevance``) is below a threshold (:func:`rag_lab.stats.selective.risk_coverage`), and optionally one
+point per config of a sweep that varied a threshold key."""
 
 from __future__ import annotations
 

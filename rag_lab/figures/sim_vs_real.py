@@ -1,12 +1,7 @@
-"""Simulated vs real, one metric: each verified candidate at (simulated mean, real mean), split Optuna-style
-into plain data (:func:`sim_vs_real_info`, what tests compare) and a plotly figure (:func:`sim_vs_real_figure`).
-
-Input: a :class:`~rag_lab.experiments.calibration.verify.Verification` (``rag-lab verify``). A point on the dashed
-diagonal is a candidate the simulator measured exactly; its vertical distance from the diagonal is the
-gap real − simulated, and the vertical bar is that gap's paired 95% interval drawn around the real
-point. The simulated winner is a star; candidates on the real Pareto front are filled, the others hollow.
-The title carries the rank agreement (Kendall's τ with its interval) when it was computed for the metric.
-"""
+"""Simulated vs real, one metric: each verified candidate of a
+:class:`~rag_lab.experiments.calibration.verify.Verification` at (simulated mean, real mean), with the gap's
+paired 95% interval, split Optuna-style into plain data (:func:`sim_vs_real_info`) and a plotly figure
+(:func:`sim_vs_real_figure`). The simulated winner is a star; the real Pareto front is filled."""
 
 from __future__ import annotations
 

@@ -1,11 +1,6 @@
-"""Does later-round evidence survive truncation? The share of gold evidence first found in round 2 or later
-that reaches the prompt, by truncation strategy and snippet limit.
-
-:func:`truncation_retention_info` averages a results table (one row per candidate, e.g.
-``SweepResult.table``; the default value column is the per-run mean of ``quality_later_gold_retained``) over
-each (strategy, limit) pair, pooling other swept parameters and seeds; :func:`truncation_retention_figure`
-draws one line per strategy over the limit.
-"""
+"""Does later-round evidence survive truncation? The share of gold evidence first found in round 2 or later that
+reaches the prompt, by truncation strategy and snippet limit (:func:`truncation_retention_info`, averaged over
+a results table; :func:`truncation_retention_figure`, one line per strategy)."""
 
 from __future__ import annotations
 

@@ -1,12 +1,9 @@
-"""``TraceViewer``: pick a configuration and a question (filtered by type and by outcome), read its trace
-timeline and the raw prompts and outputs of its LLM calls.
+"""``TraceViewer``: pick a configuration and a question (filtered by type and by outcome: ``wrong``, ``refused``
+or ``fallback``), read its trace timeline and the raw prompts and outputs of its LLM calls.
 
 >>> viewer = TraceViewer(load_sweep("reports/quickstart"))       # or a run dir, or an EvalRun  # doctest: +SKIP
 >>> viewer.filter(type="bridge", outcome="wrong")                 # the qids that match          # doctest: +SKIP
 >>> viewer.select(qid="w-0042"); viewer.timeline_info().stop_reason                             # doctest: +SKIP
-
-Outcomes: ``wrong`` — answered, but the answer does not contain a gold answer (or the question has
-none); ``refused`` — the pipeline refused; ``fallback`` — a deterministic fallback was used.
 """
 
 from __future__ import annotations
@@ -33,7 +30,8 @@ Source = SweepResult | EvalRun | Mapping[str, EvalRun] | str | Path
 
 
 def outcome_mask(rows: pd.DataFrame, outcome: str) -> pd.Series:
-    """Which ``rows`` (per-question metrics) have ``outcome``: one of :data:`OUTCOMES`."""
+    """Which ``rows`` (per-question metrics) have ``outcome``: ``wrong`` (answered, with no gold answer contained),
+    ``refused`` or ``fallback`` (a deterministic fallback was used)."""
     answered = rows["status"] == "answered"
     if outcome == "wrong":
         return answered & ~(pd.to_numeric(rows["quality_answer_containment"], errors="coerce") == 1.0)

@@ -27,20 +27,11 @@ HALLUCINATED_ROUTES = ("MEDIUM", "MULTI_HOP", "HARD", "UNKNOWN", "COMPARISON")
 
 
 class CallRandom:
-    """The seeded randomness of one call, with a record of every knob it was asked about.
-
-    Common random numbers: each knob's uniform draw is SHA-256 of (seed, role, the question,
-    the step index, the knob's name) — never of the evidence or any other prompt text — so two
-    pipeline configurations that differ in one policy face the same model "mood" on the same
-    question at the same decision. The controller's step is its decision index, the number of
-    retrieval *rounds* already run (the prompt states it), not the number of queries: round 1 with
-    three rewrites and round 1 with one query are the same decision; every other role's step is 0.
-    ``rng`` (for choices such as which broken-JSON style) is keyed the same way.
-
-    :meth:`fires` is called only where a knob applies, and each call is recorded in
-    :attr:`record` (knob, rate, draw, fired): the knob's *opportunities* and its *firings*,
-    from which observed rates are computed (:func:`rag_lab.pipeline.trace.knob_rates`).
-    """
+    """The seeded randomness of one call, with a record of every knob it was asked about. Each knob's draw is
+    SHA-256 of (seed, role, question, step, knob) — common random numbers (docs/backends.md) — where the
+    controller's step is the retrieval rounds already run and every other role's 0; ``rng`` is keyed the same way.
+    :meth:`fires` is called only where a knob applies and records each opportunity and firing in :attr:`record`
+    (:func:`rag_lab.pipeline.trace.knob_rates`)."""
 
     def __init__(self, profile: SimulatorProfile, role: str, question: str, step: int = 0) -> None:
         self.key = f"{profile.seed}\x1f{role}\x1f{step}\x1f{' '.join(question.split())}"
