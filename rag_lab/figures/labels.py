@@ -10,8 +10,7 @@ from typing import NamedTuple
 
 #: The plot area (width, height, in px) the placement assumes: the smallest the figures are drawn at.
 PLOT_PX = (520.0, 330.0)
-#: The label font size (px) and the width of one character at it (a conservative average for sans-serif).
-FONT_PX = 10
+#: The width (px) of one character at the 10 px label font (a conservative average for sans-serif).
 CHAR_PX = 6.4
 LINE_PX = 14.0
 #: Gap between a point and its label, and the half-size of a point's marker (px).

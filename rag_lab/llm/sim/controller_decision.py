@@ -19,8 +19,7 @@ from rag_lab.llm.sim.text import content_stems, normalise, stem
 class Decision:
     """A controller decision. ``partial``: a multi-part question (comparison, bridge) with some
     part covered and some missing; ``bridge``: the bridge entity the refined query carries;
-    ``sufficient``: the evidence already answers the question (the ideal action is answer or
-    rerank); ``knobs``: the behaviour knobs that changed the ideal decision, in order."""
+    ``knobs``: the behaviour knobs that changed the ideal decision, in order."""
 
     action: str
     queries: tuple[str, ...] = ()
@@ -28,10 +27,6 @@ class Decision:
     partial: bool = False
     bridge: str | None = None
     knobs: tuple[str, ...] = ()
-
-    @property
-    def sufficient(self) -> bool:
-        return self.action in ("answer", "rerank") and not self.knobs
 
     def as_json(self) -> dict[str, object]:
         return {"action": self.action, "queries": list(self.queries), "reason": self.reason}

@@ -31,7 +31,6 @@ class Similarity:
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.embedded = 0  # texts sent to the embedder (LRU misses)
-        self.lookups = 0
 
     @property
     def embedder(self) -> Embedder:
@@ -46,7 +45,6 @@ class Similarity:
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts`` (one batched embedder call for the ones not in the LRU)."""
         with self._lock:
-            self.lookups += len(texts)
             missing = [t for t in dict.fromkeys(texts) if t not in self._lru]
             if missing:
                 fresh = self.embedder.embed(missing)
