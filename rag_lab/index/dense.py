@@ -17,14 +17,9 @@ _GRAPH = "hnsw.bin"
 
 
 def auto_ef_search(size: int) -> int:
-    """The default search breadth for a graph of ``size`` vectors: ``max(64, ceil(1.2 * sqrt(size)))``.
-
-    64 up to about 2,800 vectors (every shipped dataset), then growing with the square root of the
-    size, because at a fixed breadth recall against exact search falls as the graph grows. Fitted on
-    the 100k-document world's dev questions (``benchmarks/bench_scale.py``: the smallest factor
-    giving Recall@10 >= 0.98 at 10k, 30k and 107k vectors); at 107k it is 393, where the test
-    questions' recall is 0.972 and p99 latency 2.4 ms (the fixed 64 gave 0.885).
-    """
+    """The default search breadth for a graph of ``size`` vectors: ``max(64, ceil(1.2 * sqrt(size)))`` (64 for every
+    shipped dataset; at a fixed breadth recall against exact search falls as the graph grows). The factor was fitted
+    on the 100k-document world's dev questions (docs/benchmarks.md, ``benchmarks/bench_scale.py``)."""
     return max(64, math.ceil(1.2 * math.sqrt(size)))
 
 

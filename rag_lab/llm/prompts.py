@@ -125,17 +125,13 @@ def controller_prompt(
     rounds_run: int | None = None,
     prompt_set: str = "v1",
 ) -> tuple[Message, ...]:
-    """The controller's decision prompt. The budget is stated in the unit the cap counts, retrieval
-    rounds (one round may run several queries: the rewrites of round 1, a multi-query
-    ``retrieve_again``). With ``disclose_budget`` the cap is stated ("at most N rounds of searches";
-    K have been run); otherwise only "use as few rounds of searches as possible" (K have been run).
-    Both arms state the rounds already run; up to set ``v3`` they differ by the cap *and* by the hidden arm's
-    thrift instruction ("as few rounds … as possible"), which the disclosed arm drops (issue 50); in ``v4`` by the
-    cap alone (:func:`budget_sentence`). The cap is
-    enforced in code either way. ``rounds_run``: the rounds already run (the pipeline passes its
-    count); None counts each listed search as one round (right when no round ran several queries).
-    In set ``v2`` the reason comes first and names each fact the question needs and whether the evidence
-    states it; ``answer`` only when every needed fact is there."""
+    """The controller's decision prompt. The budget is stated in retrieval rounds, the unit the cap counts (a round may
+    run several queries). With ``disclose_budget`` the cap is stated ("at most N rounds of searches"), otherwise
+    only "use as few rounds of searches as possible" — from set ``v4`` on, only the cap differs
+    (:func:`budget_sentence`); both state the rounds already run, and code enforces the cap either way.
+    ``rounds_run``: the rounds already run (None counts each listed search as one round). In set ``v2`` the reason
+    comes first and names each fact the question needs; ``answer`` only when every one is in the evidence.
+    """
     budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget,
                              prompt_set)
     sections = (

@@ -416,16 +416,13 @@ def write_report(
     name: str | None = None,
     reference: Any = None,
 ) -> Path:
-    """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory read
-    with :func:`rag_lab.experiments.sweep_runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
-    ``name`` titles the report (default: the sweep's name). The header says where the results come from (the run's
-    provenance) and, for an unfinished sweep, how many question runs finished (its front and claims provisional).
-    The Pareto flags are recomputed for ``cost_col`` × ``quality_col`` (default: the sweep's
-    :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences of ``quality_col``
-    and ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and
-    labels the points by the parameters they change; when its rows hold ``quality_right``, it adds what each
-    guardrail buys against the same reference (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`).
-    Returns the written path."""
+    """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory — to
+    ``out_html`` (replaced atomically) and return its path. ``name`` titles it (default: the sweep's name). The
+    Pareto flags are recomputed for ``cost_col`` × ``quality_col`` (default: the sweep's
+    :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences against
+    ``reference`` (default: the base config), point labels and, with ``quality_right`` rows, what each guardrail
+    buys (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`); what the report holds: docs/design.md §6.
+    """
     table, sweep, default_name = _load(source)
     quality_col = quality_col or (sweep.headline_quality if sweep is not None else DEFAULT_QUALITY)
     name = name or default_name

@@ -179,15 +179,10 @@ _DESCRIPTION = re.compile(r"^\s*(?:who|what|which)\s+(?:is|are|was|were)\s+the\s
 
 
 def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ...]:
-    """The stems of what a question asks, read from where its question word stands: the words of the
-    description it asks for ("Who was | the military commander | of …"), else the terms just before a
-    question word that comes late ("had their first performance in | what city", "an animated series
-    created by | who"), else the last words of a question that opens with it ("What medal did the
-    opponent of X | win in 1984") — led by its verb when the question word is the verb's subject ("Who |
-    married the publisher of …", "Who was | given …"); with the noun it asks for ("city"). A relative
-    pronoun ("the band who released …") is no question word: only "what", or a question word that opens
-    the question, ends it or follows a preposition, is one. Nearest to the question word first (the
-    description's noun first)."""
+    """The stems of what a question asks, read from where its question word stands (the description it asks for,
+    else the terms just before a late question word, else the last words), nearest to the question word first.
+    Only "what", or a question word that opens the question, ends it or follows a preposition, counts as one.
+    """
     termset = set(terms)
     out: list[str] = []
     desc = _DESCRIPTION.match(text)
