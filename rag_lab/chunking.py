@@ -25,9 +25,7 @@ class ChunkingConfig(BaseModel):
     @model_validator(mode="after")
     def _overlap_below_window(self) -> ChunkingConfig:
         if self.overlap_words >= self.max_words:
-            raise ConfigError(
-                f"overlap_words ({self.overlap_words}) must be smaller than max_words ({self.max_words})"
-            )
+            raise ConfigError(f"overlap_words ({self.overlap_words}) must be smaller than max_words ({self.max_words})")
         return self
 
 

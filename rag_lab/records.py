@@ -211,9 +211,7 @@ class EvalSet:
         questions = self.questions
         if split is not None:
             if split not in self.splits:
-                raise ConfigError(
-                    f"split {split!r} not in evaluation set {self.name!r}; available: {self.splits}"
-                )
+                raise ConfigError(f"split {split!r} not in evaluation set {self.name!r}; available: {self.splits}")
             questions = [q for q in questions if q.split == split]
         if types is not None:
             wanted = set(types)
@@ -295,9 +293,7 @@ class GoldCoverage(_Record):
 
 def gold_coverage(corpus: Corpus, questions: Iterable[Question]) -> GoldCoverage:
     """The :class:`GoldCoverage` of ``questions`` against ``corpus``."""
-    shares = [
-        sum(d in corpus for d in q.gold_doc_ids) / len(q.gold_doc_ids) for q in questions if q.gold_doc_ids
-    ]
+    shares = [sum(d in corpus for d in q.gold_doc_ids) / len(q.gold_doc_ids) for q in questions if q.gold_doc_ids]
     return GoldCoverage(
         questions_with_gold=len(shares),
         all_in_corpus=sum(s == 1.0 for s in shares),
@@ -329,9 +325,7 @@ class Dataset:
         if not allow_missing_gold and not self.coverage.complete:
             unknown = sorted({d for q in evalset for d in q.gold_doc_ids if d not in corpus})
             shown = ", ".join(repr(d) for d in unknown[:5])
-            raise ConfigError(
-                f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}"
-            )
+            raise ConfigError(f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}")
         self.corpus = corpus
         self.evalset = evalset
         self.name = name

@@ -30,8 +30,7 @@ from rag_lab.embedding import EMBEDDER_ENV, EMBEDDERS
 from rag_lab.errors import RagLabError
 
 #: The modules whose ``register(sub)`` adds commands, in the order ``rag-lab --help`` lists them.
-COMMAND_MODULES = (data_commands, pipeline_commands, sweep_commands, plan_commands, sim_to_real_commands,
-                   tool_commands)
+COMMAND_MODULES = (data_commands, pipeline_commands, sweep_commands, plan_commands, sim_to_real_commands, tool_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

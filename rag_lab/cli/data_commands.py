@@ -40,8 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--distractors", type=int, default=8, metavar="N",
                      help="distractor paragraphs beside each question's gold ones")
 
-    ev = command(sub, "retrieval-eval", retrieval_eval,
-                 "Recall@k, MRR@k, nDCG@k of gold documents, by question type")
+    ev = command(sub, "retrieval-eval", retrieval_eval, "Recall@k, MRR@k, nDCG@k of gold documents, by question type")
     add_dataset(ev)
     ev.add_argument("--retriever", nargs="+", default=["dense"], metavar="KIND",
                     help="one or more index kinds (the names of rag_lab.index.INDEX_KINDS: dense, exact, bm25, "

@@ -46,8 +46,7 @@ def group(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._Su
 
 
 def add_dataset(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH",
-                   help=dataset_help())
+    p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH", help=dataset_help())
 
 
 def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -> None:

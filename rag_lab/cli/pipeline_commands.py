@@ -25,8 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="the question's id in the dataset, e.g. bridge-025 (rag-lab data info lists the types)")
     _add_pipeline_options(run)
 
-    ev = command(sub, "eval", eval_command,
-                 "run the full pipeline over an evaluation set: quality and cost summaries")
+    ev = command(sub, "eval", eval_command, "run the full pipeline over an evaluation set: quality and cost summaries")
     add_dataset(ev)
     ev.add_argument("--split", default=None, help="only the questions of this split (e.g. dev, test; default: all)")
     ev.add_argument("--limit", type=int, default=None, metavar="N", help="at most N questions (the first ones)")

@@ -57,8 +57,7 @@ def export_hotpotqa(
             sentences = split_sentences(dataset.corpus[doc_id].text)
             context.append([titles[doc_id], sentences])
             if doc_id in q.gold_doc_ids:
-                holding = [i for i, s in enumerate(sentences)
-                           if any(a.lower() in s.lower() for a in q.gold_answers)]
+                holding = [i for i, s in enumerate(sentences) if any(a.lower() in s.lower() for a in q.gold_answers)]
                 facts += [[titles[doc_id], i] for i in holding or [0]]
         examples.append({
             "_id": q.qid,

@@ -8,13 +8,7 @@ the packaged model are the registry :data:`EMBEDDERS` (:mod:`rag_lab.embedding.m
 
 from rag_lab.embedding.base import DEFAULT_MODEL_ID, EMBEDDER_ENV, Embedder, normalize_rows, packaged_model_path
 from rag_lab.embedding.cache import CachedEmbedder, EmbeddingCache
-from rag_lab.embedding.models import (
-    EMBEDDERS,
-    default_embedder,
-    embedder_backend,
-    model_embedder,
-    resolve_embedder,
-)
+from rag_lab.embedding.models import EMBEDDERS, default_embedder, embedder_backend, model_embedder, resolve_embedder
 from rag_lab.embedding.openai_api import OpenAIEmbedder
 from rag_lab.embedding.sentence_transformer import SentenceTransformerEmbedder
 from rag_lab.embedding.shipped import ShippedVectors, shipped_vectors

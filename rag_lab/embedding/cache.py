@@ -57,9 +57,7 @@ class EmbeddingCache:
             for start in range(0, len(keys), self._LOOKUP_BATCH):
                 batch = keys[start : start + self._LOOKUP_BATCH]
                 marks = ",".join("?" * len(batch))
-                rows = conn.execute(
-                    f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", batch
-                )
+                rows = conn.execute(f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", batch)
                 for key, dim, blob in rows:
                     vector = np.frombuffer(blob, dtype=np.float32)
                     if vector.shape != (dim,):

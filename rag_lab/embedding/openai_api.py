@@ -61,9 +61,7 @@ class OpenAIEmbedder:
             response = self._client.embeddings.create(model=self.model, input=batch)
             data = sorted(response.data, key=lambda item: item.index)
             if len(data) != len(batch):
-                raise RuntimeError(
-                    f"embedding endpoint returned {len(data)} vectors for {len(batch)} texts"
-                )
+                raise RuntimeError(f"embedding endpoint returned {len(data)} vectors for {len(batch)} texts")
             rows.extend(item.embedding for item in data)
         vectors = normalize_rows(np.asarray(rows, dtype=np.float32))
         if self._dim is None:

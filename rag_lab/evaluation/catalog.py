@@ -20,9 +20,7 @@ DEFAULT_COST = "cost_llm_calls"
 
 #: Columns shown beside a quality column wherever a view shows one (sweep panel table, explorer
 #: status): the strict containment is read next to its lenient form and token F1.
-BESIDE: dict[str, tuple[str, ...]] = {
-    "quality_answer_containment_strict": ("quality_answer_containment", "quality_f1"),
-}
+BESIDE: dict[str, tuple[str, ...]] = {"quality_answer_containment_strict": ("quality_answer_containment", "quality_f1")}
 
 
 def beside(column: str) -> tuple[str, ...]:

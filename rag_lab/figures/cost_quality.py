@@ -228,8 +228,7 @@ def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, flo
     again = place_labels(xs, ys, second, x_range, y_range, [k for k in order if k not in keys] + dropped,
                          plot_px=plot_px, lines=lines)
     placed = {members[k]: (second[k], p) for k, p in enumerate(again) if p is not None}
-    listed = [Unlabelled(key=keys[k] if again[k] is not None else "", text=texts[k], x=xs[k], y=ys[k])
-              for k in dropped]
+    listed = [Unlabelled(key=keys[k] if again[k] is not None else "", text=texts[k], x=xs[k], y=ys[k]) for k in dropped]
     first: dict[tuple[float, float], int] = {}
     for k, point in enumerate(zip(xs, ys, strict=True)):   # a point drawn under another's "(+k same)" label
         if first.setdefault(point, k) != k and info.texts[members[k]]:

@@ -77,7 +77,5 @@ def load_index(folder: str | Path, embedder: Embedder | str | None = None) -> Se
     """Any index saved with ``save``, of whatever kind its folder records."""
     meta = read_meta(folder)
     if meta["kind"] not in INDEX_KINDS:
-        raise DataFormatError(
-            Path(folder) / META_FILE, f"unknown index kind {meta['kind']!r}", field="kind"
-        )
+        raise DataFormatError(Path(folder) / META_FILE, f"unknown index kind {meta['kind']!r}", field="kind")
     return INDEX_KINDS[meta["kind"]].load(folder, embedder)

@@ -54,9 +54,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
     split, qrels_path = _qrels_file(folder, split)
 
     documents = read_corpus(corpus_path)
-    questions = _read_records(
-        queries_path, lambda row, qid, path, line: _question(row, qid, split, path, line)
-    )
+    questions = _read_records(queries_path, lambda row, qid, path, line: _question(row, qid, split, path, line))
     qrels = _read_qrels(qrels_path, documents, questions)
 
     name = name or folder.resolve().name
@@ -110,9 +108,7 @@ def _qrels_file(folder: Path, split: str | None) -> tuple[str, Path]:
         elif "test" in available:
             split = "test"
         else:
-            raise DataFormatError(
-                qrels_dir, f"several splits and none is 'test'; choose one with split=: {available}"
-            )
+            raise DataFormatError(qrels_dir, f"several splits and none is 'test'; choose one with split=: {available}")
     elif split not in available:
         raise DataFormatError(qrels_dir, f"no qrels for split {split!r}; available: {available}")
     return split, qrels_dir / f"{split}.tsv"
@@ -176,9 +172,7 @@ def _metadata(
     """The row's keys outside ``reserved``, merged with its ``metadata`` object (which wins)."""
     nested = row.get("metadata", {})
     if not isinstance(nested, dict):
-        raise DataFormatError(
-            path, f"must be an object, got {json_type(nested)}", line=line, field="metadata"
-        )
+        raise DataFormatError(path, f"must be an object, got {json_type(nested)}", line=line, field="metadata")
     return {k: v for k, v in row.items() if k not in reserved} | nested
 
 
@@ -202,9 +196,7 @@ def _question(row: dict[str, Any], qid: str, split: str, path: Path, line: int) 
     text = _text(row, path, line)
     metadata = _metadata(row, _QUERY_KEYS, path, line)
     fields = _question_fields(metadata, path, line)
-    return _validated(
-        Question, path, line, qid=qid, text=text, split=split, metadata=metadata, **fields
-    )
+    return _validated(Question, path, line, qid=qid, text=text, split=split, metadata=metadata, **fields)
 
 
 def _question_fields(metadata: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
@@ -217,9 +209,7 @@ def _question_fields(metadata: dict[str, Any], path: Path, line: int) -> dict[st
         message = "give either 'answers' or 'answer'/'answer_aliases', not both"
         raise DataFormatError(path, message, line=line, field="metadata.answers")
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-        raise DataFormatError(
-            path, "must be a list of strings", line=line, field="metadata.answers"
-        )
+        raise DataFormatError(path, "must be a list of strings", line=line, field="metadata.answers")
     if answers:
         fields["answer"], fields["answer_aliases"] = answers[0], answers[1:]
     return fields

@@ -23,13 +23,9 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataFormatError(
-                path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no
-            ) from None
+            raise DataFormatError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no) from None
         if not isinstance(value, dict):
-            raise DataFormatError(
-                path, f"expected a JSON object, got {json_type(value)}", line=line_no
-            )
+            raise DataFormatError(path, f"expected a JSON object, got {json_type(value)}", line=line_no)
         yield line_no, value
 
 

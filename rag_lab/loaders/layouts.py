@@ -79,8 +79,7 @@ LAYOUTS: Registry[Layout] = Registry("dataset layout")
 def detect_layout(source: Source, folders: bool) -> Layout | None:
     """The first registered layout (folder layouts for a folder, file layouts for a file) that detects
     ``source``, else None."""
-    return next((layout for layout in LAYOUTS.values()
-                 if layout.is_folder == folders and layout.detect(source)), None)
+    return next((layout for layout in LAYOUTS.values() if layout.is_folder == folders and layout.detect(source)), None)
 
 
 def data_suffixes() -> tuple[str, ...]:

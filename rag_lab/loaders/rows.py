@@ -97,9 +97,7 @@ def _read_parquet(path: Path) -> list[dict[str, Any]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        message = (
-            f"reading Parquet needs pyarrow; install the optional extra: pip install 'rag_lab[{PARQUET_EXTRA}]'"
-        )
+        message = f"reading Parquet needs pyarrow; install the optional extra: pip install 'rag_lab[{PARQUET_EXTRA}]'"
         raise DataFormatError(path, message) from None
     try:
         table = pq.read_table(path)

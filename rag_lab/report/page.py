@@ -179,8 +179,7 @@ def _delta_section(summary: SweepSummary) -> list[str]:
     ]
     for i, (metric, frame) in enumerate(summary.frames.items()):
         figure = forest.forest_figure(forest.forest_info(frame, metric))
-        parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
-                                    div_id=f"forest-{i}"))
+        parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id=f"forest-{i}"))
     return parts
 
 
@@ -286,8 +285,7 @@ def verify_table_html(verification: Any) -> str:
 
 
 def _verify_section(verifications: Sequence[Any]) -> list[str]:
-    parts = ["<h2>Simulated vs real</h2>",
-             template(__package__, "templates/verify_note.html").substitute()]
+    parts = ["<h2>Simulated vs real</h2>", template(__package__, "templates/verify_note.html").substitute()]
     for n, v in enumerate(verifications):
         labels = v.labels
         taus = [f"{label(r['metric'])}: τ = {tau_text(r)}" for _, r in v.ranks.iterrows()]

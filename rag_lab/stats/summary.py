@@ -144,10 +144,7 @@ def mean_std_over_seeds(
         raise ValueError("group_cols must name at least one column")
     _require_columns(table, group_cols, "group_cols")
     if value_cols is None:
-        value_cols = [
-            c for c in table.columns
-            if is_metric(c) and not is_ci_bound(c, table.columns)
-        ]
+        value_cols = [c for c in table.columns if is_metric(c) and not is_ci_bound(c, table.columns)]
     else:
         value_cols = list(value_cols)
         _require_columns(table, value_cols, "value_cols")

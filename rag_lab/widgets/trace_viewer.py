@@ -101,8 +101,7 @@ class TraceViewer:
         self._type_box = widgets.Dropdown(description="type", style=style)
         self._outcome_box = widgets.Dropdown(options=[("all", None), *[(o, o) for o in OUTCOMES]],
                                              description="outcome", style=style)
-        self._question_box = widgets.Dropdown(description="question", style=style,
-                                              layout=widgets.Layout(width="40em"))
+        self._question_box = widgets.Dropdown(description="question", style=style, layout=widgets.Layout(width="40em"))
         self._count = widgets.Label()
         self.figure = go.FigureWidget(layout=go.Layout(height=320, template="plotly_white"))
         self._prompts = widgets.HTML()

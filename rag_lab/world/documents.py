@@ -54,8 +54,7 @@ def person_page(rng: random.Random, w: World, p: Person) -> Document:
         _say(rng, f"Joined the company in {p.start_year}.", f"Started in {p.start_year}.",
              f"{first} has been with us since {p.start_year}."),
     ]
-    return _doc(p.pid, f"{p.name} — directory", body, "directory", "person",
-                dt.date(p.start_year, 1, 1), p.pid)
+    return _doc(p.pid, f"{p.name} — directory", body, "directory", "person", dt.date(p.start_year, 1, 1), p.pid)
 
 
 def team_page(rng: random.Random, w: World, t: Team) -> Document:
@@ -187,8 +186,7 @@ def release_notes(rng: random.Random, w: World, r: Release) -> Document:
              f"Shipped by release manager {manager.name}."),
         "Changes: " + "; ".join(changes) + ".",
     ]
-    return _doc(r.rid, f"{svc.name} {r.version} release notes", body, "release_notes", "release",
-                r.date, r.rid)
+    return _doc(r.rid, f"{svc.name} {r.version} release notes", body, "release_notes", "release", r.date, r.rid)
 
 
 def incident_report(rng: random.Random, w: World, i: Incident) -> Document:

@@ -219,9 +219,7 @@ def _draw_people(rng: random.Random, n: int, teams: list[Team]) -> list[Person]:
     rng.shuffle(full)
     if n > len(full):  # very large worlds: add middle initials
         initials = "ABCDEFGHJKLMNPRSTW"
-        full += [
-            f"{name.split()[0]} {m}. {name.split()[1]}" for m in initials for name in full
-        ][: n - len(full)]
+        full += [f"{name.split()[0]} {m}. {name.split()[1]}" for m in initials for name in full][: n - len(full)]
     people: list[Person] = []
     handles: set[str] = set()
     for i in range(n):

@@ -211,8 +211,7 @@ def unanswerable(w: World, rng: random.Random) -> list[dict]:
                                   f"What is the CPU limit of one {s.name} replica?")),
                       "unanswerable", None, [], 0, "undocumented_attribute"))
     for p in w.people:
-        out.append(_q(f"What is {p.name}'s desk phone extension?", "unanswerable", None, [], 0,
-                      "undocumented_person"))
+        out.append(_q(f"What is {p.name}'s desk phone extension?", "unanswerable", None, [], 0, "undocumented_person"))
     return out
 
 

@@ -26,13 +26,7 @@ from pydantic import ValidationError
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message, SamplingParams
 from rag_lab.llm.server.chat_requests import ROLE_HEADER, ChatRequest, HTTPError, check_loopback
-from rag_lab.llm.server.faults import (
-    INVALID_JSON_TEXT,
-    SCHEMA_VIOLATION_TEXT,
-    FaultPlan,
-    FaultState,
-    Latency,
-)
+from rag_lab.llm.server.faults import INVALID_JSON_TEXT, SCHEMA_VIOLATION_TEXT, FaultPlan, FaultState, Latency
 
 __all__ = ["FaultPlan", "LabServer", "Latency", "check_loopback", "serve_in_thread"]
 

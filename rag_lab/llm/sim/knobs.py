@@ -20,8 +20,7 @@ from rag_lab.llm.sim.paraphrase import drop_bridge, paraphrase
 from rag_lab.llm.sim.profile import SimulatorProfile
 
 #: Action names a tool-calling model invents in place of the four it was given.
-HALLUCINATED_ACTIONS = ("search_web", "lookup", "final_answer", "search", "finish", "ask_user", "browse",
-                        "retrieve")
+HALLUCINATED_ACTIONS = ("search_web", "lookup", "final_answer", "search", "finish", "ask_user", "browse", "retrieve")
 #: Route labels outside SIMPLE / COMPLEX.
 HALLUCINATED_ROUTES = ("MEDIUM", "MULTI_HOP", "HARD", "UNKNOWN", "COMPARISON")
 
