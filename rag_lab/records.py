@@ -198,13 +198,8 @@ class EvalSet:
     def type_counts(self) -> dict[str, int]:
         return dict(sorted(Counter(q.type for q in self.questions).items()))
 
-    def select(
-        self,
-        split: str | None = None,
-        types: Iterable[str] | None = None,
-        limit: int | None = None,
-        per_type: int | None = None,
-    ) -> EvalSet:
+    def select(self, split: str | None = None, types: Iterable[str] | None = None, limit: int | None = None,
+               per_type: int | None = None) -> EvalSet:
         """A new evaluation set restricted to one split and some types, in order, keeping at most
         ``per_type`` questions of each type (the first ones), then at most ``limit`` questions. An
         unknown split is an error."""
@@ -240,13 +235,8 @@ class EvalSet:
         return {q.qid: {d: 1 for d in q.gold_doc_ids} for q in self.questions if q.gold_doc_ids}
 
     @classmethod
-    def from_beir(
-        cls,
-        queries: Mapping[str, str],
-        qrels: Mapping[str, Mapping[str, int]],
-        name: str = "eval",
-        split: str = "test",
-    ) -> EvalSet:
+    def from_beir(cls, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], name: str = "eval",
+                  split: str = "test") -> EvalSet:
         """Questions from BEIR queries + qrels; documents with grade > 0 are gold."""
         questions = [
             Question(
@@ -312,15 +302,8 @@ class Dataset:
     ``notes`` are one-line remarks from the loader (e.g. ids it had to derive).
     """
 
-    def __init__(
-        self,
-        corpus: Corpus,
-        evalset: EvalSet,
-        name: str,
-        source: str = "",
-        allow_missing_gold: bool = False,
-        notes: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, corpus: Corpus, evalset: EvalSet, name: str, source: str = "", allow_missing_gold: bool = False,
+                 notes: Iterable[str] = ()) -> None:
         self.coverage = gold_coverage(corpus, evalset)
         if not allow_missing_gold and not self.coverage.complete:
             unknown = sorted({d for q in evalset for d in q.gold_doc_ids if d not in corpus})

@@ -29,11 +29,8 @@ def _titles(docs: Sequence[Document]) -> dict[str, str]:
     return {d.doc_id: d.title if counts[d.title] == 1 else f"{d.title} ({d.doc_id})" for d in docs}
 
 
-def export_hotpotqa(
-    dataset: Dataset,
-    types: Sequence[str] = ("bridge", "comparison"),
-    n_distractors: int = 8,
-) -> list[dict[str, Any]]:
+def export_hotpotqa(dataset: Dataset, types: Sequence[str] = ("bridge", "comparison"),
+                    n_distractors: int = 8) -> list[dict[str, Any]]:
     """HotpotQA-shaped examples for the questions of ``types`` that have gold documents."""
     if n_distractors < 0:
         raise ConfigError(f"n_distractors must be >= 0, got {n_distractors}")

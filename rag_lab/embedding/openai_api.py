@@ -19,13 +19,8 @@ class OpenAIEmbedder:
     client only; it is never kept on this object, logged or cached.
     """
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        batch_size: int = 256,
-    ) -> None:
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 batch_size: int = 256) -> None:
         from openai import OpenAI
 
         if not model:

@@ -45,9 +45,7 @@ class SentenceTransformerEmbedder:
     all-MiniLM-L6-v2 by default). The model loads on first use and is shared by every
     instance in the process with the same folder and device."""
 
-    def __init__(
-        self, model_path: str | Path | None = None, batch_size: int = 64, device: str = "cpu"
-    ) -> None:
+    def __init__(self, model_path: str | Path | None = None, batch_size: int = 64, device: str = "cpu") -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         if model_path is None:

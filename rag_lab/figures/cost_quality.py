@@ -208,9 +208,8 @@ def _staircase(info: CostQualityInfo, members: list[int]) -> list[tuple[tuple[fl
     return segments
 
 
-def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, float],
-            y_range: tuple[float, float], plot_px: tuple[float, float],
-            first_key: int = 1) -> tuple[dict[int, tuple[str, str]], list[Unlabelled]]:
+def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, float], y_range: tuple[float, float],
+            plot_px: tuple[float, float], first_key: int = 1) -> tuple[dict[int, tuple[str, str]], list[Unlabelled]]:
     """The labels of one panel's points that fit (:func:`place_labels`): the Pareto front's first, by cost; then,
     for each point whose label did not fit, its number (from ``first_key``) where that fits. Returns the placed
     ``(text, position)`` by point, and the points not labelled by name, in order."""

@@ -41,11 +41,8 @@ class RoundsHistogramInfo(NamedTuple):
     n_undefined: int
 
 
-def rounds_histogram_info(
-    rows: pd.DataFrame | Sequence[Mapping[str, Any]],
-    by: str = "type",
-    with_hops: bool = False,
-) -> RoundsHistogramInfo:
+def rounds_histogram_info(rows: pd.DataFrame | Sequence[Mapping[str, Any]], by: str = "type",
+                          with_hops: bool = False) -> RoundsHistogramInfo:
     """Count per-question ``rows`` by ``by`` (a column, typically ``type``) and rounds used.
 
     ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``.

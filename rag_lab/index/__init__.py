@@ -63,9 +63,8 @@ def make_index(kind: str, embedder: Embedder | str | None = None, **params: Any)
     return INDEX_KINDS[kind].create(embedder, **params)  # UnknownName (a ConfigError, so a ValueError) lists the kinds
 
 
-def build_index(
-    kind: str, chunks: Sequence[Chunk], embedder: Embedder | str | None = None, **params: Any
-) -> SearchIndex:
+def build_index(kind: str, chunks: Sequence[Chunk], embedder: Embedder | str | None = None,
+                **params: Any) -> SearchIndex:
     """An index of ``kind`` built over ``chunks`` (see :func:`make_index` for ``params``).
     Dense kinds embed with ``embedder``, by default the cached packaged MiniLM."""
     index = make_index(kind, embedder, **params)

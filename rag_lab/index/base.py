@@ -225,11 +225,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60) -> 
     return sorted(scores.items(), key=lambda pair: (-pair[1], first_seen[pair[0]]))
 
 
-def doc_run(
-    hits_per_query: Mapping[str, Sequence[tuple[str, float]]],
-    chunk_to_doc: Mapping[str, str],
-    k: int,
-) -> Run:
+def doc_run(hits_per_query: Mapping[str, Sequence[tuple[str, float]]], chunk_to_doc: Mapping[str, str], k: int) -> Run:
     """Chunk hits turned into a BEIR run ``{qid: {doc_id: score}}``: a document scores
     its best chunk, and each query keeps its ``k`` best documents (in rank order; ties
     keep hit order)."""

@@ -38,9 +38,7 @@ class BM25Index(SearchIndex):
 
     name: ClassVar[str] = "bm25"
 
-    def __init__(
-        self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"
-    ) -> None:
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en") -> None:
         if k1 < 0:
             raise ConfigError(f"k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:

@@ -36,15 +36,8 @@ class HNSWIndex(DenseIndex):
 
     name: ClassVar[str] = "dense"
 
-    def __init__(
-        self,
-        embedder: Embedder | str | None = None,
-        M: int = 16,
-        ef_construction: int = 200,
-        ef_search: int | None = None,
-        seed: int = 100,
-        num_threads: int = 1,
-    ) -> None:
+    def __init__(self, embedder: Embedder | str | None = None, M: int = 16, ef_construction: int = 200,
+                 ef_search: int | None = None, seed: int = 100, num_threads: int = 1) -> None:
         if not 2 <= M <= 128:
             raise ConfigError(f"M must be in 2..128, got {M}")
         if ef_construction < 1:

@@ -201,12 +201,8 @@ class OpenAIBackend(LLMBackend):
 
     # --- calls ---------------------------------------------------------------------------------
 
-    def complete_many(
-        self,
-        requests: Sequence[LLMRequest],
-        fallbacks: Sequence[Fallback] | None = None,
-        max_workers: int | None = None,
-    ) -> list[LLMResponse]:
+    def complete_many(self, requests: Sequence[LLMRequest], fallbacks: Sequence[Fallback] | None = None,
+                      max_workers: int | None = None) -> list[LLMResponse]:
         """:meth:`complete` every request on a thread pool (``max_workers`` defaults to
         ``max_concurrency``) and return the responses in the order of ``requests``. The first
         error (in request order) is raised after every call has finished."""

@@ -50,12 +50,8 @@ class ScriptedBackend(LLMBackend):
 
     name = "scripted"
 
-    def __init__(
-        self,
-        scripts: Mapping[str, Script],
-        default: str | Responder | None = None,
-        model: str = "scripted",
-    ) -> None:
+    def __init__(self, scripts: Mapping[str, Script], default: str | Responder | None = None,
+                 model: str = "scripted") -> None:
         if not isinstance(scripts, Mapping):
             raise TypeError(f"scripts must map role -> script, got {type(scripts).__name__}")
         if default is not None and not (isinstance(default, str) or callable(default)):

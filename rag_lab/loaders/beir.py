@@ -123,9 +123,7 @@ def read_corpus(path: Path) -> dict[str, Document]:
     return documents
 
 
-def _read_records(
-    path: Path, parse: Callable[[dict[str, Any], str, Path, int], R]
-) -> dict[str, R]:
+def _read_records(path: Path, parse: Callable[[dict[str, Any], str, Path, int], R]) -> dict[str, R]:
     """Parse each line of a BEIR JSONL file into a record, keyed by its unique ``_id``, in order."""
     records: dict[str, R] = {}
     first_line: dict[str, int] = {}
@@ -166,9 +164,7 @@ def _text(row: dict[str, Any], path: Path, line: int) -> str:
     return text
 
 
-def _metadata(
-    row: dict[str, Any], reserved: frozenset[str], path: Path, line: int
-) -> dict[str, Any]:
+def _metadata(row: dict[str, Any], reserved: frozenset[str], path: Path, line: int) -> dict[str, Any]:
     """The row's keys outside ``reserved``, merged with its ``metadata`` object (which wins)."""
     nested = row.get("metadata", {})
     if not isinstance(nested, dict):
@@ -244,9 +240,8 @@ def _read_qrels(path: Path, doc_ids: Container[str], query_ids: Container[str]) 
     return qrels
 
 
-def _qrels_row(
-    cells: list[str], path: Path, line: int, doc_ids: Container[str], query_ids: Container[str]
-) -> tuple[str, str, int]:
+def _qrels_row(cells: list[str], path: Path, line: int, doc_ids: Container[str],
+               query_ids: Container[str]) -> tuple[str, str, int]:
     """One qrels row as ``(query id, document id, grade)``, its ids known."""
     if len(cells) != len(QRELS_HEADER):
         message = f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(cells)}"

@@ -31,10 +31,8 @@ class HotpotQAConflictWarning(UserWarning):
     """Paragraphs with the same title but different text; the first one was kept."""
 
 
-def load_hotpotqa(
-    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None,
-    variant: str | None = None,
-) -> Dataset:
+def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
+                  records: list[tuple[Where, Any]] | None = None, variant: str | None = None) -> Dataset:
     """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default:
     the file stem), every question in ``split``. ``variant`` is ``"hotpotqa"`` or ``"2wikimultihopqa"``
     (every example must then have ``evidences``); None tells it from the first example (2WikiMultihopQA
@@ -96,9 +94,7 @@ def _warn_conflicts(path: Path, titles: list[str]) -> None:
     )
 
 
-def _parse_example(
-    example: Any, where: Where, split: str, source: str
-) -> tuple[str | None, Question, list[Document]]:
+def _parse_example(example: Any, where: Where, split: str, source: str) -> tuple[str | None, Question, list[Document]]:
     """The id (``None`` if absent), question and context paragraphs of one example."""
     if not isinstance(example, dict):
         raise where.error(f"expected a JSON object, got {json_type(example)}")

@@ -38,9 +38,8 @@ class _Example(NamedTuple):
     support_order: list[int]
 
 
-def load_musique(
-    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None
-) -> Dataset:
+def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
+                 records: list[tuple[Where, Any]] | None = None) -> Dataset:
     """Read a MuSiQue file into a :class:`Dataset` named ``name`` (default: the file stem)."""
     path = Path(path)
     records = list(read_records(path)) if records is None else records

@@ -364,12 +364,8 @@ def _labelled(summary: SweepSummary, from_sweep: bool) -> pd.DataFrame:
     return table
 
 
-def report_figures(
-    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
-    cost_col: str = DEFAULT_COST,
-    quality_col: str | None = None,
-    reference: Any = None,
-) -> dict[str, Any]:
+def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], cost_col: str = DEFAULT_COST,
+                   quality_col: str | None = None, reference: Any = None) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
     ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric, ``where_grid`` (where claims like the
     sweep's declared ones hold, when the robustness table has such rows), ``guard_tradeoff`` (when the rows hold

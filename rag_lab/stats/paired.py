@@ -108,9 +108,8 @@ def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def paired_difference(
-    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0, strata: Any = None
-) -> PairedDifference:
+def paired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0,
+                      strata: Any = None) -> PairedDifference:
     """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap
     ``1 − alpha`` interval (see the module doc). ``values`` and ``reference``: one value per question,
     shape ``(n,)``, or per question and seed, ``(n, seeds)``, in the same order on both sides. ``strata``
@@ -132,9 +131,8 @@ def paired_difference(
     )
 
 
-def unpaired_difference(
-    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
-) -> tuple[float, float, float]:
+def unpaired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05,
+                        seed: int = 0) -> tuple[float, float, float]:
     """``(delta, lo, hi)`` as if the two sides were measured on different questions: each side's questions
     resampled independently (same inputs and question filtering as :func:`paired_difference`)."""
     _check(n_boot, alpha)

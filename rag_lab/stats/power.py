@@ -319,8 +319,7 @@ def questions_needed(differences: Differences, direction: str, target: float, al
     return high
 
 
-def detectable_at(n: int, differences: Differences, direction: str, alpha: float,
-                  power: float = TARGET_POWER) -> float:
+def detectable_at(n: int, differences: Differences, direction: str, alpha: float, power: float = TARGET_POWER) -> float:
     """The smallest effect (or margin, for ``none``) a study of ``n`` questions detects with ``power``, with the
     pilot's discordance or spread."""
     share = differences.differ / differences.n if differences.n else 0.0

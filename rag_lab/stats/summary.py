@@ -41,9 +41,8 @@ def _is_number(value: Any) -> bool:
     return True
 
 
-def bootstrap_ci(
-    values: Iterable[float | None], n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-) -> tuple[float, float]:
+def bootstrap_ci(values: Iterable[float | None], n_boot: int = 1000, alpha: float = 0.05,
+                 seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval ``(lo, hi)`` of the mean of ``values``.
 
     ``n_boot`` resamples of the defined values (None and NaN are dropped), drawn with replacement by
@@ -76,9 +75,8 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def aggregate_rows(
-    rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-) -> dict[str, Any]:
+def aggregate_rows(rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05,
+                   seed: int = 0) -> dict[str, Any]:
     """One summary of per-question metric rows.
 
     Keys: ``n_questions``; for every ``quality_*`` column its mean over the questions where it is defined
@@ -102,9 +100,8 @@ def aggregate_rows(
     return out
 
 
-def aggregate_by_type(
-    rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-) -> dict[str, dict[str, Any]]:
+def aggregate_by_type(rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05,
+                      seed: int = 0) -> dict[str, dict[str, Any]]:
     """:func:`aggregate_rows` per question type (the rows' ``type`` key), types in sorted order."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for i, row in enumerate(rows):
@@ -127,9 +124,8 @@ def _require_columns(table: pd.DataFrame, cols: Iterable[str], what: str) -> Non
         raise ValueError(f"{what}: no column(s) {missing} in the table (columns: {list(table.columns)})")
 
 
-def mean_std_over_seeds(
-    table: pd.DataFrame, group_cols: list[str], value_cols: list[str] | None = None
-) -> pd.DataFrame:
+def mean_std_over_seeds(table: pd.DataFrame, group_cols: list[str],
+                        value_cols: list[str] | None = None) -> pd.DataFrame:
     """Mean and standard deviation across seeds of each configuration.
 
     Rows of ``table`` that agree on ``group_cols`` (typically the ``param_*`` columns) are repeated runs of

@@ -230,8 +230,7 @@ def noise_page(rng: random.Random, n: int, date: dt.date) -> Document:
                 f"noise-{n:05d}")
 
 
-def render_corpus(rng: random.Random, w: World, n_meetings: int, n_noise: int,
-                  injection_rate: float) -> list[Document]:
+def render_corpus(rng: random.Random, w: World, n_meetings: int, n_noise: int, injection_rate: float) -> list[Document]:
     """All documents of the world, in a fixed order."""
 
     def injection() -> str | None:

@@ -282,9 +282,7 @@ def _draw_services(rng: random.Random, n: int, teams: list[Team]) -> list[Servic
     return services
 
 
-def _draw_releases(
-    rng: random.Random, n: int, services: list[Service], people: list[Person]
-) -> list[Release]:
+def _draw_releases(rng: random.Random, n: int, services: list[Service], people: list[Person]) -> list[Release]:
     releases: list[Release] = []
     per_service: dict[str, int] = {}
     for i in range(n):
@@ -304,9 +302,7 @@ def _draw_releases(
     return releases
 
 
-def _draw_flags(
-    rng: random.Random, n: int, services: list[Service], releases: list[Release]
-) -> list[Flag]:
+def _draw_flags(rng: random.Random, n: int, services: list[Service], releases: list[Release]) -> list[Flag]:
     objects = list(range(len(vocab.FLAG_OBJECTS)))
     verbs = {o: rng.choice(vocab.FLAG_VERBS) for o in objects}
     flags: list[Flag] = []

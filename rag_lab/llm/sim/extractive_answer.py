@@ -15,8 +15,7 @@ from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import content_stems, stem, words
 
 
-def answer(qa: QuestionAnalysis, ev: Evidence, template: str,
-           allow_partial: Callable[[], bool] = lambda: False) -> str:
+def answer(qa: QuestionAnalysis, ev: Evidence, template: str, allow_partial: Callable[[], bool] = lambda: False) -> str:
     if template == "fallback" or not ev.items:
         return INSUFFICIENT
     text = _comparison(qa, ev, allow_partial) if qa.comparison else _lookup(qa, ev)
