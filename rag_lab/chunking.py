@@ -64,12 +64,5 @@ def chunk_text_for_embedding(chunk: Chunk) -> str:
 
 
 def _chunk(doc: Document, position: int, start: int, end: int) -> Chunk:
-    return Chunk(
-        chunk_id=f"{doc.doc_id}#{position}",
-        doc_id=doc.doc_id,
-        position=position,
-        title=doc.title,
-        text=doc.text[start:end],
-        start=start,
-        end=end,
-    )
+    return Chunk(chunk_id=f"{doc.doc_id}#{position}", doc_id=doc.doc_id, position=position, title=doc.title,
+                 text=doc.text[start:end], start=start, end=end)

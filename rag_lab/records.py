@@ -22,16 +22,8 @@ from rag_lab.errors import ConfigError
 
 #: Question types of the synthetic world (docs/design.md §4). HotpotQA uses ``bridge`` and
 #: ``comparison``; data without a type label gets ``unlabeled``.
-WORLD_QUESTION_TYPES: tuple[str, ...] = (
-    "single",
-    "bridge",
-    "comparison",
-    "mismatch",
-    "alias",
-    "vague",
-    "unanswerable",
-    "stale",
-)
+WORLD_QUESTION_TYPES: tuple[str, ...] = ("single", "bridge", "comparison", "mismatch", "alias", "vague", "unanswerable",
+                                         "stale")
 UNLABELED = "unlabeled"
 
 Qrels = dict[str, dict[str, int]]
@@ -284,13 +276,9 @@ class GoldCoverage(_Record):
 def gold_coverage(corpus: Corpus, questions: Iterable[Question]) -> GoldCoverage:
     """The :class:`GoldCoverage` of ``questions`` against ``corpus``."""
     shares = [sum(d in corpus for d in q.gold_doc_ids) / len(q.gold_doc_ids) for q in questions if q.gold_doc_ids]
-    return GoldCoverage(
-        questions_with_gold=len(shares),
-        all_in_corpus=sum(s == 1.0 for s in shares),
-        some_in_corpus=sum(0.0 < s < 1.0 for s in shares),
-        none_in_corpus=sum(s == 0.0 for s in shares),
-        recall_ceiling=sum(shares) / len(shares) if shares else None,
-    )
+    return GoldCoverage(questions_with_gold=len(shares), all_in_corpus=sum(s == 1.0 for s in shares),
+                        some_in_corpus=sum(0.0 < s < 1.0 for s in shares), none_in_corpus=sum(s == 0.0 for s in shares),
+                        recall_ceiling=sum(shares) / len(shares) if shares else None)
 
 
 class Dataset:

@@ -17,14 +17,7 @@ import sys
 import warnings
 from typing import Any
 
-from rag_lab.cli import (
-    data_commands,
-    pipeline_commands,
-    plan_commands,
-    sim_to_real_commands,
-    sweep_commands,
-    tool_commands,
-)
+from rag_lab.cli import data_commands, pipeline_commands, plan_commands, sim_to_real_commands, sweep_commands, tool_commands
 from rag_lab.cli.options import CommandFailed
 from rag_lab.embedding import EMBEDDER_ENV, EMBEDDERS
 from rag_lab.errors import RagLabError

@@ -66,21 +66,14 @@ def data_info(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     layout = dataset_layout(args.dataset)  # a name of the loader registry, LAYOUTS
     formats = Counter("/".join([layout, *([str(q.metadata["layout"])] if "layout" in q.metadata else [])])
                       for q in questions)
-    info = {
-        "dataset": ds.name,
-        "source": ds.source,
-        "formats": dict(sorted(formats.items())),
-        "documents": len(ds.corpus),
-        "chunks": len(chunk_corpus(ds.corpus)),
-        "questions": len(ds.evalset),
-        "questions_by_type": ds.evalset.type_counts(),
-        "questions_by_split": {s: len(ds.evalset.select(split=s)) for s in ds.evalset.splits},
-        "answerable": sum(q.answerable for q in questions),
-        "with_answer_aliases": sum(bool(q.answer_aliases) for q in questions),
-        "with_hop_order": sum(len(q.hop_doc_ids) >= 2 for q in questions),
-        "gold_coverage": ds.coverage.model_dump(),
-        "notes": list(ds.notes),
-    }
+    info = {"dataset": ds.name, "source": ds.source, "formats": dict(sorted(formats.items())),
+            "documents": len(ds.corpus), "chunks": len(chunk_corpus(ds.corpus)), "questions": len(ds.evalset),
+            "questions_by_type": ds.evalset.type_counts(),
+            "questions_by_split": {s: len(ds.evalset.select(split=s)) for s in ds.evalset.splits},
+            "answerable": sum(q.answerable for q in questions),
+            "with_answer_aliases": sum(bool(q.answer_aliases) for q in questions),
+            "with_hop_order": sum(len(q.hop_doc_ids) >= 2 for q in questions),
+            "gold_coverage": ds.coverage.model_dump(), "notes": list(ds.notes)}
     return info, data_info_text(info)
 
 

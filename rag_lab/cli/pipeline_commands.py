@@ -97,11 +97,9 @@ def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 #: The answer metrics ``rag-lab run`` judges its one answer by: (verdict key, metric, what it checks).
-VERDICT_METRICS = (
-    ("strict", "quality_answer_containment_strict", "a short answer containing the gold"),
-    ("lenient", "quality_answer_containment", "the answer contains the gold"),
-    ("abstention", "quality_abstention_accuracy", "answered if answerable, refused if not"),
-)
+VERDICT_METRICS = (("strict", "quality_answer_containment_strict", "a short answer containing the gold"),
+                   ("lenient", "quality_answer_containment", "the answer contains the gold"),
+                   ("abstention", "quality_abstention_accuracy", "answered if answerable, refused if not"))
 
 
 def answer_verdict(row: dict[str, Any]) -> dict[str, bool | None]:

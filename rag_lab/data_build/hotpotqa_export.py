@@ -56,13 +56,6 @@ def export_hotpotqa(dataset: Dataset, types: Sequence[str] = ("bridge", "compari
             if doc_id in q.gold_doc_ids:
                 holding = [i for i, s in enumerate(sentences) if any(a.lower() in s.lower() for a in q.gold_answers)]
                 facts += [[titles[doc_id], i] for i in holding or [0]]
-        examples.append({
-            "_id": q.qid,
-            "question": q.text,
-            "answer": q.answer,
-            "type": q.type,
-            "level": "medium",
-            "supporting_facts": facts,
-            "context": context,
-        })
+        examples.append({"_id": q.qid, "question": q.text, "answer": q.answer, "type": q.type, "level": "medium",
+                         "supporting_facts": facts, "context": context})
     return examples

@@ -13,8 +13,6 @@ from rag_lab.embedding.openai_api import OpenAIEmbedder
 from rag_lab.embedding.sentence_transformer import SentenceTransformerEmbedder
 from rag_lab.embedding.shipped import ShippedVectors, shipped_vectors
 
-__all__ = [
-    "DEFAULT_MODEL_ID", "EMBEDDERS", "EMBEDDER_ENV", "CachedEmbedder", "Embedder", "EmbeddingCache",
-    "OpenAIEmbedder", "SentenceTransformerEmbedder", "ShippedVectors", "default_embedder", "embedder_backend",
-    "model_embedder", "normalize_rows", "packaged_model_path", "resolve_embedder", "shipped_vectors",
-]
+__all__ = ["DEFAULT_MODEL_ID", "EMBEDDERS", "EMBEDDER_ENV", "CachedEmbedder", "Embedder", "EmbeddingCache",
+           "OpenAIEmbedder", "SentenceTransformerEmbedder", "ShippedVectors", "default_embedder", "embedder_backend",
+           "model_embedder", "normalize_rows", "packaged_model_path", "resolve_embedder", "shipped_vectors"]

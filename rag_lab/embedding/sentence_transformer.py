@@ -73,13 +73,8 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        vectors = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
         return normalize_rows(vectors)
 
     def __repr__(self) -> str:

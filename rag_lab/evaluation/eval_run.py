@@ -86,8 +86,5 @@ def summarize(rows: list[dict[str, Any]] | pd.DataFrame) -> dict[str, Any]:
             out[c] = float(values.mean()) if len(values) else None
         return out
 
-    return {
-        "overall": means(frame),
-        "by_type": {t: means(part) for t, part in frame.groupby("type", sort=True)},
-        "stop_reasons": frame["stop_reason"].value_counts().sort_index().to_dict(),
-    }
+    return {"overall": means(frame), "by_type": {t: means(part) for t, part in frame.groupby("type", sort=True)},
+            "stop_reasons": frame["stop_reason"].value_counts().sort_index().to_dict()}

@@ -57,9 +57,6 @@ def retrieval_scores(qrels: Qrels, run: Run, k: int) -> dict[str, dict[str, floa
         if not _relevant(judged):
             continue
         scores = run.get(qid, {})
-        out[qid] = {
-            "recall": recall_at_k(judged, scores, k),
-            "mrr": mrr_at_k(judged, scores, k),
-            "ndcg": ndcg_at_k(judged, scores, k),
-        }
+        out[qid] = {"recall": recall_at_k(judged, scores, k), "mrr": mrr_at_k(judged, scores, k),
+                    "ndcg": ndcg_at_k(judged, scores, k)}
     return out

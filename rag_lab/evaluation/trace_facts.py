@@ -43,11 +43,9 @@ def gold_found(trace: Trace, gold_doc_ids: Iterable[str]) -> dict[str, int]:
     reached (:data:`GOLD_STAGES`)."""
     gold = set(gold_doc_ids)
     retrieved = [s for s in trace.steps if s.kind == "retrieve"]
-    found = {
-        "round 1": {doc_of(c) for s in retrieved if s.round == 1 for c in s.retrieved},
-        "any round": {doc_of(c) for s in retrieved for c in s.retrieved},
-        "final context": {doc_of(c) for s in trace.steps if s.kind == "finalize" for c in s.retrieved},
-    }
+    found = {"round 1": {doc_of(c) for s in retrieved if s.round == 1 for c in s.retrieved},
+             "any round": {doc_of(c) for s in retrieved for c in s.retrieved},
+             "final context": {doc_of(c) for s in trace.steps if s.kind == "finalize" for c in s.retrieved}}
     return {stage: len(gold & found[stage]) for stage in GOLD_STAGES}
 
 

@@ -131,31 +131,14 @@ def cost_quality_info(
         mask[members] = pareto_mask(x[members], y[members])
     facet_rank = {f: k for k, f in enumerate(facet_names)}
     front = sorted(np.flatnonzero(mask).tolist(), key=lambda i: (facet_rank.get(panel[i], 0), x[i], y[i]))
-    return CostQualityInfo(
-        cost_col=cost_col,
-        quality_col=quality_col,
-        x_title=metric_label(cost_col),
-        y_title=metric_label(quality_col),
-        ids=ids,
-        x=tuple(x.tolist()),
-        y=tuple(y.tolist()),
-        y_lo=y_lo,
-        y_hi=y_hi,
-        color_by=color_by,
-        groups=groups,
-        group_names=names,
-        facet_by=facet_by,
-        facets=facets,
-        facet_names=facet_names,
-        texts=texts,
-        labels=labels,
-        is_pareto=tuple(mask.tolist()),
-        front_ids=tuple(ids[i] for i in front),
-        front_x=tuple(float(x[i]) for i in front),
-        front_y=tuple(float(y[i]) for i in front),
-        front_facets=tuple(facets[i] for i in front) if facets else None,
-        n_undefined=int((~keep).sum()),
-    )
+    return CostQualityInfo(cost_col=cost_col, quality_col=quality_col, x_title=metric_label(cost_col),
+                           y_title=metric_label(quality_col), ids=ids, x=tuple(x.tolist()), y=tuple(y.tolist()),
+                           y_lo=y_lo, y_hi=y_hi, color_by=color_by, groups=groups, group_names=names, facet_by=facet_by,
+                           facets=facets, facet_names=facet_names, texts=texts, labels=labels,
+                           is_pareto=tuple(mask.tolist()), front_ids=tuple(ids[i] for i in front),
+                           front_x=tuple(float(x[i]) for i in front), front_y=tuple(float(y[i]) for i in front),
+                           front_facets=tuple(facets[i] for i in front) if facets else None,
+                           n_undefined=int((~keep).sum()))
 
 
 def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool,
@@ -164,14 +147,8 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool,
     point's (text, textposition)."""
     error_y = None
     if info.y_lo is not None and info.y_hi is not None:
-        error_y = dict(
-            type="data",
-            symmetric=False,
-            array=[info.y_hi[i] - info.y[i] for i in idx],
-            arrayminus=[info.y[i] - info.y_lo[i] for i in idx],
-            thickness=1,
-            width=3,
-        )
+        error_y = dict(type="data", symmetric=False, array=[info.y_hi[i] - info.y[i] for i in idx],
+                       arrayminus=[info.y[i] - info.y_lo[i] for i in idx], thickness=1, width=3)
     label = html.escape(f"{short(info.color_by)}={name}" if info.color_by else name)
     return go.Scatter(
         x=[info.x[i] for i in idx],
@@ -276,18 +253,11 @@ def _listing(listed: list[Unlabelled]) -> str:
 
 def _front(info: CostQualityInfo, idx: list[int], show_legend: bool) -> go.Scatter:
     """The Pareto-front staircase through the front points ``idx`` of one panel."""
-    return go.Scatter(
-        x=[info.front_x[i] for i in idx],
-        y=[info.front_y[i] for i in idx],
-        mode="lines+markers",
-        line=dict(shape="hv", color="black", width=1.5, dash="dot"),
-        marker=dict(size=14, symbol="circle-open", color="black"),
-        name="Pareto front",
-        legendgroup="Pareto front",
-        showlegend=show_legend,
-        customdata=[info.front_ids[i] for i in idx],
-        hoverinfo="skip",
-    )
+    return go.Scatter(x=[info.front_x[i] for i in idx], y=[info.front_y[i] for i in idx], mode="lines+markers",
+                      line=dict(shape="hv", color="black", width=1.5, dash="dot"),
+                      marker=dict(size=14, symbol="circle-open", color="black"), name="Pareto front",
+                      legendgroup="Pareto front", showlegend=show_legend, customdata=[info.front_ids[i] for i in idx],
+                      hoverinfo="skip")
 
 
 def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = PLOT_PX) -> go.Figure:
@@ -317,12 +287,8 @@ def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = P
         fig.update_xaxes(title_text=html.escape(info.x_title), range=list(x_range), row=1, col=col)
     fig.update_yaxes(range=list(y_range))
     fig.update_yaxes(title_text=html.escape(info.y_title), row=1, col=1)
-    fig.update_layout(
-        template="plotly_white",
-        title=html.escape(f"{info.y_title} vs {info.x_title}"),
-        legend_title_text="",
-        margin=dict(l=60, r=20, t=60, b=50 + (30 if listed else 0)),
-    )
+    fig.update_layout(template="plotly_white", title=html.escape(f"{info.y_title} vs {info.x_title}"),
+                      legend_title_text="", margin=dict(l=60, r=20, t=60, b=50 + (30 if listed else 0)))
     if listed:
         fig.add_annotation(text=html.escape(_listing(listed)), xref="paper", yref="paper", x=0, y=-0.2,
                            xanchor="left", yanchor="top", showarrow=False, align="left", font=dict(size=10, color="#555"),

@@ -48,11 +48,8 @@ def crag_heatmap_info(table: pd.DataFrame, value_col: str = DEFAULT_QUALITY) -> 
     uppers, lowers = axis_values(upper), axis_values(lower)
     quality, n = grid_mean(upper, lower, numeric(table, value_col), uppers, lowers)
     refusal, _ = grid_mean(upper, lower, numeric(table, refusal_col), uppers, lowers)
-    return CragHeatmapInfo(
-        upper_col=upper_col, lower_col=lower_col, value_col=value_col, refusal_col=refusal_col,
-        uppers=uppers, lowers=lowers,
-        quality=quality, refusal=refusal, n=n,
-    )
+    return CragHeatmapInfo(upper_col=upper_col, lower_col=lower_col, value_col=value_col, refusal_col=refusal_col,
+                           uppers=uppers, lowers=lowers, quality=quality, refusal=refusal, n=n)
 
 
 def _cells(values: np.ndarray) -> list[list[str]]:

@@ -158,12 +158,7 @@ def forest_figure(info: ForestInfo) -> go.Figure:
     fig.update_yaxes(autorange="reversed", type="category", automargin=True, categoryorder="array",
                      categoryarray=labels)
     fig.update_xaxes(title_text=html.escape(info.x_title), zeroline=False)
-    fig.update_layout(
-        template="plotly_white",
-        title=html.escape(f"Δ {label(info.metric)} vs {info.reference}"),
-        height=max(300, 150 + 30 * len(info.ids)),
-        margin=dict(l=20, r=20, t=60, b=50),
-        showlegend=True,
-        legend=dict(title_text="marks"),
-    )
+    fig.update_layout(template="plotly_white", title=html.escape(f"Δ {label(info.metric)} vs {info.reference}"),
+                      height=max(300, 150 + 30 * len(info.ids)), margin=dict(l=20, r=20, t=60, b=50), showlegend=True,
+                      legend=dict(title_text="marks"))
     return fig

@@ -66,12 +66,9 @@ def guard_tradeoff_info(result: SweepResult, reference: str | Mapping[str, Any] 
                         "net_c1": (gained - lost) - (new_wrong - prevented),
                         "delta_calls": float(diff_calls.mean()) if diff_calls.size else float("nan")})
     name = _reference_name(result, ref)
-    return GuardTradeoffInfo(
-        reference=name,
-        reference_id=ref["candidate_id"],
-        table=pd.DataFrame.from_records(records, columns=list(COLUMNS)),
-        title=f"Right answers lost vs wrong answers prevented, against {name}",
-    )
+    return GuardTradeoffInfo(reference=name, reference_id=ref["candidate_id"],
+                             table=pd.DataFrame.from_records(records, columns=list(COLUMNS)),
+                             title=f"Right answers lost vs wrong answers prevented, against {name}")
 
 
 def guard_tradeoff_figure(info: GuardTradeoffInfo, label_px: tuple[float, float] = PLOT_PX) -> go.Figure:

@@ -110,17 +110,11 @@ def risk_coverage_info(result: SweepResult, candidate: str | Sequence[str] | Non
     curves = tuple(_curve(result, cid, names[cid], thresholds_from) for cid in dict.fromkeys(ids))
     points = _points(result, points_by, names) if points_by else []
     by = f" (points: each config of {points_by})" if points_by else ""
-    return RiskCoverageInfo(
-        score_col=thresholds_from,
-        title=f"Risk vs coverage, refusing answers below a {label(thresholds_from)} threshold{by}",
-        curves=curves,
-        points_by=points_by,
-        point_ids=tuple(p[0] for p in points),
-        point_labels=tuple(p[1] for p in points),
-        point_values=tuple(p[2] for p in points),
-        point_coverage=tuple(p[3] for p in points),
-        point_risk=tuple(p[4] for p in points),
-    )
+    return RiskCoverageInfo(score_col=thresholds_from,
+                            title=f"Risk vs coverage, refusing answers below a {label(thresholds_from)} threshold{by}",
+                            curves=curves, points_by=points_by, point_ids=tuple(p[0] for p in points),
+                            point_labels=tuple(p[1] for p in points), point_values=tuple(p[2] for p in points),
+                            point_coverage=tuple(p[3] for p in points), point_risk=tuple(p[4] for p in points))
 
 
 def _curve_traces(info: RiskCoverageInfo, curve: RiskCoverageCurve) -> list[go.Scatter]:

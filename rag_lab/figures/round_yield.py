@@ -58,16 +58,11 @@ def round_yield_info(traces: Mapping[str, Trace] | Iterable[Trace]) -> RoundYiel
     by_round = {r: [y[r] for y in per_question if r in y] for r in rounds}
     stops = [(t.qid, max(y)) for t, y in zip(items, per_question, strict=True)
              if t.stop_reason == StopReason.EMPTY_ROUND and y]
-    return RoundYieldInfo(
-        qids=tuple(t.qid for t in items),
-        question_rounds=tuple(tuple(y) for y in per_question),
-        question_yields=tuple(tuple(y.values()) for y in per_question),
-        rounds=tuple(rounds),
-        mean_yield=tuple(float(np.mean(by_round[r])) for r in rounds),
-        n_questions=tuple(len(by_round[r]) for r in rounds),
-        stop_qids=tuple(q for q, _ in stops),
-        stop_rounds=tuple(r for _, r in stops),
-    )
+    return RoundYieldInfo(qids=tuple(t.qid for t in items), question_rounds=tuple(tuple(y) for y in per_question),
+                          question_yields=tuple(tuple(y.values()) for y in per_question), rounds=tuple(rounds),
+                          mean_yield=tuple(float(np.mean(by_round[r])) for r in rounds),
+                          n_questions=tuple(len(by_round[r]) for r in rounds), stop_qids=tuple(q for q, _ in stops),
+                          stop_rounds=tuple(r for _, r in stops))
 
 
 def round_yield_figure(info: RoundYieldInfo) -> go.Figure:
@@ -100,10 +95,6 @@ def round_yield_figure(info: RoundYieldInfo) -> go.Figure:
                                                                                   strict=True)],
             hoverinfo="text",
         ))
-    fig.update_layout(
-        template="plotly_white",
-        title="New chunks per retrieval round",
-        xaxis=dict(title="round", dtick=1),
-        yaxis=dict(title="new chunks (yield)", rangemode="tozero"),
-    )
+    fig.update_layout(template="plotly_white", title="New chunks per retrieval round",
+                      xaxis=dict(title="round", dtick=1), yaxis=dict(title="new chunks (yield)", rangemode="tozero"))
     return fig

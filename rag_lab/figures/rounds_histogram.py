@@ -66,15 +66,9 @@ def rounds_histogram_info(rows: pd.DataFrame | Sequence[Mapping[str, Any]], by: 
         min_hops = rounds_used - numeric(kept, HOPS_GAP_COL)
         in_group = [min_hops[[lab == g for lab in labels]] for g in groups]
         mean_min_hops = tuple(float(h[~np.isnan(h)].mean()) if (~np.isnan(h)).any() else float("nan") for h in in_group)
-    return RoundsHistogramInfo(
-        by=by,
-        groups=groups,
-        rounds=rounds,
-        counts=frozen(counts),
-        totals=tuple(int(t) for t in counts.sum(axis=1)),
-        mean_min_hops=mean_min_hops,
-        n_undefined=int((~keep).sum()),
-    )
+    return RoundsHistogramInfo(by=by, groups=groups, rounds=rounds, counts=frozen(counts),
+                               totals=tuple(int(t) for t in counts.sum(axis=1)), mean_min_hops=mean_min_hops,
+                               n_undefined=int((~keep).sum()))
 
 
 def rounds_histogram_figure(info: RoundsHistogramInfo) -> go.Figure:
@@ -94,12 +88,8 @@ def rounds_histogram_figure(info: RoundsHistogramInfo) -> go.Figure:
         ))
         if info.mean_min_hops is not None and not np.isnan(info.mean_min_hops[g]):
             fig.add_vline(x=info.mean_min_hops[g], line=dict(color=colors[g], dash="dot", width=1.5))
-    fig.update_layout(
-        template="plotly_white",
-        barmode="group",
-        title="Rounds used per question" + (" (dotted: mean minimum hops)" if info.mean_min_hops else ""),
-        xaxis=dict(title="rounds used", dtick=1),
-        yaxis_title="questions",
-        legend_title_text=html.escape(info.by),
-    )
+    fig.update_layout(template="plotly_white", barmode="group",
+                      title="Rounds used per question" + (" (dotted: mean minimum hops)" if info.mean_min_hops else ""),
+                      xaxis=dict(title="rounds used", dtick=1), yaxis_title="questions",
+                      legend_title_text=html.escape(info.by))
     return fig

@@ -79,32 +79,18 @@ def trace_timeline_info(trace: Trace) -> TraceTimelineInfo:
     steps, cumulative = [], 0
     for i, step in enumerate(trace.steps):
         cumulative += step.tokens
-        steps.append(TimelineStep(
-            index=i,
-            kind=step.kind,
-            round=step.round,
-            queries=tuple(step.queries),
-            round_yield=step.round_yield,
-            n_retrieved=len(step.retrieved),
-            action=_action(step.decision),
-            role=step.llm.role if step.llm else None,
-            outcome=step.llm.outcome if step.llm else None,
-            reason=step.llm.reason if step.llm else "",
-            interventions=tuple(step.interventions),
-            tokens=step.tokens,
-            cumulative_tokens=cumulative,
-        ))
+        steps.append(TimelineStep(index=i, kind=step.kind, round=step.round, queries=tuple(step.queries),
+                                  round_yield=step.round_yield, n_retrieved=len(step.retrieved),
+                                  action=_action(step.decision), role=step.llm.role if step.llm else None,
+                                  outcome=step.llm.outcome if step.llm else None,
+                                  reason=step.llm.reason if step.llm else "", interventions=tuple(step.interventions),
+                                  tokens=step.tokens, cumulative_tokens=cumulative))
     kinds = {s.kind for s in steps}
-    return TraceTimelineInfo(
-        qid=trace.qid,
-        question=trace.question,
-        route=trace.route,
-        stop_reason=str(trace.stop_reason) if trace.stop_reason is not None else None,
-        rounds_used=trace.rounds_used,
-        lanes=tuple(k for k in LANES if k in kinds) + tuple(sorted(kinds - set(LANES))),
-        steps=tuple(steps),
-        total_tokens=cumulative,
-    )
+    return TraceTimelineInfo(qid=trace.qid, question=trace.question, route=trace.route,
+                             stop_reason=str(trace.stop_reason) if trace.stop_reason is not None else None,
+                             rounds_used=trace.rounds_used,
+                             lanes=tuple(k for k in LANES if k in kinds) + tuple(sorted(kinds - set(LANES))),
+                             steps=tuple(steps), total_tokens=cumulative)
 
 
 def _clip(text: str, limit: int) -> str:

@@ -41,10 +41,8 @@ def truncation_retention_info(table: pd.DataFrame, value_col: str = "quality_lat
     limit = numeric(table, limit_col).tolist()
     strategies, limits = axis_values(strategy), axis_values(limit)
     retention, n = grid_mean(strategy, limit, numeric(table, value_col), strategies, limits)
-    return TruncationRetentionInfo(
-        strategy_col=strategy_col, limit_col=limit_col, value_col=value_col,
-        strategies=strategies, limits=limits, retention=retention, n=n,
-    )
+    return TruncationRetentionInfo(strategy_col=strategy_col, limit_col=limit_col, value_col=value_col,
+                                   strategies=strategies, limits=limits, retention=retention, n=n)
 
 
 def truncation_retention_figure(info: TruncationRetentionInfo) -> go.Figure:
@@ -60,11 +58,8 @@ def truncation_retention_figure(info: TruncationRetentionInfo) -> go.Figure:
             customdata=info.n[s].tolist(),
             hovertemplate=f"{name}<br>limit=%{{x}}<br>retained=%{{y:.3g}}<br>runs=%{{customdata}}<extra></extra>",
         ))
-    fig.update_layout(
-        template="plotly_white",
-        title="Later-round gold evidence reaching the prompt",
-        xaxis_title=html.escape(short(info.limit_col)),
-        yaxis=dict(title=html.escape(short(info.value_col)), rangemode="tozero"),
-        legend_title_text=html.escape(short(info.strategy_col)),
-    )
+    fig.update_layout(template="plotly_white", title="Later-round gold evidence reaching the prompt",
+                      xaxis_title=html.escape(short(info.limit_col)),
+                      yaxis=dict(title=html.escape(short(info.value_col)), rangemode="tozero"),
+                      legend_title_text=html.escape(short(info.strategy_col)))
     return fig

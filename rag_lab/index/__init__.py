@@ -37,23 +37,8 @@ INDEX_KINDS.add(HybridIndex.name, HybridIndex)
 #: The type of a field that names an index kind (checked against :data:`INDEX_KINDS` when validated).
 IndexKind = INDEX_KINDS.field()
 
-__all__ = [
-    "INDEX_KINDS",
-    "IndexKind",
-    "BM25Index",
-    "DenseIndex",
-    "ExactIndex",
-    "HNSWIndex",
-    "Hits",
-    "HybridIndex",
-    "SearchIndex",
-    "build_index",
-    "doc_run",
-    "load_index",
-    "make_index",
-    "reciprocal_rank_fusion",
-    "top_k",
-]
+__all__ = ["INDEX_KINDS", "IndexKind", "BM25Index", "DenseIndex", "ExactIndex", "HNSWIndex", "Hits", "HybridIndex",
+           "SearchIndex", "build_index", "doc_run", "load_index", "make_index", "reciprocal_rank_fusion", "top_k"]
 
 
 def make_index(kind: str, embedder: Embedder | str | None = None, **params: Any) -> SearchIndex:

@@ -105,13 +105,8 @@ class SearchIndex(ABC):
     def _write_meta(self, folder: str | Path, **fields: Any) -> Path:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        meta = {
-            "kind": self.name,
-            "format_version": FORMAT_VERSION,
-            "build_seconds": self.build_seconds,
-            "chunk_ids": self.chunk_ids,
-            **fields,
-        }
+        meta = {"kind": self.name, "format_version": FORMAT_VERSION, "build_seconds": self.build_seconds,
+                "chunk_ids": self.chunk_ids, **fields}
         (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
         return folder
 

@@ -18,13 +18,8 @@ from rag_lab.records import Chunk
 #: Scoring variants bm25s implements.
 BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 _ENGINE = "bm25s"
-_ENGINE_FILES = (
-    "params.index.json",
-    "vocab.index.json",
-    "data.csc.index.npy",
-    "indices.csc.index.npy",
-    "indptr.csc.index.npy",
-)
+_ENGINE_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", "indices.csc.index.npy",
+                 "indptr.csc.index.npy")
 
 
 class BM25Index(SearchIndex):

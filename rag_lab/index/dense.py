@@ -59,13 +59,8 @@ class HNSWIndex(DenseIndex):
     @property
     def params(self) -> dict[str, int | None]:
         """The construction parameters, as saved with the index."""
-        return {
-            "M": self.M,
-            "ef_construction": self.ef_construction,
-            "ef_search": self.ef_search,
-            "seed": self.seed,
-            "num_threads": self.num_threads,
-        }
+        return {"M": self.M, "ef_construction": self.ef_construction, "ef_search": self.ef_search, "seed": self.seed,
+                "num_threads": self.num_threads}
 
     @property
     def search_breadth(self) -> int:

@@ -100,11 +100,7 @@ class HybridIndex(SearchIndex):
                 Path(folder) / META_FILE, f"unknown dense_kind {meta.get('dense_kind')!r}", field="dense_kind"
             )
         dense_cls = dense[meta["dense_kind"]]
-        index = cls(
-            dense_cls.load(Path(folder) / "dense", embedder),
-            BM25Index.load(Path(folder) / "bm25"),
-            k_rrf=meta["k_rrf"],
-            depth=meta["depth"],
-        )
+        index = cls(dense_cls.load(Path(folder) / "dense", embedder), BM25Index.load(Path(folder) / "bm25"),
+                    k_rrf=meta["k_rrf"], depth=meta["depth"])
         index._restore(meta)
         return index

@@ -38,17 +38,7 @@ class LLMBackend(ABC):
         gen = self._generate(request)
         latency = time.perf_counter() - start
         check = validate_output(gen.text, request.response_schema, fallback)
-        return LLMResponse(
-            role=request.role,
-            text=gen.text,
-            parsed=check.parsed,
-            outcome=check.outcome,
-            reason=check.reason,
-            usage=gen.usage,
-            latency_s=latency,
-            modelled_latency_s=gen.modelled_latency_s,
-            backend=self.name,
-            model=self.model,
-            cached=gen.cached,
-            knobs=gen.knobs,
-        )
+        return LLMResponse(role=request.role, text=gen.text, parsed=check.parsed, outcome=check.outcome,
+                           reason=check.reason, usage=gen.usage, latency_s=latency,
+                           modelled_latency_s=gen.modelled_latency_s, backend=self.name, model=self.model,
+                           cached=gen.cached, knobs=gen.knobs)

@@ -130,13 +130,8 @@ class OpenAIBackend(LLMBackend):
         if max_retries < 0 or max_concurrency < 1:
             raise ConfigError(f"need max_retries >= 0 and max_concurrency >= 1, got {max_retries}, {max_concurrency}")
         self._key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
-        self._client = openai.OpenAI(
-            api_key=self._key,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            timeout=timeout_s,
-            max_retries=max_retries,
-            http_client=_Watched(self),
-        )
+        self._client = openai.OpenAI(api_key=self._key, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+                                     timeout=timeout_s, max_retries=max_retries, http_client=_Watched(self))
         self.base_url = display_url(str(self._client.base_url))
         self.structured_mode: StructuredMode = structured_mode
         self.timeout_s = timeout_s

@@ -134,11 +134,9 @@ def controller_prompt(
     """
     budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget,
                              prompt_set)
-    sections = (
-        ("QUESTION", question),
-        ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),
-        ("EVIDENCE", _evidence_block(evidence)),
-    )
+    sections = (("QUESTION", question),
+                ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),
+                ("EVIDENCE", _evidence_block(evidence)))
     return role_messages("controller", instructions("controller", prompt_set, budget=budget), *sections,
                          prompt_set=prompt_set)
 
@@ -155,13 +153,8 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
     same without naming kinds of answer or showing an example answer."""
     if grade not in ANSWER_GRADES:
         raise ConfigError(f"unknown answer template {grade!r}; choose one of {sorted(ANSWER_GRADES)}")
-    return role_messages(
-        "answer",
-        instructions("answer", prompt_set, grade),
-        ("QUESTION", question),
-        ("EVIDENCE", _evidence_block(evidence)),
-        prompt_set=prompt_set,
-    )
+    return role_messages("answer", instructions("answer", prompt_set, grade), ("QUESTION", question),
+                         ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set)
 
 
 def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: str = "v1") -> tuple[Message, ...]:
@@ -169,12 +162,8 @@ def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: s
     the answer prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What
     the model makes of the context without the pipeline's rules: the baseline the pipeline's answer path is
     measured against."""
-    return role_messages(
-        "reader",
-        instructions("reader", prompt_set),
-        ("QUESTION", question),
-        ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set,
-    )
+    return role_messages("reader", instructions("reader", prompt_set), ("QUESTION", question),
+                         ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set)
 
 
 def closed_book_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, ...]:
@@ -197,9 +186,5 @@ def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | N
 
 
 def grade_prompt(question: str, item: EvidenceItem, prompt_set: str = "v1") -> tuple[Message, ...]:
-    return role_messages(
-        "grade",
-        instructions("grade", prompt_set),
-        ("QUESTION", question),
-        ("EVIDENCE", _evidence_block([item])), prompt_set=prompt_set,
-    )
+    return role_messages("grade", instructions("grade", prompt_set), ("QUESTION", question),
+                         ("EVIDENCE", _evidence_block([item])), prompt_set=prompt_set)

@@ -86,12 +86,8 @@ class SimulatedBackend(LLMBackend):
             text = self.tokens.truncate(text, max_tokens)
             completion = max_tokens
         prompt = self.tokens.prompt_tokens(request.messages)
-        return Completion(
-            text=text,
-            usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
-            modelled_latency_s=round(self.latency.latency(prompt, completion), 6),
-            knobs=knobs,
-        )
+        return Completion(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
+                          modelled_latency_s=round(self.latency.latency(prompt, completion), 6), knobs=knobs)
 
     def respond(self, role: str, messages: tuple[Message, ...] | list[Message]) -> str:
         """The raw output text for ``role`` given ``messages`` (no validation, no accounting)."""

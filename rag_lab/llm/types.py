@@ -46,13 +46,8 @@ class LLMRequest(BaseModel):
     def cache_key(self, backend: str, model: str) -> str:
         """A digest of everything that determines the response: backend, model, messages,
         schema and sampling parameters (the role is a label and is left out)."""
-        payload = {
-            "backend": backend,
-            "model": model,
-            "messages": [m.model_dump() for m in self.messages],
-            "schema": self.schema_json(),
-            "params": self.params.model_dump(),
-        }
+        payload = {"backend": backend, "model": model, "messages": [m.model_dump() for m in self.messages],
+                   "schema": self.schema_json(), "params": self.params.model_dump()}
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -124,13 +119,11 @@ class CallRecord(BaseModel):
     @classmethod
     def fields_of(cls, response: LLMResponse) -> dict[str, Any]:
         """The record's fields, read from ``response`` (the one place they are copied)."""
-        return {
-            "role": response.role, "backend": response.backend, "model": response.model,
-            "outcome": response.outcome, "reason": response.reason,
-            "prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
-            "latency_s": response.latency_s, "modelled_latency_s": response.modelled_latency_s,
-            "cached": response.cached, "knobs": list(response.knobs),
-        }
+        return {"role": response.role, "backend": response.backend, "model": response.model,
+                "outcome": response.outcome, "reason": response.reason,
+                "prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
+                "latency_s": response.latency_s, "modelled_latency_s": response.modelled_latency_s,
+                "cached": response.cached, "knobs": list(response.knobs)}
 
     @classmethod
     def from_response(cls, response: LLMResponse, **extra: Any) -> CallRecord:

@@ -130,12 +130,8 @@ def _read_records(path: Path, parse: Callable[[dict[str, Any], str, Path, int], 
     for line_no, row in read_jsonl(path):
         record_id = _record_id(row, path, line_no)
         if record_id in first_line:
-            raise DataFormatError(
-                path,
-                f"duplicate _id {record_id!r} (first on line {first_line[record_id]})",
-                line=line_no,
-                field="_id",
-            )
+            raise DataFormatError(path, f"duplicate _id {record_id!r} (first on line {first_line[record_id]})",
+                                  line=line_no, field="_id")
         first_line[record_id] = line_no
         records[record_id] = parse(row, record_id, path, line_no)
     return records
@@ -283,12 +279,8 @@ def _query_row(question: Question) -> dict[str, Any]:
             f"question {question.qid!r}: metadata keys {clashing} clash with the question "
             "fields that BEIR stores in metadata"
         )
-    fields = {
-        "type": question.type,
-        "answer": question.answer,
-        "answer_aliases": list(question.answer_aliases),
-        "min_hops": question.min_hops,
-    }
+    fields = {"type": question.type, "answer": question.answer, "answer_aliases": list(question.answer_aliases),
+              "min_hops": question.min_hops}
     return {"_id": question.qid, "text": question.text, "metadata": question.metadata | fields}
 
 

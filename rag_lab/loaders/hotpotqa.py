@@ -111,17 +111,8 @@ def _parse_example(example: Any, where: Where, split: str, source: str) -> tuple
         hops = chain if qtype in CHAIN_TYPES else ()
     level = {"level": example["level"]} if example.get("level") is not None else {}
     metadata = level | {"source_format": source, "layout": "huggingface" if hf_layout else "original"}
-    question = Question(
-        qid=qid or "pending",
-        text=text,
-        type=qtype,
-        answer=answer,
-        gold_doc_ids=gold,
-        hop_doc_ids=hops,
-        min_hops=len(gold),
-        split=split,
-        metadata=metadata,
-    )
+    question = Question(qid=qid or "pending", text=text, type=qtype, answer=answer, gold_doc_ids=gold, hop_doc_ids=hops,
+                        min_hops=len(gold), split=split, metadata=metadata)
     return qid, question, paragraphs
 
 

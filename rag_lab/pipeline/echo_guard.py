@@ -35,11 +35,9 @@ class EchoCheck(NamedTuple):
 
     def as_detail(self) -> dict[str, object]:
         """A JSON-ready record for the trace."""
-        return {
-            "draft_tokens": self.draft_tokens, "instruction_run": self.instruction_run,
-            "evidence_copied": round(self.evidence_copied, 4), "question_copied": round(self.question_copied, 4),
-            "markers": list(self.markers), "flagged": self.flagged, "reasons": list(self.reasons),
-        }
+        return {"draft_tokens": self.draft_tokens, "instruction_run": self.instruction_run,
+                "evidence_copied": round(self.evidence_copied, 4), "question_copied": round(self.question_copied, 4),
+                "markers": list(self.markers), "flagged": self.flagged, "reasons": list(self.reasons)}
 
 
 def check_echo(draft: str, instructions: str, evidence: list[str], question: str, policy: EchoGuard) -> EchoCheck:

@@ -72,13 +72,9 @@ def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[
     cols = list(table.columns)
     quality = [c for c in cols if is_quality(c) and not is_ci_bound(c, cols)]
     costs = [c for c in cols if is_cost(c)]
-    key = [
-        *(c for c in ("candidate_id", LABEL_COL) if c in cols),
-        *(c for c in cols if c.startswith(PARAM_PREFIX)),
-        quality_col, *(c for c in quality if c != quality_col),
-        cost_col, *(c for c in costs if c != cost_col),
-        "is_pareto",
-    ]
+    key = [*(c for c in ("candidate_id", LABEL_COL) if c in cols), *(c for c in cols if c.startswith(PARAM_PREFIX)),
+           quality_col, *(c for c in quality if c != quality_col), cost_col, *(c for c in costs if c != cost_col),
+           "is_pareto"]
     bounds = {f"{q}{s}" for q in quality for s in ("_lo", "_hi")}
     return key + [c for c in cols if c not in key and c not in bounds]
 
@@ -171,12 +167,10 @@ def _findings_section(summary: SweepSummary) -> str:
 
 
 def _delta_section(summary: SweepSummary) -> list[str]:
-    parts = [
-        "<h2>Paired differences vs the reference (exploratory)</h2>",
-        f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
-        template(__package__, "templates/delta_note.html").substitute(reference=html.escape(summary.reference)),
-        '<div class="table-wrap">', delta_table_html(summary), "</div>",
-    ]
+    parts = ["<h2>Paired differences vs the reference (exploratory)</h2>",
+             f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
+             template(__package__, "templates/delta_note.html").substitute(reference=html.escape(summary.reference)),
+             '<div class="table-wrap">', delta_table_html(summary), "</div>"]
     for i, (metric, frame) in enumerate(summary.frames.items()):
         figure = forest.forest_figure(forest.forest_info(frame, metric))
         parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id=f"forest-{i}"))
@@ -461,24 +455,18 @@ def write_report(
         facts.append(f"{', '.join(map(str, n_q))} questions per candidate")
     if summary.spent_ratio is not None:
         facts.append(f"LLM calls spent / incurred: {summary.spent_ratio:.1%}")
-    parts = [
-        header_html(name, when, facts, summary.provenance, progress, list(summary.warnings)),
-        *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
-        _how_to_read(cost_col, quality_col),
-        "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>",
-        *plots,
-        *(_search_section(sweep) if sweep is not None and sweep.search else []),
-        *([_findings_section(summary)] if summary.findings else []),
-        *(_where_section(robustness, related) if related else []),
-        *(_delta_section(summary) if summary.frames else []),
-        *(_guard_section(guards) if guards is not None else []),
-        *(_verify_section(verifications) if verifications else []),
-        "<h2>Results</h2>",
-        *([_collapsed_note(same)] if same else []),
-        '<div class="table-wrap">',
-        results_table_html(collapsed(table, same), cost_col, quality_col),
-        "</div>",
-    ]
+    parts = [header_html(name, when, facts, summary.provenance, progress, list(summary.warnings)),
+             *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
+             _how_to_read(cost_col, quality_col),
+             "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>", *plots,
+             *(_search_section(sweep) if sweep is not None and sweep.search else []),
+             *([_findings_section(summary)] if summary.findings else []),
+             *(_where_section(robustness, related) if related else []),
+             *(_delta_section(summary) if summary.frames else []),
+             *(_guard_section(guards) if guards is not None else []),
+             *(_verify_section(verifications) if verifications else []), "<h2>Results</h2>",
+             *([_collapsed_note(same)] if same else []), '<div class="table-wrap">',
+             results_table_html(collapsed(table, same), cost_col, quality_col), "</div>"]
     body = render("page.html.j2", title=TITLE.format(name=name), style=Markup(_STYLE), parts=map(Markup, parts))
     out = Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)

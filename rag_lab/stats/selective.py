@@ -71,11 +71,5 @@ def risk_coverage(score: np.ndarray, answered: np.ndarray, right: np.ndarray) ->
     risk = wrong_at / answered_at
     widths = coverage - np.append(coverage[1:], 0.0)
     aurc = float(np.sum(widths * risk)) if thresholds.size else float("nan")
-    return RiskCoverage(
-        thresholds=tuple(thresholds.tolist()),
-        coverage=tuple(coverage.tolist()),
-        risk=tuple(risk.tolist()),
-        answered=tuple(answered_at.tolist()),
-        aurc=aurc,
-        n=n,
-    )
+    return RiskCoverage(thresholds=tuple(thresholds.tolist()), coverage=tuple(coverage.tolist()),
+                        risk=tuple(risk.tolist()), answered=tuple(answered_at.tolist()), aurc=aurc, n=n)

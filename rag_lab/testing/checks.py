@@ -28,10 +28,8 @@ from rag_lab.pipeline.policies import Policy
 from rag_lab.records import Chunk, Dataset
 from rag_lab.testing.fakes import HashEmbedder
 
-__all__ = [
-    "CHAT_REQUEST", "INDEX_TEXTS", "ROUTE_FALLBACK", "ROUTE_REQUEST", "ContractViolation", "check_backend",
-    "check_index", "check_loader", "check_policy", "index_chunks", "policy_bounds",
-]
+__all__ = ["CHAT_REQUEST", "INDEX_TEXTS", "ROUTE_FALLBACK", "ROUTE_REQUEST", "ContractViolation", "check_backend",
+           "check_index", "check_loader", "check_policy", "index_chunks", "policy_bounds"]
 
 
 class ContractViolation(AssertionError):
@@ -95,14 +93,10 @@ def _folder(tmp_dir: str | Path | None) -> Iterator[Path]:
 
 #: The chunks :func:`check_index` builds on: d3 alone holds "zyxqorp" and "satellite", d4 alone "tomatoes",
 #: d0 and d5 share "password", "reset" and "login"; d0 alone holds "account".
-INDEX_TEXTS = (
-    "password reset instructions for the account login page",
-    "the quarterly revenue report for the finance team",
-    "new smartphone battery lasts two full days",
-    "the zyxqorp protocol handles encrypted satellite uplinks",
-    "gardening tips for growing tomatoes in summer",
-    "how to reset a forgotten password on the login screen",
-)
+INDEX_TEXTS = ("password reset instructions for the account login page",
+               "the quarterly revenue report for the finance team", "new smartphone battery lasts two full days",
+               "the zyxqorp protocol handles encrypted satellite uplinks",
+               "gardening tips for growing tomatoes in summer", "how to reset a forgotten password on the login screen")
 
 
 def index_chunks(texts: Iterable[str] = INDEX_TEXTS) -> list[Chunk]:

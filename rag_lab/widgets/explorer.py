@@ -113,14 +113,9 @@ class PolicyExplorer:
         self._delta.add_class("rag-lab-delta")
         self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
         self.figure = empty_plot(cost_col, quality_col)
-        self.widget = widgets.VBox([
-            widgets.VBox([c.widget for c in self.controls.values()]),
-            widgets.HBox([self._progress, self._state]),
-            self._status,
-            self._delta,
-            self.axes.widget,
-            self.figure,
-        ])
+        self.widget = widgets.VBox([widgets.VBox([c.widget for c in self.controls.values()]),
+                                    widgets.HBox([self._progress, self._state]), self._status, self._delta,
+                                    self.axes.widget, self.figure])
         self.widget.add_class(CSS_CLASS)
 
     # --- actions (plain methods: no browser needed) ------------------------------------------------

@@ -105,12 +105,8 @@ class TraceViewer:
         self._count = widgets.Label()
         self.figure = go.FigureWidget(layout=go.Layout(height=320, template="plotly_white"))
         self._prompts = widgets.HTML()
-        self.widget = widgets.VBox([
-            widgets.HBox([self._config_box, self._type_box, self._outcome_box]),
-            widgets.HBox([self._question_box, self._count]),
-            self.figure,
-            self._prompts,
-        ])
+        self.widget = widgets.VBox([widgets.HBox([self._config_box, self._type_box, self._outcome_box]),
+                                    widgets.HBox([self._question_box, self._count]), self.figure, self._prompts])
         self.widget.add_class(CSS_CLASS)
         self._muted = False
         self._config_box.observe(lambda c: self._user(self.select, candidate_id=c["new"]), names="value")

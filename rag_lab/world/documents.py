@@ -32,12 +32,8 @@ def _article(word: str) -> str:
 
 def _doc(doc_id: str, title: str, sentences: list[str], source: str, kind: str,
          date: dt.date, entity: str, **extra: object) -> Document:
-    return Document(
-        doc_id=doc_id,
-        title=title,
-        text=" ".join(s for s in sentences if s),
-        metadata={"source": source, "kind": kind, "date": date.isoformat(), "entity": entity, **extra},
-    )
+    return Document(doc_id=doc_id, title=title, text=" ".join(s for s in sentences if s),
+                    metadata={"source": source, "kind": kind, "date": date.isoformat(), "entity": entity, **extra})
 
 
 def person_page(rng: random.Random, w: World, p: Person) -> Document:

@@ -256,19 +256,11 @@ def _draw_services(rng: random.Random, n: int, teams: list[Team]) -> list[Servic
     for i, name in enumerate(names):
         replicas = rng.choice((2, 3, 4, 6, 8, 12, 16, 24))
         updated = _day(rng, dt.date(2025, 6, 1), 400)
-        svc = Service(
-            sid=f"svc-{i:05d}",
-            name=name,
-            team=teams[i % len(teams)].tid if i < len(teams) else rng.choice(teams).tid,
-            language=rng.choice(vocab.LANGUAGES),
-            datastore=rng.choice(vocab.DATASTORES),
-            port=ports[i],
-            replicas=replicas,
-            launch_year=rng.randint(2016, 2025),
-            oncall=f"#oncall-{name}",
-            purpose=SERVICE_PURPOSE[name.split("-")[0]],
-            updated=updated,
-        )
+        svc = Service(sid=f"svc-{i:05d}", name=name,
+                      team=teams[i % len(teams)].tid if i < len(teams) else rng.choice(teams).tid,
+                      language=rng.choice(vocab.LANGUAGES), datastore=rng.choice(vocab.DATASTORES), port=ports[i],
+                      replicas=replicas, launch_year=rng.randint(2016, 2025), oncall=f"#oncall-{name}",
+                      purpose=SERVICE_PURPOSE[name.split("-")[0]], updated=updated)
         if rng.random() < 0.3:
             svc.former_name = former[i]
             svc.rename_date = _day(rng, dt.date(2024, 1, 1), 500)
@@ -314,18 +306,10 @@ def _draw_flags(rng: random.Random, n: int, services: list[Service], releases: l
         business = vocab.FLAG_BUSINESS[obj] + ("" if generation == 1 else f" {generation}")
         release = rng.choice(releases)
         rollout = rng.choice((0, 5, 10, 25, 50, 75, 100))
-        flag = Flag(
-            fid=f"flag-{i:05d}",
-            code=f"{verbs[obj]}_{obj_code}{suffix}",
-            business=business,
-            purpose=FLAG_PURPOSE[obj_code],
-            service=release.service,
-            default_on=rng.random() < 0.3,
-            rollout=rollout,
-            updated=_day(rng, dt.date(2025, 6, 1), 400),
-            launch_date=_day(rng, dt.date(2024, 6, 1), 500),
-            release=release.rid,
-        )
+        flag = Flag(fid=f"flag-{i:05d}", code=f"{verbs[obj]}_{obj_code}{suffix}", business=business,
+                    purpose=FLAG_PURPOSE[obj_code], service=release.service, default_on=rng.random() < 0.3,
+                    rollout=rollout, updated=_day(rng, dt.date(2025, 6, 1), 400),
+                    launch_date=_day(rng, dt.date(2024, 6, 1), 500), release=release.rid)
         release.flags.append(flag.fid)
         if rng.random() < 0.35:
             flag.old_rollout = rng.choice([r for r in (0, 5, 10, 25, 50, 75, 100) if r != rollout])

@@ -23,10 +23,8 @@ NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight", 12: "twel
 def _q(text: str, qtype: str, answer: str | None, gold: list[str], hops: int, template: str,
        aliases: tuple[str, ...] = (), **meta: object) -> dict:
     """The fields of one candidate question (qid and split are given when it is picked)."""
-    return dict(
-        text=text, type=qtype, answer=answer, answer_aliases=aliases,
-        gold_doc_ids=tuple(dict.fromkeys(gold)), min_hops=hops, metadata={"template": template, **meta},
-    )
+    return dict(text=text, type=qtype, answer=answer, answer_aliases=aliases,
+                gold_doc_ids=tuple(dict.fromkeys(gold)), min_hops=hops, metadata={"template": template, **meta})
 
 
 def _long_date(d: dt.date) -> str:

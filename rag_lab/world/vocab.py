@@ -27,18 +27,9 @@ LAST_NAMES = (
     "Young", "Zhang", "Zhou", "Zimmermann",
 )
 
-ROLES = (
-    "software engineer",
-    "senior software engineer",
-    "staff engineer",
-    "site reliability engineer",
-    "engineering manager",
-    "product manager",
-    "data engineer",
-    "security engineer",
-    "QA engineer",
-    "technical writer",
-)
+ROLES = ("software engineer", "senior software engineer", "staff engineer", "site reliability engineer",
+         "engineering manager", "product manager", "data engineer", "security engineer", "QA engineer",
+         "technical writer")
 
 OFFICES = ("Lisbon", "Toronto", "Nairobi", "Osaka", "Berlin", "Austin", "Warsaw", "Melbourne")
 
@@ -48,20 +39,9 @@ TEAM_NAMES = (
     "Delta Equinox Fjord Granite Helix Iris Jade Kite Lynx Mosaic Nova Orbit Prism"
 ).split()
 
-TEAM_FOCUS = (
-    "payments and settlement",
-    "identity and sign-in",
-    "search and discovery",
-    "notifications and messaging",
-    "data platform and reporting",
-    "developer tooling",
-    "storage and backups",
-    "mobile clients",
-    "billing and invoicing",
-    "fraud detection",
-    "internal analytics",
-    "customer support tooling",
-)
+TEAM_FOCUS = ("payments and settlement", "identity and sign-in", "search and discovery", "notifications and messaging",
+              "data platform and reporting", "developer tooling", "storage and backups", "mobile clients",
+              "billing and invoicing", "fraud detection", "internal analytics", "customer support tooling")
 
 SERVICE_FIRST = (
     "ledger billing refund invoice auth session token profile search catalog index notify "
@@ -85,20 +65,16 @@ FORMER_NAME_PARTS = (
 ).split()
 
 FLAG_VERBS = ("ENABLE", "USE", "ALLOW", "FORCE")
-FLAG_OBJECTS = (
-    "FAST_REFUND", "BATCH_SETTLEMENT", "LAZY_INDEX", "STRICT_TLS", "SOFT_DELETE", "SMART_RETRY",
-    "DEDUP_WEBHOOKS", "EDGE_CACHE", "SPLIT_INVOICE", "GEO_ROUTING", "TOKEN_ROTATION",
-    "ASYNC_EXPORT", "DARK_MODE", "BULK_UPLOAD", "PUSH_DIGEST", "RISK_SCORE", "AUDIT_STREAM",
-    "QUOTA_BURST", "MULTI_CURRENCY", "INSTANT_PAYOUT",
-)
+FLAG_OBJECTS = ("FAST_REFUND", "BATCH_SETTLEMENT", "LAZY_INDEX", "STRICT_TLS", "SOFT_DELETE", "SMART_RETRY",
+                "DEDUP_WEBHOOKS", "EDGE_CACHE", "SPLIT_INVOICE", "GEO_ROUTING", "TOKEN_ROTATION",
+                "ASYNC_EXPORT", "DARK_MODE", "BULK_UPLOAD", "PUSH_DIGEST", "RISK_SCORE", "AUDIT_STREAM",
+                "QUOTA_BURST", "MULTI_CURRENCY", "INSTANT_PAYOUT")
 #: Business (marketing) names for the flag objects above, same order.
-FLAG_BUSINESS = (
-    "Express Refund", "Nightly Payout Bundling", "Background Catalog Refresh", "Hardened Connections",
-    "Recycle Bin", "Automatic Second Try", "Single Delivery Guarantee", "Nearby Content Boost",
-    "Split Billing", "Regional Traffic Steering", "Key Refresh Autopilot", "Export Later",
-    "Night Theme", "Many-Files Upload", "Daily Alert Summary", "Trust Meter", "Compliance Feed",
-    "Peak Allowance", "Global Wallet", "Same-Minute Payout",
-)
+FLAG_BUSINESS = ("Express Refund", "Nightly Payout Bundling", "Background Catalog Refresh", "Hardened Connections",
+                 "Recycle Bin", "Automatic Second Try", "Single Delivery Guarantee", "Nearby Content Boost",
+                 "Split Billing", "Regional Traffic Steering", "Key Refresh Autopilot", "Export Later",
+                 "Night Theme", "Many-Files Upload", "Daily Alert Summary", "Trust Meter", "Compliance Feed",
+                 "Peak Allowance", "Global Wallet", "Same-Minute Payout")
 
 # Incident symptom families: (lay wording variants, technical wording variants, root causes, fixes).
 INCIDENT_FAMILIES = (

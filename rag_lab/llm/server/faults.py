@@ -123,13 +123,9 @@ class FaultState:
 
     def __init__(self, plan: FaultPlan) -> None:
         self.plan = plan
-        self._left: dict[str, Times] = {
-            "rate_limit": plan.rate_limit,
-            "server_error": plan.server_error,
-            "delay": plan.delay,
-            "malformed_body": plan.malformed_body,
-            "content": plan.content_times if plan.content_fault else 0,
-        }
+        self._left: dict[str, Times] = {"rate_limit": plan.rate_limit, "server_error": plan.server_error,
+                                        "delay": plan.delay, "malformed_body": plan.malformed_body,
+                                        "content": plan.content_times if plan.content_fault else 0}
         self._lock = threading.Lock()
 
     def fires(self, fault: str) -> bool:

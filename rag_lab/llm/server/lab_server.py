@@ -161,10 +161,8 @@ class LabServer:
             return f"chatcmpl-lab-{self._ids}"
 
     def models_body(self) -> dict[str, Any]:
-        return {
-            "object": "list",
-            "data": [{"id": m, "object": "model", "created": 0, "owned_by": "rag_lab"} for m in self.models],
-        }
+        return {"object": "list",
+                "data": [{"id": m, "object": "model", "created": 0, "owned_by": "rag_lab"} for m in self.models]}
 
     def parse_chat(self, raw: bytes, role_header: str | None) -> tuple[LLMRequest, str]:
         """Validate a chat-completion body into an LLMRequest and the model name (raises HTTPError)."""
@@ -200,11 +198,8 @@ class LabServer:
                                  param="response_format")
         role = role_header if role_header and _ROLE_LABEL.match(role_header) else DEFAULT_ROLE
         try:
-            params = SamplingParams(
-                temperature=req.temperature if req.temperature is not None else 0.0,
-                max_tokens=req.max_completion_tokens or req.max_tokens or 512,
-                seed=req.seed,
-            )
+            params = SamplingParams(temperature=req.temperature if req.temperature is not None else 0.0,
+                                    max_tokens=req.max_completion_tokens or req.max_tokens or 512, seed=req.seed)
             messages = tuple(Message(role=m.role, content=m.text()) for m in req.messages)  # type: ignore[arg-type]
         except ValidationError as exc:
             err = exc.errors()[0]

@@ -38,13 +38,8 @@ def variants(question: str) -> tuple[str, ...]:
     """Distinct rephrasings of ``question``, most faithful first (the question itself excluded)."""
     qa = analyse(question)
     names, terms = qa.names(), list(qa.term_words)
-    candidates = [
-        keyword_query(question),
-        statement(question),
-        " ".join([*terms, *names]),
-        " ".join([*names, *terms[:3]]),
-        " ".join([*names, *reversed(terms)]),
-    ]
+    candidates = [keyword_query(question), statement(question), " ".join([*terms, *names]),
+                  " ".join([*names, *terms[:3]]), " ".join([*names, *reversed(terms)])]
     base = keyword_query(question)
     candidates += [f"{base} {filler}" for filler in _FILLERS]
     out: list[str] = []

@@ -13,18 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_lab.errors import ConfigError
 
-KNOBS: tuple[str, ...] = (
-    "synonym_spinning",
-    "budget_anchoring",
-    "budget_thrift",
-    "premature_stop",
-    "bridge_drop",
-    "invalid_json",
-    "hallucinated_action",
-    "wrong_types",
-    "comparison_underrate",
-    "route_underrate",
-)
+KNOBS: tuple[str, ...] = ("synonym_spinning", "budget_anchoring", "budget_thrift", "premature_stop", "bridge_drop",
+                          "invalid_json", "hallucinated_action", "wrong_types", "comparison_underrate",
+                          "route_underrate")
 
 _Rate = Field(default=0.0, ge=0.0, le=1.0)
 

@@ -90,11 +90,8 @@ def stem(word: str) -> str:
 #: Stems that name one relation in different words: a marriage is "married", "his wife", "her husband",
 #: "spouse"; a birth "born" or "birth"; a death "died" or "death". A sentence that says the relation in one
 #: of them says what a question asks in another.
-_SAME_RELATION = (
-    ("marri", "marriag", "wife", "husband", "spous", "wed", "widow"),
-    ("born", "birth"),
-    ("died", "die", "death"),
-)
+_SAME_RELATION = (("marri", "marriag", "wife", "husband", "spous", "wed", "widow"), ("born", "birth"),
+                  ("died", "die", "death"))
 EQUIVALENT: dict[str, frozenset[str]] = {s: frozenset(group) for group in _SAME_RELATION for s in group}
 
 
