@@ -19,15 +19,8 @@ from rag_lab.registry import Registry
 
 __all__ = ["BASE_SET", "LLM_ROLES", "PROMPT_SETS", "PromptSet", "PromptSetName", "Role", "resolve_role", "template_name"]
 
-#: The prompt sets (policy ``prompts.version``), each with what it changes. ``v2`` was written for a small real
-#: model (Qwen2.5-Coder-1.5B refused 45% of the questions whose answer was in its prompt and never asked for
-#: another round under v1): the router and the controller give their reason before their decision (the JSON
-#: schema orders it first, so a grammar-constrained model writes it first), the controller checks each needed
-#: fact against the evidence, and the answer is a few words with citations.
-#: ``v3`` is ``v2`` with another answer template (answer-v3): v2's answer instruction listed the kinds of answer
-#: ("a name, a place, a date, a number, yes or no") with an example ("1987 [2]"), and the model answered "No" to
-#: 9 of 69 recorded HotpotQA questions that are not yes/no questions. Every other role speaks v2 in v3, so a v3
-#: run asks the controller exactly what a v2 run asked (the recorded controller calls answer both).
+#: The prompt sets (policy ``prompts.version``), each with what it changes and the set it builds on; why each was
+#: written (v2 for a small real model, v3's answer template): docs/simulate-then-verify.md.
 PROMPT_SETS: Registry[PromptSet] = Registry("prompt set")
 
 
