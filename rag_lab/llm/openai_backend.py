@@ -52,7 +52,11 @@ class Liveness(Protocol):
     process that just dropped a connection to finish exiting."""
 
     def __call__(self, wait_s: float = ...) -> Any: ...
+
+
 _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
+
+
 @dataclass
 class BackendStats:
     """Counters of one backend instance: calls made, HTTP attempts, retries, calls that ended in
