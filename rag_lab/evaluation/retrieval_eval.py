@@ -86,16 +86,9 @@ def ann_recall(approx: SearchIndex, exact: SearchIndex, queries: Sequence[str], 
     return hits / total if total else 1.0
 
 
-def evaluate_retrieval(
-    dataset: Dataset,
-    retriever: str = "dense",
-    k: int = 10,
-    split: str | None = None,
-    limit: int | None = None,
-    index_params: dict[str, Any] | None = None,
-    embedder: Embedder | None = None,
-    cutoffs: Sequence[int] = (),
-) -> RetrievalReport:
+def evaluate_retrieval(dataset: Dataset, retriever: str = "dense", k: int = 10, split: str | None = None,
+                       limit: int | None = None, index_params: dict[str, Any] | None = None,
+                       embedder: Embedder | None = None, cutoffs: Sequence[int] = ()) -> RetrievalReport:
     """Evaluate one retriever on ``dataset`` (optionally one split, the first ``limit`` questions).
 
     ``max(100, 3k)`` chunks are fetched per question (``k`` the largest cut-off) and folded into documents by

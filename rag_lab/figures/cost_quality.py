@@ -82,15 +82,9 @@ def _grouping(rows: pd.DataFrame, col: str | None) -> tuple[tuple[str, ...] | No
     return tuple(group_label(v) for v in values), group_names(values)
 
 
-def cost_quality_info(
-    table: pd.DataFrame,
-    cost_col: str,
-    quality_col: str,
-    color_by: str | None = None,
-    label_cols: Sequence[str] | None = None,
-    facet_by: str | None = None,
-    text_col: str | None = None,
-) -> CostQualityInfo:
+def cost_quality_info(table: pd.DataFrame, cost_col: str, quality_col: str, color_by: str | None = None,
+                      label_cols: Sequence[str] | None = None, facet_by: str | None = None,
+                      text_col: str | None = None) -> CostQualityInfo:
     """The data of the cost-vs-quality scatter of ``table`` (one row per candidate).
 
     ``color_by`` names a column (typically a ``param_*``) whose values colour the points, ``facet_by`` one

@@ -109,21 +109,10 @@ class OpenAIBackend(LLMBackend):
     _negotiated: ClassVar[dict[tuple[str, str], str]] = {}
     _negotiated_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        structured_mode: StructuredMode = "auto",
-        timeout_s: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 4,
-        cache_label: str | None = None,
-        send_role_header: bool = True,
-        merge_system: bool = False,
-        liveness: Liveness | None = None,
-    ) -> None:
+    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                 structured_mode: StructuredMode = "auto", timeout_s: float = 60.0, max_retries: int = 3,
+                 max_concurrency: int = 4, cache_label: str | None = None, send_role_header: bool = True,
+                 merge_system: bool = False, liveness: Liveness | None = None) -> None:
         model = model or os.environ.get("RAG_LAB_MODEL")
         if model is not None and not model.strip():
             raise ConfigError("OpenAIBackend needs a model name, got an empty one")

@@ -116,15 +116,9 @@ def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool, pro
                         max_rounds=max_rounds, done=done, rounds_done=rounds_done)
 
 
-def controller_prompt(
-    question: str,
-    evidence: Sequence[EvidenceItem],
-    searches: Sequence[str],
-    max_rounds: int,
-    disclose_budget: bool,
-    rounds_run: int | None = None,
-    prompt_set: str = "v1",
-) -> tuple[Message, ...]:
+def controller_prompt(question: str, evidence: Sequence[EvidenceItem], searches: Sequence[str], max_rounds: int,
+                      disclose_budget: bool, rounds_run: int | None = None,
+                      prompt_set: str = "v1") -> tuple[Message, ...]:
     """The controller's decision prompt. The budget is stated in retrieval rounds, the unit the cap counts (a round may
     run several queries). With ``disclose_budget`` the cap is stated ("at most N rounds of searches"), otherwise
     only "use as few rounds of searches as possible" — from set ``v4`` on, only the cap differs

@@ -47,16 +47,10 @@ class SimulatedBackend(LLMBackend):
 
     name = "simulated"
 
-    def __init__(
-        self,
-        profile: str | SimulatorProfile = "typical",
-        seed: int | None = None,
-        latency: LatencyModel | None = None,
-        embedder: Embedder | None = None,
-        similarity: Similarity | None = None,
-        tokens: TokenCounter | None = None,
-        sentence_items: int = 4,
-    ) -> None:
+    def __init__(self, profile: str | SimulatorProfile = "typical", seed: int | None = None,
+                 latency: LatencyModel | None = None, embedder: Embedder | None = None,
+                 similarity: Similarity | None = None, tokens: TokenCounter | None = None,
+                 sentence_items: int = 4) -> None:
         self.profile = get_profile(profile, seed)
         self.latency = latency if latency is not None else LatencyModel()
         super().__init__(f"sim-{self.profile.name}-s{self.profile.seed}")

@@ -396,14 +396,9 @@ def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], 
     return figures
 
 
-def write_report(
-    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
-    out_html: str | os.PathLike[str],
-    cost_col: str = DEFAULT_COST,
-    quality_col: str | None = None,
-    name: str | None = None,
-    reference: Any = None,
-) -> Path:
+def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], out_html: str | os.PathLike[str],
+                 cost_col: str = DEFAULT_COST, quality_col: str | None = None, name: str | None = None,
+                 reference: Any = None) -> Path:
     """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory — to
     ``out_html`` (replaced atomically) and return its path. ``name`` titles it (default: the sweep's name). The
     Pareto flags are recomputed for ``cost_col`` × ``quality_col`` (default: the sweep's

@@ -196,19 +196,9 @@ def _permutation_p(d: np.ndarray, alternative: Alternative, n_permutations: int,
     return (hits + plus_one) / (len(sums) + plus_one), method, count
 
 
-def paired_test(
-    values: Any,
-    reference: Any,
-    *,
-    alternative: Alternative = "two-sided",
-    method: Method | None = None,
-    n_permutations: int = N_PERMUTATIONS,
-    seed: int = 0,
-    strata: Any = None,
-    n_boot: int = 2000,
-    alpha: float = 0.05,
-    exact_max: int = EXACT_MAX,
-) -> PairedTest:
+def paired_test(values: Any, reference: Any, *, alternative: Alternative = "two-sided", method: Method | None = None,
+                n_permutations: int = N_PERMUTATIONS, seed: int = 0, strata: Any = None, n_boot: int = 2000,
+                alpha: float = 0.05, exact_max: int = EXACT_MAX) -> PairedTest:
     """Test ``values − reference`` over the same questions (arrays as :func:`paired_difference` takes:
     ``(n,)`` or ``(n, seeds)``, aligned). ``method=None`` picks the exact sign / McNemar test when every
     nonzero per-question difference has the same size (0/1 metrics, one seed), else the sign-flip

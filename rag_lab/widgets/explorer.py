@@ -56,21 +56,11 @@ class PolicyExplorer:
     >>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
     >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP"""
 
-    def __init__(
-        self,
-        dataset: str = "world",
-        params: Sequence[str] = DEFAULT_PARAMS,
-        split: str | None = "test",
-        limit: int | None = None,
-        types: Sequence[str] | None = None,
-        backend: LLMBackend | None = None,
-        base: PipelineConfig | None = None,
-        cost_col: str = DEFAULT_COST,
-        quality_col: str = DEFAULT_QUALITY,
-        profile: str = "typical",
-        knobs: Mapping[str, float | str] | None = None,
-        per_type: int | None = None,
-    ) -> None:
+    def __init__(self, dataset: str = "world", params: Sequence[str] = DEFAULT_PARAMS, split: str | None = "test",
+                 limit: int | None = None, types: Sequence[str] | None = None, backend: LLMBackend | None = None,
+                 base: PipelineConfig | None = None, cost_col: str = DEFAULT_COST, quality_col: str = DEFAULT_QUALITY,
+                 profile: str = "typical", knobs: Mapping[str, float | str] | None = None,
+                 per_type: int | None = None) -> None:
         if not params:
             raise ConfigError("PolicyExplorer needs at least one parameter to control")
         check_axes(cost_col, quality_col)

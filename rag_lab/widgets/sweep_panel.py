@@ -53,21 +53,11 @@ class SweepPanel:
     >>> result = panel.search(sampler="nsga2", trials=12, race=[20, 40])                          # doctest: +SKIP
     >>> panel.log_lines()                 # "trial 0: …", "dropped …: after 20 questions, dominated by …"  # doctest: +SKIP"""
 
-    def __init__(
-        self,
-        dataset: str = "world",
-        split: str | None = "test",
-        limit: int | None = None,
-        types: Sequence[str] | None = None,
-        base: PipelineConfig | None = None,
-        run_dir: str | Path | None = None,
-        profile: str = "typical",
-        cost_col: str = DEFAULT_COST,
-        quality_col: str = DEFAULT_QUALITY,
-        name: str = "panel",
-        knobs: Mapping[str, float | str] | None = None,
-        per_type: int | None = None,
-    ) -> None:
+    def __init__(self, dataset: str = "world", split: str | None = "test", limit: int | None = None,
+                 types: Sequence[str] | None = None, base: PipelineConfig | None = None,
+                 run_dir: str | Path | None = None, profile: str = "typical", cost_col: str = DEFAULT_COST,
+                 quality_col: str = DEFAULT_QUALITY, name: str = "panel",
+                 knobs: Mapping[str, float | str] | None = None, per_type: int | None = None) -> None:
         check_axes(cost_col, quality_col)
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
         self.base = base if base is not None else PipelineConfig()

@@ -230,18 +230,10 @@ class LocalModelServer:
     ``log_path`` defaults to a temporary file (kept after exit, see :attr:`log_path`).
     """
 
-    def __init__(
-        self,
-        model_path: str | Path | None = None,
-        *,
-        chat_format: str | None = None,
-        n_ctx: int = DEFAULT_CONTEXT,
-        n_threads: int | None = None,
-        startup_timeout_s: float = 120.0,
-        log_path: str | Path | None = None,
-        alias: str = LOCAL_MODEL_ALIAS,
-        prompt_cache: bool = False,
-    ) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, chat_format: str | None = None,
+                 n_ctx: int = DEFAULT_CONTEXT, n_threads: int | None = None, startup_timeout_s: float = 120.0,
+                 log_path: str | Path | None = None, alias: str = LOCAL_MODEL_ALIAS,
+                 prompt_cache: bool = False) -> None:
         n_threads = default_threads() if n_threads is None else n_threads
         if n_ctx < 256 or n_threads < 1 or startup_timeout_s <= 0:
             raise ConfigError(f"need n_ctx >= 256, n_threads >= 1 and a positive timeout; got {n_ctx}, {n_threads}, "

@@ -50,21 +50,11 @@ class LabServer:
     ``peak_concurrency`` is the most chat completions that ran at once.
     """
 
-    def __init__(
-        self,
-        backend: LLMBackend,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        *,
-        models: Sequence[str] | None = None,
-        max_concurrency: int = 1,
-        max_body_bytes: int = MAX_BODY_BYTES,
-        response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS,
-        format_status: int = 400,
-        faults: FaultPlan | None = None,
-        socket_timeout_s: float = 30.0,
-        latency: Latency | str | float | None = None,
-    ) -> None:
+    def __init__(self, backend: LLMBackend, host: str = "127.0.0.1", port: int = 0, *,
+                 models: Sequence[str] | None = None, max_concurrency: int = 1, max_body_bytes: int = MAX_BODY_BYTES,
+                 response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS, format_status: int = 400,
+                 faults: FaultPlan | None = None, socket_timeout_s: float = 30.0,
+                 latency: Latency | str | float | None = None) -> None:
         bind = check_loopback(host)
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
