@@ -165,8 +165,7 @@ SUMMARY_COLUMNS = (
     ("ev_recall", "quality_evidence_recall"), ("late_gold", "quality_later_gold_retained"),
     ("abstain_acc", "quality_abstention_accuracy"),
     ("refused", "quality_refused"), ("fallback", "quality_fallback"), ("rounds", "cost_rounds"),
-    ("llm_calls", "cost_llm_calls"), ("tokens", "cost_tokens"), ("model_lat_s", "cost_modelled_latency_s"),
-)
+    ("llm_calls", "cost_llm_calls"), ("tokens", "cost_tokens"), ("model_lat_s", "cost_modelled_latency_s"))
 
 
 def format_summary(out: dict[str, Any]) -> str:

@@ -26,5 +26,4 @@ __all__ = [
     "guard_tradeoff_info", "risk_coverage_figure", "risk_coverage_info", "round_yield_figure", "round_yield_info",
     "rounds_histogram_figure", "rounds_histogram_info", "sim_vs_real_figure", "sim_vs_real_info",
     "trace_timeline_figure", "trace_timeline_info",
-    "truncation_retention_figure", "truncation_retention_info", "WhereGridInfo", "where_grid_figure", "where_grid_info",
-]
+    "truncation_retention_figure", "truncation_retention_info", "WhereGridInfo", "where_grid_figure", "where_grid_info"]

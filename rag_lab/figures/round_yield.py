@@ -78,8 +78,7 @@ def round_yield_figure(info: RoundYieldInfo) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="lines+markers", name="questions", hovertext=texts, hoverinfo="text",
-        line=dict(color="rgba(120,120,120,0.35)", width=1), marker=dict(size=4, color="rgba(120,120,120,0.5)"),
-    ))
+        line=dict(color="rgba(120,120,120,0.35)", width=1), marker=dict(size=4, color="rgba(120,120,120,0.5)")))
     fig.add_trace(go.Scatter(
         x=list(info.rounds), y=list(info.mean_yield), mode="lines+markers", name="mean",
         line=dict(color="#1f77b4", width=3), marker=dict(size=9),

@@ -119,30 +119,22 @@ def trace_timeline_figure(info: TraceTimelineInfo) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[s.index for s in info.steps], y=[s.kind for s in info.steps], mode="lines", name="order",
-        line=dict(color="#cccccc", width=1), hoverinfo="skip", showlegend=False,
-    ))
+        line=dict(color="#cccccc", width=1), hoverinfo="skip", showlegend=False))
     outcomes = list(dict.fromkeys(s.outcome or NO_CALL for s in info.steps))
     for outcome in outcomes:
         steps = [s for s in info.steps if (s.outcome or NO_CALL) == outcome]
         fig.add_trace(go.Scatter(
-            x=[s.index for s in steps],
-            y=[s.kind for s in steps],
-            mode="markers+text",
-            name=html.escape(outcome),
+            x=[s.index for s in steps], y=[s.kind for s in steps], mode="markers+text", name=html.escape(outcome),
             marker=dict(size=14, color=OUTCOME_COLORS.get(outcome, "#9467bd"), line=dict(width=1, color="white")),
-            text=[str(s.round_yield) if s.round_yield is not None else "" for s in steps],
-            textposition="top center",
-            hovertext=[hover(_step_text(s)) for s in steps],
-            hoverinfo="text",
-        ))
+            text=[str(s.round_yield) if s.round_yield is not None else "" for s in steps], textposition="top center",
+            hovertext=[hover(_step_text(s)) for s in steps], hoverinfo="text"))
     for step in info.steps:
         if step.interventions:
             note = _clip(step.interventions[0], _NOTE_CHARS) + (f" (+{len(step.interventions) - 1})"
                                                                    if len(step.interventions) > 1 else "")
             fig.add_annotation(
                 x=step.index, y=step.kind, text=html.escape("⚑ " + note), showarrow=True, arrowhead=2, ax=0, ay=-34,
-                font=dict(size=10, color="#8c1c13"), hovertext=hover("\n".join(step.interventions)),
-            )
+                font=dict(size=10, color="#8c1c13"), hovertext=hover("\n".join(step.interventions)))
     title = (f"{info.qid}: stop {info.stop_reason or '–'}, {info.rounds_used} round(s), "
              f"{info.total_tokens} tokens, route {info.route or '–'}")
     fig.update_layout(

@@ -51,13 +51,9 @@ def truncation_retention_figure(info: TruncationRetentionInfo) -> go.Figure:
     for s, strategy in enumerate(info.strategies):
         name = html.escape(strategy)
         fig.add_trace(go.Scatter(
-            x=list(info.limits),
-            y=[None if np.isnan(v) else v for v in info.retention[s].tolist()],
-            mode="lines+markers",
-            name=name,
-            customdata=info.n[s].tolist(),
-            hovertemplate=f"{name}<br>limit=%{{x}}<br>retained=%{{y:.3g}}<br>runs=%{{customdata}}<extra></extra>",
-        ))
+            x=list(info.limits), y=[None if np.isnan(v) else v for v in info.retention[s].tolist()],
+            mode="lines+markers", name=name, customdata=info.n[s].tolist(),
+            hovertemplate=f"{name}<br>limit=%{{x}}<br>retained=%{{y:.3g}}<br>runs=%{{customdata}}<extra></extra>"))
     fig.update_layout(template="plotly_white", title="Later-round gold evidence reaching the prompt",
                       xaxis_title=html.escape(short(info.limit_col)),
                       yaxis=dict(title=html.escape(short(info.value_col)), rangemode="tozero"),

@@ -257,10 +257,8 @@ def read_meta(folder: str | Path, kind: str | None = None) -> dict[str, Any]:
         raise DataFormatError(path, f"holds a {meta['kind']!r} index, expected {kind!r}", field="kind")
     if meta.get("format_version") != FORMAT_VERSION:
         raise DataFormatError(
-            path,
-            f"saved with layout version {meta.get('format_version')!r}; this rag_lab reads {FORMAT_VERSION}",
-            field="format_version",
-        )
+            path, f"saved with layout version {meta.get('format_version')!r}; this rag_lab reads {FORMAT_VERSION}",
+            field="format_version")
     return meta
 
 

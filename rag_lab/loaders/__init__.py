@@ -21,8 +21,7 @@ from rag_lab.records import Dataset
 __all__ = [
     "LAYOUTS", "Layout", "dataset_help", "dataset_layout", "is_beir_folder", "is_dataset_name", "is_documents_folder",
     "is_world_folder", "load_beir", "load_dataset", "load_documents_folder", "load_hotpotqa", "load_musique",
-    "load_qa_file", "load_world", "save_beir", "shipped_datasets", "twins_of",
-]
+    "load_qa_file", "load_world", "save_beir", "shipped_datasets", "twins_of"]
 
 
 def _data_files(folder: Path) -> list[Path]:

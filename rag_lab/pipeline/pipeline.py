@@ -55,11 +55,9 @@ class Pipeline:
         ledger = Ledger.of(trace.llm_calls(), self.prices)
         by_role = ledger.by_role()
         result = result.model_copy(update={
-            "llm_cost": ledger.incurred(),
-            "llm_spent": ledger.spent(),
+            "llm_cost": ledger.incurred(), "llm_spent": ledger.spent(),
             "llm_calls_by_role": {role: cost.incurred.calls for role, cost in by_role.items()},
-            "llm_spent_by_role": {role: cost.spent.calls for role, cost in by_role.items()},
-        })
+            "llm_spent_by_role": {role: cost.spent.calls for role, cost in by_role.items()}})
         return result, trace
 
 

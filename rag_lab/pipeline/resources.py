@@ -27,8 +27,7 @@ STOPWORDS = frozenset((
     "them", "they", "we", "our", "us", "you", "your", "i", "me", "my", "has", "have", "had", "not", "no", "yes",
     "than", "then", "so", "if", "about", "into", "over", "under", "again", "any", "all", "both", "each", "more",
     "most", "other", "some", "such", "only", "own", "same", "too", "very", "just", "now", "today", "currently",
-    "current",
-))
+    "current"))
 
 
 def content_words(text: str) -> set[str]:

@@ -127,8 +127,7 @@ def paired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: fl
     lo, hi = _percentile(diff[idx].mean(axis=1), alpha)
     return PairedDifference(
         delta=float(diff.mean()), lo=lo, hi=hi, n=n, n_seeds=n_seeds,
-        share_differ=float((np.abs(diff) > EQUAL_TOL).mean()), mean=float(a.mean()), reference_mean=float(b.mean()),
-    )
+        share_differ=float((np.abs(diff) > EQUAL_TOL).mean()), mean=float(a.mean()), reference_mean=float(b.mean()))
 
 
 def unpaired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05,

@@ -205,8 +205,7 @@ CHAT_REQUEST = LLMRequest(role="answer", messages=(
 #: The structured request :func:`check_backend` sends (role ``route``, schema :class:`RouteDecision`).
 ROUTE_REQUEST = LLMRequest(role="route", response_schema=RouteDecision, messages=(
     Message(role="system", content='Classify the question as SIMPLE or COMPLEX. Reply with JSON {"route": ...}.'),
-    Message(role="user", content="Question: Who wrote the first program?"),
-))
+    Message(role="user", content="Question: Who wrote the first program?")))
 #: The fallback of the structured request.
 ROUTE_FALLBACK = RouteDecision(route="COMPLEX")
 

@@ -81,11 +81,8 @@ def parse_value(key: str, text: str) -> Any:
     word = text.strip()
     parsers: dict[str, Callable[[str], Any]] = {
         "bool": lambda w: {"true": True, "false": False}[w.lower()],
-        "literal": lambda w: spec.choices[[str(c) for c in spec.choices].index(w)],
-        "int": int,
-        "float": float,
-        "optional_int": lambda w: None if w.lower() in ("none", "unlimited") else int(w),
-    }
+        "literal": lambda w: spec.choices[[str(c) for c in spec.choices].index(w)], "int": int, "float": float,
+        "optional_int": lambda w: None if w.lower() in ("none", "unlimited") else int(w)}
     if spec.kind not in parsers:
         raise ConfigError(f"{key!r}: a {spec.kind} field cannot be given as one of several comma-separated values")
     try:

@@ -101,15 +101,9 @@ class SweepPanel:
         self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
         self.figure = empty_plot(cost_col, quality_col)
         self.widget = widgets.VBox([
-            widgets.HBox([self._keys, self._values]),
-            widgets.HBox([run_button, self._progress, self._state]),
-            widgets.HBox([self._sampler, self._trials, self._race, self._constraints, search_button]),
-            self._log,
-            self._table,
-            self.axes.widget,
-            self.figure,
-            widgets.HBox([export_button, self._path]),
-        ])
+            widgets.HBox([self._keys, self._values]), widgets.HBox([run_button, self._progress, self._state]),
+            widgets.HBox([self._sampler, self._trials, self._race, self._constraints, search_button]), self._log,
+            self._table, self.axes.widget, self.figure, widgets.HBox([export_button, self._path])])
         self.widget.add_class(CSS_CLASS)
 
     # --- actions ------------------------------------------------------------------------------

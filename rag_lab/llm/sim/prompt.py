@@ -113,10 +113,7 @@ def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Pro
     user = next((m.content for m in reversed(messages) if m.role == "user"), "")
     sections = parse_sections(user)
     return Prompt(
-        role=resolve_role(role, system),
-        system=system,
-        question=sections.get("QUESTION", user).strip(),
+        role=resolve_role(role, system), system=system, question=sections.get("QUESTION", user).strip(),
         searches=parse_searches(sections.get("SEARCHES", "")),
         items=[_unbracketed(it) for it in parse_evidence(sections["EVIDENCE"])] if "EVIDENCE" in sections else None,
-        draft=sections.get("DRAFT", ""),
-    )
+        draft=sections.get("DRAFT", ""))

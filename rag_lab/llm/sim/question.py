@@ -268,5 +268,4 @@ def analyse(question: str, titles: tuple[str, ...] = ()) -> QuestionAnalysis:
     return QuestionAnalysis(
         text=text, foci=foci, terms=terms, term_words=tuple(dict.fromkeys(term_words)), head=head,
         answer_type=answer_type, yes_no=yes_no, comparison=comparison, kind=kind, measure=measure,
-        direction=direction, relation=relation, asked=() if comparison or yes_no else _asked(text, terms, head),
-    )
+        direction=direction, relation=relation, asked=() if comparison or yes_no else _asked(text, terms, head))

@@ -19,8 +19,7 @@ STOPWORDS = frozenset((
     "again", "any", "all", "both", "each", "more", "most", "other", "some", "such", "only", "own", "same", "too",
     "very", "just", "also", "out", "up", "down", "off", "per", "via", "s", "t", "one", "ones", "whether", "either",
     "neither", "let", "lets", "get", "got", "make", "made", "tell", "give", "show", "find", "name", "list",
-    "describe", "explain", "say", "said", "know", "please", "currently", "many", "much", "go", "goes", "went", "gone",
-))
+    "describe", "explain", "say", "said", "know", "please", "currently", "many", "much", "go", "goes", "went", "gone"))
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_\-./%]*[A-Za-z0-9%]|[A-Za-z0-9]")
 #: A sentence ends after . ! ? — but not after an initial ("C. S. Lewis") or a common title or
