@@ -70,8 +70,7 @@ class Question(_Record):
     documents in the order a reasoning chain visits them, only where the data says so
     (the world's bridge questions, MuSiQue's decomposition, 2WikiMultihopQA's evidence
     chain); it stays empty when the order is unknown (HotpotQA's supporting facts, BEIR
-    qrels and comparison questions have no hop order).
-    """
+    qrels and comparison questions have no hop order)."""
 
     qid: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -249,8 +248,7 @@ class GoldCoverage(_Record):
     """How many questions have all, some or none of their gold documents in the corpus.
 
     ``recall_ceiling`` is the mean, over questions with gold documents, of the share of
-    their gold documents that the corpus holds: no retriever's Recall@k can exceed it.
-    """
+    their gold documents that the corpus holds: no retriever's Recall@k can exceed it."""
 
     questions_with_gold: int
     all_in_corpus: int
@@ -287,8 +285,7 @@ class Dataset:
     Every gold document must be in the corpus unless ``allow_missing_gold`` is set, as
     for retrieved paragraph pools (HotpotQA fullwiki, any file a retriever made): those
     questions are kept and :attr:`coverage` says how many lack gold documents.
-    ``notes`` are one-line remarks from the loader (e.g. ids it had to derive).
-    """
+    ``notes`` are one-line remarks from the loader (e.g. ids it had to derive)."""
 
     def __init__(self, corpus: Corpus, evalset: EvalSet, name: str, source: str = "", allow_missing_gold: bool = False,
                  notes: Iterable[str] = ()) -> None:

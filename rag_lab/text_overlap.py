@@ -30,8 +30,7 @@ def cited_numbers(mark: str) -> list[int]:
     """The numbers one citation mark cites, in order, each once: ``[1, 3]`` → 1, 3; ``[2-4]`` → 2, 3, 4.
 
     >>> cited_numbers("[1, 3]"), cited_numbers("[2-4]"), cited_numbers("[3; 1 and 3]")
-    ([1, 3], [2, 3, 4], [3, 1])
-    """
+    ([1, 3], [2, 3, 4], [3, 1])"""
     numbers: list[int] = []
     for part in _PART.finditer(mark):
         if part.group(1) is None:

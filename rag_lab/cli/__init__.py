@@ -4,8 +4,7 @@ The commands live in the ``*_commands`` modules of this package (:data:`COMMAND_
 commands with a handler that returns ``(result, text)`` (:mod:`rag_lab.cli.options`). This module only builds the parser
 and runs the handler the arguments name. A handler imports what its command needs when it runs, so that
 ``rag-lab --help`` and every command start without loading the others' dependencies (nothing imports the
-command line, so these imports cannot hide a cycle; ``tests/test_import_layers.py`` checks them all).
-"""
+command line, so these imports cannot hide a cycle; ``tests/test_import_layers.py`` checks them all)."""
 
 from __future__ import annotations
 

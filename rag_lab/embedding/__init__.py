@@ -3,8 +3,7 @@ on-disk cache and the vectors shipped with the datasets.
 
 Every embedder follows the :class:`Embedder` protocol (:mod:`rag_lab.embedding.base`) and returns float32,
 L2-normalized rows, so an inner product between two embeddings is their cosine similarity. The runtimes of
-the packaged model are the registry :data:`EMBEDDERS` (:mod:`rag_lab.embedding.models`).
-"""
+the packaged model are the registry :data:`EMBEDDERS` (:mod:`rag_lab.embedding.models`)."""
 
 from rag_lab.embedding.base import DEFAULT_MODEL_ID, EMBEDDER_ENV, Embedder, normalize_rows, packaged_model_path
 from rag_lab.embedding.cache import CachedEmbedder, EmbeddingCache

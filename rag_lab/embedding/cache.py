@@ -24,8 +24,7 @@ class EmbeddingCache:
     The database runs in WAL mode and every operation opens its own connection, so
     several processes (and threads) can read and write the same file. A full disk never stops a run: after
     one :class:`~rag_lab.paths.CacheFullWarning` the cache stores nothing more (``full``), and answers nothing
-    if it could not even be opened.
-    """
+    if it could not even be opened."""
 
     _SCHEMA = (
         "CREATE TABLE IF NOT EXISTS embeddings "
@@ -107,8 +106,7 @@ class CachedEmbedder:
     see :mod:`rag_lab.embedding.shipped`), sends only the distinct texts still missing to ``inner``
     (in batches of ``batch_size``) and stores the new vectors in one transaction. ``hits`` (found in
     the cache or shipped), ``shipped_hits`` (of those, shipped) and ``misses`` (computed) count
-    distinct texts per call, summed over the embedder's lifetime.
-    """
+    distinct texts per call, summed over the embedder's lifetime."""
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache | None = None, batch_size: int = 1024,
                  shipped: ShippedVectors | None = None) -> None:

@@ -1,7 +1,6 @@
 """The runtimes of the packaged all-MiniLM-L6-v2, by name (:data:`EMBEDDERS`): ``torch`` (sentence-transformers,
 the default), ``onnx`` and ``onnx-int8`` (the ``onnx`` extra), and the process default embedder
-(``$RAG_LAB_EMBEDDER``). Each runtime has its own ``model_id`` (``…#onnx``), so caches never mix their vectors.
-"""
+(``$RAG_LAB_EMBEDDER``). Each runtime has its own ``model_id`` (``…#onnx``), so caches never mix their vectors."""
 
 from __future__ import annotations
 

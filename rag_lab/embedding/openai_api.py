@@ -16,8 +16,7 @@ class OpenAIEmbedder:
 
     ``model_id`` is ``"openai:{model}"`` so cached vectors never mix with local models.
     The API key comes from ``api_key`` or ``$OPENAI_API_KEY`` and is handed to the
-    client only; it is never kept on this object, logged or cached.
-    """
+    client only; it is never kept on this object, logged or cached."""
 
     def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
                  batch_size: int = 256) -> None:

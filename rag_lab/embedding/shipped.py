@@ -5,8 +5,7 @@ A folder in ``data/`` may hold ``vectors/<model>.npz``: embedding-cache keys (``
 see :class:`~rag_lab.embedding.EmbeddingCache`) and their float32 vectors, built by ``rag-lab data build-vectors``
 (:mod:`rag_lab.data_build.vectors`) or, for ``data/recorded``, ``python scripts/build_recorded_vectors.py``. A key
 names its model and exact text, so a changed text or another model simply misses.
-:class:`~rag_lab.embedding.CachedEmbedder` consults these files after its on-disk cache and before the model.
-"""
+:class:`~rag_lab.embedding.CachedEmbedder` consults these files after its on-disk cache and before the model."""
 
 from __future__ import annotations
 

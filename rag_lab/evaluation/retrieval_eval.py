@@ -93,8 +93,7 @@ def evaluate_retrieval(dataset: Dataset, retriever: str = "dense", k: int = 10, 
 
     ``max(100, 3k)`` chunks are fetched per question (``k`` the largest cut-off) and folded into documents by
     their best chunk before the top ``k`` documents are scored. ``cutoffs`` adds overall scores at other cut-offs
-    from the same run (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
-    """
+    from the same run (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``)."""
     if retriever not in INDEX_KINDS:
         raise ConfigError(f"unknown retriever {retriever!r}; choose one of {list(INDEX_KINDS)}")
     if min((k, *cutoffs)) < 1:

@@ -46,8 +46,7 @@ class CostQualityInfo(NamedTuple):
     ``name=value`` per line. ``x_title``/``y_title`` are the axis titles.
     The Pareto front is computed for this pair of columns (the table's own
     ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet,
-    cost, then quality (``front_facets`` None without ``facet_by``).
-    """
+    cost, then quality (``front_facets`` None without ``facet_by``)."""
 
     cost_col: str
     quality_col: str
@@ -90,8 +89,7 @@ def cost_quality_info(table: pd.DataFrame, cost_col: str, quality_col: str, colo
     ``color_by`` names a column (typically a ``param_*``) whose values colour the points, ``facet_by`` one
     whose values split them into panels; ``label_cols`` the columns shown on hover (default: every
     ``param_*`` column, shown without the prefix); ``text_col`` one whose values name the points on the plot.
-    Point ids are the ``candidate_id`` column when present, else the table's index.
-    """
+    Point ids are the ``candidate_id`` column when present, else the table's index."""
     table = as_frame(table, "results table")
     label_cols = [c for c in table.columns if c.startswith(PARAM_PREFIX)] if label_cols is None else list(label_cols)
     wanted = [cost_col, quality_col, *(c for c in (color_by, facet_by, text_col) if c), *label_cols]

@@ -2,8 +2,7 @@
 
 :func:`crag_heatmap_info` averages a results table (one row per candidate, e.g. ``SweepResult.table``) over
 each (upper, lower) pair, so other swept parameters and seeds are pooled; :func:`crag_heatmap_figure` draws
-the quality and the refusal rate side by side. Pairs the sweep did not run (e.g. lower > upper) stay NaN.
-"""
+the quality and the refusal rate side by side. Pairs the sweep did not run (e.g. lower > upper) stay NaN."""
 
 from __future__ import annotations
 
@@ -25,8 +24,7 @@ class CragHeatmapInfo(NamedTuple):
 
     ``quality[i, j]``/``refusal[i, j]`` are the means over the table rows with ``upper == uppers[i]`` and
     ``lower == lowers[j]`` (NaN where none has a defined value); ``n[i, j]`` counts the rows with a defined
-    quality.
-    """
+    quality."""
 
     upper_col: str
     lower_col: str

@@ -3,8 +3,7 @@
 :func:`rounds_histogram_info` counts the per-question metric rows (``question_metrics``; e.g.
 ``SweepResult.rows(candidate_id)``) per (group, rounds); with ``with_hops`` it also keeps each group's mean
 minimum number of hops (``cost_rounds - quality_rounds_minus_hops``), so a type that stops before its hops
-stands out. :func:`rounds_histogram_figure` draws grouped bars, one colour per group.
-"""
+stands out. :func:`rounds_histogram_figure` draws grouped bars, one colour per group."""
 
 from __future__ import annotations
 
@@ -29,8 +28,7 @@ class RoundsHistogramInfo(NamedTuple):
     ``counts[g, r]`` is how many questions of group ``groups[g]`` used ``rounds[r]`` rounds (every integer
     from the smallest to the largest value seen). ``totals`` are the group sizes. ``mean_min_hops`` is each
     group's mean minimum hops (None without ``with_hops``). Rows with no rounds value are not counted
-    (``n_undefined``).
-    """
+    (``n_undefined``)."""
 
     by: str
     groups: tuple[str, ...]
@@ -45,8 +43,7 @@ def rounds_histogram_info(rows: pd.DataFrame | Sequence[Mapping[str, Any]], by: 
                           with_hops: bool = False) -> RoundsHistogramInfo:
     """Count per-question ``rows`` by ``by`` (a column, typically ``type``) and rounds used.
 
-    ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``.
-    """
+    ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``."""
     rounds_col = ROUNDS_COL
     table = as_frame(rows, "per-question rows")
     require_columns(table, [by, rounds_col, *([HOPS_GAP_COL] if with_hops else [])], "per-question rows")

@@ -3,8 +3,7 @@ decision, validation outcome, interventions and tokens.
 
 :func:`trace_timeline_info` flattens a :class:`~rag_lab.pipeline.trace.Trace` into a
 :class:`TraceTimelineInfo`; :func:`trace_timeline_figure` draws it: x = step index, y = step kind, markers
-coloured by the LLM call's validation outcome, interventions annotated, the stop reason in the title.
-"""
+coloured by the LLM call's validation outcome, interventions annotated, the stop reason in the title."""
 
 from __future__ import annotations
 

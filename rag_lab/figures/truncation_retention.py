@@ -20,8 +20,7 @@ class TruncationRetentionInfo(NamedTuple):
 
     ``retention[s, k]`` is the mean of the value column over the rows with strategy ``strategies[s]`` and
     limit ``limits[k]`` (NaN where none has a defined value: no run, or no later-round gold evidence);
-    ``n[s, k]`` counts the rows with a defined value.
-    """
+    ``n[s, k]`` counts the rows with a defined value."""
 
     strategy_col: str
     limit_col: str

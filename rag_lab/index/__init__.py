@@ -1,8 +1,7 @@
 """Search indexes over chunks: exact and HNSW dense search, BM25, and their RRF hybrid.
 
 ``build_index(kind, chunks, embedder, **params)`` makes and builds one;
-``load_index(folder)`` reads back any saved index.
-"""
+``load_index(folder)`` reads back any saved index."""
 
 from __future__ import annotations
 

@@ -28,8 +28,7 @@ class BM25Index(SearchIndex):
     ``k1`` and ``b`` are the usual BM25 constants, ``method`` the bm25s scoring variant,
     ``stopwords`` a bm25s stop-word language (``"en"``, ``"de"``, ...) or ``None``.
     Only chunks sharing at least one token with the query are returned, so a query with
-    no known token has no hits.
-    """
+    no known token has no hits."""
 
     name: ClassVar[str] = "bm25"
 

@@ -31,8 +31,7 @@ class HNSWIndex(DenseIndex):
     default, sizes it to the graph with :func:`auto_ef_search`),
     ``seed`` the graph's random seed. hnswlib builds with several threads are not
     reproducible, so the build uses ``num_threads`` = 1 unless told otherwise
-    (``-1`` = all cores); searching always uses all cores and is reproducible.
-    """
+    (``-1`` = all cores); searching always uses all cores and is reproducible."""
 
     name: ClassVar[str] = "dense"
 

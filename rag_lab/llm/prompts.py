@@ -124,8 +124,7 @@ def controller_prompt(question: str, evidence: Sequence[EvidenceItem], searches:
     only "use as few rounds of searches as possible" — from set ``v4`` on, only the cap differs
     (:func:`budget_sentence`); both state the rounds already run, and code enforces the cap either way.
     ``rounds_run``: the rounds already run (None counts each listed search as one round). In set ``v2`` the reason
-    comes first and names each fact the question needs; ``answer`` only when every one is in the evidence.
-    """
+    comes first and names each fact the question needs; ``answer`` only when every one is in the evidence."""
     budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget,
                              prompt_set)
     sections = (("QUESTION", question),

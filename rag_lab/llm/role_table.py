@@ -2,8 +2,7 @@
 and response schema per prompt set, simulated output, calibration fields), and the prompt sets
 (:data:`PROMPT_SETS`). The pipeline asks the table for a role by name; the simulator, the per-role cost metrics
 and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.builtin_roles` (``rag_lab.llm`` imports it,
-and importing any module of the package runs that first); a new role is one row (docs/design.md §7).
-"""
+and importing any module of the package runs that first); a new role is one row (docs/design.md §7)."""
 
 from __future__ import annotations
 
@@ -136,8 +135,7 @@ def template_name(role: str, prompt_set: str = BASE_SET) -> str:
     >>> template_name("route", "v9")
     Traceback (most recent call last):
     ...
-    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3, v4
-    """
+    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3, v4"""
     PROMPT_SETS.check(prompt_set)
     return LLM_ROLES[role].template(prompt_set)
 

@@ -45,8 +45,7 @@ class ScriptedBackend(LLMBackend):
             {"controller": ['{"action": "retrieve_again", "queries": ["x"]}', '{"action": "answer"}'],
              "answer": ["42 [1]"]},
             default='{"route": "SIMPLE"}',
-        )
-    """
+        )"""
 
     name = "scripted"
 

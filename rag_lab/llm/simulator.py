@@ -42,8 +42,7 @@ class SimulatedBackend(LLMBackend):
     similarity only); ``sentence_items`` is how many of the most similar evidence items the answer
     role also reads sentence by sentence with embeddings (0: lexical sentence choice only, no
     sentence embeddings, a faster cold start). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a
-    digest of every knob and the latency model, so caches never mix profiles.
-    """
+    digest of every knob and the latency model, so caches never mix profiles."""
 
     name = "simulated"
 

@@ -42,8 +42,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
     """Read a BEIR folder into a :class:`Dataset` named ``name`` (default: the folder name).
 
     ``split`` picks ``qrels/<split>.tsv``; when it is ``None`` the only qrels file is
-    used, else ``test.tsv``, else it is an error that lists the available splits.
-    """
+    used, else ``test.tsv``, else it is an error that lists the available splits."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataFormatError(folder, "BEIR folder not found")
@@ -73,8 +72,7 @@ def save_beir(dataset: Dataset, folder: str | Path, split: str = "test") -> Path
     Every question is written to ``queries.jsonl`` and its gold documents, graded 1,
     to ``qrels/<split>.tsv``; loading the folder back gives each question
     ``split=<split>``. Questions without gold documents cannot appear in qrels, so they
-    do not load back; a warning says how many there are.
-    """
+    do not load back; a warning says how many there are."""
     qrels = dataset.evalset.qrels()
     qrels_rows = _qrels_rows(qrels)
     query_rows = [_query_row(q) for q in dataset.evalset]

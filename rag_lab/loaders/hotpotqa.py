@@ -40,8 +40,7 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
 
     Paragraphs that repeat a title with different text keep the first text; a single
     :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's
-    already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them).
-    """
+    already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them)."""
     path = Path(path)
     records = list(read_records(path)) if records is None else records
     if not records:

@@ -15,8 +15,7 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSON Lines file.
 
     Raises :class:`DataFormatError` for a missing file, bytes that are not UTF-8,
-    invalid JSON, or a JSON value that is not an object.
-    """
+    invalid JSON, or a JSON value that is not an object."""
     for line_no, line in read_lines(path):
         if not line.strip():
             continue

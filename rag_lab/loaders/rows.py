@@ -1,6 +1,5 @@
 """Read the records of a data file, whatever its container, told from the content: Parquet (``PAR1``), a JSON
-array or JSON Lines. Every record comes with a :class:`Where` (file, line, index) that errors point at.
-"""
+array or JSON Lines. Every record comes with a :class:`Where` (file, line, index) that errors point at."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """A config's identity — the parameters its ids and sweep fingerprints hash — stable by construction
 (docs/design.md §2, "Identities are stable by construction"): :data:`BASELINE` (never edited) lists the parameters
 every stored id was hashed over; one added since enters only when it differs from its default; one removed since
-enters with its baseline value (:func:`without_removed`). :func:`stable` is the rule for any identity.
-"""
+enters with its baseline value (:func:`without_removed`). :func:`stable` is the rule for any identity."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """The bounded pipeline for one question (docs/design.md §1): route → expand query → retrieve round 1 →
 controller loop → finalize → generate → guard. The LLM proposes; code disposes, and records every decision in
 the :class:`~rag_lab.pipeline.trace.Trace`. This module runs the question loop; the steps after it are
-:func:`~rag_lab.pipeline.final_context.final_context` and :func:`~rag_lab.pipeline.answer.generate_and_guard`.
-"""
+:func:`~rag_lab.pipeline.final_context.final_context` and :func:`~rag_lab.pipeline.answer.generate_and_guard`."""
 
 from __future__ import annotations
 
@@ -32,8 +31,7 @@ class Pipeline:
     """A configured pipeline over shared corpus resources and one LLM backend.
 
     ``config`` is never mutated; :meth:`with_params` returns a pipeline on a changed copy. ``prices``: what a
-    call costs (:class:`~rag_lab.llm.ledger.PriceTable`; default: an illustrative small-model rate).
-    """
+    call costs (:class:`~rag_lab.llm.ledger.PriceTable`; default: an illustrative small-model rate)."""
 
     def __init__(self, config: PipelineConfig, resources: CorpusResources, backend: LLMBackend,
                  prices: PriceTable | None = None) -> None:

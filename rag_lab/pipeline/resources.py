@@ -2,8 +2,7 @@
 
 One :class:`CorpusResources` serves every pipeline candidate of a sweep: indexes are built once
 per retriever kind, query results and relevance scores are memoised, and embeddings go through
-the on-disk cache, so candidates that differ only downstream reuse all of it.
-"""
+the on-disk cache, so candidates that differ only downstream reuse all of it."""
 
 from __future__ import annotations
 

@@ -29,8 +29,7 @@ class StopReason(StrEnum):
     * ``insufficient`` — the controller said so, or the guard or judge refused the draft;
     * ``policy_rejected`` — the controller chose answer/rerank although no gathered chunk clears the
       refusal threshold;
-    * ``fallback`` — nothing was found in any round up to the cap: one-shot retrieval with the question.
-    """
+    * ``fallback`` — nothing was found in any round up to the cap: one-shot retrieval with the question."""
 
     ANSWERED = "answered"
     CAP_REACHED = "cap_reached"

@@ -404,8 +404,7 @@ def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], ou
     Pareto flags are recomputed for ``cost_col`` × ``quality_col`` (default: the sweep's
     :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences against
     ``reference`` (default: the base config), point labels and, with ``quality_right`` rows, what each guardrail
-    buys (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`); what the report holds: docs/design.md §6.
-    """
+    buys (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`); what the report holds: docs/design.md §6."""
     table, sweep, default_name = _load(source)
     quality_col = quality_col or (sweep.headline_quality if sweep is not None else DEFAULT_QUALITY)
     name = name or default_name

@@ -1,8 +1,7 @@
 """Significance tests for paired differences on the same questions: the exact sign / McNemar test and the
 sign-flip permutation test (:func:`paired_test`), Holm's correction (:func:`holm`), the equivalence test (TOST,
 :func:`equivalence_test`) and the one test of a claim (:func:`claim_test`). The method and each test's measured
-size: docs/decisions.md. Kept by hand, each checked against scipy in tests/test_stats_against_scipy.py.
-"""
+size: docs/decisions.md. Kept by hand, each checked against scipy in tests/test_stats_against_scipy.py."""
 
 from __future__ import annotations
 

@@ -48,8 +48,7 @@ def bootstrap_ci(values: Iterable[float | None], n_boot: int = 1000, alpha: floa
     ``n_boot`` resamples of the defined values (None and NaN are dropped), drawn with replacement by
     ``numpy.random.default_rng(seed)`` in one vectorised step (memory ``n_boot × n``), so the same inputs
     and seed always give the same interval. The bounds are the ``alpha/2`` and ``1 - alpha/2`` quantiles of
-    the resampled means. No defined value gives ``(nan, nan)``; a single one gives a zero-width interval.
-    """
+    the resampled means. No defined value gives ``(nan, nan)``; a single one gives a zero-width interval."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
     if not 0.0 < alpha < 1.0:
@@ -82,8 +81,7 @@ def aggregate_rows(rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha:
     Keys: ``n_questions``; for every ``quality_*`` column its mean over the questions where it is defined
     with ``<col>_lo`` and ``<col>_hi``, the :func:`bootstrap_ci` bounds (same ``n_boot``, ``alpha`` and
     ``seed`` for every column); for every ``cost_*``, ``spent_*`` and ``run_*`` column its mean per question.
-    Columns keep the order in which they first appear in ``rows``; other keys (``qid``, ``type`` ...) are ignored.
-    """
+    Columns keep the order in which they first appear in ``rows``; other keys (``qid``, ``type`` ...) are ignored."""
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
         raise ValueError(f"rows must be a list of dicts, got {type(rows).__name__}")
     out: dict[str, Any] = {"n_questions": len(rows)}
@@ -133,8 +131,7 @@ def mean_std_over_seeds(table: pd.DataFrame, group_cols: list[str],
     result has ``group_cols``, then ``<col>_mean`` and ``<col>_std`` (ddof=1, NaN for a single seed) for each
     value column, and ``n_seeds``; groups in order of first appearance. ``value_cols`` defaults to every
     ``quality_*``, ``cost_*``, ``spent_*`` and ``run_*`` column that is not a CI bound. When the table has a
-    ``seed`` column, a seed repeated within one group is an error (``group_cols`` do not identify a configuration).
-    """
+    ``seed`` column, a seed repeated within one group is an error (``group_cols`` do not identify a configuration)."""
     group_cols = list(group_cols)
     if not group_cols:
         raise ValueError("group_cols must name at least one column")
@@ -167,8 +164,7 @@ def pareto_mask(cost: Iterable[float | None], quality: Iterable[float | None]) -
 
     A point is dominated if another has cost ≤ and quality ≥ with at least one strict; identical points
     do not dominate each other, so both are on the front. A point with a NaN (or None) cost or quality is
-    never on the front and never dominates. Sorting by cost and a running maximum of quality: O(n log n).
-    """
+    never on the front and never dominates. Sorting by cost and a running maximum of quality: O(n log n)."""
     c = _float_array(cost, "pareto_mask cost")
     q = _float_array(quality, "pareto_mask quality")
     if c.shape != q.shape:

@@ -1,8 +1,7 @@
 """The contract of each plug-in kind, as checks anyone can run on their own plug-in (as scikit-learn's
 ``check_estimator``): :func:`check_index`, :func:`check_backend`, :func:`check_loader` and :func:`check_policy`
 exercise it on a tiny input and raise a :class:`ContractViolation` naming the contract, the rule and what was
-wrong. None needs a model, a network or pytest; the project's contract tests run them over every plug-in.
-"""
+wrong. None needs a model, a network or pytest; the project's contract tests run them over every plug-in."""
 
 from __future__ import annotations
 

@@ -169,8 +169,7 @@ def param_control(key: str, base: PipelineConfig | None = None) -> ParamControl:
 
     >>> control = param_control("round_cap.max_rounds")
     >>> type(control.widget).__name__, control.value
-    ('IntSlider', 2)
-    """
+    ('IntSlider', 2)"""
     return ParamControl(field_spec(key), (base or PipelineConfig()).get(key))
 
 

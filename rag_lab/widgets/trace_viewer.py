@@ -3,8 +3,7 @@ or ``fallback``), read its trace timeline and the raw prompts and outputs of its
 
 >>> viewer = TraceViewer(load_sweep("reports/quickstart"))       # or a run dir, or an EvalRun  # doctest: +SKIP
 >>> viewer.filter(type="bridge", outcome="wrong")                 # the qids that match          # doctest: +SKIP
->>> viewer.select(qid="w-0042"); viewer.timeline_info().stop_reason                             # doctest: +SKIP
-"""
+>>> viewer.select(qid="w-0042"); viewer.timeline_info().stop_reason                             # doctest: +SKIP"""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Render the world's entities as documents, with several templates per fact and distractors.
 
 Document ids are ``{kind}-{entity}`` and stable for a seed. Every document carries metadata
-``source`` (the source type a source contract filters on), ``kind``, ``date`` and ``entity``.
-"""
+``source`` (the source type a source contract filters on), ``kind``, ``date`` and ``entity``."""
 
 from __future__ import annotations
 

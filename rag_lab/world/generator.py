@@ -3,8 +3,7 @@
 ``generate_world(WorldConfig(seed=7))`` draws a fictional software company (people, teams,
 services, feature flags, incidents, releases), renders it as documents with distractors, and
 asks eight types of evaluation questions about it. ``write_world`` stores it as
-``corpus.jsonl`` (BEIR shape), ``questions.jsonl`` and ``world.json``.
-"""
+``corpus.jsonl`` (BEIR shape), ``questions.jsonl`` and ``world.json``."""
 
 from __future__ import annotations
 

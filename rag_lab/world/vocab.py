@@ -1,8 +1,7 @@
 """Word lists for the synthetic world: names, technologies, symptoms and their technical wording.
 
 Everything here is fiction. The lists are long enough that names stay unique at the default
-size; the generator adds numeric suffixes when a large world exhausts them.
-"""
+size; the generator adds numeric suffixes when a large world exhausts them."""
 
 FIRST_NAMES = (
     "Ada", "Alan", "Alice", "Amara", "Anders", "Anika", "Arjun", "Astrid", "Bea", "Bilal", "Bruno", "Camila",

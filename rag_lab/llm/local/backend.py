@@ -227,8 +227,7 @@ class LocalModelServer:
 
     ``model_path``: a GGUF path or a packaged model name (:func:`resolve_model`; default
     :data:`DEFAULT_MODEL`). ``chat_format`` overrides the chat format :func:`chat_settings` picks.
-    ``log_path`` defaults to a temporary file (kept after exit, see :attr:`log_path`).
-    """
+    ``log_path`` defaults to a temporary file (kept after exit, see :attr:`log_path`)."""
 
     def __init__(self, model_path: str | Path | None = None, *, chat_format: str | None = None,
                  n_ctx: int = DEFAULT_CONTEXT, n_threads: int | None = None, startup_timeout_s: float = 120.0,

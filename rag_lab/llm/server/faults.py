@@ -34,8 +34,7 @@ class FaultPlan(BaseModel):
     ``invalid_json`` (prose) or ``schema_violation`` (:data:`SCHEMA_VIOLATION_TEXT`).
 
     Each count is spent as the fault fires, so ``FaultPlan(rate_limit=2, server_error=1)`` answers
-    429, 429, 500 and then normally. ``"always"`` never runs out.
-    """
+    429, 429, 500 and then normally. ``"always"`` never runs out."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -61,8 +60,7 @@ class Latency(BaseModel):
 
     ``fixed`` waits ``a`` seconds; ``uniform`` a uniform draw in [``a``, ``b``]; ``lognormal`` a
     log-normal draw with median ``a`` seconds and shape ``b`` (σ of the log), capped at
-    :data:`MAX_LATENCY_S`. Draws come from one generator seeded by ``seed``.
-    """
+    :data:`MAX_LATENCY_S`. Draws come from one generator seeded by ``seed``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

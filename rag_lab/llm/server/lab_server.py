@@ -47,8 +47,7 @@ class LabServer:
     ``response_formats`` is refused with ``format_status`` (llama-cpp-python's server: 500). ``faults`` may be replaced
     at any time with :meth:`set_faults`. ``status_counts`` counts answers by HTTP status.
     ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat completion.
-    ``peak_concurrency`` is the most chat completions that ran at once.
-    """
+    ``peak_concurrency`` is the most chat completions that ran at once."""
 
     def __init__(self, backend: LLMBackend, host: str = "127.0.0.1", port: int = 0, *,
                  models: Sequence[str] | None = None, max_concurrency: int = 1, max_body_bytes: int = MAX_BODY_BYTES,

@@ -4,8 +4,7 @@ items, question terms, values of the expected kind, MiniLM similarity). For a se
     support(s) = TERM_W · terms(s ∪ title(i)) + SIM_W · sim(question, s or i) + TYPE_W · typed(s)
                  + FOCUS_W · (i names a focus or is linked from an item that does)
 
-An item *relates* to the question when it names a focus or its similarity is at least :data:`SIM_RELATED`.
-"""
+An item *relates* to the question when it names a focus or its similarity is at least :data:`SIM_RELATED`."""
 
 from __future__ import annotations
 

@@ -90,8 +90,7 @@ def controller_knobs(ideal: Decision, question: str, searches: list[str], budget
                      draws: CallRandom, settled: Callable[[], bool] = lambda: False) -> Decision:
     """The ideal controller decision with the behaviour knobs applied (see the module doc); ``budget``: the round
     budget the prompt states (None: none stated); ``run``: rounds run; ``settled``: whether the evidence already
-    holds an answer the model would settle for (:func:`settles`, asked only where ``budget_thrift`` applies).
-    """
+    holds an answer the model would settle for (:func:`settles`, asked only where ``budget_thrift`` applies)."""
     d = ideal
     fired: list[str] = []
     if ideal.action in ("answer", "rerank") and draws.fires("synonym_spinning"):

@@ -1,7 +1,6 @@
 r"""Names and identifiers in any English text, found from typography alone: ``name`` (a run of capitalised words,
 joined by a few lower-case connectors), ``quoted`` (a short span in double quotes or backticks) and ``id`` (a
-token mixing letters with digits or underscores, or starting with ``@``/``#``). No list of names or domain words.
-"""
+token mixing letters with digits or underscores, or starting with ``@``/``#``). No list of names or domain words."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
 """Rephrasing a question without knowing anything and without a vocabulary: keyword queries
 (names first, then the remaining content words), the question without its question word, and
 re-orderings. Used by the rewrite and HyDE roles and by a controller that re-searches. Names come
-out exactly as written; nothing here can add a fact the question does not hold.
-"""
+out exactly as written; nothing here can add a fact the question does not hold."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 per-token latency model (:class:`LatencyModel`).
 
 A knob's effect is a property of the simulator, not a measurement of any real model: the
-simulator shows how to *measure* an effect; a real model shows whether the effect is real.
-"""
+simulator shows how to *measure* an effect; a real model shows whether the effect is real."""
 
 from __future__ import annotations
 
@@ -31,8 +30,7 @@ class SimulatorProfile(BaseModel):
     ``comparison_underrate`` and ``route_underrate`` (a question classified SIMPLE); output format of route and
     controller: ``invalid_json``, ``hallucinated_action``, ``wrong_types``, one at most per output, so
     ``typical`` breaks 0.143 of structured outputs and ``sloppy`` 0.271. The details: docs/backends.md.
-    ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string).
-    """
+    ``seed`` seeds every per-call RNG; ``name`` labels the profile (it enters the model string)."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -126,8 +124,7 @@ class LatencyModel(BaseModel):
 
     Defaults describe a small model on a laptop-class GPU: 2000 tokens/s prefill, 50 tokens/s
     decode, 50 ms fixed overhead per call. The simulator's own wall time is far lower; this is a
-    model, reported as such.
-    """
+    model, reported as such."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 

@@ -3,8 +3,7 @@
 :func:`read_prompt` turns the messages into a :class:`Prompt` — the role to play, the question,
 the searches already run, the numbered evidence, the draft a judge is shown, the answer template
 the instructions select, the count a rewrite/HyDE instruction asks for and the search budget the
-controller instructions state (if any). Nothing else in the simulator looks at the raw messages.
-"""
+controller instructions state (if any). Nothing else in the simulator looks at the raw messages."""
 
 from __future__ import annotations
 

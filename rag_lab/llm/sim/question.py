@@ -2,8 +2,7 @@
 holds (foci), its remaining content words (terms), the question word and the kind of value it
 expects, whether it is a yes/no question, and whether it compares two named things — and then
 what it compares (a year for born / older / first / founded…, whatever the question word; a
-number for more / larger / how many…) and in which direction.
-"""
+number for more / larger / how many…) and in which direction."""
 
 from __future__ import annotations
 
@@ -181,8 +180,7 @@ _DESCRIPTION = re.compile(r"^\s*(?:who|what|which)\s+(?:is|are|was|were)\s+the\s
 def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ...]:
     """The stems of what a question asks, read from where its question word stands (the description it asks for,
     else the terms just before a late question word, else the last words), nearest to the question word first.
-    Only "what", or a question word that opens the question, ends it or follows a preposition, counts as one.
-    """
+    Only "what", or a question word that opens the question, ends it or follows a preposition, counts as one."""
     termset = set(terms)
     out: list[str] = []
     desc = _DESCRIPTION.match(text)

@@ -1,7 +1,6 @@
 """Embedding similarity for the simulator: the packaged MiniLM behind the on-disk cache, with an
 in-process LRU in front so repeated texts (the same evidence shown call after call) cost a dict
-lookup. Texts missing from the LRU are embedded in one batch per call.
-"""
+lookup. Texts missing from the LRU are embedded in one batch per call."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Plain-text helpers of the simulator: words, a light stemmer, English function words,
 sentences, dates, years, numbers and percentages. General English; nothing here is specific to a
-corpus.
-"""
+corpus."""
 
 from __future__ import annotations
 
