@@ -142,8 +142,7 @@ class CachedEmbedder:
                 [
                     self.inner.embed(missing[start : start + self.batch_size])
                     for start in range(0, len(missing), self.batch_size)
-                ]
-            )
+                ])
             self.cache.put(self.model_id, missing, fresh)
             vectors.update(zip(missing, fresh, strict=True))
         self.hits += len(unique) - len(missing)

@@ -135,28 +135,18 @@ def evaluate_retrieval(dataset: Dataset, retriever: str = "dense", k: int = 10, 
         ann = ann_recall(index, exact, list(queries.values()), k)
 
     return RetrievalReport(
-        dataset=dataset.name,
-        retriever=retriever,
-        k=k,
-        split=split,
-        questions=len(evalset),
-        judged=len(per_question),
-        overall=_summary(list(per_question.values())),
-        by_type={t: _summary(v) for t, v in sorted(by_type.items())},
-        by_hop=_hop_recall(evalset, run, k),
-        gold_coverage=gold_coverage(dataset.corpus, evalset),
+        dataset=dataset.name, retriever=retriever, k=k, split=split, questions=len(evalset), judged=len(per_question),
+        overall=_summary(list(per_question.values())), by_type={t: _summary(v) for t, v in sorted(by_type.items())},
+        by_hop=_hop_recall(evalset, run, k), gold_coverage=gold_coverage(dataset.corpus, evalset),
         overall_at={c: _summary(list(retrieval_scores(evalset.qrels(), run, c).values())) for c in cutoffs},
-        index_params=index_params,
-        chunks=len(chunks),
+        index_params=index_params, chunks=len(chunks),
         timings={
             "chunk_seconds": chunk_seconds,
             "build_seconds": index.build_seconds,
             "query_seconds": query_seconds,
             "queries_per_second": len(queries) / query_seconds if query_seconds > 0 else float("inf"),
         },
-        ann_recall_vs_exact=ann,
-        per_question=per_question,
-    )
+        ann_recall_vs_exact=ann, per_question=per_question)
 
 
 def format_report(reports: Sequence[RetrievalReport]) -> str:

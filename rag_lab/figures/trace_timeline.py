@@ -137,12 +137,9 @@ def trace_timeline_figure(info: TraceTimelineInfo) -> go.Figure:
     title = (f"{info.qid}: stop {info.stop_reason or '–'}, {info.rounds_used} round(s), "
              f"{info.total_tokens} tokens, route {info.route or '–'}")
     fig.update_layout(
-        template="plotly_white",
-        title=dict(text=html.escape(title)),
+        template="plotly_white", title=dict(text=html.escape(title)),
         xaxis=dict(title="step", dtick=1, range=[-0.5, max(len(info.steps) - 0.5, 0.5)]),
         yaxis=dict(title="step kind", type="category", categoryorder="array", categoryarray=list(info.lanes),
                    autorange="reversed"),
-        legend_title_text="LLM outcome",
-        height=max(320, 60 * len(info.lanes) + 160),
-    )
+        legend_title_text="LLM outcome", height=max(320, 60 * len(info.lanes) + 160))
     return fig

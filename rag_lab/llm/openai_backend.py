@@ -313,8 +313,7 @@ class OpenAIBackend(LLMBackend):
             usage=Usage(
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ),
-        )
+            ))
 
     def _count_error(self) -> None:
         with self._stats_lock:

@@ -65,8 +65,7 @@ class SimulatedBackend(LLMBackend):
             {"profile": self.profile.model_dump(), "latency": self.latency.model_dump(), "version": SIM_VERSION,
              "sentence_items": self.sentence_items,
              "embedder": self.similarity.label},
-            sort_keys=True,
-        )
+            sort_keys=True)
         return self.name, f"{self.model}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
     # --- the backend interface ----------------------------------------------------------------

@@ -57,8 +57,7 @@ def _twin(question: Question, corpus: Corpus, index: _AnswerIndex) -> Question:
         qid=question.qid + TWIN_QID_SUFFIX, text=question.text, type=question.type, answer=None,
         min_hops=question.min_hops, split=question.split,
         metadata={**question.metadata, "pair_id": question.qid, "original_answers": list(answers),
-                  "removed_doc_ids": list(question.gold_doc_ids), "answer_in_corpus": index.holding(answers)},
-    )
+                  "removed_doc_ids": list(question.gold_doc_ids), "answer_in_corpus": index.holding(answers)})
 
 
 class _AnswerIndex:

@@ -240,8 +240,7 @@ def _draw_people(rng: random.Random, n: int, teams: list[Team]) -> list[Person]:
                 team=team.tid,
                 office=rng.choice(vocab.OFFICES) if rng.random() < 0.3 else team.office,
                 start_year=rng.randint(2014, 2025),
-            )
-        )
+            ))
     for team in teams:
         members = [p for p in people if p.team == team.tid]
         team.lead = rng.choice(members).pid
@@ -289,8 +288,7 @@ def _draw_releases(rng: random.Random, n: int, services: list[Service], people: 
                 version=f"{major}.{rng.randint(0, 30)}.{k}",
                 date=_day(rng, dt.date(2024, 1, 1), 700),
                 manager=rng.choice(people).pid,
-            )
-        )
+            ))
     return releases
 
 
@@ -338,6 +336,5 @@ def _draw_incidents(rng: random.Random, n: int, services: list[Service]) -> list
                 fix=fixes[c],
                 severity=rng.choice(("SEV1", "SEV2", "SEV2", "SEV3", "SEV3")),
                 minutes=rng.randint(12, 300),
-            )
-        )
+            ))
     return incidents

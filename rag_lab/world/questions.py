@@ -48,8 +48,7 @@ def single(w: World, rng: random.Random) -> list[dict]:
             _q(rng.choice((f"Which datastore does {s.name} use?", f"Where does {s.name} keep its state?")),
                "single", s.datastore, gold, 1, "service_datastore"),
             _q(rng.choice((f"In what year did {s.name} launch?", f"When did {s.name} first go live?")),
-               "single", str(s.launch_year), gold, 1, "service_launch"),
-        ]
+               "single", str(s.launch_year), gold, 1, "service_launch")]
     for p in w.people:
         out.append(_q(rng.choice((f"What is {p.name}'s role?", f"What does {p.name} work as?")),
                       "single", p.role, [p.pid], 1, "person_role"))

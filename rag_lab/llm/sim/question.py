@@ -76,8 +76,7 @@ _PAIRS = (
                re.I),
     re.compile(r"\bcompare\s+(?:the\s+)?([^,?]{2,60}?)\s+and\s+(?:the\s+)?([^,?—–]{2,60}?)\s*(?:[—–,?]|\s-\s|$)",
                re.I),
-    re.compile(r"\bboth\s+(\S{3,60})\s+and\s+(\S{3,60})\s+(?:are|were|is|was|have|had|\w+ed|\w+en)\b", re.I),
-)
+    re.compile(r"\bboth\s+(\S{3,60})\s+and\s+(\S{3,60})\s+(?:are|were|is|was|have|had|\w+ed|\w+en)\b", re.I))
 
 
 def _with_pair(text: str, found: tuple[Entity, ...]) -> tuple[Entity, ...]:
