@@ -24,14 +24,11 @@ def auto_ef_search(size: int) -> int:
 
 
 class HNSWIndex(DenseIndex):
-    """Chunk embeddings in an hnswlib graph over inner product (cosine for unit vectors).
-
-    ``M`` is the graph degree, ``ef_construction`` the candidate list size while
-    building, ``ef_search`` the one while searching (raised to ``k`` when smaller; ``None``, the
-    default, sizes it to the graph with :func:`auto_ef_search`),
-    ``seed`` the graph's random seed. hnswlib builds with several threads are not
-    reproducible, so the build uses ``num_threads`` = 1 unless told otherwise
-    (``-1`` = all cores); searching always uses all cores and is reproducible."""
+    """Chunk embeddings in an hnswlib graph over inner product (cosine for unit vectors). ``M``: the graph degree;
+    ``ef_construction`` / ``ef_search``: the candidate list size while building / searching (``ef_search`` is raised
+    to ``k`` when smaller; None sizes it with :func:`auto_ef_search`); ``seed``: the graph's seed. A build with
+    several threads is not reproducible, so ``num_threads`` is 1 unless told otherwise (``-1``: all cores); searching
+    uses all cores and is reproducible."""
 
     name: ClassVar[str] = "dense"
 

@@ -104,12 +104,10 @@ def hyde_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message,
 
 
 def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool, prompt_set: str = "v1") -> str:
-    """The controller prompt's sentence about the budget, a variant of the controller's template version in
-    ``prompt_set`` (``templates/<version>.budget-disclosed.txt`` / ``.budget-hidden.txt``): the cap in rounds when
-    disclosed ("You may run at most N rounds of searches in total; K have been run."), otherwise, up to
-    controller-v3, only "Use as few rounds of searches as possible; K have been run." — a thrift instruction as well
-    as no cap — and from controller-v4 (set ``v4``) only the rounds run ("K rounds of searches have been run."), so
-    that the two arms differ by the cap alone."""
+    """The controller prompt's sentence about the budget (``templates/<version>.budget-disclosed.txt`` /
+    ``.budget-hidden.txt`` of the set's controller template): the cap in rounds when disclosed, otherwise up to
+    controller-v3 "Use as few rounds of searches as possible" and from controller-v4 only the rounds run, so that the
+    two arms differ by the cap alone. Each states the rounds already run."""
     done = f"{rounds_run} {'has' if rounds_run == 1 else 'have'} been run"
     rounds_done = f"{rounds_run} {'round' if rounds_run == 1 else 'rounds'} of searches {done.split(' ', 1)[1]}"
     return instructions("controller", prompt_set, "budget-disclosed" if disclose_budget else "budget-hidden",

@@ -34,15 +34,12 @@ SIM_VERSION = "sim-12"
 
 
 class SimulatedBackend(LLMBackend):
-    """The deterministic, offline LLM that every experiment runs on by default.
-
-    ``profile``: a profile name (``ideal``, ``typical``, ``sloppy``) or a
-    :class:`SimulatorProfile`; ``seed`` overrides the profile's seed; ``latency`` is the stated
-    speed model behind ``modelled_latency_s``; ``embedder`` replaces the packaged MiniLM (for
-    similarity only); ``sentence_items`` is how many of the most similar evidence items the answer
-    role also reads sentence by sentence with embeddings (0: lexical sentence choice only, no
-    sentence embeddings, a faster cold start). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a
-    digest of every knob and the latency model, so caches never mix profiles."""
+    """The deterministic, offline LLM that every experiment runs on by default. ``profile``: a profile name or a
+    :class:`SimulatorProfile`; ``seed`` overrides its seed; ``latency``: the speed model behind
+    ``modelled_latency_s``; ``embedder`` replaces the packaged MiniLM (similarity only); ``sentence_items``: how many
+    of the most similar evidence items the answer role also reads sentence by sentence with embeddings (0: lexical
+    only, a faster cold start). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a digest of
+    every knob and the latency model."""
 
     name = "simulated"
 

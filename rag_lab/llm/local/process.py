@@ -86,12 +86,9 @@ class ProcessDeath:
 
 
 def _die_with_parent() -> Callable[[], None] | None:
-    """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGKILL
-    when the process (strictly: the thread) that started it dies — so a sweep killed with SIGKILL or an
-    unhandled SIGTERM does not leave a model server behind, holding a core and hundreds of MB. SIGKILL,
-    not SIGTERM: on SIGTERM uvicorn waits for the request in flight, and a tiny model rambling to its
-    token limit on a busy machine takes many minutes. None elsewhere. The function only makes one libc
-    call, resolved before the fork."""
+    """On Linux, a ``Popen(preexec_fn=...)`` function asking the kernel to SIGKILL the server when the thread that
+    started it dies, so a killed sweep leaves no model server behind (SIGKILL, as on SIGTERM uvicorn waits for the
+    request in flight); None elsewhere. It makes one libc call, resolved before the fork."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes

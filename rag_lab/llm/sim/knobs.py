@@ -166,12 +166,9 @@ def mistype(obj: dict[str, Any], rng: random.Random) -> str:
 
 
 def apply_format_failures(obj: dict[str, Any], draws: CallRandom) -> tuple[str, str | None]:
-    """The text for ``obj`` and the name of the format failure applied (``None`` if none):
-    invalid JSON first, then a hallucinated action, then wrong types; at most one. A later
-    failure has an opportunity only when the earlier ones did not fire, so each knob's observed
-    rate per opportunity is its configured rate, and the share of structured outputs broken is
-    ``1 - (1 - invalid_json)(1 - hallucinated_action)(1 - wrong_types)``
-    (:func:`format_failure_rate`)."""
+    """The text for ``obj`` and the name of the format failure applied (``None`` if none): invalid JSON first, then a
+    hallucinated action, then wrong types, at most one, so each knob's observed rate per opportunity is its
+    configured rate (:func:`format_failure_rate`)."""
     if draws.fires("invalid_json"):
         return broken_json(obj, draws.rng), "invalid_json"
     if draws.fires("hallucinated_action"):

@@ -119,12 +119,10 @@ def get_profile(profile: str | Path | SimulatorProfile, seed: int | None = None)
 class LatencyModel(BaseModel):
     """The stated per-token speed model behind the simulator's *modelled* latency::
 
-        modelled_latency_s = overhead_s + prompt_tokens / prefill_tokens_per_s
-                                        + completion_tokens / decode_tokens_per_s
+        modelled_latency_s = overhead_s + prompt_tokens / prefill_tokens_per_s + completion_tokens / decode_tokens_per_s
 
-    Defaults describe a small model on a laptop-class GPU: 2000 tokens/s prefill, 50 tokens/s
-    decode, 50 ms fixed overhead per call. The simulator's own wall time is far lower; this is a
-    model, reported as such."""
+    Defaults: a small model on a laptop-class GPU (2000 tokens/s prefill, 50 decode, 50 ms per call); a model,
+    reported as such."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
