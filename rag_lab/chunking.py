@@ -32,9 +32,8 @@ class ChunkingConfig(BaseModel):
 def chunk_document(doc: Document, config: ChunkingConfig | None = None) -> list[Chunk]:
     """The chunks of one document, in order.
 
-    Chunks start and end on word boundaries; ``doc.text[chunk.start:chunk.end] == chunk.text``.
-    A document with no words (empty or blank text) gives one empty chunk, so every document
-    is represented by at least one chunk."""
+    Chunks start and end on word boundaries; ``doc.text[chunk.start:chunk.end] == chunk.text``. A document with no words
+    (empty or blank text) gives one empty chunk, so every document is represented by at least one chunk."""
     config = config or ChunkingConfig()
     spans = [m.span() for m in _WORD.finditer(doc.text)]
     if not spans:

@@ -63,14 +63,12 @@ class Chunk(_Record):
 class Question(_Record):
     """An evaluation question.
 
-    ``answer`` is the canonical gold answer (``None`` for unanswerable questions);
-    ``answer_aliases`` are other strings that count as the same answer.
-    ``gold_doc_ids`` are the documents that hold the evidence; ``min_hops`` is the
-    least number of retrieval hops a careful system needs. ``hop_doc_ids`` lists gold
-    documents in the order a reasoning chain visits them, only where the data says so
-    (the world's bridge questions, MuSiQue's decomposition, 2WikiMultihopQA's evidence
-    chain); it stays empty when the order is unknown (HotpotQA's supporting facts, BEIR
-    qrels and comparison questions have no hop order)."""
+    ``answer`` is the canonical gold answer (``None`` for unanswerable questions); ``answer_aliases`` are other strings
+    that count as the same answer. ``gold_doc_ids`` are the documents that hold the evidence; ``min_hops`` is the least
+    number of retrieval hops a careful system needs. ``hop_doc_ids`` lists gold documents in the order a reasoning chain
+    visits them, only where the data says so (the world's bridge questions, MuSiQue's decomposition, 2WikiMultihopQA's
+    evidence chain); it stays empty when the order is unknown (HotpotQA's supporting facts, BEIR qrels and comparison
+    questions have no hop order)."""
 
     qid: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -191,9 +189,8 @@ class EvalSet:
 
     def select(self, split: str | None = None, types: Iterable[str] | None = None, limit: int | None = None,
                per_type: int | None = None) -> EvalSet:
-        """A new evaluation set restricted to one split and some types, in order, keeping at most
-        ``per_type`` questions of each type (the first ones), then at most ``limit`` questions. An
-        unknown split is an error."""
+        """A new evaluation set restricted to one split and some types, in order, keeping at most ``per_type`` questions
+        of each type (the first ones), then at most ``limit`` questions. An unknown split is an error."""
         questions = self.questions
         if split is not None:
             if split not in self.splits:
@@ -282,10 +279,9 @@ def gold_coverage(corpus: Corpus, questions: Iterable[Question]) -> GoldCoverage
 class Dataset:
     """A corpus together with its evaluation set.
 
-    Every gold document must be in the corpus unless ``allow_missing_gold`` is set, as
-    for retrieved paragraph pools (HotpotQA fullwiki, any file a retriever made): those
-    questions are kept and :attr:`coverage` says how many lack gold documents.
-    ``notes`` are one-line remarks from the loader (e.g. ids it had to derive)."""
+    Every gold document must be in the corpus unless ``allow_missing_gold`` is set, as for retrieved paragraph pools
+    (HotpotQA fullwiki, any file a retriever made): those questions are kept and :attr:`coverage` says how many lack
+    gold documents. ``notes`` are one-line remarks from the loader (e.g. ids it had to derive)."""
 
     def __init__(self, corpus: Corpus, evalset: EvalSet, name: str, source: str = "", allow_missing_gold: bool = False,
                  notes: Iterable[str] = ()) -> None:

@@ -21,10 +21,9 @@ from rag_lab.sqlite_files import connect, on_failure, transaction
 class EmbeddingCache:
     """Embeddings stored on disk in SQLite, keyed by ``sha256(model_id + "\\0" + text)``.
 
-    The database runs in WAL mode and every operation opens its own connection, so
-    several processes (and threads) can read and write the same file. A full disk never stops a run: after
-    one :class:`~rag_lab.paths.CacheFullWarning` the cache stores nothing more (``full``), and answers nothing
-    if it could not even be opened."""
+    The database runs in WAL mode and every operation opens its own connection, so several processes (and threads) can
+    read and write the same file. A full disk never stops a run: after one :class:`~rag_lab.paths.CacheFullWarning` the
+    cache stores nothing more (``full``), and answers nothing if it could not even be opened."""
 
     _SCHEMA = (
         "CREATE TABLE IF NOT EXISTS embeddings "

@@ -45,8 +45,7 @@ class OpenAIEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed in batches of ``batch_size``. Empty strings, which the API rejects,
-        are sent as a single space."""
+        """Embed in batches of ``batch_size``. Empty strings, which the API rejects, are sent as a single space."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         rows: list[list[float]] = []

@@ -41,9 +41,8 @@ def _load_sentence_transformer(path: str, device: str) -> SentenceTransformer:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model read from a local folder (the packaged
-    all-MiniLM-L6-v2 by default). The model loads on first use and is shared by every
-    instance in the process with the same folder and device."""
+    """A sentence-transformers model read from a local folder (the packaged all-MiniLM-L6-v2 by default). The model
+    loads on first use and is shared by every instance in the process with the same folder and device."""
 
     def __init__(self, model_path: str | Path | None = None, batch_size: int = 64, device: str = "cpu") -> None:
         if batch_size < 1:

@@ -2,8 +2,7 @@
 widget, and what the metric registry (:data:`~rag_lab.evaluation.metric_table.METRICS`) says of a column: its
 human-readable label, whether it is a metric, which way is better, its value range.
 
-Figures, reports and widgets take their defaults from here, so changing the headline metric is a
-one-line change."""
+Figures, reports and widgets take their defaults from here, so changing the headline metric is a one-line change."""
 
 from __future__ import annotations
 

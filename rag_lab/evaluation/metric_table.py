@@ -1,7 +1,6 @@
-"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5): the registrations of
-:data:`METRICS` (every metric column, complete on import of this module) and the row they make
-(:func:`question_metrics`). ``cost_*`` count what the policy incurred, cached or not; ``spent_*`` only the
-cache misses and ``run_*`` wall-clock time."""
+"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5): the registrations of :data:`METRICS`
+(every metric column, complete on import of this module) and the row they make (:func:`question_metrics`). ``cost_*``
+count what the policy incurred, cached or not; ``spent_*`` only the cache misses and ``run_*`` wall-clock time."""
 
 from __future__ import annotations
 

@@ -1,8 +1,7 @@
-"""Facts read off one question's trace against its gold labels: which chunks a round brought (gold ones
-marked), how many gold documents were found by round 1, by any round and in the final context, where the
-question's time went, and which cited sources a source contract should have kept out. The notebooks print
-these; the evaluation layer owns them because they compare a run with the gold, which the pipeline never
-sees."""
+"""Facts read off one question's trace against its gold labels: which chunks a round brought (gold ones marked), how
+many gold documents were found by round 1, by any round and in the final context, where the question's time went, and
+which cited sources a source contract should have kept out. The notebooks print these; the evaluation layer owns them
+because they compare a run with the gold, which the pipeline never sees."""
 
 from __future__ import annotations
 

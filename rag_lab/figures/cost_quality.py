@@ -38,15 +38,14 @@ from rag_lab.stats.summary import pareto_mask
 class CostQualityInfo(NamedTuple):
     """Everything the cost-vs-quality scatter shows, one entry per plotted candidate.
 
-    Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi``
-    are the quality column's confidence bounds (``<quality>_lo``/``_hi``), None when the table has none.
-    ``groups`` is each point's colour-group label (None without ``color_by``), ``group_names`` the groups in
-    legend order; ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``texts`` are the point
-    labels from ``text_col`` (None without it); ``labels`` the hover texts: the point label, the id, then one
-    ``name=value`` per line. ``x_title``/``y_title`` are the axis titles.
-    The Pareto front is computed for this pair of columns (the table's own
-    ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet,
-    cost, then quality (``front_facets`` None without ``facet_by``)."""
+    Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi`` are the
+    quality column's confidence bounds (``<quality>_lo``/``_hi``), None when the table has none. ``groups`` is each
+    point's colour-group label (None without ``color_by``), ``group_names`` the groups in legend order;
+    ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``texts`` are the point labels from ``text_col``
+    (None without it); ``labels`` the hover texts: the point label, the id, then one ``name=value`` per line.
+    ``x_title``/``y_title`` are the axis titles. The Pareto front is computed for this pair of columns (the table's own
+    ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet, cost, then
+    quality (``front_facets`` None without ``facet_by``)."""
 
     cost_col: str
     quality_col: str

@@ -23,8 +23,7 @@ class CragHeatmapInfo(NamedTuple):
     """Mean quality and refusal rate per (upper, lower) threshold pair.
 
     ``quality[i, j]``/``refusal[i, j]`` are the means over the table rows with ``upper == uppers[i]`` and
-    ``lower == lowers[j]`` (NaN where none has a defined value); ``n[i, j]`` counts the rows with a defined
-    quality."""
+    ``lower == lowers[j]`` (NaN where none has a defined value); ``n[i, j]`` counts the rows with a defined quality."""
 
     upper_col: str
     lower_col: str

@@ -24,12 +24,11 @@ COLOUR = "#4c78a8"
 
 
 class GuardTradeoffInfo(NamedTuple):
-    """``table``: one row per config but the reference (its first seed's ``candidate_id``), :data:`COLUMNS`:
-    ``label`` (the parameters it changes from the reference), ``n`` (questions × seeds defined on both sides),
-    the counts ``lost``, ``prevented``, ``gained_right``, ``new_wrong``, ``net_c1`` = (gained right − lost) −
-    (new wrong − prevented), in questions, and ``delta_calls``: the mean difference in LLM calls per question.
-    ``reference`` names the reference without its id (``the base config`` or its changes from the base),
-    ``reference_id`` is its run."""
+    """``table``: one row per config but the reference (its first seed's ``candidate_id``), :data:`COLUMNS`: ``label``
+    (the parameters it changes from the reference), ``n`` (questions × seeds defined on both sides), the counts
+    ``lost``, ``prevented``, ``gained_right``, ``new_wrong``, ``net_c1`` = (gained right − lost) − (new wrong −
+    prevented), in questions, and ``delta_calls``: the mean difference in LLM calls per question. ``reference`` names
+    the reference without its id (``the base config`` or its changes from the base), ``reference_id`` is its run."""
 
     reference: str
     reference_id: str

@@ -1,9 +1,8 @@
 """New chunks per retrieval round (the yield curve), and where zero-yield stops fired.
 
-:func:`round_yield_info` reads the retrieve steps of many traces (e.g. ``SweepResult.traces(candidate_id)``)
-into a :class:`RoundYieldInfo`; :func:`round_yield_figure` draws one thin line per question, the mean per
-round in bold, and a cross where a question's loop ended on an empty round (``stop_reason ==
-"empty_round"``)."""
+:func:`round_yield_info` reads the retrieve steps of many traces (e.g. ``SweepResult.traces(candidate_id)``) into a
+:class:`RoundYieldInfo`; :func:`round_yield_figure` draws one thin line per question, the mean per round in bold, and a
+cross where a question's loop ended on an empty round (``stop_reason == "empty_round"``)."""
 
 from __future__ import annotations
 
@@ -21,11 +20,10 @@ from rag_lab.pipeline.trace import StopReason, Trace
 class RoundYieldInfo(NamedTuple):
     """Per-round yields of a set of questions.
 
-    ``question_rounds[i]``/``question_yields[i]`` are question ``qids[i]``'s retrieval rounds and the new
-    chunks each brought (yields of several retrieve steps in one round are summed). ``rounds`` are every round
-    number seen; ``mean_yield[r]`` is the mean over the ``n_questions[r]`` questions that reached round
-    ``rounds[r]``. ``stop_qids``/``stop_rounds`` are the questions stopped by the zero-yield stop and the
-    round where it fired."""
+    ``question_rounds[i]``/``question_yields[i]`` are question ``qids[i]``'s retrieval rounds and the new chunks each
+    brought (yields of several retrieve steps in one round are summed). ``rounds`` are every round number seen;
+    ``mean_yield[r]`` is the mean over the ``n_questions[r]`` questions that reached round ``rounds[r]``.
+    ``stop_qids``/``stop_rounds`` are the questions stopped by the zero-yield stop and the round where it fired."""
 
     qids: tuple[str, ...]
     question_rounds: tuple[tuple[int, ...], ...]

@@ -25,10 +25,9 @@ HOPS_GAP_COL = "quality_rounds_minus_hops"
 class RoundsHistogramInfo(NamedTuple):
     """Counts of questions per group and rounds used.
 
-    ``counts[g, r]`` is how many questions of group ``groups[g]`` used ``rounds[r]`` rounds (every integer
-    from the smallest to the largest value seen). ``totals`` are the group sizes. ``mean_min_hops`` is each
-    group's mean minimum hops (None without ``with_hops``). Rows with no rounds value are not counted
-    (``n_undefined``)."""
+    ``counts[g, r]`` is how many questions of group ``groups[g]`` used ``rounds[r]`` rounds (every integer from the
+    smallest to the largest value seen). ``totals`` are the group sizes. ``mean_min_hops`` is each group's mean minimum
+    hops (None without ``with_hops``). Rows with no rounds value are not counted (``n_undefined``)."""
 
     by: str
     groups: tuple[str, ...]

@@ -25,10 +25,9 @@ _ENGINE_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", 
 class BM25Index(SearchIndex):
     """BM25 over the lower-cased word tokens of each chunk's title and text.
 
-    ``k1`` and ``b`` are the usual BM25 constants, ``method`` the bm25s scoring variant,
-    ``stopwords`` a bm25s stop-word language (``"en"``, ``"de"``, ...) or ``None``.
-    Only chunks sharing at least one token with the query are returned, so a query with
-    no known token has no hits."""
+    ``k1`` and ``b`` are the usual BM25 constants, ``method`` the bm25s scoring variant, ``stopwords`` a bm25s stop-word
+    language (``"en"``, ``"de"``, ...) or ``None``. Only chunks sharing at least one token with the query are returned,
+    so a query with no known token has no hits."""
 
     name: ClassVar[str] = "bm25"
 

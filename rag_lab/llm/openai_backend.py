@@ -1,12 +1,11 @@
-"""The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL
-(OpenAI, vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked
-for (``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the
-text. Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client
-under it (:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a
-refused response format from being retried, and ends the retries at once when a server process died or a server
-went away. At most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client,
-out of every repr, cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in
-detail"."""
+"""The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL (OpenAI,
+vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked for
+(``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the text.
+Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client under it
+(:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a refused
+response format from being retried, and ends the retries at once when a server process died or a server went away. At
+most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client, out of every repr,
+cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in detail"."""
 
 from __future__ import annotations
 
@@ -70,9 +69,8 @@ class BackendStats:
 
 
 def refusal(request: LLMRequest, message: str) -> str:
-    """What a server's refusal of ``request`` says: the role and question of the call (which of a sweep's
-    thousand calls it was), the server's own words, and for a prompt longer than the model's context what
-    to change."""
+    """What a server's refusal of ``request`` says: the role and question of the call (which of a sweep's thousand calls
+    it was), the server's own words, and for a prompt longer than the model's context what to change."""
     question = question_of(request)
     which = f"the {request.role} call" + (f" for question {question[:160]!r}" if question else "")
     hint = ""
@@ -94,14 +92,13 @@ class _ModeRejected(Exception):
 class OpenAIBackend(LLMBackend):
     """Chat completions from an OpenAI-compatible server (see the module doc).
 
-    ``model``, ``base_url`` and ``api_key`` default to ``RAG_LAB_MODEL``, ``OPENAI_BASE_URL`` and
-    ``OPENAI_API_KEY`` (a server that needs no key gets :data:`NO_KEY`). ``timeout_s`` bounds each
-    HTTP attempt and ``max_retries`` counts the client's retries after the first. ``cache_label`` names the
-    server in cache keys (default: the base URL without credentials); give servers on changing
-    ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so a lab server
-    knows which role to play (other servers ignore it). ``merge_system`` folds the system message
-    into the first user message (``system + "\n\n" + user``) for servers whose chat format drops
-    system messages (llama-cpp-python's ``gemma``); it is part of the cache identity.
+    ``model``, ``base_url`` and ``api_key`` default to ``RAG_LAB_MODEL``, ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` (a
+    server that needs no key gets :data:`NO_KEY`). ``timeout_s`` bounds each HTTP attempt and ``max_retries`` counts the
+    client's retries after the first. ``cache_label`` names the server in cache keys (default: the base URL without
+    credentials); give servers on changing ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so
+    a lab server knows which role to play (other servers ignore it). ``merge_system`` folds the system message into the
+    first user message (``system + "\n\n" + user``) for servers whose chat format drops system messages
+    (llama-cpp-python's ``gemma``); it is part of the cache identity.
     """
 
     name = "openai"

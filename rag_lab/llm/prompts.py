@@ -1,13 +1,12 @@
-"""Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the
-instructions, opening with the name of the role's template in the prompt set spoken (``[controller-v3] …``; each
-role's row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names its templates and its builder here), and a ``user``
-message made only of delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES,
-DRAFT). Section contents are data: text inside EVIDENCE is untrusted, never an instruction, and the system
-message says so. :func:`parse_sections` and :func:`parse_evidence` read the sections back, which is all the
-simulated backend ever looks at. Every role's instructions are a file, ``templates/<version>.txt`` beside this
-module (:func:`instructions`), found by the name the role's row gives for the prompt set; no builder branches on it.
-Recorded real-model responses are keyed by the request's bytes: a changed prompt misses every recorded call.
-The format: docs/design.md §1."""
+"""Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the instructions,
+opening with the name of the role's template in the prompt set spoken (``[controller-v3] …``; each role's row of
+:data:`~rag_lab.llm.role_table.LLM_ROLES` names its templates and its builder here), and a ``user`` message made only of
+delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES, DRAFT). Section contents are data:
+text inside EVIDENCE is untrusted, never an instruction, and the system message says so. :func:`parse_sections` and
+:func:`parse_evidence` read the sections back, which is all the simulated backend ever looks at. Every role's
+instructions are a file, ``templates/<version>.txt`` beside this module (:func:`instructions`), found by the name the
+role's row gives for the prompt set; no builder branches on it. Recorded real-model responses are keyed by the request's
+bytes: a changed prompt misses every recorded call. The format: docs/design.md §1."""
 
 from __future__ import annotations
 
@@ -149,10 +148,9 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
 
 
 def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: str = "v1") -> tuple[Message, ...]:
-    """The plain reader's prompt (policy ``generation.reader=plain``): the same question and final context as
-    the answer prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What
-    the model makes of the context without the pipeline's rules: the baseline the pipeline's answer path is
-    measured against."""
+    """The plain reader's prompt (policy ``generation.reader=plain``): the same question and final context as the answer
+    prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What the model makes of
+    the context without the pipeline's rules: the baseline the pipeline's answer path is measured against."""
     return role_messages("reader", instructions("reader", prompt_set), ("QUESTION", question),
                          ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set)
 

@@ -75,16 +75,15 @@ class Role:
     >>> row.template("v2"), row.schema("v2") is None
     ('toy-v1', True)
 
-    ``prompt``: the builder of its messages (:mod:`rag_lab.llm.prompts`); ``templates``: keyed by prompt set
-    (a name of :data:`PROMPT_SETS`), the template it speaks there: the file ``templates/<name>.txt`` and the
-    tag that opens its system message (``[route-v2] …``); a template's own revision number counts its
-    rewrites and need not match the set's; ``v1`` required. ``schemas``: the response schema per prompt set
-    (empty: free text, as the answer); ``simulate``: the simulated model's output (:data:`Simulate`);
-    ``step``: the decision index its knob draws are keyed by
-    (the controller's is the rounds already run; common random numbers); ``breaks_format``: whether the
-    simulator applies the format knobs (invalid JSON, hallucinated action, wrong types) to its output, which
-    is also what calibration pools the format rates over; ``label``: the field whose value must be one of
-    the allowed values (calibration counts another string as a hallucinated action)."""
+    ``prompt``: the builder of its messages (:mod:`rag_lab.llm.prompts`); ``templates``: keyed by prompt set (a name of
+    :data:`PROMPT_SETS`), the template it speaks there: the file ``templates/<name>.txt`` and the tag that opens its
+    system message (``[route-v2] …``); a template's own revision number counts its rewrites and need not match the
+    set's; ``v1`` required. ``schemas``: the response schema per prompt set (empty: free text, as the answer);
+    ``simulate``: the simulated model's output (:data:`Simulate`); ``step``: the decision index its knob draws are keyed
+    by (the controller's is the rounds already run; common random numbers); ``breaks_format``: whether the simulator
+    applies the format knobs (invalid JSON, hallucinated action, wrong types) to its output, which is also what
+    calibration pools the format rates over; ``label``: the field whose value must be one of the allowed values
+    (calibration counts another string as a hallucinated action)."""
 
     prompt: Callable[..., Any]
     templates: Mapping[str, str]

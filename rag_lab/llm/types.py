@@ -1,7 +1,6 @@
-"""The value types of an LLM call: the request (messages, sampling parameters), what a backend generated,
-the validated response, and :class:`CallRecord`, the one record of a call that the cost ledger
-(:mod:`rag_lab.llm.ledger`, priced) and the question's trace (:mod:`rag_lab.pipeline.trace`, with the
-prompt and raw output) derive their views from."""
+"""The value types of an LLM call: the request (messages, sampling parameters), what a backend generated, the validated
+response, and :class:`CallRecord`, the one record of a call that the cost ledger (:mod:`rag_lab.llm.ledger`, priced) and
+the question's trace (:mod:`rag_lab.pipeline.trace`, with the prompt and raw output) derive their views from."""
 
 from __future__ import annotations
 
@@ -92,11 +91,10 @@ class LLMResponse(BaseModel):
 
 
 class CallRecord(BaseModel):
-    """One LLM call, as every view of it keeps it: who asked (``role``), who answered (``backend``,
-    ``model``), the validation ``outcome`` and its ``reason``, token usage, wall latency as served (a
-    cache hit is fast), the backend's modelled latency (None when it has no speed model), whether the
-    cache answered, and the simulator knobs drawn. The ledger adds the price
-    (:class:`~rag_lab.llm.ledger.PricedCall`), the trace the prompt and raw output
+    """One LLM call, as every view of it keeps it: who asked (``role``), who answered (``backend``, ``model``), the
+    validation ``outcome`` and its ``reason``, token usage, wall latency as served (a cache hit is fast), the backend's
+    modelled latency (None when it has no speed model), whether the cache answered, and the simulator knobs drawn. The
+    ledger adds the price (:class:`~rag_lab.llm.ledger.PricedCall`), the trace the prompt and raw output
     (:class:`~rag_lab.pipeline.trace.LLMCall`); both are built by :meth:`from_response`."""
 
     model_config = ConfigDict(extra="forbid")

@@ -69,10 +69,9 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
 def save_beir(dataset: Dataset, folder: str | Path, split: str = "test") -> Path:
     """Write ``dataset`` as a BEIR folder and return the folder.
 
-    Every question is written to ``queries.jsonl`` and its gold documents, graded 1,
-    to ``qrels/<split>.tsv``; loading the folder back gives each question
-    ``split=<split>``. Questions without gold documents cannot appear in qrels, so they
-    do not load back; a warning says how many there are."""
+    Every question is written to ``queries.jsonl`` and its gold documents, graded 1, to ``qrels/<split>.tsv``; loading
+    the folder back gives each question ``split=<split>``. Questions without gold documents cannot appear in qrels, so
+    they do not load back; a warning says how many there are."""
     qrels = dataset.evalset.qrels()
     qrels_rows = _qrels_rows(qrels)
     query_rows = [_query_row(q) for q in dataset.evalset]

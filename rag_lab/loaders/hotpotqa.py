@@ -33,10 +33,9 @@ class HotpotQAConflictWarning(UserWarning):
 
 def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
                   records: list[tuple[Where, Any]] | None = None, variant: str | None = None) -> Dataset:
-    """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default:
-    the file stem), every question in ``split``. ``variant`` is ``"hotpotqa"`` or ``"2wikimultihopqa"``
-    (every example must then have ``evidences``); None tells it from the first example (2WikiMultihopQA
-    when it has ``evidences``).
+    """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default: the file stem), every
+    question in ``split``. ``variant`` is ``"hotpotqa"`` or ``"2wikimultihopqa"`` (every example must then have
+    ``evidences``); None tells it from the first example (2WikiMultihopQA when it has ``evidences``).
 
     Paragraphs that repeat a title with different text keep the first text; a single
     :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's

@@ -1,10 +1,9 @@
-"""The echo guard (:func:`check_echo`, policy ``echo``): a draft that parrots its prompt is not an answer. On
-normalized tokens it measures the longest run copied from the system instructions (or the prompt's section
-markers), the share of the evidence reproduced in long runs (by a draft longer than a short answer), and the
-share of the draft copied from the question; each is flagged at its threshold of
-:class:`~rag_lab.pipeline.policies.EchoGuard`. The measurements stay in the trace whether or not they flag; a
-flagged draft gets the status ``echo`` and the refusal text. The method: docs/backends.md, "A metric a parrot
-cannot beat"."""
+"""The echo guard (:func:`check_echo`, policy ``echo``): a draft that parrots its prompt is not an answer. On normalized
+tokens it measures the longest run copied from the system instructions (or the prompt's section markers), the share of
+the evidence reproduced in long runs (by a draft longer than a short answer), and the share of the draft copied from the
+question; each is flagged at its threshold of :class:`~rag_lab.pipeline.policies.EchoGuard`. The measurements stay in
+the trace whether or not they flag; a flagged draft gets the status ``echo`` and the refusal text. The method:
+docs/backends.md, "A metric a parrot cannot beat"."""
 
 from __future__ import annotations
 

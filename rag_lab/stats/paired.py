@@ -1,9 +1,8 @@
-"""Paired differences between two configurations measured on the same questions: the mean per-question
-difference with a paired percentile bootstrap interval (:func:`paired_difference`: questions resampled jointly
-for both sides, seeds averaged within a question first, undefined cells left out on both sides), the unpaired
-interval beside it for contrast (:func:`unpaired_difference`), the interval of a ratio of sums over pairs
-(:func:`ratio_interval`), and a difference's ``Δ [lo, hi]`` text (:func:`interval_text`). The method:
-docs/decisions.md, "A difference between two configurations".
+"""Paired differences between two configurations measured on the same questions: the mean per-question difference with a
+paired percentile bootstrap interval (:func:`paired_difference`: questions resampled jointly for both sides, seeds
+averaged within a question first, undefined cells left out on both sides), the unpaired interval beside it for contrast
+(:func:`unpaired_difference`), the interval of a ratio of sums over pairs (:func:`ratio_interval`), and a difference's
+``Δ [lo, hi]`` text (:func:`interval_text`). The method: docs/decisions.md, "A difference between two configurations".
 
 Kept by hand, and checked against ``scipy.stats.bootstrap`` (tests/test_stats_against_scipy.py): it draws the same
 resamples from the same seed, but reads its percentiles at ``(1 − confidence)/2``, a level off in the last bit
@@ -110,12 +109,11 @@ def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
 
 def paired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0,
                       strata: Any = None) -> PairedDifference:
-    """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap
-    ``1 − alpha`` interval (see the module doc). ``values`` and ``reference``: one value per question,
-    shape ``(n,)``, or per question and seed, ``(n, seeds)``, in the same order on both sides. ``strata``
-    (optional, one label per question, e.g. its type) resamples within each stratum, so every bootstrap
-    sample keeps the data's mix of question types. The same inputs and ``seed`` always give the same
-    interval; no question defined on both sides gives NaNs and ``n = 0``."""
+    """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap ``1 − alpha``
+    interval (see the module doc). ``values`` and ``reference``: one value per question, shape ``(n,)``, or per question
+    and seed, ``(n, seeds)``, in the same order on both sides. ``strata`` (optional, one label per question, e.g. its
+    type) resamples within each stratum, so every bootstrap sample keeps the data's mix of question types. The same
+    inputs and ``seed`` always give the same interval; no question defined on both sides gives NaNs and ``n = 0``."""
     _check(n_boot, alpha)
     a, b, n_seeds, kept = paired_means(values, reference)
     labels = None if strata is None else _strata_labels(strata, kept.size)[kept]

@@ -306,11 +306,10 @@ def policy_bounds(cls: type[Policy]) -> Iterator[tuple[str, Any, Any]]:
 
 
 def check_policy(cls: type[Policy]) -> None:
-    """Check a policy class: a :class:`~rag_lab.pipeline.policies.Policy` subclass that constructs with its
-    defaults, is frozen, comes back equal through a dump (dict and JSON), refuses an unknown field, bounds
-    every numeric field from both sides (and refuses a value outside), and says in its docstring what it does.
-    A policy that is a section of :class:`~rag_lab.pipeline.config.PipelineConfig` is also reachable by its
-    dotted keys."""
+    """Check a policy class: a :class:`~rag_lab.pipeline.policies.Policy` subclass that constructs with its defaults, is
+    frozen, comes back equal through a dump (dict and JSON), refuses an unknown field, bounds every numeric field from
+    both sides (and refuses a value outside), and says in its docstring what it does. A policy that is a section of
+    :class:`~rag_lab.pipeline.config.PipelineConfig` is also reachable by its dotted keys."""
     c = _Contract("policy", getattr(cls, "__qualname__", repr(cls)))
     c.require(isinstance(cls, type) and issubclass(cls, Policy), "a Policy subclass",
               f"{cls!r} is not a subclass of rag_lab.pipeline.policies.Policy")

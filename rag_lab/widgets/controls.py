@@ -1,9 +1,8 @@
-"""ipywidgets controls generated from the policies' field types and bounds: :func:`param_control` reads one dotted
-key of :class:`~rag_lab.pipeline.PipelineConfig` and builds the control its type calls for (a checkbox, a
-dropdown of the allowed or registered values, a slider or a bounded box, an ``unlimited`` checkbox for an
-optional integer, a comma-separated text). Each control's ``description`` is the dotted key (the browser test
-finds controls by it) and its tooltip the field's description, or else its policy's docstring. The mapping:
-docs/course.md, "The widgets"."""
+"""ipywidgets controls generated from the policies' field types and bounds: :func:`param_control` reads one dotted key
+of :class:`~rag_lab.pipeline.PipelineConfig` and builds the control its type calls for (a checkbox, a dropdown of the
+allowed or registered values, a slider or a bounded box, an ``unlimited`` checkbox for an optional integer, a
+comma-separated text). Each control's ``description`` is the dotted key (the browser test finds controls by it) and its
+tooltip the field's description, or else its policy's docstring. The mapping: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -74,9 +73,8 @@ def field_spec(key: str) -> FieldSpec:
 
 
 def parse_value(key: str, text: str) -> Any:
-    """One value of ``key`` from text: ``true``/``false``, a number, ``none``/``unlimited`` (optional
-    ints) or a Literal choice. ``ConfigError`` if it does not parse; tuple fields are not parsed here
-    (commas separate values)."""
+    """One value of ``key`` from text: ``true``/``false``, a number, ``none``/``unlimited`` (optional ints) or a Literal
+    choice. ``ConfigError`` if it does not parse; tuple fields are not parsed here (commas separate values)."""
     spec = field_spec(key)
     word = text.strip()
     parsers: dict[str, Callable[[str], Any]] = {

@@ -1,9 +1,8 @@
 """``PolicyExplorer``: move a policy control, the real pipeline runs over the evaluation set, and the point for that
-configuration appears on the cost-vs-quality plot, labelled by the parameters it changes, with its paired
-difference against the reference point in the status line (:meth:`PolicyExplorer.delta`). Runs happen in a
-background thread, one at a time; a newer change supersedes a running one, which stops early and never writes its
-point. Every run goes through the shared corpus resources and the response cache (:mod:`.session`). How it
-behaves: docs/course.md, "The widgets"."""
+configuration appears on the cost-vs-quality plot, labelled by the parameters it changes, with its paired difference
+against the reference point in the status line (:meth:`PolicyExplorer.delta`). Runs happen in a background thread, one
+at a time; a newer change supersedes a running one, which stops early and never writes its point. Every run goes through
+the shared corpus resources and the response cache (:mod:`.session`). How it behaves: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -40,21 +39,20 @@ DELTA_BOOT = 2000
 
 
 class PolicyExplorer:
-    """Controls for ``params`` (dotted keys), a progress bar, a status line and a cost-vs-quality
-    ``FigureWidget`` with one point per distinct configuration run (the latest one ringed), CI error
-    bars on quality and the Pareto front.
+    """Controls for ``params`` (dotted keys), a progress bar, a status line and a cost-vs-quality ``FigureWidget`` with
+    one point per distinct configuration run (the latest one ringed), CI error bars on quality and the Pareto front.
 
-    Questions: ``dataset``'s ``split``, restricted to ``types``, the first ``per_type`` of each type, at
-    most ``limit`` (as a sweep picks them). ``backend``
-    defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as sweeps use, so a sweep
-    with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
+    Questions: ``dataset``'s ``split``, restricted to ``types``, the first ``per_type`` of each type, at most ``limit``
+    (as a sweep picks them). ``backend`` defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as
+    sweeps use, so a sweep with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
     parameter the controls do not set.
 
     >>> explorer = PolicyExplorer(params=["round_cap.max_rounds", "crag.upper"], limit=6)   # doctest: +SKIP
     >>> explorer.run()                                  # the base configuration: one point   # doctest: +SKIP
     >>> explorer.with_params({"round_cap.max_rounds": 3}).wait()                            # doctest: +SKIP
     >>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
-    >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP"""
+    >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP
+    """
 
     def __init__(self, dataset: str = "world", params: Sequence[str] = DEFAULT_PARAMS, split: str | None = "test",
                  limit: int | None = None, types: Sequence[str] | None = None, backend: LLMBackend | None = None,
@@ -158,10 +156,9 @@ class PolicyExplorer:
 
     @property
     def points(self) -> pd.DataFrame:
-        """One row per configuration run: ``config_id``, ``param_<key>``, ``n_questions``, every
-        ``quality_*`` (with ``_lo``/``_hi`` CI bounds) and ``cost_*`` mean, ``seconds``, ``is_pareto``
-        (for ``cost_col`` × ``quality_col``), ``is_current`` (the latest run) and ``changes`` (the parameters it
-        changes from ``base``)."""
+        """One row per configuration run: ``config_id``, ``param_<key>``, ``n_questions``, every ``quality_*`` (with
+        ``_lo``/``_hi`` CI bounds) and ``cost_*`` mean, ``seconds``, ``is_pareto`` (for ``cost_col`` × ``quality_col``),
+        ``is_current`` (the latest run) and ``changes`` (the parameters it changes from ``base``)."""
         with self._lock:
             return self._table()
 

@@ -1,9 +1,8 @@
 """The seeded synthetic-world generator: same config, same bytes.
 
-``generate_world(WorldConfig(seed=7))`` draws a fictional software company (people, teams,
-services, feature flags, incidents, releases), renders it as documents with distractors, and
-asks eight types of evaluation questions about it. ``write_world`` stores it as
-``corpus.jsonl`` (BEIR shape), ``questions.jsonl`` and ``world.json``."""
+``generate_world(WorldConfig(seed=7))`` draws a fictional software company (people, teams, services, feature flags,
+incidents, releases), renders it as documents with distractors, and asks eight types of evaluation questions about it.
+``write_world`` stores it as ``corpus.jsonl`` (BEIR shape), ``questions.jsonl`` and ``world.json``."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
 """Evaluation questions over the synthetic world, eight types (docs/design.md §4).
 
-Each builder returns every question it can ask of the world; the generator samples from them.
-Gold fields (answer, aliases, gold docs, minimum hops) come from the entities, never from text.
-``metadata`` records the template and, for multi-hop questions, the bridge entity, so analyses
-can tell a lost bridge entity from a retrieval miss."""
+Each builder returns every question it can ask of the world; the generator samples from them. Gold fields (answer,
+aliases, gold docs, minimum hops) come from the entities, never from text. ``metadata`` records the template and, for
+multi-hop questions, the bridge entity, so analyses can tell a lost bridge entity from a retrieval miss."""
 
 from __future__ import annotations
 

@@ -26,11 +26,10 @@ INVALID_JSON_TEXT = "Sure! I think the best action is to answer, because the evi
 class FaultPlan(BaseModel):
     """Failures the server injects, applied in this order to each well-formed request:
 
-    ``rate_limit`` requests get ``429`` (with ``Retry-After: retry_after_s``), then
-    ``server_error`` requests get ``500``; ``delay`` requests wait ``delay_s`` before answering
-    (while holding their concurrency slot); ``malformed_body`` requests get a ``200`` whose JSON
-    body is cut in half; ``content_fault`` replaces the model's text on ``content_times``
-    requests: ``truncated_json`` (the first half of it, ``finish_reason: length``),
+    ``rate_limit`` requests get ``429`` (with ``Retry-After: retry_after_s``), then ``server_error`` requests get
+    ``500``; ``delay`` requests wait ``delay_s`` before answering (while holding their concurrency slot);
+    ``malformed_body`` requests get a ``200`` whose JSON body is cut in half; ``content_fault`` replaces the model's
+    text on ``content_times`` requests: ``truncated_json`` (the first half of it, ``finish_reason: length``),
     ``invalid_json`` (prose) or ``schema_violation`` (:data:`SCHEMA_VIOLATION_TEXT`).
 
     Each count is spent as the fault fires, so ``FaultPlan(rate_limit=2, server_error=1)`` answers

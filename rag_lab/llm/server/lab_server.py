@@ -41,13 +41,12 @@ ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_obj
 class LabServer:
     """An OpenAI-compatible server fronting ``backend`` on a loopback address.
 
-    Use it as a context manager to serve from a background thread (``with LabServer(b) as s:
-    s.url``), or call :meth:`serve_forever` in the foreground. ``port=0`` picks a free port.
-    ``models`` is the model-name whitelist (default: ``backend.model``). A response format not in
-    ``response_formats`` is refused with ``format_status`` (llama-cpp-python's server: 500). ``faults`` may be replaced
-    at any time with :meth:`set_faults`. ``status_counts`` counts answers by HTTP status.
-    ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat completion.
-    ``peak_concurrency`` is the most chat completions that ran at once."""
+    Use it as a context manager to serve from a background thread (``with LabServer(b) as s: s.url``), or call
+    :meth:`serve_forever` in the foreground. ``port=0`` picks a free port. ``models`` is the model-name whitelist
+    (default: ``backend.model``). A response format not in ``response_formats`` is refused with ``format_status``
+    (llama-cpp-python's server: 500). ``faults`` may be replaced at any time with :meth:`set_faults`. ``status_counts``
+    counts answers by HTTP status. ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat
+    completion. ``peak_concurrency`` is the most chat completions that ran at once."""
 
     def __init__(self, backend: LLMBackend, host: str = "127.0.0.1", port: int = 0, *,
                  models: Sequence[str] | None = None, max_concurrency: int = 1, max_body_bytes: int = MAX_BODY_BYTES,

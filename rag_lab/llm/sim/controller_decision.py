@@ -1,9 +1,8 @@
-"""The controller's ideal decision with every knob off, read from the evidence in the prompt: answer, or search
-the next hop. The question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a
-comparison needs an item about each side, a lookup a sentence that holds a value of the expected kind, and while a
-part is still open the next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts
-are covered, not because a round budget or a similarity says so. The rules in full: docs/backends.md, "The
-simulator, part by part"."""
+"""The controller's ideal decision with every knob off, read from the evidence in the prompt: answer, or search the next
+hop. The question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a comparison needs
+an item about each side, a lookup a sentence that holds a value of the expected kind, and while a part is still open the
+next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts are covered, not
+because a round budget or a similarity says so. The rules in full: docs/backends.md, "The simulator, part by part"."""
 
 from __future__ import annotations
 
@@ -64,9 +63,8 @@ def targeted(label: str, qa: QuestionAnalysis) -> list[str]:
 
 
 def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[str]:
-    """Queries for the next hop of a chain: the bridge name with the question's words, those the
-    sentence naming it does not already cover (what is still asked about it) first, most specific
-    query first."""
+    """Queries for the next hop of a chain: the bridge name with the question's words, those the sentence naming it does
+    not already cover (what is still asked about it) first, most specific query first."""
     words = [w for w in qa.term_words if w.lower() not in label.lower()]
     # what the question asks (the words at its question word) and the sentence naming the bridge does not say
     open_asked = sorted((w for w in words if stem(w) in qa.asked and stem(w) not in covered),

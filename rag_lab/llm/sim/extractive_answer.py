@@ -102,10 +102,9 @@ def _answering(ev: Evidence, best: Candidate, other: Candidate) -> Candidate:
 
 
 def _other_hop(ev: Evidence, best: Candidate, related: list[int]) -> Candidate | None:
-    """A multi-hop answer cites both hops: from the items linked to ``best``'s item (one names the
-    other's title) or naming a focus with it, the sentence that best covers what ``best`` leaves
-    open — the question's terms not in ``best`` nor its title — or failing that the most
-    question-like one."""
+    """A multi-hop answer cites both hops: from the items linked to ``best``'s item (one names the other's title) or
+    naming a focus with it, the sentence that best covers what ``best`` leaves open — the question's terms not in
+    ``best`` nor its title — or failing that the most question-like one."""
     item = ev.items[best.i]
     partners = [k for k in related if k != best.i and (k in ev.links[best.i] or best.i in ev.links[k]
                                                        or (ev.names[k] and ev.names[best.i]))]

@@ -50,9 +50,8 @@ class IdealModel:
         return analyse(question).comparison
 
     def route(self, question: str) -> dict[str, str]:
-        """COMPLEX for a comparison, for several names, or for a question that describes its
-        subject instead of naming it (a relative clause: "the band who …", "the company that …");
-        SIMPLE for one name and one asked fact."""
+        """COMPLEX for a comparison, for several names, or for a question that describes its subject instead of naming
+        it (a relative clause: "the band who …", "the company that …"); SIMPLE for one name and one asked fact."""
         qa = analyse(question)
         if qa.comparison:
             return {"route": "COMPLEX", "reason": "compares " + " and ".join(qa.names()[:2])}

@@ -1,9 +1,8 @@
-"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else. :class:`CallRandom` is the
-only source of randomness: common random numbers, a function of (seed, role, question, step index, knob) only, so
-the same request always draws the same numbers and a change of evidence re-draws nothing; a knob fires iff its
-draw is below its rate. Each role's knobs: :func:`route_knob`, :func:`controller_knobs`,
-:meth:`CallRandom.partial_answer` and :func:`apply_format_failures`. Where each knob applies: docs/backends.md,
-"The simulator, part by part"."""
+"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else. :class:`CallRandom` is the only
+source of randomness: common random numbers, a function of (seed, role, question, step index, knob) only, so the same
+request always draws the same numbers and a change of evidence re-draws nothing; a knob fires iff its draw is below its
+rate. Each role's knobs: :func:`route_knob`, :func:`controller_knobs`, :meth:`CallRandom.partial_answer` and
+:func:`apply_format_failures`. Where each knob applies: docs/backends.md, "The simulator, part by part"."""
 
 from __future__ import annotations
 
@@ -73,11 +72,10 @@ def route_knob(decision: dict[str, str], comparison: bool, draws: CallRandom) ->
 
 
 def settles(ev: Evidence) -> bool:
-    """Whether a lookup's evidence holds an answer the model would settle for once nothing is left to
-    search: its best answer sentence (of the asked kind, when one is asked) reaches
-    :data:`~rag_lab.llm.sim.controller_decision.SETTLE` support — the bar
-    :func:`~rag_lab.llm.sim.controller_decision.ideal_decision` answers at when its searches are spent. A
-    comparison never settles while a side is missing."""
+    """Whether a lookup's evidence holds an answer the model would settle for once nothing is left to search: its best
+    answer sentence (of the asked kind, when one is asked) reaches :data:`~rag_lab.llm.sim.controller_decision.SETTLE`
+    support — the bar :func:`~rag_lab.llm.sim.controller_decision.ideal_decision` answers at when its searches are
+    spent. A comparison never settles while a side is missing."""
     if ev.qa.comparison:
         return False
     found = ev.candidates(ev.answer_items())

@@ -55,9 +55,8 @@ def _trim(span: str) -> tuple[str, int]:
 
 @lru_cache(maxsize=65536)
 def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
-    """Entities of ``text`` in order of first appearance, without duplicates. In a ``question``
-    a capitalised word opening the text may be a name; in running text it is not (unless it
-    repeats inside a sentence elsewhere)."""
+    """Entities of ``text`` in order of first appearance, without duplicates. In a ``question`` a capitalised word
+    opening the text may be a name; in running text it is not (unless it repeats inside a sentence elsewhere)."""
     found: list[tuple[int, Entity]] = []
     taken: list[tuple[int, int]] = []
 

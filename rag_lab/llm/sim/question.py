@@ -1,8 +1,7 @@
-"""What a question asks, read from its wording with general English only: the names it
-holds (foci), its remaining content words (terms), the question word and the kind of value it
-expects, whether it is a yes/no question, and whether it compares two named things — and then
-what it compares (a year for born / older / first / founded…, whatever the question word; a
-number for more / larger / how many…) and in which direction."""
+"""What a question asks, read from its wording with general English only: the names it holds (foci), its remaining
+content words (terms), the question word and the kind of value it expects, whether it is a yes/no question, and whether
+it compares two named things — and then what it compares (a year for born / older / first / founded…, whatever the
+question word; a number for more / larger / how many…) and in which direction."""
 
 from __future__ import annotations
 
@@ -45,9 +44,8 @@ _AUX = frozenset("is are was were does do did has have had can could will would 
 
 
 def _head(text: str) -> str | None:
-    """The noun a which/what question asks for: the word after "which"/"what", or the last word of a
-    two-word compound when an auxiliary follows it ("which record label did …" → label; English
-    compounds are head-final)."""
+    """The noun a which/what question asks for: the word after "which"/"what", or the last word of a two-word compound
+    when an auxiliary follows it ("which record label did …" → label; English compounds are head-final)."""
     desc = _WHAT_IS_THE.search(text)
     if desc:  # "what is the home ground of …": the description's noun
         first, second, third = (g.lower() if g else None for g in desc.groups())

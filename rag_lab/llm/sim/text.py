@@ -1,6 +1,5 @@
-"""Plain-text helpers of the simulator: words, a light stemmer, English function words,
-sentences, dates, years, numbers and percentages. General English; nothing here is specific to a
-corpus."""
+"""Plain-text helpers of the simulator: words, a light stemmer, English function words, sentences, dates, years, numbers
+and percentages. General English; nothing here is specific to a corpus."""
 
 from __future__ import annotations
 

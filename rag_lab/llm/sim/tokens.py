@@ -40,9 +40,8 @@ class TokenCounter:
             return self._tokenizer
 
     def count(self, text: str) -> int:
-        """Tokens of ``text`` (no special tokens). WordPiece splits on whitespace first, so a
-        text's count is the sum of its lines' counts; lines (an evidence item is one line) are
-        counted once and remembered."""
+        """Tokens of ``text`` (no special tokens). WordPiece splits on whitespace first, so a text's count is the sum of
+        its lines' counts; lines (an evidence item is one line) are counted once and remembered."""
         if not text:
             return 0
         lines = text.split("\n")
