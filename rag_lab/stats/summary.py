@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.families import is_cost, is_metric, is_quality
+from rag_lab.stats.paired import check_bootstrap
 
 CI_SUFFIXES = ("_lo", "_hi")
 
@@ -49,10 +50,7 @@ def bootstrap_ci(values: Iterable[float | None], n_boot: int = 1000, alpha: floa
     ``numpy.random.default_rng(seed)`` in one vectorised step (memory ``n_boot × n``), so the same inputs
     and seed always give the same interval. The bounds are the ``alpha/2`` and ``1 - alpha/2`` quantiles of
     the resampled means. No defined value gives ``(nan, nan)``; a single one gives a zero-width interval."""
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    check_bootstrap(n_boot, alpha)
     array = _float_array(values, "bootstrap_ci values")
     array = array[~np.isnan(array)]
     if array.size == 0:
