@@ -21,11 +21,9 @@ from rag_lab.sqlite_files import connect, on_failure, transaction
 class EmbeddingCache:
     """Embeddings stored on disk in SQLite, keyed by ``sha256(model_id + "\\0" + text)``.
 
-    The database runs in WAL mode and every operation opens its own connection, so
-    several processes (and threads) can read and write the same file. A full disk never stops a run: after
-    one :class:`~rag_lab.paths.CacheFullWarning` the cache stores nothing more (``full``), and answers nothing
-    if it could not even be opened.
-    """
+    The database runs in WAL mode and every operation opens its own connection, so several processes (and threads) can
+    read and write the same file. A full disk never stops a run: after one :class:`~rag_lab.paths.CacheFullWarning` the
+    cache stores nothing more (``full``), and answers nothing if it could not even be opened."""
 
     _SCHEMA = (
         "CREATE TABLE IF NOT EXISTS embeddings "
@@ -57,9 +55,7 @@ class EmbeddingCache:
             for start in range(0, len(keys), self._LOOKUP_BATCH):
                 batch = keys[start : start + self._LOOKUP_BATCH]
                 marks = ",".join("?" * len(batch))
-                rows = conn.execute(
-                    f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", batch
-                )
+                rows = conn.execute(f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", batch)
                 for key, dim, blob in rows:
                     vector = np.frombuffer(blob, dtype=np.float32)
                     if vector.shape != (dim,):
@@ -109,8 +105,7 @@ class CachedEmbedder:
     see :mod:`rag_lab.embedding.shipped`), sends only the distinct texts still missing to ``inner``
     (in batches of ``batch_size``) and stores the new vectors in one transaction. ``hits`` (found in
     the cache or shipped), ``shipped_hits`` (of those, shipped) and ``misses`` (computed) count
-    distinct texts per call, summed over the embedder's lifetime.
-    """
+    distinct texts per call, summed over the embedder's lifetime."""
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache | None = None, batch_size: int = 1024,
                  shipped: ShippedVectors | None = None) -> None:
@@ -146,8 +141,7 @@ class CachedEmbedder:
                 [
                     self.inner.embed(missing[start : start + self.batch_size])
                     for start in range(0, len(missing), self.batch_size)
-                ]
-            )
+                ])
             self.cache.put(self.model_id, missing, fresh)
             vectors.update(zip(missing, fresh, strict=True))
         self.hits += len(unique) - len(missing)

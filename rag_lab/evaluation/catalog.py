@@ -2,8 +2,7 @@
 widget, and what the metric registry (:data:`~rag_lab.evaluation.metric_table.METRICS`) says of a column: its
 human-readable label, whether it is a metric, which way is better, its value range.
 
-Figures, reports and widgets take their defaults from here, so changing the headline metric is a
-one-line change."""
+Figures, reports and widgets take their defaults from here, so changing the headline metric is a one-line change."""
 
 from __future__ import annotations
 
@@ -20,9 +19,7 @@ DEFAULT_COST = "cost_llm_calls"
 
 #: Columns shown beside a quality column wherever a view shows one (sweep panel table, explorer
 #: status): the strict containment is read next to its lenient form and token F1.
-BESIDE: dict[str, tuple[str, ...]] = {
-    "quality_answer_containment_strict": ("quality_answer_containment", "quality_f1"),
-}
+BESIDE: dict[str, tuple[str, ...]] = {"quality_answer_containment_strict": ("quality_answer_containment", "quality_f1")}
 
 
 def beside(column: str) -> tuple[str, ...]:

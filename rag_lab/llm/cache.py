@@ -1,18 +1,10 @@
-"""A response cache on sqlite, and a backend wrapper that consults it.
+"""A response cache on sqlite (:class:`ResponseCache`, keyed by :meth:`LLMRequest.cache_key`: no API key, base URL
+or role), and a backend wrapper that consults it (:class:`CachedBackend`).
 
-:class:`ResponseCache` maps :meth:`LLMRequest.cache_key` — a digest of the backend name, model,
-messages, response schema and sampling parameters, and nothing else (no API key, no base URL, no
-role) — to the :class:`Completion` the backend produced: text, token usage and modelled latency.
-The file is in WAL mode with a busy timeout, so several processes (parallel sweeps, notebooks)
-can share it; a full disk makes it stop storing, after one :class:`~rag_lab.paths.CacheFullWarning`.
-
-:class:`CachedBackend` wraps any backend. On a hit it returns the stored generation marked
-``cached=True``, with the usage and modelled latency of the call that produced it, so the ledger
-counts the cost as the policy incurred it while ``spent`` leaves it out
-(:mod:`rag_lab.llm.ledger`). On a miss it calls the inner backend and stores the result. Only
-generations are stored — an output that later fails validation is stored too, since it is what
-the model said; a call that raised stores nothing.
-"""
+A hit is marked ``cached=True`` with the usage and modelled latency of the call that produced it, so the ledger
+counts the cost while ``spent`` leaves it out (:mod:`rag_lab.llm.ledger`). Every generation is stored, valid or
+not; a call that raised stores nothing. The file is shared by processes (WAL); a full disk stops storing after
+one :class:`~rag_lab.paths.CacheFullWarning`."""
 
 from __future__ import annotations
 
