@@ -53,7 +53,7 @@ import numpy as np
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from rag_lab.evaluation.question_metrics import question_metrics  # noqa: E402
+from rag_lab.evaluation.metric_table import question_metrics  # noqa: E402
 from rag_lab.llm.simulator import SimulatedBackend  # noqa: E402
 from rag_lab.loaders import load_dataset  # noqa: E402
 from rag_lab.pipeline import CorpusResources, Pipeline, PipelineConfig  # noqa: E402

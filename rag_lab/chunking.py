@@ -25,19 +25,15 @@ class ChunkingConfig(BaseModel):
     @model_validator(mode="after")
     def _overlap_below_window(self) -> ChunkingConfig:
         if self.overlap_words >= self.max_words:
-            raise ConfigError(
-                f"overlap_words ({self.overlap_words}) must be smaller than max_words ({self.max_words})"
-            )
+            raise ConfigError(f"overlap_words ({self.overlap_words}) must be smaller than max_words ({self.max_words})")
         return self
 
 
 def chunk_document(doc: Document, config: ChunkingConfig | None = None) -> list[Chunk]:
     """The chunks of one document, in order.
 
-    Chunks start and end on word boundaries; ``doc.text[chunk.start:chunk.end] == chunk.text``.
-    A document with no words (empty or blank text) gives one empty chunk, so every document
-    is represented by at least one chunk.
-    """
+    Chunks start and end on word boundaries; ``doc.text[chunk.start:chunk.end] == chunk.text``. A document with no words
+    (empty or blank text) gives one empty chunk, so every document is represented by at least one chunk."""
     config = config or ChunkingConfig()
     spans = [m.span() for m in _WORD.finditer(doc.text)]
     if not spans:
@@ -66,12 +62,5 @@ def chunk_text_for_embedding(chunk: Chunk) -> str:
 
 
 def _chunk(doc: Document, position: int, start: int, end: int) -> Chunk:
-    return Chunk(
-        chunk_id=f"{doc.doc_id}#{position}",
-        doc_id=doc.doc_id,
-        position=position,
-        title=doc.title,
-        text=doc.text[start:end],
-        start=start,
-        end=end,
-    )
+    return Chunk(chunk_id=f"{doc.doc_id}#{position}", doc_id=doc.doc_id, position=position, title=doc.title,
+                 text=doc.text[start:end], start=start, end=end)

@@ -15,13 +15,7 @@ class RagLabError(Exception):
 class DataFormatError(RagLabError, ValueError):
     """A data file is malformed. The message names the file, the line (if any) and the field."""
 
-    def __init__(
-        self,
-        path: str | Path,
-        message: str,
-        line: int | None = None,
-        field: str | None = None,
-    ) -> None:
+    def __init__(self, path: str | Path, message: str, line: int | None = None, field: str | None = None) -> None:
         self.path = str(path)
         self.line = line
         self.field = field

@@ -1,15 +1,6 @@
-"""Plain, validated records: documents, chunks, questions, and their containers.
-
-The exchange shapes follow BEIR (docs/design.md §4):
-
-* corpus  ``{doc_id: {"title": ..., "text": ..., ...}}``
-* queries ``{qid: text}``
-* qrels   ``{qid: {doc_id: grade}}``
-* run     ``{qid: {doc_id: score}}``
-
-Records are frozen pydantic models; containers are small classes that hold them
-and convert to and from the BEIR dicts.
-"""
+"""Plain, validated records: documents, chunks, questions, and their containers, which convert to and from the
+BEIR exchange dicts (corpus ``{doc_id: {"title", "text"}}``, queries ``{qid: text}``, qrels
+``{qid: {doc_id: grade}}``, run ``{qid: {doc_id: score}}``; docs/design.md §4)."""
 
 from __future__ import annotations
 
@@ -31,16 +22,8 @@ from rag_lab.errors import ConfigError
 
 #: Question types of the synthetic world (docs/design.md §4). HotpotQA uses ``bridge`` and
 #: ``comparison``; data without a type label gets ``unlabeled``.
-WORLD_QUESTION_TYPES: tuple[str, ...] = (
-    "single",
-    "bridge",
-    "comparison",
-    "mismatch",
-    "alias",
-    "vague",
-    "unanswerable",
-    "stale",
-)
+WORLD_QUESTION_TYPES: tuple[str, ...] = ("single", "bridge", "comparison", "mismatch", "alias", "vague", "unanswerable",
+                                         "stale")
 UNLABELED = "unlabeled"
 
 Qrels = dict[str, dict[str, int]]
@@ -80,15 +63,12 @@ class Chunk(_Record):
 class Question(_Record):
     """An evaluation question.
 
-    ``answer`` is the canonical gold answer (``None`` for unanswerable questions);
-    ``answer_aliases`` are other strings that count as the same answer.
-    ``gold_doc_ids`` are the documents that hold the evidence; ``min_hops`` is the
-    least number of retrieval hops a careful system needs. ``hop_doc_ids`` lists gold
-    documents in the order a reasoning chain visits them, only where the data says so
-    (the world's bridge questions, MuSiQue's decomposition, 2WikiMultihopQA's evidence
-    chain); it stays empty when the order is unknown (HotpotQA's supporting facts, BEIR
-    qrels and comparison questions have no hop order).
-    """
+    ``answer`` is the canonical gold answer (``None`` for unanswerable questions); ``answer_aliases`` are other strings
+    that count as the same answer. ``gold_doc_ids`` are the documents that hold the evidence; ``min_hops`` is the least
+    number of retrieval hops a careful system needs. ``hop_doc_ids`` lists gold documents in the order a reasoning chain
+    visits them, only where the data says so (the world's bridge questions, MuSiQue's decomposition, 2WikiMultihopQA's
+    evidence chain); it stays empty when the order is unknown (HotpotQA's supporting facts, BEIR qrels and comparison
+    questions have no hop order)."""
 
     qid: str = Field(min_length=1)
     text: str = Field(min_length=1)
@@ -207,22 +187,14 @@ class EvalSet:
     def type_counts(self) -> dict[str, int]:
         return dict(sorted(Counter(q.type for q in self.questions).items()))
 
-    def select(
-        self,
-        split: str | None = None,
-        types: Iterable[str] | None = None,
-        limit: int | None = None,
-        per_type: int | None = None,
-    ) -> EvalSet:
-        """A new evaluation set restricted to one split and some types, in order, keeping at most
-        ``per_type`` questions of each type (the first ones), then at most ``limit`` questions. An
-        unknown split is an error."""
+    def select(self, split: str | None = None, types: Iterable[str] | None = None, limit: int | None = None,
+               per_type: int | None = None) -> EvalSet:
+        """A new evaluation set restricted to one split and some types, in order, keeping at most ``per_type`` questions
+        of each type (the first ones), then at most ``limit`` questions. An unknown split is an error."""
         questions = self.questions
         if split is not None:
             if split not in self.splits:
-                raise ConfigError(
-                    f"split {split!r} not in evaluation set {self.name!r}; available: {self.splits}"
-                )
+                raise ConfigError(f"split {split!r} not in evaluation set {self.name!r}; available: {self.splits}")
             questions = [q for q in questions if q.split == split]
         if types is not None:
             wanted = set(types)
@@ -251,13 +223,8 @@ class EvalSet:
         return {q.qid: {d: 1 for d in q.gold_doc_ids} for q in self.questions if q.gold_doc_ids}
 
     @classmethod
-    def from_beir(
-        cls,
-        queries: Mapping[str, str],
-        qrels: Mapping[str, Mapping[str, int]],
-        name: str = "eval",
-        split: str = "test",
-    ) -> EvalSet:
+    def from_beir(cls, queries: Mapping[str, str], qrels: Mapping[str, Mapping[str, int]], name: str = "eval",
+                  split: str = "test") -> EvalSet:
         """Questions from BEIR queries + qrels; documents with grade > 0 are gold."""
         questions = [
             Question(
@@ -278,8 +245,7 @@ class GoldCoverage(_Record):
     """How many questions have all, some or none of their gold documents in the corpus.
 
     ``recall_ceiling`` is the mean, over questions with gold documents, of the share of
-    their gold documents that the corpus holds: no retriever's Recall@k can exceed it.
-    """
+    their gold documents that the corpus holds: no retriever's Recall@k can exceed it."""
 
     questions_with_gold: int
     all_in_corpus: int
@@ -304,43 +270,26 @@ class GoldCoverage(_Record):
 
 def gold_coverage(corpus: Corpus, questions: Iterable[Question]) -> GoldCoverage:
     """The :class:`GoldCoverage` of ``questions`` against ``corpus``."""
-    shares = [
-        sum(d in corpus for d in q.gold_doc_ids) / len(q.gold_doc_ids) for q in questions if q.gold_doc_ids
-    ]
-    return GoldCoverage(
-        questions_with_gold=len(shares),
-        all_in_corpus=sum(s == 1.0 for s in shares),
-        some_in_corpus=sum(0.0 < s < 1.0 for s in shares),
-        none_in_corpus=sum(s == 0.0 for s in shares),
-        recall_ceiling=sum(shares) / len(shares) if shares else None,
-    )
+    shares = [sum(d in corpus for d in q.gold_doc_ids) / len(q.gold_doc_ids) for q in questions if q.gold_doc_ids]
+    return GoldCoverage(questions_with_gold=len(shares), all_in_corpus=sum(s == 1.0 for s in shares),
+                        some_in_corpus=sum(0.0 < s < 1.0 for s in shares), none_in_corpus=sum(s == 0.0 for s in shares),
+                        recall_ceiling=sum(shares) / len(shares) if shares else None)
 
 
 class Dataset:
     """A corpus together with its evaluation set.
 
-    Every gold document must be in the corpus unless ``allow_missing_gold`` is set, as
-    for retrieved paragraph pools (HotpotQA fullwiki, any file a retriever made): those
-    questions are kept and :attr:`coverage` says how many lack gold documents.
-    ``notes`` are one-line remarks from the loader (e.g. ids it had to derive).
-    """
+    Every gold document must be in the corpus unless ``allow_missing_gold`` is set, as for retrieved paragraph pools
+    (HotpotQA fullwiki, any file a retriever made): those questions are kept and :attr:`coverage` says how many lack
+    gold documents. ``notes`` are one-line remarks from the loader (e.g. ids it had to derive)."""
 
-    def __init__(
-        self,
-        corpus: Corpus,
-        evalset: EvalSet,
-        name: str,
-        source: str = "",
-        allow_missing_gold: bool = False,
-        notes: Iterable[str] = (),
-    ) -> None:
+    def __init__(self, corpus: Corpus, evalset: EvalSet, name: str, source: str = "", allow_missing_gold: bool = False,
+                 notes: Iterable[str] = ()) -> None:
         self.coverage = gold_coverage(corpus, evalset)
         if not allow_missing_gold and not self.coverage.complete:
             unknown = sorted({d for q in evalset for d in q.gold_doc_ids if d not in corpus})
             shown = ", ".join(repr(d) for d in unknown[:5])
-            raise ConfigError(
-                f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}"
-            )
+            raise ConfigError(f"dataset {name!r}: {len(unknown)} gold doc id(s) not in the corpus: {shown}")
         self.corpus = corpus
         self.evalset = evalset
         self.name = name

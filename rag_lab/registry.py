@@ -39,8 +39,7 @@ class Registry(Mapping[str, T], Generic[T]):
     >>> colours["blue"]
     Traceback (most recent call last):
     ...
-    rag_lab.registry.UnknownName: unknown colour 'blue'; choose one of black, red
-    """
+    rag_lab.registry.UnknownName: unknown colour 'blue'; choose one of black, red"""
 
     def __init__(self, kind: str) -> None:
         self.kind = kind

@@ -1,18 +1,7 @@
-"""Answer normalization and verbatim token overlap between two texts.
-
-One normalization for every answer comparison in the lab (SQuAD/HotpotQA style): lower-case, drop
-punctuation and the articles a/an/the, collapse whitespace. Citation marks (``[2]``, ``[1, 3]``, ``[1-3]``:
-:data:`CITATION_MARK`, read by :func:`cited_numbers`) are removed by :func:`answer_tokens` first.
-
-Overlap is measured in *runs*: maximal stretches of consecutive normalized tokens that occur, in the
-same order, in both texts. A run of ``n`` tokens is found through the other text's ``n``-grams
-(hashing, linear in the lengths), so a few words in common ("the evidence") do not count, a copied
-sentence does. The echo guard (:mod:`rag_lab.pipeline.echo_guard`) and the strict answer metric
-(:mod:`rag_lab.evaluation.answers`) are built on these functions.
-
-This module imports nothing from the rest of the package, so both the pipeline and the evaluation
-can use it.
-"""
+"""Answer normalization (SQuAD/HotpotQA style, citation marks :data:`CITATION_MARK` removed first) and verbatim
+token overlap between two texts, measured in *runs*: maximal stretches of consecutive normalized tokens found in
+both, through the other text's ``n``-grams, so a copied sentence counts and a few shared words do not. Used by
+the echo guard and the strict answer metric; imports nothing from the rest of the package."""
 
 from __future__ import annotations
 
@@ -41,8 +30,7 @@ def cited_numbers(mark: str) -> list[int]:
     """The numbers one citation mark cites, in order, each once: ``[1, 3]`` → 1, 3; ``[2-4]`` → 2, 3, 4.
 
     >>> cited_numbers("[1, 3]"), cited_numbers("[2-4]"), cited_numbers("[3; 1 and 3]")
-    ([1, 3], [2, 3, 4], [3, 1])
-    """
+    ([1, 3], [2, 3, 4], [3, 1])"""
     numbers: list[int] = []
     for part in _PART.finditer(mark):
         if part.group(1) is None:

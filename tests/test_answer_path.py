@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from rag_lab.evaluation.question_metrics import question_metrics
+from rag_lab.evaluation.metric_table import question_metrics
 from rag_lab.llm import prompts
 from rag_lab.llm.base import LLMRequest
 from rag_lab.llm.role_table import LLM_ROLES, PROMPT_SETS, template_name

@@ -12,7 +12,7 @@ from lessons.robustness import HeadlineFinding
 from rag_lab.experiments import load_sweep, paired_finding
 from rag_lab.llm.simulator import SIM_VERSION
 from rag_lab.stats.significance import p_clause, paired_test
-from tools.course.robustness_run import _cell
+from tools.course.robustness_run import _cells
 
 #: Notebook 01's two-hop claim on 20 world bridge questions (seconds, not minutes).
 CLAIM = HeadlineFinding("round_cap_bridge_small", "01_round_cap", "capping at one round loses two-hop answers",
@@ -24,7 +24,7 @@ def test_table_lesson_sweep_and_report_print_the_same_p_for_one_claim(tmp_path, 
     from rag_lab.cli import main
     from rag_lab.report import write_report
 
-    cell = _cell(CLAIM, "world", 0, 60, tmp_path / "rob")                              # (1) the robustness table
+    (cell,) = _cells(CLAIM, ["world"], [0], 60, tmp_path / "rob")                      # (1) the robustness table
     spec = CLAIM.spec("world", 0, 60)
     run_dir = tmp_path / "rob" / SIM_VERSION / spec["name"]
     result = load_sweep(run_dir)

@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "rag_lab"
 #: a name ending in ``*`` every module whose name starts so; the longest match decides.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("records", ("rag_lab.records", "rag_lab.errors", "rag_lab.paths", "rag_lab.config_files", "rag_lab.registry",
-                 "rag_lab.text_overlap", "rag_lab.native_build", "rag_lab.lazy")),
+                 "rag_lab.text_overlap", "rag_lab.native_build", "rag_lab.sqlite_files")),
     ("loaders/world", ("rag_lab.loaders", "rag_lab.world")),
     ("chunking/embedding", ("rag_lab.chunking", "rag_lab.embedding")),
     ("index", ("rag_lab.index",)),

@@ -184,7 +184,7 @@ def test_the_tables_are_complete_on_import_of_their_module() -> None:
     import sys
 
     code = ("from rag_lab.llm.role_table import LLM_ROLES\n"
-            "from rag_lab.evaluation.question_metrics import METRICS\n"
+            "from rag_lab.evaluation.metric_table import METRICS\n"
             "import rag_lab.evaluation.metric as m\n"
             "print(len(LLM_ROLES), 'cost_calls_controller' in METRICS, hasattr(m, 'METRICS'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()

@@ -23,7 +23,7 @@ from rag_lab.evaluation.families import (
     metric_columns,
     short_name,
 )
-from rag_lab.evaluation.question_metrics import METRICS
+from rag_lab.evaluation.metric_table import METRICS
 
 PACKAGE = Path(__file__).resolve().parent.parent / "rag_lab"
 REGISTRY = PACKAGE / "evaluation" / "families.py"

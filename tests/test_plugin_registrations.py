@@ -12,7 +12,7 @@ import pytest
 
 from rag_lab.evaluation import evaluate_pipeline
 from rag_lab.evaluation.catalog import check_metric, is_outcome, label, lower_is_better, value_range
-from rag_lab.evaluation.question_metrics import METRICS, Metric
+from rag_lab.evaluation.metric_table import METRICS, Metric
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.pipeline.truncation import TRUNCATION_STRATEGIES, fit

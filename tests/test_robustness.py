@@ -43,7 +43,7 @@ def test_the_registry_holds_a_finding_of_every_policy_notebook_01_to_13():
         text = (Path(__file__).parent.parent / "notebooks" / f"{f.notebook}.py").read_text()
         assert f.metric in text, f.key
         assert f"settings.{setting_of(f)}" in text, f"{f.notebook} does not read settings.{setting_of(f)} ({f.key})"
-        if f.key not in GUARDS:   # the notebook states this claim: it reads the sentence, typed once, here
+        if f.key not in GUARDS:   # the notebook states this claim: it reads the sentence, typed once in its sweep file
             assert f'claim=robustness.claim("{f.key}")' in text, f"{f.notebook} does not read claim {f.key!r}"
             assert f.claim not in text, f"{f.notebook} types the claim of {f.key} again"
     with pytest.raises(ConfigError, match="margin"):
@@ -83,13 +83,18 @@ def test_each_finding_runs_on_its_own_datasets_and_the_table_on_theirs(monkeypat
     """No sweep runs here: each cell is stubbed. A guard row gets the world and the twins, a lesson row the world
     and the samples; ``datasets`` keeps only the cells on those (a finding with none is left out); the table's
     datasets are its findings' in order of first use."""
-    from tools.course import robustness_run
+    from rag_lab.experiments import robustness as rerun
 
-    def fake_cell(finding, dataset, seed, real_limit, work_dir):
-        return {"dataset": dataset, "seed": seed, "n": 10, "delta": -0.1, "lo": -0.2, "hi": -0.05, "p": 1e-6,
-                "agrees": True, "differences": {"n": 10, "differ": 2, "size": 1.0, "sd": 0.3, "binary": True}}
+    def fake_rerun(sweep, datasets, seeds, work_dir, limit=None, on_cell=None):
+        records = [{"finding": 0, "name": sweep["findings"][0]["name"], "dataset": dataset, "seed": seed, "n": 10,
+                    "delta": -0.1, "lo": -0.2, "hi": -0.05, "p": 1e-6,
+                    "differences": {"n": 10, "differ": 2, "size": 1.0, "sd": 0.3, "binary": True}}
+                   for dataset in datasets for seed in seeds]
+        for record in records:
+            on_cell(record)
+        return records
 
-    monkeypatch.setattr(robustness_run, "_cell", fake_cell)
+    monkeypatch.setattr(rerun, "rerun_findings", fake_rerun)
     table = run_robustness(["round_cap_calls", "guard_crag_lower"], seeds=[0, 1], work_dir=tmp_path)
     assert table.datasets == [*CELL_DATASETS, *GUARD_DATASETS[1:]]
     cells = {r["key"]: [(c["dataset"], c["seed"]) for c in r["cells"]] for r in table.findings}

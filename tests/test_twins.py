@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.question_metrics import question_metrics
+from rag_lab.evaluation.metric_table import question_metrics
 from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.llm.scripted import ScriptedBackend

@@ -1,10 +1,11 @@
 """Robustness of the headline findings: the registry and the shipped table a notebook reads.
-:data:`HEADLINE_FINDINGS` registers the findings notebooks 01–13 assert (each notebook's contrast, metric and
-claimed direction or equivalence margin; arms, base, model and questions from the lesson's record in
-:mod:`lessons.settings`), each with its claim's sentence, typed once (:func:`claim`), and what each guard
-that refuses buys on unanswerable questions. The table that re-tests every one on the world, the real samples
-(or their unanswerable twins) and two simulator seeds ships as :data:`SHIPPED_TABLE`; a notebook quotes its row
-with :func:`quote`. The course's tooling writes it (``python -m tools.course robustness``, outside the library);
+:data:`HEADLINE_FINDINGS` registers the findings notebooks 01–13 assert and what each guard that refuses buys on
+unanswerable questions, read from the lessons' sweep files (``sweeps/lessons/``, through the records of
+:mod:`lessons.settings`): each file's ``findings:`` declare the claim — its sentence, metric, arms, direction or
+equivalence margin, kind and name — once, and the file its base, model and world questions; a notebook states the
+sentence with :func:`claim`. The table that re-tests every one on the world, the real samples (or their
+unanswerable twins) and two simulator seeds ships as :data:`SHIPPED_TABLE`; a notebook quotes its row with
+:func:`quote`. The course's tooling writes it (``python -m tools.course robustness``, outside the library);
 ``tests/test_robustness.py`` fails when it is stale against the simulator. The method: docs/decisions.md, "The
 robustness table"."""
 
@@ -52,11 +53,12 @@ COMMAND = "python -m tools.course robustness"
 
 @dataclass(frozen=True)
 class HeadlineFinding:
-    """One notebook's finding, as the robustness table re-runs it: ``candidate`` against ``reference`` (dotted
+    """One notebook's finding as its sweep file declares it (``key``: the finding's ``name``), as the robustness
+    table re-runs it: ``candidate`` against ``reference`` (dotted
     pipeline settings over ``base``) on ``metric``, claimed ``direction`` (``above``/``below``: the candidate's
     metric is higher/lower; ``none``: within ±``margin``); ``knobs``: the simulator knob overrides of the
     notebook (over ``profile``); ``world_types`` / ``world_per_type``: the notebook's world questions (test
-    split); ``kind`` as the notebook declares it (:mod:`rag_lab.experiments.engine.findings`); ``datasets``: the
+    split); ``kind`` as the file declares it (:mod:`rag_lab.experiments.engine.findings`); ``datasets``: the
     datasets of its cells (default :data:`CELL_DATASETS`; a claim on unanswerable questions: :data:`GUARD_DATASETS`)."""
 
     key: str
@@ -81,28 +83,30 @@ class HeadlineFinding:
         if not self.datasets or len(set(self.datasets)) != len(self.datasets):
             raise ConfigError(f"{self.key}: datasets must name at least one dataset, each once; got {self.datasets!r}")
 
-    def spec(self, dataset: str, seed: int, real_limit: int) -> dict[str, Any]:
-        """The two-candidate sweep of one cell."""
-        grid = [{k: [v] for k, v in arm.items()} for arm in (self.reference, self.candidate)]
-        spec: dict[str, Any] = {
-            "name": f"robustness_{self.key}_{dataset}_s{seed}",
-            "dataset": dataset,
-            "base": dict(self.base),
-            "backend": {"kind": "sim", "profile": self.profile, "knobs": dict(self.knobs)},
-            "grid": grid,
-            "seeds": [seed],
-        }
-        if dataset == "world":
-            spec.update({"split": "test", "types": list(self.world_types) if self.world_types else None,
-                         "per_type": self.world_per_type})
-        else:
-            spec["limit"] = real_limit if self.direction != "none" else max(real_limit, NO_CHANGE_LIMIT)
+    def sweep(self) -> dict[str, Any]:
+        """The lesson's sweep stating this finding alone, on the world's questions of the finding (every test
+        question of its types for a no-change claim): what each of its cells re-runs."""
         claim: dict[str, Any] = {"metric": self.metric, "candidate": dict(self.candidate),
-                                 "reference": dict(self.reference), "direction": self.direction, "claim": self.claim}
+                                 "reference": dict(self.reference), "direction": self.direction, "claim": self.claim,
+                                 "kind": self.kind, "name": self.key}
         if self.margin is not None:
             claim["margin"] = self.margin
-        spec["findings"] = [claim]
-        return spec
+        return {"name": f"robustness_{self.key}", "dataset": "world", "split": "test",
+                "types": list(self.world_types) if self.world_types else None, "per_type": self.world_per_type,
+                "base": dict(self.base), "backend": {"kind": "sim", "profile": self.profile, "knobs": dict(self.knobs)},
+                "grid": [{k: [v] for k, v in arm.items()} for arm in (self.reference, self.candidate)],
+                "seeds": [0], "findings": [claim]}
+
+    def real_limit(self, real_limit: int) -> int:
+        """Questions of a real sample for this finding: ``real_limit``, or at least :data:`NO_CHANGE_LIMIT` for a
+        no-change claim (enough to decide one)."""
+        return real_limit if self.direction != "none" else max(real_limit, NO_CHANGE_LIMIT)
+
+    def spec(self, dataset: str, seed: int, real_limit: int) -> dict[str, Any]:
+        """The two-candidate sweep of one cell (:func:`rag_lab.experiments.robustness.cell_spec`)."""
+        from rag_lab.experiments.robustness import cell_spec
+
+        return cell_spec(self.sweep(), dataset, seed, self.real_limit(real_limit))
 
     @property
     def family(self) -> str:
@@ -110,88 +114,25 @@ class HeadlineFinding:
         return "no change" if self.direction == "none" else "difference"
 
 
-def _headline(key: str, setting: LessonSetting, claim: str, metric: str, direction: Direction, kind: str = "measured",
-              margin: float | None = None, datasets: tuple[str, ...] = CELL_DATASETS) -> HeadlineFinding:
-    """Finding ``key`` of the lesson whose comparison ``setting`` declares (:mod:`lessons.settings`, the record
-    the notebook reads too): its arms, base, model and world questions — every test question of its types for a
-    no-change claim, which needs many questions to be decidable — on ``datasets``."""
-    return HeadlineFinding(key, setting.notebook, claim, metric, dict(setting.candidate), dict(setting.reference),
-                           direction, kind, margin, dict(setting.base), dict(setting.knobs), setting.profile,
-                           setting.types, setting.per_type if direction != "none" else None, tuple(datasets))
+def _headlines(setting: LessonSetting) -> tuple[HeadlineFinding, ...]:
+    """The findings the sweep file of ``setting`` declares (:mod:`lessons.settings`, the record the notebook reads
+    too): its arms, base, model and world questions — every test question of its types for a no-change claim, which
+    needs many questions to be decidable; a claim on the world's unanswerable questions runs on
+    :data:`GUARD_DATASETS`, every other on :data:`CELL_DATASETS`."""
+    datasets = GUARD_DATASETS if setting.types == ("unanswerable",) else CELL_DATASETS
+    if not setting.findings or not all(c.name and c.claim for c in setting.findings):
+        raise ConfigError(f"{setting.notebook}: each finding of a lesson's sweep file has a name and a claim")
+    return tuple(HeadlineFinding(c.name, setting.notebook, c.claim, c.metric, dict(c.candidate), dict(c.reference),
+                                 c.direction, c.kind, c.margin, dict(setting.base), dict(setting.knobs), setting.profile,
+                                 setting.types, setting.per_type if c.direction != "none" else None, datasets)
+                 for c in setting.findings)
 
 
-def _guard(key: str, setting: LessonSetting, claim: str) -> HeadlineFinding:
-    """What a guard that refuses buys: on unanswerable questions (``setting``'s world questions are the world's
-    unanswerable ones; the real cells are the samples' twins), the guard on (``setting.candidate``) answers fewer
-    of them than the guard off (``setting.reference``) — ``quality_unsupported_answer`` lower."""
-    return _headline(key, setting, claim, UNSUPPORTED, "below", datasets=GUARD_DATASETS)
-
-
-_STRICT = "quality_answer_containment_strict"
-UNSUPPORTED = "quality_unsupported_answer"
-#: The headline findings of notebooks 01–13 (each notebook's asserted claims, on its setting's record), then what
-#: each guard that refuses buys on unanswerable questions (the ``guard_`` rows: the world's unanswerable test
-#: questions and the real samples' twins). The controller's own INSUFFICIENT has no row: no setting switches it
-#: alone (docs/decisions.md, "The robustness table").
-HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = (
-    _headline("round_cap_calls", settings.ROUND_CAP, "capping retrieval at one round instead of two cuts LLM calls",
-              "cost_llm_calls", "below"),
-    _headline("round_cap_bridge", settings.ROUND_CAP_BRIDGE,
-              "on two-hop questions, capping at one round loses answers that round 2 finds", _STRICT, "below"),
-    _headline("disclosure_calls", settings.BUDGET_DISCLOSURE, "told its budget, the anchored model spends more LLM calls",
-              "cost_llm_calls", "above", kind="by_construction"),
-    _headline("disclosure_thrift_calls", settings.BUDGET_THRIFT, "told its budget, the thrifty model spends fewer LLM calls",
-              "cost_llm_calls", "below", kind="by_construction"),
-    _headline("zero_yield_calls", settings.ZERO_YIELD,
-              "stopping on an empty round cuts the LLM calls a spinning controller spends", "cost_llm_calls", "below",
-              kind="by_construction"),
-    _headline("zero_yield_answers", settings.ZERO_YIELD,
-              "the zero-yield stop costs no answers (strict containment within ±0.05)", _STRICT, "none", margin=0.05),
-    _headline("hyde_recall", settings.HYDE, "the mean embedding of 4 passages that only rephrase the question brings "
-              "no more gold evidence (evidence recall within ±0.10)", "quality_evidence_recall", "none", margin=0.10),
-    _headline("crag_abstention", settings.CRAG,
-              "raising crag.lower to 0.5 refuses answerable questions and lowers abstention accuracy",
-              "quality_abstention_accuracy", "below"),
-    _headline("truncation_retained", settings.TRUNCATION, "with a tight snippet limit (5), ranking before the cut keeps "
-              "the gold evidence later rounds found, appending loses it", "quality_later_gold_retained", "above"),
-    _headline("truncation_answers", settings.TRUNCATION, "and the answers are better for it", _STRICT, "above"),
-    _headline("search_budget_tokens", settings.SEARCH_BUDGET, "a 600-token search budget cuts tokens per question",
-              "cost_tokens", "below"),
-    _headline("search_budget_answers", settings.SEARCH_BUDGET,
-              "the 600-token budget costs answers (strict containment drops)", _STRICT, "below"),
-    _headline("rewrite_calls", settings.REWRITE, "rewriting costs an extra LLM call per question (the rewrite role)",
-              "cost_llm_calls", "above", kind="definitional"),
-    _headline("judge_calls", settings.JUDGE, "the judge costs LLM calls", "cost_llm_calls", "above",
-              kind="definitional"),
-    _headline("router_upgrade", settings.ROUTER, "upgrading comparison wording to COMPLEX answers comparisons the "
-              "under-rating router sent to one-shot retrieval", _STRICT, "above", kind="by_construction"),
-    _headline("source_contract_leak", settings.SOURCE_CONTRACT,
-              "when the filter leaves nothing, fail-open answers cite sources outside the contract",
-              "quality_off_contract_citation", "above", kind="definitional"),
-    _headline("source_contract_price", settings.SOURCE_CONTRACT_PRICE, "fail-closed costs at most 0.10 strict "
-              "containment against fail-open (it gives up only the answers fail-open took from forbidden sources)",
-              _STRICT, "none", margin=0.10),
-    _headline("validation_fallback", settings.CONTROLLER_VALIDATION, "the deterministic fallback answers from gathered "
-              "evidence where a pipeline that refuses invalid controller output gives up", _STRICT, "above",
-              kind="by_construction"),
-    _headline("citation_threshold_unanswerable", settings.CITATION_THRESHOLD,
-              "a refusal threshold of 0.5 refuses unanswerable questions that 0.1 answers",
-              "quality_abstention_accuracy", "above", datasets=GUARD_DATASETS),
-    _headline("citation_threshold_price", settings.CITATION_PRICE, "and it refuses answerable questions too",
-              "quality_refused", "above"),
-    _headline("citation_cap", settings.CITATION_CAP, "a cap of one citation removes citations",
-              "quality_citation_validity", "below", kind="definitional"),
-    _guard("guard_citation_rule", settings.CITATION_RULE_UNANSWERABLE,
-           "refusing an answer left with no valid citation answers fewer unanswerable questions"),
-    _guard("guard_citation_threshold", settings.CITATION_THRESHOLD_UNANSWERABLE,
-           "a citation-guard refusal threshold of 0.3 answers fewer unanswerable questions than the default 0.1"),
-    _guard("guard_crag_lower", settings.CRAG_UNANSWERABLE,
-           "CRAG's lower threshold at 0.5 answers fewer unanswerable questions than the default 0.2"),
-    _guard("guard_source_contract", settings.SOURCE_CONTRACT_UNANSWERABLE,
-           "a fail-closed source contract answers fewer unanswerable questions than fail-open"),
-    _guard("guard_zero_yield", settings.ZERO_YIELD_UNANSWERABLE,
-           "the zero-yield stop answers fewer unanswerable questions"),
-)
+#: The headline findings of notebooks 01–13 (each notebook's asserted claims, as its sweep files declare them), then
+#: what each guard that refuses buys on unanswerable questions (the ``guard_`` rows: the world's unanswerable test
+#: questions and the real samples' twins), in the order of :data:`lessons.settings.LESSON_SETTINGS`. The
+#: controller's own INSUFFICIENT has no row: no setting switches it alone (docs/decisions.md, "The robustness table").
+HEADLINE_FINDINGS: tuple[HeadlineFinding, ...] = tuple(f for s in settings.LESSON_SETTINGS.values() for f in _headlines(s))
 
 
 def finding(key: str) -> HeadlineFinding:
@@ -204,7 +145,7 @@ def finding(key: str) -> HeadlineFinding:
 
 def claim(key: str) -> str:
     """The sentence of headline finding ``key``: its notebook states it as its claim (``paired_finding(...,
-    claim=robustness.claim(key))``), so the sentence is typed once, in :data:`HEADLINE_FINDINGS`."""
+    claim=robustness.claim(key))``), so the sentence is typed once, in the lesson's sweep file."""
     return finding(key).claim
 
 

@@ -4,8 +4,7 @@ The commands live in the ``*_commands`` modules of this package (:data:`COMMAND_
 commands with a handler that returns ``(result, text)`` (:mod:`rag_lab.cli.options`). This module only builds the parser
 and runs the handler the arguments name. A handler imports what its command needs when it runs, so that
 ``rag-lab --help`` and every command start without loading the others' dependencies (nothing imports the
-command line, so these imports cannot hide a cycle; ``tests/test_import_layers.py`` checks them all).
-"""
+command line, so these imports cannot hide a cycle; ``tests/test_import_layers.py`` checks them all)."""
 
 from __future__ import annotations
 
@@ -17,21 +16,13 @@ import sys
 import warnings
 from typing import Any
 
-from rag_lab.cli import (
-    data_commands,
-    pipeline_commands,
-    plan_commands,
-    sim_to_real_commands,
-    sweep_commands,
-    tool_commands,
-)
+from rag_lab.cli import data_commands, pipeline_commands, plan_commands, sim_to_real_commands, sweep_commands, tool_commands
 from rag_lab.cli.options import CommandFailed
 from rag_lab.embedding import EMBEDDER_ENV, EMBEDDERS
 from rag_lab.errors import RagLabError
 
 #: The modules whose ``register(sub)`` adds commands, in the order ``rag-lab --help`` lists them.
-COMMAND_MODULES = (data_commands, pipeline_commands, sweep_commands, plan_commands, sim_to_real_commands,
-                   tool_commands)
+COMMAND_MODULES = (data_commands, pipeline_commands, sweep_commands, plan_commands, sim_to_real_commands, tool_commands)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -40,8 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     exp.add_argument("--distractors", type=int, default=8, metavar="N",
                      help="distractor paragraphs beside each question's gold ones")
 
-    ev = command(sub, "retrieval-eval", retrieval_eval,
-                 "Recall@k, MRR@k, nDCG@k of gold documents, by question type")
+    ev = command(sub, "retrieval-eval", retrieval_eval, "Recall@k, MRR@k, nDCG@k of gold documents, by question type")
     add_dataset(ev)
     ev.add_argument("--retriever", nargs="+", default=["dense"], metavar="KIND",
                     help="one or more index kinds (the names of rag_lab.index.INDEX_KINDS: dense, exact, bm25, "
@@ -67,21 +66,14 @@ def data_info(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     layout = dataset_layout(args.dataset)  # a name of the loader registry, LAYOUTS
     formats = Counter("/".join([layout, *([str(q.metadata["layout"])] if "layout" in q.metadata else [])])
                       for q in questions)
-    info = {
-        "dataset": ds.name,
-        "source": ds.source,
-        "formats": dict(sorted(formats.items())),
-        "documents": len(ds.corpus),
-        "chunks": len(chunk_corpus(ds.corpus)),
-        "questions": len(ds.evalset),
-        "questions_by_type": ds.evalset.type_counts(),
-        "questions_by_split": {s: len(ds.evalset.select(split=s)) for s in ds.evalset.splits},
-        "answerable": sum(q.answerable for q in questions),
-        "with_answer_aliases": sum(bool(q.answer_aliases) for q in questions),
-        "with_hop_order": sum(len(q.hop_doc_ids) >= 2 for q in questions),
-        "gold_coverage": ds.coverage.model_dump(),
-        "notes": list(ds.notes),
-    }
+    info = {"dataset": ds.name, "source": ds.source, "formats": dict(sorted(formats.items())),
+            "documents": len(ds.corpus), "chunks": len(chunk_corpus(ds.corpus)), "questions": len(ds.evalset),
+            "questions_by_type": ds.evalset.type_counts(),
+            "questions_by_split": {s: len(ds.evalset.select(split=s)) for s in ds.evalset.splits},
+            "answerable": sum(q.answerable for q in questions),
+            "with_answer_aliases": sum(bool(q.answer_aliases) for q in questions),
+            "with_hop_order": sum(len(q.hop_doc_ids) >= 2 for q in questions),
+            "gold_coverage": ds.coverage.model_dump(), "notes": list(ds.notes)}
     return info, data_info_text(info)
 
 

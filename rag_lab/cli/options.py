@@ -1,12 +1,6 @@
-"""What the ``rag-lab`` command modules share: how a module registers its commands, the dataset and
-backend options, and ``KEY=VALUE`` settings.
-
-Each ``*_commands`` module of :mod:`rag_lab.cli` has a ``register(sub)`` that adds its commands to the ``rag-lab``
-sub-parsers with
-:func:`command`; every command's handler takes the parsed arguments and returns ``(result, text)``:
-a JSON-able result (printed with ``--json``) and the human summary. A handler that ran but failed
-raises :class:`CommandFailed` with both, so the command prints them and exits 1.
-"""
+"""What the ``rag-lab`` command modules share: how a module registers its commands (:func:`command`; a handler
+returns ``(result, text)``, the JSON-able result and the human summary, or raises :class:`CommandFailed` with
+both to exit 1), the dataset and backend options, and ``KEY=VALUE`` settings."""
 
 from __future__ import annotations
 
@@ -52,8 +46,7 @@ def group(sub: argparse._SubParsersAction, name: str, help: str) -> argparse._Su
 
 
 def add_dataset(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH",
-                   help=dataset_help())
+    p.add_argument("--dataset", required=True, metavar="NAME_OR_PATH", help=dataset_help())
 
 
 def add_backend_options(p: argparse.ArgumentParser, *, required: bool = False) -> None:

@@ -25,8 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                      help="the question's id in the dataset, e.g. bridge-025 (rag-lab data info lists the types)")
     _add_pipeline_options(run)
 
-    ev = command(sub, "eval", eval_command,
-                 "run the full pipeline over an evaluation set: quality and cost summaries")
+    ev = command(sub, "eval", eval_command, "run the full pipeline over an evaluation set: quality and cost summaries")
     add_dataset(ev)
     ev.add_argument("--split", default=None, help="only the questions of this split (e.g. dev, test; default: all)")
     ev.add_argument("--limit", type=int, default=None, metavar="N", help="at most N questions (the first ones)")
@@ -74,7 +73,7 @@ def _model_name(args: argparse.Namespace, backend: Any) -> str | None:
 
 
 def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
-    from rag_lab.evaluation.question_metrics import question_metrics
+    from rag_lab.evaluation.metric_table import question_metrics
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline
 
@@ -98,11 +97,9 @@ def run_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
 
 
 #: The answer metrics ``rag-lab run`` judges its one answer by: (verdict key, metric, what it checks).
-VERDICT_METRICS = (
-    ("strict", "quality_answer_containment_strict", "a short answer containing the gold"),
-    ("lenient", "quality_answer_containment", "the answer contains the gold"),
-    ("abstention", "quality_abstention_accuracy", "answered if answerable, refused if not"),
-)
+VERDICT_METRICS = (("strict", "quality_answer_containment_strict", "a short answer containing the gold"),
+                   ("lenient", "quality_answer_containment", "the answer contains the gold"),
+                   ("abstention", "quality_abstention_accuracy", "answered if answerable, refused if not"))
 
 
 def answer_verdict(row: dict[str, Any]) -> dict[str, bool | None]:
@@ -168,8 +165,7 @@ SUMMARY_COLUMNS = (
     ("ev_recall", "quality_evidence_recall"), ("late_gold", "quality_later_gold_retained"),
     ("abstain_acc", "quality_abstention_accuracy"),
     ("refused", "quality_refused"), ("fallback", "quality_fallback"), ("rounds", "cost_rounds"),
-    ("llm_calls", "cost_llm_calls"), ("tokens", "cost_tokens"), ("model_lat_s", "cost_modelled_latency_s"),
-)
+    ("llm_calls", "cost_llm_calls"), ("tokens", "cost_tokens"), ("model_lat_s", "cost_modelled_latency_s"))
 
 
 def format_summary(out: dict[str, Any]) -> str:

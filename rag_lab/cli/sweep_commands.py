@@ -19,8 +19,7 @@ KEY_COLUMNS = (
     ("f1", "quality_f1"), ("echo", "quality_echo"), ("refused_model", "quality_refused_model"),
     ("refused_pipe", "quality_refused_pipeline"), ("abstain_acc", "quality_abstention_accuracy"),
     ("ctx_has_ans", "quality_has_answer_in_context"), ("rounds", "cost_rounds"), ("llm_calls", "cost_llm_calls"),
-    ("spent_calls", "spent_llm_calls"), ("tokens", "cost_tokens"),
-)
+    ("spent_calls", "spent_llm_calls"), ("tokens", "cost_tokens"))
 
 
 #: Where ``rag-lab sweep --help`` sends a reader for the sweep file's format.

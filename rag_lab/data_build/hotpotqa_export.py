@@ -1,12 +1,6 @@
-"""Export world questions in the HotpotQA distractor format.
-
-Real HotpotQA cannot be downloaded on these machines, so this builds a file of the same shape
-from the synthetic world: each bridge or comparison question gets its gold documents plus
-BM25-retrieved distractor paragraphs (HotpotQA picked its distractors by bigram tf-idf), split
-into sentences; ``supporting_facts`` name the gold paragraphs' sentences that hold the answer
-(or the first sentence). The file loads with :func:`rag_lab.loaders.load_hotpotqa` like the
-real one.
-"""
+"""Export world questions in the HotpotQA distractor format: each bridge or comparison question with its gold
+documents plus BM25-retrieved distractors, split into sentences, with ``supporting_facts``; the file loads with
+:func:`rag_lab.loaders.load_hotpotqa` like the real one."""
 
 from __future__ import annotations
 
@@ -35,11 +29,8 @@ def _titles(docs: Sequence[Document]) -> dict[str, str]:
     return {d.doc_id: d.title if counts[d.title] == 1 else f"{d.title} ({d.doc_id})" for d in docs}
 
 
-def export_hotpotqa(
-    dataset: Dataset,
-    types: Sequence[str] = ("bridge", "comparison"),
-    n_distractors: int = 8,
-) -> list[dict[str, Any]]:
+def export_hotpotqa(dataset: Dataset, types: Sequence[str] = ("bridge", "comparison"),
+                    n_distractors: int = 8) -> list[dict[str, Any]]:
     """HotpotQA-shaped examples for the questions of ``types`` that have gold documents."""
     if n_distractors < 0:
         raise ConfigError(f"n_distractors must be >= 0, got {n_distractors}")
@@ -63,16 +54,8 @@ def export_hotpotqa(
             sentences = split_sentences(dataset.corpus[doc_id].text)
             context.append([titles[doc_id], sentences])
             if doc_id in q.gold_doc_ids:
-                holding = [i for i, s in enumerate(sentences)
-                           if any(a.lower() in s.lower() for a in q.gold_answers)]
+                holding = [i for i, s in enumerate(sentences) if any(a.lower() in s.lower() for a in q.gold_answers)]
                 facts += [[titles[doc_id], i] for i in holding or [0]]
-        examples.append({
-            "_id": q.qid,
-            "question": q.text,
-            "answer": q.answer,
-            "type": q.type,
-            "level": "medium",
-            "supporting_facts": facts,
-            "context": context,
-        })
+        examples.append({"_id": q.qid, "question": q.text, "answer": q.answer, "type": q.type, "level": "medium",
+                         "supporting_facts": facts, "context": context})
     return examples

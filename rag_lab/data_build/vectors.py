@@ -1,8 +1,7 @@
 """Build the vectors a dataset folder ships (``vectors/<model>.npz``, read by
 :mod:`rag_lab.embedding.shipped`): every text a run on the dataset embeds, embedded by the packaged model.
 
-    rag-lab data build-vectors data/world
-"""
+    rag-lab data build-vectors data/world"""
 
 from __future__ import annotations
 

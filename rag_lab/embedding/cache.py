@@ -5,26 +5,25 @@ from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager, closing
 from pathlib import Path
 
 import numpy as np
 
 from rag_lab.embedding.base import Embedder
 from rag_lab.embedding.shipped import ShippedVectors
-from rag_lab.errors import ConfigError, is_disk_full
+from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir, warn_cache_full
+from rag_lab.sqlite_files import connect, on_failure, transaction
 
 
 class EmbeddingCache:
     """Embeddings stored on disk in SQLite, keyed by ``sha256(model_id + "\\0" + text)``.
 
-    The database runs in WAL mode and every operation opens its own connection, so
-    several processes (and threads) can read and write the same file. A full disk never stops a run: after
-    one :class:`~rag_lab.paths.CacheFullWarning` the cache stores nothing more (``full``), and answers nothing
-    if it could not even be opened.
-    """
+    The database runs in WAL mode and every operation opens its own connection, so several processes (and threads) can
+    read and write the same file. A full disk never stops a run: after one :class:`~rag_lab.paths.CacheFullWarning` the
+    cache stores nothing more (``full``), and answers nothing if it could not even be opened."""
 
     _SCHEMA = (
         "CREATE TABLE IF NOT EXISTS embeddings "
@@ -40,9 +39,7 @@ class EmbeddingCache:
         self._readable = True
         with self._unless_full(readable=False):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self._connect() as conn:
-                conn.execute("PRAGMA journal_mode=WAL")
-                conn.execute(self._SCHEMA)
+            connect(self.path, self.timeout, self._SCHEMA).close()
 
     @staticmethod
     def key(model_id: str, text: str) -> str:
@@ -58,9 +55,7 @@ class EmbeddingCache:
             for start in range(0, len(keys), self._LOOKUP_BATCH):
                 batch = keys[start : start + self._LOOKUP_BATCH]
                 marks = ",".join("?" * len(batch))
-                rows = conn.execute(
-                    f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", batch
-                )
+                rows = conn.execute(f"SELECT key, dim, vector FROM embeddings WHERE key IN ({marks})", batch)
                 for key, dim, blob in rows:
                     vector = np.frombuffer(blob, dtype=np.float32)
                     if vector.shape != (dim,):
@@ -79,7 +74,7 @@ class EmbeddingCache:
         ]
         if self.full:
             return
-        with self._unless_full(readable=True), self._connect() as conn:
+        with self._unless_full(readable=True), self._connect() as conn, transaction(conn):
             conn.executemany("INSERT OR REPLACE INTO embeddings (key, dim, vector) VALUES (?, ?, ?)", rows)
 
     def __len__(self) -> int:
@@ -88,27 +83,16 @@ class EmbeddingCache:
         with self._connect() as conn:
             return int(conn.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0])
 
-    @contextmanager
-    def _unless_full(self, readable: bool) -> Iterator[None]:
+    def _unless_full(self, readable: bool) -> AbstractContextManager[None]:
         """A full disk inside: no error, but one warning, and no writes from now on (nor reads, unless
         ``readable``: the file exists and holds its table)."""
-        try:
-            yield
-        except (sqlite3.Error, OSError) as exc:
-            if not is_disk_full(exc, self.path):
-                raise
-            self.full = True
-            self._readable = readable
+        def give_up(exc: BaseException) -> None:
+            self.full, self._readable = True, readable
             warn_cache_full(self.path, exc)
+        return on_failure(self.path, give_up)
 
-    @contextmanager
-    def _connect(self) -> Iterator[sqlite3.Connection]:
-        conn = sqlite3.connect(self.path, timeout=self.timeout)
-        try:
-            with conn:  # commits on success, rolls back on error
-                yield conn
-        finally:
-            conn.close()
+    def _connect(self) -> closing[sqlite3.Connection]:
+        return closing(connect(self.path, self.timeout))
 
     def __repr__(self) -> str:
         return f"EmbeddingCache(path={str(self.path)!r})"
@@ -121,8 +105,7 @@ class CachedEmbedder:
     see :mod:`rag_lab.embedding.shipped`), sends only the distinct texts still missing to ``inner``
     (in batches of ``batch_size``) and stores the new vectors in one transaction. ``hits`` (found in
     the cache or shipped), ``shipped_hits`` (of those, shipped) and ``misses`` (computed) count
-    distinct texts per call, summed over the embedder's lifetime.
-    """
+    distinct texts per call, summed over the embedder's lifetime."""
 
     def __init__(self, inner: Embedder, cache: EmbeddingCache | None = None, batch_size: int = 1024,
                  shipped: ShippedVectors | None = None) -> None:
@@ -158,8 +141,7 @@ class CachedEmbedder:
                 [
                     self.inner.embed(missing[start : start + self.batch_size])
                     for start in range(0, len(missing), self.batch_size)
-                ]
-            )
+                ])
             self.cache.put(self.model_id, missing, fresh)
             vectors.update(zip(missing, fresh, strict=True))
         self.hits += len(unique) - len(missing)

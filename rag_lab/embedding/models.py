@@ -1,11 +1,6 @@
-"""The runtimes of the packaged model, by name (:data:`EMBEDDERS`), and the process default embedder.
-
-The packaged all-MiniLM-L6-v2 runs on ``torch`` (sentence-transformers, the default), ``onnx`` (the same
-weights exported once to ONNX and run by ONNX Runtime, the ``onnx`` extra) or ``onnx-int8`` (that export
-with dynamic int8 quantization). ``$RAG_LAB_EMBEDDER`` picks the process default; an index or a command
-can name its own. Each runtime has its own ``model_id`` (``…#onnx``, ``…#onnx-int8``), so the embedding
-cache and saved indexes never mix vectors from two runtimes.
-"""
+"""The runtimes of the packaged all-MiniLM-L6-v2, by name (:data:`EMBEDDERS`): ``torch`` (sentence-transformers,
+the default), ``onnx`` and ``onnx-int8`` (the ``onnx`` extra), and the process default embedder
+(``$RAG_LAB_EMBEDDER``). Each runtime has its own ``model_id`` (``…#onnx``), so caches never mix their vectors."""
 
 from __future__ import annotations
 

@@ -148,8 +148,7 @@ class OnnxEmbedder:
     ``quantize`` uses the int8 export. ``threads``: ONNX Runtime's intra-op threads (0 = its default,
     one per physical core). Texts are embedded in batches of ``batch_size`` after sorting by length,
     so each batch pads to similar lengths (what sentence-transformers does too). ``model_id`` names
-    the backend (``…#onnx`` or ``…#onnx-int8``) so cached vectors never mix with PyTorch's.
-    """
+    the backend (``…#onnx`` or ``…#onnx-int8``) so cached vectors never mix with PyTorch's."""
 
     def __init__(self, model_path: str | Path | None = None, quantize: bool = False, batch_size: int = 64,
                  threads: int = 0, cache_root: str | Path | None = None) -> None:

@@ -16,16 +16,10 @@ class OpenAIEmbedder:
 
     ``model_id`` is ``"openai:{model}"`` so cached vectors never mix with local models.
     The API key comes from ``api_key`` or ``$OPENAI_API_KEY`` and is handed to the
-    client only; it is never kept on this object, logged or cached.
-    """
+    client only; it is never kept on this object, logged or cached."""
 
-    def __init__(
-        self,
-        model: str,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        batch_size: int = 256,
-    ) -> None:
+    def __init__(self, model: str, base_url: str | None = None, api_key: str | None = None,
+                 batch_size: int = 256) -> None:
         from openai import OpenAI
 
         if not model:
@@ -51,8 +45,7 @@ class OpenAIEmbedder:
         return self._dim
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Embed in batches of ``batch_size``. Empty strings, which the API rejects,
-        are sent as a single space."""
+        """Embed in batches of ``batch_size``. Empty strings, which the API rejects, are sent as a single space."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         rows: list[list[float]] = []
@@ -61,9 +54,7 @@ class OpenAIEmbedder:
             response = self._client.embeddings.create(model=self.model, input=batch)
             data = sorted(response.data, key=lambda item: item.index)
             if len(data) != len(batch):
-                raise RuntimeError(
-                    f"embedding endpoint returned {len(data)} vectors for {len(batch)} texts"
-                )
+                raise RuntimeError(f"embedding endpoint returned {len(data)} vectors for {len(batch)} texts")
             rows.extend(item.embedding for item in data)
         vectors = normalize_rows(np.asarray(rows, dtype=np.float32))
         if self._dim is None:

@@ -41,13 +41,10 @@ def _load_sentence_transformer(path: str, device: str) -> SentenceTransformer:
 
 
 class SentenceTransformerEmbedder:
-    """A sentence-transformers model read from a local folder (the packaged
-    all-MiniLM-L6-v2 by default). The model loads on first use and is shared by every
-    instance in the process with the same folder and device."""
+    """A sentence-transformers model read from a local folder (the packaged all-MiniLM-L6-v2 by default). The model
+    loads on first use and is shared by every instance in the process with the same folder and device."""
 
-    def __init__(
-        self, model_path: str | Path | None = None, batch_size: int = 64, device: str = "cpu"
-    ) -> None:
+    def __init__(self, model_path: str | Path | None = None, batch_size: int = 64, device: str = "cpu") -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
         if model_path is None:
@@ -75,13 +72,8 @@ class SentenceTransformerEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts),
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=False,
-        )
+        vectors = self.model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
         return normalize_rows(vectors)
 
     def __repr__(self) -> str:

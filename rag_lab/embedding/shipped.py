@@ -1,16 +1,11 @@
 """Precomputed vectors shipped in ``data/``, so a first run on a fresh machine embeds only what it
 generates (search queries, HyDE passages), not the dataset's own texts.
 
-A folder in ``data/`` may hold ``vectors/<model>.npz``: the embedding-cache keys
-(``sha256(model_id + "\\0" + text)``, see :class:`~rag_lab.embedding.EmbeddingCache`) and the float32
-vectors of the texts every run embeds: for a dataset, each chunk as the indexes see it, each sentence of a
-chunk as the simulator reads it, each question (``rag-lab data build-vectors data/world``,
-:mod:`rag_lab.data_build.vectors`); for ``data/recorded``, the queries and passages the recorded model wrote
-(``python scripts/build_recorded_vectors.py``). A key names its model and its exact text, so a vector is
-only ever served for the text and model that made it; a changed text or another model (``…#onnx``) simply
-misses and is computed. :class:`~rag_lab.embedding.CachedEmbedder` consults these files after its on-disk
-cache and before the model. Tests check that the files cover what the runs and replays embed.
-"""
+A folder in ``data/`` may hold ``vectors/<model>.npz``: embedding-cache keys (``sha256(model_id + "\\0" + text)``,
+see :class:`~rag_lab.embedding.EmbeddingCache`) and their float32 vectors, built by ``rag-lab data build-vectors``
+(:mod:`rag_lab.data_build.vectors`) or, for ``data/recorded``, ``python scripts/build_recorded_vectors.py``. A key
+names its model and exact text, so a changed text or another model simply misses.
+:class:`~rag_lab.embedding.CachedEmbedder` consults these files after its on-disk cache and before the model."""
 
 from __future__ import annotations
 

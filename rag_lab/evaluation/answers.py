@@ -1,10 +1,9 @@
 """Answer normalization and matching as in the usual QA evaluation (SQuAD/HotpotQA style:
-:func:`rag_lab.text_overlap.normalize_answer`). Two forms of containment: **lenient** (:func:`contains`), a
-normalized gold answer anywhere in the answer, which a parrot beats; and **strict** (:func:`contains_strict`),
-the same match only within a short answer (at most :data:`STRICT_MAX_TOKENS` tokens, citations removed) and only
-in the answer's own words (runs of :data:`QUESTION_RUN` or more tokens copied from the question do not count).
-Token F1 (:func:`f1`) and exact match sit beside them. The method: docs/backends.md, "A metric a parrot cannot
-beat"."""
+:func:`rag_lab.text_overlap.normalize_answer`). Two forms of containment: **lenient** (:func:`contains`), a normalized
+gold answer anywhere in the answer, which a parrot beats; and **strict** (:func:`contains_strict`), the same match only
+within a short answer (at most :data:`STRICT_MAX_TOKENS` tokens, citations removed) and only in the answer's own words
+(runs of :data:`QUESTION_RUN` or more tokens copied from the question do not count). Token F1 (:func:`f1`) and exact
+match sit beside them. The method: docs/backends.md, "A metric a parrot cannot beat"."""
 
 from __future__ import annotations
 

@@ -1,15 +1,14 @@
 """One place for the names of metric columns: the default axes of every table, figure, report and
-widget, and what the metric registry (:data:`~rag_lab.evaluation.question_metrics.METRICS`) says of a column: its
+widget, and what the metric registry (:data:`~rag_lab.evaluation.metric_table.METRICS`) says of a column: its
 human-readable label, whether it is a metric, which way is better, its value range.
 
-Figures, reports and widgets take their defaults from here, so changing the headline metric is a
-one-line change."""
+Figures, reports and widgets take their defaults from here, so changing the headline metric is a one-line change."""
 
 from __future__ import annotations
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.families import short_name
-from rag_lab.evaluation.question_metrics import METRICS
+from rag_lab.evaluation.metric_table import METRICS
 
 #: The headline quality column (y axis by default everywhere): strict answer containment — the gold
 #: answer within a short answer, in its own words (rag_lab.evaluation.answers), so an answer that
@@ -20,9 +19,7 @@ DEFAULT_COST = "cost_llm_calls"
 
 #: Columns shown beside a quality column wherever a view shows one (sweep panel table, explorer
 #: status): the strict containment is read next to its lenient form and token F1.
-BESIDE: dict[str, tuple[str, ...]] = {
-    "quality_answer_containment_strict": ("quality_answer_containment", "quality_f1"),
-}
+BESIDE: dict[str, tuple[str, ...]] = {"quality_answer_containment_strict": ("quality_answer_containment", "quality_f1")}
 
 
 def beside(column: str) -> tuple[str, ...]:
@@ -40,7 +37,7 @@ def label(column: str) -> str:
 
 
 def check_metric(name: str, what: str = "metric") -> str:
-    """``name`` when it is a registered metric column (:data:`~rag_lab.evaluation.question_metrics.METRICS`), else a
+    """``name`` when it is a registered metric column (:data:`~rag_lab.evaluation.metric_table.METRICS`), else a
     :class:`ValueError` naming the known ones."""
     if name not in METRICS:
         raise ConfigError(f"{what} {name!r} names no metric; the known metrics are: {', '.join(sorted(METRICS))}")

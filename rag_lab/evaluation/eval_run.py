@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 import pandas as pd
 
 from rag_lab.evaluation.families import metric_columns
-from rag_lab.evaluation.question_metrics import question_metrics
+from rag_lab.evaluation.metric_table import question_metrics
 from rag_lab.pipeline import Pipeline, Result, Trace
 from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.records import EvalSet, Question
@@ -57,12 +57,8 @@ def run_questions(pipeline: Pipeline, questions: Sequence[Question],
         yield ScoredRun(question, result, trace, question_metrics(question, result, trace))
 
 
-def evaluate_pipeline(
-    pipeline: Pipeline,
-    evalset: EvalSet,
-    progress: Callable[[int, int], None] | None = None,
-    cancelled: Callable[[], bool] | None = None,
-) -> EvalRun:
+def evaluate_pipeline(pipeline: Pipeline, evalset: EvalSet, progress: Callable[[int, int], None] | None = None,
+                      cancelled: Callable[[], bool] | None = None) -> EvalRun:
     """Run ``pipeline`` on every question of ``evalset`` (in order). ``progress(done, total)`` is
     called after each question; ``cancelled()`` is checked before each one and stops the run with
     :class:`EvaluationCancelled` (used by widgets whose run a newer change supersedes)."""
@@ -90,8 +86,5 @@ def summarize(rows: list[dict[str, Any]] | pd.DataFrame) -> dict[str, Any]:
             out[c] = float(values.mean()) if len(values) else None
         return out
 
-    return {
-        "overall": means(frame),
-        "by_type": {t: means(part) for t, part in frame.groupby("type", sort=True)},
-        "stop_reasons": frame["stop_reason"].value_counts().sort_index().to_dict(),
-    }
+    return {"overall": means(frame), "by_type": {t: means(part) for t, part in frame.groupby("type", sort=True)},
+            "stop_reasons": frame["stop_reason"].value_counts().sort_index().to_dict()}

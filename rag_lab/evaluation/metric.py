@@ -1,15 +1,11 @@
 """What a metric is: :class:`Metric`, one per per-question column, and the :class:`QuestionRun` its value reads.
 
-The table of metrics, :data:`rag_lab.evaluation.question_metrics.METRICS`, is the one list of metric columns. The
-per-question row
-(:func:`rag_lab.evaluation.question_metrics.question_metrics`), the axis labels, the names a search objective or
-a finding may use (:func:`rag_lab.evaluation.catalog.check_metric`), which way is better, which metrics are
-outcomes and the value range the statistics read (:func:`rag_lab.evaluation.catalog.value_range`) all derive
-from it. A new metric is one registration::
+:data:`rag_lab.evaluation.metric_table.METRICS` is the one list of metric columns; the per-question row, the axis
+labels, the names objectives and findings may use, which way is better and the value ranges all derive from it.
+A new metric is one registration::
 
     METRICS.add("quality_short_answer", Metric(lambda run: float(len(run.answer_text.split()) <= 5),
-                                               "short answers", better="higher", zero_one=True))
-"""
+                                               "short answers", better="higher", zero_one=True))"""
 
 from __future__ import annotations
 

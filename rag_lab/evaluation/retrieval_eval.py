@@ -1,11 +1,6 @@
-"""Retrieval evaluation: chunk a dataset, build an index, search every question, score the run.
-
-The report gives Recall@k, MRR@k and nDCG@k of gold documents overall and by question type,
-recall of each gold document by its hop position (only for questions whose hop order the data
-gives: did the first hop come back? the second?), how many questions have all / some / none of
-their gold documents in the corpus and the recall ceiling that implies, index build and query
-timings, and for the HNSW index its recall against exact search on the same chunks.
-"""
+"""Retrieval evaluation: chunk a dataset, build an index, search every question, score the run (Recall, MRR and
+nDCG at k overall and by type, recall by hop position, the corpus's recall ceiling, timings, and for HNSW its
+recall against exact search)."""
 
 from __future__ import annotations
 
@@ -25,7 +20,7 @@ from rag_lab.index import INDEX_KINDS, ExactIndex, HNSWIndex, SearchIndex, doc_r
 from rag_lab.records import UNLABELED, Dataset, EvalSet, GoldCoverage, gold_coverage
 
 #: The scores of a retrieval run, each a field of :class:`MetricSummary` (not the metric registry, which is
-#: :data:`rag_lab.evaluation.question_metrics.METRICS`).
+#: :data:`rag_lab.evaluation.metric_table.METRICS`).
 RETRIEVAL_SCORES = ("recall", "mrr", "ndcg")
 
 
@@ -91,22 +86,14 @@ def ann_recall(approx: SearchIndex, exact: SearchIndex, queries: Sequence[str], 
     return hits / total if total else 1.0
 
 
-def evaluate_retrieval(
-    dataset: Dataset,
-    retriever: str = "dense",
-    k: int = 10,
-    split: str | None = None,
-    limit: int | None = None,
-    index_params: dict[str, Any] | None = None,
-    embedder: Embedder | None = None,
-    cutoffs: Sequence[int] = (),
-) -> RetrievalReport:
+def evaluate_retrieval(dataset: Dataset, retriever: str = "dense", k: int = 10, split: str | None = None,
+                       limit: int | None = None, index_params: dict[str, Any] | None = None,
+                       embedder: Embedder | None = None, cutoffs: Sequence[int] = ()) -> RetrievalReport:
     """Evaluate one retriever on ``dataset`` (optionally one split, the first ``limit`` questions).
 
     ``max(100, 3k)`` chunks are fetched per question (``k`` the largest cut-off) and folded into documents by
     their best chunk before the top ``k`` documents are scored. ``cutoffs`` adds overall scores at other cut-offs
-    from the same run (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``).
-    """
+    from the same run (e.g. nDCG@10 with ``k=10`` and Recall@100 with ``cutoffs=(100,)``)."""
     if retriever not in INDEX_KINDS:
         raise ConfigError(f"unknown retriever {retriever!r}; choose one of {list(INDEX_KINDS)}")
     if min((k, *cutoffs)) < 1:
@@ -148,28 +135,18 @@ def evaluate_retrieval(
         ann = ann_recall(index, exact, list(queries.values()), k)
 
     return RetrievalReport(
-        dataset=dataset.name,
-        retriever=retriever,
-        k=k,
-        split=split,
-        questions=len(evalset),
-        judged=len(per_question),
-        overall=_summary(list(per_question.values())),
-        by_type={t: _summary(v) for t, v in sorted(by_type.items())},
-        by_hop=_hop_recall(evalset, run, k),
-        gold_coverage=gold_coverage(dataset.corpus, evalset),
+        dataset=dataset.name, retriever=retriever, k=k, split=split, questions=len(evalset), judged=len(per_question),
+        overall=_summary(list(per_question.values())), by_type={t: _summary(v) for t, v in sorted(by_type.items())},
+        by_hop=_hop_recall(evalset, run, k), gold_coverage=gold_coverage(dataset.corpus, evalset),
         overall_at={c: _summary(list(retrieval_scores(evalset.qrels(), run, c).values())) for c in cutoffs},
-        index_params=index_params,
-        chunks=len(chunks),
+        index_params=index_params, chunks=len(chunks),
         timings={
             "chunk_seconds": chunk_seconds,
             "build_seconds": index.build_seconds,
             "query_seconds": query_seconds,
             "queries_per_second": len(queries) / query_seconds if query_seconds > 0 else float("inf"),
         },
-        ann_recall_vs_exact=ann,
-        per_question=per_question,
-    )
+        ann_recall_vs_exact=ann, per_question=per_question)
 
 
 def format_report(reports: Sequence[RetrievalReport]) -> str:

@@ -1,13 +1,6 @@
-"""Retrieval metrics over BEIR-shaped qrels and runs.
-
-* qrels ``{qid: {doc_id: grade}}`` — grade > 0 is relevant;
-* run   ``{qid: {doc_id: score}}`` — higher is better; ties are broken by ``doc_id``
-  (ascending) so results never depend on dict order.
-
-Per-query functions return one number; :func:`retrieval_scores` returns per-query values for
-every query that has at least one relevant document (queries the run misses score 0).
-Gains for nDCG are the grades, discounted by ``log2(rank + 1)`` (as in trec_eval's ``ndcg_cut``).
-"""
+"""Retrieval metrics over BEIR-shaped qrels (``{qid: {doc_id: grade}}``, grade > 0 relevant) and runs
+(``{qid: {doc_id: score}}``, ties broken by ``doc_id``). nDCG gains are the grades, discounted by
+``log2(rank + 1)`` (trec_eval's ``ndcg_cut``)."""
 
 from __future__ import annotations
 
@@ -64,9 +57,6 @@ def retrieval_scores(qrels: Qrels, run: Run, k: int) -> dict[str, dict[str, floa
         if not _relevant(judged):
             continue
         scores = run.get(qid, {})
-        out[qid] = {
-            "recall": recall_at_k(judged, scores, k),
-            "mrr": mrr_at_k(judged, scores, k),
-            "ndcg": ndcg_at_k(judged, scores, k),
-        }
+        out[qid] = {"recall": recall_at_k(judged, scores, k), "mrr": mrr_at_k(judged, scores, k),
+                    "ndcg": ndcg_at_k(judged, scores, k)}
     return out

@@ -1,8 +1,7 @@
-"""Facts read off one question's trace against its gold labels: which chunks a round brought (gold ones
-marked), how many gold documents were found by round 1, by any round and in the final context, where the
-question's time went, and which cited sources a source contract should have kept out. The notebooks print
-these; the evaluation layer owns them because they compare a run with the gold, which the pipeline never
-sees."""
+"""Facts read off one question's trace against its gold labels: which chunks a round brought (gold ones marked), how
+many gold documents were found by round 1, by any round and in the final context, where the question's time went, and
+which cited sources a source contract should have kept out. The notebooks print these; the evaluation layer owns them
+because they compare a run with the gold, which the pipeline never sees."""
 
 from __future__ import annotations
 
@@ -43,11 +42,9 @@ def gold_found(trace: Trace, gold_doc_ids: Iterable[str]) -> dict[str, int]:
     reached (:data:`GOLD_STAGES`)."""
     gold = set(gold_doc_ids)
     retrieved = [s for s in trace.steps if s.kind == "retrieve"]
-    found = {
-        "round 1": {doc_of(c) for s in retrieved if s.round == 1 for c in s.retrieved},
-        "any round": {doc_of(c) for s in retrieved for c in s.retrieved},
-        "final context": {doc_of(c) for s in trace.steps if s.kind == "finalize" for c in s.retrieved},
-    }
+    found = {"round 1": {doc_of(c) for s in retrieved if s.round == 1 for c in s.retrieved},
+             "any round": {doc_of(c) for s in retrieved for c in s.retrieved},
+             "final context": {doc_of(c) for s in trace.steps if s.kind == "finalize" for c in s.retrieved}}
     return {stage: len(gold & found[stage]) for stage in GOLD_STAGES}
 
 

@@ -3,12 +3,12 @@ policy parameters that persist, resume and scale out, their result tables and cl
 (:mod:`rag_lab.experiments.tuning`) and the simulator against a real model (:mod:`rag_lab.experiments.calibration`:
 calibrated simulator profiles, a simulated sweep's winners verified on a real backend). The statistics (bootstrap
 CIs, mean ± std over seeds, Pareto fronts, paired exact/permutation tests, Holm, TOST) are in :mod:`rag_lab.stats`,
-the figures in :mod:`rag_lab.figures` (docs/design.md §5–6). The names below are the engine's front door,
-imported when first used (:mod:`rag_lab.lazy`): reading a sweep file does not load pandas and scipy."""
+the figures in :mod:`rag_lab.figures` (docs/design.md §5–6). The names below are the engine's front door (and a few
+of the statistics), imported when first used (``lazy_loader``): reading a sweep file does not load pandas and scipy."""
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rag_lab.lazy import lazy_exports
+import lazy_loader
 
 if TYPE_CHECKING:
     from rag_lab.experiments.engine.findings import Finding, FindingFamily, paired_finding
@@ -22,21 +22,21 @@ if TYPE_CHECKING:
     from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, paired_test
     from rag_lab.stats.summary import aggregate_by_type, aggregate_rows, bootstrap_ci, mean_std_over_seeds, pareto_mask
 
-__getattr__, __dir__ = lazy_exports(globals(), {
-    **dict.fromkeys(["Finding", "FindingFamily", "paired_finding"], "rag_lab.experiments.engine.findings"),
-    **dict.fromkeys(["Grid", "GridCandidate", "config_id"], "rag_lab.experiments.engine.grid"),
-    **dict.fromkeys(["CandidateTraces", "SweepResult"], "rag_lab.experiments.engine.results"),
-    "RunStore": "rag_lab.experiments.engine.store",
-    **dict.fromkeys(["BackendSpec", "SweepSpec"], "rag_lab.experiments.engine.sweep"),
-    "load_sweep_spec": "rag_lab.experiments.engine.sweep_file",
-    "candidate_id": "rag_lab.experiments.engine.resolved_sweep",
-    **dict.fromkeys(["load_sweep", "run_sweep"], "rag_lab.experiments.sweep_runner"),
-    **dict.fromkeys(["EquivalenceTest", "PairedTest", "equivalence_test", "holm", "paired_test"],
-                    "rag_lab.stats.significance"),
-    **dict.fromkeys(["aggregate_by_type", "aggregate_rows", "bootstrap_ci", "mean_std_over_seeds", "pareto_mask"],
-                    "rag_lab.stats.summary"),
+_engine_attr, _, _ = lazy_loader.attach(__name__, submod_attrs={
+    "engine.findings": ["Finding", "FindingFamily", "paired_finding"],
+    "engine.grid": ["Grid", "GridCandidate", "config_id"],
+    "engine.results": ["CandidateTraces", "SweepResult"],
+    "engine.store": ["RunStore"],
+    "engine.sweep": ["BackendSpec", "SweepSpec"],
+    "engine.sweep_file": ["load_sweep_spec"],
+    "engine.resolved_sweep": ["candidate_id"],
+    "sweep_runner": ["load_sweep", "run_sweep"],
 })
-
+# lazy_loader imports below the package it is attached to only; the statistics live in a package beside it
+_stats_attr, _, _stats_names = lazy_loader.attach("rag_lab.stats", submod_attrs={
+    "significance": ["EquivalenceTest", "PairedTest", "equivalence_test", "holm", "paired_test"],
+    "summary": ["aggregate_by_type", "aggregate_rows", "bootstrap_ci", "mean_std_over_seeds", "pareto_mask"],
+})
 __all__ = [
     "BackendSpec", "CandidateTraces", "EquivalenceTest", "Finding", "FindingFamily", "Grid", "GridCandidate",
     "PairedTest", "RunStore",
@@ -44,3 +44,14 @@ __all__ = [
     "equivalence_test", "holm", "load_sweep", "load_sweep_spec", "mean_std_over_seeds", "paired_finding", "paired_test",
     "pareto_mask", "run_sweep",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """The re-exported ``name``, imported from its module on first use and then kept on the package."""
+    value = (_stats_attr if name in _stats_names else _engine_attr)(name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return list(__all__)

@@ -15,11 +15,7 @@ from rag_lab.figures.round_yield import RoundYieldInfo, round_yield_figure, roun
 from rag_lab.figures.rounds_histogram import RoundsHistogramInfo, rounds_histogram_figure, rounds_histogram_info
 from rag_lab.figures.sim_vs_real import SimVsRealInfo, sim_vs_real_figure, sim_vs_real_info
 from rag_lab.figures.trace_timeline import TimelineStep, TraceTimelineInfo, trace_timeline_figure, trace_timeline_info
-from rag_lab.figures.truncation_retention import (
-    TruncationRetentionInfo,
-    truncation_retention_figure,
-    truncation_retention_info,
-)
+from rag_lab.figures.truncation_retention import TruncationRetentionInfo, truncation_retention_figure, truncation_retention_info
 from rag_lab.figures.where_grid import WhereGridInfo, where_grid_figure, where_grid_info
 
 __all__ = [
@@ -30,5 +26,4 @@ __all__ = [
     "guard_tradeoff_info", "risk_coverage_figure", "risk_coverage_info", "round_yield_figure", "round_yield_info",
     "rounds_histogram_figure", "rounds_histogram_info", "sim_vs_real_figure", "sim_vs_real_info",
     "trace_timeline_figure", "trace_timeline_info",
-    "truncation_retention_figure", "truncation_retention_info", "WhereGridInfo", "where_grid_figure", "where_grid_info",
-]
+    "truncation_retention_figure", "truncation_retention_info", "WhereGridInfo", "where_grid_figure", "where_grid_info"]

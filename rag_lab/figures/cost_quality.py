@@ -1,16 +1,10 @@
 """The cost-vs-quality scatter of a results table, split Optuna-style into plain data and a plotly figure.
 
 :func:`cost_quality_info` reads the table into a :class:`CostQualityInfo` (what tests compare);
-:func:`cost_quality_figure` draws it: one marker trace per colour group with the quality column's
-confidence interval as error bars, and the Pareto front (minimum cost, maximum quality) as a staircase;
-with ``facet_by``, one panel per value of that column, each with its own front. Axis titles are the
-catalog's readable labels (:func:`rag_lab.evaluation.catalog.label`); with ``text_col`` (e.g. the changed
-parameters of each candidate, see :meth:`rag_lab.experiments.SweepResult.labels`) the points are labelled
-on the plot — the Pareto front's first — where a label fits without overlapping another or a point and without
-leaving the plot (:func:`rag_lab.figures.labels.place_labels`); a point whose label does not fit gets a number where
-that fits, and is listed under the plot with its number and values (:func:`unlabelled_points`), so every point is
-labelled or listed; every point's hover starts with its name.
-"""
+:func:`cost_quality_figure` draws it: one marker trace per colour group with confidence intervals as error bars
+and the Pareto front as a staircase (one per panel with ``facet_by``). With ``text_col`` the points are labelled
+where a label fits (:func:`rag_lab.figures.labels.place_labels`), else numbered or listed under the plot
+(:func:`unlabelled_points`)."""
 
 from __future__ import annotations
 
@@ -44,16 +38,14 @@ from rag_lab.stats.summary import pareto_mask
 class CostQualityInfo(NamedTuple):
     """Everything the cost-vs-quality scatter shows, one entry per plotted candidate.
 
-    Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi``
-    are the quality column's confidence bounds (``<quality>_lo``/``_hi``), None when the table has none.
-    ``groups`` is each point's colour-group label (None without ``color_by``), ``group_names`` the groups in
-    legend order; ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``texts`` are the point
-    labels from ``text_col`` (None without it); ``labels`` the hover texts: the point label, the id, then one
-    ``name=value`` per line. ``x_title``/``y_title`` are the axis titles.
-    The Pareto front is computed for this pair of columns (the table's own
-    ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet,
-    cost, then quality (``front_facets`` None without ``facet_by``).
-    """
+    Rows whose cost or quality is undefined are not plotted (``n_undefined`` counts them). ``y_lo``/``y_hi`` are the
+    quality column's confidence bounds (``<quality>_lo``/``_hi``), None when the table has none. ``groups`` is each
+    point's colour-group label (None without ``color_by``), ``group_names`` the groups in legend order;
+    ``facets``/``facet_names`` likewise for the panels of ``facet_by``. ``texts`` are the point labels from ``text_col``
+    (None without it); ``labels`` the hover texts: the point label, the id, then one ``name=value`` per line.
+    ``x_title``/``y_title`` are the axis titles. The Pareto front is computed for this pair of columns (the table's own
+    ``is_pareto`` may be for another pair), within each facet; ``front_*`` are its points sorted by facet, cost, then
+    quality (``front_facets`` None without ``facet_by``)."""
 
     cost_col: str
     quality_col: str
@@ -88,22 +80,15 @@ def _grouping(rows: pd.DataFrame, col: str | None) -> tuple[tuple[str, ...] | No
     return tuple(group_label(v) for v in values), group_names(values)
 
 
-def cost_quality_info(
-    table: pd.DataFrame,
-    cost_col: str,
-    quality_col: str,
-    color_by: str | None = None,
-    label_cols: Sequence[str] | None = None,
-    facet_by: str | None = None,
-    text_col: str | None = None,
-) -> CostQualityInfo:
+def cost_quality_info(table: pd.DataFrame, cost_col: str, quality_col: str, color_by: str | None = None,
+                      label_cols: Sequence[str] | None = None, facet_by: str | None = None,
+                      text_col: str | None = None) -> CostQualityInfo:
     """The data of the cost-vs-quality scatter of ``table`` (one row per candidate).
 
     ``color_by`` names a column (typically a ``param_*``) whose values colour the points, ``facet_by`` one
     whose values split them into panels; ``label_cols`` the columns shown on hover (default: every
     ``param_*`` column, shown without the prefix); ``text_col`` one whose values name the points on the plot.
-    Point ids are the ``candidate_id`` column when present, else the table's index.
-    """
+    Point ids are the ``candidate_id`` column when present, else the table's index."""
     table = as_frame(table, "results table")
     label_cols = [c for c in table.columns if c.startswith(PARAM_PREFIX)] if label_cols is None else list(label_cols)
     wanted = [cost_col, quality_col, *(c for c in (color_by, facet_by, text_col) if c), *label_cols]
@@ -137,31 +122,14 @@ def cost_quality_info(
         mask[members] = pareto_mask(x[members], y[members])
     facet_rank = {f: k for k, f in enumerate(facet_names)}
     front = sorted(np.flatnonzero(mask).tolist(), key=lambda i: (facet_rank.get(panel[i], 0), x[i], y[i]))
-    return CostQualityInfo(
-        cost_col=cost_col,
-        quality_col=quality_col,
-        x_title=metric_label(cost_col),
-        y_title=metric_label(quality_col),
-        ids=ids,
-        x=tuple(x.tolist()),
-        y=tuple(y.tolist()),
-        y_lo=y_lo,
-        y_hi=y_hi,
-        color_by=color_by,
-        groups=groups,
-        group_names=names,
-        facet_by=facet_by,
-        facets=facets,
-        facet_names=facet_names,
-        texts=texts,
-        labels=labels,
-        is_pareto=tuple(mask.tolist()),
-        front_ids=tuple(ids[i] for i in front),
-        front_x=tuple(float(x[i]) for i in front),
-        front_y=tuple(float(y[i]) for i in front),
-        front_facets=tuple(facets[i] for i in front) if facets else None,
-        n_undefined=int((~keep).sum()),
-    )
+    return CostQualityInfo(cost_col=cost_col, quality_col=quality_col, x_title=metric_label(cost_col),
+                           y_title=metric_label(quality_col), ids=ids, x=tuple(x.tolist()), y=tuple(y.tolist()),
+                           y_lo=y_lo, y_hi=y_hi, color_by=color_by, groups=groups, group_names=names, facet_by=facet_by,
+                           facets=facets, facet_names=facet_names, texts=texts, labels=labels,
+                           is_pareto=tuple(mask.tolist()), front_ids=tuple(ids[i] for i in front),
+                           front_x=tuple(float(x[i]) for i in front), front_y=tuple(float(y[i]) for i in front),
+                           front_facets=tuple(facets[i] for i in front) if facets else None,
+                           n_undefined=int((~keep).sum()))
 
 
 def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool,
@@ -170,14 +138,8 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool,
     point's (text, textposition)."""
     error_y = None
     if info.y_lo is not None and info.y_hi is not None:
-        error_y = dict(
-            type="data",
-            symmetric=False,
-            array=[info.y_hi[i] - info.y[i] for i in idx],
-            arrayminus=[info.y[i] - info.y_lo[i] for i in idx],
-            thickness=1,
-            width=3,
-        )
+        error_y = dict(type="data", symmetric=False, array=[info.y_hi[i] - info.y[i] for i in idx],
+                       arrayminus=[info.y[i] - info.y_lo[i] for i in idx], thickness=1, width=3)
     label = html.escape(f"{short(info.color_by)}={name}" if info.color_by else name)
     return go.Scatter(
         x=[info.x[i] for i in idx],
@@ -214,9 +176,8 @@ def _staircase(info: CostQualityInfo, members: list[int]) -> list[tuple[tuple[fl
     return segments
 
 
-def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, float],
-            y_range: tuple[float, float], plot_px: tuple[float, float],
-            first_key: int = 1) -> tuple[dict[int, tuple[str, str]], list[Unlabelled]]:
+def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, float], y_range: tuple[float, float],
+            plot_px: tuple[float, float], first_key: int = 1) -> tuple[dict[int, tuple[str, str]], list[Unlabelled]]:
     """The labels of one panel's points that fit (:func:`place_labels`): the Pareto front's first, by cost; then,
     for each point whose label did not fit, its number (from ``first_key``) where that fits. Returns the placed
     ``(text, position)`` by point, and the points not labelled by name, in order."""
@@ -234,8 +195,7 @@ def _labels(info: CostQualityInfo, members: list[int], x_range: tuple[float, flo
     again = place_labels(xs, ys, second, x_range, y_range, [k for k in order if k not in keys] + dropped,
                          plot_px=plot_px, lines=lines)
     placed = {members[k]: (second[k], p) for k, p in enumerate(again) if p is not None}
-    listed = [Unlabelled(key=keys[k] if again[k] is not None else "", text=texts[k], x=xs[k], y=ys[k])
-              for k in dropped]
+    listed = [Unlabelled(key=keys[k] if again[k] is not None else "", text=texts[k], x=xs[k], y=ys[k]) for k in dropped]
     first: dict[tuple[float, float], int] = {}
     for k, point in enumerate(zip(xs, ys, strict=True)):   # a point drawn under another's "(+k same)" label
         if first.setdefault(point, k) != k and info.texts[members[k]]:
@@ -284,18 +244,11 @@ def _listing(listed: list[Unlabelled]) -> str:
 
 def _front(info: CostQualityInfo, idx: list[int], show_legend: bool) -> go.Scatter:
     """The Pareto-front staircase through the front points ``idx`` of one panel."""
-    return go.Scatter(
-        x=[info.front_x[i] for i in idx],
-        y=[info.front_y[i] for i in idx],
-        mode="lines+markers",
-        line=dict(shape="hv", color="black", width=1.5, dash="dot"),
-        marker=dict(size=14, symbol="circle-open", color="black"),
-        name="Pareto front",
-        legendgroup="Pareto front",
-        showlegend=show_legend,
-        customdata=[info.front_ids[i] for i in idx],
-        hoverinfo="skip",
-    )
+    return go.Scatter(x=[info.front_x[i] for i in idx], y=[info.front_y[i] for i in idx], mode="lines+markers",
+                      line=dict(shape="hv", color="black", width=1.5, dash="dot"),
+                      marker=dict(size=14, symbol="circle-open", color="black"), name="Pareto front",
+                      legendgroup="Pareto front", showlegend=show_legend, customdata=[info.front_ids[i] for i in idx],
+                      hoverinfo="skip")
 
 
 def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = PLOT_PX) -> go.Figure:
@@ -325,12 +278,8 @@ def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = P
         fig.update_xaxes(title_text=html.escape(info.x_title), range=list(x_range), row=1, col=col)
     fig.update_yaxes(range=list(y_range))
     fig.update_yaxes(title_text=html.escape(info.y_title), row=1, col=1)
-    fig.update_layout(
-        template="plotly_white",
-        title=html.escape(f"{info.y_title} vs {info.x_title}"),
-        legend_title_text="",
-        margin=dict(l=60, r=20, t=60, b=50 + (30 if listed else 0)),
-    )
+    fig.update_layout(template="plotly_white", title=html.escape(f"{info.y_title} vs {info.x_title}"),
+                      legend_title_text="", margin=dict(l=60, r=20, t=60, b=50 + (30 if listed else 0)))
     if listed:
         fig.add_annotation(text=html.escape(_listing(listed)), xref="paper", yref="paper", x=0, y=-0.2,
                            xanchor="left", yanchor="top", showarrow=False, align="left", font=dict(size=10, color="#555"),

@@ -2,8 +2,7 @@
 
 :func:`crag_heatmap_info` averages a results table (one row per candidate, e.g. ``SweepResult.table``) over
 each (upper, lower) pair, so other swept parameters and seeds are pooled; :func:`crag_heatmap_figure` draws
-the quality and the refusal rate side by side. Pairs the sweep did not run (e.g. lower > upper) stay NaN.
-"""
+the quality and the refusal rate side by side. Pairs the sweep did not run (e.g. lower > upper) stay NaN."""
 
 from __future__ import annotations
 
@@ -24,9 +23,7 @@ class CragHeatmapInfo(NamedTuple):
     """Mean quality and refusal rate per (upper, lower) threshold pair.
 
     ``quality[i, j]``/``refusal[i, j]`` are the means over the table rows with ``upper == uppers[i]`` and
-    ``lower == lowers[j]`` (NaN where none has a defined value); ``n[i, j]`` counts the rows with a defined
-    quality.
-    """
+    ``lower == lowers[j]`` (NaN where none has a defined value); ``n[i, j]`` counts the rows with a defined quality."""
 
     upper_col: str
     lower_col: str
@@ -48,11 +45,8 @@ def crag_heatmap_info(table: pd.DataFrame, value_col: str = DEFAULT_QUALITY) -> 
     uppers, lowers = axis_values(upper), axis_values(lower)
     quality, n = grid_mean(upper, lower, numeric(table, value_col), uppers, lowers)
     refusal, _ = grid_mean(upper, lower, numeric(table, refusal_col), uppers, lowers)
-    return CragHeatmapInfo(
-        upper_col=upper_col, lower_col=lower_col, value_col=value_col, refusal_col=refusal_col,
-        uppers=uppers, lowers=lowers,
-        quality=quality, refusal=refusal, n=n,
-    )
+    return CragHeatmapInfo(upper_col=upper_col, lower_col=lower_col, value_col=value_col, refusal_col=refusal_col,
+                           uppers=uppers, lowers=lowers, quality=quality, refusal=refusal, n=n)
 
 
 def _cells(values: np.ndarray) -> list[list[str]]:

@@ -1,13 +1,9 @@
-"""Every figure as a file for a paper: SVG, PDF or PNG through kaleido (the ``export`` extra), which drives
-Debian's Chromium (``/usr/bin/chromium``, installed by ``scripts/ensure_chromium.sh`` with apt). No browser
-is ever downloaded: kaleido is pointed at that binary (``$RAG_LAB_CHROMIUM``, else ``$BROWSER_PATH``, else
-``/usr/bin/chromium``), and a missing one is a clear error that says how to install it.
+"""Every figure as a file for a paper: SVG, PDF or PNG through kaleido (the ``export`` extra), in one batch, driving
+Debian's Chromium (``$RAG_LAB_CHROMIUM``, else ``$BROWSER_PATH``, else ``/usr/bin/chromium``, installed by
+``scripts/ensure_chromium.sh``); no browser is ever downloaded.
 
 >>> export_figures({"cost_quality": fig}, "paper/figures", formats=("svg", "pdf"))   # doctest: +SKIP
-[PosixPath('paper/figures/cost_quality.svg'), PosixPath('paper/figures/cost_quality.pdf')]
-
-Many figures are written in one batch (``plotly.io.write_images``: one browser start for all of them).
-"""
+[PosixPath('paper/figures/cost_quality.svg'), PosixPath('paper/figures/cost_quality.pdf')]"""
 
 from __future__ import annotations
 

@@ -1,18 +1,11 @@
 """The forest plot of paired differences against a reference candidate, split Optuna-style into plain
 data (:func:`forest_info`, what tests compare) and a plotly figure (:func:`forest_figure`).
 
-Input: the table of :meth:`rag_lab.experiments.SweepResult.compare` (one row per candidate: ``label``,
-``delta``, ``lo``, ``hi``, ``n``, ``share_differ``, ``is_reference``), or a Δ table of
-:func:`rag_lab.experiments.engine.comparisons.comparisons` (with ``p_holm`` and ``declared``). Each candidate
-but the reference is one row of the plot: its mean paired difference with the interval as a horizontal bar and
-a line at 0. Its mark follows the table the plot sits under (:data:`MARKS`, each in the legend): a filled
-circle where the table calls the difference shown (the interval excludes 0, and with ``p_holm`` the Holm p is
-below 0.05), a hollow one where it does not, and a diamond where the cell is one of the sweep's declared claims,
-filled when the claim holds in its own family. A shown difference is coloured by whether it is **better or
-worse in the metric's own direction** (:func:`~rag_lab.evaluation.catalog.lower_is_better`: fewer LLM calls is
-better, blue; fewer right answers is worse, red), not by its sign; a metric with no better direction is drawn
-in one neutral colour.
-"""
+Input: the table of :meth:`rag_lab.experiments.SweepResult.compare` or a Δ table of
+:func:`rag_lab.experiments.engine.comparisons.comparisons`. One row per candidate but the reference: the mean
+paired difference with its interval; the mark says whether the table calls it shown or a declared claim
+(:data:`MARKS`), the colour whether it is better or worse in the metric's own direction
+(:func:`~rag_lab.evaluation.catalog.lower_is_better`), not its sign."""
 
 from __future__ import annotations
 
@@ -99,22 +92,14 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
     lo_k, hi_k = lo[keep], hi[keep]
     holm = "p_holm" in rows.columns
     return ForestInfo(
-        metric=metric,
-        x_title=f"Δ {label(metric)} (candidate − reference)",
-        reference=reference,
-        ids=tuple(str(i) for i in ids),
-        labels=tuple(str(v) for v in rows["label"]),
-        delta=tuple(delta[keep].tolist()),
-        lo=tuple(lo_k.tolist()),
-        hi=tuple(hi_k.tolist()),
-        n=tuple(int(v) if not np.isnan(v) else 0 for v in count),
+        metric=metric, x_title=f"Δ {label(metric)} (candidate − reference)", reference=reference,
+        ids=tuple(str(i) for i in ids), labels=tuple(str(v) for v in rows["label"]), delta=tuple(delta[keep].tolist()),
+        lo=tuple(lo_k.tolist()), hi=tuple(hi_k.tolist()), n=tuple(int(v) if not np.isnan(v) else 0 for v in count),
         share_differ=tuple(share.tolist()),
         sign=tuple(int(s) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
         better=tuple(int(s) * direction(metric) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
-        n_undefined=int((~keep).sum()),
-        mark=tuple(_mark(row) for _, row in rows.iterrows()),
-        rule="the interval excludes 0 and Holm p < 0.05" if holm else "the interval excludes 0",
-    )
+        n_undefined=int((~keep).sum()), mark=tuple(_mark(row) for _, row in rows.iterrows()),
+        rule="the interval excludes 0 and Holm p < 0.05" if holm else "the interval excludes 0")
 
 
 def _mark(row: pd.Series) -> str:
@@ -165,12 +150,7 @@ def forest_figure(info: ForestInfo) -> go.Figure:
     fig.update_yaxes(autorange="reversed", type="category", automargin=True, categoryorder="array",
                      categoryarray=labels)
     fig.update_xaxes(title_text=html.escape(info.x_title), zeroline=False)
-    fig.update_layout(
-        template="plotly_white",
-        title=html.escape(f"Δ {label(info.metric)} vs {info.reference}"),
-        height=max(300, 150 + 30 * len(info.ids)),
-        margin=dict(l=20, r=20, t=60, b=50),
-        showlegend=True,
-        legend=dict(title_text="marks"),
-    )
+    fig.update_layout(template="plotly_white", title=html.escape(f"Δ {label(info.metric)} vs {info.reference}"),
+                      height=max(300, 150 + 30 * len(info.ids)), margin=dict(l=20, r=20, t=60, b=50), showlegend=True,
+                      legend=dict(title_text="marks"))
     return fig

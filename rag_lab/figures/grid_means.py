@@ -21,9 +21,8 @@ def axis_values(keys: Sequence[Hashable]) -> tuple:
 
 def grid_mean(row_keys: Sequence[Hashable], col_keys: Sequence[Hashable], values: np.ndarray,
               rows: tuple, cols: tuple) -> tuple[np.ndarray, np.ndarray]:
-    """``(mean, n)``: the mean of ``values`` (NaN = undefined) over the entries whose keys are
-    ``(rows[i], cols[j])``, NaN where a cell has no defined value, and the count of defined values.
-    Entries with a missing key are left out."""
+    """``(mean, n)``: the mean of ``values`` (NaN = undefined) over the entries whose keys are ``(rows[i], cols[j])``,
+    NaN where a cell has no defined value, and the count of defined values. Entries with a missing key are left out."""
     total = np.zeros((len(rows), len(cols)))
     count = np.zeros((len(rows), len(cols)), dtype=int)
     row_index = {v: i for i, v in enumerate(rows)}

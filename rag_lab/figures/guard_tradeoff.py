@@ -1,12 +1,7 @@
-"""What each guardrail buys: right answers lost against wrong answers prevented, per candidate against a reference
-on the same questions, split Optuna-style into plain data (:func:`guard_tradeoff_info`, what tests compare) and a
-plotly figure (:func:`guard_tradeoff_figure`).
-
-Counted per question (and seed) defined on both sides: *lost* where the reference is right and the candidate not,
-*prevented* where the reference is a confident error (answered and wrong) and the candidate not, and the other
-way round *gained right* and *new wrong*; the net at a price c = 1 of a wrong answer is Δright − Δwrong. A point
-above the diagonal prevents more wrong answers than it loses right ones.
-"""
+"""What each guardrail buys: right answers lost against wrong answers prevented (a confident error of the reference
+the candidate avoids), per candidate against a reference on the same questions, split Optuna-style into plain
+data (:func:`guard_tradeoff_info`) and a plotly figure (:func:`guard_tradeoff_figure`). A point above the
+diagonal prevents more wrong answers than it loses right ones."""
 
 from __future__ import annotations
 
@@ -29,12 +24,11 @@ COLOUR = "#4c78a8"
 
 
 class GuardTradeoffInfo(NamedTuple):
-    """``table``: one row per config but the reference (its first seed's ``candidate_id``), :data:`COLUMNS`:
-    ``label`` (the parameters it changes from the reference), ``n`` (questions × seeds defined on both sides),
-    the counts ``lost``, ``prevented``, ``gained_right``, ``new_wrong``, ``net_c1`` = (gained right − lost) −
-    (new wrong − prevented), in questions, and ``delta_calls``: the mean difference in LLM calls per question.
-    ``reference`` names the reference without its id (``the base config`` or its changes from the base),
-    ``reference_id`` is its run."""
+    """``table``: one row per config but the reference (its first seed's ``candidate_id``), :data:`COLUMNS`: ``label``
+    (the parameters it changes from the reference), ``n`` (questions × seeds defined on both sides), the counts
+    ``lost``, ``prevented``, ``gained_right``, ``new_wrong``, ``net_c1`` = (gained right − lost) − (new wrong −
+    prevented), in questions, and ``delta_calls``: the mean difference in LLM calls per question. ``reference`` names
+    the reference without its id (``the base config`` or its changes from the base), ``reference_id`` is its run."""
 
     reference: str
     reference_id: str
@@ -71,12 +65,9 @@ def guard_tradeoff_info(result: SweepResult, reference: str | Mapping[str, Any] 
                         "net_c1": (gained - lost) - (new_wrong - prevented),
                         "delta_calls": float(diff_calls.mean()) if diff_calls.size else float("nan")})
     name = _reference_name(result, ref)
-    return GuardTradeoffInfo(
-        reference=name,
-        reference_id=ref["candidate_id"],
-        table=pd.DataFrame.from_records(records, columns=list(COLUMNS)),
-        title=f"Right answers lost vs wrong answers prevented, against {name}",
-    )
+    return GuardTradeoffInfo(reference=name, reference_id=ref["candidate_id"],
+                             table=pd.DataFrame.from_records(records, columns=list(COLUMNS)),
+                             title=f"Right answers lost vs wrong answers prevented, against {name}")
 
 
 def guard_tradeoff_figure(info: GuardTradeoffInfo, label_px: tuple[float, float] = PLOT_PX) -> go.Figure:

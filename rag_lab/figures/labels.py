@@ -1,12 +1,6 @@
-"""Point labels that never overlap and are never clipped: a greedy placement of each label beside its point
-(right, left, above or below), in the pixel box of the smallest plot the figure is drawn at, dropping a label
-that fits nowhere (its point's hover still names it).
-
-The placement works in pixels of an assumed plot area (:data:`PLOT_PX`): the smallest a scatter is drawn at in
-the report and the course (a larger plot spreads the points apart and leaves the fixed-size labels more room,
-so a placement free of overlaps at the smallest size stays free at any larger one). The axis ranges are fixed
-from the points (:func:`padded_range`) so the mapping from data to pixels is the one plotly draws.
-"""
+"""Point labels that never overlap and are never clipped: a greedy placement of each label beside its point, in
+pixels of the smallest plot the figure is drawn at (:data:`PLOT_PX`; a larger plot only leaves more room), with
+the axis ranges fixed from the points (:func:`padded_range`). A label that fits nowhere is dropped."""
 
 from __future__ import annotations
 
@@ -16,8 +10,7 @@ from typing import NamedTuple
 
 #: The plot area (width, height, in px) the placement assumes: the smallest the figures are drawn at.
 PLOT_PX = (520.0, 330.0)
-#: The label font size (px) and the width of one character at it (a conservative average for sans-serif).
-FONT_PX = 10
+#: The width (px) of one character at the 10 px label font (a conservative average for sans-serif).
 CHAR_PX = 6.4
 LINE_PX = 14.0
 #: Gap between a point and its label, and the half-size of a point's marker (px).

@@ -1,12 +1,7 @@
-"""Risk against coverage of a sweep's runs, split Optuna-style into plain data (:func:`risk_coverage_info`, what
-tests compare) and a plotly figure (:func:`risk_coverage_figure`).
-
-Each curve is one run with every answer whose score (default ``best_relevance``, what the citation guard's
-``refusal_threshold`` compares) is below a threshold refused as well (:func:`rag_lab.stats.selective.risk_coverage`):
-coverage is the share of the questions answered, risk the share of the answers that are wrong, and AURC the area
-under the step curve. Optionally, one point per config of a sweep that varied a threshold key (e.g.
-``citations.refusal_threshold``): what each config measured when it ran with that threshold.
-"""
+"""Risk against coverage of a sweep's runs, split Optuna-style into plain data (:func:`risk_coverage_info`) and a
+plotly figure (:func:`risk_coverage_figure`): one curve per run, refusing every answer whose score (default
+``best_relevance``) is below a threshold (:func:`rag_lab.stats.selective.risk_coverage`), and optionally one
+point per config of a sweep that varied a threshold key."""
 
 from __future__ import annotations
 
@@ -115,17 +110,11 @@ def risk_coverage_info(result: SweepResult, candidate: str | Sequence[str] | Non
     curves = tuple(_curve(result, cid, names[cid], thresholds_from) for cid in dict.fromkeys(ids))
     points = _points(result, points_by, names) if points_by else []
     by = f" (points: each config of {points_by})" if points_by else ""
-    return RiskCoverageInfo(
-        score_col=thresholds_from,
-        title=f"Risk vs coverage, refusing answers below a {label(thresholds_from)} threshold{by}",
-        curves=curves,
-        points_by=points_by,
-        point_ids=tuple(p[0] for p in points),
-        point_labels=tuple(p[1] for p in points),
-        point_values=tuple(p[2] for p in points),
-        point_coverage=tuple(p[3] for p in points),
-        point_risk=tuple(p[4] for p in points),
-    )
+    return RiskCoverageInfo(score_col=thresholds_from,
+                            title=f"Risk vs coverage, refusing answers below a {label(thresholds_from)} threshold{by}",
+                            curves=curves, points_by=points_by, point_ids=tuple(p[0] for p in points),
+                            point_labels=tuple(p[1] for p in points), point_values=tuple(p[2] for p in points),
+                            point_coverage=tuple(p[3] for p in points), point_risk=tuple(p[4] for p in points))
 
 
 def _curve_traces(info: RiskCoverageInfo, curve: RiskCoverageCurve) -> list[go.Scatter]:

@@ -1,10 +1,8 @@
 """New chunks per retrieval round (the yield curve), and where zero-yield stops fired.
 
-:func:`round_yield_info` reads the retrieve steps of many traces (e.g. ``SweepResult.traces(candidate_id)``)
-into a :class:`RoundYieldInfo`; :func:`round_yield_figure` draws one thin line per question, the mean per
-round in bold, and a cross where a question's loop ended on an empty round (``stop_reason ==
-"empty_round"``).
-"""
+:func:`round_yield_info` reads the retrieve steps of many traces (e.g. ``SweepResult.traces(candidate_id)``) into a
+:class:`RoundYieldInfo`; :func:`round_yield_figure` draws one thin line per question, the mean per round in bold, and a
+cross where a question's loop ended on an empty round (``stop_reason == "empty_round"``)."""
 
 from __future__ import annotations
 
@@ -22,12 +20,10 @@ from rag_lab.pipeline.trace import StopReason, Trace
 class RoundYieldInfo(NamedTuple):
     """Per-round yields of a set of questions.
 
-    ``question_rounds[i]``/``question_yields[i]`` are question ``qids[i]``'s retrieval rounds and the new
-    chunks each brought (yields of several retrieve steps in one round are summed). ``rounds`` are every round
-    number seen; ``mean_yield[r]`` is the mean over the ``n_questions[r]`` questions that reached round
-    ``rounds[r]``. ``stop_qids``/``stop_rounds`` are the questions stopped by the zero-yield stop and the
-    round where it fired.
-    """
+    ``question_rounds[i]``/``question_yields[i]`` are question ``qids[i]``'s retrieval rounds and the new chunks each
+    brought (yields of several retrieve steps in one round are summed). ``rounds`` are every round number seen;
+    ``mean_yield[r]`` is the mean over the ``n_questions[r]`` questions that reached round ``rounds[r]``.
+    ``stop_qids``/``stop_rounds`` are the questions stopped by the zero-yield stop and the round where it fired."""
 
     qids: tuple[str, ...]
     question_rounds: tuple[tuple[int, ...], ...]
@@ -58,16 +54,11 @@ def round_yield_info(traces: Mapping[str, Trace] | Iterable[Trace]) -> RoundYiel
     by_round = {r: [y[r] for y in per_question if r in y] for r in rounds}
     stops = [(t.qid, max(y)) for t, y in zip(items, per_question, strict=True)
              if t.stop_reason == StopReason.EMPTY_ROUND and y]
-    return RoundYieldInfo(
-        qids=tuple(t.qid for t in items),
-        question_rounds=tuple(tuple(y) for y in per_question),
-        question_yields=tuple(tuple(y.values()) for y in per_question),
-        rounds=tuple(rounds),
-        mean_yield=tuple(float(np.mean(by_round[r])) for r in rounds),
-        n_questions=tuple(len(by_round[r]) for r in rounds),
-        stop_qids=tuple(q for q, _ in stops),
-        stop_rounds=tuple(r for _, r in stops),
-    )
+    return RoundYieldInfo(qids=tuple(t.qid for t in items), question_rounds=tuple(tuple(y) for y in per_question),
+                          question_yields=tuple(tuple(y.values()) for y in per_question), rounds=tuple(rounds),
+                          mean_yield=tuple(float(np.mean(by_round[r])) for r in rounds),
+                          n_questions=tuple(len(by_round[r]) for r in rounds), stop_qids=tuple(q for q, _ in stops),
+                          stop_rounds=tuple(r for _, r in stops))
 
 
 def round_yield_figure(info: RoundYieldInfo) -> go.Figure:
@@ -83,8 +74,7 @@ def round_yield_figure(info: RoundYieldInfo) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=xs, y=ys, mode="lines+markers", name="questions", hovertext=texts, hoverinfo="text",
-        line=dict(color="rgba(120,120,120,0.35)", width=1), marker=dict(size=4, color="rgba(120,120,120,0.5)"),
-    ))
+        line=dict(color="rgba(120,120,120,0.35)", width=1), marker=dict(size=4, color="rgba(120,120,120,0.5)")))
     fig.add_trace(go.Scatter(
         x=list(info.rounds), y=list(info.mean_yield), mode="lines+markers", name="mean",
         line=dict(color="#1f77b4", width=3), marker=dict(size=9),
@@ -100,10 +90,6 @@ def round_yield_figure(info: RoundYieldInfo) -> go.Figure:
                                                                                   strict=True)],
             hoverinfo="text",
         ))
-    fig.update_layout(
-        template="plotly_white",
-        title="New chunks per retrieval round",
-        xaxis=dict(title="round", dtick=1),
-        yaxis=dict(title="new chunks (yield)", rangemode="tozero"),
-    )
+    fig.update_layout(template="plotly_white", title="New chunks per retrieval round",
+                      xaxis=dict(title="round", dtick=1), yaxis=dict(title="new chunks (yield)", rangemode="tozero"))
     return fig

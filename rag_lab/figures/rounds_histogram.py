@@ -3,8 +3,7 @@
 :func:`rounds_histogram_info` counts the per-question metric rows (``question_metrics``; e.g.
 ``SweepResult.rows(candidate_id)``) per (group, rounds); with ``with_hops`` it also keeps each group's mean
 minimum number of hops (``cost_rounds - quality_rounds_minus_hops``), so a type that stops before its hops
-stands out. :func:`rounds_histogram_figure` draws grouped bars, one colour per group.
-"""
+stands out. :func:`rounds_histogram_figure` draws grouped bars, one colour per group."""
 
 from __future__ import annotations
 
@@ -26,11 +25,9 @@ HOPS_GAP_COL = "quality_rounds_minus_hops"
 class RoundsHistogramInfo(NamedTuple):
     """Counts of questions per group and rounds used.
 
-    ``counts[g, r]`` is how many questions of group ``groups[g]`` used ``rounds[r]`` rounds (every integer
-    from the smallest to the largest value seen). ``totals`` are the group sizes. ``mean_min_hops`` is each
-    group's mean minimum hops (None without ``with_hops``). Rows with no rounds value are not counted
-    (``n_undefined``).
-    """
+    ``counts[g, r]`` is how many questions of group ``groups[g]`` used ``rounds[r]`` rounds (every integer from the
+    smallest to the largest value seen). ``totals`` are the group sizes. ``mean_min_hops`` is each group's mean minimum
+    hops (None without ``with_hops``). Rows with no rounds value are not counted (``n_undefined``)."""
 
     by: str
     groups: tuple[str, ...]
@@ -41,15 +38,11 @@ class RoundsHistogramInfo(NamedTuple):
     n_undefined: int
 
 
-def rounds_histogram_info(
-    rows: pd.DataFrame | Sequence[Mapping[str, Any]],
-    by: str = "type",
-    with_hops: bool = False,
-) -> RoundsHistogramInfo:
+def rounds_histogram_info(rows: pd.DataFrame | Sequence[Mapping[str, Any]], by: str = "type",
+                          with_hops: bool = False) -> RoundsHistogramInfo:
     """Count per-question ``rows`` by ``by`` (a column, typically ``type``) and rounds used.
 
-    ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``.
-    """
+    ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``."""
     rounds_col = ROUNDS_COL
     table = as_frame(rows, "per-question rows")
     require_columns(table, [by, rounds_col, *([HOPS_GAP_COL] if with_hops else [])], "per-question rows")
@@ -69,15 +62,9 @@ def rounds_histogram_info(
         min_hops = rounds_used - numeric(kept, HOPS_GAP_COL)
         in_group = [min_hops[[lab == g for lab in labels]] for g in groups]
         mean_min_hops = tuple(float(h[~np.isnan(h)].mean()) if (~np.isnan(h)).any() else float("nan") for h in in_group)
-    return RoundsHistogramInfo(
-        by=by,
-        groups=groups,
-        rounds=rounds,
-        counts=frozen(counts),
-        totals=tuple(int(t) for t in counts.sum(axis=1)),
-        mean_min_hops=mean_min_hops,
-        n_undefined=int((~keep).sum()),
-    )
+    return RoundsHistogramInfo(by=by, groups=groups, rounds=rounds, counts=frozen(counts),
+                               totals=tuple(int(t) for t in counts.sum(axis=1)), mean_min_hops=mean_min_hops,
+                               n_undefined=int((~keep).sum()))
 
 
 def rounds_histogram_figure(info: RoundsHistogramInfo) -> go.Figure:
@@ -97,12 +84,8 @@ def rounds_histogram_figure(info: RoundsHistogramInfo) -> go.Figure:
         ))
         if info.mean_min_hops is not None and not np.isnan(info.mean_min_hops[g]):
             fig.add_vline(x=info.mean_min_hops[g], line=dict(color=colors[g], dash="dot", width=1.5))
-    fig.update_layout(
-        template="plotly_white",
-        barmode="group",
-        title="Rounds used per question" + (" (dotted: mean minimum hops)" if info.mean_min_hops else ""),
-        xaxis=dict(title="rounds used", dtick=1),
-        yaxis_title="questions",
-        legend_title_text=html.escape(info.by),
-    )
+    fig.update_layout(template="plotly_white", barmode="group",
+                      title="Rounds used per question" + (" (dotted: mean minimum hops)" if info.mean_min_hops else ""),
+                      xaxis=dict(title="rounds used", dtick=1), yaxis_title="questions",
+                      legend_title_text=html.escape(info.by))
     return fig

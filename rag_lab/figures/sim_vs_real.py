@@ -1,12 +1,7 @@
-"""Simulated vs real, one metric: each verified candidate at (simulated mean, real mean), split Optuna-style
-into plain data (:func:`sim_vs_real_info`, what tests compare) and a plotly figure (:func:`sim_vs_real_figure`).
-
-Input: a :class:`~rag_lab.experiments.calibration.verify.Verification` (``rag-lab verify``). A point on the dashed
-diagonal is a candidate the simulator measured exactly; its vertical distance from the diagonal is the
-gap real − simulated, and the vertical bar is that gap's paired 95% interval drawn around the real
-point. The simulated winner is a star; candidates on the real Pareto front are filled, the others hollow.
-The title carries the rank agreement (Kendall's τ with its interval) when it was computed for the metric.
-"""
+"""Simulated vs real, one metric: each verified candidate of a
+:class:`~rag_lab.experiments.calibration.verify.Verification` at (simulated mean, real mean), with the gap's
+paired 95% interval, split Optuna-style into plain data (:func:`sim_vs_real_info`) and a plotly figure
+(:func:`sim_vs_real_figure`). The simulated winner is a star; the real Pareto front is filled."""
 
 from __future__ import annotations
 
@@ -60,20 +55,15 @@ def sim_vs_real_info(verification: Verification, metric: str) -> SimVsRealInfo:
     tau_text = ("" if ranks.empty else " — Kendall τ undefined (ties)" if math.isnan(tau)
                 else f" — Kendall τ = {tau:+.2f}" + ("" if math.isnan(tau_lo) else f" [{tau_lo:+.2f}, {tau_hi:+.2f}]"))
     ids = tuple(str(k) for k in keep["candidate"])
-    return SimVsRealInfo(
-        metric=metric,
-        title=f"{label(metric)}: simulated vs {verification.describe_backend()}{tau_text}",
-        ids=ids,
-        labels=tuple(labels[k] for k in ids),
-        sim=tuple(float(v) for v in keep["sim"]),
-        real=tuple(float(v) for v in keep["real"]),
-        lo=tuple(float(s + d) for s, d in zip(keep["sim"], keep["lo"], strict=True)),
-        hi=tuple(float(s + d) for s, d in zip(keep["sim"], keep["hi"], strict=True)),
-        is_winner=tuple(k == verification.winner for k in ids),
-        on_real_front=tuple(k in verification.real_front for k in ids),
-        tau=tau, tau_lo=tau_lo, tau_hi=tau_hi,
-        n_undefined=len(rows) - len(keep),
-    )
+    return SimVsRealInfo(metric=metric,
+                         title=f"{label(metric)}: simulated vs {verification.describe_backend()}{tau_text}", ids=ids,
+                         labels=tuple(labels[k] for k in ids), sim=tuple(float(v) for v in keep["sim"]),
+                         real=tuple(float(v) for v in keep["real"]),
+                         lo=tuple(float(s + d) for s, d in zip(keep["sim"], keep["lo"], strict=True)),
+                         hi=tuple(float(s + d) for s, d in zip(keep["sim"], keep["hi"], strict=True)),
+                         is_winner=tuple(k == verification.winner for k in ids),
+                         on_real_front=tuple(k in verification.real_front for k in ids),
+                         tau=tau, tau_lo=tau_lo, tau_hi=tau_hi, n_undefined=len(rows) - len(keep))
 
 
 def sim_vs_real_figure(info: SimVsRealInfo) -> go.Figure:

@@ -3,8 +3,7 @@ decision, validation outcome, interventions and tokens.
 
 :func:`trace_timeline_info` flattens a :class:`~rag_lab.pipeline.trace.Trace` into a
 :class:`TraceTimelineInfo`; :func:`trace_timeline_figure` draws it: x = step index, y = step kind, markers
-coloured by the LLM call's validation outcome, interventions annotated, the stop reason in the title.
-"""
+coloured by the LLM call's validation outcome, interventions annotated, the stop reason in the title."""
 
 from __future__ import annotations
 
@@ -79,32 +78,18 @@ def trace_timeline_info(trace: Trace) -> TraceTimelineInfo:
     steps, cumulative = [], 0
     for i, step in enumerate(trace.steps):
         cumulative += step.tokens
-        steps.append(TimelineStep(
-            index=i,
-            kind=step.kind,
-            round=step.round,
-            queries=tuple(step.queries),
-            round_yield=step.round_yield,
-            n_retrieved=len(step.retrieved),
-            action=_action(step.decision),
-            role=step.llm.role if step.llm else None,
-            outcome=step.llm.outcome if step.llm else None,
-            reason=step.llm.reason if step.llm else "",
-            interventions=tuple(step.interventions),
-            tokens=step.tokens,
-            cumulative_tokens=cumulative,
-        ))
+        steps.append(TimelineStep(index=i, kind=step.kind, round=step.round, queries=tuple(step.queries),
+                                  round_yield=step.round_yield, n_retrieved=len(step.retrieved),
+                                  action=_action(step.decision), role=step.llm.role if step.llm else None,
+                                  outcome=step.llm.outcome if step.llm else None,
+                                  reason=step.llm.reason if step.llm else "", interventions=tuple(step.interventions),
+                                  tokens=step.tokens, cumulative_tokens=cumulative))
     kinds = {s.kind for s in steps}
-    return TraceTimelineInfo(
-        qid=trace.qid,
-        question=trace.question,
-        route=trace.route,
-        stop_reason=str(trace.stop_reason) if trace.stop_reason is not None else None,
-        rounds_used=trace.rounds_used,
-        lanes=tuple(k for k in LANES if k in kinds) + tuple(sorted(kinds - set(LANES))),
-        steps=tuple(steps),
-        total_tokens=cumulative,
-    )
+    return TraceTimelineInfo(qid=trace.qid, question=trace.question, route=trace.route,
+                             stop_reason=str(trace.stop_reason) if trace.stop_reason is not None else None,
+                             rounds_used=trace.rounds_used,
+                             lanes=tuple(k for k in LANES if k in kinds) + tuple(sorted(kinds - set(LANES))),
+                             steps=tuple(steps), total_tokens=cumulative)
 
 
 def _clip(text: str, limit: int) -> str:
@@ -133,39 +118,28 @@ def trace_timeline_figure(info: TraceTimelineInfo) -> go.Figure:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
         x=[s.index for s in info.steps], y=[s.kind for s in info.steps], mode="lines", name="order",
-        line=dict(color="#cccccc", width=1), hoverinfo="skip", showlegend=False,
-    ))
+        line=dict(color="#cccccc", width=1), hoverinfo="skip", showlegend=False))
     outcomes = list(dict.fromkeys(s.outcome or NO_CALL for s in info.steps))
     for outcome in outcomes:
         steps = [s for s in info.steps if (s.outcome or NO_CALL) == outcome]
         fig.add_trace(go.Scatter(
-            x=[s.index for s in steps],
-            y=[s.kind for s in steps],
-            mode="markers+text",
-            name=html.escape(outcome),
+            x=[s.index for s in steps], y=[s.kind for s in steps], mode="markers+text", name=html.escape(outcome),
             marker=dict(size=14, color=OUTCOME_COLORS.get(outcome, "#9467bd"), line=dict(width=1, color="white")),
-            text=[str(s.round_yield) if s.round_yield is not None else "" for s in steps],
-            textposition="top center",
-            hovertext=[hover(_step_text(s)) for s in steps],
-            hoverinfo="text",
-        ))
+            text=[str(s.round_yield) if s.round_yield is not None else "" for s in steps], textposition="top center",
+            hovertext=[hover(_step_text(s)) for s in steps], hoverinfo="text"))
     for step in info.steps:
         if step.interventions:
             note = _clip(step.interventions[0], _NOTE_CHARS) + (f" (+{len(step.interventions) - 1})"
                                                                    if len(step.interventions) > 1 else "")
             fig.add_annotation(
                 x=step.index, y=step.kind, text=html.escape("⚑ " + note), showarrow=True, arrowhead=2, ax=0, ay=-34,
-                font=dict(size=10, color="#8c1c13"), hovertext=hover("\n".join(step.interventions)),
-            )
+                font=dict(size=10, color="#8c1c13"), hovertext=hover("\n".join(step.interventions)))
     title = (f"{info.qid}: stop {info.stop_reason or '–'}, {info.rounds_used} round(s), "
              f"{info.total_tokens} tokens, route {info.route or '–'}")
     fig.update_layout(
-        template="plotly_white",
-        title=dict(text=html.escape(title)),
+        template="plotly_white", title=dict(text=html.escape(title)),
         xaxis=dict(title="step", dtick=1, range=[-0.5, max(len(info.steps) - 0.5, 0.5)]),
         yaxis=dict(title="step kind", type="category", categoryorder="array", categoryarray=list(info.lanes),
                    autorange="reversed"),
-        legend_title_text="LLM outcome",
-        height=max(320, 60 * len(info.lanes) + 160),
-    )
+        legend_title_text="LLM outcome", height=max(320, 60 * len(info.lanes) + 160))
     return fig

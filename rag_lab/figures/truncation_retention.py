@@ -1,11 +1,6 @@
-"""Does later-round evidence survive truncation? The share of gold evidence first found in round 2 or later
-that reaches the prompt, by truncation strategy and snippet limit.
-
-:func:`truncation_retention_info` averages a results table (one row per candidate, e.g.
-``SweepResult.table``; the default value column is the per-run mean of ``quality_later_gold_retained``) over
-each (strategy, limit) pair, pooling other swept parameters and seeds; :func:`truncation_retention_figure`
-draws one line per strategy over the limit.
-"""
+"""Does later-round evidence survive truncation? The share of gold evidence first found in round 2 or later that
+reaches the prompt, by truncation strategy and snippet limit (:func:`truncation_retention_info`, averaged over
+a results table; :func:`truncation_retention_figure`, one line per strategy)."""
 
 from __future__ import annotations
 
@@ -25,8 +20,7 @@ class TruncationRetentionInfo(NamedTuple):
 
     ``retention[s, k]`` is the mean of the value column over the rows with strategy ``strategies[s]`` and
     limit ``limits[k]`` (NaN where none has a defined value: no run, or no later-round gold evidence);
-    ``n[s, k]`` counts the rows with a defined value.
-    """
+    ``n[s, k]`` counts the rows with a defined value."""
 
     strategy_col: str
     limit_col: str
@@ -46,10 +40,8 @@ def truncation_retention_info(table: pd.DataFrame, value_col: str = "quality_lat
     limit = numeric(table, limit_col).tolist()
     strategies, limits = axis_values(strategy), axis_values(limit)
     retention, n = grid_mean(strategy, limit, numeric(table, value_col), strategies, limits)
-    return TruncationRetentionInfo(
-        strategy_col=strategy_col, limit_col=limit_col, value_col=value_col,
-        strategies=strategies, limits=limits, retention=retention, n=n,
-    )
+    return TruncationRetentionInfo(strategy_col=strategy_col, limit_col=limit_col, value_col=value_col,
+                                   strategies=strategies, limits=limits, retention=retention, n=n)
 
 
 def truncation_retention_figure(info: TruncationRetentionInfo) -> go.Figure:
@@ -58,18 +50,11 @@ def truncation_retention_figure(info: TruncationRetentionInfo) -> go.Figure:
     for s, strategy in enumerate(info.strategies):
         name = html.escape(strategy)
         fig.add_trace(go.Scatter(
-            x=list(info.limits),
-            y=[None if np.isnan(v) else v for v in info.retention[s].tolist()],
-            mode="lines+markers",
-            name=name,
-            customdata=info.n[s].tolist(),
-            hovertemplate=f"{name}<br>limit=%{{x}}<br>retained=%{{y:.3g}}<br>runs=%{{customdata}}<extra></extra>",
-        ))
-    fig.update_layout(
-        template="plotly_white",
-        title="Later-round gold evidence reaching the prompt",
-        xaxis_title=html.escape(short(info.limit_col)),
-        yaxis=dict(title=html.escape(short(info.value_col)), rangemode="tozero"),
-        legend_title_text=html.escape(short(info.strategy_col)),
-    )
+            x=list(info.limits), y=[None if np.isnan(v) else v for v in info.retention[s].tolist()],
+            mode="lines+markers", name=name, customdata=info.n[s].tolist(),
+            hovertemplate=f"{name}<br>limit=%{{x}}<br>retained=%{{y:.3g}}<br>runs=%{{customdata}}<extra></extra>"))
+    fig.update_layout(template="plotly_white", title="Later-round gold evidence reaching the prompt",
+                      xaxis_title=html.escape(short(info.limit_col)),
+                      yaxis=dict(title=html.escape(short(info.value_col)), rangemode="tozero"),
+                      legend_title_text=html.escape(short(info.strategy_col)))
     return fig

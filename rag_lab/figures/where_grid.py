@@ -1,18 +1,10 @@
-"""Where each finding holds, as a grid: findings × settings (the world, HotpotQA and MuSiQue — and their
-unanswerable twins, for a claim on unanswerable questions — at each simulator seed, then each recorded real-model
-column; a finding has cells only on its own datasets, a study's row only where its study declared it), each cell one
-symbol of :data:`STATUSES` — split into plain data (:func:`where_grid_info`), a plotly figure
-(:func:`where_grid_figure`) and one finding's row as a line (:func:`where_line`: the report's glance table, the
-banners, the lesson map); the grid as text is the course's (``tools/course/robustness_markdown.py``).
+"""Where each finding holds, as a grid: findings × settings (each dataset at each simulator seed, then each recorded
+real-model column), each cell one symbol of :data:`STATUSES` — split into plain data (:func:`where_grid_info`), a
+plotly figure (:func:`where_grid_figure`) and one finding's row as a line (:func:`where_line`).
 
 Input: a robustness table as written to JSON (``data/robustness.json``, by ``python -m tools.course robustness``):
-``findings`` (each with ``key``, ``claim``, ``direction`` and its ``cells``, one per dataset × seed, and
-``recorded`` cells, one per real-model column), ``datasets``, ``seeds`` and ``recorded`` (the real-model
-columns' labels), and optionally ``studies``: rows of the contrasts a recorded study declared, whose ``recorded``
-cells carry their study's verdict (``p_family``, its ``correction``), on the columns they were declared on. A
-recorded cell ``measured_as`` other arms than its row's (the recording ran another setting) says so in the grid's
-line. A mapping or any object with those attributes.
-"""
+``findings`` (``key``, ``claim``, ``direction``, ``cells`` and ``recorded`` cells), ``datasets``, ``seeds``,
+``recorded`` and optionally ``studies``; a mapping or any object with those attributes."""
 
 from __future__ import annotations
 

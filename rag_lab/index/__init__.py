@@ -1,8 +1,7 @@
 """Search indexes over chunks: exact and HNSW dense search, BM25, and their RRF hybrid.
 
 ``build_index(kind, chunks, embedder, **params)`` makes and builds one;
-``load_index(folder)`` reads back any saved index.
-"""
+``load_index(folder)`` reads back any saved index."""
 
 from __future__ import annotations
 
@@ -37,23 +36,8 @@ INDEX_KINDS.add(HybridIndex.name, HybridIndex)
 #: The type of a field that names an index kind (checked against :data:`INDEX_KINDS` when validated).
 IndexKind = INDEX_KINDS.field()
 
-__all__ = [
-    "INDEX_KINDS",
-    "IndexKind",
-    "BM25Index",
-    "DenseIndex",
-    "ExactIndex",
-    "HNSWIndex",
-    "Hits",
-    "HybridIndex",
-    "SearchIndex",
-    "build_index",
-    "doc_run",
-    "load_index",
-    "make_index",
-    "reciprocal_rank_fusion",
-    "top_k",
-]
+__all__ = ["INDEX_KINDS", "IndexKind", "BM25Index", "DenseIndex", "ExactIndex", "HNSWIndex", "Hits", "HybridIndex",
+           "SearchIndex", "build_index", "doc_run", "load_index", "make_index", "reciprocal_rank_fusion", "top_k"]
 
 
 def make_index(kind: str, embedder: Embedder | str | None = None, **params: Any) -> SearchIndex:
@@ -63,9 +47,8 @@ def make_index(kind: str, embedder: Embedder | str | None = None, **params: Any)
     return INDEX_KINDS[kind].create(embedder, **params)  # UnknownName (a ConfigError, so a ValueError) lists the kinds
 
 
-def build_index(
-    kind: str, chunks: Sequence[Chunk], embedder: Embedder | str | None = None, **params: Any
-) -> SearchIndex:
+def build_index(kind: str, chunks: Sequence[Chunk], embedder: Embedder | str | None = None,
+                **params: Any) -> SearchIndex:
     """An index of ``kind`` built over ``chunks`` (see :func:`make_index` for ``params``).
     Dense kinds embed with ``embedder``, by default the cached packaged MiniLM."""
     index = make_index(kind, embedder, **params)
@@ -77,7 +60,5 @@ def load_index(folder: str | Path, embedder: Embedder | str | None = None) -> Se
     """Any index saved with ``save``, of whatever kind its folder records."""
     meta = read_meta(folder)
     if meta["kind"] not in INDEX_KINDS:
-        raise DataFormatError(
-            Path(folder) / META_FILE, f"unknown index kind {meta['kind']!r}", field="kind"
-        )
+        raise DataFormatError(Path(folder) / META_FILE, f"unknown index kind {meta['kind']!r}", field="kind")
     return INDEX_KINDS[meta["kind"]].load(folder, embedder)

@@ -30,9 +30,8 @@ FORMAT_VERSION = 1
 
 
 class SearchIndex(ABC):
-    """A searchable collection of chunks. Scores are higher-is-better and comparable
-    only within one index. ``build_seconds`` is the wall time of the last ``build``
-    (embedding included), kept across ``save``/``load``."""
+    """A searchable collection of chunks. Scores are higher-is-better and comparable only within one index.
+    ``build_seconds`` is the wall time of the last ``build`` (embedding included), kept across ``save``/``load``."""
 
     name: ClassVar[str]
     #: Whether the index embeds text (it is made with an embedder; a retrieval evaluation loads one for it).
@@ -83,9 +82,8 @@ class SearchIndex(ABC):
     @classmethod
     @abstractmethod
     def load(cls, folder: str | Path, embedder: Embedder | str | None = None) -> Self:
-        """Read an index written by ``save``. Dense indexes embed queries with
-        ``embedder`` (default: :func:`rag_lab.embedding.default_embedder`), which must be
-        the model and backend the index was built with."""
+        """Read an index written by ``save``. Dense indexes embed queries with ``embedder`` (default:
+        :func:`rag_lab.embedding.default_embedder`), which must be the model and backend the index was built with."""
 
     def __len__(self) -> int:
         return len(self.chunk_ids)
@@ -105,13 +103,8 @@ class SearchIndex(ABC):
     def _write_meta(self, folder: str | Path, **fields: Any) -> Path:
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        meta = {
-            "kind": self.name,
-            "format_version": FORMAT_VERSION,
-            "build_seconds": self.build_seconds,
-            "chunk_ids": self.chunk_ids,
-            **fields,
-        }
+        meta = {"kind": self.name, "format_version": FORMAT_VERSION, "build_seconds": self.build_seconds,
+                "chunk_ids": self.chunk_ids, **fields}
         (folder / META_FILE).write_text(json.dumps(meta), encoding="utf-8")
         return folder
 
@@ -121,10 +114,9 @@ class SearchIndex(ABC):
 
 
 class DenseIndex(SearchIndex):
-    """An index over chunk embeddings (inner product of unit vectors = cosine similarity).
-    It embeds chunks and queries with ``embedder`` and can also be searched with ready
-    vectors, e.g. the mean embedding of hypothetical documents (HyDE). ``embedder`` is an
-    :class:`Embedder`, a backend name of the packaged model (``"torch"``, ``"onnx"``,
+    """An index over chunk embeddings (inner product of unit vectors = cosine similarity). It embeds chunks and queries
+    with ``embedder`` and can also be searched with ready vectors, e.g. the mean embedding of hypothetical documents
+    (HyDE). ``embedder`` is an :class:`Embedder`, a backend name of the packaged model (``"torch"``, ``"onnx"``,
     ``"onnx-int8"``, cached on disk) or None for the process default (``$RAG_LAB_EMBEDDER``)."""
 
     needs_embedder: ClassVar[bool] = True
@@ -149,9 +141,8 @@ class DenseIndex(SearchIndex):
         return self.search_vectors(self.embedder.embed(queries), k)
 
     def search_vectors(self, vectors: np.ndarray, k: int) -> list[Hits]:
-        """For each row of ``vectors`` (shape ``(n, dim)``), at most ``k``
-        ``(chunk_id, cosine)`` pairs, best first. Rows are normalized first, so a mean
-        of embeddings can be passed as is."""
+        """For each row of ``vectors`` (shape ``(n, dim)``), at most ``k`` ``(chunk_id, cosine)`` pairs, best first.
+        Rows are normalized first, so a mean of embeddings can be passed as is."""
         self._check_search(k)
         vectors = np.asarray(vectors, dtype=np.float32)
         if vectors.ndim != 2 or vectors.shape[1] != self.dim:
@@ -206,10 +197,9 @@ def top_k(scores: np.ndarray, k: int) -> np.ndarray:
 
 
 def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60) -> list[tuple[str, float]]:
-    """Fuse ranked id lists by Reciprocal Rank Fusion: ``score(id) = Σ 1 / (k + rank)``
-    over the rankings that contain ``id`` (rank 1-based; a repeated id counts at its best
-    rank). Returns ``(id, score)`` best first; ties keep the order in which ids first
-    appear when the rankings are read rank by rank (round robin)."""
+    """Fuse ranked id lists by Reciprocal Rank Fusion: ``score(id) = Σ 1 / (k + rank)`` over the rankings that contain
+    ``id`` (rank 1-based; a repeated id counts at its best rank). Returns ``(id, score)`` best first; ties keep the
+    order in which ids first appear when the rankings are read rank by rank (round robin)."""
     if k <= 0:
         raise ConfigError(f"RRF constant k must be > 0, got {k}")
     scores: dict[str, float] = {}
@@ -225,14 +215,9 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60) -> 
     return sorted(scores.items(), key=lambda pair: (-pair[1], first_seen[pair[0]]))
 
 
-def doc_run(
-    hits_per_query: Mapping[str, Sequence[tuple[str, float]]],
-    chunk_to_doc: Mapping[str, str],
-    k: int,
-) -> Run:
-    """Chunk hits turned into a BEIR run ``{qid: {doc_id: score}}``: a document scores
-    its best chunk, and each query keeps its ``k`` best documents (in rank order; ties
-    keep hit order)."""
+def doc_run(hits_per_query: Mapping[str, Sequence[tuple[str, float]]], chunk_to_doc: Mapping[str, str], k: int) -> Run:
+    """Chunk hits turned into a BEIR run ``{qid: {doc_id: score}}``: a document scores its best chunk, and each query
+    keeps its ``k`` best documents (in rank order; ties keep hit order)."""
     if k < 1:
         raise ConfigError(f"k must be >= 1, got {k}")
     run: Run = {}
@@ -266,10 +251,8 @@ def read_meta(folder: str | Path, kind: str | None = None) -> dict[str, Any]:
         raise DataFormatError(path, f"holds a {meta['kind']!r} index, expected {kind!r}", field="kind")
     if meta.get("format_version") != FORMAT_VERSION:
         raise DataFormatError(
-            path,
-            f"saved with layout version {meta.get('format_version')!r}; this rag_lab reads {FORMAT_VERSION}",
-            field="format_version",
-        )
+            path, f"saved with layout version {meta.get('format_version')!r}; this rag_lab reads {FORMAT_VERSION}",
+            field="format_version")
     return meta
 
 

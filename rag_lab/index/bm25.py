@@ -18,29 +18,20 @@ from rag_lab.records import Chunk
 #: Scoring variants bm25s implements.
 BM25_METHODS = ("robertson", "lucene", "atire", "bm25l", "bm25+")
 _ENGINE = "bm25s"
-_ENGINE_FILES = (
-    "params.index.json",
-    "vocab.index.json",
-    "data.csc.index.npy",
-    "indices.csc.index.npy",
-    "indptr.csc.index.npy",
-)
+_ENGINE_FILES = ("params.index.json", "vocab.index.json", "data.csc.index.npy", "indices.csc.index.npy",
+                 "indptr.csc.index.npy")
 
 
 class BM25Index(SearchIndex):
     """BM25 over the lower-cased word tokens of each chunk's title and text.
 
-    ``k1`` and ``b`` are the usual BM25 constants, ``method`` the bm25s scoring variant,
-    ``stopwords`` a bm25s stop-word language (``"en"``, ``"de"``, ...) or ``None``.
-    Only chunks sharing at least one token with the query are returned, so a query with
-    no known token has no hits.
-    """
+    ``k1`` and ``b`` are the usual BM25 constants, ``method`` the bm25s scoring variant, ``stopwords`` a bm25s stop-word
+    language (``"en"``, ``"de"``, ...) or ``None``. Only chunks sharing at least one token with the query are returned,
+    so a query with no known token has no hits."""
 
     name: ClassVar[str] = "bm25"
 
-    def __init__(
-        self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en"
-    ) -> None:
+    def __init__(self, k1: float = 1.5, b: float = 0.75, method: str = "lucene", stopwords: str | None = "en") -> None:
         if k1 < 0:
             raise ConfigError(f"k1 must be >= 0, got {k1}")
         if not 0 <= b <= 1:

@@ -17,39 +17,23 @@ _GRAPH = "hnsw.bin"
 
 
 def auto_ef_search(size: int) -> int:
-    """The default search breadth for a graph of ``size`` vectors: ``max(64, ceil(1.2 * sqrt(size)))``.
-
-    64 up to about 2,800 vectors (every shipped dataset), then growing with the square root of the
-    size, because at a fixed breadth recall against exact search falls as the graph grows. Fitted on
-    the 100k-document world's dev questions (``benchmarks/bench_scale.py``: the smallest factor
-    giving Recall@10 >= 0.98 at 10k, 30k and 107k vectors); at 107k it is 393, where the test
-    questions' recall is 0.972 and p99 latency 2.4 ms (the fixed 64 gave 0.885).
-    """
+    """The default search breadth for a graph of ``size`` vectors: ``max(64, ceil(1.2 * sqrt(size)))`` (64 for every
+    shipped dataset; at a fixed breadth recall against exact search falls as the graph grows). The factor was fitted
+    on the 100k-document world's dev questions (docs/benchmarks.md, ``benchmarks/bench_scale.py``)."""
     return max(64, math.ceil(1.2 * math.sqrt(size)))
 
 
 class HNSWIndex(DenseIndex):
-    """Chunk embeddings in an hnswlib graph over inner product (cosine for unit vectors).
-
-    ``M`` is the graph degree, ``ef_construction`` the candidate list size while
-    building, ``ef_search`` the one while searching (raised to ``k`` when smaller; ``None``, the
-    default, sizes it to the graph with :func:`auto_ef_search`),
-    ``seed`` the graph's random seed. hnswlib builds with several threads are not
-    reproducible, so the build uses ``num_threads`` = 1 unless told otherwise
-    (``-1`` = all cores); searching always uses all cores and is reproducible.
-    """
+    """Chunk embeddings in an hnswlib graph over inner product (cosine for unit vectors). ``M``: the graph degree;
+    ``ef_construction`` / ``ef_search``: the candidate list size while building / searching (``ef_search`` is raised
+    to ``k`` when smaller; None sizes it with :func:`auto_ef_search`); ``seed``: the graph's seed. A build with
+    several threads is not reproducible, so ``num_threads`` is 1 unless told otherwise (``-1``: all cores); searching
+    uses all cores and is reproducible."""
 
     name: ClassVar[str] = "dense"
 
-    def __init__(
-        self,
-        embedder: Embedder | str | None = None,
-        M: int = 16,
-        ef_construction: int = 200,
-        ef_search: int | None = None,
-        seed: int = 100,
-        num_threads: int = 1,
-    ) -> None:
+    def __init__(self, embedder: Embedder | str | None = None, M: int = 16, ef_construction: int = 200,
+                 ef_search: int | None = None, seed: int = 100, num_threads: int = 1) -> None:
         if not 2 <= M <= 128:
             raise ConfigError(f"M must be in 2..128, got {M}")
         if ef_construction < 1:
@@ -71,13 +55,8 @@ class HNSWIndex(DenseIndex):
     @property
     def params(self) -> dict[str, int | None]:
         """The construction parameters, as saved with the index."""
-        return {
-            "M": self.M,
-            "ef_construction": self.ef_construction,
-            "ef_search": self.ef_search,
-            "seed": self.seed,
-            "num_threads": self.num_threads,
-        }
+        return {"M": self.M, "ef_construction": self.ef_construction, "ef_search": self.ef_search, "seed": self.seed,
+                "num_threads": self.num_threads}
 
     @property
     def search_breadth(self) -> int:

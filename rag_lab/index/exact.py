@@ -54,7 +54,5 @@ class ExactIndex(DenseIndex):
         index.vectors = np.load(path, allow_pickle=False)
         if index.vectors.shape != (len(index), index.dim):
             raise DataFormatError(
-                path,
-                f"shape {index.vectors.shape} does not match {len(index)} chunks of dimension {index.dim}",
-            )
+                path, f"shape {index.vectors.shape} does not match {len(index)} chunks of dimension {index.dim}")
         return index

@@ -28,19 +28,17 @@ from rag_lab.records import Chunk
 
 
 class HybridIndex(SearchIndex):
-    """Asks a dense and a BM25 index for their ``max(k, depth)`` best chunks each and fuses
-    the two rankings with :func:`reciprocal_rank_fusion` (constant ``k_rrf``). Scores are
-    RRF scores. Both components are built from the same chunks and saved in the
-    subfolders ``dense/`` and ``bm25/``."""
+    """Asks a dense and a BM25 index for their ``max(k, depth)`` best chunks each and fuses the two rankings with
+    :func:`reciprocal_rank_fusion` (constant ``k_rrf``). Scores are RRF scores. Both components are built from the same
+    chunks and saved in the subfolders ``dense/`` and ``bm25/``."""
 
     name: ClassVar[str] = "hybrid"
     needs_embedder: ClassVar[bool] = True
 
     @classmethod
     def create(cls, embedder: Embedder | str | None = None, **params: Any) -> Self:
-        """A hybrid from ``params`` that may mix its own (``k_rrf``, ``depth``), ``dense_kind`` (a registered
-        dense kind, default "dense") and the parameters of its dense and BM25 components, e.g.
-        ``M=32, k1=1.2, k_rrf=60``."""
+        """A hybrid from ``params`` that may mix its own (``k_rrf``, ``depth``), ``dense_kind`` (a registered dense
+        kind, default "dense") and the parameters of its dense and BM25 components, e.g. ``M=32, k1=1.2, k_rrf=60``."""
         params = dict(params)
         dense_kind = params.pop("dense_kind", HNSWIndex.name)
         dense = dense_kinds()
@@ -100,11 +98,7 @@ class HybridIndex(SearchIndex):
                 Path(folder) / META_FILE, f"unknown dense_kind {meta.get('dense_kind')!r}", field="dense_kind"
             )
         dense_cls = dense[meta["dense_kind"]]
-        index = cls(
-            dense_cls.load(Path(folder) / "dense", embedder),
-            BM25Index.load(Path(folder) / "bm25"),
-            k_rrf=meta["k_rrf"],
-            depth=meta["depth"],
-        )
+        index = cls(dense_cls.load(Path(folder) / "dense", embedder), BM25Index.load(Path(folder) / "bm25"),
+                    k_rrf=meta["k_rrf"], depth=meta["depth"])
         index._restore(meta)
         return index

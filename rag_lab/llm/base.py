@@ -1,12 +1,6 @@
-"""The one LLM backend interface every role goes through.
-
-A backend turns an :class:`LLMRequest` (chat messages, the role asking, an optional pydantic
-response schema, sampling parameters) into an :class:`LLMResponse` (text, the validated object
-or the fallback with its reason, token usage, wall latency and, for simulated backends, modelled
-latency). Subclasses implement :meth:`LLMBackend._generate`; :meth:`LLMBackend.complete` adds
-validation. The response is the caller's: a trace keeps it, and a cost ledger is made from it
-(:mod:`rag_lab.llm.ledger`).
-"""
+"""The one LLM backend interface every role goes through: a backend turns an :class:`LLMRequest` into an
+:class:`LLMResponse`. Subclasses implement :meth:`LLMBackend._generate`; :meth:`LLMBackend.complete` adds
+validation; the cost ledger is made from the responses (:mod:`rag_lab.llm.ledger`)."""
 
 from __future__ import annotations
 
@@ -44,17 +38,7 @@ class LLMBackend(ABC):
         gen = self._generate(request)
         latency = time.perf_counter() - start
         check = validate_output(gen.text, request.response_schema, fallback)
-        return LLMResponse(
-            role=request.role,
-            text=gen.text,
-            parsed=check.parsed,
-            outcome=check.outcome,
-            reason=check.reason,
-            usage=gen.usage,
-            latency_s=latency,
-            modelled_latency_s=gen.modelled_latency_s,
-            backend=self.name,
-            model=self.model,
-            cached=gen.cached,
-            knobs=gen.knobs,
-        )
+        return LLMResponse(role=request.role, text=gen.text, parsed=check.parsed, outcome=check.outcome,
+                           reason=check.reason, usage=gen.usage, latency_s=latency,
+                           modelled_latency_s=gen.modelled_latency_s, backend=self.name, model=self.model,
+                           cached=gen.cached, knobs=gen.knobs)

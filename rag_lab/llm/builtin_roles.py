@@ -1,18 +1,10 @@
-"""The built-in LLM roles, one row each in :data:`~rag_lab.llm.role_table.LLM_ROLES` (see :mod:`rag_lab.llm.role_table`):
-the prompt builder (:mod:`rag_lab.llm.prompts`) and its template per prompt set, the response
-schema per prompt set (:mod:`rag_lab.llm.schemas`), the simulated model's output — the ideal output
-(:class:`~rag_lab.llm.sim.ideal.IdealModel`) with the behaviour knobs that apply (:mod:`rag_lab.llm.sim.knobs`)
-— and the calibration fields. ``rag_lab.llm`` imports this module, so the table is complete whenever any
-part of the LLM layer is in use.
+"""The built-in LLM roles, one row each in :data:`~rag_lab.llm.role_table.LLM_ROLES`: prompt builder and template
+per prompt set, response schema, the simulated model's output (ideal output plus the knobs that apply) and the
+calibration fields. ``rag_lab.llm`` imports this module, so the table is complete whenever the LLM layer is used.
 
-The roles, in pipeline order: ``route`` (SIMPLE or COMPLEX), ``rewrite`` (alternative queries), ``hyde``
-(hypothetical passages), ``controller`` (the loop's next action), ``answer`` (the cited answer), ``judge``
-(support or usefulness of a draft), ``grade`` (CRAG relevance of one chunk); and ``reader``, the plain reader
-(a short answer from the same final context, no pipeline rules: policy ``generation.reader=plain``), the
-baseline the answer path is measured against; ``closedbook``, the question with no passage at all (policy
-``generation.reader=closed_book``): what the model answers from memory. The simulated model has no memory: with
-no evidence in its prompt it writes INSUFFICIENT, so only a real model's closed-book answers say anything.
-"""
+In pipeline order: ``route``, ``rewrite``, ``hyde``, ``controller``, ``answer``, ``judge``, ``grade``; then
+``reader`` (the plain reader, ``generation.reader=plain``) and ``closedbook`` (no passage at all,
+``generation.reader=closed_book``; the simulator has no memory, so it writes INSUFFICIENT there)."""
 
 from __future__ import annotations
 

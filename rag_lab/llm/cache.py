@@ -1,18 +1,10 @@
-"""A response cache on sqlite, and a backend wrapper that consults it.
+"""A response cache on sqlite (:class:`ResponseCache`, keyed by :meth:`LLMRequest.cache_key`: no API key, base URL
+or role), and a backend wrapper that consults it (:class:`CachedBackend`).
 
-:class:`ResponseCache` maps :meth:`LLMRequest.cache_key` — a digest of the backend name, model,
-messages, response schema and sampling parameters, and nothing else (no API key, no base URL, no
-role) — to the :class:`Completion` the backend produced: text, token usage and modelled latency.
-The file is in WAL mode with a busy timeout, so several processes (parallel sweeps, notebooks)
-can share it; a full disk makes it stop storing, after one :class:`~rag_lab.paths.CacheFullWarning`.
-
-:class:`CachedBackend` wraps any backend. On a hit it returns the stored generation marked
-``cached=True``, with the usage and modelled latency of the call that produced it, so the ledger
-counts the cost as the policy incurred it while ``spent`` leaves it out
-(:mod:`rag_lab.llm.ledger`). On a miss it calls the inner backend and stores the result. Only
-generations are stored — an output that later fails validation is stored too, since it is what
-the model said; a call that raised stores nothing.
-"""
+A hit is marked ``cached=True`` with the usage and modelled latency of the call that produced it, so the ledger
+counts the cost while ``spent`` leaves it out (:mod:`rag_lab.llm.ledger`). Every generation is stored, valid or
+not; a call that raised stores nothing. The file is shared by processes (WAL); a full disk stops storing after
+one :class:`~rag_lab.paths.CacheFullWarning`."""
 
 from __future__ import annotations
 
@@ -23,9 +15,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from rag_lab.errors import ConfigError, is_disk_full
+from rag_lab.errors import ConfigError
 from rag_lab.llm.base import Completion, LLMBackend, LLMRequest
 from rag_lab.paths import cache_dir, warn_cache_full
+from rag_lab.sqlite_files import connect, on_failure
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -60,32 +53,20 @@ class ResponseCache:
         self.full = False
         self._lock = threading.Lock()
         self._conn: sqlite3.Connection | None = None
-        try:
+        with on_failure(self.path, self._give_up):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(self.path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
-            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout_s * 1000)}")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.execute(_SCHEMA)
-        except (sqlite3.Error, OSError) as exc:
-            if not is_disk_full(exc, self.path):
-                raise
-            self._give_up(exc)
+            self._conn = connect(self.path, timeout_s, _SCHEMA)
 
     def _give_up(self, exc: BaseException) -> None:
-        """The disk is full: store nothing more (answer nothing if the file never opened), and say so once."""
+        """The disk is full: store nothing more (answer nothing if the file cannot be read), and say so once."""
         self.full = True
-        if self._conn is not None and not self._readable():
-            self._conn.close()
-            self._conn = None
+        if self._conn is not None:
+            try:
+                self._conn.execute("SELECT 1 FROM responses LIMIT 1").fetchall()
+            except sqlite3.Error:
+                self._conn.close()
+                self._conn = None
         warn_cache_full(self.path, exc)
-
-    def _readable(self) -> bool:
-        try:
-            self._conn.execute("SELECT 1 FROM responses LIMIT 1").fetchall()  # type: ignore[union-attr]
-        except sqlite3.Error:
-            return False
-        return True
 
     def __repr__(self) -> str:
         return f"ResponseCache({str(self.path)!r}, hits={self.hits}, misses={self.misses})"
@@ -94,7 +75,10 @@ class ResponseCache:
         """The stored generation for ``key`` (marked ``cached=True``), or None. An entry that no
         longer parses is dropped and counts as a miss."""
         with self._lock:
-            row = self._read(key)
+            row = None
+            if self._conn is not None:   # None on a full disk
+                with on_failure(self.path, self._give_up):
+                    row = self._conn.execute("SELECT generation FROM responses WHERE key = ?", (key,)).fetchone()
             if row is not None:
                 try:
                     gen = Completion.model_validate_json(row[0]).model_copy(update={"cached": True})
@@ -113,28 +97,11 @@ class ResponseCache:
             self._write("INSERT OR REPLACE INTO responses (key, backend, model, generation, created_at) "
                         "VALUES (?, ?, ?, ?, ?)", (key, backend, model, blob, time.time()))
 
-    def _read(self, key: str) -> tuple[str] | None:
-        """The stored row of ``key`` (the caller holds the lock); None on a full disk, after :meth:`_give_up`."""
-        if self._conn is None:
-            return None
-        try:
-            return self._conn.execute("SELECT generation FROM responses WHERE key = ?", (key,)).fetchone()
-        except (sqlite3.Error, OSError) as exc:
-            if not is_disk_full(exc, self.path):
-                raise
-            self._give_up(exc)
-            return None
-
     def _write(self, sql: str, args: tuple = ()) -> None:
-        """One write (the caller holds the lock); on a full disk, :meth:`_give_up` instead of an error."""
-        if self.full or self._conn is None:
-            return
-        try:
-            self._conn.execute(sql, args)
-        except (sqlite3.Error, OSError) as exc:
-            if not is_disk_full(exc, self.path):
-                raise
-            self._give_up(exc)
+        """One write (the caller holds the lock); nothing on a full disk."""
+        if not self.full and self._conn is not None:
+            with on_failure(self.path, self._give_up):
+                self._conn.execute(sql, args)
 
     def __len__(self) -> int:
         with self._lock:

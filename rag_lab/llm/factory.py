@@ -1,11 +1,6 @@
 """Open an LLM backend by kind: ``sim`` (the embedded default), ``openai``, ``local`` or ``recorded`` (a cassette).
-
-Each opener imports its backend's module when it runs, so that naming the kinds (``rag-lab --help``) does
-not load the ``openai`` client, the simulator's tokenizer or the local model's launcher.
-
-:func:`open_backend` is a context manager because the local model is a server process that must
-be stopped; every backend is wrapped in the response cache unless ``cache=False``.
-"""
+Each opener imports its backend when it runs; :func:`open_backend` is a context manager (the local model is a
+server process) and wraps every backend in the response cache unless ``cache=False``."""
 
 from __future__ import annotations
 

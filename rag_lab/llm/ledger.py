@@ -65,11 +65,8 @@ class PriceTable(BaseModel):
 
     def with_prices(self, models: Mapping[str, Price] | None = None, backends: Mapping[str, Price] | None = None) -> PriceTable:
         """A copy of this table with entries added or replaced."""
-        return PriceTable(
-            models={**self.models, **(models or {})},
-            backends={**self.backends, **(backends or {})},
-            default=self.default,
-        )
+        return PriceTable(models={**self.models, **(models or {})}, backends={**self.backends, **(backends or {})},
+                          default=self.default)
 
 
 #: The default table: everything at the illustrative small-model rate (see the module doc).
@@ -118,14 +115,10 @@ class CostSummary(BaseModel):
     def of(cls, records: Iterable[PricedCall]) -> CostSummary:
         """The totals of ``records``."""
         rows = list(records)
-        return cls(
-            calls=len(rows),
-            prompt_tokens=sum(r.prompt_tokens for r in rows),
-            completion_tokens=sum(r.completion_tokens for r in rows),
-            cost_usd=math.fsum(r.cost_usd for r in rows),
-            latency_s=math.fsum(r.latency_s for r in rows),
-            modelled_latency_s=math.fsum(r.modelled_latency_s or 0.0 for r in rows),
-        )
+        return cls(calls=len(rows), prompt_tokens=sum(r.prompt_tokens for r in rows),
+                   completion_tokens=sum(r.completion_tokens for r in rows),
+                   cost_usd=math.fsum(r.cost_usd for r in rows), latency_s=math.fsum(r.latency_s for r in rows),
+                   modelled_latency_s=math.fsum(r.modelled_latency_s or 0.0 for r in rows))
 
 
 class RoleCost(NamedTuple):

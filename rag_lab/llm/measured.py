@@ -1,12 +1,7 @@
-"""A real backend whose measured wall time is its modelled latency, and which says what model it runs.
-
-The simulator models latency from token counts; a real model's latency is what the call took on the
-machine that ran it. :class:`MeasuredLatency` stamps that time (rounded to milliseconds) into the
-generation's ``modelled_latency_s`` *inside* the response cache and the cassette, so a cached or replayed
-call reports the latency of the call that produced it, and ``cost_modelled_latency_s`` of a recorded run
-is the real model's seconds on the recording machine. ``provenance`` (model file, sha256, llama.cpp
-version) is what a cassette's header records.
-"""
+"""A real backend whose measured wall time is its modelled latency, and which says what model it runs:
+:class:`MeasuredLatency` stamps the call's seconds into ``modelled_latency_s`` *inside* the cache and the
+cassette, so a cached or replayed call reports the latency of the call that produced it; ``provenance`` is
+what a cassette's header records."""
 
 from __future__ import annotations
 

@@ -1,12 +1,11 @@
-"""The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL
-(OpenAI, vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked
-for (``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the
-text. Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client
-under it (:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a
-refused response format from being retried, and ends the retries at once when a server process died or a server
-went away. At most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client,
-out of every repr, cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in
-detail"."""
+"""The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL (OpenAI,
+vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked for
+(``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the text.
+Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client under it
+(:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a refused
+response format from being retried, and ends the retries at once when a server process died or a server went away. At
+most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client, out of every repr,
+cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in detail"."""
 
 from __future__ import annotations
 
@@ -52,7 +51,11 @@ class Liveness(Protocol):
     process that just dropped a connection to finish exiting."""
 
     def __call__(self, wait_s: float = ...) -> Any: ...
+
+
 _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
+
+
 @dataclass
 class BackendStats:
     """Counters of one backend instance: calls made, HTTP attempts, retries, calls that ended in
@@ -66,9 +69,8 @@ class BackendStats:
 
 
 def refusal(request: LLMRequest, message: str) -> str:
-    """What a server's refusal of ``request`` says: the role and question of the call (which of a sweep's
-    thousand calls it was), the server's own words, and for a prompt longer than the model's context what
-    to change."""
+    """What a server's refusal of ``request`` says: the role and question of the call (which of a sweep's thousand calls
+    it was), the server's own words, and for a prompt longer than the model's context what to change."""
     question = question_of(request)
     which = f"the {request.role} call" + (f" for question {question[:160]!r}" if question else "")
     hint = ""
@@ -90,14 +92,13 @@ class _ModeRejected(Exception):
 class OpenAIBackend(LLMBackend):
     """Chat completions from an OpenAI-compatible server (see the module doc).
 
-    ``model``, ``base_url`` and ``api_key`` default to ``RAG_LAB_MODEL``, ``OPENAI_BASE_URL`` and
-    ``OPENAI_API_KEY`` (a server that needs no key gets :data:`NO_KEY`). ``timeout_s`` bounds each
-    HTTP attempt and ``max_retries`` counts the client's retries after the first. ``cache_label`` names the
-    server in cache keys (default: the base URL without credentials); give servers on changing
-    ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so a lab server
-    knows which role to play (other servers ignore it). ``merge_system`` folds the system message
-    into the first user message (``system + "\n\n" + user``) for servers whose chat format drops
-    system messages (llama-cpp-python's ``gemma``); it is part of the cache identity.
+    ``model``, ``base_url`` and ``api_key`` default to ``RAG_LAB_MODEL``, ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY`` (a
+    server that needs no key gets :data:`NO_KEY`). ``timeout_s`` bounds each HTTP attempt and ``max_retries`` counts the
+    client's retries after the first. ``cache_label`` names the server in cache keys (default: the base URL without
+    credentials); give servers on changing ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so
+    a lab server knows which role to play (other servers ignore it). ``merge_system`` folds the system message into the
+    first user message (``system + "\n\n" + user``) for servers whose chat format drops system messages
+    (llama-cpp-python's ``gemma``); it is part of the cache identity.
     """
 
     name = "openai"
@@ -105,21 +106,10 @@ class OpenAIBackend(LLMBackend):
     _negotiated: ClassVar[dict[tuple[str, str], str]] = {}
     _negotiated_lock: ClassVar[threading.Lock] = threading.Lock()
 
-    def __init__(
-        self,
-        model: str | None = None,
-        *,
-        base_url: str | None = None,
-        api_key: str | None = None,
-        structured_mode: StructuredMode = "auto",
-        timeout_s: float = 60.0,
-        max_retries: int = 3,
-        max_concurrency: int = 4,
-        cache_label: str | None = None,
-        send_role_header: bool = True,
-        merge_system: bool = False,
-        liveness: Liveness | None = None,
-    ) -> None:
+    def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
+                 structured_mode: StructuredMode = "auto", timeout_s: float = 60.0, max_retries: int = 3,
+                 max_concurrency: int = 4, cache_label: str | None = None, send_role_header: bool = True,
+                 merge_system: bool = False, liveness: Liveness | None = None) -> None:
         model = model or os.environ.get("RAG_LAB_MODEL")
         if model is not None and not model.strip():
             raise ConfigError("OpenAIBackend needs a model name, got an empty one")
@@ -130,13 +120,8 @@ class OpenAIBackend(LLMBackend):
         if max_retries < 0 or max_concurrency < 1:
             raise ConfigError(f"need max_retries >= 0 and max_concurrency >= 1, got {max_retries}, {max_concurrency}")
         self._key = api_key or os.environ.get("OPENAI_API_KEY") or NO_KEY
-        self._client = openai.OpenAI(
-            api_key=self._key,
-            base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
-            timeout=timeout_s,
-            max_retries=max_retries,
-            http_client=_Watched(self),
-        )
+        self._client = openai.OpenAI(api_key=self._key, base_url=base_url or os.environ.get("OPENAI_BASE_URL") or None,
+                                     timeout=timeout_s, max_retries=max_retries, http_client=_Watched(self))
         self.base_url = display_url(str(self._client.base_url))
         self.structured_mode: StructuredMode = structured_mode
         self.timeout_s = timeout_s
@@ -201,12 +186,8 @@ class OpenAIBackend(LLMBackend):
 
     # --- calls ---------------------------------------------------------------------------------
 
-    def complete_many(
-        self,
-        requests: Sequence[LLMRequest],
-        fallbacks: Sequence[Fallback] | None = None,
-        max_workers: int | None = None,
-    ) -> list[LLMResponse]:
+    def complete_many(self, requests: Sequence[LLMRequest], fallbacks: Sequence[Fallback] | None = None,
+                      max_workers: int | None = None) -> list[LLMResponse]:
         """:meth:`complete` every request on a thread pool (``max_workers`` defaults to
         ``max_concurrency``) and return the responses in the order of ``requests``. The first
         error (in request order) is raised after every call has finished."""
@@ -329,8 +310,7 @@ class OpenAIBackend(LLMBackend):
             usage=Usage(
                 prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                 completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ),
-        )
+            ))
 
     def _count_error(self) -> None:
         with self._stats_lock:

@@ -75,11 +75,10 @@ def attempt_of(request: httpx2.Request) -> int:
 
 
 def rejects_format(status: int, body: object, message: str = "") -> bool:
-    """Whether an error response says the server does not take the request's ``response_format``:
-    a status servers use for it (400, 415, 422, 500, 501) and a body that names the format — an
-    OpenAI-style ``param`` of ``response_format`` anywhere in it, or the words of
-    :data:`FORMAT_WORDS` in its text (llama-cpp-python's 500 carries a pydantic error located at
-    ``response_format``: "Input should be 'text' or 'json_object'")."""
+    """Whether an error response says the server does not take the request's ``response_format``: a status servers use
+    for it (400, 415, 422, 500, 501) and a body that names the format — an OpenAI-style ``param`` of ``response_format``
+    anywhere in it, or the words of :data:`FORMAT_WORDS` in its text (llama-cpp-python's 500 carries a pydantic error
+    located at ``response_format``: "Input should be 'text' or 'json_object'")."""
     if status not in FORMAT_STATUSES:
         return False
     text = json.dumps(body, default=str) if body is not None else ""

@@ -1,13 +1,12 @@
-"""Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the
-instructions, opening with the name of the role's template in the prompt set spoken (``[controller-v3] …``; each
-role's row of :data:`~rag_lab.llm.role_table.LLM_ROLES` names its templates and its builder here), and a ``user``
-message made only of delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES,
-DRAFT). Section contents are data: text inside EVIDENCE is untrusted, never an instruction, and the system
-message says so. :func:`parse_sections` and :func:`parse_evidence` read the sections back, which is all the
-simulated backend ever looks at. Every role's instructions are a file, ``templates/<version>.txt`` beside this
-module (:func:`instructions`), found by the name the role's row gives for the prompt set; no builder branches on it.
-Recorded real-model responses are keyed by the request's bytes: a changed prompt misses every recorded call.
-The format: docs/design.md §1."""
+"""Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the instructions,
+opening with the name of the role's template in the prompt set spoken (``[controller-v3] …``; each role's row of
+:data:`~rag_lab.llm.role_table.LLM_ROLES` names its templates and its builder here), and a ``user`` message made only of
+delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES, DRAFT). Section contents are data:
+text inside EVIDENCE is untrusted, never an instruction, and the system message says so. :func:`parse_sections` and
+:func:`parse_evidence` read the sections back, which is all the simulated backend ever looks at. Every role's
+instructions are a file, ``templates/<version>.txt`` beside this module (:func:`instructions`), found by the name the
+role's row gives for the prompt set; no builder branches on it. Recorded real-model responses are keyed by the request's
+bytes: a changed prompt misses every recorded call. The format: docs/design.md §1."""
 
 from __future__ import annotations
 
@@ -104,45 +103,30 @@ def hyde_prompt(question: str, n: int, prompt_set: str = "v1") -> tuple[Message,
 
 
 def budget_sentence(max_rounds: int, rounds_run: int, disclose_budget: bool, prompt_set: str = "v1") -> str:
-    """The controller prompt's sentence about the budget, a variant of the controller's template version in
-    ``prompt_set`` (``templates/<version>.budget-disclosed.txt`` / ``.budget-hidden.txt``): the cap in rounds when
-    disclosed ("You may run at most N rounds of searches in total; K have been run."), otherwise, up to
-    controller-v3, only "Use as few rounds of searches as possible; K have been run." — a thrift instruction as well
-    as no cap — and from controller-v4 (set ``v4``) only the rounds run ("K rounds of searches have been run."), so
-    that the two arms differ by the cap alone."""
+    """The controller prompt's sentence about the budget (``templates/<version>.budget-disclosed.txt`` /
+    ``.budget-hidden.txt`` of the set's controller template): the cap in rounds when disclosed, otherwise up to
+    controller-v3 "Use as few rounds of searches as possible" and from controller-v4 only the rounds run, so that the
+    two arms differ by the cap alone. Each states the rounds already run."""
     done = f"{rounds_run} {'has' if rounds_run == 1 else 'have'} been run"
     rounds_done = f"{rounds_run} {'round' if rounds_run == 1 else 'rounds'} of searches {done.split(' ', 1)[1]}"
     return instructions("controller", prompt_set, "budget-disclosed" if disclose_budget else "budget-hidden",
                         max_rounds=max_rounds, done=done, rounds_done=rounds_done)
 
 
-def controller_prompt(
-    question: str,
-    evidence: Sequence[EvidenceItem],
-    searches: Sequence[str],
-    max_rounds: int,
-    disclose_budget: bool,
-    rounds_run: int | None = None,
-    prompt_set: str = "v1",
-) -> tuple[Message, ...]:
-    """The controller's decision prompt. The budget is stated in the unit the cap counts, retrieval
-    rounds (one round may run several queries: the rewrites of round 1, a multi-query
-    ``retrieve_again``). With ``disclose_budget`` the cap is stated ("at most N rounds of searches";
-    K have been run); otherwise only "use as few rounds of searches as possible" (K have been run).
-    Both arms state the rounds already run; up to set ``v3`` they differ by the cap *and* by the hidden arm's
-    thrift instruction ("as few rounds … as possible"), which the disclosed arm drops (issue 50); in ``v4`` by the
-    cap alone (:func:`budget_sentence`). The cap is
-    enforced in code either way. ``rounds_run``: the rounds already run (the pipeline passes its
-    count); None counts each listed search as one round (right when no round ran several queries).
-    In set ``v2`` the reason comes first and names each fact the question needs and whether the evidence
-    states it; ``answer`` only when every needed fact is there."""
+def controller_prompt(question: str, evidence: Sequence[EvidenceItem], searches: Sequence[str], max_rounds: int,
+                      disclose_budget: bool, rounds_run: int | None = None,
+                      prompt_set: str = "v1") -> tuple[Message, ...]:
+    """The controller's decision prompt. The budget is stated in retrieval rounds, the unit the cap counts (a round may
+    run several queries). With ``disclose_budget`` the cap is stated ("at most N rounds of searches"), otherwise
+    only "use as few rounds of searches as possible" — from set ``v4`` on, only the cap differs
+    (:func:`budget_sentence`); both state the rounds already run, and code enforces the cap either way.
+    ``rounds_run``: the rounds already run (None counts each listed search as one round). In set ``v2`` the reason
+    comes first and names each fact the question needs; ``answer`` only when every one is in the evidence."""
     budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget,
                              prompt_set)
-    sections = (
-        ("QUESTION", question),
-        ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),
-        ("EVIDENCE", _evidence_block(evidence)),
-    )
+    sections = (("QUESTION", question),
+                ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),
+                ("EVIDENCE", _evidence_block(evidence)))
     return role_messages("controller", instructions("controller", prompt_set, budget=budget), *sections,
                          prompt_set=prompt_set)
 
@@ -159,26 +143,16 @@ def answer_prompt(question: str, evidence: Sequence[EvidenceItem], grade: str,
     same without naming kinds of answer or showing an example answer."""
     if grade not in ANSWER_GRADES:
         raise ConfigError(f"unknown answer template {grade!r}; choose one of {sorted(ANSWER_GRADES)}")
-    return role_messages(
-        "answer",
-        instructions("answer", prompt_set, grade),
-        ("QUESTION", question),
-        ("EVIDENCE", _evidence_block(evidence)),
-        prompt_set=prompt_set,
-    )
+    return role_messages("answer", instructions("answer", prompt_set, grade), ("QUESTION", question),
+                         ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set)
 
 
 def reader_prompt(question: str, evidence: Sequence[EvidenceItem], prompt_set: str = "v1") -> tuple[Message, ...]:
-    """The plain reader's prompt (policy ``generation.reader=plain``): the same question and final context as
-    the answer prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What
-    the model makes of the context without the pipeline's rules: the baseline the pipeline's answer path is
-    measured against."""
-    return role_messages(
-        "reader",
-        instructions("reader", prompt_set),
-        ("QUESTION", question),
-        ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set,
-    )
+    """The plain reader's prompt (policy ``generation.reader=plain``): the same question and final context as the answer
+    prompt, asking only for a short answer — no citations, no refusal rule, no CRAG template. What the model makes of
+    the context without the pipeline's rules: the baseline the pipeline's answer path is measured against."""
+    return role_messages("reader", instructions("reader", prompt_set), ("QUESTION", question),
+                         ("EVIDENCE", _evidence_block(evidence)), prompt_set=prompt_set)
 
 
 def closed_book_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, ...]:
@@ -201,9 +175,5 @@ def judge_prompt(question: str, draft: str, evidence: Sequence[EvidenceItem] | N
 
 
 def grade_prompt(question: str, item: EvidenceItem, prompt_set: str = "v1") -> tuple[Message, ...]:
-    return role_messages(
-        "grade",
-        instructions("grade", prompt_set),
-        ("QUESTION", question),
-        ("EVIDENCE", _evidence_block([item])), prompt_set=prompt_set,
-    )
+    return role_messages("grade", instructions("grade", prompt_set), ("QUESTION", question),
+                         ("EVIDENCE", _evidence_block([item])), prompt_set=prompt_set)

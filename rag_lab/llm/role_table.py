@@ -2,8 +2,7 @@
 and response schema per prompt set, simulated output, calibration fields), and the prompt sets
 (:data:`PROMPT_SETS`). The pipeline asks the table for a role by name; the simulator, the per-role cost metrics
 and calibration read it too. The built-in rows are in :mod:`rag_lab.llm.builtin_roles` (``rag_lab.llm`` imports it,
-and importing any module of the package runs that first); a new role is one row (docs/design.md §7).
-"""
+and importing any module of the package runs that first); a new role is one row (docs/design.md §7)."""
 
 from __future__ import annotations
 
@@ -19,15 +18,8 @@ from rag_lab.registry import Registry
 
 __all__ = ["BASE_SET", "LLM_ROLES", "PROMPT_SETS", "PromptSet", "PromptSetName", "Role", "resolve_role", "template_name"]
 
-#: The prompt sets (policy ``prompts.version``), each with what it changes. ``v2`` was written for a small real
-#: model (Qwen2.5-Coder-1.5B refused 45% of the questions whose answer was in its prompt and never asked for
-#: another round under v1): the router and the controller give their reason before their decision (the JSON
-#: schema orders it first, so a grammar-constrained model writes it first), the controller checks each needed
-#: fact against the evidence, and the answer is a few words with citations.
-#: ``v3`` is ``v2`` with another answer template (answer-v3): v2's answer instruction listed the kinds of answer
-#: ("a name, a place, a date, a number, yes or no") with an example ("1987 [2]"), and the model answered "No" to
-#: 9 of 69 recorded HotpotQA questions that are not yes/no questions. Every other role speaks v2 in v3, so a v3
-#: run asks the controller exactly what a v2 run asked (the recorded controller calls answer both).
+#: The prompt sets (policy ``prompts.version``), each with what it changes and the set it builds on; why each was
+#: written (v2 for a small real model, v3's answer template): docs/simulate-then-verify.md.
 PROMPT_SETS: Registry[PromptSet] = Registry("prompt set")
 
 
@@ -83,16 +75,15 @@ class Role:
     >>> row.template("v2"), row.schema("v2") is None
     ('toy-v1', True)
 
-    ``prompt``: the builder of its messages (:mod:`rag_lab.llm.prompts`); ``templates``: keyed by prompt set
-    (a name of :data:`PROMPT_SETS`), the template it speaks there: the file ``templates/<name>.txt`` and the
-    tag that opens its system message (``[route-v2] …``); a template's own revision number counts its
-    rewrites and need not match the set's; ``v1`` required. ``schemas``: the response schema per prompt set
-    (empty: free text, as the answer); ``simulate``: the simulated model's output (:data:`Simulate`);
-    ``step``: the decision index its knob draws are keyed by
-    (the controller's is the rounds already run; common random numbers); ``breaks_format``: whether the
-    simulator applies the format knobs (invalid JSON, hallucinated action, wrong types) to its output, which
-    is also what calibration pools the format rates over; ``label``: the field whose value must be one of
-    the allowed values (calibration counts another string as a hallucinated action)."""
+    ``prompt``: the builder of its messages (:mod:`rag_lab.llm.prompts`); ``templates``: keyed by prompt set (a name of
+    :data:`PROMPT_SETS`), the template it speaks there: the file ``templates/<name>.txt`` and the tag that opens its
+    system message (``[route-v2] …``); a template's own revision number counts its rewrites and need not match the
+    set's; ``v1`` required. ``schemas``: the response schema per prompt set (empty: free text, as the answer);
+    ``simulate``: the simulated model's output (:data:`Simulate`); ``step``: the decision index its knob draws are keyed
+    by (the controller's is the rounds already run; common random numbers); ``breaks_format``: whether the simulator
+    applies the format knobs (invalid JSON, hallucinated action, wrong types) to its output, which is also what
+    calibration pools the format rates over; ``label``: the field whose value must be one of the allowed values
+    (calibration counts another string as a hallucinated action)."""
 
     prompt: Callable[..., Any]
     templates: Mapping[str, str]
@@ -143,8 +134,7 @@ def template_name(role: str, prompt_set: str = BASE_SET) -> str:
     >>> template_name("route", "v9")
     Traceback (most recent call last):
     ...
-    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3, v4
-    """
+    rag_lab.registry.UnknownName: unknown prompt set 'v9'; choose one of v1, v2, v3, v4"""
     PROMPT_SETS.check(prompt_set)
     return LLM_ROLES[role].template(prompt_set)
 

@@ -45,17 +45,12 @@ class ScriptedBackend(LLMBackend):
             {"controller": ['{"action": "retrieve_again", "queries": ["x"]}', '{"action": "answer"}'],
              "answer": ["42 [1]"]},
             default='{"route": "SIMPLE"}',
-        )
-    """
+        )"""
 
     name = "scripted"
 
-    def __init__(
-        self,
-        scripts: Mapping[str, Script],
-        default: str | Responder | None = None,
-        model: str = "scripted",
-    ) -> None:
+    def __init__(self, scripts: Mapping[str, Script], default: str | Responder | None = None,
+                 model: str = "scripted") -> None:
         if not isinstance(scripts, Mapping):
             raise TypeError(f"scripts must map role -> script, got {type(scripts).__name__}")
         if default is not None and not (isinstance(default, str) or callable(default)):

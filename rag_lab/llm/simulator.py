@@ -34,29 +34,19 @@ SIM_VERSION = "sim-12"
 
 
 class SimulatedBackend(LLMBackend):
-    """The deterministic, offline LLM that every experiment runs on by default.
-
-    ``profile``: a profile name (``ideal``, ``typical``, ``sloppy``) or a
-    :class:`SimulatorProfile`; ``seed`` overrides the profile's seed; ``latency`` is the stated
-    speed model behind ``modelled_latency_s``; ``embedder`` replaces the packaged MiniLM (for
-    similarity only); ``sentence_items`` is how many of the most similar evidence items the answer
-    role also reads sentence by sentence with embeddings (0: lexical sentence choice only, no
-    sentence embeddings, a faster cold start). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a
-    digest of every knob and the latency model, so caches never mix profiles.
-    """
+    """The deterministic, offline LLM that every experiment runs on by default. ``profile``: a profile name or a
+    :class:`SimulatorProfile`; ``seed`` overrides its seed; ``latency``: the speed model behind
+    ``modelled_latency_s``; ``embedder`` replaces the packaged MiniLM (similarity only); ``sentence_items``: how many
+    of the most similar evidence items the answer role also reads sentence by sentence with embeddings (0: lexical
+    only, a faster cold start). The model name is ``sim-{profile}-s{seed}``; :meth:`cache_identity` adds a digest of
+    every knob and the latency model."""
 
     name = "simulated"
 
-    def __init__(
-        self,
-        profile: str | SimulatorProfile = "typical",
-        seed: int | None = None,
-        latency: LatencyModel | None = None,
-        embedder: Embedder | None = None,
-        similarity: Similarity | None = None,
-        tokens: TokenCounter | None = None,
-        sentence_items: int = 4,
-    ) -> None:
+    def __init__(self, profile: str | SimulatorProfile = "typical", seed: int | None = None,
+                 latency: LatencyModel | None = None, embedder: Embedder | None = None,
+                 similarity: Similarity | None = None, tokens: TokenCounter | None = None,
+                 sentence_items: int = 4) -> None:
         self.profile = get_profile(profile, seed)
         self.latency = latency if latency is not None else LatencyModel()
         super().__init__(f"sim-{self.profile.name}-s{self.profile.seed}")
@@ -72,8 +62,7 @@ class SimulatedBackend(LLMBackend):
             {"profile": self.profile.model_dump(), "latency": self.latency.model_dump(), "version": SIM_VERSION,
              "sentence_items": self.sentence_items,
              "embedder": self.similarity.label},
-            sort_keys=True,
-        )
+            sort_keys=True)
         return self.name, f"{self.model}-{hashlib.sha256(blob.encode()).hexdigest()[:12]}"
 
     # --- the backend interface ----------------------------------------------------------------
@@ -86,12 +75,8 @@ class SimulatedBackend(LLMBackend):
             text = self.tokens.truncate(text, max_tokens)
             completion = max_tokens
         prompt = self.tokens.prompt_tokens(request.messages)
-        return Completion(
-            text=text,
-            usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
-            modelled_latency_s=round(self.latency.latency(prompt, completion), 6),
-            knobs=knobs,
-        )
+        return Completion(text=text, usage=Usage(prompt_tokens=prompt, completion_tokens=completion),
+                          modelled_latency_s=round(self.latency.latency(prompt, completion), 6), knobs=knobs)
 
     def respond(self, role: str, messages: tuple[Message, ...] | list[Message]) -> str:
         """The raw output text for ``role`` given ``messages`` (no validation, no accounting)."""

@@ -1,13 +1,6 @@
-"""Structured-output validation: parse → validate → repair → deterministic fallback.
-
-The outcome is always returned with its reason, never swallowed:
-
-* ``valid``    the whole text is a JSON object that passes the schema;
-* ``repaired`` a valid object was found inside the text (code fence, prose, trailing text);
-* ``fallback`` nothing valid was found and the caller's deterministic fallback was used;
-* ``invalid``  nothing valid was found and the caller gave no fallback (``parsed`` is None);
-* ``text``     no schema was asked for.
-"""
+"""Structured-output validation: parse → validate → repair → deterministic fallback. The outcome is returned with
+its reason: ``valid``, ``repaired`` (a valid object found inside the text), ``fallback``, ``invalid`` (no
+fallback given; ``parsed`` is None) or ``text`` (no schema asked for)."""
 
 from __future__ import annotations
 

@@ -3,8 +3,7 @@
 The pipeline asks up to 512 tokens for an answer; a tiny local model that rambles to that limit takes
 half a minute per answer on two busy cores. Capping is a setting of the *run* (``--max-tokens``,
 ``backend.max_tokens`` in a sweep), not of the model, and the cap sits outside the response cache, so
-capped and uncapped answers are cached under different keys and never mix.
-"""
+capped and uncapped answers are cached under different keys and never mix."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""The value types of an LLM call: the request (messages, sampling parameters), what a backend generated,
-the validated response, and :class:`CallRecord`, the one record of a call that the cost ledger
-(:mod:`rag_lab.llm.ledger`, priced) and the question's trace (:mod:`rag_lab.pipeline.trace`, with the
-prompt and raw output) derive their views from."""
+"""The value types of an LLM call: the request (messages, sampling parameters), what a backend generated, the validated
+response, and :class:`CallRecord`, the one record of a call that the cost ledger (:mod:`rag_lab.llm.ledger`, priced) and
+the question's trace (:mod:`rag_lab.pipeline.trace`, with the prompt and raw output) derive their views from."""
 
 from __future__ import annotations
 
@@ -46,13 +45,8 @@ class LLMRequest(BaseModel):
     def cache_key(self, backend: str, model: str) -> str:
         """A digest of everything that determines the response: backend, model, messages,
         schema and sampling parameters (the role is a label and is left out)."""
-        payload = {
-            "backend": backend,
-            "model": model,
-            "messages": [m.model_dump() for m in self.messages],
-            "schema": self.schema_json(),
-            "params": self.params.model_dump(),
-        }
+        payload = {"backend": backend, "model": model, "messages": [m.model_dump() for m in self.messages],
+                   "schema": self.schema_json(), "params": self.params.model_dump()}
         blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
@@ -97,11 +91,10 @@ class LLMResponse(BaseModel):
 
 
 class CallRecord(BaseModel):
-    """One LLM call, as every view of it keeps it: who asked (``role``), who answered (``backend``,
-    ``model``), the validation ``outcome`` and its ``reason``, token usage, wall latency as served (a
-    cache hit is fast), the backend's modelled latency (None when it has no speed model), whether the
-    cache answered, and the simulator knobs drawn. The ledger adds the price
-    (:class:`~rag_lab.llm.ledger.PricedCall`), the trace the prompt and raw output
+    """One LLM call, as every view of it keeps it: who asked (``role``), who answered (``backend``, ``model``), the
+    validation ``outcome`` and its ``reason``, token usage, wall latency as served (a cache hit is fast), the backend's
+    modelled latency (None when it has no speed model), whether the cache answered, and the simulator knobs drawn. The
+    ledger adds the price (:class:`~rag_lab.llm.ledger.PricedCall`), the trace the prompt and raw output
     (:class:`~rag_lab.pipeline.trace.LLMCall`); both are built by :meth:`from_response`."""
 
     model_config = ConfigDict(extra="forbid")
@@ -124,13 +117,11 @@ class CallRecord(BaseModel):
     @classmethod
     def fields_of(cls, response: LLMResponse) -> dict[str, Any]:
         """The record's fields, read from ``response`` (the one place they are copied)."""
-        return {
-            "role": response.role, "backend": response.backend, "model": response.model,
-            "outcome": response.outcome, "reason": response.reason,
-            "prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
-            "latency_s": response.latency_s, "modelled_latency_s": response.modelled_latency_s,
-            "cached": response.cached, "knobs": list(response.knobs),
-        }
+        return {"role": response.role, "backend": response.backend, "model": response.model,
+                "outcome": response.outcome, "reason": response.reason,
+                "prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
+                "latency_s": response.latency_s, "modelled_latency_s": response.modelled_latency_s,
+                "cached": response.cached, "knobs": list(response.knobs)}
 
     @classmethod
     def from_response(cls, response: LLMResponse, **extra: Any) -> CallRecord:

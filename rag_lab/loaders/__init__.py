@@ -21,8 +21,7 @@ from rag_lab.records import Dataset
 __all__ = [
     "LAYOUTS", "Layout", "dataset_help", "dataset_layout", "is_beir_folder", "is_dataset_name", "is_documents_folder",
     "is_world_folder", "load_beir", "load_dataset", "load_documents_folder", "load_hotpotqa", "load_musique",
-    "load_qa_file", "load_world", "save_beir", "shipped_datasets", "twins_of",
-]
+    "load_qa_file", "load_world", "save_beir", "shipped_datasets", "twins_of"]
 
 
 def _data_files(folder: Path) -> list[Path]:
@@ -96,8 +95,7 @@ def load_dataset(name_or_path: str | Path, split: str | None = None) -> Dataset:
     ``split`` picks a BEIR folder's qrels file and labels a QA file's questions (default ``dev``); a
     world carries its split on each question (select with :meth:`EvalSet.select`). A name or path followed by
     ``_twins`` (``hotpotqa_sample_twins``) gives the unanswerable twins of its questions
-    (:func:`~rag_lab.loaders.twins.twins_of`).
-    """
+    (:func:`~rag_lab.loaders.twins.twins_of`)."""
     text = str(name_or_path)
     if text.endswith(TWINS_SUFFIX) and text not in shipped_datasets() and not Path(text).exists():
         return twins_of(load_dataset(text[:-len(TWINS_SUFFIX)], split), name=Path(text).name)

@@ -42,8 +42,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
     """Read a BEIR folder into a :class:`Dataset` named ``name`` (default: the folder name).
 
     ``split`` picks ``qrels/<split>.tsv``; when it is ``None`` the only qrels file is
-    used, else ``test.tsv``, else it is an error that lists the available splits.
-    """
+    used, else ``test.tsv``, else it is an error that lists the available splits."""
     folder = Path(folder)
     if not folder.is_dir():
         raise DataFormatError(folder, "BEIR folder not found")
@@ -54,9 +53,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
     split, qrels_path = _qrels_file(folder, split)
 
     documents = read_corpus(corpus_path)
-    questions = _read_records(
-        queries_path, lambda row, qid, path, line: _question(row, qid, split, path, line)
-    )
+    questions = _read_records(queries_path, lambda row, qid, path, line: _question(row, qid, split, path, line))
     qrels = _read_qrels(qrels_path, documents, questions)
 
     name = name or folder.resolve().name
@@ -72,11 +69,9 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
 def save_beir(dataset: Dataset, folder: str | Path, split: str = "test") -> Path:
     """Write ``dataset`` as a BEIR folder and return the folder.
 
-    Every question is written to ``queries.jsonl`` and its gold documents, graded 1,
-    to ``qrels/<split>.tsv``; loading the folder back gives each question
-    ``split=<split>``. Questions without gold documents cannot appear in qrels, so they
-    do not load back; a warning says how many there are.
-    """
+    Every question is written to ``queries.jsonl`` and its gold documents, graded 1, to ``qrels/<split>.tsv``; loading
+    the folder back gives each question ``split=<split>``. Questions without gold documents cannot appear in qrels, so
+    they do not load back; a warning says how many there are."""
     qrels = dataset.evalset.qrels()
     qrels_rows = _qrels_rows(qrels)
     query_rows = [_query_row(q) for q in dataset.evalset]
@@ -110,9 +105,7 @@ def _qrels_file(folder: Path, split: str | None) -> tuple[str, Path]:
         elif "test" in available:
             split = "test"
         else:
-            raise DataFormatError(
-                qrels_dir, f"several splits and none is 'test'; choose one with split=: {available}"
-            )
+            raise DataFormatError(qrels_dir, f"several splits and none is 'test'; choose one with split=: {available}")
     elif split not in available:
         raise DataFormatError(qrels_dir, f"no qrels for split {split!r}; available: {available}")
     return split, qrels_dir / f"{split}.tsv"
@@ -127,21 +120,15 @@ def read_corpus(path: Path) -> dict[str, Document]:
     return documents
 
 
-def _read_records(
-    path: Path, parse: Callable[[dict[str, Any], str, Path, int], R]
-) -> dict[str, R]:
+def _read_records(path: Path, parse: Callable[[dict[str, Any], str, Path, int], R]) -> dict[str, R]:
     """Parse each line of a BEIR JSONL file into a record, keyed by its unique ``_id``, in order."""
     records: dict[str, R] = {}
     first_line: dict[str, int] = {}
     for line_no, row in read_jsonl(path):
         record_id = _record_id(row, path, line_no)
         if record_id in first_line:
-            raise DataFormatError(
-                path,
-                f"duplicate _id {record_id!r} (first on line {first_line[record_id]})",
-                line=line_no,
-                field="_id",
-            )
+            raise DataFormatError(path, f"duplicate _id {record_id!r} (first on line {first_line[record_id]})",
+                                  line=line_no, field="_id")
         first_line[record_id] = line_no
         records[record_id] = parse(row, record_id, path, line_no)
     return records
@@ -170,15 +157,11 @@ def _text(row: dict[str, Any], path: Path, line: int) -> str:
     return text
 
 
-def _metadata(
-    row: dict[str, Any], reserved: frozenset[str], path: Path, line: int
-) -> dict[str, Any]:
+def _metadata(row: dict[str, Any], reserved: frozenset[str], path: Path, line: int) -> dict[str, Any]:
     """The row's keys outside ``reserved``, merged with its ``metadata`` object (which wins)."""
     nested = row.get("metadata", {})
     if not isinstance(nested, dict):
-        raise DataFormatError(
-            path, f"must be an object, got {json_type(nested)}", line=line, field="metadata"
-        )
+        raise DataFormatError(path, f"must be an object, got {json_type(nested)}", line=line, field="metadata")
     return {k: v for k, v in row.items() if k not in reserved} | nested
 
 
@@ -202,9 +185,7 @@ def _question(row: dict[str, Any], qid: str, split: str, path: Path, line: int) 
     text = _text(row, path, line)
     metadata = _metadata(row, _QUERY_KEYS, path, line)
     fields = _question_fields(metadata, path, line)
-    return _validated(
-        Question, path, line, qid=qid, text=text, split=split, metadata=metadata, **fields
-    )
+    return _validated(Question, path, line, qid=qid, text=text, split=split, metadata=metadata, **fields)
 
 
 def _question_fields(metadata: dict[str, Any], path: Path, line: int) -> dict[str, Any]:
@@ -217,9 +198,7 @@ def _question_fields(metadata: dict[str, Any], path: Path, line: int) -> dict[st
         message = "give either 'answers' or 'answer'/'answer_aliases', not both"
         raise DataFormatError(path, message, line=line, field="metadata.answers")
     if not isinstance(answers, list) or not all(isinstance(a, str) for a in answers):
-        raise DataFormatError(
-            path, "must be a list of strings", line=line, field="metadata.answers"
-        )
+        raise DataFormatError(path, "must be a list of strings", line=line, field="metadata.answers")
     if answers:
         fields["answer"], fields["answer_aliases"] = answers[0], answers[1:]
     return fields
@@ -254,9 +233,8 @@ def _read_qrels(path: Path, doc_ids: Container[str], query_ids: Container[str]) 
     return qrels
 
 
-def _qrels_row(
-    cells: list[str], path: Path, line: int, doc_ids: Container[str], query_ids: Container[str]
-) -> tuple[str, str, int]:
+def _qrels_row(cells: list[str], path: Path, line: int, doc_ids: Container[str],
+               query_ids: Container[str]) -> tuple[str, str, int]:
     """One qrels row as ``(query id, document id, grade)``, its ids known."""
     if len(cells) != len(QRELS_HEADER):
         message = f"expected 3 tab-separated columns (query-id, corpus-id, score), got {len(cells)}"
@@ -298,12 +276,8 @@ def _query_row(question: Question) -> dict[str, Any]:
             f"question {question.qid!r}: metadata keys {clashing} clash with the question "
             "fields that BEIR stores in metadata"
         )
-    fields = {
-        "type": question.type,
-        "answer": question.answer,
-        "answer_aliases": list(question.answer_aliases),
-        "min_hops": question.min_hops,
-    }
+    fields = {"type": question.type, "answer": question.answer, "answer_aliases": list(question.answer_aliases),
+              "min_hops": question.min_hops}
     return {"_id": question.qid, "text": question.text, "metadata": question.metadata | fields}
 
 

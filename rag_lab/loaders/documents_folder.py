@@ -32,8 +32,7 @@ def load_documents_folder(folder: str | Path, name: str | None = None, split: st
         raise DataFormatError(folder, f"not a documents folder: it needs a {DOCUMENTS_DIR}/ folder and "
                                       f"{' or '.join(QUESTION_FILES)}")
     documents = read_documents(folder / DOCUMENTS_DIR)
-    questions, notes = read_questions(_questions_file(folder), {d.doc_id for d in documents},
-                                      split or DEFAULT_SPLIT)
+    questions, notes = read_questions(_questions_file(folder), {d.doc_id for d in documents}, split or DEFAULT_SPLIT)
     name = name or folder.resolve().name
     return Dataset(Corpus(documents, name=name), EvalSet(questions, name=name), name=name, source=str(folder),
                    notes=notes)

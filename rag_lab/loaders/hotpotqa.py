@@ -31,19 +31,15 @@ class HotpotQAConflictWarning(UserWarning):
     """Paragraphs with the same title but different text; the first one was kept."""
 
 
-def load_hotpotqa(
-    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None,
-    variant: str | None = None,
-) -> Dataset:
-    """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default:
-    the file stem), every question in ``split``. ``variant`` is ``"hotpotqa"`` or ``"2wikimultihopqa"``
-    (every example must then have ``evidences``); None tells it from the first example (2WikiMultihopQA
-    when it has ``evidences``).
+def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
+                  records: list[tuple[Where, Any]] | None = None, variant: str | None = None) -> Dataset:
+    """Read a HotpotQA or 2WikiMultihopQA file into a :class:`Dataset` named ``name`` (default: the file stem), every
+    question in ``split``. ``variant`` is ``"hotpotqa"`` or ``"2wikimultihopqa"`` (every example must then have
+    ``evidences``); None tells it from the first example (2WikiMultihopQA when it has ``evidences``).
 
     Paragraphs that repeat a title with different text keep the first text; a single
     :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's
-    already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them).
-    """
+    already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them)."""
     path = Path(path)
     records = list(read_records(path)) if records is None else records
     if not records:
@@ -96,9 +92,7 @@ def _warn_conflicts(path: Path, titles: list[str]) -> None:
     )
 
 
-def _parse_example(
-    example: Any, where: Where, split: str, source: str
-) -> tuple[str | None, Question, list[Document]]:
+def _parse_example(example: Any, where: Where, split: str, source: str) -> tuple[str | None, Question, list[Document]]:
     """The id (``None`` if absent), question and context paragraphs of one example."""
     if not isinstance(example, dict):
         raise where.error(f"expected a JSON object, got {json_type(example)}")
@@ -115,17 +109,8 @@ def _parse_example(
         hops = chain if qtype in CHAIN_TYPES else ()
     level = {"level": example["level"]} if example.get("level") is not None else {}
     metadata = level | {"source_format": source, "layout": "huggingface" if hf_layout else "original"}
-    question = Question(
-        qid=qid or "pending",
-        text=text,
-        type=qtype,
-        answer=answer,
-        gold_doc_ids=gold,
-        hop_doc_ids=hops,
-        min_hops=len(gold),
-        split=split,
-        metadata=metadata,
-    )
+    question = Question(qid=qid or "pending", text=text, type=qtype, answer=answer, gold_doc_ids=gold, hop_doc_ids=hops,
+                        min_hops=len(gold), split=split, metadata=metadata)
     return qid, question, paragraphs
 
 

@@ -15,21 +15,16 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, object)`` for each non-blank line of a JSON Lines file.
 
     Raises :class:`DataFormatError` for a missing file, bytes that are not UTF-8,
-    invalid JSON, or a JSON value that is not an object.
-    """
+    invalid JSON, or a JSON value that is not an object."""
     for line_no, line in read_lines(path):
         if not line.strip():
             continue
         try:
             value = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise DataFormatError(
-                path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no
-            ) from None
+            raise DataFormatError(path, f"invalid JSON: {exc.msg} (column {exc.colno})", line=line_no) from None
         if not isinstance(value, dict):
-            raise DataFormatError(
-                path, f"expected a JSON object, got {json_type(value)}", line=line_no
-            )
+            raise DataFormatError(path, f"expected a JSON object, got {json_type(value)}", line=line_no)
         yield line_no, value
 
 

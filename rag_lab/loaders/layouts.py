@@ -1,17 +1,9 @@
-"""The dataset layouts, by name (:data:`LAYOUTS`): how to tell each one from a path and how to read it.
-
-The registry is the one list of layouts: :func:`rag_lab.loaders.load_dataset` tries them in registration
-order, :func:`rag_lab.loaders.shipped_datasets` counts a ``data/`` folder one of them detects, and the help
-texts and errors that list the formats read :func:`layouts_text`. A new layout is one detector and one
-loader::
+"""The dataset layouts, by name (:data:`LAYOUTS`): how to tell each one from a path and how to read it; the one list
+:func:`rag_lab.loaders.load_dataset`, :func:`rag_lab.loaders.shipped_datasets` and :func:`layouts_text` read.
+A new layout is one detector (it sees a :class:`Source`) and one loader::
 
     LAYOUTS.add("csv", Layout(detect=lambda source: source.path.suffix == ".csv", load=load_csv,
-                              what="a CSV file of question,answer rows", suffixes=(".csv",)))
-
-A detector sees a :class:`Source`: the path, and for a file its first record (read once, on demand, for
-the JSON / JSON Lines / Parquet layouts). A loader gets the source, the dataset ``name`` (None: the
-layout's default, the file or folder name) and the ``split`` (None: the layout's default).
-"""
+                              what="a CSV file of question,answer rows", suffixes=(".csv",)))"""
 
 from __future__ import annotations
 
@@ -87,8 +79,7 @@ LAYOUTS: Registry[Layout] = Registry("dataset layout")
 def detect_layout(source: Source, folders: bool) -> Layout | None:
     """The first registered layout (folder layouts for a folder, file layouts for a file) that detects
     ``source``, else None."""
-    return next((layout for layout in LAYOUTS.values()
-                 if layout.is_folder == folders and layout.detect(source)), None)
+    return next((layout for layout in LAYOUTS.values() if layout.is_folder == folders and layout.detect(source)), None)
 
 
 def data_suffixes() -> tuple[str, ...]:

@@ -38,9 +38,8 @@ class _Example(NamedTuple):
     support_order: list[int]
 
 
-def load_musique(
-    path: str | Path, name: str | None = None, split: str = "dev", records: list[tuple[Where, Any]] | None = None
-) -> Dataset:
+def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
+                 records: list[tuple[Where, Any]] | None = None) -> Dataset:
     """Read a MuSiQue file into a :class:`Dataset` named ``name`` (default: the file stem)."""
     path = Path(path)
     records = list(read_records(path)) if records is None else records
@@ -105,13 +104,10 @@ def _parse(example: Any, where: Where) -> _Example:
     support_order = [i for i in order if i is not None] if None not in order else []
     match = _COMPOSITION.match(qid or "")
     fields: dict[str, Any] = {
-        "text": text,
-        "type": "unanswerable" if not answerable else (match.group(1) if match else "unlabeled"),
-        "answer": answer if answerable else None,
-        "answer_aliases": tuple(aliases) if answerable else (),
+        "text": text, "type": "unanswerable" if not answerable else (match.group(1) if match else "unlabeled"),
+        "answer": answer if answerable else None, "answer_aliases": tuple(aliases) if answerable else (),
         "min_hops": len(steps),
-        "metadata": {"source_format": MUSIQUE} | ({} if answerable else {"unanswerable_answer": answer}),
-    }
+        "metadata": {"source_format": MUSIQUE} | ({} if answerable else {"unanswerable_answer": answer})}
     return _Example(qid, where, fields, paragraphs, support_order)
 
 

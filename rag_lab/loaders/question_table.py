@@ -56,8 +56,7 @@ def read_questions(path: Path, doc_ids: Collection[str], split: str) -> tuple[li
     return questions, notes
 
 
-def _question(row: dict[str, Any], qid: str, doc_ids: Collection[str], split: str, path: Path,
-              line: int) -> Question:
+def _question(row: dict[str, Any], qid: str, doc_ids: Collection[str], split: str, path: Path, line: int) -> Question:
     """One question from a row whose values have their JSON types (a CSV row's cells already converted)."""
     def fail(message: str, field: str) -> DataFormatError:
         return DataFormatError(path, message, line=line, field=field)

@@ -1,11 +1,5 @@
-"""Read the records of a data file, whatever its container: a JSON array, JSON Lines or Parquet.
-
-The container is told from the content, never the file name: Parquet files start with the
-magic bytes ``PAR1``; otherwise the first non-blank character is ``[`` (a JSON array of
-records) or ``{`` (JSON Lines, one record per line). Every record comes with a
-:class:`Where` that names its file, its line (JSON Lines) and its 0-based index, so that
-errors point at it.
-"""
+"""Read the records of a data file, whatever its container, told from the content: Parquet (``PAR1``), a JSON
+array or JSON Lines. Every record comes with a :class:`Where` (file, line, index) that errors point at."""
 
 from __future__ import annotations
 
@@ -102,9 +96,7 @@ def _read_parquet(path: Path) -> list[dict[str, Any]]:
     try:
         import pyarrow.parquet as pq
     except ImportError:
-        message = (
-            f"reading Parquet needs pyarrow; install the optional extra: pip install 'rag_lab[{PARQUET_EXTRA}]'"
-        )
+        message = f"reading Parquet needs pyarrow; install the optional extra: pip install 'rag_lab[{PARQUET_EXTRA}]'"
         raise DataFormatError(path, message) from None
     try:
         table = pq.read_table(path)

@@ -1,17 +1,9 @@
-"""Unanswerable twins of a dataset's questions: the same questions over the dataset's corpus without any of their
-supporting paragraphs, so refusing is the right reply to every one (docs/real-data.md, "Unanswerable twins").
-
-After MuSiQue-Full's contrast questions (a supporting paragraph removed) and DiRe's support-sufficiency transform of
-HotpotQA, for questions that share one corpus: every document that supports *any* question is removed, with every
-document of the same title. A twin keeps its question's text and type, has no answer and no gold documents, and
-carries in ``metadata``: ``pair_id`` (the original's qid), ``original_answers`` (which score an answer from memory),
-``removed_doc_ids``, and ``answer_in_corpus``: the documents that still hold a gold answer string (normalised as the
-answer metrics compare; yes/no answers are not searched for). A twin with any is flagged and kept out of the claims
-(:func:`insufficient`).
-
-:func:`twins_of` makes them; :func:`rag_lab.loaders.load_dataset` gives them, deterministic, for a name or path
-ending in :data:`TWINS_SUFFIX` (``hotpotqa_sample_twins``).
-"""
+"""Unanswerable twins of a dataset's questions: the same questions over the corpus without any document that
+supports any question (nor any document of the same title), so refusing is the right reply to every one
+(docs/real-data.md, "Unanswerable twins"). A twin has no answer and carries ``pair_id``, ``original_answers``,
+``removed_doc_ids`` and ``answer_in_corpus`` in ``metadata``; one with a gold answer still in the corpus is kept
+out of the claims (:func:`insufficient`). :func:`twins_of` makes them; :func:`rag_lab.loaders.load_dataset` gives
+them for a name ending in :data:`TWINS_SUFFIX`."""
 
 from __future__ import annotations
 
@@ -65,8 +57,7 @@ def _twin(question: Question, corpus: Corpus, index: _AnswerIndex) -> Question:
         qid=question.qid + TWIN_QID_SUFFIX, text=question.text, type=question.type, answer=None,
         min_hops=question.min_hops, split=question.split,
         metadata={**question.metadata, "pair_id": question.qid, "original_answers": list(answers),
-                  "removed_doc_ids": list(question.gold_doc_ids), "answer_in_corpus": index.holding(answers)},
-    )
+                  "removed_doc_ids": list(question.gold_doc_ids), "answer_in_corpus": index.holding(answers)})
 
 
 class _AnswerIndex:

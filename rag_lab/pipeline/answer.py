@@ -87,5 +87,4 @@ def generate_and_guard(run: RunContext, context: list[ContextItem], grade: str, 
         cited_chunk_ids=[context[n - 1].chunk_id for n in cited], invalid_citations=invalid,
         context=[c.model_copy(update={"n": i}) for i, c in enumerate(context, start=1)],
         crag_grade=grade, fallback_used=run.state.fallback_used, retrieval_calls=run.state.retrieval_calls,
-        embedding_calls=run.state.embedding_calls,
-    )
+        embedding_calls=run.state.embedding_calls)

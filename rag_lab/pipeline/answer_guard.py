@@ -31,8 +31,7 @@ def guard_draft(run: RunContext, draft: str, context: list[ContextItem], instruc
                                                              f"refusal_threshold {guard.refusal_threshold}")
         return draft, [], 0, "below threshold"
     if run.cfg.echo.enabled:
-        echo = check_echo(draft, instructions, [f"{e.title} {e.text}" for e in items or []], run.question,
-                          run.cfg.echo)
+        echo = check_echo(draft, instructions, [f"{e.title} {e.text}" for e in items or []], run.question, run.cfg.echo)
         step.detail["echo"] = echo.as_detail()
         if echo.flagged:
             step.intervene(Intervention.ECHO, "not an answer (echo): " + "; ".join(echo.reasons))

@@ -5,8 +5,7 @@
 0.5
 >>> stricter = config.with_params({"crag.upper": 0.6, "round_cap.max_rounds": 3})   # a new, validated copy
 >>> (config.get("crag.upper"), stricter.get("crag.upper"))
-(0.5, 0.6)
-"""
+(0.5, 0.6)"""
 
 from __future__ import annotations
 

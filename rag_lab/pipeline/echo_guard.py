@@ -1,10 +1,9 @@
-"""The echo guard (:func:`check_echo`, policy ``echo``): a draft that parrots its prompt is not an answer. On
-normalized tokens it measures the longest run copied from the system instructions (or the prompt's section
-markers), the share of the evidence reproduced in long runs (by a draft longer than a short answer), and the
-share of the draft copied from the question; each is flagged at its threshold of
-:class:`~rag_lab.pipeline.policies.EchoGuard`. The measurements stay in the trace whether or not they flag; a
-flagged draft gets the status ``echo`` and the refusal text. The method: docs/backends.md, "A metric a parrot
-cannot beat"."""
+"""The echo guard (:func:`check_echo`, policy ``echo``): a draft that parrots its prompt is not an answer. On normalized
+tokens it measures the longest run copied from the system instructions (or the prompt's section markers), the share of
+the evidence reproduced in long runs (by a draft longer than a short answer), and the share of the draft copied from the
+question; each is flagged at its threshold of :class:`~rag_lab.pipeline.policies.EchoGuard`. The measurements stay in
+the trace whether or not they flag; a flagged draft gets the status ``echo`` and the refusal text. The method:
+docs/backends.md, "A metric a parrot cannot beat"."""
 
 from __future__ import annotations
 
@@ -35,11 +34,9 @@ class EchoCheck(NamedTuple):
 
     def as_detail(self) -> dict[str, object]:
         """A JSON-ready record for the trace."""
-        return {
-            "draft_tokens": self.draft_tokens, "instruction_run": self.instruction_run,
-            "evidence_copied": round(self.evidence_copied, 4), "question_copied": round(self.question_copied, 4),
-            "markers": list(self.markers), "flagged": self.flagged, "reasons": list(self.reasons),
-        }
+        return {"draft_tokens": self.draft_tokens, "instruction_run": self.instruction_run,
+                "evidence_copied": round(self.evidence_copied, 4), "question_copied": round(self.question_copied, 4),
+                "markers": list(self.markers), "flagged": self.flagged, "reasons": list(self.reasons)}
 
 
 def check_echo(draft: str, instructions: str, evidence: list[str], question: str, policy: EchoGuard) -> EchoCheck:

@@ -1,8 +1,6 @@
-"""The final context of one question (docs/design.md §1, **finalize**): union → dedup → score on one
-scale → optional MMR → CRAG → truncation, recorded as the trace's ``finalize`` step (and one ``grade``
-step per chunk the LLM evaluator grades). The pieces it assembles are in
-:mod:`rag_lab.pipeline.finalize`.
-"""
+"""The final context of one question (docs/design.md §1, **finalize**): union → dedup → score on one scale → optional
+MMR → CRAG → truncation, recorded as the trace's ``finalize`` step (and one ``grade`` step per chunk the LLM evaluator
+grades). The pieces it assembles are in :mod:`rag_lab.pipeline.finalize`."""
 
 from __future__ import annotations
 

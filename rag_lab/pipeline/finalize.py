@@ -2,8 +2,7 @@
 :mod:`rag_lab.pipeline.truncation`).
 
 All relevance scores share one scale: the cosine similarity of the question and the text under
-the packaged embedding model (``CorpusResources.relevance``).
-"""
+the packaged embedding model (``CorpusResources.relevance``)."""
 
 from __future__ import annotations
 

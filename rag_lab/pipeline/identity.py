@@ -1,18 +1,7 @@
 """A config's identity — the parameters its ids and sweep fingerprints hash — stable by construction
-(docs/design.md §2, "Identities are stable by construction").
-
-:data:`BASELINE` lists the parameters every stored id was hashed over, with their values when it was frozen; it is
-never edited (tests/test_identity.py checks its hash). One rule then covers every change to the policies:
-
-* a parameter in the baseline is always in the identity, with the config's value;
-* a parameter added since (a new field, a new policy section) is in it only when it differs from its default, so
-  every config stored before it existed keeps its id with no marker on the field;
-* a parameter removed since is in it with its baseline value, the behaviour the pipeline kept; a config or stored
-  identity may still name it with that value (:func:`without_removed`), another value is refused by name.
-
-:func:`stable` is the rule for any identity; a sweep's fingerprint and a backend's identity follow it too
-(:mod:`rag_lab.experiments.engine.resolved_sweep`).
-"""
+(docs/design.md §2, "Identities are stable by construction"): :data:`BASELINE` (never edited) lists the parameters
+every stored id was hashed over; one added since enters only when it differs from its default; one removed since
+enters with its baseline value (:func:`without_removed`). :func:`stable` is the rule for any identity."""
 
 from __future__ import annotations
 

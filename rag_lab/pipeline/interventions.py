@@ -1,12 +1,6 @@
-"""What a policy did to one question, as a code: every intervention the pipeline records in a trace step
-carries one of these beside its plain-words text, and code that looks for an event (a notebook counting
-upgraded routes, the calibrator counting echo refusals) matches the code, never the text. The text is for
-people and may change; the code is the API.
-
-A code names the event, not its numbers: ``SOURCE_REMOVED`` is "the source contract removed chunks", how
-many and which sources are in the text and the step's ``detail``. A stop rule registered later
-(:mod:`rag_lab.pipeline.stop_rules`) brings its own code to :data:`INTERVENTION_CODES`; this enumeration is
-not edited for it."""
+"""What a policy did to one question, as a code (:data:`INTERVENTION_CODES`): every intervention in a trace step
+carries one beside its plain-words text; code that looks for an event matches the code, never the text. A code
+names the event, not its numbers; a stop rule registered later brings its own code."""
 
 from __future__ import annotations
 

@@ -1,15 +1,7 @@
-"""The bounded pipeline for one question (docs/design.md §1):
-
-route → expand query → retrieve round 1 → controller loop → finalize → generate → guard.
-
-The LLM proposes; code disposes. Every round cap, budget, zero-yield stop, CRAG grade,
-truncation, citation check and refusal is decided in code, deterministically, and recorded in the
-:class:`~rag_lab.pipeline.trace.Trace`. This module runs the question loop (route, expand, retrieve,
-the controller and the policies that stop it); the steps after it are
-:func:`~rag_lab.pipeline.final_context.final_context` and
-:func:`~rag_lab.pipeline.answer.generate_and_guard` (with :mod:`rag_lab.pipeline.answer_guard`), all on
-one :class:`~rag_lab.pipeline.run_context.RunContext`.
-"""
+"""The bounded pipeline for one question (docs/design.md §1): route → expand query → retrieve round 1 →
+controller loop → finalize → generate → guard. The LLM proposes; code disposes, and records every decision in
+the :class:`~rag_lab.pipeline.trace.Trace`. This module runs the question loop; the steps after it are
+:func:`~rag_lab.pipeline.final_context.final_context` and :func:`~rag_lab.pipeline.answer.generate_and_guard`."""
 
 from __future__ import annotations
 
@@ -39,8 +31,7 @@ class Pipeline:
     """A configured pipeline over shared corpus resources and one LLM backend.
 
     ``config`` is never mutated; :meth:`with_params` returns a pipeline on a changed copy. ``prices``: what a
-    call costs (:class:`~rag_lab.llm.ledger.PriceTable`; default: an illustrative small-model rate).
-    """
+    call costs (:class:`~rag_lab.llm.ledger.PriceTable`; default: an illustrative small-model rate)."""
 
     def __init__(self, config: PipelineConfig, resources: CorpusResources, backend: LLMBackend,
                  prices: PriceTable | None = None) -> None:
@@ -62,11 +53,9 @@ class Pipeline:
         ledger = Ledger.of(trace.llm_calls(), self.prices)
         by_role = ledger.by_role()
         result = result.model_copy(update={
-            "llm_cost": ledger.incurred(),
-            "llm_spent": ledger.spent(),
+            "llm_cost": ledger.incurred(), "llm_spent": ledger.spent(),
             "llm_calls_by_role": {role: cost.incurred.calls for role, cost in by_role.items()},
-            "llm_spent_by_role": {role: cost.spent.calls for role, cost in by_role.items()},
-        })
+            "llm_spent_by_role": {role: cost.spent.calls for role, cost in by_role.items()}})
         return result, trace
 
 

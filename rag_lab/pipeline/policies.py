@@ -2,8 +2,7 @@
 
 Each policy holds parameters only. Run-time state (round counters, chunks seen, tokens used)
 lives in :class:`rag_lab.pipeline.state.QuestionState`, never here. Every field is bounded and
-unknown fields are rejected at construction, so a typo in a sweep fails loudly.
-"""
+unknown fields are rejected at construction, so a typo in a sweep fails loudly."""
 
 from __future__ import annotations
 

@@ -2,8 +2,7 @@
 
 One :class:`CorpusResources` serves every pipeline candidate of a sweep: indexes are built once
 per retriever kind, query results and relevance scores are memoised, and embeddings go through
-the on-disk cache, so candidates that differ only downstream reuse all of it.
-"""
+the on-disk cache, so candidates that differ only downstream reuse all of it."""
 
 from __future__ import annotations
 
@@ -27,8 +26,7 @@ STOPWORDS = frozenset((
     "them", "they", "we", "our", "us", "you", "your", "i", "me", "my", "has", "have", "had", "not", "no", "yes",
     "than", "then", "so", "if", "about", "into", "over", "under", "again", "any", "all", "both", "each", "more",
     "most", "other", "some", "such", "only", "own", "same", "too", "very", "just", "now", "today", "currently",
-    "current",
-))
+    "current"))
 
 
 def content_words(text: str) -> set[str]:

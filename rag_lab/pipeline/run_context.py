@@ -1,18 +1,6 @@
-"""What every step of one question's run shares: the config, the corpus resources, the backend, the
-question's :class:`~rag_lab.pipeline.state.QuestionState` and :class:`~rag_lab.pipeline.trace.Trace`,
-and the three things the steps ask of them (docs/design.md §1):
-
-* :meth:`RunContext.ask` — one LLM call of a role asked by name from
-  :data:`~rag_lab.llm.role_table.LLM_ROLES` (its prompt and schema in the config's prompt set), charged to the
-  question's budgets and kept for the trace;
-* :meth:`RunContext.relevance_queries` — what relevance is measured against;
-* :meth:`RunContext.candidates` — gathered chunks as :class:`~rag_lab.pipeline.finalize.ContextItem`\\ s,
-  scored on that one scale.
-
-The question loop (:mod:`rag_lab.pipeline.pipeline`), the final context
-(:mod:`rag_lab.pipeline.final_context`), the answer (:mod:`rag_lab.pipeline.answer`) and its guards
-(:mod:`rag_lab.pipeline.answer_guard`) all work on one ``RunContext``.
-"""
+"""What every step of one question's run shares (:class:`RunContext`, docs/design.md §1): the config, the corpus
+resources, the backend, the question's state and trace, and :meth:`RunContext.ask` (one LLM call of a role,
+charged to the budgets), :meth:`RunContext.relevance_queries` and :meth:`RunContext.candidates`."""
 
 from __future__ import annotations
 

@@ -29,8 +29,7 @@ class StopReason(StrEnum):
     * ``insufficient`` — the controller said so, or the guard or judge refused the draft;
     * ``policy_rejected`` — the controller chose answer/rerank although no gathered chunk clears the
       refusal threshold;
-    * ``fallback`` — nothing was found in any round up to the cap: one-shot retrieval with the question.
-    """
+    * ``fallback`` — nothing was found in any round up to the cap: one-shot retrieval with the question."""
 
     ANSWERED = "answered"
     CAP_REACHED = "cap_reached"
@@ -157,11 +156,10 @@ KNOB_RATE_COLUMNS = ("role", "knob", "calls", "opportunities", "fired", "configu
 
 
 def knob_rates(traces: Iterable[Trace]) -> list[dict[str, Any]]:
-    """Observed against configured rate of every simulator knob, per role, over ``traces``: one
-    row per (role, knob) with ``calls`` (LLM calls of that role), ``opportunities`` (calls where the
-    knob applied and was drawn), ``fired``, ``configured`` (the rate it was drawn at),
-    ``observed`` (fired / opportunities: should match ``configured`` up to sampling noise) and
-    ``per_call`` (fired / calls: the rate the pipeline actually met)."""
+    """Observed against configured rate of every simulator knob, per role, over ``traces``: one row per (role, knob)
+    with ``calls`` (LLM calls of that role), ``opportunities`` (calls where the knob applied and was drawn), ``fired``,
+    ``configured`` (the rate it was drawn at), ``observed`` (fired / opportunities: should match ``configured`` up to
+    sampling noise) and ``per_call`` (fired / calls: the rate the pipeline actually met)."""
     calls: dict[str, int] = {}
     rows: dict[tuple[str, str], dict[str, Any]] = {}
     for trace in traces:

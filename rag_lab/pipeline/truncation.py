@@ -1,15 +1,10 @@
 """The truncation strategies, by name (:data:`TRUNCATION_STRATEGIES`): how the evidence bundle is cut to the
-context budget (the :class:`~rag_lab.pipeline.policies.Truncation` policy's ``strategy``).
-
-The registry is the one list of strategies: the policy's field, its JSON schema and the widgets' choices
-derive from it. A strategy takes the candidates (already scored, CRAG-graded, maybe MMR-ordered), the budget
-``max_snippets`` and ``max_tokens``, the corpus resources and the relevance queries, and returns the final
-context in the order the prompt shows it. A new strategy is one registration::
+context budget (the :class:`~rag_lab.pipeline.policies.Truncation` policy's ``strategy``). A new strategy is
+one registration::
 
     @TRUNCATION_STRATEGIES.register("newest_first")
     def newest_first(candidates, max_snippets, max_tokens, res, queries):
-        return fit(sorted(candidates, key=lambda c: (-c.round, c.rank)), max_snippets, max_tokens)
-"""
+        return fit(sorted(candidates, key=lambda c: (-c.round, c.rank)), max_snippets, max_tokens)"""
 
 from __future__ import annotations
 

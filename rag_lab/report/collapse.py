@@ -13,11 +13,10 @@ from rag_lab.stats.summary import is_ci_bound
 
 def identical_columns(table: pd.DataFrame, rows: pd.DataFrame | None = None,
                       columns: Sequence[str] | None = None, prefer: Sequence[str] = ()) -> dict[str, str]:
-    """Each ``quality_*`` column of ``table`` (or of ``columns``) equal to an earlier one → that earlier column:
-    on every per-question row of ``rows`` when given
-    (:meth:`~rag_lab.experiments.engine.results.SweepResult.all_rows`; missing values equal only
-    missing ones), else on every value of ``table``. Columns in ``prefer`` (the plotted one) come first, so
-    they are the ones kept."""
+    """Each ``quality_*`` column of ``table`` (or of ``columns``) equal to an earlier one → that earlier column: on
+    every per-question row of ``rows`` when given (:meth:`~rag_lab.experiments.engine.results.SweepResult.all_rows`;
+    missing values equal only missing ones), else on every value of ``table``. Columns in ``prefer`` (the plotted one)
+    come first, so they are the ones kept."""
     source = rows if rows is not None and len(rows) else table
     listed = list(columns if columns is not None else table.columns)
     names = [c for c in [*(p for p in prefer if p in listed), *(c for c in listed if c not in prefer)]

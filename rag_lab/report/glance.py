@@ -56,8 +56,7 @@ def glance_table(summary: SweepSummary, robustness: Mapping[str, Any] | None = N
         records.append({
             "candidate_id": row.candidate_id, "changes": row.label,
             "quality": q.interval, "quality_verdict": _verdict(q), "cost": c.interval, "cost_verdict": _verdict(c),
-            "claim": claim_text, "where": _where(robustness or {}, set(row.changed), (quality_col, cost_col)),
-        })
+            "claim": claim_text, "where": _where(robustness or {}, set(row.changed), (quality_col, cost_col))})
     return pd.DataFrame.from_records(records, columns=list(COLUMNS))
 
 

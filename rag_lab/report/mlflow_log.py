@@ -101,13 +101,9 @@ def provenance_tags(sweep: SweepResult) -> dict[str, str]:
     return tags
 
 
-def log_sweep(
-    source: SweepResult | str | os.PathLike[str],
-    tracking_dir: str | os.PathLike[str],
-    experiment: str | None = None,
-    report: str | os.PathLike[str] | None = None,
-    reference: Any = None,
-) -> MlflowLogged:
+def log_sweep(source: SweepResult | str | os.PathLike[str], tracking_dir: str | os.PathLike[str],
+              experiment: str | None = None, report: str | os.PathLike[str] | None = None,
+              reference: Any = None) -> MlflowLogged:
     """Log the sweep in ``source`` (a :class:`SweepResult` or a run directory) to the local MLflow tracking
     folder ``tracking_dir`` (docs/cli.md says what is logged); ``experiment`` defaults to the sweep's name,
     ``report`` is an HTML report to attach to the parent run, ``reference`` the paired differences' reference

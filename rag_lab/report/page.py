@@ -72,13 +72,9 @@ def _column_order(table: pd.DataFrame, cost_col: str, quality_col: str) -> list[
     cols = list(table.columns)
     quality = [c for c in cols if is_quality(c) and not is_ci_bound(c, cols)]
     costs = [c for c in cols if is_cost(c)]
-    key = [
-        *(c for c in ("candidate_id", LABEL_COL) if c in cols),
-        *(c for c in cols if c.startswith(PARAM_PREFIX)),
-        quality_col, *(c for c in quality if c != quality_col),
-        cost_col, *(c for c in costs if c != cost_col),
-        "is_pareto",
-    ]
+    key = [*(c for c in ("candidate_id", LABEL_COL) if c in cols), *(c for c in cols if c.startswith(PARAM_PREFIX)),
+           quality_col, *(c for c in quality if c != quality_col), cost_col, *(c for c in costs if c != cost_col),
+           "is_pareto"]
     bounds = {f"{q}{s}" for q in quality for s in ("_lo", "_hi")}
     return key + [c for c in cols if c not in key and c not in bounds]
 
@@ -171,16 +167,13 @@ def _findings_section(summary: SweepSummary) -> str:
 
 
 def _delta_section(summary: SweepSummary) -> list[str]:
-    parts = [
-        "<h2>Paired differences vs the reference (exploratory)</h2>",
-        f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
-        template(__package__, "templates/delta_note.html").substitute(reference=html.escape(summary.reference)),
-        '<div class="table-wrap">', delta_table_html(summary), "</div>",
-    ]
+    parts = ["<h2>Paired differences vs the reference (exploratory)</h2>",
+             f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
+             template(__package__, "templates/delta_note.html").substitute(reference=html.escape(summary.reference)),
+             '<div class="table-wrap">', delta_table_html(summary), "</div>"]
     for i, (metric, frame) in enumerate(summary.frames.items()):
         figure = forest.forest_figure(forest.forest_info(frame, metric))
-        parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
-                                    div_id=f"forest-{i}"))
+        parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id=f"forest-{i}"))
     return parts
 
 
@@ -286,8 +279,7 @@ def verify_table_html(verification: Any) -> str:
 
 
 def _verify_section(verifications: Sequence[Any]) -> list[str]:
-    parts = ["<h2>Simulated vs real</h2>",
-             template(__package__, "templates/verify_note.html").substitute()]
+    parts = ["<h2>Simulated vs real</h2>", template(__package__, "templates/verify_note.html").substitute()]
     for n, v in enumerate(verifications):
         labels = v.labels
         taus = [f"{label(r['metric'])}: τ = {tau_text(r)}" for _, r in v.ranks.iterrows()]
@@ -366,12 +358,8 @@ def _labelled(summary: SweepSummary, from_sweep: bool) -> pd.DataFrame:
     return table
 
 
-def report_figures(
-    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
-    cost_col: str = DEFAULT_COST,
-    quality_col: str | None = None,
-    reference: Any = None,
-) -> dict[str, Any]:
+def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], cost_col: str = DEFAULT_COST,
+                   quality_col: str | None = None, reference: Any = None) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
     ``<second cost>_quality``), ``forest_<metric>`` per paired-difference metric, ``where_grid`` (where claims like the
     sweep's declared ones hold, when the robustness table has such rows), ``guard_tradeoff`` (when the rows hold
@@ -408,24 +396,15 @@ def report_figures(
     return figures
 
 
-def write_report(
-    source: pd.DataFrame | SweepResult | str | os.PathLike[str],
-    out_html: str | os.PathLike[str],
-    cost_col: str = DEFAULT_COST,
-    quality_col: str | None = None,
-    name: str | None = None,
-    reference: Any = None,
-) -> Path:
-    """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory read
-    with :func:`rag_lab.experiments.sweep_runner.load_sweep` — to ``out_html`` (parents created, replaced atomically).
-    ``name`` titles the report (default: the sweep's name). The header says where the results come from (the run's
-    provenance) and, for an unfinished sweep, how many question runs finished (its front and claims provisional).
-    The Pareto flags are recomputed for ``cost_col`` × ``quality_col`` (default: the sweep's
-    :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences of ``quality_col``
-    and ``cost_col`` against ``reference`` (default: the base config; see :meth:`SweepResult.reference`) and
-    labels the points by the parameters they change; when its rows hold ``quality_right``, it adds what each
-    guardrail buys against the same reference (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`).
-    Returns the written path."""
+def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], out_html: str | os.PathLike[str],
+                 cost_col: str = DEFAULT_COST, quality_col: str | None = None, name: str | None = None,
+                 reference: Any = None) -> Path:
+    """Write the HTML report of ``source`` — a results table, a :class:`SweepResult`, or a run directory — to
+    ``out_html`` (replaced atomically) and return its path. ``name`` titles it (default: the sweep's name). The
+    Pareto flags are recomputed for ``cost_col`` × ``quality_col`` (default: the sweep's
+    :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences against
+    ``reference`` (default: the base config), point labels and, with ``quality_right`` rows, what each guardrail
+    buys (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`); what the report holds: docs/design.md §6."""
     table, sweep, default_name = _load(source)
     quality_col = quality_col or (sweep.headline_quality if sweep is not None else DEFAULT_QUALITY)
     name = name or default_name
@@ -470,24 +449,18 @@ def write_report(
         facts.append(f"{', '.join(map(str, n_q))} questions per candidate")
     if summary.spent_ratio is not None:
         facts.append(f"LLM calls spent / incurred: {summary.spent_ratio:.1%}")
-    parts = [
-        header_html(name, when, facts, summary.provenance, progress, list(summary.warnings)),
-        *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
-        _how_to_read(cost_col, quality_col),
-        "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>",
-        *plots,
-        *(_search_section(sweep) if sweep is not None and sweep.search else []),
-        *([_findings_section(summary)] if summary.findings else []),
-        *(_where_section(robustness, related) if related else []),
-        *(_delta_section(summary) if summary.frames else []),
-        *(_guard_section(guards) if guards is not None else []),
-        *(_verify_section(verifications) if verifications else []),
-        "<h2>Results</h2>",
-        *([_collapsed_note(same)] if same else []),
-        '<div class="table-wrap">',
-        results_table_html(collapsed(table, same), cost_col, quality_col),
-        "</div>",
-    ]
+    parts = [header_html(name, when, facts, summary.provenance, progress, list(summary.warnings)),
+             *(["<h2>At a glance: each candidate against the reference</h2>", glance] if glance else []),
+             _how_to_read(cost_col, quality_col),
+             "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>", *plots,
+             *(_search_section(sweep) if sweep is not None and sweep.search else []),
+             *([_findings_section(summary)] if summary.findings else []),
+             *(_where_section(robustness, related) if related else []),
+             *(_delta_section(summary) if summary.frames else []),
+             *(_guard_section(guards) if guards is not None else []),
+             *(_verify_section(verifications) if verifications else []), "<h2>Results</h2>",
+             *([_collapsed_note(same)] if same else []), '<div class="table-wrap">',
+             results_table_html(collapsed(table, same), cost_col, quality_col), "</div>"]
     body = render("page.html.j2", title=TITLE.format(name=name), style=Markup(_STYLE), parts=map(Markup, parts))
     out = Path(out_html)
     out.parent.mkdir(parents=True, exist_ok=True)

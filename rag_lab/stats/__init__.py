@@ -8,14 +8,7 @@ from rag_lab.stats.paired import PairedDifference, paired_difference, paired_mea
 from rag_lab.stats.rank import kendall_tau, rank_agreement
 from rag_lab.stats.selective import RiskCoverage, risk_coverage
 from rag_lab.stats.significance import EquivalenceTest, PairedTest, equivalence_test, holm, p_text, paired_test
-from rag_lab.stats.summary import (
-    add_pareto,
-    aggregate_by_type,
-    aggregate_rows,
-    bootstrap_ci,
-    mean_std_over_seeds,
-    pareto_mask,
-)
+from rag_lab.stats.summary import add_pareto, aggregate_by_type, aggregate_rows, bootstrap_ci, mean_std_over_seeds, pareto_mask
 
 __all__ = [
     "EquivalenceTest", "PairedDifference", "PairedTest", "RiskCoverage", "add_pareto", "aggregate_by_type", "aggregate_rows",

@@ -1,9 +1,8 @@
-"""Paired differences between two configurations measured on the same questions: the mean per-question
-difference with a paired percentile bootstrap interval (:func:`paired_difference`: questions resampled jointly
-for both sides, seeds averaged within a question first, undefined cells left out on both sides), the unpaired
-interval beside it for contrast (:func:`unpaired_difference`), the interval of a ratio of sums over pairs
-(:func:`ratio_interval`), and a difference's ``Δ [lo, hi]`` text (:func:`interval_text`). The method:
-docs/decisions.md, "A difference between two configurations".
+"""Paired differences between two configurations measured on the same questions: the mean per-question difference with a
+paired percentile bootstrap interval (:func:`paired_difference`: questions resampled jointly for both sides, seeds
+averaged within a question first, undefined cells left out on both sides), the unpaired interval beside it for contrast
+(:func:`unpaired_difference`), the interval of a ratio of sums over pairs (:func:`ratio_interval`), and a difference's
+``Δ [lo, hi]`` text (:func:`interval_text`). The method: docs/decisions.md, "A difference between two configurations".
 
 Kept by hand, and checked against ``scipy.stats.bootstrap`` (tests/test_stats_against_scipy.py): it draws the same
 resamples from the same seed, but reads its percentiles at ``(1 − confidence)/2``, a level off in the last bit
@@ -55,7 +54,8 @@ def _matrix(values: Any, what: str) -> np.ndarray:
     return array
 
 
-def _check(n_boot: int, alpha: float) -> None:
+def check_bootstrap(n_boot: int, alpha: float) -> None:
+    """Refuse a bootstrap size that is not a positive integer or a level outside (0, 1)."""
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
         raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
     if not 0.0 < alpha < 1.0:
@@ -108,16 +108,14 @@ def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
     return float(lo), float(hi)
 
 
-def paired_difference(
-    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0, strata: Any = None
-) -> PairedDifference:
-    """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap
-    ``1 − alpha`` interval (see the module doc). ``values`` and ``reference``: one value per question,
-    shape ``(n,)``, or per question and seed, ``(n, seeds)``, in the same order on both sides. ``strata``
-    (optional, one label per question, e.g. its type) resamples within each stratum, so every bootstrap
-    sample keeps the data's mix of question types. The same inputs and ``seed`` always give the same
-    interval; no question defined on both sides gives NaNs and ``n = 0``."""
-    _check(n_boot, alpha)
+def paired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0,
+                      strata: Any = None) -> PairedDifference:
+    """The mean of ``values − reference`` over the same questions, with a paired percentile bootstrap ``1 − alpha``
+    interval (see the module doc). ``values`` and ``reference``: one value per question, shape ``(n,)``, or per question
+    and seed, ``(n, seeds)``, in the same order on both sides. ``strata`` (optional, one label per question, e.g. its
+    type) resamples within each stratum, so every bootstrap sample keeps the data's mix of question types. The same
+    inputs and ``seed`` always give the same interval; no question defined on both sides gives NaNs and ``n = 0``."""
+    check_bootstrap(n_boot, alpha)
     a, b, n_seeds, kept = paired_means(values, reference)
     labels = None if strata is None else _strata_labels(strata, kept.size)[kept]
     n = int(a.size)
@@ -128,16 +126,14 @@ def paired_difference(
     lo, hi = _percentile(diff[idx].mean(axis=1), alpha)
     return PairedDifference(
         delta=float(diff.mean()), lo=lo, hi=hi, n=n, n_seeds=n_seeds,
-        share_differ=float((np.abs(diff) > EQUAL_TOL).mean()), mean=float(a.mean()), reference_mean=float(b.mean()),
-    )
+        share_differ=float((np.abs(diff) > EQUAL_TOL).mean()), mean=float(a.mean()), reference_mean=float(b.mean()))
 
 
-def unpaired_difference(
-    values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05, seed: int = 0
-) -> tuple[float, float, float]:
+def unpaired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: float = 0.05,
+                        seed: int = 0) -> tuple[float, float, float]:
     """``(delta, lo, hi)`` as if the two sides were measured on different questions: each side's questions
     resampled independently (same inputs and question filtering as :func:`paired_difference`)."""
-    _check(n_boot, alpha)
+    check_bootstrap(n_boot, alpha)
     a, b, _ = _paired_means(values, reference)
     n = a.size
     if n == 0:
@@ -152,7 +148,7 @@ def ratio_interval(numerator: np.ndarray, denominator: np.ndarray, n_boot: int =
     """Percentile bootstrap ``1 − alpha`` interval of ``sum(numerator) / sum(denominator)`` over pairs resampled
     with replacement (the two arrays index the same pairs); a resample whose denominator sums to 0 leaves the
     ratio undefined and is dropped. NaNs when every resample is."""
-    _check(n_boot, alpha)
+    check_bootstrap(n_boot, alpha)
     rng = np.random.default_rng(seed)
     draws = rng.integers(0, len(numerator), size=(n_boot, len(numerator)))
     sums_n, sums_d = numerator[draws].sum(axis=1), denominator[draws].sum(axis=1)

@@ -1,19 +1,13 @@
-"""Power of the sign-flip permutation test (and of its TOST) for per-question differences of varying size, by
-simulation of the test itself: what rounds, LLM calls or F1 differences could have detected.
-
-The model is the exact sign test's planning model (:func:`rag_lab.stats.power.effect_probabilities`) with the
-sample's own sizes: a simulated question differs with the sample's share ``s`` of differing questions, its size drawn
-from the observed nonzero ``|d|`` (mean ``m``), and is a gain with probability ``q``, so ``Δ = s · (2q − 1) · m``; an
-effect beyond ``s · m`` makes every differing question a gain and more questions differ (``Δ / m`` of them). Each
-simulated sample is tested as the lab tests it (the sum of the differences against its sign flips). The draws are
-fixed by ``seed``, so the power grows with ``Δ`` (or with the margin) and bisection finds the smallest one that
-reaches the target.
-
+"""Power of the sign-flip permutation test (and of its TOST), by simulation of the test itself, for per-question
+differences of varying size (rounds, LLM calls, F1). The model is the exact sign test's planning model
+(:func:`rag_lab.stats.power.effect_probabilities`) with the sample's own share of differing questions and
+sizes; the draws are fixed by ``seed``, so bisection finds the smallest effect that reaches the target.
 Kept by hand: scipy has no power of a permutation test."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import lru_cache
 
 import numpy as np
@@ -58,6 +52,21 @@ def _sample(sizes: np.ndarray, n: int, delta: float, seed: int) -> tuple[np.ndar
     return x, flips
 
 
+def smallest(power_at: Callable[[float], float], target: float, low: float = 1e-4, high: float = 1.0,
+             steps: int = 40) -> float:
+    """The smallest value in ``(low, high]`` where ``power_at`` reaches ``target`` (bisection; power grows with it),
+    ``inf`` when even ``high`` does not."""
+    if power_at(high) < target:
+        return math.inf
+    for _ in range(steps):
+        mid = (low + high) / 2
+        if power_at(mid) >= target:
+            high = mid
+        else:
+            low = mid
+    return high
+
+
 def _p_greater(x: np.ndarray, flips: np.ndarray) -> np.ndarray:
     """Per row of ``x``: the Monte Carlo sign-flip p of the sum being this large (``+1`` in both counts)."""
     observed = x.sum(axis=1)
@@ -86,16 +95,9 @@ def permutation_detectable_effect(sizes: np.ndarray, n: int, alpha: float = 0.05
     the module doc); ``inf`` when even every nonzero difference in the claimed direction does not."""
     nonzero, _ = _nonzero(sizes)
     top = float(nonzero.mean()) if nonzero.size else 0.0
-    if top <= 0 or permutation_power(sizes, n, top, alpha, two_sided, seed) < power:
+    if top <= 0:
         return math.inf
-    low, high = 0.0, top
-    for _ in range(20):
-        mid = (low + high) / 2
-        if permutation_power(sizes, n, mid, alpha, two_sided, seed) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
+    return smallest(lambda d: permutation_power(sizes, n, d, alpha, two_sided, seed), power, 0.0, top, steps=20)
 
 
 def permutation_tost_power(sizes: np.ndarray, n: int, margin: float, alpha: float = 0.05, seed: int = 0) -> float:
@@ -119,11 +121,4 @@ def permutation_tost_detectable_margin(sizes: np.ndarray, n: int, alpha: float =
         high *= 2
         if high > 1e6:
             return math.inf
-    low = 0.0
-    for _ in range(20):
-        mid = (low + high) / 2
-        if permutation_tost_power(sizes, n, mid, alpha, seed) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
+    return smallest(lambda margin: permutation_tost_power(sizes, n, margin, alpha, seed), power, 0.0, high, steps=20)

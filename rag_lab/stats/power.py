@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Literal, NamedTuple
 
@@ -105,21 +104,6 @@ def effect_probabilities(delta: float, discordance: float) -> tuple[float, float
     return (d + delta) / 2, (d - delta) / 2
 
 
-def _smallest(power_at: Callable[[float], float], target: float, low: float = 1e-4, high: float = 1.0,
-              steps: int = 40) -> float:
-    """The smallest value in ``(low, high]`` where ``power_at`` reaches ``target`` (bisection; power grows with it),
-    ``inf`` when even ``high`` does not."""
-    if power_at(high) < target:
-        return math.inf
-    for _ in range(steps):
-        mid = (low + high) / 2
-        if power_at(mid) >= target:
-            high = mid
-        else:
-            low = mid
-    return high
-
-
 def sign_detectable_effect(n: int, discordance: float, alpha: float = 0.05, power: float = TARGET_POWER,
                            alternative: Alternative = "greater") -> float:
     """The smallest ``|Δ|`` of a 0/1 metric that the exact sign test of ``n`` questions shows with ``power`` at
@@ -131,14 +115,14 @@ def sign_detectable_effect(n: int, discordance: float, alpha: float = 0.05, powe
         p_win, p_loss = effect_probabilities(sign * delta, discordance)
         return sign_test_power(n, p_win, p_loss, alpha, alternative)
 
-    return _smallest(at, power)
+    return perm.smallest(at, power)
 
 
 def tost_detectable_margin(n: int, discordance: float, alpha: float = 0.05, power: float = TARGET_POWER) -> float:
     """The smallest equivalence margin the exact TOST of ``n`` 0/1 questions shows with ``power`` when there is no
     effect and the arms differ on a share ``discordance`` (half wins, half losses)."""
     half = min(discordance, 1.0) / 2
-    return _smallest(lambda m: tost_power(n, half, half, min(m, 0.999), alpha), power, high=0.999, steps=12)
+    return perm.smallest(lambda m: tost_power(n, half, half, min(m, 0.999), alpha), power, high=0.999, steps=12)
 
 
 def no_difference_bound(n: int, alpha: float = 0.05) -> float:
@@ -335,8 +319,7 @@ def questions_needed(differences: Differences, direction: str, target: float, al
     return high
 
 
-def detectable_at(n: int, differences: Differences, direction: str, alpha: float,
-                  power: float = TARGET_POWER) -> float:
+def detectable_at(n: int, differences: Differences, direction: str, alpha: float, power: float = TARGET_POWER) -> float:
     """The smallest effect (or margin, for ``none``) a study of ``n`` questions detects with ``power``, with the
     pilot's discordance or spread."""
     share = differences.differ / differences.n if differences.n else 0.0

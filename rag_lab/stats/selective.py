@@ -50,8 +50,7 @@ def risk_coverage(score: np.ndarray, answered: np.ndarray, right: np.ndarray) ->
     >>> rc.thresholds, rc.coverage, rc.risk
     ((0.5, 0.9), (0.75, 0.25), (0.3333333333333333, 0.0))
     >>> round(rc.aurc, 4)   # (0.75 - 0.25) * 1/3 + 0.25 * 0
-    0.1667
-    """
+    0.1667"""
     s, a, r = (np.asarray(v, dtype=float).ravel() for v in (score, answered, right))
     if not s.size == a.size == r.size:
         raise ValueError(f"score, answered and right must have one value per question, got {s.size}, {a.size}, "
@@ -71,11 +70,5 @@ def risk_coverage(score: np.ndarray, answered: np.ndarray, right: np.ndarray) ->
     risk = wrong_at / answered_at
     widths = coverage - np.append(coverage[1:], 0.0)
     aurc = float(np.sum(widths * risk)) if thresholds.size else float("nan")
-    return RiskCoverage(
-        thresholds=tuple(thresholds.tolist()),
-        coverage=tuple(coverage.tolist()),
-        risk=tuple(risk.tolist()),
-        answered=tuple(answered_at.tolist()),
-        aurc=aurc,
-        n=n,
-    )
+    return RiskCoverage(thresholds=tuple(thresholds.tolist()), coverage=tuple(coverage.tolist()),
+                        risk=tuple(risk.tolist()), answered=tuple(answered_at.tolist()), aurc=aurc, n=n)

@@ -1,15 +1,7 @@
-"""Significance tests for paired differences on the same questions: the exact sign / McNemar test and the paired
-sign-flip permutation test (:func:`paired_test`), Holm's correction (:func:`holm`), the equivalence test (TOST)
-with a stated margin (:func:`equivalence_test`), and the one test of a claim (:func:`claim_test`: one-sided in
-the claimed direction, the TOST for "no change"). The interval of
-:func:`~rag_lab.stats.paired.paired_difference` says how large a difference is; these say whether it is shown.
-The method, and each test's measured size: docs/decisions.md.
-
-Kept by hand, each checked against scipy in tests/test_stats_against_scipy.py (the sign test and the binomial
-bound are ``scipy.stats.binomtest``): the enumerated sign flips (``permutation_test`` enumerates the same 2^m
-patterns 40× slower at m = 16, its tie tolerance relative to the observed sum splitting a zero sum's ties by
-rounding); the Monte-Carlo flips (a seeded stream the shipped tables hold); the lattice p (scipy has none); Holm
-(scipy has only BH/BY, ``false_discovery_control``; statsmodels is no dependency)."""
+"""Significance tests for paired differences on the same questions: the exact sign / McNemar test and the
+sign-flip permutation test (:func:`paired_test`), Holm's correction (:func:`holm`), the equivalence test (TOST,
+:func:`equivalence_test`) and the one test of a claim (:func:`claim_test`). The method and each test's measured
+size: docs/decisions.md. Kept by hand, each checked against scipy in tests/test_stats_against_scipy.py."""
 
 from __future__ import annotations
 
@@ -203,26 +195,15 @@ def _permutation_p(d: np.ndarray, alternative: Alternative, n_permutations: int,
     return (hits + plus_one) / (len(sums) + plus_one), method, count
 
 
-def paired_test(
-    values: Any,
-    reference: Any,
-    *,
-    alternative: Alternative = "two-sided",
-    method: Method | None = None,
-    n_permutations: int = N_PERMUTATIONS,
-    seed: int = 0,
-    strata: Any = None,
-    n_boot: int = 2000,
-    alpha: float = 0.05,
-    exact_max: int = EXACT_MAX,
-) -> PairedTest:
-    """Test ``values − reference`` over the same questions (arrays as :func:`paired_difference` takes:
-    ``(n,)`` or ``(n, seeds)``, aligned). ``method=None`` picks the exact sign / McNemar test when every
-    nonzero per-question difference has the same size (0/1 metrics, one seed), else the sign-flip
-    permutation test; ``"exact"`` and ``"permutation"`` force one. The permutation test enumerates every
-    sign pattern up to ``exact_max`` nonzero differences (at most 20), else draws ``n_permutations``.
-    ``strata`` (one label per question) and ``n_boot``/``alpha``/``seed`` go to the bootstrap interval the
-    result carries. Deterministic for a seed."""
+def paired_test(values: Any, reference: Any, *, alternative: Alternative = "two-sided", method: Method | None = None,
+                n_permutations: int = N_PERMUTATIONS, seed: int = 0, strata: Any = None, n_boot: int = 2000,
+                alpha: float = 0.05, exact_max: int = EXACT_MAX) -> PairedTest:
+    """Test ``values − reference`` over the same questions (arrays as :func:`paired_difference` takes: ``(n,)`` or
+    ``(n, seeds)``, aligned). ``method=None`` picks the exact sign / McNemar test when every nonzero per-question
+    difference has the same size (0/1 metrics, one seed), else the sign-flip permutation test; ``"exact"`` and
+    ``"permutation"`` force one. The permutation test enumerates every sign pattern up to ``exact_max`` nonzero
+    differences (at most 20), else draws ``n_permutations``. ``strata`` (one label per question) and
+    ``n_boot``/``alpha``/``seed`` go to the bootstrap interval the result carries. Deterministic for a seed."""
     _check_alternative(alternative)
     if method is not None and method not in METHODS:
         raise ValueError(f"method must be None or one of {METHODS}, got {method!r}")
@@ -267,10 +248,9 @@ def difference_p(d: np.ndarray, alternative: Alternative = "two-sided", *, metho
 
 
 def holm(pvalues: Iterable[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given: sorted ascending, the i-th smallest (from 0)
-    of ``m`` is multiplied by ``m − i``, then made non-decreasing along that order and capped at 1. A
-    finding of a family of ``m`` is significant at α when its adjusted p is below α. NaN p-values stay NaN
-    and do not count in ``m``."""
+    """Holm's step-down adjusted p-values, in the order given: sorted ascending, the i-th smallest (from 0) of ``m`` is
+    multiplied by ``m − i``, then made non-decreasing along that order and capped at 1. A finding of a family of ``m``
+    is significant at α when its adjusted p is below α. NaN p-values stay NaN and do not count in ``m``."""
     ps = [float(p) for p in pvalues]
     for p in ps:
         if p == p and not 0.0 <= p <= 1.0:
@@ -298,14 +278,13 @@ def _flat(values: Any) -> list[float]:
 
 def equivalence_test(values: Any, reference: Any, margin: float,
                      value_range: tuple[float, float] | None = None) -> EquivalenceTest:
-    """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin``
-    in the metric's units, stated by the claim (e.g. 0.05 of answer containment). Exact for −1/0/+1
-    differences; two sign-flip permutation tests otherwise (of ``d + margin`` above 0, of ``d − margin`` below 0). A
-    difference without spread is refused (p = 1) — unless the metric's ``value_range`` ``(low, high)`` is known (e.g.
-    ``(0, 1)`` for F1 or evidence recall): then ``|Δ|`` is at most ``(high − low)`` times the share of questions that
-    differ, and the exact binomial test of that share below ``margin / (high − low)`` bounds it (``method="exact
-    bound"``; no question differing of ``n`` gives ``(1 − margin/(high − low))^n``). Fewer than 2 questions give
-    p = 1."""
+    """TOST of ``−margin < Δ < +margin`` on the per-question differences (see the module doc); ``margin`` in the
+    metric's units, stated by the claim (e.g. 0.05 of answer containment). Exact for −1/0/+1 differences; two sign-flip
+    permutation tests otherwise (of ``d + margin`` above 0, of ``d − margin`` below 0). A difference without spread is
+    refused (p = 1) — unless the metric's ``value_range`` ``(low, high)`` is known (e.g. ``(0, 1)`` for F1 or evidence
+    recall): then ``|Δ|`` is at most ``(high − low)`` times the share of questions that differ, and the exact binomial
+    test of that share below ``margin / (high − low)`` bounds it (``method="exact bound"``; no question differing of
+    ``n`` gives ``(1 − margin/(high − low))^n``). Fewer than 2 questions give p = 1."""
     if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
         raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")
     d, _, _ = _differences(values, reference)
@@ -366,12 +345,11 @@ class ClaimTest:
 
 def claim_test(values: Any, reference: Any, direction: str, margin: float | None = None, *, n_boot: int = 2000,
                seed: int = 0, value_range: tuple[float, float] | None = None) -> ClaimTest:
-    """The test of a claim that ``values`` lies ``direction`` of ``reference`` over the same questions:
-    ``"above"`` / ``"below"`` one-sided paired tests (:func:`paired_test`, alternative ``greater`` / ``less``),
-    ``"none"`` the TOST within ``±margin`` (:func:`equivalence_test`, with the metric's ``value_range``),
-    ``"two-sided"`` (no claimed direction:
-    an exploratory Δ table) the two-sided paired test. Every place that tests a claim calls this, so a
-    claim has one p wherever it is printed."""
+    """The test of a claim that ``values`` lies ``direction`` of ``reference`` over the same questions: ``"above"`` /
+    ``"below"`` one-sided paired tests (:func:`paired_test`, alternative ``greater`` / ``less``), ``"none"`` the TOST
+    within ``±margin`` (:func:`equivalence_test`, with the metric's ``value_range``), ``"two-sided"`` (no claimed
+    direction: an exploratory Δ table) the two-sided paired test. Every place that tests a claim calls this, so a claim
+    has one p wherever it is printed."""
     if direction not in (*CLAIM_ALTERNATIVE, "none"):
         raise ValueError(f"direction must be one of {[*CLAIM_ALTERNATIVE, 'none']}, got {direction!r}")
     if direction == "none":

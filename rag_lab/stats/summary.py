@@ -1,17 +1,7 @@
-"""Statistics of evaluation runs: bootstrap confidence intervals over questions, mean ± std over seeds,
-and the cost-quality Pareto front (docs/design.md §5–6).
-
-Conventions. Per-question rows come from :func:`rag_lab.evaluation.question_metrics.question_metrics`:
-``quality_*`` in [0, 1] or None where undefined, ``cost_*`` (incurred), ``spent_*`` (cache misses) and
-``run_*`` (wall clock). An undefined quality value (None or NaN) is left out of that column's mean and
-interval; a column with no defined value has mean and bounds NaN. A ``cost_*``, ``spent_*`` or ``run_*`` key
-missing from a row counts as 0 — the question did not incur it (``cost_calls_<role>`` exists only for the
-roles a question called).
-
-Kept by hand: :func:`bootstrap_ci` draws the resamples ``scipy.stats.bootstrap`` draws from the same seed, but
-scipy reads its percentiles at a level off in the last bit and refuses a single value (checked against it in
-tests/test_stats_against_scipy.py).
-"""
+"""Statistics of evaluation runs: bootstrap confidence intervals over questions, mean ± std over seeds, and the
+cost-quality Pareto front (docs/design.md §5–6). An undefined quality value (None or NaN) is left out of its
+column; a missing ``cost_*``, ``spent_*`` or ``run_*`` key counts as 0. :func:`bootstrap_ci` is kept by hand
+(it draws ``scipy.stats.bootstrap``'s resamples, checked in tests/test_stats_against_scipy.py)."""
 
 from __future__ import annotations
 
@@ -23,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.families import is_cost, is_metric, is_quality
+from rag_lab.stats.paired import check_bootstrap
 
 CI_SUFFIXES = ("_lo", "_hi")
 
@@ -51,20 +42,15 @@ def _is_number(value: Any) -> bool:
     return True
 
 
-def bootstrap_ci(
-    values: Iterable[float | None], n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-) -> tuple[float, float]:
+def bootstrap_ci(values: Iterable[float | None], n_boot: int = 1000, alpha: float = 0.05,
+                 seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap confidence interval ``(lo, hi)`` of the mean of ``values``.
 
     ``n_boot`` resamples of the defined values (None and NaN are dropped), drawn with replacement by
     ``numpy.random.default_rng(seed)`` in one vectorised step (memory ``n_boot × n``), so the same inputs
     and seed always give the same interval. The bounds are the ``alpha/2`` and ``1 - alpha/2`` quantiles of
-    the resampled means. No defined value gives ``(nan, nan)``; a single one gives a zero-width interval.
-    """
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 1:
-        raise ValueError(f"n_boot must be a positive integer, got {n_boot!r}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    the resampled means. No defined value gives ``(nan, nan)``; a single one gives a zero-width interval."""
+    check_bootstrap(n_boot, alpha)
     array = _float_array(values, "bootstrap_ci values")
     array = array[~np.isnan(array)]
     if array.size == 0:
@@ -86,16 +72,14 @@ def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     return list(seen)
 
 
-def aggregate_rows(
-    rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-) -> dict[str, Any]:
+def aggregate_rows(rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05,
+                   seed: int = 0) -> dict[str, Any]:
     """One summary of per-question metric rows.
 
     Keys: ``n_questions``; for every ``quality_*`` column its mean over the questions where it is defined
     with ``<col>_lo`` and ``<col>_hi``, the :func:`bootstrap_ci` bounds (same ``n_boot``, ``alpha`` and
     ``seed`` for every column); for every ``cost_*``, ``spent_*`` and ``run_*`` column its mean per question.
-    Columns keep the order in which they first appear in ``rows``; other keys (``qid``, ``type`` ...) are ignored.
-    """
+    Columns keep the order in which they first appear in ``rows``; other keys (``qid``, ``type`` ...) are ignored."""
     if isinstance(rows, (str, bytes, Mapping)) or not isinstance(rows, Sequence):
         raise ValueError(f"rows must be a list of dicts, got {type(rows).__name__}")
     out: dict[str, Any] = {"n_questions": len(rows)}
@@ -112,9 +96,8 @@ def aggregate_rows(
     return out
 
 
-def aggregate_by_type(
-    rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05, seed: int = 0
-) -> dict[str, dict[str, Any]]:
+def aggregate_by_type(rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha: float = 0.05,
+                      seed: int = 0) -> dict[str, dict[str, Any]]:
     """:func:`aggregate_rows` per question type (the rows' ``type`` key), types in sorted order."""
     groups: dict[str, list[Mapping[str, Any]]] = {}
     for i, row in enumerate(rows):
@@ -137,9 +120,8 @@ def _require_columns(table: pd.DataFrame, cols: Iterable[str], what: str) -> Non
         raise ValueError(f"{what}: no column(s) {missing} in the table (columns: {list(table.columns)})")
 
 
-def mean_std_over_seeds(
-    table: pd.DataFrame, group_cols: list[str], value_cols: list[str] | None = None
-) -> pd.DataFrame:
+def mean_std_over_seeds(table: pd.DataFrame, group_cols: list[str],
+                        value_cols: list[str] | None = None) -> pd.DataFrame:
     """Mean and standard deviation across seeds of each configuration.
 
     Rows of ``table`` that agree on ``group_cols`` (typically the ``param_*`` columns) are repeated runs of
@@ -147,17 +129,13 @@ def mean_std_over_seeds(
     result has ``group_cols``, then ``<col>_mean`` and ``<col>_std`` (ddof=1, NaN for a single seed) for each
     value column, and ``n_seeds``; groups in order of first appearance. ``value_cols`` defaults to every
     ``quality_*``, ``cost_*``, ``spent_*`` and ``run_*`` column that is not a CI bound. When the table has a
-    ``seed`` column, a seed repeated within one group is an error (``group_cols`` do not identify a configuration).
-    """
+    ``seed`` column, a seed repeated within one group is an error (``group_cols`` do not identify a configuration)."""
     group_cols = list(group_cols)
     if not group_cols:
         raise ValueError("group_cols must name at least one column")
     _require_columns(table, group_cols, "group_cols")
     if value_cols is None:
-        value_cols = [
-            c for c in table.columns
-            if is_metric(c) and not is_ci_bound(c, table.columns)
-        ]
+        value_cols = [c for c in table.columns if is_metric(c) and not is_ci_bound(c, table.columns)]
     else:
         value_cols = list(value_cols)
         _require_columns(table, value_cols, "value_cols")
@@ -184,8 +162,7 @@ def pareto_mask(cost: Iterable[float | None], quality: Iterable[float | None]) -
 
     A point is dominated if another has cost ≤ and quality ≥ with at least one strict; identical points
     do not dominate each other, so both are on the front. A point with a NaN (or None) cost or quality is
-    never on the front and never dominates. Sorting by cost and a running maximum of quality: O(n log n).
-    """
+    never on the front and never dominates. Sorting by cost and a running maximum of quality: O(n log n)."""
     c = _float_array(cost, "pareto_mask cost")
     q = _float_array(quality, "pareto_mask quality")
     if c.shape != q.shape:

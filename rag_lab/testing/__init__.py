@@ -10,17 +10,17 @@ from __future__ import annotations
 
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.testing.checks import (
-    CHAT_REQUEST,
-    INDEX_TEXTS,
-    ROUTE_FALLBACK,
-    ROUTE_REQUEST,
-    ContractViolation,
-    check_backend,
-    check_index,
-    check_loader,
-    check_policy,
-    index_chunks,
-    policy_bounds,
+                                    CHAT_REQUEST,
+                                    INDEX_TEXTS,
+                                    ROUTE_FALLBACK,
+                                    ROUTE_REQUEST,
+                                    ContractViolation,
+                                    check_backend,
+                                    check_index,
+                                    check_loader,
+                                    check_policy,
+                                    index_chunks,
+                                    policy_bounds,
 )
 from rag_lab.testing.fakes import HashEmbedder, ScriptedResources, corpus_of
 from rag_lab.testing.role_check import check_role

@@ -1,16 +1,7 @@
 """The contract of each plug-in kind, as checks anyone can run on their own plug-in (as scikit-learn's
-``check_estimator`` does for an estimator). Each check exercises the plug-in on a tiny input and raises a
-:class:`ContractViolation` (an ``AssertionError``) that names the contract, the rule and what was wrong;
-it returns quietly when every rule holds. None needs a model, a network or pytest.
-
-- :func:`check_index` — a :class:`~rag_lab.index.base.SearchIndex` subclass or a registered index kind;
-- :func:`check_backend` — an :class:`~rag_lab.llm.base.LLMBackend` instance, ready to answer;
-- :func:`check_loader` — a function ``path -> Dataset`` and a file or folder it reads;
-- :func:`check_policy` — a :class:`~rag_lab.pipeline.policies.Policy` subclass.
-
-The project's own contract tests (``tests/test_index_contract.py``, ``tests/test_backend_contract.py``,
-``tests/test_loaders.py``, ``tests/test_policies.py``) run these same checks over every registered plug-in.
-"""
+``check_estimator``): :func:`check_index`, :func:`check_backend`, :func:`check_loader` and :func:`check_policy`
+exercise it on a tiny input and raise a :class:`ContractViolation` naming the contract, the rule and what was
+wrong. None needs a model, a network or pytest; the project's contract tests run them over every plug-in."""
 
 from __future__ import annotations
 
@@ -36,10 +27,8 @@ from rag_lab.pipeline.policies import Policy
 from rag_lab.records import Chunk, Dataset
 from rag_lab.testing.fakes import HashEmbedder
 
-__all__ = [
-    "CHAT_REQUEST", "INDEX_TEXTS", "ROUTE_FALLBACK", "ROUTE_REQUEST", "ContractViolation", "check_backend",
-    "check_index", "check_loader", "check_policy", "index_chunks", "policy_bounds",
-]
+__all__ = ["CHAT_REQUEST", "INDEX_TEXTS", "ROUTE_FALLBACK", "ROUTE_REQUEST", "ContractViolation", "check_backend",
+           "check_index", "check_loader", "check_policy", "index_chunks", "policy_bounds"]
 
 
 class ContractViolation(AssertionError):
@@ -103,14 +92,10 @@ def _folder(tmp_dir: str | Path | None) -> Iterator[Path]:
 
 #: The chunks :func:`check_index` builds on: d3 alone holds "zyxqorp" and "satellite", d4 alone "tomatoes",
 #: d0 and d5 share "password", "reset" and "login"; d0 alone holds "account".
-INDEX_TEXTS = (
-    "password reset instructions for the account login page",
-    "the quarterly revenue report for the finance team",
-    "new smartphone battery lasts two full days",
-    "the zyxqorp protocol handles encrypted satellite uplinks",
-    "gardening tips for growing tomatoes in summer",
-    "how to reset a forgotten password on the login screen",
-)
+INDEX_TEXTS = ("password reset instructions for the account login page",
+               "the quarterly revenue report for the finance team", "new smartphone battery lasts two full days",
+               "the zyxqorp protocol handles encrypted satellite uplinks",
+               "gardening tips for growing tomatoes in summer", "how to reset a forgotten password on the login screen")
 
 
 def index_chunks(texts: Iterable[str] = INDEX_TEXTS) -> list[Chunk]:
@@ -219,8 +204,7 @@ CHAT_REQUEST = LLMRequest(role="answer", messages=(
 #: The structured request :func:`check_backend` sends (role ``route``, schema :class:`RouteDecision`).
 ROUTE_REQUEST = LLMRequest(role="route", response_schema=RouteDecision, messages=(
     Message(role="system", content='Classify the question as SIMPLE or COMPLEX. Reply with JSON {"route": ...}.'),
-    Message(role="user", content="Question: Who wrote the first program?"),
-))
+    Message(role="user", content="Question: Who wrote the first program?")))
 #: The fallback of the structured request.
 ROUTE_FALLBACK = RouteDecision(route="COMPLEX")
 
@@ -322,11 +306,10 @@ def policy_bounds(cls: type[Policy]) -> Iterator[tuple[str, Any, Any]]:
 
 
 def check_policy(cls: type[Policy]) -> None:
-    """Check a policy class: a :class:`~rag_lab.pipeline.policies.Policy` subclass that constructs with its
-    defaults, is frozen, comes back equal through a dump (dict and JSON), refuses an unknown field, bounds
-    every numeric field from both sides (and refuses a value outside), and says in its docstring what it does.
-    A policy that is a section of :class:`~rag_lab.pipeline.config.PipelineConfig` is also reachable by its
-    dotted keys."""
+    """Check a policy class: a :class:`~rag_lab.pipeline.policies.Policy` subclass that constructs with its defaults, is
+    frozen, comes back equal through a dump (dict and JSON), refuses an unknown field, bounds every numeric field from
+    both sides (and refuses a value outside), and says in its docstring what it does. A policy that is a section of
+    :class:`~rag_lab.pipeline.config.PipelineConfig` is also reachable by its dotted keys."""
     c = _Contract("policy", getattr(cls, "__qualname__", repr(cls)))
     c.require(isinstance(cls, type) and issubclass(cls, Policy), "a Policy subclass",
               f"{cls!r} is not a subclass of rag_lab.pipeline.policies.Policy")

@@ -1,7 +1,6 @@
-"""The axis choice of the widgets' cost-vs-quality plots: two dropdowns, cost (LLM calls, tokens, money,
-modelled latency) and quality (the main ``quality_*`` columns), each option shown by its readable
-catalog label (:func:`rag_lab.evaluation.catalog.label`). Changing one only re-draws: every run already
-holds every metric."""
+"""The axis choice of the widgets' cost-vs-quality plots: two dropdowns, cost (LLM calls, tokens, money, modelled
+latency) and quality (the main ``quality_*`` columns), each option shown by its readable catalog label
+(:func:`rag_lab.evaluation.catalog.label`). Changing one only re-draws: every run already holds every metric."""
 
 from __future__ import annotations
 

@@ -1,9 +1,8 @@
-"""ipywidgets controls generated from the policies' field types and bounds: :func:`param_control` reads one dotted
-key of :class:`~rag_lab.pipeline.PipelineConfig` and builds the control its type calls for (a checkbox, a
-dropdown of the allowed or registered values, a slider or a bounded box, an ``unlimited`` checkbox for an
-optional integer, a comma-separated text). Each control's ``description`` is the dotted key (the browser test
-finds controls by it) and its tooltip the field's description, or else its policy's docstring. The mapping:
-docs/course.md, "The widgets"."""
+"""ipywidgets controls generated from the policies' field types and bounds: :func:`param_control` reads one dotted key
+of :class:`~rag_lab.pipeline.PipelineConfig` and builds the control its type calls for (a checkbox, a dropdown of the
+allowed or registered values, a slider or a bounded box, an ``unlimited`` checkbox for an optional integer, a
+comma-separated text). Each control's ``description`` is the dotted key (the browser test finds controls by it) and its
+tooltip the field's description, or else its policy's docstring. The mapping: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -74,18 +73,14 @@ def field_spec(key: str) -> FieldSpec:
 
 
 def parse_value(key: str, text: str) -> Any:
-    """One value of ``key`` from text: ``true``/``false``, a number, ``none``/``unlimited`` (optional
-    ints) or a Literal choice. ``ConfigError`` if it does not parse; tuple fields are not parsed here
-    (commas separate values)."""
+    """One value of ``key`` from text: ``true``/``false``, a number, ``none``/``unlimited`` (optional ints) or a Literal
+    choice. ``ConfigError`` if it does not parse; tuple fields are not parsed here (commas separate values)."""
     spec = field_spec(key)
     word = text.strip()
     parsers: dict[str, Callable[[str], Any]] = {
         "bool": lambda w: {"true": True, "false": False}[w.lower()],
-        "literal": lambda w: spec.choices[[str(c) for c in spec.choices].index(w)],
-        "int": int,
-        "float": float,
-        "optional_int": lambda w: None if w.lower() in ("none", "unlimited") else int(w),
-    }
+        "literal": lambda w: spec.choices[[str(c) for c in spec.choices].index(w)], "int": int, "float": float,
+        "optional_int": lambda w: None if w.lower() in ("none", "unlimited") else int(w)}
     if spec.kind not in parsers:
         raise ConfigError(f"{key!r}: a {spec.kind} field cannot be given as one of several comma-separated values")
     try:
@@ -172,8 +167,7 @@ def param_control(key: str, base: PipelineConfig | None = None) -> ParamControl:
 
     >>> control = param_control("round_cap.max_rounds")
     >>> type(control.widget).__name__, control.value
-    ('IntSlider', 2)
-    """
+    ('IntSlider', 2)"""
     return ParamControl(field_spec(key), (base or PipelineConfig()).get(key))
 
 

@@ -1,9 +1,8 @@
 """``PolicyExplorer``: move a policy control, the real pipeline runs over the evaluation set, and the point for that
-configuration appears on the cost-vs-quality plot, labelled by the parameters it changes, with its paired
-difference against the reference point in the status line (:meth:`PolicyExplorer.delta`). Runs happen in a
-background thread, one at a time; a newer change supersedes a running one, which stops early and never writes its
-point. Every run goes through the shared corpus resources and the response cache (:mod:`.session`). How it
-behaves: docs/course.md, "The widgets"."""
+configuration appears on the cost-vs-quality plot, labelled by the parameters it changes, with its paired difference
+against the reference point in the status line (:meth:`PolicyExplorer.delta`). Runs happen in a background thread, one
+at a time; a newer change supersedes a running one, which stops early and never writes its point. Every run goes through
+the shared corpus resources and the response cache (:mod:`.session`). How it behaves: docs/course.md, "The widgets"."""
 
 from __future__ import annotations
 
@@ -40,37 +39,26 @@ DELTA_BOOT = 2000
 
 
 class PolicyExplorer:
-    """Controls for ``params`` (dotted keys), a progress bar, a status line and a cost-vs-quality
-    ``FigureWidget`` with one point per distinct configuration run (the latest one ringed), CI error
-    bars on quality and the Pareto front.
+    """Controls for ``params`` (dotted keys), a progress bar, a status line and a cost-vs-quality ``FigureWidget`` with
+    one point per distinct configuration run (the latest one ringed), CI error bars on quality and the Pareto front.
 
-    Questions: ``dataset``'s ``split``, restricted to ``types``, the first ``per_type`` of each type, at
-    most ``limit`` (as a sweep picks them). ``backend``
-    defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as sweeps use, so a sweep
-    with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
+    Questions: ``dataset``'s ``split``, restricted to ``types``, the first ``per_type`` of each type, at most ``limit``
+    (as a sweep picks them). ``backend`` defaults to the cached simulator with ``profile`` and ``knobs`` (seed 0, as
+    sweeps use, so a sweep with the same ``backend.profile``/``backend.knobs`` shares its cache). ``base`` holds every
     parameter the controls do not set.
 
     >>> explorer = PolicyExplorer(params=["round_cap.max_rounds", "crag.upper"], limit=6)   # doctest: +SKIP
     >>> explorer.run()                                  # the base configuration: one point   # doctest: +SKIP
     >>> explorer.with_params({"round_cap.max_rounds": 3}).wait()                            # doctest: +SKIP
     >>> explorer.points[["param_round_cap.max_rounds", "quality_answer_containment", "cost_llm_calls"]]  # doctest: +SKIP
-    >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP"""
+    >>> explorer                                        # in Jupyter: the controls, progress and the plot  # doctest: +SKIP
+    """
 
-    def __init__(
-        self,
-        dataset: str = "world",
-        params: Sequence[str] = DEFAULT_PARAMS,
-        split: str | None = "test",
-        limit: int | None = None,
-        types: Sequence[str] | None = None,
-        backend: LLMBackend | None = None,
-        base: PipelineConfig | None = None,
-        cost_col: str = DEFAULT_COST,
-        quality_col: str = DEFAULT_QUALITY,
-        profile: str = "typical",
-        knobs: Mapping[str, float | str] | None = None,
-        per_type: int | None = None,
-    ) -> None:
+    def __init__(self, dataset: str = "world", params: Sequence[str] = DEFAULT_PARAMS, split: str | None = "test",
+                 limit: int | None = None, types: Sequence[str] | None = None, backend: LLMBackend | None = None,
+                 base: PipelineConfig | None = None, cost_col: str = DEFAULT_COST, quality_col: str = DEFAULT_QUALITY,
+                 profile: str = "typical", knobs: Mapping[str, float | str] | None = None,
+                 per_type: int | None = None) -> None:
         if not params:
             raise ConfigError("PolicyExplorer needs at least one parameter to control")
         check_axes(cost_col, quality_col)
@@ -113,14 +101,9 @@ class PolicyExplorer:
         self._delta.add_class("rag-lab-delta")
         self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
         self.figure = empty_plot(cost_col, quality_col)
-        self.widget = widgets.VBox([
-            widgets.VBox([c.widget for c in self.controls.values()]),
-            widgets.HBox([self._progress, self._state]),
-            self._status,
-            self._delta,
-            self.axes.widget,
-            self.figure,
-        ])
+        self.widget = widgets.VBox([widgets.VBox([c.widget for c in self.controls.values()]),
+                                    widgets.HBox([self._progress, self._state]), self._status, self._delta,
+                                    self.axes.widget, self.figure])
         self.widget.add_class(CSS_CLASS)
 
     # --- actions (plain methods: no browser needed) ------------------------------------------------
@@ -173,10 +156,9 @@ class PolicyExplorer:
 
     @property
     def points(self) -> pd.DataFrame:
-        """One row per configuration run: ``config_id``, ``param_<key>``, ``n_questions``, every
-        ``quality_*`` (with ``_lo``/``_hi`` CI bounds) and ``cost_*`` mean, ``seconds``, ``is_pareto``
-        (for ``cost_col`` × ``quality_col``), ``is_current`` (the latest run) and ``changes`` (the parameters it
-        changes from ``base``)."""
+        """One row per configuration run: ``config_id``, ``param_<key>``, ``n_questions``, every ``quality_*`` (with
+        ``_lo``/``_hi`` CI bounds) and ``cost_*`` mean, ``seconds``, ``is_pareto`` (for ``cost_col`` × ``quality_col``),
+        ``is_current`` (the latest run) and ``changes`` (the parameters it changes from ``base``)."""
         with self._lock:
             return self._table()
 

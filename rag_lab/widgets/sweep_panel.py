@@ -53,21 +53,11 @@ class SweepPanel:
     >>> result = panel.search(sampler="nsga2", trials=12, race=[20, 40])                          # doctest: +SKIP
     >>> panel.log_lines()                 # "trial 0: …", "dropped …: after 20 questions, dominated by …"  # doctest: +SKIP"""
 
-    def __init__(
-        self,
-        dataset: str = "world",
-        split: str | None = "test",
-        limit: int | None = None,
-        types: Sequence[str] | None = None,
-        base: PipelineConfig | None = None,
-        run_dir: str | Path | None = None,
-        profile: str = "typical",
-        cost_col: str = DEFAULT_COST,
-        quality_col: str = DEFAULT_QUALITY,
-        name: str = "panel",
-        knobs: Mapping[str, float | str] | None = None,
-        per_type: int | None = None,
-    ) -> None:
+    def __init__(self, dataset: str = "world", split: str | None = "test", limit: int | None = None,
+                 types: Sequence[str] | None = None, base: PipelineConfig | None = None,
+                 run_dir: str | Path | None = None, profile: str = "typical", cost_col: str = DEFAULT_COST,
+                 quality_col: str = DEFAULT_QUALITY, name: str = "panel",
+                 knobs: Mapping[str, float | str] | None = None, per_type: int | None = None) -> None:
         check_axes(cost_col, quality_col)
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
         self.base = base if base is not None else PipelineConfig()
@@ -111,15 +101,9 @@ class SweepPanel:
         self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
         self.figure = empty_plot(cost_col, quality_col)
         self.widget = widgets.VBox([
-            widgets.HBox([self._keys, self._values]),
-            widgets.HBox([run_button, self._progress, self._state]),
-            widgets.HBox([self._sampler, self._trials, self._race, self._constraints, search_button]),
-            self._log,
-            self._table,
-            self.axes.widget,
-            self.figure,
-            widgets.HBox([export_button, self._path]),
-        ])
+            widgets.HBox([self._keys, self._values]), widgets.HBox([run_button, self._progress, self._state]),
+            widgets.HBox([self._sampler, self._trials, self._race, self._constraints, search_button]), self._log,
+            self._table, self.axes.widget, self.figure, widgets.HBox([export_button, self._path])])
         self.widget.add_class(CSS_CLASS)
 
     # --- actions ------------------------------------------------------------------------------

@@ -1,13 +1,9 @@
-"""``TraceViewer``: pick a configuration and a question (filtered by type and by outcome), read its trace
-timeline and the raw prompts and outputs of its LLM calls.
+"""``TraceViewer``: pick a configuration and a question (filtered by type and by outcome: ``wrong``, ``refused``
+or ``fallback``), read its trace timeline and the raw prompts and outputs of its LLM calls.
 
 >>> viewer = TraceViewer(load_sweep("reports/quickstart"))       # or a run dir, or an EvalRun  # doctest: +SKIP
 >>> viewer.filter(type="bridge", outcome="wrong")                 # the qids that match          # doctest: +SKIP
->>> viewer.select(qid="w-0042"); viewer.timeline_info().stop_reason                             # doctest: +SKIP
-
-Outcomes: ``wrong`` — answered, but the answer does not contain a gold answer (or the question has
-none); ``refused`` — the pipeline refused; ``fallback`` — a deterministic fallback was used.
-"""
+>>> viewer.select(qid="w-0042"); viewer.timeline_info().stop_reason                             # doctest: +SKIP"""
 
 from __future__ import annotations
 
@@ -33,7 +29,8 @@ Source = SweepResult | EvalRun | Mapping[str, EvalRun] | str | Path
 
 
 def outcome_mask(rows: pd.DataFrame, outcome: str) -> pd.Series:
-    """Which ``rows`` (per-question metrics) have ``outcome``: one of :data:`OUTCOMES`."""
+    """Which ``rows`` (per-question metrics) have ``outcome``: ``wrong`` (answered, with no gold answer contained),
+    ``refused`` or ``fallback`` (a deterministic fallback was used)."""
     answered = rows["status"] == "answered"
     if outcome == "wrong":
         return answered & ~(pd.to_numeric(rows["quality_answer_containment"], errors="coerce") == 1.0)
@@ -103,17 +100,12 @@ class TraceViewer:
         self._type_box = widgets.Dropdown(description="type", style=style)
         self._outcome_box = widgets.Dropdown(options=[("all", None), *[(o, o) for o in OUTCOMES]],
                                              description="outcome", style=style)
-        self._question_box = widgets.Dropdown(description="question", style=style,
-                                              layout=widgets.Layout(width="40em"))
+        self._question_box = widgets.Dropdown(description="question", style=style, layout=widgets.Layout(width="40em"))
         self._count = widgets.Label()
         self.figure = go.FigureWidget(layout=go.Layout(height=320, template="plotly_white"))
         self._prompts = widgets.HTML()
-        self.widget = widgets.VBox([
-            widgets.HBox([self._config_box, self._type_box, self._outcome_box]),
-            widgets.HBox([self._question_box, self._count]),
-            self.figure,
-            self._prompts,
-        ])
+        self.widget = widgets.VBox([widgets.HBox([self._config_box, self._type_box, self._outcome_box]),
+                                    widgets.HBox([self._question_box, self._count]), self.figure, self._prompts])
         self.widget.add_class(CSS_CLASS)
         self._muted = False
         self._config_box.observe(lambda c: self._user(self.select, candidate_id=c["new"]), names="value")

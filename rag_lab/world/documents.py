@@ -1,8 +1,7 @@
 """Render the world's entities as documents, with several templates per fact and distractors.
 
 Document ids are ``{kind}-{entity}`` and stable for a seed. Every document carries metadata
-``source`` (the source type a source contract filters on), ``kind``, ``date`` and ``entity``.
-"""
+``source`` (the source type a source contract filters on), ``kind``, ``date`` and ``entity``."""
 
 from __future__ import annotations
 
@@ -32,12 +31,8 @@ def _article(word: str) -> str:
 
 def _doc(doc_id: str, title: str, sentences: list[str], source: str, kind: str,
          date: dt.date, entity: str, **extra: object) -> Document:
-    return Document(
-        doc_id=doc_id,
-        title=title,
-        text=" ".join(s for s in sentences if s),
-        metadata={"source": source, "kind": kind, "date": date.isoformat(), "entity": entity, **extra},
-    )
+    return Document(doc_id=doc_id, title=title, text=" ".join(s for s in sentences if s),
+                    metadata={"source": source, "kind": kind, "date": date.isoformat(), "entity": entity, **extra})
 
 
 def person_page(rng: random.Random, w: World, p: Person) -> Document:
@@ -52,10 +47,8 @@ def person_page(rng: random.Random, w: World, p: Person) -> Document:
         _say(rng, f"Based in the {p.office} office.", f"{first} sits in {p.office}.",
              f"Office: {p.office}."),
         _say(rng, f"Joined the company in {p.start_year}.", f"Started in {p.start_year}.",
-             f"{first} has been with us since {p.start_year}."),
-    ]
-    return _doc(p.pid, f"{p.name} — directory", body, "directory", "person",
-                dt.date(p.start_year, 1, 1), p.pid)
+             f"{first} has been with us since {p.start_year}.")]
+    return _doc(p.pid, f"{p.name} — directory", body, "directory", "person", dt.date(p.start_year, 1, 1), p.pid)
 
 
 def team_page(rng: random.Random, w: World, t: Team) -> Document:
@@ -67,8 +60,7 @@ def team_page(rng: random.Random, w: World, t: Team) -> Document:
              f"Engineering lead: {lead.name}."),
         _say(rng, f"Talk to the team in the {t.channel} chat channel.", f"The team channel is {t.channel}.",
              f"Questions go to the team's chat channel, {t.channel}."),
-        _say(rng, f"Most of the team sits in {t.office}.", f"Home office: {t.office}."),
-    ]
+        _say(rng, f"Most of the team sits in {t.office}.", f"Home office: {t.office}.")]
     return _doc(t.tid, f"Team {t.name}", body, "wiki", "team", dt.date(2025, 1, 15), t.tid)
 
 
@@ -89,8 +81,7 @@ def service_page(rng: random.Random, w: World, s: Service, outdated: bool = Fals
         _say(rng, f"It launched in {s.launch_year}.", f"The service went live in {s.launch_year}.",
              f"First deployed in {s.launch_year}."),
         _say(rng, f"Pages go to {oncall}.", f"The on-call rotation is reached in {oncall}.",
-             f"Escalations: {oncall}."),
-    ]
+             f"Escalations: {oncall}.")]
     rng.shuffle(facts)
     intro = _say(rng, f"{_code(s.name)} is {_article(s.language)} {s.language} service owned by Team {team.name}.",
                  f"Team {team.name} owns {_code(s.name)}, which is written in {s.language}.",
@@ -116,8 +107,7 @@ def runbook(rng: random.Random, w: World, s: Service, injection: str | None) -> 
         _say(rng, "Dashboards live in the observability folder of the same name.",
              "Check the error-rate and saturation panels first.",
              "Logs are retained for 14 days."),
-        injection or "",
-    ]
+        injection or ""]
     return _doc(f"runbook-{s.sid}", f"{s.name} runbook", body, "runbook", "runbook", s.updated, s.sid,
                 **({"injection": True} if injection else {}))
 
@@ -129,8 +119,7 @@ def rename_note(rng: random.Random, s: Service) -> Document:
              f"{_code(s.former_name)} is now {_code(s.name)}.",
              f"Heads up: {_code(s.former_name)} was renamed {_code(s.name)}."),
         _say(rng, "Old dashboards and alerts keep the previous name for a while.",
-             "Update your bookmarks; the old hostname redirects until the end of the quarter."),
-    ]
+             "Update your bookmarks; the old hostname redirects until the end of the quarter.")]
     return _doc(f"rename-{s.sid}", f"Rename: {s.former_name} → {s.name}", body, "announcement", "rename",
                 s.rename_date, s.sid)
 
@@ -153,8 +142,7 @@ def flag_page(rng: random.Random, w: World, f: Flag, outdated: bool = False) -> 
         _say(rng, f"Introduced in {_code(svc.name)} {rel.version}.",
              f"Added in release {rel.version} of {_code(svc.name)}."),
         (f"ARCHIVED — state as of {updated.isoformat()}." if outdated
-         else f"Last updated {updated.isoformat()}."),
-    ]
+         else f"Last updated {updated.isoformat()}.")]
     doc_id = f.fid + ("-archived" if outdated else "")
     return _doc(doc_id, f"Feature flag {f.code}", body, "wiki", "flag_outdated" if outdated else "flag",
                 updated, f.fid, **({"outdated": True} if outdated else {}))
@@ -167,8 +155,7 @@ def flag_launch(rng: random.Random, f: Flag) -> Document:
              f"{f.business} is coming to all plans."),
         _say(rng, f"Under the hood it is controlled by the {_code(f.code)} flag.",
              f"Engineering ships it behind {_code(f.code)}.", f"Internally the switch is {_code(f.code)}."),
-        _say(rng, "Marketing material is in the launch folder.", "Support has a macro ready for questions."),
-    ]
+        _say(rng, "Marketing material is in the launch folder.", "Support has a macro ready for questions.")]
     return _doc(f"launch-{f.fid}", f"Launching {f.business}", body, "announcement", "launch", f.launch_date, f.fid)
 
 
@@ -185,10 +172,8 @@ def release_notes(rng: random.Random, w: World, r: Release) -> Document:
              f"Release {r.version} of {_code(svc.name)} shipped {r.date.isoformat()}."),
         _say(rng, f"Release manager: {manager.name}.", f"{manager.name} managed this release.",
              f"Shipped by release manager {manager.name}."),
-        "Changes: " + "; ".join(changes) + ".",
-    ]
-    return _doc(r.rid, f"{svc.name} {r.version} release notes", body, "release_notes", "release",
-                r.date, r.rid)
+        "Changes: " + "; ".join(changes) + "."]
+    return _doc(r.rid, f"{svc.name} {r.version} release notes", body, "release_notes", "release", r.date, r.rid)
 
 
 def incident_report(rng: random.Random, w: World, i: Incident) -> Document:
@@ -198,12 +183,10 @@ def incident_report(rng: random.Random, w: World, i: Incident) -> Document:
     body = [
         _say(rng, f"Incident {i.iid} on {i.date.isoformat()} affected {_code(svc.name)}.",
              f"{i.iid} ({i.date.isoformat()}) hit {_code(svc.name)}."),
-        f"Summary: {i.technical}.",
-        _say(rng, f"Root cause: {i.cause}.", f"The root cause was {i.cause}."),
+        f"Summary: {i.technical}.", _say(rng, f"Root cause: {i.cause}.", f"The root cause was {i.cause}."),
         _say(rng, f"Resolved by {i.fix} after {i.minutes} minutes.",
              f"Mitigated after {i.minutes} minutes by {i.fix}."),
-        f"Severity {i.severity}.",
-    ]
+        f"Severity {i.severity}."]
     return _doc(i.iid, f"{i.iid} postmortem", body, "incident", "incident", i.date, i.iid)
 
 
@@ -218,9 +201,7 @@ def meeting_notes(rng: random.Random, w: World, n: int, date: dt.date, injection
              f"Brief update on {_code(services[0].name)}; {_code(services[1].name)} is waiting on capacity."),
         _say(rng, f"Team {team.name} asked about the {_code(flag.code)} rollout plan.",
              f"{people[0].name.split()[0]} will follow up with Team {team.name} on {flag.business}."),
-        injection or "",
-        "Next sync in two weeks.",
-    ]
+        injection or "", "Next sync in two weeks."]
     return _doc(f"meeting-{n:05d}", f"Weekly sync {date.isoformat()}", body, "meeting_notes", "meeting", date,
                 f"meeting-{n:05d}", **({"injection": True} if injection else {}))
 
@@ -232,8 +213,7 @@ def noise_page(rng: random.Random, n: int, date: dt.date) -> Document:
                 f"noise-{n:05d}")
 
 
-def render_corpus(rng: random.Random, w: World, n_meetings: int, n_noise: int,
-                  injection_rate: float) -> list[Document]:
+def render_corpus(rng: random.Random, w: World, n_meetings: int, n_noise: int, injection_rate: float) -> list[Document]:
     """All documents of the world, in a fixed order."""
 
     def injection() -> str | None:

@@ -219,9 +219,7 @@ def _draw_people(rng: random.Random, n: int, teams: list[Team]) -> list[Person]:
     rng.shuffle(full)
     if n > len(full):  # very large worlds: add middle initials
         initials = "ABCDEFGHJKLMNPRSTW"
-        full += [
-            f"{name.split()[0]} {m}. {name.split()[1]}" for m in initials for name in full
-        ][: n - len(full)]
+        full += [f"{name.split()[0]} {m}. {name.split()[1]}" for m in initials for name in full][: n - len(full)]
     people: list[Person] = []
     handles: set[str] = set()
     for i in range(n):
@@ -242,8 +240,7 @@ def _draw_people(rng: random.Random, n: int, teams: list[Team]) -> list[Person]:
                 team=team.tid,
                 office=rng.choice(vocab.OFFICES) if rng.random() < 0.3 else team.office,
                 start_year=rng.randint(2014, 2025),
-            )
-        )
+            ))
     for team in teams:
         members = [p for p in people if p.team == team.tid]
         team.lead = rng.choice(members).pid
@@ -258,19 +255,11 @@ def _draw_services(rng: random.Random, n: int, teams: list[Team]) -> list[Servic
     for i, name in enumerate(names):
         replicas = rng.choice((2, 3, 4, 6, 8, 12, 16, 24))
         updated = _day(rng, dt.date(2025, 6, 1), 400)
-        svc = Service(
-            sid=f"svc-{i:05d}",
-            name=name,
-            team=teams[i % len(teams)].tid if i < len(teams) else rng.choice(teams).tid,
-            language=rng.choice(vocab.LANGUAGES),
-            datastore=rng.choice(vocab.DATASTORES),
-            port=ports[i],
-            replicas=replicas,
-            launch_year=rng.randint(2016, 2025),
-            oncall=f"#oncall-{name}",
-            purpose=SERVICE_PURPOSE[name.split("-")[0]],
-            updated=updated,
-        )
+        svc = Service(sid=f"svc-{i:05d}", name=name,
+                      team=teams[i % len(teams)].tid if i < len(teams) else rng.choice(teams).tid,
+                      language=rng.choice(vocab.LANGUAGES), datastore=rng.choice(vocab.DATASTORES), port=ports[i],
+                      replicas=replicas, launch_year=rng.randint(2016, 2025), oncall=f"#oncall-{name}",
+                      purpose=SERVICE_PURPOSE[name.split("-")[0]], updated=updated)
         if rng.random() < 0.3:
             svc.former_name = former[i]
             svc.rename_date = _day(rng, dt.date(2024, 1, 1), 500)
@@ -284,9 +273,7 @@ def _draw_services(rng: random.Random, n: int, teams: list[Team]) -> list[Servic
     return services
 
 
-def _draw_releases(
-    rng: random.Random, n: int, services: list[Service], people: list[Person]
-) -> list[Release]:
+def _draw_releases(rng: random.Random, n: int, services: list[Service], people: list[Person]) -> list[Release]:
     releases: list[Release] = []
     per_service: dict[str, int] = {}
     for i in range(n):
@@ -301,14 +288,11 @@ def _draw_releases(
                 version=f"{major}.{rng.randint(0, 30)}.{k}",
                 date=_day(rng, dt.date(2024, 1, 1), 700),
                 manager=rng.choice(people).pid,
-            )
-        )
+            ))
     return releases
 
 
-def _draw_flags(
-    rng: random.Random, n: int, services: list[Service], releases: list[Release]
-) -> list[Flag]:
+def _draw_flags(rng: random.Random, n: int, services: list[Service], releases: list[Release]) -> list[Flag]:
     objects = list(range(len(vocab.FLAG_OBJECTS)))
     verbs = {o: rng.choice(vocab.FLAG_VERBS) for o in objects}
     flags: list[Flag] = []
@@ -320,18 +304,10 @@ def _draw_flags(
         business = vocab.FLAG_BUSINESS[obj] + ("" if generation == 1 else f" {generation}")
         release = rng.choice(releases)
         rollout = rng.choice((0, 5, 10, 25, 50, 75, 100))
-        flag = Flag(
-            fid=f"flag-{i:05d}",
-            code=f"{verbs[obj]}_{obj_code}{suffix}",
-            business=business,
-            purpose=FLAG_PURPOSE[obj_code],
-            service=release.service,
-            default_on=rng.random() < 0.3,
-            rollout=rollout,
-            updated=_day(rng, dt.date(2025, 6, 1), 400),
-            launch_date=_day(rng, dt.date(2024, 6, 1), 500),
-            release=release.rid,
-        )
+        flag = Flag(fid=f"flag-{i:05d}", code=f"{verbs[obj]}_{obj_code}{suffix}", business=business,
+                    purpose=FLAG_PURPOSE[obj_code], service=release.service, default_on=rng.random() < 0.3,
+                    rollout=rollout, updated=_day(rng, dt.date(2025, 6, 1), 400),
+                    launch_date=_day(rng, dt.date(2024, 6, 1), 500), release=release.rid)
         release.flags.append(flag.fid)
         if rng.random() < 0.35:
             flag.old_rollout = rng.choice([r for r in (0, 5, 10, 25, 50, 75, 100) if r != rollout])
@@ -360,6 +336,5 @@ def _draw_incidents(rng: random.Random, n: int, services: list[Service]) -> list
                 fix=fixes[c],
                 severity=rng.choice(("SEV1", "SEV2", "SEV2", "SEV3", "SEV3")),
                 minutes=rng.randint(12, 300),
-            )
-        )
+            ))
     return incidents

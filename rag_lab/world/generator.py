@@ -1,10 +1,8 @@
 """The seeded synthetic-world generator: same config, same bytes.
 
-``generate_world(WorldConfig(seed=7))`` draws a fictional software company (people, teams,
-services, feature flags, incidents, releases), renders it as documents with distractors, and
-asks eight types of evaluation questions about it. ``write_world`` stores it as
-``corpus.jsonl`` (BEIR shape), ``questions.jsonl`` and ``world.json``.
-"""
+``generate_world(WorldConfig(seed=7))`` draws a fictional software company (people, teams, services, feature flags,
+incidents, releases), renders it as documents with distractors, and asks eight types of evaluation questions about it.
+``write_world`` stores it as ``corpus.jsonl`` (BEIR shape), ``questions.jsonl`` and ``world.json``."""
 
 from __future__ import annotations
 
@@ -88,17 +86,10 @@ def write_world(dataset: Dataset, config: WorldConfig, folder: str | Path) -> Pa
     """Write ``corpus.jsonl``, ``questions.jsonl`` and ``world.json`` into ``folder``."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    _write_lines(
-        folder / "corpus.jsonl",
-        [{"_id": d.doc_id, "title": d.title, "text": d.text, "metadata": d.metadata} for d in dataset.corpus],
-    )
+    _write_lines(folder / "corpus.jsonl",
+                 [{"_id": d.doc_id, "title": d.title, "text": d.text, "metadata": d.metadata} for d in dataset.corpus])
     _write_lines(folder / "questions.jsonl", [q.model_dump(mode="json") for q in dataset.evalset])
-    meta = {
-        "generator_version": GENERATOR_VERSION,
-        "config": config.model_dump(),
-        "documents": len(dataset.corpus),
-        "questions": len(dataset.evalset),
-        "question_types": dataset.evalset.type_counts(),
-    }
+    meta = {"generator_version": GENERATOR_VERSION, "config": config.model_dump(), "documents": len(dataset.corpus),
+            "questions": len(dataset.evalset), "question_types": dataset.evalset.type_counts()}
     (folder / "world.json").write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     return folder

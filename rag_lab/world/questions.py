@@ -1,10 +1,8 @@
 """Evaluation questions over the synthetic world, eight types (docs/design.md §4).
 
-Each builder returns every question it can ask of the world; the generator samples from them.
-Gold fields (answer, aliases, gold docs, minimum hops) come from the entities, never from text.
-``metadata`` records the template and, for multi-hop questions, the bridge entity, so analyses
-can tell a lost bridge entity from a retrieval miss.
-"""
+Each builder returns every question it can ask of the world; the generator samples from them. Gold fields (answer,
+aliases, gold docs, minimum hops) come from the entities, never from text. ``metadata`` records the template and, for
+multi-hop questions, the bridge entity, so analyses can tell a lost bridge entity from a retrieval miss."""
 
 from __future__ import annotations
 
@@ -23,10 +21,8 @@ NUMBER_WORDS = {2: "two", 3: "three", 4: "four", 6: "six", 8: "eight", 12: "twel
 def _q(text: str, qtype: str, answer: str | None, gold: list[str], hops: int, template: str,
        aliases: tuple[str, ...] = (), **meta: object) -> dict:
     """The fields of one candidate question (qid and split are given when it is picked)."""
-    return dict(
-        text=text, type=qtype, answer=answer, answer_aliases=aliases,
-        gold_doc_ids=tuple(dict.fromkeys(gold)), min_hops=hops, metadata={"template": template, **meta},
-    )
+    return dict(text=text, type=qtype, answer=answer, answer_aliases=aliases,
+                gold_doc_ids=tuple(dict.fromkeys(gold)), min_hops=hops, metadata={"template": template, **meta})
 
 
 def _long_date(d: dt.date) -> str:
@@ -51,8 +47,7 @@ def single(w: World, rng: random.Random) -> list[dict]:
             _q(rng.choice((f"Which datastore does {s.name} use?", f"Where does {s.name} keep its state?")),
                "single", s.datastore, gold, 1, "service_datastore"),
             _q(rng.choice((f"In what year did {s.name} launch?", f"When did {s.name} first go live?")),
-               "single", str(s.launch_year), gold, 1, "service_launch"),
-        ]
+               "single", str(s.launch_year), gold, 1, "service_launch")]
     for p in w.people:
         out.append(_q(rng.choice((f"What is {p.name}'s role?", f"What does {p.name} work as?")),
                       "single", p.role, [p.pid], 1, "person_role"))
@@ -211,8 +206,7 @@ def unanswerable(w: World, rng: random.Random) -> list[dict]:
                                   f"What is the CPU limit of one {s.name} replica?")),
                       "unanswerable", None, [], 0, "undocumented_attribute"))
     for p in w.people:
-        out.append(_q(f"What is {p.name}'s desk phone extension?", "unanswerable", None, [], 0,
-                      "undocumented_person"))
+        out.append(_q(f"What is {p.name}'s desk phone extension?", "unanswerable", None, [], 0, "undocumented_person"))
     return out
 
 

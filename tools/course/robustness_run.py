@@ -1,7 +1,8 @@
 """Re-running the headline findings (:data:`lessons.robustness.HEADLINE_FINDINGS`): each in every cell
 of its datasets — the world and the shipped HotpotQA and MuSiQue samples, or, for a claim on unanswerable questions,
-the world's unanswerable questions and the samples' unanswerable twins; each with simulator seeds 0 and 1 — as a
-sweep that states it, with the claim's one test and Holm within its family (:func:`run_robustness`)."""
+the world's unanswerable questions and the samples' unanswerable twins; each with simulator seeds 0 and 1 — by
+re-running the lesson's sweep that states it (:func:`rag_lab.experiments.robustness.rerun_findings`: the claim's one
+test in every cell), with Holm within its family (:func:`run_robustness`)."""
 
 from __future__ import annotations
 
@@ -24,51 +25,52 @@ from lessons.robustness import (
     finding as headline_finding,
 )
 from rag_lab.errors import ConfigError
-from rag_lab.stats.power import paired_differences
-from rag_lab.stats.significance import holm, paired_test
+from rag_lab.stats.significance import holm
 
 __all__ = ["add_detectable", "holds", "run_robustness", "tested_cell"]
 
 
-# --- one cell ----------------------------------------------------------------------------------------
+# --- the cells -----------------------------------------------------------------------------------------
 
 
-def _cell(finding: HeadlineFinding, dataset: str, seed: int, real_limit: int, work_dir: Path) -> dict[str, Any]:
-    """Run one cell's two-candidate sweep (resumable in ``work_dir``) and test its stated finding (p not yet
+def _cells(finding: HeadlineFinding, datasets: Sequence[str], seeds: Sequence[int], real_limit: int, work_dir: Path,
+           on_cell: Callable[[str, dict[str, Any]], None] | None = None) -> list[dict[str, Any]]:
+    """Re-run the lesson sweep stating ``finding`` on each of ``datasets`` × ``seeds``
+    (:func:`rag_lab.experiments.robustness.rerun_findings`, resumable in ``work_dir``) and give its cells (p not yet
     corrected over the table)."""
-    from rag_lab.experiments.sweep_runner import run_sweep
+    from rag_lab.experiments.robustness import rerun_findings
     from rag_lab.llm.simulator import SIM_VERSION
 
-    spec = finding.spec(dataset, seed, real_limit)
-    run_dir = work_dir / SIM_VERSION / spec["name"]  # a new simulator never resumes an old one's rows
-    result = run_sweep(spec, run_dir, progress="quiet", overwrite=True)
-    return tested_cell(finding, result, dataset, seed)
+    cells: list[dict[str, Any]] = []
+
+    def finished(record: dict[str, Any]) -> None:
+        cells.append(_as_cell(finding, record))
+        if on_cell is not None:
+            on_cell(finding.key, cells[-1])
+
+    # a new simulator never resumes an old one's rows
+    rerun_findings(finding.sweep(), datasets, seeds, work_dir / SIM_VERSION, limit=finding.real_limit(real_limit),
+                   on_cell=finished)
+    return cells
+
+
+def _as_cell(finding: HeadlineFinding, record: Mapping[str, Any]) -> dict[str, Any]:
+    """A re-run's record of ``finding`` as the table's cell: its numbers, and whether its sign agrees with the claim."""
+    cell = {k: v for k, v in record.items() if k not in ("finding", "name")}
+    if finding.direction == "none":
+        cell["agrees"] = bool(abs(cell["delta"]) < finding.margin)  # type: ignore[operator]
+    else:
+        cell["agrees"] = bool((1.0 if finding.direction == "above" else -1.0) * cell["delta"] > 0)
+    return cell
 
 
 def tested_cell(finding: HeadlineFinding, result: Any, dataset: str, seed: int) -> dict[str, Any]:
-    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected); its
-    differences (what the cell could have detected) are over the questions the claim is tested on (flagged twins
-    left out, :func:`~rag_lab.experiments.engine.findings.claim_qids`)."""
-    import numpy as np
+    """The cell of ``finding`` from a finished two-candidate sweep that states it (p not yet corrected), as
+    :func:`rag_lab.experiments.robustness.tested_findings` tests it (flagged twins left out)."""
+    from rag_lab.experiments.robustness import tested_findings
 
-    from rag_lab.experiments.engine.findings import claim_qids, sweep_findings
-
-    (found,) = sweep_findings(result)
-    values, reference = result.paired_values(finding.metric, dict(finding.candidate), dict(finding.reference))
-    tested = set(claim_qids(result))
-    kept = np.array([q in tested for q in result.qids], dtype=bool)
-    values, reference = values[kept], reference[kept]
-    cell: dict[str, Any] = {"dataset": dataset, "seed": seed, "n": found.n, "delta": found.delta, "lo": found.lo,
-                            "hi": found.hi, "test": found.method, "n_better": found.n_better,
-                            "n_worse": found.n_worse, "p": found.p,
-                            "differences": paired_differences(values, reference)._asdict()}
-    if finding.direction == "none":
-        cell.update({"p_difference": paired_test(values, reference).p,
-                     "agrees": bool(abs(found.delta) < finding.margin)})  # type: ignore[operator]
-    else:
-        sign = 1.0 if finding.direction == "above" else -1.0
-        cell["agrees"] = bool(sign * found.delta > 0)
-    return cell
+    (record,) = tested_findings(result)
+    return _as_cell(finding, {"dataset": dataset, "seed": seed, **record})
 
 
 def add_detectable(row: Mapping[str, Any], cells: Sequence[dict[str, Any]], alpha: float, family_size: int) -> None:
@@ -126,14 +128,9 @@ def run_robustness(
     start = time.perf_counter()
     rows, used = [], []
     for finding in chosen:
-        cells = []
-        for dataset in [d for d in finding.datasets if datasets is None or d in datasets]:
-            used += [dataset] if dataset not in used else []
-            for seed in seeds:
-                cell = _cell(finding, dataset, seed, real_limit, work)
-                cells.append(cell)
-                if on_cell is not None:
-                    on_cell(finding.key, cell)
+        chosen_datasets = [d for d in finding.datasets if datasets is None or d in datasets]
+        used += [d for d in chosen_datasets if d not in used]
+        cells = _cells(finding, chosen_datasets, seeds, real_limit, work, on_cell)
         row = {k: (dict(v) if isinstance(v, Mapping) else list(v) if isinstance(v, tuple) else v)
                for k, v in asdict(finding).items()}
         rows.append({**row, "cells": cells})

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 import numpy as np
@@ -372,9 +372,11 @@ def sweep_findings(result: SweepResult, alpha: float | None = None,
     out = []
     for c in claims:
         source: Any = pairs if c.get("over") == "pairs" else result
-        out.append(paired_finding(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
-                                  claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha,
-                                  questions=claim_qids(source), kind=c.get("kind", "measured")))
+        kind = c.get("kind", "measured")   # a by-construction claim's control is another sweep: its contrast alone here
+        found = paired_finding(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
+                               claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha,
+                               questions=claim_qids(source), kind="measured" if kind == "by_construction" else kind)
+        out.append(replace(found, kind=kind))
     return out
 
 

@@ -14,16 +14,17 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError, DamagedRunStore, StorageFull, is_disk_full
+from rag_lab.errors import ConfigError, DamagedRunStore, StorageFull
 from rag_lab.experiments.engine.provenance import code_version
 from rag_lab.experiments.engine.resolved_sweep import CandidateRun, ResolvedSweep
 from rag_lab.experiments.engine.run_lock import RunLock
 from rag_lab.experiments.engine.worker import QuestionOutcome
 from rag_lab.paths import package_text
+from rag_lab.sqlite_files import connect, on_failure, transaction
 
 RUN_FILE = "run.sqlite"
 #: The meta key the resolved sweep's :meth:`~rag_lab.experiments.engine.resolved_sweep.ResolvedSweep.describe` is
@@ -43,13 +44,7 @@ class RunStore:
         self._lock = threading.Lock()
         self._run_lock: RunLock | None = None
         with _damage_named(self.path):
-            self._conn = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
-            self._conn.execute("PRAGMA busy_timeout = 30000")
-            self._conn.execute("PRAGMA journal_mode = WAL")
-            # NORMAL in WAL mode: a commit survives the process being killed (it is in the WAL file);
-            # only an OS crash or power loss can drop the last commits, never half of one.
-            self._conn.execute("PRAGMA synchronous = NORMAL")
-            self._conn.executescript(_SCHEMA)
+            self._conn = connect(self.path, 30.0, _SCHEMA)
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -128,17 +123,9 @@ class RunStore:
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
-        """One ``BEGIN IMMEDIATE`` … ``COMMIT``, rolled back on any error (sqlite may have rolled it back itself,
-        e.g. on a full disk)."""
-        with self._lock, _damage_named(self.path):
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
+        """One transaction (:func:`~rag_lab.sqlite_files.transaction`), its errors named by :func:`_damage_named`."""
+        with self._lock, _damage_named(self.path), transaction(self._conn) as conn:
+            yield conn
 
     def close(self) -> None:
         """Close the file and, for a store opened with :meth:`create`, release the run directory's lock."""
@@ -295,20 +282,12 @@ def _stored_fingerprint(path: Path) -> str | None:
     return found[0] if found else None
 
 
-def is_damage(exc: sqlite3.Error) -> bool:
-    """Whether sqlite's error says the file is not a database or is corrupt (not, e.g., that it is locked)."""
-    return str(getattr(exc, "sqlite_errorname", "")).startswith(("SQLITE_CORRUPT", "SQLITE_NOTADB"))
-
-
-@contextmanager
-def _damage_named(path: Path) -> Iterator[None]:
+def _damage_named(path: Path) -> AbstractContextManager[None]:
     """sqlite's errors about a damaged file, raised as a :class:`~rag_lab.errors.DamagedRunStore` naming ``path``, and
     about a full disk, as a :class:`~rag_lab.errors.StorageFull` naming it (the transaction was rolled back)."""
-    try:
-        yield
-    except (sqlite3.DatabaseError, OSError) as exc:
-        if isinstance(exc, sqlite3.DatabaseError) and is_damage(exc):
-            raise DamagedRunStore(path, f"sqlite: {exc}") from None
-        if is_disk_full(exc, path):
-            raise StorageFull(path, f"sqlite: {exc}" if isinstance(exc, sqlite3.Error) else str(exc)) from None
-        raise
+    def damaged(exc: BaseException) -> None:
+        raise DamagedRunStore(path, f"sqlite: {exc}") from None
+
+    def full(exc: BaseException) -> None:
+        raise StorageFull(path, f"sqlite: {exc}" if isinstance(exc, sqlite3.Error) else str(exc)) from None
+    return on_failure(path, full, damaged)

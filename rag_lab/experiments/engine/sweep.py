@@ -145,10 +145,13 @@ class ClaimSpec(BaseModel):
     direction: Literal["above", "below", "none"] = "above"
     margin: float | None = Field(default=None, gt=0.0)
     claim: str = ""
-    kind: Literal["measured", "definitional"] = Field(
-        default="measured", description="what the claim rests on: measured (an effect the data show), or definitional "
-                                        "(true by what the setting does, e.g. HyDE adds a call); a by-construction "
-                                        "claim needs a control sweep (paired_finding(control=...))")
+    name: str = Field(default="", max_length=80, pattern=r"^[A-Za-z0-9_.-]*$",
+                      description="a short handle a page or notebook quotes the claim by (e.g. round_cap_calls)")
+    kind: Literal["measured", "by_construction", "definitional"] = Field(
+        default="measured", description="what the claim rests on: measured (an effect the data show), by_construction "
+                                        "(true by how the simulator is set; its control, the knob at 0, is another "
+                                        "sweep: here the contrast alone is tested), or definitional (true by what "
+                                        "the setting does, e.g. HyDE adds a call)")
     over: Literal["questions", "pairs"] = Field(
         default="questions", description="what a value is: one of the sweep's questions, or one pair of a question "
                                          "and its unanswerable twin (a metric of PAIR_METRICS; the sweep names its "

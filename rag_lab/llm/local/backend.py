@@ -192,25 +192,15 @@ def free_port(host: str = "127.0.0.1") -> int:
 
 
 #: llama.cpp threads of the server when none are given: every core this process may run on
-#: (``os.sched_getaffinity``, so ``taskset -c 0`` gives one). On two idle cores the 1.5B Qwen model reads a
-#: 1,014-token prompt in 19.1 s with two threads against 36.3 s with one (benchmarks/bench_local_models.py);
-#: but llama.cpp's threads spin while they wait for each other, so next to other busy processes two threads
-#: stall (SmolLM2-135M: 37.5 tok/s with one thread vs 5.7 with two beside one busy process,
-#: results/bench_local_threads.md). Pass ``n_threads=1`` (or set ``RAG_LAB_LLAMA_THREADS``) when the
-#: machine is shared, as the test suite's parallel workers do.
+#: (``os.sched_getaffinity``); set it to 1 when the machine is shared (docs/backends.md, "Threads and prompt reuse").
 THREADS_ENV = "RAG_LAB_LLAMA_THREADS"
-#: RAM for llama-cpp-python's prompt cache (``--cache``, off unless asked for: ``prompt_cache=True``). The cache
-#: counts only each saved state's KV bytes (a 2,048-token state of the 1.5B Qwen model is ~60 MB), but every
-#: saved state also copies the model's score matrix, n_ctx × vocabulary floats (2,048 × 151,936 × 4 bytes =
-#: 1.24 GB for Qwen): recording MuSiQue with the cache on, the 1.5B server grew to 22 GB in 20 minutes and
-#: 36 calls. Without it, llama.cpp still reuses the KV of the prefix a request shares with the one before.
+#: RAM for llama-cpp-python's prompt cache (``--cache``, off unless ``prompt_cache=True``: each saved state also
+#: copies the model's n_ctx × vocabulary score matrix; docs/backends.md).
 PROMPT_CACHE_BYTES = 1 << 30
 
 
-#: The server's context (prompt + answer tokens) when none is given. The packaged Qwen models were trained on
-#: 32,768; 2,048 was too small for the loop on HotpotQA: a controller prompt showing five long Wikipedia
-#: paragraphs reached 2,071 tokens, which the server refused. 4,096 holds the longest prompt recorded so far
-#: with room for the answer; its KV cache costs the 1.5B model ~115 MB (28 layers × 2 × 4,096 × 256 × 2 bytes).
+#: The server's context (prompt + answer tokens) when none is given: the longest recorded prompt with room for the
+#: answer (docs/backends.md).
 DEFAULT_CONTEXT = 4096
 
 
@@ -237,21 +227,12 @@ class LocalModelServer:
 
     ``model_path``: a GGUF path or a packaged model name (:func:`resolve_model`; default
     :data:`DEFAULT_MODEL`). ``chat_format`` overrides the chat format :func:`chat_settings` picks.
-    ``log_path`` defaults to a temporary file (kept after exit, see :attr:`log_path`).
-    """
+    ``log_path`` defaults to a temporary file (kept after exit, see :attr:`log_path`)."""
 
-    def __init__(
-        self,
-        model_path: str | Path | None = None,
-        *,
-        chat_format: str | None = None,
-        n_ctx: int = DEFAULT_CONTEXT,
-        n_threads: int | None = None,
-        startup_timeout_s: float = 120.0,
-        log_path: str | Path | None = None,
-        alias: str = LOCAL_MODEL_ALIAS,
-        prompt_cache: bool = False,
-    ) -> None:
+    def __init__(self, model_path: str | Path | None = None, *, chat_format: str | None = None,
+                 n_ctx: int = DEFAULT_CONTEXT, n_threads: int | None = None, startup_timeout_s: float = 120.0,
+                 log_path: str | Path | None = None, alias: str = LOCAL_MODEL_ALIAS,
+                 prompt_cache: bool = False) -> None:
         n_threads = default_threads() if n_threads is None else n_threads
         if n_ctx < 256 or n_threads < 1 or startup_timeout_s <= 0:
             raise ConfigError(f"need n_ctx >= 256, n_threads >= 1 and a positive timeout; got {n_ctx}, {n_threads}, "

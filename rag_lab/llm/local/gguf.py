@@ -1,12 +1,7 @@
 """Read the metadata of a GGUF model file (no llama.cpp needed): architecture, name, chat template.
-
-GGUF (llama.cpp's format) starts with ``GGUF``, a version (2 or 3), the tensor count and the
-key/value count, then the key/value pairs — typed scalars, strings and arrays — before the tensors.
-:func:`read_metadata` reads the pairs and skips arrays' contents (the tokenizer's 256k-entry
-vocabularies), keeping only their length. A file that is not GGUF, or is cut short, raises
-:class:`~rag_lab.errors.ConfigError` naming the file.
-Not PyPI ``gguf``'s GGUFReader: it maps the whole file and builds each vocab entry (1.1 GB Qwen: 7-12 s, 0.5 GB; here 0.09 s).
-"""
+:func:`read_metadata` reads the key/value pairs and keeps only the length of arrays (the tokenizer's
+vocabularies), 0.09 s for a 1.1 GB file where PyPI ``gguf``'s reader takes 7-12 s; a file that is not GGUF or is
+cut short raises :class:`~rag_lab.errors.ConfigError`."""
 
 from __future__ import annotations
 

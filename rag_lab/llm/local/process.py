@@ -1,18 +1,10 @@
 """A server process the lab started, watched: when it dies, the error says so, with how and why.
 
-A model server that crashes looks, from its client, like a network fault: the connection is reset or
-refused, and a client that only sees sockets retries and then reports "connection failed". The lab
-started the process, so it can do better: :class:`ServerProcess` keeps the ``Popen`` and the log
-file, and :meth:`ServerProcess.death` tells whether the process has exited and how — its exit
-status, or the signal that killed it (``killed by SIGILL (illegal instruction)``) — with the last
-lines of its log and what to do about it (:func:`advice`). :class:`~rag_lab.llm.openai_backend.OpenAIBackend`
-asks this (its ``liveness`` hook) whenever a call fails to connect or time out, and raises
-:class:`~rag_lab.errors.BackendProcessDied` at once instead of retrying a dead server.
-
-The process inherits only the environment it is given (the callers pass an allow-list, no API keys),
-writes stdout and stderr to its log, and on Linux is killed with the process that started it
-(``PR_SET_PDEATHSIG``), so a killed sweep leaves no model server behind.
-"""
+:class:`ServerProcess` keeps the ``Popen`` and the log; :meth:`ServerProcess.death` tells whether the process
+exited and how (exit status or signal), with the last lines of its log and :func:`advice`.
+:class:`~rag_lab.llm.openai_backend.OpenAIBackend` asks it (its ``liveness`` hook) when a call fails to connect,
+and raises :class:`~rag_lab.errors.BackendProcessDied` instead of retrying a dead server. The process gets only
+the environment it is given, and on Linux dies with its parent (``PR_SET_PDEATHSIG``)."""
 
 from __future__ import annotations
 
@@ -94,12 +86,9 @@ class ProcessDeath:
 
 
 def _die_with_parent() -> Callable[[], None] | None:
-    """On Linux, a function for ``Popen(preexec_fn=...)`` that asks the kernel to send the server SIGKILL
-    when the process (strictly: the thread) that started it dies — so a sweep killed with SIGKILL or an
-    unhandled SIGTERM does not leave a model server behind, holding a core and hundreds of MB. SIGKILL,
-    not SIGTERM: on SIGTERM uvicorn waits for the request in flight, and a tiny model rambling to its
-    token limit on a busy machine takes many minutes. None elsewhere. The function only makes one libc
-    call, resolved before the fork."""
+    """On Linux, a ``Popen(preexec_fn=...)`` function asking the kernel to SIGKILL the server when the thread that
+    started it dies, so a killed sweep leaves no model server behind (SIGKILL, as on SIGTERM uvicorn waits for the
+    request in flight); None elsewhere. It makes one libc call, resolved before the fork."""
     if not sys.platform.startswith("linux"):
         return None
     import ctypes

@@ -65,10 +65,8 @@ class ChatRequest(BaseModel):
 class HTTPError(Exception):
     """An error answer: status, OpenAI-style error body, extra headers."""
 
-    def __init__(
-        self, status: int, message: str, err_type: str = "invalid_request_error",
-        param: str | None = None, code: str | None = None, headers: dict[str, str] | None = None,
-    ) -> None:
+    def __init__(self, status: int, message: str, err_type: str = "invalid_request_error", param: str | None = None,
+                 code: str | None = None, headers: dict[str, str] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.body = {"error": {"message": message, "type": err_type, "param": param, "code": code}}

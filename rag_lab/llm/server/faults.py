@@ -26,16 +26,14 @@ INVALID_JSON_TEXT = "Sure! I think the best action is to answer, because the evi
 class FaultPlan(BaseModel):
     """Failures the server injects, applied in this order to each well-formed request:
 
-    ``rate_limit`` requests get ``429`` (with ``Retry-After: retry_after_s``), then
-    ``server_error`` requests get ``500``; ``delay`` requests wait ``delay_s`` before answering
-    (while holding their concurrency slot); ``malformed_body`` requests get a ``200`` whose JSON
-    body is cut in half; ``content_fault`` replaces the model's text on ``content_times``
-    requests: ``truncated_json`` (the first half of it, ``finish_reason: length``),
+    ``rate_limit`` requests get ``429`` (with ``Retry-After: retry_after_s``), then ``server_error`` requests get
+    ``500``; ``delay`` requests wait ``delay_s`` before answering (while holding their concurrency slot);
+    ``malformed_body`` requests get a ``200`` whose JSON body is cut in half; ``content_fault`` replaces the model's
+    text on ``content_times`` requests: ``truncated_json`` (the first half of it, ``finish_reason: length``),
     ``invalid_json`` (prose) or ``schema_violation`` (:data:`SCHEMA_VIOLATION_TEXT`).
 
     Each count is spent as the fault fires, so ``FaultPlan(rate_limit=2, server_error=1)`` answers
-    429, 429, 500 and then normally. ``"always"`` never runs out.
-    """
+    429, 429, 500 and then normally. ``"always"`` never runs out."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -61,8 +59,7 @@ class Latency(BaseModel):
 
     ``fixed`` waits ``a`` seconds; ``uniform`` a uniform draw in [``a``, ``b``]; ``lognormal`` a
     log-normal draw with median ``a`` seconds and shape ``b`` (σ of the log), capped at
-    :data:`MAX_LATENCY_S`. Draws come from one generator seeded by ``seed``.
-    """
+    :data:`MAX_LATENCY_S`. Draws come from one generator seeded by ``seed``."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -123,13 +120,9 @@ class FaultState:
 
     def __init__(self, plan: FaultPlan) -> None:
         self.plan = plan
-        self._left: dict[str, Times] = {
-            "rate_limit": plan.rate_limit,
-            "server_error": plan.server_error,
-            "delay": plan.delay,
-            "malformed_body": plan.malformed_body,
-            "content": plan.content_times if plan.content_fault else 0,
-        }
+        self._left: dict[str, Times] = {"rate_limit": plan.rate_limit, "server_error": plan.server_error,
+                                        "delay": plan.delay, "malformed_body": plan.malformed_body,
+                                        "content": plan.content_times if plan.content_fault else 0}
         self._lock = threading.Lock()
 
     def fires(self, fault: str) -> bool:

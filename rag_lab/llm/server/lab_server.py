@@ -26,13 +26,7 @@ from pydantic import ValidationError
 from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message, SamplingParams
 from rag_lab.llm.server.chat_requests import ROLE_HEADER, ChatRequest, HTTPError, check_loopback
-from rag_lab.llm.server.faults import (
-    INVALID_JSON_TEXT,
-    SCHEMA_VIOLATION_TEXT,
-    FaultPlan,
-    FaultState,
-    Latency,
-)
+from rag_lab.llm.server.faults import INVALID_JSON_TEXT, SCHEMA_VIOLATION_TEXT, FaultPlan, FaultState, Latency
 
 __all__ = ["FaultPlan", "LabServer", "Latency", "check_loopback", "serve_in_thread"]
 
@@ -47,30 +41,18 @@ ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_obj
 class LabServer:
     """An OpenAI-compatible server fronting ``backend`` on a loopback address.
 
-    Use it as a context manager to serve from a background thread (``with LabServer(b) as s:
-    s.url``), or call :meth:`serve_forever` in the foreground. ``port=0`` picks a free port.
-    ``models`` is the model-name whitelist (default: ``backend.model``). A response format not in
-    ``response_formats`` is refused with ``format_status`` (llama-cpp-python's server: 500). ``faults`` may be replaced
-    at any time with :meth:`set_faults`. ``status_counts`` counts answers by HTTP status.
-    ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat completion.
-    ``peak_concurrency`` is the most chat completions that ran at once.
-    """
+    Use it as a context manager to serve from a background thread (``with LabServer(b) as s: s.url``), or call
+    :meth:`serve_forever` in the foreground. ``port=0`` picks a free port. ``models`` is the model-name whitelist
+    (default: ``backend.model``). A response format not in ``response_formats`` is refused with ``format_status``
+    (llama-cpp-python's server: 500). ``faults`` may be replaced at any time with :meth:`set_faults`. ``status_counts``
+    counts answers by HTTP status. ``latency`` (a :class:`Latency`, its text form, or seconds) delays every chat
+    completion. ``peak_concurrency`` is the most chat completions that ran at once."""
 
-    def __init__(
-        self,
-        backend: LLMBackend,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        *,
-        models: Sequence[str] | None = None,
-        max_concurrency: int = 1,
-        max_body_bytes: int = MAX_BODY_BYTES,
-        response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS,
-        format_status: int = 400,
-        faults: FaultPlan | None = None,
-        socket_timeout_s: float = 30.0,
-        latency: Latency | str | float | None = None,
-    ) -> None:
+    def __init__(self, backend: LLMBackend, host: str = "127.0.0.1", port: int = 0, *,
+                 models: Sequence[str] | None = None, max_concurrency: int = 1, max_body_bytes: int = MAX_BODY_BYTES,
+                 response_formats: Collection[ResponseFormatType] = ALL_RESPONSE_FORMATS, format_status: int = 400,
+                 faults: FaultPlan | None = None, socket_timeout_s: float = 30.0,
+                 latency: Latency | str | float | None = None) -> None:
         bind = check_loopback(host)
         if max_concurrency < 1:
             raise ConfigError(f"max_concurrency must be >= 1, got {max_concurrency}")
@@ -167,10 +149,8 @@ class LabServer:
             return f"chatcmpl-lab-{self._ids}"
 
     def models_body(self) -> dict[str, Any]:
-        return {
-            "object": "list",
-            "data": [{"id": m, "object": "model", "created": 0, "owned_by": "rag_lab"} for m in self.models],
-        }
+        return {"object": "list",
+                "data": [{"id": m, "object": "model", "created": 0, "owned_by": "rag_lab"} for m in self.models]}
 
     def parse_chat(self, raw: bytes, role_header: str | None) -> tuple[LLMRequest, str]:
         """Validate a chat-completion body into an LLMRequest and the model name (raises HTTPError)."""
@@ -206,11 +186,8 @@ class LabServer:
                                  param="response_format")
         role = role_header if role_header and _ROLE_LABEL.match(role_header) else DEFAULT_ROLE
         try:
-            params = SamplingParams(
-                temperature=req.temperature if req.temperature is not None else 0.0,
-                max_tokens=req.max_completion_tokens or req.max_tokens or 512,
-                seed=req.seed,
-            )
+            params = SamplingParams(temperature=req.temperature if req.temperature is not None else 0.0,
+                                    max_tokens=req.max_completion_tokens or req.max_tokens or 512, seed=req.seed)
             messages = tuple(Message(role=m.role, content=m.text()) for m in req.messages)  # type: ignore[arg-type]
         except ValidationError as exc:
             err = exc.errors()[0]

@@ -1,9 +1,8 @@
-"""The controller's ideal decision with every knob off, read from the evidence in the prompt: answer, or search
-the next hop. The question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a
-comparison needs an item about each side, a lookup a sentence that holds a value of the expected kind, and while a
-part is still open the next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts
-are covered, not because a round budget or a similarity says so. The rules in full: docs/backends.md, "The
-simulator, part by part"."""
+"""The controller's ideal decision with every knob off, read from the evidence in the prompt: answer, or search the next
+hop. The question's parts are read by :mod:`.question`, the evidence as a chain by :mod:`.evidence`; a comparison needs
+an item about each side, a lookup a sentence that holds a value of the expected kind, and while a part is still open the
+next search names the bridge the chain points to (:func:`next_hop`). It stops when the question's parts are covered, not
+because a round budget or a similarity says so. The rules in full: docs/backends.md, "The simulator, part by part"."""
 
 from __future__ import annotations
 
@@ -19,8 +18,7 @@ from rag_lab.llm.sim.text import content_stems, normalise, stem
 class Decision:
     """A controller decision. ``partial``: a multi-part question (comparison, bridge) with some
     part covered and some missing; ``bridge``: the bridge entity the refined query carries;
-    ``sufficient``: the evidence already answers the question (the ideal action is answer or
-    rerank); ``knobs``: the behaviour knobs that changed the ideal decision, in order."""
+    ``knobs``: the behaviour knobs that changed the ideal decision, in order."""
 
     action: str
     queries: tuple[str, ...] = ()
@@ -28,10 +26,6 @@ class Decision:
     partial: bool = False
     bridge: str | None = None
     knobs: tuple[str, ...] = ()
-
-    @property
-    def sufficient(self) -> bool:
-        return self.action in ("answer", "rerank") and not self.knobs
 
     def as_json(self) -> dict[str, object]:
         return {"action": self.action, "queries": list(self.queries), "reason": self.reason}
@@ -69,9 +63,8 @@ def targeted(label: str, qa: QuestionAnalysis) -> list[str]:
 
 
 def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[str]:
-    """Queries for the next hop of a chain: the bridge name with the question's words, those the
-    sentence naming it does not already cover (what is still asked about it) first, most specific
-    query first."""
+    """Queries for the next hop of a chain: the bridge name with the question's words, those the sentence naming it does
+    not already cover (what is still asked about it) first, most specific query first."""
     words = [w for w in qa.term_words if w.lower() not in label.lower()]
     # what the question asks (the words at its question word) and the sentence naming the bridge does not say
     open_asked = sorted((w for w in words if stem(w) in qa.asked and stem(w) not in covered),

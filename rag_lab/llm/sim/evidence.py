@@ -1,17 +1,10 @@
-"""Reading numbered evidence against a question with generic signals only: which items name
-which focus, which items another item links to (an item's title named in another item's text),
-how many of the question's terms a sentence holds, whether it holds a value of the expected kind
-(a year, a number, a name) that the question does not already hold, and the MiniLM similarity of
-question and item (and of question and sentence for the few most similar items).
-
-Scores (all on [0, 1] before weighting), for a sentence ``s`` of item ``i``::
+"""Reading numbered evidence against a question with generic signals only (focus names, title links between
+items, question terms, values of the expected kind, MiniLM similarity). For a sentence ``s`` of item ``i``::
 
     support(s) = TERM_W · terms(s ∪ title(i)) + SIM_W · sim(question, s or i) + TYPE_W · typed(s)
                  + FOCUS_W · (i names a focus or is linked from an item that does)
 
-An item *relates* to the question when it names a focus or its similarity is at least
-:data:`SIM_RELATED`.
-"""
+An item *relates* to the question when it names a focus or its similarity is at least :data:`SIM_RELATED`."""
 
 from __future__ import annotations
 
@@ -158,11 +151,10 @@ class Evidence:
         self._link_bridges()
 
     def _link_bridges(self) -> None:
-        """Follow the chain through a name the text points to: an item that names the next-hop name an
-        item of the chain points to (:meth:`bridge`) is the next hop even when its title is another name —
-        a page about someone's wife names him in its text, not in its title. The chain goes on from each
-        item reached, as far as the evidence goes, and stops when the best name reaches no item
-        (:data:`BRIDGE_TRIES`)."""
+        """Follow the chain through a name the text points to: an item that names the next-hop name an item of the chain
+        points to (:meth:`bridge`) is the next hop even when its title is another name — a page about someone's wife
+        names him in its text, not in its title. The chain goes on from each item reached, as far as the evidence goes,
+        and stops when the best name reaches no item (:data:`BRIDGE_TRIES`)."""
         passed: set[str] = set()
         misses = 0
         while misses < BRIDGE_TRIES and len(self.hop) < len(self.items):  # an item left to reach
@@ -332,12 +324,11 @@ class Evidence:
         return found[0] if found else None
 
     def bridge(self, exclude: list[int] = (), passed: frozenset[str] = frozenset()) -> tuple[str, int, frozenset[str]] | None:
-        """A name the evidence about the question's foci points to but no item is about: the best
-        next-hop target, with the item it came from and the stems of the sentence that names it
-        (what that hop already covers). It comes from the most question-like sentence that holds
-        such a name; a name is cut at a lower-case preposition (``Arrowhead Stadium in Kansas City``
-        → ``Arrowhead Stadium``, ``YouTube on July 19`` → ``YouTube``), as a preposition joins two
-        names more often than it sits inside one. ``passed``: names (lower-case) not to return."""
+        """A name the evidence about the question's foci points to but no item is about: the best next-hop target, with
+        the item it came from and the stems of the sentence that names it (what that hop already covers). It comes from
+        the most question-like sentence that holds such a name; a name is cut at a lower-case preposition
+        (``Arrowhead Stadium in Kansas City`` → ``Arrowhead Stadium``, ``YouTube on July 19`` → ``YouTube``), as a
+        preposition joins two names more often than it sits inside one. ``passed``: names (lower-case) not to return."""
         covered = {it.label.lower() for it in self.items} | passed
         question_keys = {f.key for f in self.qa.foci}
         best: tuple[tuple[int, float], str, int, frozenset[str]] | None = None
@@ -396,9 +387,8 @@ class Evidence:
         return [(s, v) for _, s, v in out]
 
 def side(ev: Evidence, focus_index: int) -> int | None:
-    """The item that states the compared fact for one side of a comparison: an item about the
-    focus (its title) before one that merely names it; with a year/number comparison it must
-    hold such a value."""
+    """The item that states the compared fact for one side of a comparison: an item about the focus (its title) before
+    one that merely names it; with a year/number comparison it must hold such a value."""
     focus = ev.qa.foci[focus_index]
     order = sorted(range(len(ev.items)), key=lambda i: (not ev.about(i, focus), focus not in ev.names[i],
                                                          -ev.item_sim[i]))

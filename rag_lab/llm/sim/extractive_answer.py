@@ -1,17 +1,7 @@
-"""The answer role: an extractive answer with ``[n]`` citations, or
-``INSUFFICIENT``. It writes only what it copies from the evidence.
-
-* **lookup** → the best-supported sentence (:mod:`~rag_lab.llm.sim.evidence`) among the items
-  related to the question, preferring one that holds a value of the expected kind; when it comes
-  from a second hop (an item the focus's item links to), the linking sentence comes first;
-* **comparison by year or number** → the winning name and both values ("A (1844 vs 1989)");
-  **yes/no** ("are both …", "the same …") → ``Yes`` / ``No``; otherwise both sides' sentences;
-* nothing related, no value of the expected kind, or the fallback template → ``INSUFFICIENT``.
-
-With every knob off it never guesses: one side of a comparison is ``INSUFFICIENT``. The
-``premature_stop`` knob (asked through ``allow_partial`` only when the evidence is partial) makes
-it answer from the partial evidence instead.
-"""
+"""The answer role: an extractive answer with ``[n]`` citations, or ``INSUFFICIENT``; it writes only what it
+copies from the evidence (lookup: the best-supported sentence; comparison: the winning name and both values, or
+Yes/No). With every knob off it never guesses; ``premature_stop`` (through ``allow_partial``) makes it answer
+from partial evidence. The rules: docs/backends.md."""
 
 from __future__ import annotations
 
@@ -25,8 +15,7 @@ from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.text import content_stems, stem, words
 
 
-def answer(qa: QuestionAnalysis, ev: Evidence, template: str,
-           allow_partial: Callable[[], bool] = lambda: False) -> str:
+def answer(qa: QuestionAnalysis, ev: Evidence, template: str, allow_partial: Callable[[], bool] = lambda: False) -> str:
     if template == "fallback" or not ev.items:
         return INSUFFICIENT
     text = _comparison(qa, ev, allow_partial) if qa.comparison else _lookup(qa, ev)
@@ -113,10 +102,9 @@ def _answering(ev: Evidence, best: Candidate, other: Candidate) -> Candidate:
 
 
 def _other_hop(ev: Evidence, best: Candidate, related: list[int]) -> Candidate | None:
-    """A multi-hop answer cites both hops: from the items linked to ``best``'s item (one names the
-    other's title) or naming a focus with it, the sentence that best covers what ``best`` leaves
-    open — the question's terms not in ``best`` nor its title — or failing that the most
-    question-like one."""
+    """A multi-hop answer cites both hops: from the items linked to ``best``'s item (one names the other's title) or
+    naming a focus with it, the sentence that best covers what ``best`` leaves open — the question's terms not in
+    ``best`` nor its title — or failing that the most question-like one."""
     item = ev.items[best.i]
     partners = [k for k in related if k != best.i and (k in ev.links[best.i] or best.i in ev.links[k]
                                                        or (ev.names[k] and ev.names[best.i]))]

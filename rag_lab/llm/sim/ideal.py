@@ -1,18 +1,8 @@
-"""The ideal output of every role — what the simulated model writes with every knob off — from
-the prompt alone (:class:`~rag_lab.llm.sim.prompt.Prompt`) and the reading modules
-(:mod:`.question`, :mod:`.evidence`, with :mod:`.names` and :mod:`.text` under them).
-
-One reader for all text: the signals are those any English text has (sentences, MiniLM
-similarity, capitalised names, identifiers, numbers and dates, question words, which item's title
-another item names); no rule knows a corpus. Per role:
-
-* ``route`` — :meth:`IdealModel.route`; ``rewrite`` / ``hyde`` — :mod:`.paraphrase`;
-* ``controller`` — :func:`.controller_decision.ideal_decision` (the next hop);
-* ``answer`` — :func:`.extractive_answer.answer`; ``judge`` / ``grade`` — :mod:`.judging`.
-
-The behaviour knobs are applied on top by :mod:`.knobs`; each role's row (:mod:`rag_lab.llm.builtin_roles`) says which,
-and :mod:`rag_lab.llm.simulator` dispatches from the rows.
-"""
+"""The ideal output of every role — what the simulated model writes with every knob off — from the prompt alone
+(:class:`~rag_lab.llm.sim.prompt.Prompt`) and the reading modules. Per role: ``route`` —
+:meth:`IdealModel.route`; ``rewrite`` / ``hyde`` — :mod:`.paraphrase`; ``controller`` —
+:func:`.controller_decision.ideal_decision`; ``answer`` — :func:`.extractive_answer.answer`; ``judge`` /
+``grade`` — :mod:`.judging`. The knobs are applied on top by :mod:`.knobs`."""
 
 from __future__ import annotations
 
@@ -60,9 +50,8 @@ class IdealModel:
         return analyse(question).comparison
 
     def route(self, question: str) -> dict[str, str]:
-        """COMPLEX for a comparison, for several names, or for a question that describes its
-        subject instead of naming it (a relative clause: "the band who …", "the company that …");
-        SIMPLE for one name and one asked fact."""
+        """COMPLEX for a comparison, for several names, or for a question that describes its subject instead of naming
+        it (a relative clause: "the band who …", "the company that …"); SIMPLE for one name and one asked fact."""
         qa = analyse(question)
         if qa.comparison:
             return {"route": "COMPLEX", "reason": "compares " + " and ".join(qa.names()[:2])}

@@ -1,9 +1,8 @@
-"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else. :class:`CallRandom` is the
-only source of randomness: common random numbers, a function of (seed, role, question, step index, knob) only, so
-the same request always draws the same numbers and a change of evidence re-draws nothing; a knob fires iff its
-draw is below its rate. Each role's knobs: :func:`route_knob`, :func:`controller_knobs`,
-:meth:`CallRandom.partial_answer` and :func:`apply_format_failures`. Where each knob applies: docs/backends.md,
-"The simulator, part by part"."""
+"""Every behaviour knob of the simulated LLM, drawn and applied here and nowhere else. :class:`CallRandom` is the only
+source of randomness: common random numbers, a function of (seed, role, question, step index, knob) only, so the same
+request always draws the same numbers and a change of evidence re-draws nothing; a knob fires iff its draw is below its
+rate. Each role's knobs: :func:`route_knob`, :func:`controller_knobs`, :meth:`CallRandom.partial_answer` and
+:func:`apply_format_failures`. Where each knob applies: docs/backends.md, "The simulator, part by part"."""
 
 from __future__ import annotations
 
@@ -20,27 +19,17 @@ from rag_lab.llm.sim.paraphrase import drop_bridge, paraphrase
 from rag_lab.llm.sim.profile import SimulatorProfile
 
 #: Action names a tool-calling model invents in place of the four it was given.
-HALLUCINATED_ACTIONS = ("search_web", "lookup", "final_answer", "search", "finish", "ask_user", "browse",
-                        "retrieve")
+HALLUCINATED_ACTIONS = ("search_web", "lookup", "final_answer", "search", "finish", "ask_user", "browse", "retrieve")
 #: Route labels outside SIMPLE / COMPLEX.
 HALLUCINATED_ROUTES = ("MEDIUM", "MULTI_HOP", "HARD", "UNKNOWN", "COMPARISON")
 
 
 class CallRandom:
-    """The seeded randomness of one call, with a record of every knob it was asked about.
-
-    Common random numbers: each knob's uniform draw is SHA-256 of (seed, role, the question,
-    the step index, the knob's name) — never of the evidence or any other prompt text — so two
-    pipeline configurations that differ in one policy face the same model "mood" on the same
-    question at the same decision. The controller's step is its decision index, the number of
-    retrieval *rounds* already run (the prompt states it), not the number of queries: round 1 with
-    three rewrites and round 1 with one query are the same decision; every other role's step is 0.
-    ``rng`` (for choices such as which broken-JSON style) is keyed the same way.
-
-    :meth:`fires` is called only where a knob applies, and each call is recorded in
-    :attr:`record` (knob, rate, draw, fired): the knob's *opportunities* and its *firings*,
-    from which observed rates are computed (:func:`rag_lab.pipeline.trace.knob_rates`).
-    """
+    """The seeded randomness of one call, with a record of every knob it was asked about. Each knob's draw is
+    SHA-256 of (seed, role, question, step, knob) — common random numbers (docs/backends.md) — where the
+    controller's step is the retrieval rounds already run and every other role's 0; ``rng`` is keyed the same way.
+    :meth:`fires` is called only where a knob applies and records each opportunity and firing in :attr:`record`
+    (:func:`rag_lab.pipeline.trace.knob_rates`)."""
 
     def __init__(self, profile: SimulatorProfile, role: str, question: str, step: int = 0) -> None:
         self.key = f"{profile.seed}\x1f{role}\x1f{step}\x1f{' '.join(question.split())}"
@@ -83,11 +72,10 @@ def route_knob(decision: dict[str, str], comparison: bool, draws: CallRandom) ->
 
 
 def settles(ev: Evidence) -> bool:
-    """Whether a lookup's evidence holds an answer the model would settle for once nothing is left to
-    search: its best answer sentence (of the asked kind, when one is asked) reaches
-    :data:`~rag_lab.llm.sim.controller_decision.SETTLE` support — the bar
-    :func:`~rag_lab.llm.sim.controller_decision.ideal_decision` answers at when its searches are spent. A
-    comparison never settles while a side is missing."""
+    """Whether a lookup's evidence holds an answer the model would settle for once nothing is left to search: its best
+    answer sentence (of the asked kind, when one is asked) reaches :data:`~rag_lab.llm.sim.controller_decision.SETTLE`
+    support — the bar :func:`~rag_lab.llm.sim.controller_decision.ideal_decision` answers at when its searches are
+    spent. A comparison never settles while a side is missing."""
     if ev.qa.comparison:
         return False
     found = ev.candidates(ev.answer_items())
@@ -98,13 +86,9 @@ def settles(ev: Evidence) -> bool:
 
 def controller_knobs(ideal: Decision, question: str, searches: list[str], budget: int | None, run: int,
                      draws: CallRandom, settled: Callable[[], bool] = lambda: False) -> Decision:
-    """The ideal controller decision with the behaviour knobs applied (see the module doc);
-    ``budget``: the round budget the prompt states (None: none stated); ``run``: rounds run;
-    ``settled``: whether the evidence already holds an answer the model would settle for
-    (:func:`settles`, asked only where ``budget_thrift`` applies).
-
-    The two budget knobs have disjoint opportunities, so neither undoes the other: anchoring turns a
-    *stop* into a search, thrift turns a *search* into a stop; spinning is independent of both."""
+    """The ideal controller decision with the behaviour knobs applied (see the module doc); ``budget``: the round
+    budget the prompt states (None: none stated); ``run``: rounds run; ``settled``: whether the evidence already
+    holds an answer the model would settle for (:func:`settles`, asked only where ``budget_thrift`` applies)."""
     d = ideal
     fired: list[str] = []
     if ideal.action in ("answer", "rerank") and draws.fires("synonym_spinning"):
@@ -180,12 +164,9 @@ def mistype(obj: dict[str, Any], rng: random.Random) -> str:
 
 
 def apply_format_failures(obj: dict[str, Any], draws: CallRandom) -> tuple[str, str | None]:
-    """The text for ``obj`` and the name of the format failure applied (``None`` if none):
-    invalid JSON first, then a hallucinated action, then wrong types; at most one. A later
-    failure has an opportunity only when the earlier ones did not fire, so each knob's observed
-    rate per opportunity is its configured rate, and the share of structured outputs broken is
-    ``1 - (1 - invalid_json)(1 - hallucinated_action)(1 - wrong_types)``
-    (:func:`format_failure_rate`)."""
+    """The text for ``obj`` and the name of the format failure applied (``None`` if none): invalid JSON first, then a
+    hallucinated action, then wrong types, at most one, so each knob's observed rate per opportunity is its
+    configured rate (:func:`format_failure_rate`)."""
     if draws.fires("invalid_json"):
         return broken_json(obj, draws.rng), "invalid_json"
     if draws.fires("hallucinated_action"):

@@ -1,15 +1,6 @@
-r"""Names and identifiers in any English text, found from typography alone.
-
-* ``name`` — a run of capitalised words (``Christopher Nolan``, ``The Oberoi Group``), joined by
-  a few lower-case connectors (``of``, ``de``, ``van``…), with leading function words dropped;
-  a single capitalised word that only opens a sentence is not a name;
-* ``quoted`` — a short span in double quotes (titles: ``"Tinted Windows"``) or in a code span
-  (backticks: how technical text writes an identifier, ``\`user-api\```);
-* ``id`` — a token that is not a plain word: it mixes letters with digits or underscores, or
-  starts with ``@``/``#`` (``AB-1234``, ``MAX_SIZE``, ``@name``, ``#topic``, ``3.1.0``).
-
-Nothing here comes from a particular corpus: no list of names, kinds or domain words.
-"""
+r"""Names and identifiers in any English text, found from typography alone: ``name`` (a run of capitalised words,
+joined by a few lower-case connectors), ``quoted`` (a short span in double quotes or backticks) and ``id`` (a
+token mixing letters with digits or underscores, or starting with ``@``/``#``). No list of names or domain words."""
 
 from __future__ import annotations
 
@@ -64,9 +55,8 @@ def _trim(span: str) -> tuple[str, int]:
 
 @lru_cache(maxsize=65536)
 def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
-    """Entities of ``text`` in order of first appearance, without duplicates. In a ``question``
-    a capitalised word opening the text may be a name; in running text it is not (unless it
-    repeats inside a sentence elsewhere)."""
+    """Entities of ``text`` in order of first appearance, without duplicates. In a ``question`` a capitalised word
+    opening the text may be a name; in running text it is not (unless it repeats inside a sentence elsewhere)."""
     found: list[tuple[int, Entity]] = []
     taken: list[tuple[int, int]] = []
 

@@ -1,8 +1,7 @@
 """Rephrasing a question without knowing anything and without a vocabulary: keyword queries
 (names first, then the remaining content words), the question without its question word, and
 re-orderings. Used by the rewrite and HyDE roles and by a controller that re-searches. Names come
-out exactly as written; nothing here can add a fact the question does not hold.
-"""
+out exactly as written; nothing here can add a fact the question does not hold."""
 
 from __future__ import annotations
 
@@ -38,13 +37,8 @@ def variants(question: str) -> tuple[str, ...]:
     """Distinct rephrasings of ``question``, most faithful first (the question itself excluded)."""
     qa = analyse(question)
     names, terms = qa.names(), list(qa.term_words)
-    candidates = [
-        keyword_query(question),
-        statement(question),
-        " ".join([*terms, *names]),
-        " ".join([*names, *terms[:3]]),
-        " ".join([*names, *reversed(terms)]),
-    ]
+    candidates = [keyword_query(question), statement(question), " ".join([*terms, *names]),
+                  " ".join([*names, *terms[:3]]), " ".join([*names, *reversed(terms)])]
     base = keyword_query(question)
     candidates += [f"{base} {filler}" for filler in _FILLERS]
     out: list[str] = []

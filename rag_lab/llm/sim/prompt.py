@@ -3,8 +3,7 @@
 :func:`read_prompt` turns the messages into a :class:`Prompt` — the role to play, the question,
 the searches already run, the numbered evidence, the draft a judge is shown, the answer template
 the instructions select, the count a rewrite/HyDE instruction asks for and the search budget the
-controller instructions state (if any). Nothing else in the simulator looks at the raw messages.
-"""
+controller instructions state (if any). Nothing else in the simulator looks at the raw messages."""
 
 from __future__ import annotations
 
@@ -113,10 +112,7 @@ def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Pro
     user = next((m.content for m in reversed(messages) if m.role == "user"), "")
     sections = parse_sections(user)
     return Prompt(
-        role=resolve_role(role, system),
-        system=system,
-        question=sections.get("QUESTION", user).strip(),
+        role=resolve_role(role, system), system=system, question=sections.get("QUESTION", user).strip(),
         searches=parse_searches(sections.get("SEARCHES", "")),
         items=[_unbracketed(it) for it in parse_evidence(sections["EVIDENCE"])] if "EVIDENCE" in sections else None,
-        draft=sections.get("DRAFT", ""),
-    )
+        draft=sections.get("DRAFT", ""))

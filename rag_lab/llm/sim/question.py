@@ -1,9 +1,7 @@
-"""What a question asks, read from its wording with general English only: the names it
-holds (foci), its remaining content words (terms), the question word and the kind of value it
-expects, whether it is a yes/no question, and whether it compares two named things — and then
-what it compares (a year for born / older / first / founded…, whatever the question word; a
-number for more / larger / how many…) and in which direction.
-"""
+"""What a question asks, read from its wording with general English only: the names it holds (foci), its remaining
+content words (terms), the question word and the kind of value it expects, whether it is a yes/no question, and whether
+it compares two named things — and then what it compares (a year for born / older / first / founded…, whatever the
+question word; a number for more / larger / how many…) and in which direction."""
 
 from __future__ import annotations
 
@@ -46,9 +44,8 @@ _AUX = frozenset("is are was were does do did has have had can could will would 
 
 
 def _head(text: str) -> str | None:
-    """The noun a which/what question asks for: the word after "which"/"what", or the last word of a
-    two-word compound when an auxiliary follows it ("which record label did …" → label; English
-    compounds are head-final)."""
+    """The noun a which/what question asks for: the word after "which"/"what", or the last word of a two-word compound
+    when an auxiliary follows it ("which record label did …" → label; English compounds are head-final)."""
     desc = _WHAT_IS_THE.search(text)
     if desc:  # "what is the home ground of …": the description's noun
         first, second, third = (g.lower() if g else None for g in desc.groups())
@@ -77,8 +74,7 @@ _PAIRS = (
                re.I),
     re.compile(r"\bcompare\s+(?:the\s+)?([^,?]{2,60}?)\s+and\s+(?:the\s+)?([^,?—–]{2,60}?)\s*(?:[—–,?]|\s-\s|$)",
                re.I),
-    re.compile(r"\bboth\s+(\S{3,60})\s+and\s+(\S{3,60})\s+(?:are|were|is|was|have|had|\w+ed|\w+en)\b", re.I),
-)
+    re.compile(r"\bboth\s+(\S{3,60})\s+and\s+(\S{3,60})\s+(?:are|were|is|was|have|had|\w+ed|\w+en)\b", re.I))
 
 
 def _with_pair(text: str, found: tuple[Entity, ...]) -> tuple[Entity, ...]:
@@ -179,15 +175,9 @@ _DESCRIPTION = re.compile(r"^\s*(?:who|what|which)\s+(?:is|are|was|were)\s+the\s
 
 
 def _asked(text: str, terms: tuple[str, ...], head: str | None) -> tuple[str, ...]:
-    """The stems of what a question asks, read from where its question word stands: the words of the
-    description it asks for ("Who was | the military commander | of …"), else the terms just before a
-    question word that comes late ("had their first performance in | what city", "an animated series
-    created by | who"), else the last words of a question that opens with it ("What medal did the
-    opponent of X | win in 1984") — led by its verb when the question word is the verb's subject ("Who |
-    married the publisher of …", "Who was | given …"); with the noun it asks for ("city"). A relative
-    pronoun ("the band who released …") is no question word: only "what", or a question word that opens
-    the question, ends it or follows a preposition, is one. Nearest to the question word first (the
-    description's noun first)."""
+    """The stems of what a question asks, read from where its question word stands (the description it asks for,
+    else the terms just before a late question word, else the last words), nearest to the question word first.
+    Only "what", or a question word that opens the question, ends it or follows a preposition, counts as one."""
     termset = set(terms)
     out: list[str] = []
     desc = _DESCRIPTION.match(text)
@@ -273,5 +263,4 @@ def analyse(question: str, titles: tuple[str, ...] = ()) -> QuestionAnalysis:
     return QuestionAnalysis(
         text=text, foci=foci, terms=terms, term_words=tuple(dict.fromkeys(term_words)), head=head,
         answer_type=answer_type, yes_no=yes_no, comparison=comparison, kind=kind, measure=measure,
-        direction=direction, relation=relation, asked=() if comparison or yes_no else _asked(text, terms, head),
-    )
+        direction=direction, relation=relation, asked=() if comparison or yes_no else _asked(text, terms, head))

@@ -1,7 +1,6 @@
 """Embedding similarity for the simulator: the packaged MiniLM behind the on-disk cache, with an
 in-process LRU in front so repeated texts (the same evidence shown call after call) cost a dict
-lookup. Texts missing from the LRU are embedded in one batch per call.
-"""
+lookup. Texts missing from the LRU are embedded in one batch per call."""
 
 from __future__ import annotations
 
@@ -31,7 +30,6 @@ class Similarity:
         self._lru: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
         self.embedded = 0  # texts sent to the embedder (LRU misses)
-        self.lookups = 0
 
     @property
     def embedder(self) -> Embedder:
@@ -46,7 +44,6 @@ class Similarity:
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts`` (one batched embedder call for the ones not in the LRU)."""
         with self._lock:
-            self.lookups += len(texts)
             missing = [t for t in dict.fromkeys(texts) if t not in self._lru]
             if missing:
                 fresh = self.embedder.embed(missing)

@@ -1,7 +1,5 @@
-"""Plain-text helpers of the simulator: words, a light stemmer, English function words,
-sentences, dates, years, numbers and percentages. General English; nothing here is specific to a
-corpus.
-"""
+"""Plain-text helpers of the simulator: words, a light stemmer, English function words, sentences, dates, years, numbers
+and percentages. General English; nothing here is specific to a corpus."""
 
 from __future__ import annotations
 
@@ -19,8 +17,7 @@ STOPWORDS = frozenset((
     "again", "any", "all", "both", "each", "more", "most", "other", "some", "such", "only", "own", "same", "too",
     "very", "just", "also", "out", "up", "down", "off", "per", "via", "s", "t", "one", "ones", "whether", "either",
     "neither", "let", "lets", "get", "got", "make", "made", "tell", "give", "show", "find", "name", "list",
-    "describe", "explain", "say", "said", "know", "please", "currently", "many", "much", "go", "goes", "went", "gone",
-))
+    "describe", "explain", "say", "said", "know", "please", "currently", "many", "much", "go", "goes", "went", "gone"))
 
 _WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9'_\-./%]*[A-Za-z0-9%]|[A-Za-z0-9]")
 #: A sentence ends after . ! ? — but not after an initial ("C. S. Lewis") or a common title or
@@ -90,11 +87,8 @@ def stem(word: str) -> str:
 #: Stems that name one relation in different words: a marriage is "married", "his wife", "her husband",
 #: "spouse"; a birth "born" or "birth"; a death "died" or "death". A sentence that says the relation in one
 #: of them says what a question asks in another.
-_SAME_RELATION = (
-    ("marri", "marriag", "wife", "husband", "spous", "wed", "widow"),
-    ("born", "birth"),
-    ("died", "die", "death"),
-)
+_SAME_RELATION = (("marri", "marriag", "wife", "husband", "spous", "wed", "widow"), ("born", "birth"),
+                  ("died", "die", "death"))
 EQUIVALENT: dict[str, frozenset[str]] = {s: frozenset(group) for group in _SAME_RELATION for s in group}
 
 

@@ -1,12 +1,6 @@
-"""Token counts from a real tokenizer available offline: the WordPiece tokenizer shipped with the
-packaged all-MiniLM-L6-v2 (read from its ``tokenizer.json`` with the ``tokenizers`` library,
-truncation and padding switched off).
-
-Chat accounting, stated: a prompt costs the tokens of every message's content plus
-:data:`PER_MESSAGE_OVERHEAD` tokens per message (role marker and separators, as chat templates
-add) plus :data:`REPLY_PRIMING` tokens that open the assistant's reply; a completion costs the
-tokens of its text.
-"""
+"""Token counts from the WordPiece tokenizer shipped with the packaged all-MiniLM-L6-v2. A prompt costs its
+messages' tokens plus :data:`PER_MESSAGE_OVERHEAD` per message and :data:`REPLY_PRIMING`; a completion costs
+the tokens of its text."""
 
 from __future__ import annotations
 
@@ -46,9 +40,8 @@ class TokenCounter:
             return self._tokenizer
 
     def count(self, text: str) -> int:
-        """Tokens of ``text`` (no special tokens). WordPiece splits on whitespace first, so a
-        text's count is the sum of its lines' counts; lines (an evidence item is one line) are
-        counted once and remembered."""
+        """Tokens of ``text`` (no special tokens). WordPiece splits on whitespace first, so a text's count is the sum of
+        its lines' counts; lines (an evidence item is one line) are counted once and remembered."""
         if not text:
             return 0
         lines = text.split("\n")

@@ -1,14 +1,6 @@
-"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5): the registrations of
-:data:`METRICS` (every metric column, complete on import of this module) and the row they make
-(:func:`question_metrics`).
-
-Answer containment comes in two forms (:mod:`rag_lab.evaluation.answers`): lenient (the gold anywhere in the
-answer) and strict (only within a short answer, in its own words — a parrot scores 0). ``quality_echo`` is 1
-when the echo guard rejected the draft (status ``echo``); such a question counts as not answered everywhere
-(``quality_refused`` included). ``cost_*`` count what the policy incurred, cached or not (deterministic);
-``spent_*`` only the cache misses and ``run_*`` wall-clock time (both depend on the cache and the machine, not
-on the policy).
-"""
+"""Per-question quality and cost metrics of one pipeline run (docs/design.md §5): the registrations of :data:`METRICS`
+(every metric column, complete on import of this module) and the row they make (:func:`question_metrics`). ``cost_*``
+count what the policy incurred, cached or not; ``spent_*`` only the cache misses and ``run_*`` wall-clock time."""
 
 from __future__ import annotations
 
