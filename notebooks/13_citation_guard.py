@@ -37,8 +37,8 @@
 # > HotpotQA twins ··, MuSiQue twins ··; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –,
 # > HotpotQA v3 –, MuSiQue v3 – — neither changes a question: every unanswerable question answered here has a best
 # > context score that clears 0.3 and a valid citation. On the recorded model's unanswerable twins (the twins
-# > study's declared claims, tested outside its pilot and flagged twins, each with its study's verdict; MuSiQue
-# > provisional: its part is still being recorded): the plain reader refusing fewer than the guarded pipeline:
+# > study's declared claims, tested outside its pilot and flagged twins, each with its study's verdict): the plain
+# > reader refusing fewer than the guarded pipeline:
 # > Qwen2.5-Coder-1.5B: HotpotQA twins v3 ✓, MuSiQue twins v3 ✓; keeping uncited answers refusing fewer:
 # > Qwen2.5-Coder-1.5B: HotpotQA twins v3 ✓, MuSiQue twins v3 ~.
 #

@@ -34,7 +34,7 @@ STUDIES: dict[str, dict[str, tuple[Path, ...]]] = {
     },
 }
 #: The parts (sweep names) still being recorded, below their declared size: their cells are provisional.
-RECORDING: frozenset[str] = frozenset({"real_qwen_musique_twins"})
+RECORDING: frozenset[str] = frozenset()
 
 
 def _settings(settings: Mapping[str, Any] | str | None, base: Mapping[str, Any]) -> dict[str, Any]:
