@@ -181,6 +181,8 @@ class Finding:
                      f"{p_clause(self.p_adjusted)}")
         if self.control is not None:
             text += f"; control: {self.control.measured}"
+        elif self.kind == "by_construction":
+            text += "; its control (the knob at 0) was not run: the contrast alone"
         if self.detectable is not None:
             text += f"; not shown — {self.detectable.text}"
         return text
