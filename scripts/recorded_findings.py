@@ -33,6 +33,7 @@ from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.experiments.study import BLOCK_END, BLOCK_START, first_declared, part_claims, write_claims
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
+from rag_lab.pipeline.trace import controller_decisions
 from rag_lab.stats.significance import p_text
 
 STRICT, CALLS, TOKENS = "quality_answer_containment_strict", "cost_llm_calls", "cost_tokens"
@@ -134,6 +135,7 @@ def main() -> None:
                   _table(agreement.drop(columns=["real_delta", "sim_delta"]).round(4)), "",
                   "Kendall τ between the simulator's and the real model's ranking of the configurations (bootstrap "
                   "over questions): " + "; ".join(f"{m}: {tau_text(r)}" for m, r in ranks.iterrows()), ""]
+    parts += _decisions_section(real)
     parts += ["## The fitted profile", "", "```", fit.table_text(), "```", ""]
     out = args.out_dir / f"{spec.name}.md"
     out.write_text("\n".join(parts), encoding="utf-8")
@@ -147,6 +149,41 @@ def _as_first_declared(whole: list, pilot_size: int) -> list[str]:
              "above leave them out. As first declared, on all the questions (exploratory now):", ""]
     lines += [f"{i}. {finding_line(f)}" for i, f in enumerate(whole, start=1)]
     return lines + [""]
+
+
+def _decisions_section(real) -> list[str]:
+    """What the model did in each configuration, from its traces: how many rounds each question ran and why its loop
+    ended, then the controller's actions by the rounds run when it was asked (a deterministic fallback for an invalid
+    output counted apart)."""
+    import pandas as pd
+
+    labels = real.labels()
+    ends, decisions = [], []
+    for candidate in real.table["candidate_id"]:
+        traces = list(real.traces(candidate).values())
+        rounds = pd.Series([t.rounds_used for t in traces]).value_counts()
+        stops = pd.Series([str(t.stop_reason) for t in traces]).value_counts()
+        ends.append({"configuration": labels[candidate], "questions": len(traces),
+                     "mean rounds": sum(t.rounds_used for t in traces) / len(traces),
+                     **{f"rounds {r}": n for r, n in rounds.items()},
+                     **{f"ended: {k}": n for k, n in stops.items()}})
+        decisions += [{"configuration": labels[candidate], **row} for row in controller_decisions(traces)]
+    ends_table = pd.DataFrame(ends).fillna(0)
+    rounds_cols = sorted((c for c in ends_table if c.startswith("rounds ")), key=lambda c: int(c.split()[1]))
+    ends_table = ends_table[["configuration", "questions", "mean rounds", *rounds_cols,
+                             *sorted(c for c in ends_table if c.startswith("ended: "))]]
+    parts = ["## What the model did, each configuration", "",
+             "Rounds run per question and why its loop ended (a count of questions):", "",
+             _table(ends_table.round(3)), ""]
+    if decisions:
+        actions = pd.DataFrame(decisions)
+        by_round = actions.pivot_table(index=["configuration", "round"], columns="action", values="decisions",
+                                       aggfunc="sum", fill_value=0)
+        by_round["of which fallback"] = actions.groupby(["configuration", "round"])["fallback"].sum()
+        parts += ["The controller's actions, by the rounds run when it was asked (a count of decisions; an invalid "
+                  "output's deterministic fallback is counted under its action and again in the last column):", "",
+                  _table(by_round.reset_index()), ""]
+    return parts
 
 
 def _pairs_section(real, other, other_file) -> list[str]:

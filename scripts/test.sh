@@ -26,6 +26,11 @@ workers=${RAG_LAB_TEST_WORKERS:-2}
 xdist=(-n "$workers")
 # Bytecode for the installed modules, compiled once per install (scripts/install.sh says why).
 export RAG_LAB_BYTECODE=1
+# And for the test files pytest rewrites and the project's own modules: where the machine sets
+# PYTHONDONTWRITEBYTECODE, every pytest process (each xdist worker) rewrote the asserts of all the test files
+# again as it collected them (collecting the quick loop's tests: 12.0 s, against 8.1 s from the cache, both
+# beside a recording on both cores). The bytecode goes to __pycache__/ folders git ignores.
+unset PYTHONDONTWRITEBYTECODE
 # Two workers on two cores: one PyTorch thread each, or their threads fight over the cores.
 [ "$workers" = 0 ] || export OMP_NUM_THREADS=${OMP_NUM_THREADS:-1} RAG_LAB_LLAMA_THREADS=${RAG_LAB_LLAMA_THREADS:-1}
 

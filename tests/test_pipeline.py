@@ -376,3 +376,15 @@ def test_the_results_cost_is_read_from_its_trace_and_misses_no_call(params: dict
         assert result.llm_spent_by_role == {r: c.spent.calls for r, c in ledger.by_role().items()}
         assert result.llm_cost.calls == len(trace.llm_calls()) > 0
     assert backend.cache.hits > 0  # the repeated questions were answered by the cache: spent differs from incurred
+
+
+def test_controller_decisions_count_each_action_by_the_rounds_run_and_the_fallbacks_apart():
+    """What the recorded pages' "what the model did" table counts: a retrieve_again after round 1, then an invalid
+    output replaced by the deterministic fallback after round 2 (an answer: usable evidence), on two questions."""
+    from rag_lab.pipeline.trace import controller_decisions
+
+    res = ScriptedResources(corpus_of({**FILLERS, **MARKED}), {Q: list(FILLERS)[:5], "falcon passphrase": ["m"]})
+    traces = [run(res, backend([AGAIN.format(q="falcon passphrase"), "not json at all"]))[1] for _ in range(2)]
+    assert controller_decisions(traces) == [
+        {"round": 1, "action": "retrieve_again", "decisions": 2, "fallback": 0},
+        {"round": 2, "action": "answer", "decisions": 2, "fallback": 2}]

@@ -11,7 +11,7 @@ from pydantic import AfterValidator, BaseModel, Field, model_validator
 
 from rag_lab.errors import ConfigError
 from rag_lab.llm.types import CallRecord, LLMResponse, Message
-from rag_lab.pipeline.interventions import InterventionCode, intervention_code
+from rag_lab.pipeline.interventions import Intervention, InterventionCode, intervention_code
 from rag_lab.registry import Registry
 
 
@@ -177,3 +177,19 @@ def knob_rates(traces: Iterable[Trace]) -> list[dict[str, Any]]:
         row["per_call"] = row["fired"] / row["calls"]
         out.append({c: row[c] for c in KNOB_RATE_COLUMNS})
     return out
+
+
+def controller_decisions(traces: Iterable[Trace]) -> list[dict[str, Any]]:
+    """What the controller chose over ``traces``: one row per (round, action) with the number of ``decisions`` and how
+    many of them were the deterministic ``fallback`` for an invalid output. ``round`` is the rounds run when it was
+    asked (1 after the first retrieval)."""
+    rows: dict[tuple[int, str], dict[str, Any]] = {}
+    for trace in traces:
+        for step in trace.steps:
+            if step.kind == "controller" and step.decision is not None:
+                row = rows.setdefault((step.round, step.decision["action"]),
+                                      {"round": step.round, "action": step.decision["action"], "decisions": 0,
+                                       "fallback": 0})
+                row["decisions"] += 1
+                row["fallback"] += int(step.has(Intervention.INVALID_FALLBACK))
+    return [rows[k] for k in sorted(rows)]
