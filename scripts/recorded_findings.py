@@ -27,13 +27,13 @@ from rag_lab.experiments import run_sweep
 from rag_lab.experiments.calibration.calibrate import calibrate, read_run
 from rag_lab.experiments.calibration.sim_vs_real import agreement_summary, contrast_agreement
 from rag_lab.experiments.calibration.verify import compare, tau_text
+from rag_lab.experiments.engine.behaviour import decisions_by_round, loop_ends
 from rag_lab.experiments.engine.findings import finding_line, sweep_findings
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.experiments.study import BLOCK_END, BLOCK_START, first_declared, part_claims, write_claims
 from rag_lab.llm.cassette import describe
 from rag_lab.paths import DATA_DIR
-from rag_lab.pipeline.trace import controller_decisions
 from rag_lab.stats.significance import p_text
 
 STRICT, CALLS, TOKENS = "quality_answer_containment_strict", "cost_llm_calls", "cost_tokens"
@@ -152,37 +152,15 @@ def _as_first_declared(whole: list, pilot_size: int) -> list[str]:
 
 
 def _decisions_section(real) -> list[str]:
-    """What the model did in each configuration, from its traces: how many rounds each question ran and why its loop
-    ended, then the controller's actions by the rounds run when it was asked (a deterministic fallback for an invalid
-    output counted apart)."""
-    import pandas as pd
-
-    labels = real.labels()
-    ends, decisions = [], []
-    for candidate in real.table["candidate_id"]:
-        traces = list(real.traces(candidate).values())
-        rounds = pd.Series([t.rounds_used for t in traces]).value_counts()
-        stops = pd.Series([str(t.stop_reason) for t in traces]).value_counts()
-        ends.append({"configuration": labels[candidate], "questions": len(traces),
-                     "mean rounds": sum(t.rounds_used for t in traces) / len(traces),
-                     **{f"rounds {r}": n for r, n in rounds.items()},
-                     **{f"ended: {k}": n for k, n in stops.items()}})
-        decisions += [{"configuration": labels[candidate], **row} for row in controller_decisions(traces)]
-    ends_table = pd.DataFrame(ends).fillna(0)
-    rounds_cols = sorted((c for c in ends_table if c.startswith("rounds ")), key=lambda c: int(c.split()[1]))
-    ends_table = ends_table[["configuration", "questions", "mean rounds", *rounds_cols,
-                             *sorted(c for c in ends_table if c.startswith("ended: "))]]
+    """What the model did in each configuration (:mod:`rag_lab.experiments.engine.behaviour`)."""
     parts = ["## What the model did, each configuration", "",
              "Rounds run per question and why its loop ended (a count of questions):", "",
-             _table(ends_table.round(3)), ""]
-    if decisions:
-        actions = pd.DataFrame(decisions)
-        by_round = actions.pivot_table(index=["configuration", "round"], columns="action", values="decisions",
-                                       aggfunc="sum", fill_value=0)
-        by_round["of which fallback"] = actions.groupby(["configuration", "round"])["fallback"].sum()
+             _table(loop_ends(real).round(3)), ""]
+    by_round = decisions_by_round(real)
+    if len(by_round):
         parts += ["The controller's actions, by the rounds run when it was asked (a count of decisions; an invalid "
                   "output's deterministic fallback is counted under its action and again in the last column):", "",
-                  _table(by_round.reset_index()), ""]
+                  _table(by_round), ""]
     return parts
 
 

@@ -288,3 +288,21 @@ def test_paired_finding_on_a_real_sweep(sweep):
         paired_finding(sweep, "cost_rounds", candidate=base)
     with pytest.raises(ValueError, match="direction"):
         paired_finding(sweep, "cost_rounds", candidate={"round_cap.max_rounds": 1}, direction="up")
+
+
+def test_what_the_model_did_adds_up_to_the_questions_and_the_rounds_metric(sweep):
+    """The recorded pages' "what the model did" tables (rag_lab.experiments.engine.behaviour), on a sweep of two
+    seeds: each run's questions split once by rounds and once by stop reason, its mean rounds is the table's
+    ``cost_rounds``, and no controller is asked after more rounds than its cap allows."""
+    from rag_lab.experiments.engine.behaviour import decisions_by_round, loop_ends
+
+    ends = loop_ends(sweep)
+    assert len(ends) == len(sweep.table) and ends["configuration"].is_unique
+    rounds = [c for c in ends if c.startswith("rounds ")]
+    stops = [c for c in ends if c.startswith("ended: ")]
+    assert (ends[rounds].sum(axis=1) == ends["questions"]).all() and (ends[stops].sum(axis=1) == ends["questions"]).all()
+    assert ends["mean rounds"].tolist() == pytest.approx(sweep.table["cost_rounds"].tolist())
+    decisions = decisions_by_round(sweep)
+    capped = decisions[decisions["configuration"].str.startswith("round_cap.max_rounds=1")]
+    assert len(capped) and set(capped["round"]) == {1} and decisions["round"].max() <= 3
+    assert {"answer", "retrieve_again", "of which fallback"} <= set(decisions.columns)
