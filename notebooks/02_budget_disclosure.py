@@ -29,8 +29,10 @@
 # > ✓✓, HotpotQA ✓✓, MuSiQue ✓✓; Qwen2.5-Coder-1.5B: HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –,
 # > HotpotQA v3 –, MuSiQue v3 –. The thrifty model's saving: world ✓✓, HotpotQA ~~, MuSiQue ✓✓; Qwen2.5-Coder-1.5B:
 # > HotpotQA v1 –, HotpotQA v2 –, MuSiQue v2 –, world v2 –, HotpotQA v3 –, MuSiQue v3 –. Both are the knobs' doing
-# > wherever they hold. On the recorded model disclosure is no knob but a measured contrast: the v3 study's declared
-# > claims (MuSiQue, cap 4, tested outside its pilot, each with its study's verdict; the hidden arm's prompt also
+# > wherever they hold. On the recorded model disclosure is no knob but a measured contrast, each with its study's
+# > verdict. The like-for-like study (prompt set v4: the arms differ by the cap clause alone; HotpotQA, cap 4, the
+# > zero-yield stop off): more rounds: Qwen2.5-Coder-1.5B: HotpotQA v4 ~; more LLM calls: Qwen2.5-Coder-1.5B:
+# > HotpotQA v4 ~. The v3 study's claims (MuSiQue, cap 4, tested outside its pilot; the hidden arm's prompt also
 # > asks for few rounds, so the arms differ by more than the budget): more rounds: Qwen2.5-Coder-1.5B: MuSiQue v3 ~;
 # > more LLM calls: Qwen2.5-Coder-1.5B: MuSiQue v3 ~.
 #
@@ -62,9 +64,10 @@
 # `rag_lab.pipeline.policies.BudgetDisclosure` has one field, `disclosed` (sweep key
 # `disclosure.disclosed`, default `False`). `rag_lab.llm.prompts.budget_sentence` writes either sentence
 # into the controller's system message (`controller_prompt`), in the unit the cap counts — rounds — and
-# both arms state the rounds already run. The two prompts differ by the cap *and* by the hidden arm's thrift
-# instruction ("use as few rounds of searches as possible"), which the disclosed arm drops: a contrast of the two
-# measures both together, not the budget alone. Nothing else in the pipeline reads the flag. On the simulator's side (`rag_lab/llm/sim/knobs.py`, `controller_knobs`) the
+# both arms state the rounds already run. Up to prompt set v3 the two prompts differ by the cap *and* by the hidden
+# arm's thrift instruction ("use as few rounds of searches as possible"), which the disclosed arm drops: a contrast of
+# the two measures both together. From prompt set v4 on (`prompts.version: v4`) the hidden arm states only the rounds
+# run, so the arms differ by the cap clause alone. Nothing else in the pipeline reads the flag. On the simulator's side (`rag_lab/llm/sim/knobs.py`, `controller_knobs`) the
 # budget is read from the prompt by a regex ("as few rounds as possible" is not a budget), and two knobs
 # react to it, on disjoint opportunities:
 #
@@ -104,8 +107,7 @@ result = lesson_sweep(spec, pareto=(COST, QUALITY))
 ARM = contrasts.along(result, ["backend.profile", "disclosure.disclosed", "round_cap.max_rounds"])  # {(model, shown, cap): id}
 # hidden, disclosed at a cap of 4: the anchored model (A0, A1), the thrifty one (T0, T1)
 A0, A1, T0, T1 = ({"backend.profile": s.profile, **pick} for s in (S, THRIFT) for pick in (s.reference, s.candidate))
-table = contrasts.labelled_table(result, ["param_backend.profile", "param_round_cap.max_rounds", f"{QUALITY}±", ROUNDS, COST])
-table
+(table := contrasts.labelled_table(result, ["param_backend.profile", "param_round_cap.max_rounds", f"{QUALITY}±", ROUNDS, COST]))
 
 # %%
 cost_quality_figure(cost_quality_info(table, COST, QUALITY, color_by="param_backend.profile", text_col="label"))
@@ -223,14 +225,25 @@ display(gaps, stops)  # noqa: F821
 # %% [markdown]
 # ## On a real model
 #
-# DocMind's claim was measured on a real model, Qwen2.5-Coder-1.5B (llama.cpp, temperature 0, prompt set v3, router
-# off), in a study declared before its first call (notebook 16): a cap of 4, the budget disclosed against hidden, on
-# all 100 MuSiQue questions of the sample, where the loop runs; replayed here from the cassette. The claims
-# are the article's direction (hiding the budget saves rounds and LLM calls). Each comes with its interval, its p
-# after the fixed-sequence correction and, where it is not shown, the smallest rise the sample could have detected.
+# DocMind's claim was measured on a real model, Qwen2.5-Coder-1.5B (llama.cpp, temperature 0, router off), in a study
+# declared before its first call and recorded to its declared size, replayed here from the cassette: prompt set v4,
+# whose two controller prompts differ by the cap clause alone ("You may run at most 4 rounds of searches in total; K
+# have been run." against "K rounds of searches have been run."), on 100 HotpotQA bridge and comparison questions,
+# at a cap of 4 with the zero-yield stop off, so that only the model and the cap end a run. The claims are the
+# article's direction (hiding the budget saves rounds and LLM calls). Each comes with its interval, its p after the
+# fixed-sequence correction and, where it is not shown, the smallest rise the sample could have detected. Then what
+# the model did in each arm, read from its traces: how many rounds each question ran and why its loop ended, and the
+# controller's actions by the rounds run when it was asked (after the fourth, a request for another round is refused
+# by the cap). Last, the earlier test of the same claims, in the v3 study (MuSiQue, cap 4, the zero-yield stop on),
+# kept beside it: there the hidden arm's prompt also asked for "as few rounds of searches as possible", so its arms
+# differed by a thrift instruction as well as by the budget.
 
 # %%
-display(*real_model.study_summary(["real_qwen_musique_disclosure"]))  # noqa: F821  (a claim not shown states its detectable rise)
+display(*(v4 := budget_disclosure.like_for_like()).shown(), *real_model.study_summary(["real_qwen_musique_disclosure"]))  # noqa: F821
+# the study's verdicts: neither claim is shown (the table says what its 100 questions could have detected); and far from
+# DocMind's 3.2 -> 1.8 rounds: the arms differ by less than a quarter of its 1.4-round gap, and in both the model asks
+# past its cap in code (a fifth round) on about a third of the questions
+assert not any(f.holds for f in v4.findings) and abs(v4.round_gap) < (3.2 - 1.8) / 4 and (v4.past_the_cap() > 25).all(), v4
 
 # %% [markdown]
 # ## Try this
@@ -306,11 +319,12 @@ display(*real_model.study_summary(["real_qwen_musique_disclosure"]))  # noqa: F8
 # and MuSiQue samples, with two simulator seeds (paired Δ, interval, exact p, Holm over the whole table;
 # the table ships in `data/robustness.md` and the test suite fails when it is older than the simulator). A
 # finding that holds only on the world is a property of the world and this simulated model, not of the
-# policy: read the verdicts below before quoting the notebook's number. The last two are the recorded v3 study's
-# declared claims on disclosure (MuSiQue, cap 4), each with its study's own test and verdict.
+# policy: read the verdicts below before quoting the notebook's number. The last four are the recorded studies'
+# declared claims on disclosure (prompt set v4 on HotpotQA, then v3 on MuSiQue; cap 4), each with its study's own
+# test and verdict.
 
 # %%
-print(*(robustness.quote(k) for k in ["disclosure_calls", "disclosure_thrift_calls", "v3_disclosed_true_rounds", "v3_disclosed_true_calls"]), sep="\n\n")
+print(*(robustness.quote(k) for k in ["disclosure_calls", "disclosure_thrift_calls", "disclosure_disclosed_true_rounds", "disclosure_disclosed_true_calls", "v3_disclosed_true_rounds", "v3_disclosed_true_calls"]), sep="\n\n")
 
 # %% [markdown]
 # [← previous](01_round_cap.ipynb) · [next →](03_zero_yield_stop.ipynb)

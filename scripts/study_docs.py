@@ -19,7 +19,7 @@ from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 
 REPO_ROOT = DATA_DIR.parent
 #: The studies with blocks in the pages (each the ``family.study`` its sweep files name).
-STUDIES = ("v3", "twins")
+STUDIES = ("v3", "twins", "disclosure")
 #: The pages that carry study blocks: the docs, and each recorded study page.
 PAGES = ("docs/simulate-then-verify.md", "README.md", *sorted(f"data/recorded/{p.name}"
                                                               for p in (DATA_DIR / "recorded").glob("*.md")))

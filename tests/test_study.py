@@ -27,6 +27,7 @@ from rag_lab.stats.significance import holm
 
 REPO = DATA_DIR.parent
 V3 = ("real_qwen_hotpotqa_v3", "real_qwen_hotpotqa_v3_answer", "real_qwen_musique_v3", "real_qwen_musique_disclosure")
+DISCLOSURE = "real_qwen_hotpotqa_disclosure"   # the like-for-like study (prompt set v4)
 
 
 def test_every_study_block_equals_its_render_from_the_claims_files():
@@ -54,11 +55,12 @@ def _replay(name: str, tmp_path):
     return run_sweep(load_sweep_spec(SWEEPS_DIR / f"{name}.yaml"), tmp_path / name, progress="quiet", replay=True)
 
 
-@pytest.mark.slow   # replays the four v3 sweeps (about a minute)
+@pytest.mark.slow   # replays the four v3 sweeps and the v4 disclosure sweep (about a minute)
 def test_the_claims_files_are_what_a_fresh_replay_finds(tmp_path):
-    for name in V3:
+    for name in (*V3, DISCLOSURE):
         real = _replay(name, tmp_path)
-        fresh = part_claims(name, sweep_findings(real), first_declared(real))
+        pilot = load_sweep_spec(SWEEPS_DIR / f"{name}.yaml").pilot   # no pilot: no first-declared reading
+        fresh = part_claims(name, sweep_findings(real), first_declared(real) if pilot else None)
         assert fresh == read_claims(DATA_DIR / "recorded" / f"{name}_claims.json"), name
 
 
@@ -90,6 +92,53 @@ def test_the_answer_path_sentences_say_what_the_replay_counts(tmp_path):
         f"the plain reader right on {(refusals & (right[plain] == 1)).sum()} and wrong on "
         f"{(refusals & (wrong[plain] == 1)).sum()}",
         f"the plain reader only the model's {refused[plain].mean():.1%}",
+    ]
+    missing = [e for e in expected if e not in text]
+    assert not missing, missing
+
+
+@pytest.mark.slow   # replays the disclosure sweep
+def test_the_disclosure_sentences_say_what_the_replay_counts(tmp_path):
+    """docs/simulate-then-verify.md's table of what the model did in each arm of the v4 disclosure study, and the
+    numbers of its prose, are the replay's."""
+    from rag_lab.experiments.engine.behaviour import decisions_by_round, loop_ends
+
+    real = _replay(DISCLOSURE, tmp_path)
+    ends = loop_ends(real).set_index("configuration")
+    decisions = decisions_by_round(real).set_index(["configuration", "round"])
+    hidden, shown = "base", "disclosure.disclosed=true"
+    rows = real.all_rows()
+    rows["label"] = rows.candidate_id.map(real.labels())
+    strict = rows.groupby("label")["quality_answer_containment_strict"].mean()
+    calls = rows.groupby("label")["cost_llm_calls"].mean()
+    by_type = rows.groupby(["type", "label"])["cost_rounds"].mean()
+    rounds = rows.pivot_table(index="qid", columns="label", values="cost_rounds")
+
+    def both(cell) -> str:
+        return f"| {cell(hidden)} | {cell(shown)} |"
+
+    text = " ".join((REPO / "docs" / "simulate-then-verify.md").read_text(encoding="utf-8").split())
+    expected = [
+        "| mean rounds a question " + both(lambda c: f"{ends.loc[c, 'mean rounds']:.2f}"),
+        "| mean LLM calls a question " + both(lambda c: f"{calls[c]:.2f}"),
+        "| questions ending after 1 / 2 / 3 / 4 rounds "
+        + both(lambda c: " / ".join(str(ends.loc[c, f"rounds {r}"]) for r in (1, 2, 3, 4))),
+        "| loops ended by the model's answer / the cap / insufficient "
+        + both(lambda c: " / ".join(str(ends.loc[c, f"ended: {k}"]) for k in ("answered", "cap_reached", "insufficient"))),
+        "| after round 1, the controller answered / searched again "
+        + both(lambda c: f"{decisions.loc[(c, 1), 'answer']} / {decisions.loc[(c, 1), 'retrieve_again']}"),
+        "| after round 4, it asked for a fifth round (refused by the cap) "
+        + both(lambda c: str(decisions.loc[(c, 4), "retrieve_again"])),
+        "| strict answer containment " + both(lambda c: f"{strict[c]:.2f}"),
+        f"the sd of the paired round differences is {(rounds[shown] - rounds[hidden]).std():.2f} a question",
+        f"as often told that four is the most ({decisions.loc[(shown, 4), 'retrieve_again']} times) as not "
+        f"({decisions.loc[(hidden, 4), 'retrieve_again']})",
+        f"hiding it saved {ends.loc[shown, 'mean rounds'] - ends.loc[hidden, 'mean rounds']:.2f} rounds "
+        f"({ends.loc[shown, 'mean rounds']:.2f} → {ends.loc[hidden, 'mean rounds']:.2f})",
+        f"bridge questions {by_type['bridge', hidden]:.2f} → {by_type['bridge', shown]:.2f} rounds, comparison "
+        f"questions {by_type['comparison', hidden]:.2f} → {by_type['comparison', shown]:.2f}",
+        f"the questions that ran one round are about as many in both arms ({ends.loc[hidden, 'rounds 1']} hidden, "
+        f"{ends.loc[shown, 'rounds 1']} disclosed)",
     ]
     missing = [e for e in expected if e not in text]
     assert not missing, missing

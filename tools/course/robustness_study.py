@@ -32,6 +32,10 @@ STUDIES: dict[str, dict[str, tuple[Path, ...]]] = {
         "Qwen2.5-Coder-1.5B, prompts v3, musique_sample_twins (recorded)": (
             SWEEPS_DIR / "real_qwen_musique_twins.yaml",),
     },
+    "disclosure": {
+        "Qwen2.5-Coder-1.5B, prompts v4, hotpotqa_sample (recorded)": (
+            SWEEPS_DIR / "real_qwen_hotpotqa_disclosure.yaml",),
+    },
 }
 #: The parts (sweep names) still being recorded, below their declared size: their cells are provisional.
 RECORDING: frozenset[str] = frozenset()
