@@ -38,7 +38,10 @@ if [ "${1:-}" = --quick ]; then
   shift
   bash scripts/install.sh dev
   source scripts/env.sh
-  exec python -m pytest tests "${xdist[@]}" -m "not slow and not notebook and not local_model and not browser" "$@"
+  # no notebook runs here, so without nbmake (and pyproject's --nbmake): importing it costs each pytest process 1.6 s
+  # (nbformat's JSON-schema formats), about 2 s of the loop's wall time
+  exec python -m pytest tests "${xdist[@]}" -o addopts=-ra -p no:nbmake \
+    -m "not slow and not notebook and not local_model and not browser" "$@"
 fi
 
 start=$SECONDS
