@@ -106,7 +106,7 @@ def main() -> None:
                                                     "on" if spec.pilot else "") + ":", ""]
         parts += [f"{i}. {finding_line(f)}" for i, f in enumerate(findings, start=1)]
         parts += [""]
-        whole = first_declared(real) if spec.pilot else None
+        whole = first_declared(real)
         if whole is not None:
             parts += _as_first_declared(whole, len(spec.pilot))
         write_claims(args.out_dir / f"{spec.name}_claims.json", part_claims(spec.name, findings, whole))

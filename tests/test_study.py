@@ -59,8 +59,7 @@ def _replay(name: str, tmp_path):
 def test_the_claims_files_are_what_a_fresh_replay_finds(tmp_path):
     for name in (*V3, DISCLOSURE):
         real = _replay(name, tmp_path)
-        pilot = load_sweep_spec(SWEEPS_DIR / f"{name}.yaml").pilot   # no pilot: no first-declared reading
-        fresh = part_claims(name, sweep_findings(real), first_declared(real) if pilot else None)
+        fresh = part_claims(name, sweep_findings(real), first_declared(real))
         assert fresh == read_claims(DATA_DIR / "recorded" / f"{name}_claims.json"), name
 
 

@@ -15,6 +15,7 @@ from lessons.contrasts import Pick, labelled_table, paired_blocks, stacked_table
 from rag_lab.experiments.engine.findings import Finding
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.schemas import CONTROLLER_ACTIONS
 
 __all__ = ["GUARD_STUDY", "GuardStudy", "POLICY_PAIRS", "STUDY", "V1", "answers_table", "controller_actions",
            "findings_table", "guard_study", "live_backend", "policy_pairs", "prompt_set_tables", "side_by_side",
@@ -148,11 +149,13 @@ def controller_actions(result: SweepResult, candidate: Pick = None) -> pd.Series
     """How often the controller of ``candidate`` (default: the base config) chose each action, over every
     controller step of every question (the decision the pipeline acted on: a fallback's when the output was
     unusable)."""
+    from rag_lab.pipeline.trace import controller_decisions
+
     cid = result.reference(candidate)["candidate_id"]
-    actions = [step.decision.get("action") for trace in result.traces(cid).values() for step in trace.steps
-               if step.kind == "controller" and step.decision]
-    counts = pd.Series(actions, dtype=object).value_counts()
-    return counts.reindex(["answer", "rerank", "retrieve_again", "insufficient"], fill_value=0).rename("controller steps")
+    counts: dict[str, int] = {}
+    for row in controller_decisions(result.traces(cid).values()):
+        counts[row["action"]] = counts.get(row["action"], 0) + row["decisions"]
+    return pd.Series(counts, dtype=int).reindex(CONTROLLER_ACTIONS, fill_value=0).rename("controller steps")
 
 
 def side_by_side(runs: Mapping[str, SweepResult]) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -67,11 +67,14 @@ class ClaimResult(BaseModel):
                    **extra)
 
 
-def first_declared(result: Any) -> list[Any]:
+def first_declared(result: Any) -> list[Any] | None:
     """``result``'s declared findings tested on every recorded question, its ``pilot:`` included: how a sweep whose
-    pilot was named after its recording was first tested (shown beside its verdicts, never as one)."""
+    pilot was named after its recording was first tested (shown beside its verdicts, never as one). None for a sweep
+    that names no pilot: its verdicts are already on every question."""
     from rag_lab.experiments.engine.findings import sweep_findings
 
+    if not (result.spec or {}).get("pilot"):
+        return None
     whole = copy.copy(result)
     whole.spec = {k: v for k, v in (result.spec or {}).items() if k != "pilot"}
     return sweep_findings(whole)
