@@ -55,13 +55,15 @@ if [ $# -gt 0 ]; then
 fi
 
 # The phases: name, then the pytest arguments. --dist loadfile keeps a file's tests on one worker, so a
-# module's fixtures (a built index, a started model server) are made once.
+# module's fixtures (a built index, a started model server) are made once. --no-loadscope-reorder hands the files
+# out in the order tests/conftest.py sorts them (the heavy ones first); pytest-xdist's default sorts them by their
+# number of tests, which put the one-test files (each notebook, the live Qwen test) last, one core idling meanwhile.
 failed=()
 phase() {
   local name=$1 begin=$SECONDS
   shift
   echo "test: phase '$name'"
-  python -m pytest "${xdist[@]}" --dist loadfile "$@" || failed+=("$name")
+  python -m pytest "${xdist[@]}" --dist loadfile --no-loadscope-reorder "$@" || failed+=("$name")
   echo "test: phase '$name' took $((SECONDS - begin)) s"
 }
 # One pytest run for everything but the browser: the unit tests, the notebooks (nbmake executes each once;
@@ -80,8 +82,9 @@ echo "test: phase 'docs'"
 RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
 echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)"
 # --dist load (the last --dist wins): each browser test starts its own JupyterLab or Chromium, so the two
-# JupyterLab tests of one file run on both workers at once.
-phase browser tests -m browser --dist load --durations=10
+# JupyterLab tests of one file run on both workers at once. Collected from tests/browser alone, where every browser
+# test is (tests/test_test_command.py), and without nbmake (it runs no notebook): the workers start 8 s sooner.
+phase browser tests/browser -m browser --dist load --durations=10 -o addopts=-ra -p no:nbmake
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test: FAILED phases: ${failed[*]}" >&2

@@ -1,6 +1,8 @@
 """Shared test set-up: offline model loading and a repo-local cache that persists between runs."""
 
 import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -40,11 +42,22 @@ def load_factor() -> float:
 
 
 def pytest_configure(config):
+    # one folder of replays for the session, the xdist workers and the notebooks' kernels (they inherit it): each
+    # recorded sweep is replayed once and read by every test and notebook that replays it (lessons.notebook.REPLAYS_ENV)
+    if not hasattr(config, "workerinput") and "RAG_LAB_REPLAYS" not in os.environ:
+        config._rag_lab_replays = os.environ["RAG_LAB_REPLAYS"] = tempfile.mkdtemp(prefix="rag_lab_replays_")
     factor = float(os.environ.get("RAG_LAB_TIMEOUT_FACTOR", load_factor()))
     config._rag_lab_timeout_factor = factor
     os.environ["RAG_LAB_TIMEOUT_FACTOR"] = str(factor)   # for the tests' own waits (tests/timing.py) and workers
     if getattr(config.option, "nbmake_timeout", None):
         config.option.nbmake_timeout = int(config.option.nbmake_timeout * factor)
+
+
+def pytest_unconfigure(config):
+    replays = getattr(config, "_rag_lab_replays", None)
+    if replays:
+        shutil.rmtree(replays, ignore_errors=True)
+        os.environ.pop("RAG_LAB_REPLAYS", None)
 
 
 def pytest_collection_modifyitems(session, config, items):

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 
+from lessons.notebook import lesson_sweep
 from rag_lab.errors import CassetteMiss
 from rag_lab.experiments import run_sweep
 from rag_lab.experiments.engine.resolved_sweep import select_questions
@@ -44,7 +45,7 @@ def test_a_recorded_sweep_replays_to_its_shipped_table(name: str, tmp_path) -> N
     header = Cassette.for_replay(spec.backend.cassette).header
     assert header.provenance["model_sha256"] == CHUNKED_MODELS[spec.backend.model].sha256
     assert header.provenance["llama_cpp"]
-    result = run_sweep(spec, tmp_path / "run", progress="quiet", replay=True)
+    result = lesson_sweep(SWEEPS_DIR / f"{name}.yaml", replay=True)   # the session's one replay of it
     assert result.complete
     table = result.write_reproducible_table(tmp_path / "table.csv")
     assert table.read_bytes() == RECORDED[name].read_bytes(), f"the replay of {name} differs from {RECORDED[name]}"

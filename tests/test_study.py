@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
+from lessons.notebook import lesson_sweep
 from rag_lab.experiments.engine.findings import sweep_findings
-from rag_lab.experiments.engine.sweep_file import load_sweep_spec
 from rag_lab.experiments.study import (
     block_of,
     first_declared,
@@ -21,7 +21,6 @@ from rag_lab.experiments.study import (
     render_block,
     study_parts,
 )
-from rag_lab.experiments.sweep_runner import run_sweep
 from rag_lab.paths import DATA_DIR, SWEEPS_DIR
 from rag_lab.stats.significance import holm
 
@@ -51,21 +50,21 @@ def test_a_study_table_gives_the_family_p_holm_over_the_study_and_the_first_decl
         render_block("no markers here", "v3", table)
 
 
-def _replay(name: str, tmp_path):
-    return run_sweep(load_sweep_spec(SWEEPS_DIR / f"{name}.yaml"), tmp_path / name, progress="quiet", replay=True)
+def _replay(name: str):
+    return lesson_sweep(SWEEPS_DIR / f"{name}.yaml", replay=True)   # the session's one replay of it
 
 
 @pytest.mark.slow   # replays the four v3 sweeps and the v4 disclosure sweep (about a minute)
-def test_the_claims_files_are_what_a_fresh_replay_finds(tmp_path):
+def test_the_claims_files_are_what_a_fresh_replay_finds():
     for name in (*V3, DISCLOSURE):
-        real = _replay(name, tmp_path)
+        real = _replay(name)
         fresh = part_claims(name, sweep_findings(real), first_declared(real))
         assert fresh == read_claims(DATA_DIR / "recorded" / f"{name}_claims.json"), name
 
 
 @pytest.mark.slow   # replays the answer-path sweep
-def test_the_answer_path_sentences_say_what_the_replay_counts(tmp_path):
-    real = _replay("real_qwen_hotpotqa_v3_answer", tmp_path)
+def test_the_answer_path_sentences_say_what_the_replay_counts():
+    real = _replay("real_qwen_hotpotqa_v3_answer")
     rows = real.all_rows()
     rows["label"] = rows.candidate_id.map(real.labels())
 
@@ -97,12 +96,12 @@ def test_the_answer_path_sentences_say_what_the_replay_counts(tmp_path):
 
 
 @pytest.mark.slow   # replays the disclosure sweep
-def test_the_disclosure_sentences_say_what_the_replay_counts(tmp_path):
+def test_the_disclosure_sentences_say_what_the_replay_counts():
     """docs/simulate-then-verify.md's table of what the model did in each arm of the v4 disclosure study, and the
     numbers of its prose, are the replay's."""
     from rag_lab.experiments.engine.behaviour import decisions_by_round, loop_ends
 
-    real = _replay(DISCLOSURE, tmp_path)
+    real = _replay(DISCLOSURE)
     ends = loop_ends(real).set_index("configuration")
     decisions = decisions_by_round(real).set_index(["configuration", "round"])
     hidden, shown = "base", "disclosure.disclosed=true"
