@@ -121,6 +121,7 @@ def test_a_local_cpu_torch_wheel_goes_through_uv_with_everything_else(clone, tmp
                             "torch==2.13.0+cpu -e .[notebook]"]
 
 
+@pytest.mark.slow   # out of the quick loop: runs the installer twice over (about 4 s)
 def test_torch_from_pip_then_the_project_from_uv_and_pip_alone_when_uv_fails(clone, tmp_path):
     assert install(clone, "notebook", find_links=tmp_path).returncode == 0  # no torch wheel there
     assert calls(clone) == ["pip install --quiet torch==2.13.0 uv",

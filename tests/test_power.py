@@ -126,6 +126,7 @@ def test_the_simulated_detectable_effect_of_a_count_is_where_the_labs_own_test_r
         power.sign_detectable_effect(200, 0.1), abs=0.01)
 
 
+@pytest.mark.slow   # out of the quick loop: a search over simulated permutation TOSTs (about 3 s)
 def test_the_simulated_tost_margin_of_a_count_is_where_the_labs_permutation_tost_reaches_80_percent():
     rng = np.random.default_rng(6)
     d = rng.choice([0.0, 0.0, -1.0, 1.0, -0.5, 0.5, 2.0], size=80)

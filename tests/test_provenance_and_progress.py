@@ -96,6 +96,7 @@ def test_the_report_is_titled_by_the_sweep_and_shows_where_it_comes_from(finishe
     assert record.dataset.sha256 in page and "simulator profile typical" in page and "seed 0" in page
 
 
+@pytest.mark.slow   # out of the quick loop: importing MLflow and writing its store (about 3 s)
 def test_mlflow_runs_carry_the_record(finished, tmp_path):
     pytest.importorskip("mlflow")
     from rag_lab.report.mlflow_log import _client, log_sweep
