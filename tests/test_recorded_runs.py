@@ -123,3 +123,18 @@ def test_the_live_cell_says_when_no_model_is_installed(monkeypatch, capsys) -> N
     with contextlib.ExitStack() as stack:
         assert real_model_lesson.live_backend(stack, "qwen2.5-coder-0.5b") is None
     assert "qwen2.5-coder-0.5b is not installed (bash scripts/install.sh local qwen)" in capsys.readouterr().out
+
+
+def test_a_session_replays_a_recorded_sweep_once(tmp_path, monkeypatch) -> None:
+    """With ``$RAG_LAB_REPLAYS`` set (the test session sets it), the second replay of a sweep file reads the first
+    one's run directory and computes nothing; unset, every replay computes its own."""
+    from lessons.notebook import REPLAYS_ENV
+
+    sweep = SWEEPS_DIR / "real_qwen_world_v2.yaml"
+    monkeypatch.setenv(REPLAYS_ENV, str(tmp_path / "replays"))
+    first, second = lesson_sweep(sweep, replay=True), lesson_sweep(sweep, replay=True)
+    assert first.computed > 0 and second.computed == 0 and second.reused == first.computed
+    assert first.run_dir == second.run_dir and first.run_dir.parent == tmp_path / "replays"
+    assert second.table.equals(first.table)
+    monkeypatch.delenv(REPLAYS_ENV)
+    assert lesson_sweep(sweep, replay=True).computed == first.computed
