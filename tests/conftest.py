@@ -22,9 +22,9 @@ def world():
 
 
 def _weight(item) -> int:
-    """0 for a test that starts a local model, 1 for a notebook nbmake runs or a test marked slow or notebook,
-    2 for the rest."""
-    if item.get_closest_marker("local_model"):
+    """0 for a test that starts a local model or is marked early, 1 for a notebook nbmake runs or a test marked slow
+    or notebook, 2 for the rest."""
+    if item.get_closest_marker("local_model") or item.get_closest_marker("early"):
         return 0
     heavy = item.path.suffix == ".ipynb" or item.get_closest_marker("slow") or item.get_closest_marker("notebook")
     return 1 if heavy else 2

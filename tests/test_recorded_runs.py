@@ -51,19 +51,35 @@ def test_a_recorded_sweep_replays_to_its_shipped_table(name: str, tmp_path) -> N
     assert table.read_bytes() == RECORDED[name].read_bytes(), f"the replay of {name} differs from {RECORDED[name]}"
 
 
-@pytest.mark.slow   # out of the quick loop: replays every recorded sweep in a fresh interpreter (about 20 s)
+#: The replay of each recorded sweep in a fresh interpreter with an empty embedding cache: first into the session's
+#: folder of replays ($RAG_LAB_REPLAYS, which the other replay tests and the notebooks then read), and where another
+#: process replayed a sweep there first (with this session's warm cache: nothing shown), again into a folder of its own.
+#: Prints the sweeps it replayed a second time.
+EMPTY_CACHE_REPLAYS = """
+import sys
+from pathlib import Path
+from lessons.notebook import lesson_sweep
+from rag_lab.experiments import run_sweep
+for i, name in enumerate(sys.argv[2:]):
+    if lesson_sweep(name, replay=True).computed == 0:
+        print(name)
+        run_sweep(name, Path(sys.argv[1]) / str(i), progress="quiet", replay=True)
+"""
+
+
+@pytest.mark.slow    # out of the quick loop: replays every recorded sweep in a fresh interpreter (about 30 s)
+@pytest.mark.early   # handed out with the first tests: the session's replays are these, from an empty cache
 def test_a_replay_from_an_empty_cache_embeds_nothing(tmp_path) -> None:
     """Every text the replays embed is shipped: the datasets' own, and in ``data/recorded/vectors`` the queries
     and passages the model wrote (``python scripts/build_recorded_vectors.py``). So a fresh clone replays without
     loading the embedding model, with the query vectors of the recording. (Their values are checked by the
     byte-for-byte replays above: another vector would retrieve other passages and miss the cassette.)"""
-    code = ("import sys\nfrom pathlib import Path\nfrom rag_lab.experiments import run_sweep\n"
-            "from rag_lab.experiments.engine.sweep_file import load_sweep_spec\n"
-            "for i, name in enumerate(sys.argv[2:]):\n"
-            "    run_sweep(load_sweep_spec(name), Path(sys.argv[1]) / str(i), progress='quiet', replay=True)\n")
     sweeps = [str(SWEEPS_DIR / f"{name}.yaml") for name in sorted(RECORDED)]
-    env = {**os.environ, "RAG_LAB_CACHE": str(tmp_path / "cache")}
-    subprocess.run([sys.executable, "-c", code, str(tmp_path / "runs"), *sweeps], env=env, check=True, timeout=600)
+    env = {**os.environ, "RAG_LAB_CACHE": str(tmp_path / "cache"),
+           "PYTHONPATH": os.pathsep.join([str(DATA_DIR.parent / "notebooks"), os.environ.get("PYTHONPATH", "")])}
+    done = subprocess.run([sys.executable, "-c", EMPTY_CACHE_REPLAYS, str(tmp_path / "runs"), *sweeps], env=env,
+                          check=True, timeout=600, capture_output=True, text=True)
+    print("replayed again, in a folder of their own:", done.stdout.split() or "none")
     database = tmp_path / "cache" / "embeddings.sqlite"
     computed = sqlite3.connect(database).execute("SELECT COUNT(*) FROM embeddings").fetchone()[0] \
         if database.is_file() else 0
