@@ -6,8 +6,9 @@
 #                                   and Chromium, then the unit tests, the notebooks, the docs (`mkdocs
 #                                   build --strict`: a broken link or an API name that no longer exists
 #                                   fails) with the rendered course (the executed copies of the notebooks,
-#                                   reports/executed/, as pages), then the browser tests (one opens the
-#                                   rendered lesson 01); the local-model tests run with the unit tests and
+#                                   reports/executed/, as pages) beside the browser tests that do not open
+#                                   the site, then those that do (the rendered lesson 01); the local-model
+#                                   tests run with the unit tests and
 #                                   the notebooks, in one pytest run; each pytest phase on both cores
 #                                   (pytest-xdist), each phase with its wall time; every phase runs even
 #                                   when an earlier one failed, and the command fails if any did
@@ -76,15 +77,24 @@ phase "unit tests, notebooks and local model" tests notebooks -m "not browser" -
   -p tools.course.site --keep-executed reports/executed
 # The site, built where the reports go: the reference, and the course rendered from reports/executed/ (nothing
 # is executed again; RAG_LAB_REQUIRE_EXECUTED fails the build naming any notebook without an executed copy);
-# --strict fails on a broken link or a stale API name. Before the browser phase, which opens the built course.
+# --strict fails on a broken link or a stale API name. MkDocs builds on one core: it runs beside the browser tests
+# that do not open the site; those that do (marked site) run once it is built.
 begin=$SECONDS
-echo "test: phase 'docs'"
-RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site || failed+=("docs")
-echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)"
+echo "test: phase 'docs', beside the browser tests that do not open the site"
+mkdir -p reports
+( status=0
+  RAG_LAB_REQUIRE_EXECUTED=1 mkdocs build --strict --quiet --site-dir reports/site > reports/docs_build.log 2>&1 || status=$?
+  echo "test: phase 'docs' took $((SECONDS - begin)) s (the rendered course: python -m http.server -d reports/site, then /course/)" >> reports/docs_build.log
+  exit $status ) &
+docs=$!
 # --dist load (the last --dist wins): each browser test starts its own JupyterLab or Chromium, so the two
 # JupyterLab tests of one file run on both workers at once. Collected from tests/browser alone, where every browser
 # test is (tests/test_test_command.py), and without nbmake (it runs no notebook): the workers start 8 s sooner.
-phase browser tests/browser -m browser --dist load --durations=10 -o addopts=-ra -p no:nbmake
+browser=(tests/browser --dist load --durations=10 -o addopts=-ra -p no:nbmake)
+phase browser "${browser[@]}" -m "browser and not site"
+wait "$docs" || failed+=("docs")
+cat reports/docs_build.log
+phase "browser, on the site" "${browser[@]}" -m "browser and site"
 echo "test: everything took $((SECONDS - start)) s"
 if [ ${#failed[@]} -gt 0 ]; then
   echo "test: FAILED phases: ${failed[*]}" >&2

@@ -74,6 +74,7 @@ def test_the_quickstart_reports_labels_neither_overlap_nor_leave_the_plot(tmp_pa
         assert len(symbols) >= 2 * 6 and {x.rstrip("*") for x in symbols} <= set("✓~·✗∅?–"), symbols
 
 
+@pytest.mark.site   # opens the built site: runs after the docs phase
 def test_lesson_01s_labels_neither_overlap_nor_leave_the_plot_and_its_grid_is_drawn(tmp_path: Path) -> None:
     require_browser()
     if not (SITE / LESSON / "index.html").exists():

@@ -23,7 +23,7 @@ import pytest
 from jupyterlab_harness import chromium, require_browser
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+pytestmark = [pytest.mark.browser, pytest.mark.site, pytest.mark.timeout(300)]
 
 REPO = Path(__file__).resolve().parents[2]
 SITE = Path(os.environ.get("RAG_LAB_SITE", REPO / "reports" / "site"))
