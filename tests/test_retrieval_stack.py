@@ -548,3 +548,28 @@ def test_minilm_hybrid_index_end_to_end(
     assert hits[0][0] == "d0#0"
     [hits] = index.dense.search(["how to bake a dessert"], k=1)
     assert hits[0][0] == "d3#0"
+
+
+def test_the_embedding_cache_keeps_one_connection_and_leaves_it_behind_when_pickled(tmp_path, monkeypatch):
+    """One connection for a cache's lookups and writes; a pickled copy (a worker process's) opens its own; an error
+    inside closes it, and the next use opens a new one."""
+    import pickle
+    import sqlite3
+
+    import rag_lab.embedding.cache as cache_module
+    from rag_lab.errors import ConfigError
+
+    opened = []
+    real_connect = cache_module.connect
+    monkeypatch.setattr(cache_module, "connect", lambda *a, **k: opened.append(a[0]) or real_connect(*a, **k))
+    cache = EmbeddingCache(tmp_path / "emb.sqlite")   # its schema: one connection, closed
+    cache.put("m", ["a", "b"], np.ones((2, 3)))
+    assert cache.get("m", ["a", "b", "c"])[2] is None and len(cache) == 2
+    assert len(opened) == 2
+    copy = pickle.loads(pickle.dumps(cache))
+    assert copy.get("m", ["a"])[0].tolist() == [1.0, 1.0, 1.0] and len(opened) == 3
+    with sqlite3.connect(tmp_path / "emb.sqlite") as raw:   # a damaged entry: 5 dimensions, 3 stored
+        raw.execute("INSERT INTO embeddings VALUES (?, 5, ?)", (EmbeddingCache.key("m", "bad"), np.ones(3, "f4").tobytes()))
+    with pytest.raises(ConfigError, match="corrupt embedding cache entry"):
+        cache.get("m", ["bad"])
+    assert cache.get("m", ["b"])[0] is not None and len(opened) == 4

@@ -38,6 +38,18 @@ NEAR_W, NEAR_CAP = 0.05, 10
 STRENGTH_W, DEPTH_W = 0.5, 0.3
 #: Lower-case words after which a capitalised word is still a name, not a modifier ("Aqua is", "Tulsa in").
 _NOT_HEAD = tuple(sorted(STOPWORDS | {"born", "died", "became", "won", "played", "released", "founded"}))
+
+
+@lru_cache(maxsize=8192)
+def _whole_words(label: str) -> re.Pattern[str]:
+    """``label`` as whole words, in any case (compiled once a label: the ``re`` module's own cache holds 512)."""
+    return re.compile(r"(?<!\w)" + re.escape(label) + r"(?!\w)", re.I)
+
+
+@lru_cache(maxsize=8192)
+def _before_a_noun(word: str) -> re.Pattern[str]:
+    """``word`` written before a lowercase word that is not one of :data:`_NOT_HEAD` ("American wrestler")."""
+    return re.compile(r"(?<![\w-])" + re.escape(word) + r"\s+(?!(?:" + "|".join(_NOT_HEAD) + r")\b)[a-z][a-z\-]+")
 _PREPOSITION = re.compile(r"\s+(?:in|on|at|to|from)\s+")
 _DATE_WORD = re.compile(r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
                         r"|\d+)$", re.I)
@@ -185,7 +197,7 @@ class Evidence:
     @staticmethod
     def _names_title(text: str, other: Item) -> bool:
         label = other.label
-        return len(label) > 2 and re.search(r"(?<!\w)" + re.escape(label) + r"(?!\w)", text, re.I) is not None
+        return len(label) > 2 and _whole_words(label).search(text) is not None
 
     def _embed_sentences(self, indices: list[int]) -> None:
         if self._similarity is None:
@@ -346,8 +358,7 @@ class Evidence:
                 # and the chain goes on from where it got to: a name in a later-hop item comes first
                 if re.search(r"[=?<>{}|]", e.text):
                     continue  # markup or a question, not a name
-                if len(e.tokens) == 1 and e.kind == "name" and re.search(
-                        r"(?<![\w-])" + re.escape(e.text) + r"\s+(?!(?:" + "|".join(_NOT_HEAD) + r")\b)[a-z][a-z\-]+", c.text):
+                if len(e.tokens) == 1 and e.kind == "name" and _before_a_noun(e.text).search(c.text):
                     continue  # one capitalised word before a common noun modifies it ("American wrestler")
                 score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
                          - NEAR_W * self.distance_to_terms(c.text, e.text)
