@@ -116,7 +116,8 @@ class Candidate:
 _SCALE = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 
 
-def number_values(text: str) -> list[float]:
+@lru_cache(maxsize=16384)
+def number_values(text: str) -> tuple[float, ...]:
     """Numbers written with digits (scaled by a following thousand / million / billion) or as
     small number words ("three acts")."""
     out = []
@@ -124,7 +125,7 @@ def number_values(text: str) -> list[float]:
         nxt = re.match(r"\s*([a-z]+)", text[pos:].split(None, 1)[1] if len(text[pos:].split(None, 1)) > 1 else "")
         out.append(v * _SCALE.get(nxt.group(1).lower(), 1.0) if nxt else v)
     out += [float(_NUMBER_WORDS[w]) for w in re.findall(r"[a-z]+", text.lower()) if w in _NUMBER_WORDS]
-    return out
+    return tuple(out)
 
 
 class Evidence:
@@ -133,6 +134,7 @@ class Evidence:
     def __init__(self, qa: QuestionAnalysis, items: list[EvidenceItem], similarity: Similarity | None,
                  sentence_items: int = 4) -> None:
         self.qa = qa
+        self._typed: dict[str, tuple[str, ...]] = {}
         self.items = [parse_item(it.n, it.title, it.text) for it in items]
         self._similarity = similarity
         if similarity is not None and self.items:
@@ -234,7 +236,12 @@ class Evidence:
     def typed_values(self, text: str) -> list[str]:
         """The values of the expected kind in ``text`` that the question does not hold (a year, a number,
         a full name for "who", a name after a preposition of place for "where", any name, identifier or
-        number for "which <noun>"), as written."""
+        number for "which <noun>"), as written (read once a text: an answer's candidates ask again)."""
+        if text not in self._typed:
+            self._typed[text] = tuple(self._read_typed_values(text))
+        return list(self._typed[text])
+
+    def _read_typed_values(self, text: str) -> list[str]:
         t = self.qa.answer_type
         if t == "year":
             return [str(y) for y in years(text) if str(y) not in self.qa.text]

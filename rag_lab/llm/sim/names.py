@@ -36,7 +36,12 @@ class Entity:
     @property
     def tokens(self) -> tuple[str, ...]:
         """The significant lower-cased words of the entity (no connectors, no bare punctuation)."""
-        return tuple(t for t in re.findall(r"[\w'’]+", self.key) if t not in _CONNECTORS and len(t) > 1)
+        return _key_tokens(self.key)
+
+
+@lru_cache(maxsize=65536)
+def _key_tokens(key: str) -> tuple[str, ...]:
+    return tuple(t for t in re.findall(r"[\w'’]+", key) if t not in _CONNECTORS and len(t) > 1)
 
 
 def _trim(span: str) -> tuple[str, int]:
