@@ -107,15 +107,16 @@ def content_words(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS and not w.isdigit() or _YEAR.fullmatch(w)]
 
 
-def content_stems(text: str) -> set[str]:
-    """Stems of the content words of ``text``, with identifiers also split into their parts."""
+@lru_cache(maxsize=65536)
+def content_stems(text: str) -> frozenset[str]:
+    """Stems of the content words of ``text``, with identifiers also split into their parts (read once a text)."""
     out: set[str] = set()
     for w in content_words(text):
         out.add(stem(w))
         for p in parts(w):
             if p not in STOPWORDS and len(p) > 1:
                 out.add(stem(p))
-    return out
+    return frozenset(out)
 
 
 def sentences(text: str) -> list[str]:
