@@ -50,6 +50,8 @@ def _whole_words(label: str) -> re.Pattern[str]:
 def _before_a_noun(word: str) -> re.Pattern[str]:
     """``word`` written before a lowercase word that is not one of :data:`_NOT_HEAD` ("American wrestler")."""
     return re.compile(r"(?<![\w-])" + re.escape(word) + r"\s+(?!(?:" + "|".join(_NOT_HEAD) + r")\b)[a-z][a-z\-]+")
+
+
 _PREPOSITION = re.compile(r"\s+(?:in|on|at|to|from)\s+")
 _DATE_WORD = re.compile(r"(?:january|february|march|april|may|june|july|august|september|october|november|december"
                         r"|\d+)$", re.I)
