@@ -445,3 +445,16 @@ def test_text_without_braces_is_fallback_or_invalid(text):
     assert validate_output(text, RouteDecision, RouteDecision(route="COMPLEX"))[1] == "fallback"
     parsed, outcome, reason = validate_output(text, RouteDecision)
     assert (parsed, outcome) == (None, "invalid") and reason
+
+
+def test_a_requests_schema_is_built_once_a_class_and_each_caller_gets_its_own_copy():
+    from rag_lab.llm.schemas import ControllerDecision
+    from rag_lab.llm.types import LLMRequest, Message, _schema_text
+
+    request = LLMRequest(role="controller", messages=(Message(role="user", content="q"),),
+                         response_schema=ControllerDecision)
+    first = request.schema_json()
+    assert first == ControllerDecision.model_json_schema()
+    first["title"] = "changed by a caller"
+    assert request.schema_json() == ControllerDecision.model_json_schema()
+    assert _schema_text.cache_info().hits >= 1
