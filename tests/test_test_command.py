@@ -1,6 +1,6 @@
 """What the README's test command (scripts/test.sh) relies on: its browser phase collects tests/browser alone, so no
-browser test may live elsewhere; its pytest phases hand out the test files in the order tests/conftest.py sorts
-them."""
+browser test may live elsewhere; the browser tests that open the built site are marked site (the others run beside
+the docs build); its pytest phases hand out the test files in the order tests/conftest.py sorts them."""
 
 from __future__ import annotations
 
