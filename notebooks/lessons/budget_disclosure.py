@@ -36,8 +36,9 @@ class LikeForLike(NamedTuple):
 
     @property
     def round_gap(self) -> float:
-        """Mean rounds with the budget disclosed minus hidden (the base config is the first row)."""
-        return float(self.ends["mean rounds"].iloc[1] - self.ends["mean rounds"].iloc[0])
+        """Mean rounds with the budget disclosed minus hidden (the base config)."""
+        rounds = self.ends.set_index("configuration")["mean rounds"]
+        return float(rounds["disclosure.disclosed=true"] - rounds["base"])
 
     def past_the_cap(self, cap: int = 4) -> pd.Series:
         """Per arm, how often the controller asked for another round after the ``cap``-th (the cap refuses it)."""

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from rag_lab.errors import ConfigError
 from rag_lab.experiments import SweepResult, SweepSpec, load_sweep_spec, run_sweep
 from rag_lab.experiments.engine.results import DEFAULT_PARETO
+from rag_lab.experiments.engine.run_lock import WaitingForWriter
 from rag_lab.llm.structured import validate_output
 
 #: A folder where the replays of recorded sweeps are kept, one run directory per sweep (its name and a digest of the
@@ -74,7 +75,7 @@ def lesson_sweep(spec: Mapping[str, Any] | SweepSpec | str | Path, pareto: tuple
     plain = spec.model_dump(mode="json") if isinstance(spec, SweepSpec) else spec
     digest = hashlib.sha256(json.dumps(plain, sort_keys=True, default=str).encode()).hexdigest()[:16]
     with warnings.catch_warnings():   # another process replaying it is no news: this one reads its replay after it
-        warnings.filterwarnings("ignore", message=r".* is being written by another sweep")
+        warnings.simplefilter("ignore", WaitingForWriter)
         return run_sweep(spec, Path(shared) / f"{name}-{digest}", progress="quiet", pareto=pareto, replay=True,
                          wait=True)
 

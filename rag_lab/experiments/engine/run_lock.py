@@ -26,6 +26,10 @@ LOCK_FILE = "run.lock"
 _RECORD_GRACE_S = 2.0
 
 
+class WaitingForWriter(UserWarning):
+    """A writer with ``wait=True`` found the run directory locked and waits for its holder (named in the message)."""
+
+
 class RunLock:
     """The lock of one run directory. :meth:`acquire` (or ``with``) takes it; :meth:`release` gives it back."""
 
@@ -61,7 +65,7 @@ class RunLock:
                 if not wait:
                     raise RunDirectoryBusy(self.run_dir, holder) from None
                 warnings.warn(f"{self.run_dir} is being written by another sweep ({holder}); waiting for it to "
-                              "finish", stacklevel=2)
+                              "finish", WaitingForWriter, stacklevel=2)
                 fcntl.flock(fd, fcntl.LOCK_EX)
             self._write_record(fd)
         except BaseException:
