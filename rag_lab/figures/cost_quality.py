@@ -162,8 +162,7 @@ def _points(info: CostQualityInfo, idx: list[int], name: str, show_legend: bool,
 
 def _y_range(info: CostQualityInfo) -> tuple[float, float]:
     """The y range of every panel: the points and their intervals, padded."""
-    values = list(info.y) + list(info.y_lo or ()) + list(info.y_hi or ())
-    return padded_range(values)
+    return padded_range([*info.y, *(info.y_lo or ()), *(info.y_hi or ())])
 
 
 def _staircase(info: CostQualityInfo, members: list[int]) -> list[tuple[tuple[float, float], tuple[float, float]]]:
@@ -217,23 +216,25 @@ class Unlabelled(NamedTuple):
 def unlabelled_points(info: CostQualityInfo, label_px: tuple[float, float] = PLOT_PX) -> list[Unlabelled]:
     """The points :func:`cost_quality_figure` does not label by name at ``label_px``, as it lists them under the
     plot (numbered across panels)."""
-    return _placements(info, label_px)[1]
+    return _panels(info, label_px)[1]
 
 
-def _placements(info: CostQualityInfo, label_px: tuple[float, float]) -> tuple[list[dict[int, tuple[str, str]]],
-                                                                                list[Unlabelled]]:
-    """Each panel's placed labels and every panel's unlabelled points (numbered across panels)."""
-    panels = info.facet_names if info.facets is not None else (None,)
-    y_range = _y_range(info)
-    placed_by_panel, listed = [], []
-    for panel in panels:
-        in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == panel]
+Panel = tuple[str | None, list[int], tuple[float, float], dict[int, tuple[str, str]]]
+
+
+def _panels(info: CostQualityInfo, label_px: tuple[float, float]) -> tuple[list[Panel], list[Unlabelled]]:
+    """Each panel's facet (None unfaceted), points, x range and placed labels; and every panel's unlabelled points
+    (numbered across panels)."""
+    names = info.facet_names if info.facets is not None else (None,)
+    panels, listed = [], []
+    for name in names:
+        in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == name]
         x_range = padded_range([info.x[i] for i in in_panel])
-        placed, more = _labels(info, in_panel, x_range, y_range, (label_px[0] / len(panels), label_px[1]),
+        placed, more = _labels(info, in_panel, x_range, _y_range(info), (label_px[0] / len(names), label_px[1]),
                                first_key=len(listed) + 1)
-        placed_by_panel.append(placed)
+        panels.append((name, in_panel, x_range, placed))
         listed += more
-    return placed_by_panel, listed
+    return panels, listed
 
 
 def _listing(listed: list[Unlabelled]) -> str:
@@ -256,18 +257,13 @@ def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = P
     staircase (from each front point, the best quality reachable until the next one's cost); one panel
     per facet, sharing the y axis, when ``info`` is faceted. ``label_px``: the smallest plot area (width, height in
     px, all panels together) the figure will be drawn at — the point labels are placed not to overlap there."""
-    panels = info.facet_names if info.facets is not None else (None,)
-    titles = [html.escape(f"{short(info.facet_by)}={p}") for p in panels] if info.facet_by else None
+    panels, listed = _panels(info, label_px)
+    titles = [html.escape(f"{short(info.facet_by)}={p}") for p, *_ in panels] if info.facet_by else None
     fig = make_subplots(rows=1, cols=len(panels), shared_yaxes=True, subplot_titles=titles,
                         horizontal_spacing=0.04 if len(panels) > 1 else 0.0)
     names = info.group_names if info.groups is not None else ("candidates",)
     shown: set[str] = set()
-    y_range = _y_range(info)
-    placements, listed = _placements(info, label_px)
-    for col, panel in enumerate(panels, start=1):
-        in_panel = [i for i in range(len(info.x)) if info.facets is None or info.facets[i] == panel]
-        x_range = padded_range([info.x[i] for i in in_panel])
-        placed = placements[col - 1]
+    for col, (panel, in_panel, x_range, placed) in enumerate(panels, start=1):
         for name in names:
             idx = [i for i in in_panel if info.groups is None or info.groups[i] == name]
             if idx or info.facets is None:
@@ -276,7 +272,7 @@ def cost_quality_figure(info: CostQualityInfo, label_px: tuple[float, float] = P
         front = [k for k in range(len(info.front_ids)) if info.front_facets is None or info.front_facets[k] == panel]
         fig.add_trace(_front(info, front, col == 1), row=1, col=col)
         fig.update_xaxes(title_text=html.escape(info.x_title), range=list(x_range), row=1, col=col)
-    fig.update_yaxes(range=list(y_range))
+    fig.update_yaxes(range=list(_y_range(info)))
     fig.update_yaxes(title_text=html.escape(info.y_title), row=1, col=1)
     fig.update_layout(template="plotly_white", title=html.escape(f"{info.y_title} vs {info.x_title}"),
                       legend_title_text="", margin=dict(l=60, r=20, t=60, b=50 + (30 if listed else 0)))

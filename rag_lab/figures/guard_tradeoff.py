@@ -14,8 +14,8 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.figures.common import hover, point_texts
-from rag_lab.figures.labels import PLOT_PX, padded_range, place_labels
+from rag_lab.figures.common import hover
+from rag_lab.figures.labels import PLOT_PX, labelled_markers, padded_range
 
 RIGHT, WRONG, CALLS = "quality_right", "quality_confident_error", "cost_llm_calls"
 #: The columns of :attr:`GuardTradeoffInfo.table`, in order.
@@ -77,8 +77,6 @@ def guard_tradeoff_figure(info: GuardTradeoffInfo, label_px: tuple[float, float]
     x, y = [float(v) for v in table["lost"]], [float(v) for v in table["prevented"]]
     top = max([*x, *y, 1.0])
     x_range, y_range = padded_range([0.0, top]), padded_range([0.0, top])
-    texts = point_texts(x, y, [str(t) for t in table["label"]])
-    places = place_labels(x, y, texts, x_range, y_range, plot_px=label_px) if len(table) else []
     fig = go.Figure()
     fig.add_trace(go.Scatter(x=[0.0, top], y=[0.0, top], mode="lines", line=dict(color="black", width=1, dash="dash"),
                              name="prevented = lost (above: more errors prevented than answers lost)",
@@ -88,10 +86,8 @@ def guard_tradeoff_figure(info: GuardTradeoffInfo, label_px: tuple[float, float]
                     f"Δ LLM calls / question: {r.delta_calls:+.3g}") for r in table.itertuples()]
     fig.add_trace(go.Scatter(
         x=x, y=y, mode="markers+text", name="candidates", marker=dict(size=11, color=COLOUR),
-        text=[html.escape(t) if p else "" for t, p in zip(texts, places, strict=True)],
-        textposition=[p or "top center" for p in places], textfont=dict(size=10, color="#555"),
-        customdata=[str(c) for c in table["candidate_id"]], hovertext=hovers,
-        hovertemplate="%{hovertext}<extra></extra>"))
+        **labelled_markers(x, y, [str(t) for t in table["label"]], x_range, y_range, label_px),
+        customdata=[str(c) for c in table["candidate_id"]], hovertext=hovers, hovertemplate="%{hovertext}<extra></extra>"))
     fig.update_xaxes(title_text="right answers lost (reference right, candidate not)", range=list(x_range))
     fig.update_yaxes(title_text="wrong answers prevented (reference wrong, candidate not)", range=list(y_range))
     fig.update_layout(template="plotly_white", title=html.escape(info.title), height=480,

@@ -4,9 +4,12 @@ the axis ranges fixed from the points (:func:`padded_range`). A label that fits 
 
 from __future__ import annotations
 
+import html
 import math
 from collections.abc import Sequence
-from typing import NamedTuple
+from typing import Any, NamedTuple
+
+from rag_lab.figures.common import point_texts
 
 #: The plot area (width, height, in px) the placement assumes: the smallest the figures are drawn at.
 PLOT_PX = (520.0, 330.0)
@@ -95,3 +98,13 @@ def place_labels(x: Sequence[float], y: Sequence[float], texts: Sequence[str], x
                 placed.append(box)
                 break
     return out
+
+
+def labelled_markers(x: Sequence[float], y: Sequence[float], texts: Sequence[str], x_range: tuple[float, float],
+                     y_range: tuple[float, float], plot_px: tuple[float, float] = PLOT_PX) -> dict[str, Any]:
+    """A marker trace's ``text``, ``textposition`` and ``textfont``: each point named by its text where it fits
+    (:func:`place_labels`; points at one place share one text, :func:`~rag_lab.figures.common.point_texts`)."""
+    texts = point_texts(x, y, texts)
+    places = place_labels(x, y, texts, x_range, y_range, plot_px=plot_px)
+    return dict(text=[html.escape(t) if p else "" for t, p in zip(texts, places, strict=True)],
+                textposition=[p or "top center" for p in places], textfont=dict(size=10, color="#555"))

@@ -18,8 +18,8 @@ import plotly.graph_objects as go
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.figures.common import format_value, hover, point_texts
-from rag_lab.figures.labels import PLOT_PX, padded_range, place_labels
+from rag_lab.figures.common import format_value, hover
+from rag_lab.figures.labels import PLOT_PX, labelled_markers, padded_range
 from rag_lab.stats.selective import risk_coverage
 
 ANSWERED, RIGHT, WRONG = "quality_answered", "quality_right", "quality_confident_error"
@@ -149,14 +149,10 @@ def risk_coverage_figure(info: RiskCoverageInfo, label_px: tuple[float, float] =
     x_range, y_range = padded_range(xs), padded_range(ys)
     if info.point_ids:
         px, py = list(info.point_coverage), list(info.point_risk)
-        texts = point_texts(px, py, list(info.point_labels))
-        places = place_labels(px, py, texts, x_range, y_range, plot_px=label_px)
         fig.add_trace(go.Scatter(
             x=px, y=py, mode="markers+text", name=html.escape(f"each config of {info.points_by}"),
             marker=dict(size=11, symbol="diamond", color=POINT_COLOUR),
-            text=[html.escape(t) if p else "" for t, p in zip(texts, places, strict=True)],
-            textposition=[p or "top center" for p in places], textfont=dict(size=10, color="#555"),
-            customdata=list(info.point_ids),
+            **labelled_markers(px, py, list(info.point_labels), x_range, y_range, label_px), customdata=list(info.point_ids),
             hovertext=[hover(f"{info.point_labels[k]}\n{info.point_ids[k]}\n{info.points_by} = {info.point_values[k]}\n"
                              f"coverage {info.point_coverage[k]:.3f}, risk {info.point_risk[k]:.3f}")
                        for k in range(len(px))],

@@ -103,36 +103,28 @@ class ParamControl:
     def _build(self, spec: FieldSpec) -> widgets.Widget:
         common = {"description": spec.key, "description_allow_html": False, "tooltip": spec.tooltip,
                   "style": DESCRIPTION_STYLE}
+        box: widgets.ValueWidget
         if spec.kind == "bool":
             box = widgets.Checkbox(indent=False, **common)
-            self._inputs = [box]
-            return box
-        if spec.kind == "literal":
-            dropdown = widgets.Dropdown(options=list(spec.choices), **common)
-            self._inputs = [dropdown]
-            return dropdown
-        if spec.kind == "tuple":
-            text = widgets.Text(placeholder="comma separated", continuous_update=False, **common)
-            self._inputs = [text]
-            return text
-        if spec.kind == "float":
+        elif spec.kind == "literal":
+            box = widgets.Dropdown(options=list(spec.choices), **common)
+        elif spec.kind == "tuple":
+            box = widgets.Text(placeholder="comma separated", continuous_update=False, **common)
+        elif spec.kind == "float":
             step = (spec.hi - spec.lo) / SLIDER_STEPS  # type: ignore[operator]
-            slider = widgets.FloatSlider(min=spec.lo, max=spec.hi, step=step, continuous_update=False,
-                                         readout_format=".3g", **common)
-            self._inputs = [slider]
-            return slider
-        lo, hi = int(spec.lo), int(spec.hi)  # type: ignore[arg-type]
-        if hi - lo > WIDE_INT_RANGE:
-            slider = widgets.BoundedIntText(min=lo, max=hi, step=1, continuous_update=False, **common)
+            box = widgets.FloatSlider(min=spec.lo, max=spec.hi, step=step, continuous_update=False,
+                                      readout_format=".3g", **common)
         else:
-            slider = widgets.IntSlider(min=lo, max=hi, step=1, continuous_update=False, **common)
-        if spec.kind == "int":
-            self._inputs = [slider]
-            return slider
+            lo, hi = int(spec.lo), int(spec.hi)  # type: ignore[arg-type]
+            int_box = widgets.BoundedIntText if hi - lo > WIDE_INT_RANGE else widgets.IntSlider
+            box = int_box(min=lo, max=hi, step=1, continuous_update=False, **common)
+        self._inputs = [box]
+        if spec.kind != "optional_int":
+            return box
         unlimited = widgets.Checkbox(description="unlimited", indent=False, tooltip=f"{spec.key} = None (no limit)")
-        unlimited.observe(lambda change: setattr(slider, "disabled", change["new"]), names="value")
-        self._inputs = [slider, unlimited]
-        return widgets.HBox([slider, unlimited])
+        unlimited.observe(lambda change: setattr(box, "disabled", change["new"]), names="value")
+        self._inputs.append(unlimited)
+        return widgets.HBox([box, unlimited])
 
     @property
     def value(self) -> Any:

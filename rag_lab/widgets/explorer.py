@@ -87,7 +87,6 @@ class PolicyExplorer:
         self._configs: dict[str, PipelineConfig] = {}
         self._eval_runs: dict[str, EvalRun] = {}
         self._current: str | None = None
-        self._last: dict[str, Any] | None = None
         self.runs_completed = 0
         self.runs_superseded = 0
 
@@ -152,7 +151,8 @@ class PolicyExplorer:
                     break
         if self._error is not None:
             raise self._error
-        return None if self._last is None else dict(self._last)
+        last = self._points.get(self._current)
+        return None if last is None else dict(last)
 
     @property
     def points(self) -> pd.DataFrame:
@@ -201,10 +201,7 @@ class PolicyExplorer:
         (default: the latest run) and :attr:`reference_id`, over the same questions: mean, 95% bootstrap
         interval (questions resampled jointly), questions used, share that differ."""
         with self._lock:
-            key = config_id or self._current
-            reference = self._reference_id()
-            if key not in self._eval_runs or reference is None:
-                raise KeyError(f"no run of configuration {key!r}; runs: {list(self._eval_runs)}")
+            key, reference = self._run_key(config_id), self._reference_id()
             return self._paired(key, reference, metric or self.quality_col, n_boot)
 
     def _paired(self, key: str, reference: str, metric: str, n_boot: int = DELTA_BOOT) -> PairedDifference:
@@ -216,10 +213,14 @@ class PolicyExplorer:
     def eval_run(self, config_id: str | None = None) -> EvalRun:
         """The rows, results and traces of one configuration's run (default: the latest), for a :class:`TraceViewer`."""
         with self._lock:
-            key = config_id or self._current
-            if key not in self._eval_runs:
-                raise KeyError(f"no run of configuration {key!r}; runs: {list(self._eval_runs)}")
-            return self._eval_runs[key]
+            return self._eval_runs[self._run_key(config_id)]
+
+    def _run_key(self, config_id: str | None) -> str:
+        """``config_id`` (default: the latest run's), ``KeyError`` unless it has run."""
+        key = config_id or self._current
+        if key not in self._eval_runs:
+            raise KeyError(f"no run of configuration {key!r}; runs: {list(self._eval_runs)}")
+        return key
 
     # --- display ------------------------------------------------------------------------------
 
@@ -265,8 +266,15 @@ class PolicyExplorer:
             if self._superseded(generation):
                 self.runs_superseded += 1
                 return
-            try:
-                run = self._evaluate(generation, config)
+            start = time.perf_counter()
+            try:  # every question, checking for a newer change between questions
+                self._bar.start(len(self.questions))
+                self._state.value = f"running {len(self.questions)} questions…"
+                progress = per_question([self._bar], "explorer", config_id(config))
+                run = evaluate_pipeline(Pipeline(config, self.resources, self.backend), self.questions, progress,
+                                        lambda: self._superseded(generation))
+            except EvaluationCancelled:
+                run = None
             except Exception as exc:  # shown in the widget, re-raised by wait()
                 with self._lock:
                     if not self._superseded(generation):
@@ -278,21 +286,7 @@ class PolicyExplorer:
                 if run is None or self._superseded(generation):
                     self.runs_superseded += 1
                     return
-                self._record(config, *run)
-
-    def _evaluate(self, generation: int, config: PipelineConfig) -> tuple[EvalRun, float] | None:
-        """Run every question, checking for a newer change between questions (None when superseded)."""
-        start = time.perf_counter()
-        total = len(self.questions)
-        self._bar.start(total)
-        self._state.value = f"running {total} questions…"
-        progress = per_question([self._bar], "explorer", config_id(config))
-        pipeline = Pipeline(config, self.resources, self.backend)
-        try:
-            run = evaluate_pipeline(pipeline, self.questions, progress, lambda: self._superseded(generation))
-        except EvaluationCancelled:
-            return None
-        return run, time.perf_counter() - start
+                self._record(config, run, time.perf_counter() - start)
 
     def _record(self, config: PipelineConfig, run: EvalRun, seconds: float) -> None:
         """Write the finished run's point and redraw (called with the lock held)."""
@@ -303,7 +297,6 @@ class PolicyExplorer:
         self._configs[cid] = config
         self._eval_runs[cid] = run
         self._current = cid
-        self._last = point
         self.runs_completed += 1
         self._progress.bar_style = "success"
         self._state.value = f"done in {seconds:.2f} s"
@@ -317,12 +310,12 @@ class PolicyExplorer:
         return changes_label(config_changes(self._configs[cid].flat(), self.base.flat(), order=self.params))
 
     def _status_text(self) -> str:
-        text = f"runs: {self.runs_completed}"
-        if self._last is not None:
-            text += (f" · last ({self._label(self._last['config_id'])}): "
-                     f"{label(self.quality_col)} {self._last.get(self.quality_col, math.nan):.3f}"
-                     + "".join(f", {label(c)} {self._last.get(c, math.nan):.3f}" for c in beside(self.quality_col))
-                     + f", {label(self.cost_col)} {self._last.get(self.cost_col, math.nan):.2f}")
+        text, last = f"runs: {self.runs_completed}", self._points.get(self._current)
+        if last is not None:
+            text += (f" · last ({self._label(self._current)}): {label(self.quality_col)} "
+                     f"{last.get(self.quality_col, math.nan):.3f}"
+                     + "".join(f", {label(c)} {last.get(c, math.nan):.3f}" for c in beside(self.quality_col))
+                     + f", {label(self.cost_col)} {last.get(self.cost_col, math.nan):.2f}")
         return text
 
     def _delta_text(self) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import html
 from collections.abc import Callable, Mapping
+from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import ipywidgets as widgets
 import pandas as pd
@@ -41,25 +42,11 @@ def outcome_mask(rows: pd.DataFrame, outcome: str) -> pd.Series:
     raise ConfigError(f"unknown outcome {outcome!r}; choose one of {', '.join(OUTCOMES)}")
 
 
-class _Config:
-    """One configuration's per-question rows and traces, read on first use."""
+class _Config(NamedTuple):
+    """One configuration's per-question rows and traces, each read on first call (``functools.cache``)."""
 
-    def __init__(self, rows: Callable[[], pd.DataFrame], traces: Callable[[], Mapping[str, Trace]]) -> None:
-        self._rows_fn, self._traces_fn = rows, traces
-        self._rows: pd.DataFrame | None = None
-        self._traces: Mapping[str, Trace] | None = None
-
-    @property
-    def rows(self) -> pd.DataFrame:
-        if self._rows is None:
-            self._rows = self._rows_fn()
-        return self._rows
-
-    @property
-    def traces(self) -> Mapping[str, Trace]:
-        if self._traces is None:
-            self._traces = self._traces_fn()
-        return self._traces
+    rows: Callable[[], pd.DataFrame]
+    traces: Callable[[], Mapping[str, Trace]]
 
 
 def _configs(source: Source) -> tuple[dict[str, _Config], dict[str, str]]:
@@ -72,12 +59,12 @@ def _configs(source: Source) -> tuple[dict[str, _Config], dict[str, str]]:
         sweep = source
         ids = list(sweep.table["candidate_id"])
         labels = sweep.labels()
-        return ({cid: _Config(lambda c=cid: sweep.rows(c), lambda c=cid: sweep.traces(c)) for cid in ids},
+        return ({cid: _Config(cache(lambda c=cid: sweep.rows(c)), cache(lambda c=cid: sweep.traces(c))) for cid in ids},
                 {cid: f"{labels.get(cid, cid)} ({cid})" for cid in ids})
     runs = {"run": source} if isinstance(source, EvalRun) else dict(source)
     if not runs or not all(isinstance(r, EvalRun) for r in runs.values()):
         raise TypeError("TraceViewer takes a SweepResult, a run directory, an EvalRun or a dict of EvalRuns")
-    return ({label: _Config(lambda r=run: r.frame(), lambda r=run: r.traces) for label, run in runs.items()},
+    return ({label: _Config(cache(run.frame), cache(lambda r=run: r.traces)) for label, run in runs.items()},
             {label: label for label in runs})
 
 
@@ -123,7 +110,7 @@ class TraceViewer:
     @property
     def rows(self) -> pd.DataFrame:
         """The selected configuration's per-question metrics rows."""
-        return self._configs[self.candidate_id].rows
+        return self._configs[self.candidate_id].rows()
 
     def select(self, candidate_id: str | None = None, qid: str | None = None) -> TraceViewer:
         """Show configuration ``candidate_id`` (default: the current one) and question ``qid``. Without
@@ -158,7 +145,7 @@ class TraceViewer:
         """The selected question's trace."""
         if self.qid is None:
             raise LookupError("no question selected (the filters match none)")
-        return self._configs[self.candidate_id].traces[self.qid]
+        return self._configs[self.candidate_id].traces()[self.qid]
 
     def timeline_info(self) -> TraceTimelineInfo:
         """The timeline data of the selected question (what the figure shows)."""
