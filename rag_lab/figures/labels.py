@@ -103,7 +103,7 @@ def place_labels(x: Sequence[float], y: Sequence[float], texts: Sequence[str], x
 def labelled_markers(x: Sequence[float], y: Sequence[float], texts: Sequence[str], x_range: tuple[float, float],
                      y_range: tuple[float, float], plot_px: tuple[float, float] = PLOT_PX) -> dict[str, Any]:
     """A marker trace's ``text``, ``textposition`` and ``textfont``: each point named by its text where it fits
-    (:func:`place_labels`; points at one place share one text, :func:`~rag_lab.figures.common.point_texts`)."""
+    (:func:`place_labels`; points at one place share one text: ``common.point_texts``)."""
     texts = point_texts(x, y, texts)
     places = place_labels(x, y, texts, x_range, y_range, plot_px=plot_px)
     return dict(text=[html.escape(t) if p else "" for t, p in zip(texts, places, strict=True)],

@@ -25,12 +25,10 @@ from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.stats.paired import PairedDifference, paired_difference
 from rag_lab.stats.summary import aggregate_rows, pareto_mask
-from rag_lab.widgets.axes import AxisPicker, check_axes
+from rag_lab.widgets.axes import check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
-from rag_lab.widgets.cost_quality_plot import draw, empty_plot
-from rag_lab.widgets.progress_bar import WidgetBar
+from rag_lab.widgets.cost_quality_plot import PlotWidget, draw
 from rag_lab.widgets.session import shared_data, simulator_backend
-from rag_lab.widgets.static import with_static_html
 
 DEFAULT_PARAMS = ("round_cap.max_rounds", "crag.upper", "truncation.strategy", "disclosure.disclosed")
 CSS_CLASS = "rag-lab-policy-explorer"
@@ -38,7 +36,7 @@ CSS_CLASS = "rag-lab-policy-explorer"
 DELTA_BOOT = 2000
 
 
-class PolicyExplorer:
+class PolicyExplorer(PlotWidget):
     """Controls for ``params`` (dotted keys), a progress bar, a status line and a cost-vs-quality ``FigureWidget`` with
     one point per distinct configuration run (the latest one ringed), CI error bars on quality and the Pareto front.
 
@@ -64,7 +62,6 @@ class PolicyExplorer:
         check_axes(cost_col, quality_col)
         self.base = base if base is not None else PipelineConfig()
         self.params = list(dict.fromkeys(params))
-        self.cost_col, self.quality_col = cost_col, quality_col
         data, self.resources = shared_data(dataset)
         self.questions = data.evalset.select(split=split, types=types, limit=limit, per_type=per_type)
         if not len(self.questions):
@@ -78,11 +75,9 @@ class PolicyExplorer:
         for control in self.controls.values():
             control.observe(self._on_change)
 
-        self._lock = threading.Lock()       # guards the generation, the points and the widgets' contents
         self._run_lock = threading.Lock()   # one run at a time
         self._generation = 0
         self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
         self._points: dict[str, dict[str, Any]] = {}   # by config_id, in the order first run
         self._configs: dict[str, PipelineConfig] = {}
         self._eval_runs: dict[str, EvalRun] = {}
@@ -90,16 +85,11 @@ class PolicyExplorer:
         self.runs_completed = 0
         self.runs_superseded = 0
 
-        self._bar = WidgetBar(total=len(self.questions))
-        self._progress = self._bar.widget
-        self._state = widgets.Label(value="idle")
-        self._state.add_class("rag-lab-state")
+        super().__init__(cost_col, quality_col, "idle", total=len(self.questions))
         self._status = widgets.Label(value=self._status_text())
         self._status.add_class("rag-lab-status")
         self._delta = widgets.Label(value="")
         self._delta.add_class("rag-lab-delta")
-        self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
-        self.figure = empty_plot(cost_col, quality_col)
         self.widget = widgets.VBox([widgets.VBox([c.widget for c in self.controls.values()]),
                                     widgets.HBox([self._progress, self._state]), self._status, self._delta,
                                     self.axes.widget, self.figure])
@@ -172,19 +162,6 @@ class PolicyExplorer:
         table["changes"] = [self._label(cid) for cid in table["config_id"]]
         return table
 
-    def set_axes(self, cost: str | None = None, quality: str | None = None) -> None:
-        """Plot ``cost`` (a ``cost_*`` column) against ``quality`` (a ``quality_*`` column); None keeps an axis.
-        Re-draws the points already run (and the status line's Δ, which is on the quality axis); runs nothing."""
-        cost, quality = cost or self.cost_col, quality or self.quality_col
-        check_axes(cost, quality)
-        with self._lock:
-            self.cost_col, self.quality_col = cost, quality
-            self.axes.show(cost, quality)
-            self.figure.update_layout(xaxis_title=label(cost), yaxis_title=label(quality))
-            self._status.value = self._status_text()
-            self._delta.value = self._delta_text()
-            self._redraw()
-
     @property
     def reference_id(self) -> str | None:
         """The config id the status line's Δ is taken against: the base configuration once it has run, else
@@ -222,11 +199,9 @@ class PolicyExplorer:
             raise KeyError(f"no run of configuration {key!r}; runs: {list(self._eval_runs)}")
         return key
 
-    # --- display ------------------------------------------------------------------------------
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        what = f"PolicyExplorer over {', '.join(self.params)} on {len(self.questions)} questions"
-        return with_static_html(self.widget._repr_mimebundle_(**kwargs), what)
+    @property
+    def _what(self) -> str:  # type: ignore[override]
+        return f"PolicyExplorer over {', '.join(self.params)} on {len(self.questions)} questions"
 
     # --- running ------------------------------------------------------------------------------
 
@@ -278,9 +253,7 @@ class PolicyExplorer:
             except Exception as exc:  # shown in the widget, re-raised by wait()
                 with self._lock:
                     if not self._superseded(generation):
-                        self._error = exc
-                        self._state.value = f"error: {type(exc).__name__}: {exc}"
-                        self._progress.bar_style = "danger"
+                        self._failed(exc)
                 return
             with self._lock:
                 if run is None or self._superseded(generation):
@@ -300,8 +273,6 @@ class PolicyExplorer:
         self.runs_completed += 1
         self._progress.bar_style = "success"
         self._state.value = f"done in {seconds:.2f} s"
-        self._status.value = self._status_text()
-        self._delta.value = self._delta_text()
         self._redraw()
 
     # --- the plot -------------------------------------------------------------------------------
@@ -334,8 +305,10 @@ class PolicyExplorer:
                 f"(paired 95% interval, {d.n} questions, {d.share_differ:.0%} differ; {verdict})")
 
     def _redraw(self) -> None:
-        """Draw the points run so far as the report draws a sweep (:mod:`.cost_quality_plot`), the latest one
-        ringed (called with the lock held)."""
+        """The status line, and the points run so far drawn as the report draws a sweep (:mod:`.cost_quality_plot`),
+        the latest one ringed (called with the lock held)."""
+        self._status.value = self._status_text()
+        self._delta.value = self._delta_text()
         table = self._table()
         if table.empty:
             return

@@ -17,18 +17,16 @@ from typing import Any
 import ipywidgets as widgets
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
+from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside
 from rag_lab.experiments import SweepResult, SweepSpec, run_sweep
 from rag_lab.experiments.engine.progress import Progress
 from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.pipeline import PipelineConfig
-from rag_lab.widgets.axes import AxisPicker, check_axes
+from rag_lab.widgets.axes import check_axes
 from rag_lab.widgets.controls import controllable_keys, parse_value
-from rag_lab.widgets.cost_quality_plot import draw, empty_plot
-from rag_lab.widgets.progress_bar import WidgetBar
+from rag_lab.widgets.cost_quality_plot import PlotWidget, draw
 from rag_lab.widgets.session import shared_data
-from rag_lab.widgets.static import with_static_html
 
 CSS_CLASS = "rag-lab-sweep-panel"
 #: Least seconds between two re-draws of the table and front while a search runs.
@@ -39,7 +37,7 @@ def _as_text(value: Any) -> str:
     return "none" if value is None else str(value).lower() if isinstance(value, bool) else str(value)
 
 
-class SweepPanel:
+class SweepPanel(PlotWidget):
     """A sweep builder over ``dataset``'s ``split`` (``types``, the first ``per_type`` of each, at most
     ``limit`` questions) from ``base``, on the cached simulator with ``profile`` and ``knobs`` (as a sweep's
     ``backend.knobs``). Results go to ``run_dir`` (resumed if it holds the same sweep) or, when None, to a
@@ -53,6 +51,8 @@ class SweepPanel:
     >>> result = panel.search(sampler="nsga2", trials=12, race=[20, 40])                          # doctest: +SKIP
     >>> panel.log_lines()                 # "trial 0: …", "dropped …: after 20 questions, dominated by …"  # doctest: +SKIP"""
 
+    _what = "SweepPanel: choose policy parameters and values, run a sweep"
+
     def __init__(self, dataset: str = "world", split: str | None = "test", limit: int | None = None,
                  types: Sequence[str] | None = None, base: PipelineConfig | None = None,
                  run_dir: str | Path | None = None, profile: str = "typical", cost_col: str = DEFAULT_COST,
@@ -62,7 +62,7 @@ class SweepPanel:
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
         self.base = base if base is not None else PipelineConfig()
         self.run_dir = Path(run_dir) if run_dir is not None else None
-        self.profile, self.cost_col, self.quality_col, self.name = profile, cost_col, quality_col, name
+        self.profile, self.name = profile, name
         self.knobs = dict(knobs or {})
         self.per_type = per_type
         self.result: SweepResult | None = None
@@ -71,7 +71,7 @@ class SweepPanel:
         self._last_refresh = 0.0
         self._last_dir: Path | None = None
         self._thread: threading.Thread | None = None
-        self._error: BaseException | None = None
+        super().__init__(cost_col, quality_col, "choose parameters and values")
 
         self._keys = widgets.SelectMultiple(options=controllable_keys(include_tuples=False), rows=8,
                                             description="parameters", style={"description_width": "initial"})
@@ -92,14 +92,8 @@ class SweepPanel:
         search_button.on_click(lambda _b: self._search_clicked())
         self._log = widgets.HTML(value="")
         self._log.add_class("rag-lab-search-log")
-        self._bar = WidgetBar()
-        self._progress = self._bar.widget
-        self._state = widgets.Label(value="choose parameters and values")
-        self._state.add_class("rag-lab-state")
         self._path = widgets.Label(value="")
         self._table = widgets.HTML(value="")
-        self.axes = AxisPicker(cost_col, quality_col, lambda cost, quality: self.set_axes(cost, quality))
-        self.figure = empty_plot(cost_col, quality_col)
         self.widget = widgets.VBox([
             widgets.HBox([self._keys, self._values]), widgets.HBox([run_button, self._progress, self._state]),
             widgets.HBox([self._sampler, self._trials, self._race, self._constraints, search_button]), self._log,
@@ -257,9 +251,7 @@ class SweepPanel:
                                on_event=lambda event: self._on_event(event, run_dir),
                                on_progress=lambda progress: self._on_progress(progress, spec.name))
         except Exception as exc:  # shown on the panel, re-raised by wait()
-            self._error = exc
-            self._state.value = f"error: {type(exc).__name__}: {exc}"
-            self._progress.bar_style = "danger"
+            self._failed(exc)
             return
         self.result, self._last_dir = result, Path(result.run_dir)
         self._progress.value, self._progress.bar_style = self._progress.max, "success"
@@ -280,14 +272,7 @@ class SweepPanel:
             for key in self._keys.value}
         self._values.children = tuple(self._texts.values())
 
-    def set_axes(self, cost: str | None = None, quality: str | None = None) -> None:
-        """Plot ``cost`` (a ``cost_*`` column) against ``quality`` (a ``quality_*`` column); None keeps an axis.
-        Re-draws the last sweep's table and plot (Pareto front for the new pair); runs nothing."""
-        cost, quality = cost or self.cost_col, quality or self.quality_col
-        check_axes(cost, quality)
-        self.cost_col, self.quality_col = cost, quality
-        self.axes.show(cost, quality)
-        self.figure.update_layout(xaxis_title=label(cost), yaxis_title=label(quality))
+    def _redraw(self) -> None:
         if self.result is not None:
             self._show(self.result)
 
@@ -301,7 +286,3 @@ class SweepPanel:
         self._table.value = table[[c for c in cols if c in table.columns]].to_html(
             index=False, escape=True, float_format=lambda v: f"{v:.3f}", classes="rag-lab-sweep-table")
         draw(self.figure, table, self.cost_col, self.quality_col)
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> Any:
-        what = "SweepPanel: choose policy parameters and values, run a sweep"
-        return with_static_html(self.widget._repr_mimebundle_(**kwargs), what)
