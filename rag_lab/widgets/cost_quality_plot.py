@@ -1,7 +1,8 @@
 """The widgets' cost-vs-quality plot: a live ``FigureWidget`` that shows what
 :func:`rag_lab.figures.cost_quality_figure` draws for a table (its traces, label placement and layout), so a
-widget's plot is the report's plot of the same data; and :class:`PlotWidget`, the parts around it that the
-explorer and the sweep panel share."""
+widget's plot is the report's plot of the same data; the progress bar (:class:`WidgetBar`, moved by the engine's
+:class:`~rag_lab.experiments.engine.progress.Progress` records, like the command line's tqdm bar); and
+:class:`PlotWidget`, the parts the explorer and the sweep panel share."""
 
 from __future__ import annotations
 
@@ -13,13 +14,15 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from rag_lab.evaluation.catalog import label
+from rag_lab.experiments.engine.progress import Progress
 from rag_lab.figures import cost_quality_figure, cost_quality_info
 from rag_lab.widgets.axes import AxisPicker, check_axes
-from rag_lab.widgets.progress_bar import WidgetBar
 from rag_lab.widgets.static import with_static_html
 
 #: The widgets' plot height (px); the figure's own layout gives everything else.
 HEIGHT = 420
+#: Bar moves per run (each one is a message to the browser).
+UPDATES = 40
 
 
 def empty_plot(cost_col: str, quality_col: str) -> go.FigureWidget:
@@ -39,6 +42,24 @@ def draw(plot: go.FigureWidget, table: pd.DataFrame, cost_col: str, quality_col:
         plot.update_layout(figure.layout)
         plot.update_layout(height=HEIGHT, uirevision="keep")
     return figure
+
+
+class WidgetBar:
+    """``widget`` counts pairs (or questions) done of ``total``; called with each record, it moves about
+    :data:`UPDATES` times a run, and always on the last."""
+
+    def __init__(self, description: str = "questions", total: int = 1) -> None:
+        self.widget = widgets.IntProgress(value=0, min=0, max=total, description=description, bar_style="info")
+        self.widget.add_class("rag-lab-progress")
+
+    def start(self, total: int) -> None:
+        """A new run of ``total`` steps: the bar empty, in the running colour."""
+        self.widget.max, self.widget.value, self.widget.bar_style = total, 0, "info"
+
+    def __call__(self, progress: Progress) -> None:
+        step = max(1, self.widget.max // UPDATES)
+        if progress.finished or abs(progress.done - self.widget.value) >= step:
+            self.widget.value = min(progress.done, self.widget.max)
 
 
 class PlotWidget:
@@ -70,8 +91,7 @@ class PlotWidget:
             self.figure.update_layout(xaxis_title=label(cost), yaxis_title=label(quality))
             self._redraw()
 
-    def _redraw(self) -> None:
-        """Show what has run on the current axes (called with the lock held)."""
+    def _redraw(self) -> None:  # what has run, on the current axes (called with the lock held)
         raise NotImplementedError
 
     def _failed(self, exc: BaseException) -> None:

@@ -23,7 +23,6 @@ from rag_lab.experiments.engine.progress import Progress
 from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.pipeline import PipelineConfig
-from rag_lab.widgets.axes import check_axes
 from rag_lab.widgets.controls import controllable_keys, parse_value
 from rag_lab.widgets.cost_quality_plot import PlotWidget, draw
 from rag_lab.widgets.session import shared_data
@@ -58,7 +57,6 @@ class SweepPanel(PlotWidget):
                  run_dir: str | Path | None = None, profile: str = "typical", cost_col: str = DEFAULT_COST,
                  quality_col: str = DEFAULT_QUALITY, name: str = "panel",
                  knobs: Mapping[str, float | str] | None = None, per_type: int | None = None) -> None:
-        check_axes(cost_col, quality_col)
         self.dataset, self.split, self.limit, self.types = dataset, split, limit, list(types) if types else None
         self.base = base if base is not None else PipelineConfig()
         self.run_dir = Path(run_dir) if run_dir is not None else None
