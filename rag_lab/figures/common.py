@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -94,11 +95,7 @@ def short(col: str) -> str:
 def point_texts(x: Sequence[float], y: Sequence[float], texts: Sequence[str]) -> list[str]:
     """The text drawn next to each point: points drawn at the same place show one text, the first one's
     with ``(+k same)`` appended, and the others none (their hover still names each of them)."""
-    first: dict[tuple[float, float], int] = {}
-    for i, key in enumerate(zip(x, y, strict=True)):
-        first.setdefault(key, i)
-    counts: dict[int, int] = {}
-    for key in zip(x, y, strict=True):
-        counts[first[key]] = counts.get(first[key], 0) + 1
-    return [texts[i] + (f" (+{counts[i] - 1} same)" if counts[i] > 1 else "") if i in counts else ""
-            for i in range(len(texts))]
+    points = list(zip(x, y, strict=True))
+    counts = Counter(points)
+    return [texts[i] + (f" (+{counts[p] - 1} same)" if counts[p] > 1 else "") if points.index(p) == i else ""
+            for i, p in enumerate(points)]

@@ -1,9 +1,5 @@
-"""The cost-vs-quality scatter of a results table, split Optuna-style into plain data and a plotly figure.
-
-:func:`cost_quality_info` reads the table into a :class:`CostQualityInfo` (what tests compare);
-:func:`cost_quality_figure` draws it: one marker trace per colour group with confidence intervals as error bars
-and the Pareto front as a staircase (one per panel with ``facet_by``). With ``text_col`` the points are labelled
-where a label fits (:func:`rag_lab.figures.labels.place_labels`), else numbered or listed under the plot
+"""The cost-vs-quality scatter of a results table: plain data (:func:`cost_quality_info`) and a plotly figure
+(:func:`cost_quality_figure`), its points labelled where a label fits, else numbered or listed under the plot
 (:func:`unlabelled_points`)."""
 
 from __future__ import annotations

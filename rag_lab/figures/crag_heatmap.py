@@ -1,8 +1,5 @@
-"""CRAG thresholds against quality and refusals: the upper × lower grid of a sweep, as two heat-maps.
-
-:func:`crag_heatmap_info` averages a results table (one row per candidate, e.g. ``SweepResult.table``) over
-each (upper, lower) pair, so other swept parameters and seeds are pooled; :func:`crag_heatmap_figure` draws
-the quality and the refusal rate side by side. Pairs the sweep did not run (e.g. lower > upper) stay NaN."""
+"""CRAG thresholds against quality and refusals: the upper × lower grid of a sweep's results table (other swept
+parameters and seeds pooled; pairs not run, e.g. lower > upper, stay NaN), as two heat-maps."""
 
 from __future__ import annotations
 

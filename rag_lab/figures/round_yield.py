@@ -1,8 +1,5 @@
-"""New chunks per retrieval round (the yield curve), and where zero-yield stops fired.
-
-:func:`round_yield_info` reads the retrieve steps of many traces (e.g. ``SweepResult.traces(candidate_id)``) into a
-:class:`RoundYieldInfo`; :func:`round_yield_figure` draws one thin line per question, the mean per round in bold, and a
-cross where a question's loop ended on an empty round (``stop_reason == "empty_round"``)."""
+"""New chunks per retrieval round (the yield curve) of many traces (e.g. ``SweepResult.traces(candidate_id)``), and
+where zero-yield stops fired (``stop_reason == "empty_round"``)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,6 @@
-"""How many retrieval rounds each question used, by question type: plain counts and a bar chart.
-
-:func:`rounds_histogram_info` counts the per-question metric rows (``question_metrics``; e.g.
-``SweepResult.rows(candidate_id)``) per (group, rounds); with ``with_hops`` it also keeps each group's mean
-minimum number of hops (``cost_rounds - quality_rounds_minus_hops``), so a type that stops before its hops
-stands out. :func:`rounds_histogram_figure` draws grouped bars, one colour per group."""
+"""How many retrieval rounds each question used, by question type, from per-question metric rows (e.g.
+``SweepResult.rows(candidate_id)``): plain counts and a bar chart; with ``with_hops`` each group's mean minimum number
+of hops (``cost_rounds - quality_rounds_minus_hops``) too, so a type that stops before its hops stands out."""
 
 from __future__ import annotations
 
@@ -43,14 +40,13 @@ def rounds_histogram_info(rows: pd.DataFrame | Sequence[Mapping[str, Any]], by: 
     """Count per-question ``rows`` by ``by`` (a column, typically ``type``) and rounds used.
 
     ``with_hops`` also averages the minimum hops per group, from ``quality_rounds_minus_hops``."""
-    rounds_col = ROUNDS_COL
     table = as_frame(rows, "per-question rows")
-    require_columns(table, [by, rounds_col, *([HOPS_GAP_COL] if with_hops else [])], "per-question rows")
-    rounds_all = numeric(table, rounds_col)
+    require_columns(table, [by, ROUNDS_COL, *([HOPS_GAP_COL] if with_hops else [])], "per-question rows")
+    rounds_all = numeric(table, ROUNDS_COL)
     keep = ~np.isnan(rounds_all)
     kept, rounds_used = table[keep], rounds_all[keep]
     if np.any(rounds_used != np.round(rounds_used)) or np.any(rounds_used < 0):
-        raise ConfigError(f"column {rounds_col!r} must hold non-negative integers")
+        raise ConfigError(f"column {ROUNDS_COL!r} must hold non-negative integers")
     labels = [group_label(v) for v in kept[by].tolist()]
     groups = group_names(kept[by].tolist())
     rounds = tuple(range(int(rounds_used.min()), int(rounds_used.max()) + 1)) if len(rounds_used) else ()

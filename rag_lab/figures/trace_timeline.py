@@ -1,9 +1,6 @@
-"""One question's trace as a timeline: every step in order, in lanes by kind, with its queries, yield,
-decision, validation outcome, interventions and tokens.
-
-:func:`trace_timeline_info` flattens a :class:`~rag_lab.pipeline.trace.Trace` into a
-:class:`TraceTimelineInfo`; :func:`trace_timeline_figure` draws it: x = step index, y = step kind, markers
-coloured by the LLM call's validation outcome, interventions annotated, the stop reason in the title."""
+"""One question's :class:`~rag_lab.pipeline.trace.Trace` as a timeline: every step in order (x), in lanes by kind
+(y), with its queries, yield, decision, validation outcome (the marker's colour), interventions and tokens; how it
+ended (the stop reason) in the title."""
 
 from __future__ import annotations
 

@@ -15,7 +15,6 @@ from typing import Any, Literal
 
 import annotated_types
 import ipywidgets as widgets
-from pydantic.fields import FieldInfo
 
 from rag_lab.errors import ConfigError
 from rag_lab.pipeline import POLICIES, PipelineConfig
@@ -40,18 +39,13 @@ class FieldSpec:
     tooltip: str = ""
 
 
-def field_info(key: str) -> FieldInfo:
-    """The pydantic field behind the dotted ``key`` (``ConfigError`` if there is none)."""
+def field_spec(key: str) -> FieldSpec:
+    """Classify the pydantic field behind ``key`` by its annotation and read its ``ge``/``le`` bounds (``ConfigError``
+    if there is no such field)."""
     PipelineConfig().get(key)  # validates the key with a helpful message
     policy, field = key.split(".")
-    return POLICIES[policy].model_fields[field]
-
-
-def field_spec(key: str) -> FieldSpec:
-    """Classify the field behind ``key`` by its annotation and read its ``ge``/``le`` bounds."""
-    info = field_info(key)
-    policy_cls = POLICIES[key.split(".")[0]]
-    tooltip = info.description or inspect.cleandoc(policy_cls.__doc__ or "")
+    info = POLICIES[policy].model_fields[field]
+    tooltip = info.description or inspect.cleandoc(POLICIES[policy].__doc__ or "")
     lo = next((m.ge for m in info.metadata if isinstance(m, annotated_types.Ge)), None)
     hi = next((m.le for m in info.metadata if isinstance(m, annotated_types.Le)), None)
     annotation = info.annotation
