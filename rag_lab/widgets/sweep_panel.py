@@ -19,7 +19,6 @@ import ipywidgets as widgets
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside
 from rag_lab.experiments import SweepResult, SweepSpec, run_sweep
-from rag_lab.experiments.engine.progress import Progress
 from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.search_space import SAMPLERS
 from rag_lab.pipeline import PipelineConfig
@@ -247,7 +246,8 @@ class SweepPanel(PlotWidget):
         try:
             result = run_sweep(spec, run_dir, progress="quiet", pareto=(self.cost_col, self.quality_col),
                                on_event=lambda event: self._on_event(event, run_dir),
-                               on_progress=lambda progress: self._on_progress(progress, spec.name))
+                               # the bar moves with the records of this sweep, not of a sweep it pairs with
+                               on_progress=lambda progress: self._bar(progress) if progress.name == spec.name else None)
         except Exception as exc:  # shown on the panel, re-raised by wait()
             self._failed(exc)
             return
@@ -256,11 +256,6 @@ class SweepPanel(PlotWidget):
         self._state.value = (f"{len(result.table)} candidates · computed {result.computed}, reused {result.reused} "
                              f"· {time.perf_counter() - start:.1f} s")
         self._show(result)
-
-    def _on_progress(self, progress: Progress, name: str) -> None:
-        """Move the bar with the engine's records of sweep ``name`` (not of a sweep it pairs with)."""
-        if progress.name == name:
-            self._bar(progress)
 
     def _sync_texts(self) -> None:
         """One value box per chosen key, keeping the values already typed."""
