@@ -46,10 +46,6 @@ def crag_heatmap_info(table: pd.DataFrame, value_col: str = DEFAULT_QUALITY) -> 
                            uppers=uppers, lowers=lowers, quality=quality, refusal=refusal, n=n)
 
 
-def _cells(values: np.ndarray) -> list[list[str]]:
-    return [[format_value(v) for v in row] for row in values.tolist()]
-
-
 def crag_heatmap_figure(info: CragHeatmapInfo) -> go.Figure:
     """Two heat-maps of ``info`` side by side (x = lower, y = upper): quality, and refusal rate."""
     value, refusal = html.escape(short(info.value_col)), html.escape(short(info.refusal_col))
@@ -63,7 +59,7 @@ def crag_heatmap_figure(info: CragHeatmapInfo) -> go.Figure:
         fig.add_trace(go.Heatmap(
             z=[[None if np.isnan(v) else v for v in row] for row in grid.tolist()],
             x=x, y=y, name=name, colorscale=scale, zmin=zrange[0], zmax=zrange[1], colorbar=dict(x=bar_x, len=0.9),
-            text=_cells(grid), texttemplate="%{text}",
+            text=[[format_value(v) for v in row] for row in grid.tolist()], texttemplate="%{text}",
             customdata=info.n.tolist(),
             hovertemplate=f"upper=%{{y}}<br>lower=%{{x}}<br>{name}=%{{text}}<br>runs=%{{customdata}}<extra></extra>",
         ), row=1, col=col)

@@ -36,12 +36,6 @@ class GuardTradeoffInfo(NamedTuple):
     title: str
 
 
-def _reference_name(result: SweepResult, ref: Mapping[str, Any]) -> str:
-    if ref["rule"] == "base":
-        return "the base config"
-    return result.labels()[ref["candidate_id"]]
-
-
 def guard_tradeoff_info(result: SweepResult, reference: str | Mapping[str, Any] | None = None) -> GuardTradeoffInfo:
     """The trade-off of every config of ``result`` against ``reference`` (as in
     :meth:`~rag_lab.experiments.SweepResult.reference`; default the base config, or name the unguarded one). The
@@ -64,7 +58,7 @@ def guard_tradeoff_info(result: SweepResult, reference: str | Mapping[str, Any] 
                         "prevented": prevented, "gained_right": gained, "new_wrong": new_wrong,
                         "net_c1": (gained - lost) - (new_wrong - prevented),
                         "delta_calls": float(diff_calls.mean()) if diff_calls.size else float("nan")})
-    name = _reference_name(result, ref)
+    name = "the base config" if ref["rule"] == "base" else result.labels()[ref["candidate_id"]]
     return GuardTradeoffInfo(reference=name, reference_id=ref["candidate_id"],
                              table=pd.DataFrame.from_records(records, columns=list(COLUMNS)),
                              title=f"Right answers lost vs wrong answers prevented, against {name}")
