@@ -1,11 +1,7 @@
 """The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL (OpenAI,
-vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked for
-(``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the text.
-Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client under it
-(:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a refused
-response format from being retried, and ends the retries at once when a server process died or a server went away. At
-most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client, out of every repr,
-cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in detail"."""
+vLLM, Ollama, llama-cpp-python's server, the lab server), with negotiated structured output, the client's own retries
+(watched by :class:`_Watched`), bounded concurrency and the API key kept out of every repr, cache key, log line and
+error. The method: docs/backends.md, "The OpenAI-compatible backend in detail"."""
 
 from __future__ import annotations
 
@@ -152,19 +148,18 @@ class OpenAIBackend(LLMBackend):
 
     def _only_model(self) -> str:
         """The one model the server lists at ``/v1/models`` (no model was given)."""
+        given = "no model given (pass --model / model=... or set RAG_LAB_MODEL)"
         try:
             models = sorted(m.id for m in self._client.with_options(max_retries=0).models.list())
         except openai.APIStatusError as exc:
-            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
-                              f"did not list its models: HTTP {exc.status_code}: {self._server_message(exc)}") from None
+            raise ConfigError(f"{given}, and {self.base_url} did not list its models: HTTP {exc.status_code}: "
+                              f"{self._server_message(exc)}") from None
         except (openai.APIConnectionError, openai.APIResponseValidationError, _Stop) as exc:
             what = _what(exc.__cause__ or exc, self.timeout_s) if isinstance(exc, openai.APIConnectionError) else str(exc)
-            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
-                              f"could not be asked for its models: {self._scrub(what)}") from None
+            raise ConfigError(f"{given}, and {self.base_url} could not be asked for its models: {self._scrub(what)}") from None
         if len(models) != 1:
-            listed = ", ".join(models[:20]) or "none"
-            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL) and {self.base_url} "
-                              f"serves {len(models)} models, not exactly one: {listed}")
+            raise ConfigError(f"{given} and {self.base_url} serves {len(models)} models, not exactly one: "
+                              f"{', '.join(models[:20]) or 'none'}")
         log.info("server %s serves one model, %s: using it", self.base_url, models[0])
         return models[0]
 
@@ -183,6 +178,12 @@ class OpenAIBackend(LLMBackend):
         """A snapshot of :attr:`stats`."""
         with self._stats_lock:
             return asdict(self.stats)
+
+    def _count(self, **added: int) -> None:
+        """Add to the :attr:`stats` counters named."""
+        with self._stats_lock:
+            for name, n in added.items():
+                setattr(self.stats, name, getattr(self.stats, name) + n)
 
     # --- calls ---------------------------------------------------------------------------------
 
@@ -205,27 +206,24 @@ class OpenAIBackend(LLMBackend):
         return [f.result() for f in futures]
 
     def _generate(self, request: LLMRequest) -> Completion:
-        with self._stats_lock:
-            self.stats.calls += 1
+        self._count(calls=1)
         with self._slots:
             modes = self._modes_for(request)
-            for i, mode in enumerate(modes):
+            for mode, following in zip(modes, [*modes[1:], None], strict=True):
                 try:
                     chat = self._call(request, mode)
+                    break
                 except _ModeRejected as exc:
-                    if i + 1 == len(modes):
-                        self._count_error()
+                    if following is None:
+                        self._count(errors=1)
                         raise LLMBackendError(self.base_url, f"rejected the request: {exc}", exc.status) from None
-                    with self._stats_lock:
-                        self.stats.mode_fallbacks += 1
+                    self._count(mode_fallbacks=1)
                     log.info("server %s rejected structured mode %s (HTTP %s); trying %s",
-                             self.base_url, mode, exc.status, modes[i + 1])
-                    continue
-                if request.response_schema is not None and self.structured_mode == "auto":
-                    with self._negotiated_lock:
-                        self._negotiated[(self.base_url, self.model)] = mode
-                return self._completion(chat)
-        raise AssertionError("unreachable: the mode list is never empty")
+                             self.base_url, mode, exc.status, following)
+            if request.response_schema is not None and self.structured_mode == "auto":
+                with self._negotiated_lock:
+                    self._negotiated[(self.base_url, self.model)] = mode
+            return self._completion(chat)
 
     def _modes_for(self, request: LLMRequest) -> list[str]:
         if request.response_schema is None:
@@ -264,17 +262,17 @@ class OpenAIBackend(LLMBackend):
         try:
             return self._client.chat.completions.create(**kwargs)
         except _Stop as exc:
-            self._count_error()
+            self._count(errors=1)
             raise exc.error from None
         except openai.APIStatusError as exc:
             status, message = exc.status_code, self._server_message(exc)
             if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
                 raise _ModeRejected(status, f"HTTP {status}: {message}") from None
-            self._count_error()
+            self._count(errors=1)
             what = f"gave up; last failure: HTTP {status}: {message}" if retried(status) else refusal(request, message)
             raise LLMBackendError(self.base_url, what, status, attempt_of(exc.request)) from None
         except openai.APIConnectionError as exc:  # a timeout too; the HTTP client asked whether the process died
-            self._count_error()
+            self._count(errors=1)
             what = self._scrub(_what(exc.__cause__ or exc, self.timeout_s))
             raise LLMBackendError(self.base_url, f"gave up; last failure: {what}", None, attempt_of(exc.request)) from None
 
@@ -301,20 +299,12 @@ class OpenAIBackend(LLMBackend):
         """Text and usage of the server's chat completion ``chat`` (an empty text when it sent no content)."""
         choices = getattr(chat, "choices", None)
         if not choices:
-            self._count_error()
+            self._count(errors=1)
             raise LLMBackendError(self.base_url, "answered a chat completion without choices", 200)
-        text = choices[0].message.content or ""
         usage = getattr(chat, "usage", None)
-        return Completion(
-            text=text,
-            usage=Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ))
-
-    def _count_error(self) -> None:
-        with self._stats_lock:
-            self.stats.errors += 1
+        return Completion(text=choices[0].message.content or "",
+                          usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                                      completion_tokens=getattr(usage, "completion_tokens", 0) or 0))
 
     def _scrub(self, text: str) -> str:
         """``text`` without the API key or anything that looks like one, shortened."""
@@ -367,9 +357,7 @@ class _Watched(openai.DefaultHttpxClient):
     def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
         backend, attempt = self._backend, attempt_of(request)
         if request.method == "POST":  # a chat completion, the backend's only POST
-            with backend._stats_lock:
-                backend.stats.attempts += 1
-                backend.stats.retries += int(attempt > 1)
+            backend._count(attempts=1, retries=int(attempt > 1))
         try:
             response = super().send(request, **kwargs)
             response.read()
