@@ -1,7 +1,7 @@
 """Record a real backend's calls into a cassette (:class:`RecordingBackend`), and replay them offline, bit for bit
 (:class:`ReplayBackend`), as vcrpy does for HTTP. A cassette is a JSON Lines file: a :class:`CassetteHeader`, then one
-:class:`CassetteEntry` per distinct request, keyed by :meth:`LLMRequest.cache_key
-<rag_lab.llm.types.LLMRequest.cache_key>`. The method: docs/backends.md, "Recorded"."""
+:class:`CassetteEntry` per distinct request, keyed by
+:meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>`. The method: docs/backends.md, "Recorded"."""
 
 from __future__ import annotations
 

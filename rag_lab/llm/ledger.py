@@ -1,9 +1,5 @@
-"""The cost ledger: LLM calls, what they cost, and what was actually spent. A ledger is made from the one record of
-each call, a trace (``Ledger.of(trace.llm_calls())``, how the pipeline reads one question's costs), or from
-responses in hand (:meth:`Ledger.of_responses`); nothing records calls behind the caller's back. It keeps two
-totals, **incurred** (every call, cache hits included, with the usage of the call that first produced the
-response) and **spent** (cache misses only). Money comes from a :class:`PriceTable` the user sets; the default
-prices are illustrative. The method: docs/backends.md, "The cost ledger"."""
+"""The cost ledger: LLM calls, what they cost (**incurred**, cache hits included) and what was actually spent (cache
+misses only), priced by a :class:`PriceTable` the user sets. The method: docs/backends.md, "The cost ledger"."""
 
 from __future__ import annotations
 
