@@ -230,21 +230,15 @@ class Cassette:
         pool = [e for e in self.entries.values() if e.role == request.role] or list(self.entries.values())
         if not pool:
             return None, 0.0
-        text = _user_text(request.messages)
-        matcher = difflib.SequenceMatcher(autojunk=False)
-        matcher.set_seq2(text)
-        scored = []
-        for entry in pool:
+        matcher = difflib.SequenceMatcher(autojunk=False, b=_user_text(request.messages))
+
+        def alike(entry: CassetteEntry, quick: bool = False) -> float:
             matcher.set_seq1(_user_text(entry.messages))
-            scored.append((matcher.quick_ratio(), entry))
-        scored.sort(key=lambda pair: -pair[0])
-        best, best_ratio = None, -1.0
-        for _, entry in scored[:8]:
-            matcher.set_seq1(_user_text(entry.messages))
-            ratio = matcher.ratio()
-            if ratio > best_ratio:
-                best, best_ratio = entry, ratio
-        return best, max(best_ratio, 0.0)
+            return matcher.quick_ratio() if quick else matcher.ratio()
+
+        # the exact ratio of the 8 most alike by the quick upper bound; the first of equals wins
+        best = max(sorted(pool, key=lambda e: -alike(e, quick=True))[:8], key=alike)
+        return best, alike(best)
 
 
 def _first_difference(a: str, b: str) -> str:

@@ -80,9 +80,7 @@ class PricedCall(CallRecord):
     @classmethod
     def priced(cls, response: LLMResponse, prices: PriceTable = DEFAULT_PRICES) -> PricedCall:
         """The record of ``response``, priced with ``prices``."""
-        usage = response.usage
-        cost = prices.cost(response.backend, response.model, usage.prompt_tokens, usage.completion_tokens)
-        return cls.from_response(response, cost_usd=cost)  # type: ignore[return-value]
+        return cls.of_record(CallRecord.from_response(response), prices)
 
     @classmethod
     def of_record(cls, record: CallRecord, prices: PriceTable = DEFAULT_PRICES) -> PricedCall:
@@ -141,8 +139,7 @@ class Ledger:
     def of_responses(cls, responses: Iterable[LLMResponse], prices: PriceTable | None = None) -> Ledger:
         """A ledger of the responses a caller holds (``backend.complete(...)``'s), priced with ``prices``."""
         ledger = cls(prices)
-        for response in responses:
-            ledger.record(response)
+        ledger.extend(PricedCall.priced(r, ledger.prices) for r in responses)
         return ledger
 
     def __init__(self, prices: PriceTable | None = None, records: Iterable[PricedCall] = ()) -> None:

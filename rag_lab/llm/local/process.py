@@ -6,6 +6,7 @@ The method: docs/backends.md, "A dead server is named"."""
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import subprocess
 import sys
@@ -94,12 +95,7 @@ def _die_with_parent() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    pr_set_pdeathsig = 1
-
-    def set_pdeathsig() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-    return set_pdeathsig
+    return functools.partial(prctl, 1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
 
 
 def read_tail(path: Path, lines: int = _LOG_TAIL_LINES, chars: int = _LOG_TAIL_CHARS) -> str:
