@@ -9,10 +9,10 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal
 
 import httpx2
 import openai
@@ -39,14 +39,6 @@ log = logging.getLogger(__name__)
 __all__ = ["NO_KEY", "BackendStats", "OpenAIBackend", "display_url", "rejects_format"]
 
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
-
-
-class Liveness(Protocol):
-    """How a backend asks whether its server process is still there: None while it runs, else a record
-    with ``message()`` (a :class:`rag_lab.llm.local.process.ProcessDeath`). ``wait_s``: how long to wait for a
-    process that just dropped a connection to finish exiting."""
-
-    def __call__(self, wait_s: float = ...) -> Any: ...
 
 
 _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
@@ -94,7 +86,8 @@ class OpenAIBackend(LLMBackend):
     credentials); give servers on changing ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so
     a lab server knows which role to play (other servers ignore it). ``merge_system`` folds the system message into the
     first user message (``system + "\n\n" + user``) for servers whose chat format drops system messages
-    (llama-cpp-python's ``gemma``); it is part of the cache identity.
+    (llama-cpp-python's ``gemma``); it is part of the cache identity. ``liveness(wait_s=...)`` asks whether the server
+    process behind the backend died: None while it runs, else a :class:`~rag_lab.llm.local.process.ProcessDeath`.
     """
 
     name = "openai"
@@ -105,7 +98,7 @@ class OpenAIBackend(LLMBackend):
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  structured_mode: StructuredMode = "auto", timeout_s: float = 60.0, max_retries: int = 3,
                  max_concurrency: int = 4, cache_label: str | None = None, send_role_header: bool = True,
-                 merge_system: bool = False, liveness: Liveness | None = None) -> None:
+                 merge_system: bool = False, liveness: Callable[..., Any] | None = None) -> None:
         model = model or os.environ.get("RAG_LAB_MODEL")
         if model is not None and not model.strip():
             raise ConfigError("OpenAIBackend needs a model name, got an empty one")
