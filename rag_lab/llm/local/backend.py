@@ -114,9 +114,7 @@ DEFAULT_MODEL = "smollm2-135m"
 def resolve_model(model: str | Path | None = None) -> Path:
     """The GGUF file for ``model``: a packaged model's name (:data:`PACKAGED_MODELS`, default
     :data:`DEFAULT_MODEL`) or the path of a GGUF file."""
-    if model is None:
-        model = DEFAULT_MODEL
-    key = str(model).strip()
+    key = str(model if model is not None else DEFAULT_MODEL).strip()
     if key.lower() in PACKAGED_MODELS:
         return PACKAGED_MODELS[key.lower()].locate()
     path = Path(key).expanduser()

@@ -20,9 +20,6 @@ from typing import IO
 
 from rag_lab.errors import LLMBackendError
 
-_LOG_TAIL_LINES = 20
-_LOG_TAIL_CHARS = 2000
-
 #: What to do when a server died of a signal, by signal.
 _SIGNAL_ADVICE = {
     signal.SIGILL: "the server ran a CPU instruction this machine does not have: its native code was compiled for "
@@ -74,13 +71,9 @@ class ProcessDeath:
     log_path: Path
     log_tail: str
 
-    @property
-    def how(self) -> str:
-        return describe_exit(self.returncode)
-
     def message(self) -> str:
-        return (f"the {self.name} process (pid {self.pid}) {self.how}. What to do: {advice(self.returncode)}. "
-                f"Last lines of its log {self.log_path}:\n{self.log_tail}")
+        return (f"the {self.name} process (pid {self.pid}) {describe_exit(self.returncode)}. "
+                f"What to do: {advice(self.returncode)}. Last lines of its log {self.log_path}:\n{self.log_tail}")
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -98,7 +91,7 @@ def _die_with_parent() -> Callable[[], None] | None:
     return functools.partial(prctl, 1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
 
 
-def read_tail(path: Path, lines: int = _LOG_TAIL_LINES, chars: int = _LOG_TAIL_CHARS) -> str:
+def read_tail(path: Path, lines: int = 20, chars: int = 2000) -> str:
     """The last ``lines`` lines of ``path`` (at most ``chars`` characters)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
