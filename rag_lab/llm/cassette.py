@@ -315,11 +315,9 @@ class ReplayBackend(LLMBackend):
 def recording_header(backend: LLMBackend, provenance: dict[str, str] | None = None) -> CassetteHeader:
     """The header a recording of ``backend`` writes (``provenance``: model file, sha256, llama.cpp version), with
     the model's identity: the GGUF's sha256 where the provenance states one, else the model name the backend uses."""
-    provenance = dict(provenance or {})
-    sha256 = provenance.get("model_sha256")
-    identity = ModelIdentity(sha256=sha256) if sha256 else ModelIdentity(name=backend.model)
-    return CassetteHeader(name=backend.name, model=backend.model, identity=backend.cache_identity(),
-                          provenance=provenance, model_identity=identity)
+    header = CassetteHeader(name=backend.name, model=backend.model, identity=backend.cache_identity(),
+                            provenance=dict(provenance or {}))
+    return header.model_copy(update={"model_identity": header.recorded_model()})
 
 
 def check_recorded_model(path: str | Path, header: CassetteHeader, named: str | None, wanted: ModelIdentity) -> None:
