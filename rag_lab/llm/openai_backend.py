@@ -187,16 +187,11 @@ class OpenAIBackend(LLMBackend):
         error (in request order) is raised after every call has finished."""
         if fallbacks is not None and len(fallbacks) != len(requests):
             raise ConfigError(f"got {len(fallbacks)} fallbacks for {len(requests)} requests")
-        if not requests:
-            return []
         fbs = list(fallbacks) if fallbacks is not None else [None] * len(requests)
         workers = max(1, min(max_workers or self.max_concurrency, len(requests)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
-            futures = [
-                pool.submit(self.complete, request, fallback)
-                for request, fallback in zip(requests, fbs, strict=True)
-            ]
-        return [f.result() for f in futures]
+            responses = pool.map(self.complete, requests, fbs)  # every call submitted now, all finished on exit
+        return list(responses)
 
     def _generate(self, request: LLMRequest) -> Completion:
         self._count(calls=1)
