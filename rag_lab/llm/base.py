@@ -11,7 +11,7 @@ from rag_lab.llm.structured import Fallback, validate_output
 from rag_lab.llm.types import Completion, LLMRequest, LLMResponse, Message, SamplingParams, Usage
 
 # The value types live in rag_lab.llm.types; they are importable from here too, beside the backend.
-__all__ = ["Completion", "LLMBackend", "LLMRequest", "LLMResponse", "Message", "SamplingParams", "Usage"]
+__all__ = ["Completion", "LLMBackend", "LLMRequest", "LLMResponse", "Message", "SamplingParams", "Usage", "WrappedBackend"]
 
 
 class LLMBackend(ABC):
@@ -42,3 +42,16 @@ class LLMBackend(ABC):
                            reason=check.reason, usage=gen.usage, latency_s=latency,
                            modelled_latency_s=gen.modelled_latency_s, backend=self.name, model=self.model,
                            cached=gen.cached, knobs=gen.knobs)
+
+
+class WrappedBackend(LLMBackend):
+    """A backend in front of ``inner`` (the cache, a recording, a token cap, …): it reports ``inner``'s ``name``,
+    ``model`` and cache identity, so ledgers and cache keys show the real backend."""
+
+    def __init__(self, inner: LLMBackend) -> None:
+        super().__init__(inner.model)
+        self.inner = inner
+        self.name = inner.name
+
+    def cache_identity(self) -> tuple[str, str]:
+        return self.inner.cache_identity()

@@ -9,6 +9,7 @@ In pipeline order: ``route``, ``rewrite``, ``hyde``, ``controller``, ``answer``,
 from __future__ import annotations
 
 import re
+from operator import attrgetter
 from typing import Any
 
 from rag_lab.llm import prompts, schemas
@@ -56,12 +57,6 @@ def _grade(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
     return ideal.grade(p.question, p.evidence[0]) if p.evidence else {"score": -1.0}
 
 
-def _rounds_run(p: Prompt) -> int:
-    """The controller's decision index: the rounds already run (rewrites or a multi-query round do not shift
-    later draws)."""
-    return p.rounds_run
-
-
 # Each row's ``templates`` and ``schemas`` are keyed by prompt set (PROMPT_SETS: v1 .. v4), a set it does not name
 # speaking that of the set it builds on. A template's name carries its own revision, which counts the rewrites of
 # that role's instructions and not the prompt sets: the controller's first template (controller-v1) was rewritten
@@ -77,7 +72,7 @@ LLM_ROLES.add("hyde", Role(prompts.hyde_prompt, templates={"v1": "hyde-v1"}, sch
 LLM_ROLES.add("controller", Role(
     prompts.controller_prompt, templates={"v1": "controller-v2", "v2": "controller-v3", "v4": "controller-v4"},
     schemas={"v1": schemas.ControllerDecision, "v2": schemas.ReasonedControllerDecision}, simulate=_controller,
-    step=_rounds_run, breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
+    step=attrgetter("rounds_run"), breaks_format=True, label=("action", schemas.CONTROLLER_ACTIONS)))
 LLM_ROLES.add("answer", Role(prompts.answer_prompt, templates={"v1": "answer-v1", "v2": "answer-v2", "v3": "answer-v3"},
                              simulate=_answer))
 LLM_ROLES.add("reader", Role(prompts.reader_prompt, templates={"v1": "reader-v1"}, simulate=_reader))

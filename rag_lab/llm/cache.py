@@ -16,7 +16,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm.base import Completion, LLMBackend, LLMRequest
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, WrappedBackend
 from rag_lab.paths import cache_dir, warn_cache_full
 from rag_lab.sqlite_files import connect, on_failure
 
@@ -121,32 +121,25 @@ class ResponseCache:
                 self._conn.close()
 
 
-class CachedBackend(LLMBackend):
-    """``inner`` behind a :class:`ResponseCache`. It reports the inner backend's ``name``, ``model``
-    and cache identity, so ledgers and cache keys show the real backend."""
+class CachedBackend(WrappedBackend):
+    """``inner`` behind a :class:`ResponseCache` (a :class:`~rag_lab.llm.base.WrappedBackend`)."""
 
     def __init__(self, inner: LLMBackend, cache: ResponseCache | None = None) -> None:
         if not isinstance(inner, LLMBackend):
             raise TypeError(f"inner must be an LLMBackend, not {type(inner).__name__}")
         if cache is not None and not isinstance(cache, ResponseCache):
             raise TypeError(f"cache must be a ResponseCache, not {type(cache).__name__}")
-        super().__init__(inner.model)
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.cache = cache if cache is not None else ResponseCache()
 
     def __repr__(self) -> str:
         return f"CachedBackend({self.inner!r}, {self.cache!r})"
 
-    def cache_identity(self) -> tuple[str, str]:
-        return self.inner.cache_identity()
-
     def _generate(self, request: LLMRequest) -> Completion:
         backend, model = self.inner.cache_identity()
         key = request.cache_key(backend, model)
-        hit = self.cache.get(key)
-        if hit is not None:
-            return hit
-        gen = self.inner._generate(request)
-        self.cache.put(key, backend, model, gen)
+        gen = self.cache.get(key)
+        if gen is None:
+            gen = self.inner._generate(request)
+            self.cache.put(key, backend, model, gen)
         return gen

@@ -1,11 +1,7 @@
-"""Record a real backend's calls into a cassette, and replay them offline, bit for bit (as vcrpy and
-pytest-recording do for HTTP). A cassette is a JSON Lines file: a :class:`CassetteHeader` (the recorded
-backend's cache identity and provenance), then one :class:`CassetteEntry` per distinct request, keyed by
-:meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>` and saying how its call was made.
-:class:`RecordingBackend` wraps a live backend and appends each new entry under a lock (a killed recording
-resumes); :class:`ReplayBackend` answers only from the cassette, as the recorded backend, and a request it does
-not hold raises :class:`~rag_lab.errors.CassetteMiss` naming the nearest recorded one — never a fall-back.
-The method: docs/backends.md, "Recorded"."""
+"""Record a real backend's calls into a cassette (:class:`RecordingBackend`), and replay them offline, bit for bit
+(:class:`ReplayBackend`), as vcrpy does for HTTP. A cassette is a JSON Lines file: a :class:`CassetteHeader`, then one
+:class:`CassetteEntry` per distinct request, keyed by
+:meth:`LLMRequest.cache_key <rag_lab.llm.types.LLMRequest.cache_key>`. The method: docs/backends.md, "Recorded"."""
 
 from __future__ import annotations
 
@@ -15,13 +11,14 @@ import json
 import logging
 import os
 import threading
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from rag_lab.errors import CassetteMiss, ConfigError, DataFormatError
-from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.base import LLMBackend, WrappedBackend
 from rag_lab.llm.prompts import question_of
 from rag_lab.llm.types import Completion, LLMRequest, Message
 
@@ -210,8 +207,10 @@ class Cassette:
                 fcntl.flock(fh, fcntl.LOCK_UN)
         return cls(path, old, entries)
 
-    def get(self, key: str) -> CassetteEntry | None:
-        return self.entries.get(key)
+    def get(self, key: str) -> Completion | None:
+        """The generation recorded for ``key``, marked ``cached=True`` (as the response cache answers), or None."""
+        entry = self.entries.get(key)
+        return None if entry is None else entry.generation.model_copy(update={"cached": True})
 
     def append(self, entry: CassetteEntry) -> None:
         """Add ``entry`` as one line at the end, under an exclusive lock, on disk before this returns."""
@@ -231,21 +230,15 @@ class Cassette:
         pool = [e for e in self.entries.values() if e.role == request.role] or list(self.entries.values())
         if not pool:
             return None, 0.0
-        text = _user_text(request.messages)
-        matcher = difflib.SequenceMatcher(autojunk=False)
-        matcher.set_seq2(text)
-        scored = []
-        for entry in pool:
+        matcher = difflib.SequenceMatcher(autojunk=False, b=_user_text(request.messages))
+
+        def alike(entry: CassetteEntry, quick: bool = False) -> float:
             matcher.set_seq1(_user_text(entry.messages))
-            scored.append((matcher.quick_ratio(), entry))
-        scored.sort(key=lambda pair: -pair[0])
-        best, best_ratio = None, -1.0
-        for _, entry in scored[:8]:
-            matcher.set_seq1(_user_text(entry.messages))
-            ratio = matcher.ratio()
-            if ratio > best_ratio:
-                best, best_ratio = entry, ratio
-        return best, max(best_ratio, 0.0)
+            return matcher.quick_ratio() if quick else matcher.ratio()
+
+        # the exact ratio of the 8 most alike by the quick upper bound; the first of equals wins
+        best = max(sorted(pool, key=lambda e: -alike(e, quick=True))[:8], key=alike)
+        return best, alike(best)
 
 
 def _first_difference(a: str, b: str) -> str:
@@ -267,32 +260,26 @@ def _entry(key: str, request: LLMRequest, generation: Completion, made_with: dic
                          made_with=made_with)
 
 
-class RecordingBackend(LLMBackend):
+class RecordingBackend(WrappedBackend):
     """``inner`` (a live backend) with every distinct request recorded into ``cassette``; requests already
     recorded are answered from it (marked cached), so a killed recording resumes. Each new entry states how it
     was made (``made_with``: the backend's provenance at the call, e.g. the local server's model sha256, llama.cpp
     version and build, n_ctx, threads and prompt cache)."""
 
     def __init__(self, inner: LLMBackend, cassette: Cassette, made_with: dict[str, str] | None = None) -> None:
-        super().__init__(inner.model)
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.cassette = cassette
         self.made_with = dict(made_with) if made_with else None
 
     def __repr__(self) -> str:
         return f"RecordingBackend({self.inner!r}, {self.cassette!r})"
 
-    def cache_identity(self) -> tuple[str, str]:
-        return self.inner.cache_identity()
-
     def _generate(self, request: LLMRequest) -> Completion:
         key = request.cache_key(*self.inner.cache_identity())
-        entry = self.cassette.get(key)
-        if entry is not None:
-            return entry.generation.model_copy(update={"cached": True})
-        generation = self.inner._generate(request)
-        self.cassette.append(_entry(key, request, generation, self.made_with))
+        generation = self.cassette.get(key)
+        if generation is None:
+            generation = self.inner._generate(request)
+            self.cassette.append(_entry(key, request, generation, self.made_with))
         return generation
 
 
@@ -308,14 +295,13 @@ class ReplayBackend(LLMBackend):
         return f"ReplayBackend({self.cassette!r})"
 
     def cache_identity(self) -> tuple[str, str]:
-        backend, model = self.cassette.header.identity
-        return backend, model
+        return self.cassette.header.identity
 
     def _generate(self, request: LLMRequest) -> Completion:
         key = request.cache_key(*self.cache_identity())
-        entry = self.cassette.get(key)
-        if entry is not None:
-            return entry.generation.model_copy(update={"cached": True})
+        recorded = self.cassette.get(key)
+        if recorded is not None:
+            return recorded
         question = question_of(request)
         near, ratio = self.cassette.nearest(request)
         if near is None:
@@ -329,11 +315,9 @@ class ReplayBackend(LLMBackend):
 def recording_header(backend: LLMBackend, provenance: dict[str, str] | None = None) -> CassetteHeader:
     """The header a recording of ``backend`` writes (``provenance``: model file, sha256, llama.cpp version), with
     the model's identity: the GGUF's sha256 where the provenance states one, else the model name the backend uses."""
-    provenance = dict(provenance or {})
-    sha256 = provenance.get("model_sha256")
-    identity = ModelIdentity(sha256=sha256) if sha256 else ModelIdentity(name=backend.model)
-    return CassetteHeader(name=backend.name, model=backend.model, identity=backend.cache_identity(),
-                          provenance=provenance, model_identity=identity)
+    header = CassetteHeader(name=backend.name, model=backend.model, identity=backend.cache_identity(),
+                            provenance=dict(provenance or {}))
+    return header.model_copy(update={"model_identity": header.recorded_model()})
 
 
 def check_recorded_model(path: str | Path, header: CassetteHeader, named: str | None, wanted: ModelIdentity) -> None:
@@ -349,9 +333,7 @@ def check_recorded_model(path: str | Path, header: CassetteHeader, named: str | 
 def describe(path: str | Path) -> dict[str, Any]:
     """A cassette's header and size, for reports and notes."""
     cassette = Cassette.for_replay(path)
-    roles: dict[str, int] = {}
-    for entry in cassette.entries.values():
-        roles[entry.role] = roles.get(entry.role, 0) + 1
+    roles = dict(Counter(entry.role for entry in cassette.entries.values()))
     return {"path": str(cassette.path), "bytes": cassette.path.stat().st_size, "entries": len(cassette),
             "questions": len({e.question for e in cassette.entries.values()}), "by_role": roles,
             "made_with": made_with_counts(cassette),
@@ -365,9 +347,6 @@ CALL_SETTINGS = ("n_ctx", "n_threads", "prompt_cache", "llama_cpp")
 def made_with_counts(cassette: Cassette) -> dict[str, int]:
     """How many calls were made under each setting (``"n_ctx=4096, n_threads=1, prompt_cache=False, llama_cpp=0.3.36"``
     → count); calls recorded before entries carried their settings are counted under ``"not recorded per call"``."""
-    counts: dict[str, int] = {}
-    for entry in cassette.entries.values():
-        label = ("not recorded per call" if entry.made_with is None else
-                 ", ".join(f"{k}={entry.made_with.get(k, '?')}" for k in CALL_SETTINGS))
-        counts[label] = counts.get(label, 0) + 1
-    return counts
+    return dict(Counter("not recorded per call" if entry.made_with is None else
+                        ", ".join(f"{k}={entry.made_with.get(k, '?')}" for k in CALL_SETTINGS)
+                        for entry in cassette.entries.values()))

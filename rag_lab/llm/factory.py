@@ -85,7 +85,6 @@ def _settings_signature(function: Callable[..., Any], returns: Any) -> Callable[
 BackendOpener = Callable[[BackendOptions], AbstractContextManager[LLMBackend]]
 
 
-
 @dataclass(frozen=True)
 class BackendEntry:
     """One backend kind: its opener and what it is, which callers ask instead of listing kinds. ``simulated``: the
@@ -190,14 +189,16 @@ def open_backend(kind: str = "sim", **settings: Any) -> Iterator[LLMBackend]:
     if options.server_settings() and not row.real:
         raise ConfigError(f"timeout_s and max_retries are settings of a model server (openai, local), not of {kind!r}")
     with row.open(options) as backend:
-        served = _cached(backend, False if row.replays else options.cache)
+        served = backend
+        if options.cache is not False and not row.replays:
+            served = CachedBackend(backend, ResponseCache(None if options.cache is True else options.cache))
         if options.record is not None:
             from rag_lab.llm.cassette import Cassette, RecordingBackend, recording_header
 
             provenance = getattr(backend, "provenance", None)
             header = recording_header(backend, provenance)
             served = RecordingBackend(served, Cassette.for_recording(options.record, header), provenance)
-        yield _capped(served, options.max_tokens)
+        yield served if options.max_tokens is None else TokenCapBackend(served, options.max_tokens)
 
 
 _settings_signature(open_backend, AbstractContextManager[LLMBackend])
@@ -228,15 +229,3 @@ def simulator_profile(name: str | Path, overrides: Mapping[str, float | str] | N
     except ValidationError as exc:
         err = exc.errors()[0]
         raise ConfigError(f"bad simulator knob {'.'.join(map(str, err['loc']))}: {err['msg']}") from None
-
-
-def _capped(backend: LLMBackend, max_tokens: int | None) -> LLMBackend:
-    if max_tokens is None:
-        return backend
-    return TokenCapBackend(backend, max_tokens)
-
-
-def _cached(backend: LLMBackend, cache: bool | str | Path) -> LLMBackend:
-    if cache is False:
-        return backend
-    return CachedBackend(backend, ResponseCache(None if cache is True else cache))

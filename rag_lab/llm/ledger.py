@@ -1,9 +1,5 @@
-"""The cost ledger: LLM calls, what they cost, and what was actually spent. A ledger is made from the one record of
-each call, a trace (``Ledger.of(trace.llm_calls())``, how the pipeline reads one question's costs), or from
-responses in hand (:meth:`Ledger.of_responses`); nothing records calls behind the caller's back. It keeps two
-totals, **incurred** (every call, cache hits included, with the usage of the call that first produced the
-response) and **spent** (cache misses only). Money comes from a :class:`PriceTable` the user sets; the default
-prices are illustrative. The method: docs/backends.md, "The cost ledger"."""
+"""The cost ledger: LLM calls, what they cost (**incurred**, cache hits included) and what was actually spent (cache
+misses only), priced by a :class:`PriceTable` the user sets. The method: docs/backends.md, "The cost ledger"."""
 
 from __future__ import annotations
 
@@ -84,9 +80,7 @@ class PricedCall(CallRecord):
     @classmethod
     def priced(cls, response: LLMResponse, prices: PriceTable = DEFAULT_PRICES) -> PricedCall:
         """The record of ``response``, priced with ``prices``."""
-        usage = response.usage
-        cost = prices.cost(response.backend, response.model, usage.prompt_tokens, usage.completion_tokens)
-        return cls.from_response(response, cost_usd=cost)  # type: ignore[return-value]
+        return cls.of_record(CallRecord.from_response(response), prices)
 
     @classmethod
     def of_record(cls, record: CallRecord, prices: PriceTable = DEFAULT_PRICES) -> PricedCall:
@@ -145,8 +139,7 @@ class Ledger:
     def of_responses(cls, responses: Iterable[LLMResponse], prices: PriceTable | None = None) -> Ledger:
         """A ledger of the responses a caller holds (``backend.complete(...)``'s), priced with ``prices``."""
         ledger = cls(prices)
-        for response in responses:
-            ledger.record(response)
+        ledger.extend(PricedCall.priced(r, ledger.prices) for r in responses)
         return ledger
 
     def __init__(self, prices: PriceTable | None = None, records: Iterable[PricedCall] = ()) -> None:

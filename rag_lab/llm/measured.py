@@ -7,24 +7,19 @@ from __future__ import annotations
 
 import time
 
-from rag_lab.llm.base import LLMBackend
+from rag_lab.llm.base import LLMBackend, WrappedBackend
 from rag_lab.llm.types import Completion, LLMRequest
 
 
-class MeasuredLatency(LLMBackend):
+class MeasuredLatency(WrappedBackend):
     """``inner`` with wall-clock latency as modelled latency and a ``provenance`` record."""
 
     def __init__(self, inner: LLMBackend, provenance: dict[str, str] | None = None) -> None:
-        super().__init__(inner.model)
-        self.inner = inner
-        self.name = inner.name
+        super().__init__(inner)
         self.provenance = dict(provenance or {})
 
     def __repr__(self) -> str:
         return f"MeasuredLatency({self.inner!r})"
-
-    def cache_identity(self) -> tuple[str, str]:
-        return self.inner.cache_identity()
 
     def __getattr__(self, name: str):  # the inner backend's stats, death hook, base_url …
         if name == "inner":

@@ -1,11 +1,7 @@
 """The OpenAI-compatible backend (:class:`OpenAIBackend`): the official ``openai`` client against any base URL (OpenAI,
-vLLM, Ollama, llama-cpp-python's server, the lab server). It negotiates how a response schema is asked for
-(``structured_mode``: ``json_schema``, ``json_object_schema``, ``text`` or ``auto``) and always validates the text.
-Retries, backoff and ``Retry-After`` are the client's own (``max_retries``, ``timeout``); the HTTP client under it
-(:class:`_Watched`) counts every attempt, has an unreadable body retried like a dropped connection, keeps a refused
-response format from being retried, and ends the retries at once when a server process died or a server went away. At
-most ``max_concurrency`` calls run from any number of threads; the API key stays inside the client, out of every repr,
-cache key, log line and error. The method: docs/backends.md, "The OpenAI-compatible backend in detail"."""
+vLLM, Ollama, llama-cpp-python's server, the lab server), with negotiated structured output, the client's own retries
+(watched by :class:`_Watched`), bounded concurrency and the API key kept out of every repr, cache key, log line and
+error. The method: docs/backends.md, "The OpenAI-compatible backend in detail"."""
 
 from __future__ import annotations
 
@@ -13,10 +9,10 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal, Protocol
+from typing import Any, ClassVar, Literal
 
 import httpx2
 import openai
@@ -43,14 +39,6 @@ log = logging.getLogger(__name__)
 __all__ = ["NO_KEY", "BackendStats", "OpenAIBackend", "display_url", "rejects_format"]
 
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
-
-
-class Liveness(Protocol):
-    """How a backend asks whether its server process is still there: None while it runs, else a record
-    with ``message()`` (a :class:`rag_lab.llm.local.process.ProcessDeath`). ``wait_s``: how long to wait for a
-    process that just dropped a connection to finish exiting."""
-
-    def __call__(self, wait_s: float = ...) -> Any: ...
 
 
 _NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
@@ -98,7 +86,8 @@ class OpenAIBackend(LLMBackend):
     credentials); give servers on changing ports a stable label. ``send_role_header`` adds ``X-Rag-Lab-Role: <role>`` so
     a lab server knows which role to play (other servers ignore it). ``merge_system`` folds the system message into the
     first user message (``system + "\n\n" + user``) for servers whose chat format drops system messages
-    (llama-cpp-python's ``gemma``); it is part of the cache identity.
+    (llama-cpp-python's ``gemma``); it is part of the cache identity. ``liveness(wait_s=...)`` asks whether the server
+    process behind the backend died: None while it runs, else a :class:`~rag_lab.llm.local.process.ProcessDeath`.
     """
 
     name = "openai"
@@ -109,7 +98,7 @@ class OpenAIBackend(LLMBackend):
     def __init__(self, model: str | None = None, *, base_url: str | None = None, api_key: str | None = None,
                  structured_mode: StructuredMode = "auto", timeout_s: float = 60.0, max_retries: int = 3,
                  max_concurrency: int = 4, cache_label: str | None = None, send_role_header: bool = True,
-                 merge_system: bool = False, liveness: Liveness | None = None) -> None:
+                 merge_system: bool = False, liveness: Callable[..., Any] | None = None) -> None:
         model = model or os.environ.get("RAG_LAB_MODEL")
         if model is not None and not model.strip():
             raise ConfigError("OpenAIBackend needs a model name, got an empty one")
@@ -152,19 +141,18 @@ class OpenAIBackend(LLMBackend):
 
     def _only_model(self) -> str:
         """The one model the server lists at ``/v1/models`` (no model was given)."""
+        given = "no model given (pass --model / model=... or set RAG_LAB_MODEL)"
         try:
             models = sorted(m.id for m in self._client.with_options(max_retries=0).models.list())
         except openai.APIStatusError as exc:
-            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
-                              f"did not list its models: HTTP {exc.status_code}: {self._server_message(exc)}") from None
+            raise ConfigError(f"{given}, and {self.base_url} did not list its models: HTTP {exc.status_code}: "
+                              f"{self._server_message(exc)}") from None
         except (openai.APIConnectionError, openai.APIResponseValidationError, _Stop) as exc:
             what = _what(exc.__cause__ or exc, self.timeout_s) if isinstance(exc, openai.APIConnectionError) else str(exc)
-            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL), and {self.base_url} "
-                              f"could not be asked for its models: {self._scrub(what)}") from None
+            raise ConfigError(f"{given}, and {self.base_url} could not be asked for its models: {self._scrub(what)}") from None
         if len(models) != 1:
-            listed = ", ".join(models[:20]) or "none"
-            raise ConfigError(f"no model given (pass --model / model=... or set RAG_LAB_MODEL) and {self.base_url} "
-                              f"serves {len(models)} models, not exactly one: {listed}")
+            raise ConfigError(f"{given} and {self.base_url} serves {len(models)} models, not exactly one: "
+                              f"{', '.join(models[:20]) or 'none'}")
         log.info("server %s serves one model, %s: using it", self.base_url, models[0])
         return models[0]
 
@@ -184,6 +172,12 @@ class OpenAIBackend(LLMBackend):
         with self._stats_lock:
             return asdict(self.stats)
 
+    def _count(self, **added: int) -> None:
+        """Add to the :attr:`stats` counters named."""
+        with self._stats_lock:
+            for name, n in added.items():
+                setattr(self.stats, name, getattr(self.stats, name) + n)
+
     # --- calls ---------------------------------------------------------------------------------
 
     def complete_many(self, requests: Sequence[LLMRequest], fallbacks: Sequence[Fallback] | None = None,
@@ -193,39 +187,31 @@ class OpenAIBackend(LLMBackend):
         error (in request order) is raised after every call has finished."""
         if fallbacks is not None and len(fallbacks) != len(requests):
             raise ConfigError(f"got {len(fallbacks)} fallbacks for {len(requests)} requests")
-        if not requests:
-            return []
         fbs = list(fallbacks) if fallbacks is not None else [None] * len(requests)
         workers = max(1, min(max_workers or self.max_concurrency, len(requests)))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="openai-backend") as pool:
-            futures = [
-                pool.submit(self.complete, request, fallback)
-                for request, fallback in zip(requests, fbs, strict=True)
-            ]
-        return [f.result() for f in futures]
+            responses = pool.map(self.complete, requests, fbs)  # every call submitted now, all finished on exit
+        return list(responses)
 
     def _generate(self, request: LLMRequest) -> Completion:
-        with self._stats_lock:
-            self.stats.calls += 1
+        self._count(calls=1)
         with self._slots:
             modes = self._modes_for(request)
-            for i, mode in enumerate(modes):
+            for mode, following in zip(modes, [*modes[1:], None], strict=True):
                 try:
                     chat = self._call(request, mode)
+                    break
                 except _ModeRejected as exc:
-                    if i + 1 == len(modes):
-                        self._count_error()
+                    if following is None:
+                        self._count(errors=1)
                         raise LLMBackendError(self.base_url, f"rejected the request: {exc}", exc.status) from None
-                    with self._stats_lock:
-                        self.stats.mode_fallbacks += 1
+                    self._count(mode_fallbacks=1)
                     log.info("server %s rejected structured mode %s (HTTP %s); trying %s",
-                             self.base_url, mode, exc.status, modes[i + 1])
-                    continue
-                if request.response_schema is not None and self.structured_mode == "auto":
-                    with self._negotiated_lock:
-                        self._negotiated[(self.base_url, self.model)] = mode
-                return self._completion(chat)
-        raise AssertionError("unreachable: the mode list is never empty")
+                             self.base_url, mode, exc.status, following)
+            if request.response_schema is not None and self.structured_mode == "auto":
+                with self._negotiated_lock:
+                    self._negotiated[(self.base_url, self.model)] = mode
+            return self._completion(chat)
 
     def _modes_for(self, request: LLMRequest) -> list[str]:
         if request.response_schema is None:
@@ -264,17 +250,17 @@ class OpenAIBackend(LLMBackend):
         try:
             return self._client.chat.completions.create(**kwargs)
         except _Stop as exc:
-            self._count_error()
+            self._count(errors=1)
             raise exc.error from None
         except openai.APIStatusError as exc:
             status, message = exc.status_code, self._server_message(exc)
             if "response_format" in kwargs and rejects_format(status, exc.body, exc.message):
                 raise _ModeRejected(status, f"HTTP {status}: {message}") from None
-            self._count_error()
+            self._count(errors=1)
             what = f"gave up; last failure: HTTP {status}: {message}" if retried(status) else refusal(request, message)
             raise LLMBackendError(self.base_url, what, status, attempt_of(exc.request)) from None
         except openai.APIConnectionError as exc:  # a timeout too; the HTTP client asked whether the process died
-            self._count_error()
+            self._count(errors=1)
             what = self._scrub(_what(exc.__cause__ or exc, self.timeout_s))
             raise LLMBackendError(self.base_url, f"gave up; last failure: {what}", None, attempt_of(exc.request)) from None
 
@@ -301,20 +287,12 @@ class OpenAIBackend(LLMBackend):
         """Text and usage of the server's chat completion ``chat`` (an empty text when it sent no content)."""
         choices = getattr(chat, "choices", None)
         if not choices:
-            self._count_error()
+            self._count(errors=1)
             raise LLMBackendError(self.base_url, "answered a chat completion without choices", 200)
-        text = choices[0].message.content or ""
         usage = getattr(chat, "usage", None)
-        return Completion(
-            text=text,
-            usage=Usage(
-                prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
-                completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
-            ))
-
-    def _count_error(self) -> None:
-        with self._stats_lock:
-            self.stats.errors += 1
+        return Completion(text=choices[0].message.content or "",
+                          usage=Usage(prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
+                                      completion_tokens=getattr(usage, "completion_tokens", 0) or 0))
 
     def _scrub(self, text: str) -> str:
         """``text`` without the API key or anything that looks like one, shortened."""
@@ -367,9 +345,7 @@ class _Watched(openai.DefaultHttpxClient):
     def send(self, request: httpx2.Request, **kwargs: Any) -> httpx2.Response:
         backend, attempt = self._backend, attempt_of(request)
         if request.method == "POST":  # a chat completion, the backend's only POST
-            with backend._stats_lock:
-                backend.stats.attempts += 1
-                backend.stats.retries += int(attempt > 1)
+            backend._count(attempts=1, retries=int(attempt > 1))
         try:
             response = super().send(request, **kwargs)
             response.read()

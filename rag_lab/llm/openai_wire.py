@@ -37,7 +37,6 @@ def display_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), "", ""))
 
 
-
 def merged_messages(messages: Sequence[Message]) -> list[dict[str, str]]:
     """The messages with the system message(s) folded into the first user message, as Gemma's own
     chat template does (``system + "\n\n" + user``)."""

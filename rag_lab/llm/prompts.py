@@ -1,12 +1,7 @@
-"""Role-isolated, versioned prompt templates. Every prompt is two messages: a ``system`` message with the instructions,
-opening with the name of the role's template in the prompt set spoken (``[controller-v3] …``; each role's row of
-:data:`~rag_lab.llm.role_table.LLM_ROLES` names its templates and its builder here), and a ``user`` message made only of
-delimited sections (``<<<QUESTION>>>`` … ``<<<END QUESTION>>>``, EVIDENCE, SEARCHES, DRAFT). Section contents are data:
-text inside EVIDENCE is untrusted, never an instruction, and the system message says so. :func:`parse_sections` and
-:func:`parse_evidence` read the sections back, which is all the simulated backend ever looks at. Every role's
-instructions are a file, ``templates/<version>.txt`` beside this module (:func:`instructions`), found by the name the
-role's row gives for the prompt set; no builder branches on it. Recorded real-model responses are keyed by the request's
-bytes: a changed prompt misses every recorded call. The format: docs/design.md §1."""
+"""Role-isolated, versioned prompt templates: a ``system`` message with the role's instructions (the file
+``templates/<version>.txt``, :func:`instructions`) and a ``user`` message made only of delimited sections, read back by
+:func:`parse_sections` and :func:`parse_evidence`. Recorded real-model responses are keyed by the request's bytes: a
+changed prompt misses every recorded call. The format: docs/design.md §1."""
 
 from __future__ import annotations
 

@@ -43,18 +43,22 @@ class HydePassages(_Schema):
     passages: list[str] = Field(min_length=1)
 
 
-class ControllerDecision(_Schema):
+class _Decision(_Schema):
+    """A controller decision's check: ``retrieve_again`` must carry at least one non-empty refined query."""
+
+    @model_validator(mode="after")
+    def _queries_match_action(self) -> _Decision:
+        if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):  # type: ignore[attr-defined]
+            raise ConfigError("retrieve_again needs at least one non-empty refined query")
+        return self
+
+
+class ControllerDecision(_Decision):
     """Exactly one of four actions. ``retrieve_again`` must carry at least one non-empty refined query."""
 
     action: ControllerAction
     queries: list[str] = Field(default_factory=list)
     reason: str = ""
-
-    @model_validator(mode="after")
-    def _queries_match_action(self) -> ControllerDecision:
-        if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):
-            raise ConfigError("retrieve_again needs at least one non-empty refined query")
-        return self
 
 
 class ReasonedRouteDecision(_Schema):
@@ -65,18 +69,12 @@ class ReasonedRouteDecision(_Schema):
     route: Literal["SIMPLE", "COMPLEX"]
 
 
-class ReasonedControllerDecision(_Schema):
+class ReasonedControllerDecision(_Decision):
     """:class:`ControllerDecision` with the reason first and every field required (prompt set ``v2``)."""
 
     reason: str
     action: ControllerAction
     queries: list[str]
-
-    @model_validator(mode="after")
-    def _queries_match_action(self) -> ReasonedControllerDecision:
-        if self.action == "retrieve_again" and not any(q.strip() for q in self.queries):
-            raise ConfigError("retrieve_again needs at least one non-empty refined query")
-        return self
 
 
 class JudgeVerdict(_Schema):

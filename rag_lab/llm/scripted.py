@@ -83,14 +83,10 @@ class ScriptedBackend(LLMBackend):
         with self._lock:
             self.requests.append(request)
             script = self.scripts.get(role)
-            responder: str | Responder | None
-            if callable(script):
-                responder = script
-            elif script is not None and self._used[role] < len(script):
+            if script is not None and not callable(script) and self._used[role] < len(script):
                 self._used[role] += 1
                 return script[self._used[role] - 1]
-            else:
-                responder = self.default
+        responder = script if callable(script) else self.default
         if responder is None:
             if script is None:
                 raise ScriptExhaustedError(f"no script for role {role!r} and no default (scripted roles: {sorted(self.scripts)})")

@@ -1,11 +1,7 @@
 """The simulated LLM backend (:class:`SimulatedBackend`): rag_lab's embedded default, deterministic, seeded,
-offline, fast. It reads only the messages of the request it receives, with one reader for all text and generic
-signals only — never a dataset or a label (``tests/test_sim_honesty.py`` audits it); each role's output comes
-from its row of :data:`~rag_lab.llm.role_table.LLM_ROLES`. The behaviour knobs of a
-:class:`~rag_lab.llm.sim.profile.SimulatorProfile` switch on the known failure modes of tool-calling models,
-drawn as common random numbers and recorded on every generation. Tokens are counted with the packaged MiniLM
-tokenizer; latency is modelled (:class:`~rag_lab.llm.sim.profile.LatencyModel`). The design: docs/backends.md,
-"Simulated" and "The simulator, part by part"."""
+offline, fast. It reads only the messages of the request it receives — never a dataset or a label
+(``tests/test_sim_honesty.py`` audits it); each role's output comes from its row of
+:data:`~rag_lab.llm.role_table.LLM_ROLES`. The design: docs/backends.md, "Simulated" and "The simulator, part by part"."""
 
 from __future__ import annotations
 

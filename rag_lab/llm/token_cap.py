@@ -8,24 +8,20 @@ capped and uncapped answers are cached under different keys and never mix."""
 from __future__ import annotations
 
 from rag_lab.errors import ConfigError
-from rag_lab.llm.base import Completion, LLMBackend, LLMRequest
+from rag_lab.llm.base import Completion, LLMBackend, LLMRequest, WrappedBackend
 
 
-class TokenCapBackend(LLMBackend):
-    """``inner`` with every request's ``max_tokens`` capped at ``cap``; reports ``inner``'s name, model and
-    cache identity."""
+class TokenCapBackend(WrappedBackend):
+    """``inner`` with every request's ``max_tokens`` capped at ``cap``."""
 
     def __init__(self, inner: LLMBackend, cap: int) -> None:
         if isinstance(cap, bool) or not isinstance(cap, int) or cap < 1:
             raise ConfigError(f"the token cap must be a positive integer, got {cap!r}")
-        super().__init__(inner.model)
-        self.inner, self.cap, self.name = inner, cap, inner.name
+        super().__init__(inner)
+        self.cap = cap
 
     def __repr__(self) -> str:
         return f"TokenCapBackend({self.inner!r}, cap={self.cap})"
-
-    def cache_identity(self) -> tuple[str, str]:
-        return self.inner.cache_identity()
 
     def _generate(self, request: LLMRequest) -> Completion:
         if request.params.max_tokens <= self.cap:

@@ -123,18 +123,14 @@ class CallRecord(BaseModel):
                     "that fired is listed, not only the first)")
 
     @classmethod
-    def fields_of(cls, response: LLMResponse) -> dict[str, Any]:
-        """The record's fields, read from ``response`` (the one place they are copied)."""
-        return {"role": response.role, "backend": response.backend, "model": response.model,
-                "outcome": response.outcome, "reason": response.reason,
-                "prompt_tokens": response.usage.prompt_tokens, "completion_tokens": response.usage.completion_tokens,
-                "latency_s": response.latency_s, "modelled_latency_s": response.modelled_latency_s,
-                "cached": response.cached, "knobs": list(response.knobs)}
-
-    @classmethod
     def from_response(cls, response: LLMResponse, **extra: Any) -> CallRecord:
-        """The record (of this class: a view adds its own ``extra`` fields) of ``response``."""
-        return cls(**cls.fields_of(response), **extra)
+        """The record (of this class: a view adds its own ``extra`` fields) of ``response``: the one place its
+        fields are copied."""
+        return cls(role=response.role, backend=response.backend, model=response.model, outcome=response.outcome,
+                   reason=response.reason, prompt_tokens=response.usage.prompt_tokens,
+                   completion_tokens=response.usage.completion_tokens, latency_s=response.latency_s,
+                   modelled_latency_s=response.modelled_latency_s, cached=response.cached,
+                   knobs=list(response.knobs), **extra)
 
     @property
     def total_tokens(self) -> int:

@@ -1,9 +1,6 @@
-"""A local real model, offline: llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (the ``local`` extra).
-:func:`resolve_model` takes any GGUF file by path or a packaged model by name (:data:`PACKAGED_MODELS`);
-:func:`chat_settings` serves it in the turn format it was trained on (the GGUF's own chat template, else its
-architecture's, :data:`ARCHITECTURE_CHAT_FORMATS`); :class:`LocalModelServer` starts the server on a free
-loopback port, hands out an :class:`OpenAIBackend` for it, names a dead process at once (exit status or
-signal, what to do, the end of its log) and stops it on exit. The method: docs/backends.md, "Local real model"."""
+"""A local real model, offline: llama-cpp-python's OpenAI-compatible server on 127.0.0.1 (the ``local`` extra), for
+any GGUF file or packaged model (:func:`resolve_model`), in the turn format it was trained on (:func:`chat_settings`),
+started and stopped by :class:`LocalModelServer`. The method: docs/backends.md, "Local real model"."""
 
 from __future__ import annotations
 
@@ -23,7 +20,7 @@ from typing import Any, NamedTuple
 from rag_lab.errors import ConfigError
 from rag_lab.llm.local.gguf import is_gguf, read_metadata
 from rag_lab.llm.local.model_pack import CHUNKED_MODELS, assemble, sha256_of, target_path
-from rag_lab.llm.local.process import ProcessDeath, ServerProcess
+from rag_lab.llm.local.process import ServerProcess
 from rag_lab.llm.openai_backend import NO_KEY, OpenAIBackend
 from rag_lab.paths import cache_dir
 
@@ -39,9 +36,7 @@ LOCAL_MODEL_ALIAS = "local-gguf"
 _ENV_ALLOWLIST = ("PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR", "TZ", "VIRTUAL_ENV")
 
 
-@functools.cache
-def _file_sha256(path: Path) -> str:
-    return sha256_of(path)
+_file_sha256 = functools.cache(sha256_of)
 
 
 def llama_cpp_version() -> str:
@@ -119,9 +114,7 @@ DEFAULT_MODEL = "smollm2-135m"
 def resolve_model(model: str | Path | None = None) -> Path:
     """The GGUF file for ``model``: a packaged model's name (:data:`PACKAGED_MODELS`, default
     :data:`DEFAULT_MODEL`) or the path of a GGUF file."""
-    if model is None:
-        model = DEFAULT_MODEL
-    key = str(model).strip()
+    key = str(model if model is not None else DEFAULT_MODEL).strip()
     if key.lower() in PACKAGED_MODELS:
         return PACKAGED_MODELS[key.lower()].locate()
     path = Path(key).expanduser()
@@ -207,15 +200,15 @@ DEFAULT_CONTEXT = 4096
 def default_threads() -> int:
     """``$RAG_LAB_LLAMA_THREADS`` if set, else the number of cores this process may use."""
     raw = os.environ.get(THREADS_ENV, "").strip()
-    if raw:
-        try:
-            value = int(raw)
-        except ValueError:
-            raise ConfigError(f"{THREADS_ENV} must be a positive integer, got {raw!r}") from None
-        if value < 1:
-            raise ConfigError(f"{THREADS_ENV} must be a positive integer, got {raw!r}")
-        return value
-    return max(1, len(os.sched_getaffinity(0)))
+    if not raw:
+        return max(1, len(os.sched_getaffinity(0)))
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0  # refused below, like a number < 1
+    if value < 1:
+        raise ConfigError(f"{THREADS_ENV} must be a positive integer, got {raw!r}")
+    return value
 
 
 class LocalModelServer:
@@ -293,14 +286,6 @@ class LocalModelServer:
         self.process.stop(timeout_s)
         self.port = None
 
-    def death(self, wait_s: float = 0.0) -> ProcessDeath | None:
-        """How the server process ended, or None while it runs (the backend's liveness hook)."""
-        return self.process.death(wait_s)
-
-    def log_tail(self) -> str:
-        """The last lines of the server's log."""
-        return self.process.log_tail()
-
     def provenance(self) -> dict[str, str]:
         """What a recording of this server states about it, in its header and on every call: the model file, its
         sha256 (the pinned digest of a chunked packaged model, else computed once), the chat format,
@@ -330,7 +315,7 @@ class LocalModelServer:
             "cache_label": self.cache_label,
             "merge_system": self.chat.merge_system,
             "api_key": NO_KEY,  # never forward OPENAI_API_KEY to a local server
-            "liveness": self.death,  # a dead server is named at once, with its signal and log
+            "liveness": self.process.death,  # a dead server is named at once, with its signal and log
         }
         options.update(kwargs)
         return OpenAIBackend(self.alias, **options)

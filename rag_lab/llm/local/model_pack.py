@@ -1,9 +1,6 @@
-"""GGUF models that registry packages ship in chunks: found, assembled once, verified before use. The chunk
-packages are third-party uploads under unrelated names, handled as **untrusted data**: never imported (a part is
-located in the package's install folder), versions pinned in ``pyproject.toml``, the assembled file's size and
-sha256 pinned here (:data:`CHUNKED_MODELS`) and its GGUF header and chat template checked. :func:`assemble`
-writes ``$RAG_LAB_CACHE/models/<name>-<sha12>.gguf`` once, under a file lock, through a temporary file renamed
-only after the digest matched. The method: docs/backends.md, "Models that can answer"."""
+"""GGUF models that registry packages ship in chunks (third-party uploads, handled as **untrusted data**: never
+imported): found, assembled once by :func:`assemble`, and verified against the size and sha256 pinned in
+:data:`CHUNKED_MODELS` before use. The method: docs/backends.md, "Models that can answer"."""
 
 from __future__ import annotations
 
@@ -98,17 +95,15 @@ def _stamp_path(path: Path) -> Path:
     return path.with_name(path.name + ".verified.json")
 
 
-def _file_state(path: Path) -> dict[str, int]:
+def _file_state(path: Path, sha256: str | None = None) -> dict[str, int | str]:
+    """What a stamp records of ``path``: its size and mtime (and ``sha256``, when given)."""
     st = path.stat()
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, **({"sha256": sha256} if sha256 else {})}
 
 
 def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
     with path.open("rb") as fh:
-        while block := fh.read(_CHUNK):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def check_header(model: ChunkedModel, path: Path) -> dict[str, object]:
@@ -132,7 +127,7 @@ def verify(model: ChunkedModel, path: Path, *, full: bool = False) -> Path:
     the file changed since it was stamped; then the header and chat template. Returns ``path``."""
     if not path.is_file():
         raise ConfigError(f"{model.name}: {path} does not exist")
-    state = _file_state(path)
+    state = _file_state(path, model.sha256)
     if state["size"] != model.size:
         raise ConfigError(f"{model.name}: {path} is {state['size']:,} bytes, the pinned size is {model.size:,}")
     stamp = _stamp_path(path)
@@ -140,11 +135,11 @@ def verify(model: ChunkedModel, path: Path, *, full: bool = False) -> Path:
         stamped = json.loads(stamp.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         stamped = None
-    if full or stamped != {**state, "sha256": model.sha256}:
+    if full or stamped != state:
         digest = sha256_of(path)
         if digest != model.sha256:
             raise ConfigError(f"{model.name}: {path} has sha256 {digest}, the pinned digest is {model.sha256}")
-        stamp.write_text(json.dumps({**state, "sha256": digest}), encoding="utf-8")
+        stamp.write_text(json.dumps(state), encoding="utf-8")
     check_header(model, path)
     return path
 
@@ -195,5 +190,5 @@ def assemble(model: ChunkedModel, target: Path | None = None) -> Path:
         except BaseException:
             tmp.unlink(missing_ok=True)
             raise
-        _stamp_path(target).write_text(json.dumps({**_file_state(target), "sha256": model.sha256}), encoding="utf-8")
+        _stamp_path(target).write_text(json.dumps(_file_state(target, model.sha256)), encoding="utf-8")
         return target

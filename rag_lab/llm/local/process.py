@@ -1,14 +1,12 @@
-"""A server process the lab started, watched: when it dies, the error says so, with how and why.
-
-:class:`ServerProcess` keeps the ``Popen`` and the log; :meth:`ServerProcess.death` tells whether the process
-exited and how (exit status or signal), with the last lines of its log and :func:`advice`.
-:class:`~rag_lab.llm.openai_backend.OpenAIBackend` asks it (its ``liveness`` hook) when a call fails to connect,
-and raises :class:`~rag_lab.errors.BackendProcessDied` instead of retrying a dead server. The process gets only
-the environment it is given, and on Linux dies with its parent (``PR_SET_PDEATHSIG``)."""
+"""A server process the lab started, watched: when it dies, the error says so, with how and why
+(:meth:`ServerProcess.death`, asked by :class:`~rag_lab.llm.openai_backend.OpenAIBackend`'s ``liveness`` hook).
+The process gets only the environment it is given, and on Linux dies with its parent (``PR_SET_PDEATHSIG``).
+The method: docs/backends.md, "A dead server is named"."""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import signal
 import subprocess
 import sys
@@ -21,9 +19,6 @@ from pathlib import Path
 from typing import IO
 
 from rag_lab.errors import LLMBackendError
-
-_LOG_TAIL_LINES = 20
-_LOG_TAIL_CHARS = 2000
 
 #: What to do when a server died of a signal, by signal.
 _SIGNAL_ADVICE = {
@@ -38,10 +33,14 @@ _SIGNAL_ADVICE = {
 }
 
 
+def _signal_of(returncode: int) -> int | None:
+    """The signal a process died of: ``-4`` (Popen's convention) or ``132`` from a shell (128 + 4) → 4."""
+    return -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else None
+
+
 def describe_exit(returncode: int) -> str:
-    """``0`` → "exited with status 0"; ``-4`` (Popen's convention for a signal) → "killed by SIGILL
-    (illegal instruction)"; ``132`` from a shell (128 + 4) reads the same."""
-    number = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else None
+    """``0`` → "exited with status 0"; ``-4`` or ``132`` → "killed by SIGILL (illegal instruction)"."""
+    number = _signal_of(returncode)
     if number is not None:
         try:
             sig = signal.Signals(number)
@@ -54,13 +53,9 @@ def describe_exit(returncode: int) -> str:
 
 def advice(returncode: int) -> str:
     """What a user should do about a server that ended with ``returncode``."""
-    number = -returncode if returncode < 0 else returncode - 128 if 128 < returncode < 160 else None
+    number = _signal_of(returncode)
     if number is not None:
-        with contextlib.suppress(ValueError):
-            found = _SIGNAL_ADVICE.get(signal.Signals(number))
-            if found:
-                return found
-        return "the server was stopped by a signal: see its log"
+        return _SIGNAL_ADVICE.get(number, "the server was stopped by a signal: see its log")
     if returncode == 0:
         return "the server stopped by itself: was it shut down by another process?"
     return "the server failed: the last lines of its log above say why"
@@ -76,13 +71,9 @@ class ProcessDeath:
     log_path: Path
     log_tail: str
 
-    @property
-    def how(self) -> str:
-        return describe_exit(self.returncode)
-
     def message(self) -> str:
-        return (f"the {self.name} process (pid {self.pid}) {self.how}. What to do: {advice(self.returncode)}. "
-                f"Last lines of its log {self.log_path}:\n{self.log_tail}")
+        return (f"the {self.name} process (pid {self.pid}) {describe_exit(self.returncode)}. "
+                f"What to do: {advice(self.returncode)}. Last lines of its log {self.log_path}:\n{self.log_tail}")
 
 
 def _die_with_parent() -> Callable[[], None] | None:
@@ -97,15 +88,10 @@ def _die_with_parent() -> Callable[[], None] | None:
         prctl = ctypes.CDLL(None, use_errno=True).prctl
     except (OSError, AttributeError):
         return None
-    pr_set_pdeathsig = 1
-
-    def set_pdeathsig() -> None:
-        prctl(pr_set_pdeathsig, signal.SIGKILL)
-
-    return set_pdeathsig
+    return functools.partial(prctl, 1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
 
 
-def read_tail(path: Path, lines: int = _LOG_TAIL_LINES, chars: int = _LOG_TAIL_CHARS) -> str:
+def read_tail(path: Path, lines: int = 20, chars: int = 2000) -> str:
     """The last ``lines`` lines of ``path`` (at most ``chars`` characters)."""
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
@@ -128,10 +114,6 @@ class ServerProcess:
     @property
     def pid(self) -> int | None:
         return self._proc.pid if self._proc is not None else None
-
-    @property
-    def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
 
     def start(self, command: Sequence[str], env: dict[str, str]) -> None:
         self._death = None

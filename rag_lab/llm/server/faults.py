@@ -22,7 +22,6 @@ SCHEMA_VIOLATION_TEXT = '{"action": "search_web", "queries": ["latest news"]}'
 INVALID_JSON_TEXT = "Sure! I think the best action is to answer, because the evidence looks fine."
 
 
-
 class FaultPlan(BaseModel):
     """Failures the server injects, applied in this order to each well-formed request:
 

@@ -1,10 +1,6 @@
 """The lab server (:class:`LabServer`, ``rag-lab serve``): an OpenAI-compatible endpoint (``POST
 /v1/chat/completions``, ``GET /v1/models``) in front of any lab :class:`LLMBackend`, on the standard library's
-:class:`http.server.ThreadingHTTPServer`. It lets the OpenAI-compatible backend be tested through a real socket
-with the real ``openai`` client, and any OpenAI client point at the simulator. Least privilege: loopback only,
-bounded concurrency (429), declared and bounded bodies (411, 413), whitelisted models and message roles. The
-role to play comes from the ``X-Rag-Lab-Role`` header; :mod:`rag_lab.llm.server.faults` injects failures and
-latency for tests. The method: docs/backends.md, "The lab server"."""
+:class:`http.server.ThreadingHTTPServer`, loopback only and bounded. The method: docs/backends.md, "The lab server"."""
 
 from __future__ import annotations
 
@@ -134,14 +130,21 @@ class LabServer:
         with self._lock:
             self.status_counts[status] += 1
 
-    def _enter(self) -> None:
+    @contextmanager
+    def _admitted(self) -> Iterator[None]:
+        """Hold one of the ``max_concurrency`` slots (429 when none is free), counted in ``peak_concurrency``."""
+        if not self._slots.acquire(blocking=False):
+            raise HTTPError(429, f"server busy: at most {self.max_concurrency} concurrent request(s)",
+                            "rate_limit_error", code="busy", headers={"Retry-After": "1"})
         with self._lock:
             self._running += 1
             self.peak_concurrency = max(self.peak_concurrency, self._running)
-
-    def _leave(self) -> None:
-        with self._lock:
-            self._running -= 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running -= 1
+            self._slots.release()
 
     def _next_id(self) -> str:
         with self._lock:
@@ -261,6 +264,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_ref: LabServer
     server_version = "rag-lab-server"
     sys_version = ""
+    _unread = 0  # bytes of a refused body to read and drop after the answer (see _discard_unread_body)
 
     def log_message(self, format: str, *args: Any) -> None:
         log.debug("lab server %s - %s", self.address_string(), format % args)
@@ -305,52 +309,41 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         lab = self.server_ref
-        if self.path.rstrip("/") != "/v1/chat/completions":
-            self._send_error(HTTPError(404, f"no route POST {self.path}", code="not_found"))
+        try:
+            if self.path.rstrip("/") != "/v1/chat/completions":
+                raise HTTPError(404, f"no route POST {self.path}", code="not_found")
+            request, model = lab.parse_chat(self._read_body(lab.max_body_bytes), self.headers.get(ROLE_HEADER))
+            with lab._admitted():
+                body = lab.complete(request, model)
+        except HTTPError as err:
+            self._send_error(err)
+            if self._unread:
+                self._discard_unread_body(self._unread)
             return
+        self._send(200, body)
+
+    def _read_body(self, limit: int) -> bytes:
+        """The request body, of the declared Content-Length, at most ``limit`` bytes (raises HTTPError)."""
         length_header = self.headers.get("Content-Length")
         if self.headers.get("Transfer-Encoding") or length_header is None:
-            self._send_error(HTTPError(411, "a Content-Length header is required (chunked bodies are refused)"))
-            return
+            raise HTTPError(411, "a Content-Length header is required (chunked bodies are refused)")
         try:
             length = int(length_header)
         except ValueError:
             length = -1
         if length < 0:
-            self._send_error(HTTPError(400, f"invalid Content-Length {length_header[:40]!r}"))
-            return
-        if length > lab.max_body_bytes:
-            self._send_error(HTTPError(413, f"request body of {length} bytes exceeds the limit of "
-                                             f"{lab.max_body_bytes} bytes", code="request_too_large"))
-            self._discard_unread_body(min(length, 4 * lab.max_body_bytes))
-            return
+            raise HTTPError(400, f"invalid Content-Length {length_header[:40]!r}")
+        if length > limit:
+            self._unread = min(length, 4 * limit)
+            raise HTTPError(413, f"request body of {length} bytes exceeds the limit of {limit} bytes",
+                            code="request_too_large")
         try:
             raw = self.rfile.read(length)
         except TimeoutError:
-            self._send_error(HTTPError(408, "timed out reading the request body"))
-            return
+            raise HTTPError(408, "timed out reading the request body") from None
         if len(raw) < length:
-            self._send_error(HTTPError(400, f"request body ended after {len(raw)} of {length} bytes"))
-            return
-        try:
-            request, model = lab.parse_chat(raw, self.headers.get(ROLE_HEADER))
-        except HTTPError as err:
-            self._send_error(err)
-            return
-        if not lab._slots.acquire(blocking=False):
-            self._send_error(HTTPError(429, f"server busy: at most {lab.max_concurrency} concurrent request(s)",
-                                        "rate_limit_error", code="busy", headers={"Retry-After": "1"}))
-            return
-        lab._enter()
-        try:
-            body = lab.complete(request, model)
-        except HTTPError as err:
-            self._send_error(err)
-            return
-        finally:
-            lab._leave()
-            lab._slots.release()
-        self._send(200, body)
+            raise HTTPError(400, f"request body ended after {len(raw)} of {length} bytes")
+        return raw
 
 
 @contextmanager
