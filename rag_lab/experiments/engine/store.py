@@ -44,7 +44,15 @@ class RunStore:
         self._lock = threading.Lock()
         self._run_lock: RunLock | None = None
         with _damage_named(self.path):
-            self._conn = connect(self.path, 30.0, _SCHEMA)
+            self._conn = connect(self.path, 30.0)
+            try:  # a file sqlite finds damaged (its quick integrity check included) is refused before any write
+                problems = [line for (line,) in self._conn.execute("PRAGMA quick_check") if line != "ok"]
+                if problems:
+                    raise DamagedRunStore(self.path, f"integrity check: {problems[0].splitlines()[0]}")
+                self._conn.executescript(_SCHEMA)
+            except BaseException:
+                self._conn.close()
+                raise
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -69,27 +77,29 @@ class RunStore:
 
     @classmethod
     def _open_locked(cls, run_dir: Path, resolved: ResolvedSweep, overwrite: bool) -> RunStore:
-        """:meth:`create`'s steps under the lock: check the stored fingerprint, then open and initialise."""
-        path = run_dir / RUN_FILE
-        if path.exists():
-            try:
-                stored = _stored_fingerprint(path)
-            except DamagedRunStore:
-                if not overwrite:
-                    raise
-                stored = "damaged"
+        """:meth:`create`'s steps under the lock: open, check the stored fingerprint, initialise."""
+        try:
+            store = cls(run_dir)
+            stored = store.meta().get("fingerprint")
+        except DamagedRunStore:
+            if not overwrite:
+                raise
+            store, stored = None, "damaged"
+        try:
             if stored is not None and stored != resolved.fingerprint:
                 if not overwrite:
                     raise ConfigError(
                         f"{run_dir} holds another sweep (fingerprint {stored}, this one is {resolved.fingerprint}): "
                         "choose a new run directory, or overwrite it (--force / overwrite=True)")
+                if store is not None:
+                    store.close()
                 for suffix in ("", "-wal", "-shm"):
-                    path.with_name(path.name + suffix).unlink(missing_ok=True)
-        store = cls(run_dir)
-        try:
+                    (run_dir / (RUN_FILE + suffix)).unlink(missing_ok=True)
+                store = cls(run_dir)
             store._initialise(resolved)
         except BaseException:
-            store.close()
+            if store is not None:
+                store.close()
             raise
         return store
 
@@ -97,10 +107,12 @@ class RunStore:
     def read(cls, run_dir: str | Path) -> RunStore:
         """Open an existing run directory (to read results); a damaged store is a
         :class:`~rag_lab.errors.DamagedRunStore`."""
-        path = Path(run_dir) / RUN_FILE
-        if not path.is_file() or _stored_fingerprint(path) is None:
-            raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
-        return cls(run_dir)
+        if (Path(run_dir) / RUN_FILE).is_file():
+            store = cls(run_dir)
+            if "fingerprint" in store.meta():
+                return store
+            store.close()
+        raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
 
     def _initialise(self, resolved: ResolvedSweep) -> None:
         """Write meta and candidates in one transaction, unless they are there already."""
@@ -260,26 +272,6 @@ def _insert_runs(conn: sqlite3.Connection, runs: Sequence[CandidateRun]) -> None
         "VALUES (?, ?, ?, ?, ?, ?)",
         [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.flat)) for r in runs],
     )
-
-
-def _stored_fingerprint(path: Path) -> str | None:
-    """The fingerprint in an existing ``run.sqlite``, or None if it holds no sweep yet; a file sqlite finds
-    damaged (its quick integrity check included) is a :class:`~rag_lab.errors.DamagedRunStore`."""
-    try:
-        conn = sqlite3.connect(path, timeout=30.0)
-    except sqlite3.Error:
-        return None
-    try:
-        with _damage_named(path):
-            problems = [line for (line,) in conn.execute("PRAGMA quick_check").fetchall() if line != "ok"]
-            if problems:
-                raise DamagedRunStore(path, f"integrity check: {problems[0].splitlines()[0]}")
-            found = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    return found[0] if found else None
 
 
 def _damage_named(path: Path) -> AbstractContextManager[None]:
