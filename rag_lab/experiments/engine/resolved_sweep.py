@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.claims import check_claims, completed
-from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, config_id, short_hash
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, check_keys, config_id, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.pipeline import PipelineConfig
@@ -137,14 +137,11 @@ class ResolvedSweep:
         runs: list[CandidateRun] = []
         if spec.search is not None and not SAMPLERS[spec.search.sampler].walks_grid:
             keys = search_space(spec).keys
-            for key in keys:  # unknown keys fail before anything runs, as in a grid
+            for key in keys:
                 if key.startswith(BACKEND_PREFIX):
                     raise ConfigError(f"search key {key!r}: a search varies policy keys only; sweep backend "
                                       "settings with a grid")
-                try:
-                    base.get(key)
-                except ConfigError as exc:
-                    raise ConfigError(f"search key {key!r}: {exc}") from None
+            check_keys(base, keys, "search key")  # unknown keys fail before anything runs, as in a grid
         else:
             grid = parameter_grid(spec)
             keys = grid.keys
