@@ -119,8 +119,7 @@ class RunStore:
         if self.meta().get("fingerprint") == resolved.fingerprint:
             described = json.dumps(resolved.describe())
             if self.meta().get(DESCRIPTION_KEY) != described:   # the same sweep, restated (e.g. its findings): keep the latest
-                with self._transaction() as conn:
-                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DESCRIPTION_KEY, described))
+                self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DESCRIPTION_KEY, described))
             return
         meta = {"fingerprint": resolved.fingerprint, DESCRIPTION_KEY: json.dumps(resolved.describe()),
                 "created_at": str(time.time()), "code": json.dumps(code_version())}
@@ -138,6 +137,11 @@ class RunStore:
         """One transaction (:func:`~rag_lab.sqlite_files.transaction`), its errors named by :func:`_damage_named`."""
         with self._lock, _damage_named(self.path), transaction(self._conn) as conn:
             yield conn
+
+    def _write(self, sql: str, args: Sequence[Any]) -> sqlite3.Cursor:
+        """One statement in its own transaction."""
+        with self._transaction() as conn:
+            return conn.execute(sql, args)
 
     def close(self) -> None:
         """Close the file and, for a store opened with :meth:`create`, release the run directory's lock."""
@@ -158,29 +162,23 @@ class RunStore:
 
     def write(self, outcome: QuestionOutcome) -> bool:
         """Commit one finished (run, question) in one transaction; False if it was already stored."""
-        with self._transaction() as conn:
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO rows (candidate_id, qid, row, trace, result, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (outcome.candidate_id, outcome.qid, json.dumps(outcome.row), outcome.trace_z, outcome.result_z,
-                 time.time()),
-            )
-            return cursor.rowcount == 1
+        cursor = self._write(
+            "INSERT OR IGNORE INTO rows (candidate_id, qid, row, trace, result, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (outcome.candidate_id, outcome.qid, json.dumps(outcome.row), outcome.trace_z, outcome.result_z, time.time()))
+        return cursor.rowcount == 1
 
     def record_trial(self, number: int, candidate_id: str, params: Mapping[str, Any], state: str,
                      objectives: Mapping[str, float | None], n_questions: int) -> None:
         """Write (or rewrite) one search trial."""
-        with self._transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO trials (number, candidate_id, params, state, objectives, n_questions) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (number, candidate_id, json.dumps(params), state, json.dumps(objectives), n_questions))
+        self._write("INSERT OR REPLACE INTO trials (number, candidate_id, params, state, objectives, n_questions) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (number, candidate_id, json.dumps(params), state, json.dumps(objectives), n_questions))
 
     def record_race(self, candidate_id: str, status: str, n_questions: int, rival: str | None, reason: str,
                     detail: Mapping[str, Any]) -> None:
         """Write (or rewrite) one raced run's status."""
-        with self._transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO race (candidate_id, status, n_questions, rival, reason, detail) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (candidate_id, status, n_questions, rival, reason, json.dumps(detail)))
+        self._write("INSERT OR REPLACE INTO race (candidate_id, status, n_questions, rival, reason, detail) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", (candidate_id, status, n_questions, rival, reason, json.dumps(detail)))
 
     def trials(self) -> list[dict[str, Any]]:
         """Every search trial in order: ``number``, ``candidate_id``, ``params``, ``state``, ``objectives``,
@@ -198,18 +196,15 @@ class RunStore:
     def write_provenance(self, record: str) -> None:
         """Store the run's provenance (a :class:`~rag_lab.experiments.engine.provenance.Provenance` as JSON) once:
         a run directory keeps the record of its first run."""
-        with self._transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("provenance", record))
+        self._write("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("provenance", record))
 
     def begin_session(self, executor: str, workers: int) -> int:
-        with self._transaction() as conn:
-            cursor = conn.execute("INSERT INTO sessions (started_at, code, executor, workers) VALUES (?, ?, ?, ?)",
-                                  (time.time(), json.dumps(code_version()), executor, workers))
-            return int(cursor.lastrowid)
+        cursor = self._write("INSERT INTO sessions (started_at, code, executor, workers) VALUES (?, ?, ?, ?)",
+                             (time.time(), json.dumps(code_version()), executor, workers))
+        return int(cursor.lastrowid)
 
     def end_session(self, session: int, computed: int) -> None:
-        with self._transaction() as conn:
-            conn.execute("UPDATE sessions SET finished_at = ?, computed = ? WHERE id = ?", (time.time(), computed, session))
+        self._write("UPDATE sessions SET finished_at = ?, computed = ? WHERE id = ?", (time.time(), computed, session))
 
     # --- reading -------------------------------------------------------------------------------
 
