@@ -67,18 +67,13 @@ def base_config(spec: SweepSpec) -> PipelineConfig:
     return PipelineConfig.from_dict(spec.base)
 
 
-def search_space(spec: SweepSpec) -> SearchSpace:
-    """The space a search samples (the ``grid`` section read with ranges allowed)."""
-    return SearchSpace(spec.grid)
-
-
 def parameter_grid(spec: SweepSpec) -> Grid:
     """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
     if spec.search is not None:
         if not SAMPLERS[spec.search.sampler].walks_grid:
             raise ConfigError(f"sweep {spec.name!r}: a {spec.search.sampler} search has no grid of candidates; "
                               "its trials are proposed as it runs")
-        return search_space(spec).grid()
+        return SearchSpace(spec.grid).grid()
     return Grid(spec.grid)
 
 
@@ -136,7 +131,7 @@ class ResolvedSweep:
         base = base_config(spec)
         runs: list[CandidateRun] = []
         if spec.search is not None and not SAMPLERS[spec.search.sampler].walks_grid:
-            keys = search_space(spec).keys
+            keys = SearchSpace(spec.grid).keys
             for key in keys:
                 if key.startswith(BACKEND_PREFIX):
                     raise ConfigError(f"search key {key!r}: a search varies policy keys only; sweep backend "
