@@ -50,9 +50,11 @@ class RunStore:
                 if problems:
                     raise DamagedRunStore(self.path, f"integrity check: {problems[0].splitlines()[0]}")
                 self._conn.executescript(_SCHEMA)
+                found = self._conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
             except BaseException:
                 self._conn.close()
                 raise
+        self._opened_fingerprint: str | None = found[0] if found else None  # None: it held no sweep when opened
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -80,7 +82,7 @@ class RunStore:
         """:meth:`create`'s steps under the lock: open, check the stored fingerprint, initialise."""
         try:
             store = cls(run_dir)
-            stored = store.meta().get("fingerprint")
+            stored = store._opened_fingerprint
         except DamagedRunStore:
             if not overwrite:
                 raise
@@ -109,20 +111,20 @@ class RunStore:
         :class:`~rag_lab.errors.DamagedRunStore`."""
         if (Path(run_dir) / RUN_FILE).is_file():
             store = cls(run_dir)
-            if "fingerprint" in store.meta():
+            if store._opened_fingerprint is not None:
                 return store
             store.close()
         raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
 
     def _initialise(self, resolved: ResolvedSweep) -> None:
         """Write meta and candidates in one transaction, unless they are there already."""
-        if self.meta().get("fingerprint") == resolved.fingerprint:
-            described = json.dumps(resolved.describe())
-            if self.meta().get(DESCRIPTION_KEY) != described:   # the same sweep, restated (e.g. its findings): keep the latest
+        stored, described = self.meta(), json.dumps(resolved.describe())
+        if stored.get("fingerprint") == resolved.fingerprint:
+            if stored.get(DESCRIPTION_KEY) != described:   # the same sweep, restated (e.g. its findings): keep the latest
                 self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DESCRIPTION_KEY, described))
             return
-        meta = {"fingerprint": resolved.fingerprint, DESCRIPTION_KEY: json.dumps(resolved.describe()),
-                "created_at": str(time.time()), "code": json.dumps(code_version())}
+        meta = {"fingerprint": resolved.fingerprint, DESCRIPTION_KEY: described, "created_at": str(time.time()),
+                "code": json.dumps(code_version())}
         with self._transaction() as conn:  # meta and candidates together: a store with a fingerprint has its runs
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
             _insert_runs(conn, resolved.runs)
