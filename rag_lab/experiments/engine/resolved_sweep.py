@@ -80,11 +80,11 @@ def parameter_grid(spec: SweepSpec) -> Grid:
 def select_questions(spec: SweepSpec, evalset: EvalSet) -> EvalSet:
     """The questions the sweep runs, in dataset order: the split, then the types, then at most ``per_type``
     questions of each type, then at most ``limit`` in all."""
-    questions = evalset.select(split=spec.split, types=spec.types, per_type=spec.per_type, limit=spec.limit).questions
-    if not questions:
+    selected = evalset.select(split=spec.split, types=spec.types, per_type=spec.per_type, limit=spec.limit)
+    if not len(selected):
         raise ConfigError(f"sweep {spec.name!r}: no questions selected from {evalset.name!r} "
                           f"(split={spec.split}, types={spec.types})")
-    return EvalSet(questions, name=evalset.name)
+    return selected
 
 
 @dataclass(frozen=True)
