@@ -9,6 +9,7 @@ module, each described there. Why sqlite: docs/cli.md, "Run directories"."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -49,8 +50,10 @@ class RunStore:
                 problems = [line for (line,) in self._conn.execute("PRAGMA quick_check") if line != "ok"]
                 if problems:
                     raise DamagedRunStore(self.path, f"integrity check: {problems[0].splitlines()[0]}")
+                found = None
+                with contextlib.suppress(sqlite3.OperationalError):  # no meta table: a new file, or not a run store
+                    found = self._conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
                 self._conn.executescript(_SCHEMA)
-                found = self._conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
             except BaseException:
                 self._conn.close()
                 raise
