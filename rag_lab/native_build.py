@@ -96,19 +96,17 @@ def llama_system_info() -> str:
     return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
 
 
-def _package_dir(package: str) -> Path | None:
+def _origin(package: str) -> Path | None:
+    """The file an installed package is imported from, or None when it is not installed."""
     spec = importlib.util.find_spec(package)
-    if spec is None or not spec.origin:
-        return None
-    return Path(spec.origin).parent
+    return Path(spec.origin) if spec is not None and spec.origin else None
 
 
 def _libraries(package: str) -> tuple[Path, ...]:
     """The shared libraries a package installed: its extension modules and, for llama_cpp, ``lib/``."""
-    spec = importlib.util.find_spec(package)
-    if spec is None or not spec.origin:
+    origin = _origin(package)
+    if origin is None:
         return ()
-    origin = Path(spec.origin)
     if origin.suffix == ".so":  # a top-level extension module (hnswlib)
         return (origin,)
     real = {path.resolve() for path in origin.parent.rglob("*.so*") if path.is_file()}  # symlinks: one file
@@ -170,7 +168,7 @@ CHECKS = {"hnswlib": check_hnswlib, "llama-cpp-python": check_llama_cpp}
 def check(packages: Iterable[str] | None = None) -> dict[str, ExtensionReport]:
     """Reports for ``packages`` (pip names from :data:`CHECKS`; default: those installed)."""
     names = list(packages) if packages is not None else [
-        name for name, module in (("hnswlib", "hnswlib"), ("llama-cpp-python", "llama_cpp")) if _package_dir(module)
+        name for name, module in (("hnswlib", "hnswlib"), ("llama-cpp-python", "llama_cpp")) if _origin(module)
     ]
     unknown = [n for n in names if n not in CHECKS]
     if unknown:

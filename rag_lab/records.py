@@ -164,12 +164,11 @@ class EvalSet:
     def __init__(self, questions: Iterable[Question], name: str = "eval") -> None:
         self.name = name
         self.questions: list[Question] = list(questions)
-        seen: set[str] = set()
+        self._by_id: dict[str, Question] = {}
         for q in self.questions:
-            if q.qid in seen:
+            if q.qid in self._by_id:
                 raise ConfigError(f"duplicate qid {q.qid!r} in evaluation set {name!r}")
-            seen.add(q.qid)
-        self._by_id = {q.qid: q for q in self.questions}
+            self._by_id[q.qid] = q
 
     def __len__(self) -> int:
         return len(self.questions)

@@ -98,14 +98,8 @@ class Registry(Mapping[str, T], Generic[T]):
         """A pydantic field type for a name of this registry: a ``str`` checked against the registry
         when validated (so a plug-in registered later is accepted), whose JSON schema lists the names.
         The widgets read the registry back from the type (:func:`registry_of`) to offer the names."""
-
-        def validate(name: str) -> str:
-            if name not in self._items:
-                raise ConfigError(f"unknown {self.kind} {name!r}; choose one of {', '.join(self._items)}")
-            return name
-
         schema = WithJsonSchema({"type": "string", "enum": list(self._items)})
-        return Annotated[str, AfterValidator(validate), schema, _RegistryMarker(self)]
+        return Annotated[str, AfterValidator(self.check), schema, _RegistryMarker(self)]
 
 
 class _RegistryMarker:

@@ -35,9 +35,8 @@ def cell_spec(sweep: SweepSpec | Mapping[str, Any] | str | Path, dataset: str, s
     data = spec.model_dump(mode="json", exclude_defaults=True)
     data.update({"name": f"{spec.name}_{dataset}_s{seed}", "dataset": dataset, "seeds": [seed]})
     if dataset != spec.dataset:
-        for key in _OWN_QUESTIONS:
+        for key in (*_OWN_QUESTIONS, "limit"):
             data.pop(key, None)
-        data.pop("limit", None)
         if limit is not None:
             data["limit"] = limit
     return data

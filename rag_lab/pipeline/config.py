@@ -79,10 +79,7 @@ class PipelineConfig(BaseModel):
     @property
     def max_rounds(self) -> int:
         """The effective round cap: the smaller of ``round_cap`` and ``budget.max_rounds``."""
-        caps = [self.round_cap.max_rounds]
-        if self.budget.max_rounds is not None:
-            caps.append(self.budget.max_rounds)
-        return min(caps)
+        return min(self.round_cap.max_rounds, self.budget.max_rounds or self.round_cap.max_rounds)
 
     # --- dotted keys -------------------------------------------------------------------------
 

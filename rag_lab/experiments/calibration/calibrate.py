@@ -20,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.calibration.fits import budget_knobs, fit_thrift, proportion_estimate, wilson_interval
+from rag_lab.experiments.calibration.fits import budget_knobs, fit_thrift, proportion_estimate, too_few, wilson_interval
 from rag_lab.experiments.calibration.result import USES, Calibration, KnobCalibration, RateEstimate
 from rag_lab.experiments.calibration.runs import CalibrationSource, read_run
 from rag_lab.llm import prompts
@@ -273,9 +273,7 @@ def calibrate(
     def settle(knob: str, estimate: RateEstimate | None, reason: str = "") -> KnobCalibration:
         base_value = getattr(base_profile, knob)
         if estimate is None or estimate.opportunities < min_opportunities or math.isnan(estimate.rate):
-            if not reason:
-                n = estimate.opportunities if estimate else 0
-                reason = "no opportunities in these traces" if n == 0 else f"{n} opportunities < {min_opportunities}"
+            reason = reason or too_few(estimate.opportunities if estimate else 0, min_opportunities)
             return KnobCalibration(knob, base_value, "unidentified", base_value, estimate, reason)
         return KnobCalibration(knob, estimate.rate, "estimated", base_value, estimate)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, ThreadPoolExecutor, wait
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -140,13 +140,9 @@ def execute(
 
 def _as_completed(pool: ThreadPoolExecutor | ProcessPoolExecutor, futures: list[Future]) -> Iterator[list[QuestionOutcome]]:
     """Yield results as futures finish; on an error or an abandoned generator, cancel what has not started."""
-    pending = set(futures)
     try:
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
+        for future in as_completed(futures):
+            yield future.result()
     finally:
-        if pending:
-            pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown(wait=True, cancel_futures=True)
 

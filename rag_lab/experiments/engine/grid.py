@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +44,7 @@ class Grid:
         if not entries:
             raise ConfigError("a grid given as a list needs at least one dict")
         self._entries: list[list[tuple[str, list[Any]]]] = [_entry(e, i) for i, e in enumerate(entries)]
-        self._sizes = [_product_size(e) for e in self._entries]
+        self._sizes = [math.prod(len(v) for _, v in e) for e in self._entries]
 
     def __len__(self) -> int:
         return sum(self._sizes)
@@ -95,13 +96,7 @@ class Grid:
         backend_keys = [k for k in self.keys if k.startswith(BACKEND_PREFIX)]
         if backend_keys and backend is None:
             raise ConfigError(f"grid keys {backend_keys} set the backend: resolve the grid with the sweep's backend")
-        for key in self.keys:
-            if key in backend_keys:
-                continue
-            try:
-                base.get(key)
-            except ConfigError as exc:
-                raise ConfigError(f"grid key {key!r}: {exc}") from None
+        check_keys(base, [k for k in self.keys if k not in backend_keys], "grid key")
         unique: dict[str, GridCandidate] = {}
         for index, params in enumerate(self):
             policy = {k: v for k, v in params.items() if k not in backend_keys}
@@ -151,11 +146,14 @@ def _entry(entry: Any, position: int) -> list[tuple[str, list[Any]]]:
     return items
 
 
-def _product_size(entry: list[tuple[str, list[Any]]]) -> int:
-    size = 1
-    for _, values in entry:
-        size *= len(values)
-    return size
+def check_keys(base: PipelineConfig, keys: Sequence[str], what: str) -> None:
+    """Raise a :class:`ConfigError` naming the first of ``keys`` that ``base`` has no setting for (``what``: the
+    error's start, e.g. ``grid key``), before anything runs."""
+    for key in keys:
+        try:
+            base.get(key)
+        except ConfigError as exc:
+            raise ConfigError(f"{what} {key!r}: {exc}") from None
 
 
 def canonical_json(value: Any) -> str:

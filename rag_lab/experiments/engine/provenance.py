@@ -240,9 +240,7 @@ def build_provenance(spec: Any, dataset: Any, base_config: Mapping[str, Any], wh
         profile=profile, seeds=tuple(spec.seeds), replay=bool(backend.replay))
     data = DatasetProvenance(name=str(spec.dataset), split=spec.split, sha256=dataset_digest(dataset),
                              documents=len(dataset.corpus), questions=len(dataset.evalset))
-    code = code_version()
-    return Provenance(sweep=spec.name, dataset=data, backend=record, rag_lab_version=str(code["rag_lab_version"]),
-                      git_commit=code["git_commit"], source_sha256=code["source_sha256"],
+    return Provenance(sweep=spec.name, dataset=data, backend=record, **code_version(),
                       created_at=(when or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC"))
 
 
@@ -260,8 +258,7 @@ def stored_provenance(meta: Mapping[str, str], description: Mapping[str, Any]) -
     simulated = backend.get("kind", "sim") == "sim"
     return Provenance(
         sweep=str(spec.get("name", "")),
-        dataset=DatasetProvenance(name=str(spec.get("dataset", "")), split=spec.get("split"),
-                                  ),
+        dataset=DatasetProvenance(name=str(spec.get("dataset", "")), split=spec.get("split")),
         backend=BackendProvenance(kind=backend.get("kind", "sim"), model=backend.get("model"),
                                   server=_server(backend.get("base_url")),
                                   prompt_set=description.get("base_config", {}).get("prompts.version"),

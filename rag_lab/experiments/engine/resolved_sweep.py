@@ -19,7 +19,7 @@ from pydantic_core import to_jsonable_python
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.claims import check_claims, completed
-from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, config_id, short_hash
+from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, check_keys, config_id, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
 from rag_lab.pipeline import PipelineConfig
@@ -67,29 +67,24 @@ def base_config(spec: SweepSpec) -> PipelineConfig:
     return PipelineConfig.from_dict(spec.base)
 
 
-def search_space(spec: SweepSpec) -> SearchSpace:
-    """The space a search samples (the ``grid`` section read with ranges allowed)."""
-    return SearchSpace(spec.grid)
-
-
 def parameter_grid(spec: SweepSpec) -> Grid:
     """The candidates of a grid sweep, or of a ``sampler: grid`` search (ranges enumerated)."""
     if spec.search is not None:
         if not SAMPLERS[spec.search.sampler].walks_grid:
             raise ConfigError(f"sweep {spec.name!r}: a {spec.search.sampler} search has no grid of candidates; "
                               "its trials are proposed as it runs")
-        return search_space(spec).grid()
+        return SearchSpace(spec.grid).grid()
     return Grid(spec.grid)
 
 
 def select_questions(spec: SweepSpec, evalset: EvalSet) -> EvalSet:
     """The questions the sweep runs, in dataset order: the split, then the types, then at most ``per_type``
     questions of each type, then at most ``limit`` in all."""
-    questions = evalset.select(split=spec.split, types=spec.types, per_type=spec.per_type, limit=spec.limit).questions
-    if not questions:
+    selected = evalset.select(split=spec.split, types=spec.types, per_type=spec.per_type, limit=spec.limit)
+    if not len(selected):
         raise ConfigError(f"sweep {spec.name!r}: no questions selected from {evalset.name!r} "
                           f"(split={spec.split}, types={spec.types})")
-    return EvalSet(questions, name=evalset.name)
+    return selected
 
 
 @dataclass(frozen=True)
@@ -136,15 +131,12 @@ class ResolvedSweep:
         base = base_config(spec)
         runs: list[CandidateRun] = []
         if spec.search is not None and not SAMPLERS[spec.search.sampler].walks_grid:
-            keys = search_space(spec).keys
-            for key in keys:  # unknown keys fail before anything runs, as in a grid
+            keys = SearchSpace(spec.grid).keys
+            for key in keys:
                 if key.startswith(BACKEND_PREFIX):
                     raise ConfigError(f"search key {key!r}: a search varies policy keys only; sweep backend "
                                       "settings with a grid")
-                try:
-                    base.get(key)
-                except ConfigError as exc:
-                    raise ConfigError(f"search key {key!r}: {exc}") from None
+            check_keys(base, keys, "search key")  # unknown keys fail before anything runs, as in a grid
         else:
             grid = parameter_grid(spec)
             keys = grid.keys

@@ -19,7 +19,8 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import RunDirectoryBusy, StorageFull, is_disk_full
+from rag_lab.errors import RunDirectoryBusy, StorageFull
+from rag_lab.sqlite_files import on_failure
 
 LOCK_FILE = "run.lock"
 #: How long a refused writer waits for the holder's record to appear (the holder writes it just after locking).
@@ -50,13 +51,9 @@ class RunLock:
         with ``wait``, one warning naming it and then block until it is released (Ctrl-C stops the wait)."""
         if self._fd is not None:
             raise RuntimeError(f"{self!r} is already held by this object")
-        try:
+        with on_failure(self.path, self._full):
             self.run_dir.mkdir(parents=True, exist_ok=True)
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError as exc:
-            if is_disk_full(exc, self.path):
-                raise StorageFull(self.path, str(exc)) from None
-            raise
         try:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -94,14 +91,13 @@ class RunLock:
     def _write_record(self, fd: int) -> None:
         record = {"pid": os.getpid(), "host": socket.gethostname(), "since": time.strftime("%Y-%m-%d %H:%M:%S"),
                   "command": safe_command(sys.argv)[:200]}
-        data = json.dumps(record).encode("utf-8")
-        try:
+        with on_failure(self.path, self._full):
             os.ftruncate(fd, 0)
-            os.pwrite(fd, data, 0)
-        except OSError as exc:
-            if is_disk_full(exc, self.path):
-                raise StorageFull(self.path, str(exc)) from None
-            raise
+            os.pwrite(fd, json.dumps(record).encode("utf-8"), 0)
+
+    def _full(self, exc: BaseException) -> None:
+        """A full disk while the lock file is made or written: a :class:`~rag_lab.errors.StorageFull` naming it."""
+        raise StorageFull(self.path, str(exc)) from None
 
     @staticmethod
     def _holder_record(fd: int) -> dict[str, Any]:

@@ -9,6 +9,7 @@ module, each described there. Why sqlite: docs/cli.md, "Run directories"."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -44,7 +45,19 @@ class RunStore:
         self._lock = threading.Lock()
         self._run_lock: RunLock | None = None
         with _damage_named(self.path):
-            self._conn = connect(self.path, 30.0, _SCHEMA)
+            self._conn = connect(self.path, 30.0)
+            try:  # a file sqlite finds damaged (its quick integrity check included) is refused before any write
+                problems = [line for (line,) in self._conn.execute("PRAGMA quick_check") if line != "ok"]
+                if problems:
+                    raise DamagedRunStore(self.path, f"integrity check: {problems[0].splitlines()[0]}")
+                found = None
+                with contextlib.suppress(sqlite3.OperationalError):  # no meta table: a new file, or not a run store
+                    found = self._conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
+                self._conn.executescript(_SCHEMA)
+            except BaseException:
+                self._conn.close()
+                raise
+        self._opened_fingerprint: str | None = found[0] if found else None  # None: it held no sweep when opened
 
     # --- opening -------------------------------------------------------------------------------
 
@@ -69,27 +82,29 @@ class RunStore:
 
     @classmethod
     def _open_locked(cls, run_dir: Path, resolved: ResolvedSweep, overwrite: bool) -> RunStore:
-        """:meth:`create`'s steps under the lock: check the stored fingerprint, then open and initialise."""
-        path = run_dir / RUN_FILE
-        if path.exists():
-            try:
-                stored = _stored_fingerprint(path)
-            except DamagedRunStore:
-                if not overwrite:
-                    raise
-                stored = "damaged"
+        """:meth:`create`'s steps under the lock: open, check the stored fingerprint, initialise."""
+        try:
+            store = cls(run_dir)
+            stored = store._opened_fingerprint
+        except DamagedRunStore:
+            if not overwrite:
+                raise
+            store, stored = None, "damaged"
+        try:
             if stored is not None and stored != resolved.fingerprint:
                 if not overwrite:
                     raise ConfigError(
                         f"{run_dir} holds another sweep (fingerprint {stored}, this one is {resolved.fingerprint}): "
                         "choose a new run directory, or overwrite it (--force / overwrite=True)")
+                if store is not None:
+                    store.close()
                 for suffix in ("", "-wal", "-shm"):
-                    path.with_name(path.name + suffix).unlink(missing_ok=True)
-        store = cls(run_dir)
-        try:
+                    (run_dir / (RUN_FILE + suffix)).unlink(missing_ok=True)
+                store = cls(run_dir)
             store._initialise(resolved)
         except BaseException:
-            store.close()
+            if store is not None:
+                store.close()
             raise
         return store
 
@@ -97,21 +112,22 @@ class RunStore:
     def read(cls, run_dir: str | Path) -> RunStore:
         """Open an existing run directory (to read results); a damaged store is a
         :class:`~rag_lab.errors.DamagedRunStore`."""
-        path = Path(run_dir) / RUN_FILE
-        if not path.is_file() or _stored_fingerprint(path) is None:
-            raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
-        return cls(run_dir)
+        if (Path(run_dir) / RUN_FILE).is_file():
+            store = cls(run_dir)
+            if store._opened_fingerprint is not None:
+                return store
+            store.close()
+        raise ConfigError(f"{run_dir} is not a sweep run directory (no {RUN_FILE} with a sweep in it)")
 
     def _initialise(self, resolved: ResolvedSweep) -> None:
         """Write meta and candidates in one transaction, unless they are there already."""
-        if self.meta().get("fingerprint") == resolved.fingerprint:
-            described = json.dumps(resolved.describe())
-            if self.meta().get(DESCRIPTION_KEY) != described:   # the same sweep, restated (e.g. its findings): keep the latest
-                with self._transaction() as conn:
-                    conn.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DESCRIPTION_KEY, described))
+        stored, described = self.meta(), json.dumps(resolved.describe())
+        if stored.get("fingerprint") == resolved.fingerprint:
+            if stored.get(DESCRIPTION_KEY) != described:   # the same sweep, restated (e.g. its findings): keep the latest
+                self._write("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (DESCRIPTION_KEY, described))
             return
-        meta = {"fingerprint": resolved.fingerprint, DESCRIPTION_KEY: json.dumps(resolved.describe()),
-                "created_at": str(time.time()), "code": json.dumps(code_version())}
+        meta = {"fingerprint": resolved.fingerprint, DESCRIPTION_KEY: described, "created_at": str(time.time()),
+                "code": json.dumps(code_version())}
         with self._transaction() as conn:  # meta and candidates together: a store with a fingerprint has its runs
             conn.executemany("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", meta.items())
             _insert_runs(conn, resolved.runs)
@@ -126,6 +142,11 @@ class RunStore:
         """One transaction (:func:`~rag_lab.sqlite_files.transaction`), its errors named by :func:`_damage_named`."""
         with self._lock, _damage_named(self.path), transaction(self._conn) as conn:
             yield conn
+
+    def _write(self, sql: str, args: Sequence[Any]) -> sqlite3.Cursor:
+        """One statement in its own transaction."""
+        with self._transaction() as conn:
+            return conn.execute(sql, args)
 
     def close(self) -> None:
         """Close the file and, for a store opened with :meth:`create`, release the run directory's lock."""
@@ -146,29 +167,23 @@ class RunStore:
 
     def write(self, outcome: QuestionOutcome) -> bool:
         """Commit one finished (run, question) in one transaction; False if it was already stored."""
-        with self._transaction() as conn:
-            cursor = conn.execute(
-                "INSERT OR IGNORE INTO rows (candidate_id, qid, row, trace, result, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
-                (outcome.candidate_id, outcome.qid, json.dumps(outcome.row), outcome.trace_z, outcome.result_z,
-                 time.time()),
-            )
-            return cursor.rowcount == 1
+        cursor = self._write(
+            "INSERT OR IGNORE INTO rows (candidate_id, qid, row, trace, result, finished_at) VALUES (?, ?, ?, ?, ?, ?)",
+            (outcome.candidate_id, outcome.qid, json.dumps(outcome.row), outcome.trace_z, outcome.result_z, time.time()))
+        return cursor.rowcount == 1
 
     def record_trial(self, number: int, candidate_id: str, params: Mapping[str, Any], state: str,
                      objectives: Mapping[str, float | None], n_questions: int) -> None:
         """Write (or rewrite) one search trial."""
-        with self._transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO trials (number, candidate_id, params, state, objectives, n_questions) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (number, candidate_id, json.dumps(params), state, json.dumps(objectives), n_questions))
+        self._write("INSERT OR REPLACE INTO trials (number, candidate_id, params, state, objectives, n_questions) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (number, candidate_id, json.dumps(params), state, json.dumps(objectives), n_questions))
 
     def record_race(self, candidate_id: str, status: str, n_questions: int, rival: str | None, reason: str,
                     detail: Mapping[str, Any]) -> None:
         """Write (or rewrite) one raced run's status."""
-        with self._transaction() as conn:
-            conn.execute("INSERT OR REPLACE INTO race (candidate_id, status, n_questions, rival, reason, detail) "
-                         "VALUES (?, ?, ?, ?, ?, ?)",
-                         (candidate_id, status, n_questions, rival, reason, json.dumps(detail)))
+        self._write("INSERT OR REPLACE INTO race (candidate_id, status, n_questions, rival, reason, detail) "
+                    "VALUES (?, ?, ?, ?, ?, ?)", (candidate_id, status, n_questions, rival, reason, json.dumps(detail)))
 
     def trials(self) -> list[dict[str, Any]]:
         """Every search trial in order: ``number``, ``candidate_id``, ``params``, ``state``, ``objectives``,
@@ -186,18 +201,15 @@ class RunStore:
     def write_provenance(self, record: str) -> None:
         """Store the run's provenance (a :class:`~rag_lab.experiments.engine.provenance.Provenance` as JSON) once:
         a run directory keeps the record of its first run."""
-        with self._transaction() as conn:
-            conn.execute("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("provenance", record))
+        self._write("INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", ("provenance", record))
 
     def begin_session(self, executor: str, workers: int) -> int:
-        with self._transaction() as conn:
-            cursor = conn.execute("INSERT INTO sessions (started_at, code, executor, workers) VALUES (?, ?, ?, ?)",
-                                  (time.time(), json.dumps(code_version()), executor, workers))
-            return int(cursor.lastrowid)
+        cursor = self._write("INSERT INTO sessions (started_at, code, executor, workers) VALUES (?, ?, ?, ?)",
+                             (time.time(), json.dumps(code_version()), executor, workers))
+        return int(cursor.lastrowid)
 
     def end_session(self, session: int, computed: int) -> None:
-        with self._transaction() as conn:
-            conn.execute("UPDATE sessions SET finished_at = ?, computed = ? WHERE id = ?", (time.time(), computed, session))
+        self._write("UPDATE sessions SET finished_at = ?, computed = ? WHERE id = ?", (time.time(), computed, session))
 
     # --- reading -------------------------------------------------------------------------------
 
@@ -260,26 +272,6 @@ def _insert_runs(conn: sqlite3.Connection, runs: Sequence[CandidateRun]) -> None
         "VALUES (?, ?, ?, ?, ?, ?)",
         [(r.candidate_id, r.config_id, r.position, r.seed, json.dumps(r.params), json.dumps(r.flat)) for r in runs],
     )
-
-
-def _stored_fingerprint(path: Path) -> str | None:
-    """The fingerprint in an existing ``run.sqlite``, or None if it holds no sweep yet; a file sqlite finds
-    damaged (its quick integrity check included) is a :class:`~rag_lab.errors.DamagedRunStore`."""
-    try:
-        conn = sqlite3.connect(path, timeout=30.0)
-    except sqlite3.Error:
-        return None
-    try:
-        with _damage_named(path):
-            problems = [line for (line,) in conn.execute("PRAGMA quick_check").fetchall() if line != "ok"]
-            if problems:
-                raise DamagedRunStore(path, f"integrity check: {problems[0].splitlines()[0]}")
-            found = conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
-    return found[0] if found else None
 
 
 def _damage_named(path: Path) -> AbstractContextManager[None]:

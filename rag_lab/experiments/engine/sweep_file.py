@@ -11,7 +11,7 @@ from typing import Any
 
 from rag_lab.config_files import read_mapping
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec
+from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.llm.sim.profile import is_profile_file
 from rag_lab.loaders import is_dataset_name
 from rag_lab.loaders.twins import TWINS_SUFFIX
@@ -36,10 +36,9 @@ def _file_data(path: Path) -> dict[str, Any]:
     data = read_mapping(path, "sweep")
     if _relative(data.get("dataset")) and not is_dataset_name(data["dataset"]):
         data["dataset"] = _dataset_path(data["dataset"], path)
-    if _relative(data.get("base")):
-        data["base"] = str(path.parent / data["base"])
-    if _relative(data.get("pairs_with")):
-        data["pairs_with"] = str(path.parent / data["pairs_with"])
+    for key in ("base", "pairs_with"):
+        if _relative(data.get(key)):
+            data[key] = str(path.parent / data[key])
     backend = data.get("backend")
     if isinstance(backend, dict):
         backend = dict(backend)
@@ -73,8 +72,7 @@ def replay_spec(spec: SweepSpec) -> SweepSpec:
     """``spec`` answered from its backend's cassette alone (same candidates, same questions)."""
     if spec.backend.cassette is None:
         raise ConfigError(f"sweep {spec.name!r} names no cassette to replay (backend.cassette)")
-    backend = BackendSpec.model_validate({**spec.backend.model_dump(), "replay": True})
-    return spec.model_copy(update={"backend": backend})
+    return spec.with_backend(replay=True)
 
 
 def _relative(value: Any) -> bool:

@@ -14,8 +14,8 @@ from typing import Any
 
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.evaluator import Evaluator
-from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, candidate_run, search_space
-from rag_lab.experiments.engine.search_space import SAMPLERS, Constraint, Objective
+from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, candidate_run
+from rag_lab.experiments.engine.search_space import SAMPLERS, Constraint, Objective, SearchSpace
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.experiments.tuning.racing import RaceOutcome, mean_of, race_order, run_race
@@ -84,7 +84,7 @@ def _optuna_trials(spec: SweepSpec, resolved: ResolvedSweep, store: RunStore, ev
 
     search = spec.search
     assert search is not None and search.trials is not None
-    space = search_space(spec)
+    space = SearchSpace(spec.grid)
     study = optuna.create_study(directions=[o.direction for o in objectives],
                                 sampler=SAMPLERS[search.sampler].build(search))
     stored = {t["number"]: t for t in store.trials()}
