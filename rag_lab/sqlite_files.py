@@ -10,12 +10,18 @@ from pathlib import Path
 from rag_lab.errors import is_disk_full
 
 
-def connect(path: Path, timeout_s: float, schema: str = "") -> sqlite3.Connection:
+def connect(path: Path, timeout_s: float, schema: str = "", *, plain: bool = False) -> sqlite3.Connection:
     """``path``, its tables created where missing (``schema``), in WAL mode for any thread (the caller serialises
     them), waiting up to ``timeout_s`` for another writer, in autocommit mode (a :func:`transaction` groups writes).
     Synchronous NORMAL: a commit survives the process being killed; only an OS crash or power loss can drop the last
-    commits, never half of one."""
+    commits, never half of one. ``plain``: opened as it is, nothing written yet (:func:`prepare` it later)."""
     conn = sqlite3.connect(path, timeout=timeout_s, check_same_thread=False, isolation_level=None)
+    return conn if plain else prepare(conn, schema)
+
+
+def prepare(conn: sqlite3.Connection, schema: str = "") -> sqlite3.Connection:
+    """What :func:`connect` does to a file once it is open: WAL mode, synchronous NORMAL, ``schema`` where missing
+    (the first writes; a caller that reads a file first, to decide whether it is theirs, opens it plainly)."""
     conn.execute("PRAGMA journal_mode = WAL")
     conn.execute("PRAGMA synchronous = NORMAL")
     conn.executescript(schema)

@@ -277,6 +277,17 @@ def test_reading_a_folder_that_is_not_a_run_is_an_error(tmp_path):
         load_sweep(tmp_path)
 
 
+def test_reading_a_sqlite_file_that_holds_no_sweep_is_an_error_and_leaves_it_as_it_was(tmp_path):
+    foreign = tmp_path / RUN_FILE
+    with sqlite3.connect(foreign) as conn:
+        conn.execute("CREATE TABLE notes (text TEXT)")
+    conn.close()
+    before = foreign.read_bytes()
+    with pytest.raises(ConfigError, match="not a sweep run directory"):
+        RunStore.read(tmp_path)
+    assert foreign.read_bytes() == before
+
+
 # --- kill and resume -----------------------------------------------------------------------------
 
 #: Large enough (6 runs × 40 questions) that a SIGKILL reliably lands in the middle of the sweep.

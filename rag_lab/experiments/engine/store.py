@@ -25,7 +25,7 @@ from rag_lab.experiments.engine.resolved_sweep import CandidateRun, ResolvedSwee
 from rag_lab.experiments.engine.run_lock import RunLock
 from rag_lab.experiments.engine.worker import QuestionOutcome
 from rag_lab.paths import package_text
-from rag_lab.sqlite_files import connect, on_failure, transaction
+from rag_lab.sqlite_files import connect, on_failure, prepare, transaction
 
 RUN_FILE = "run.sqlite"
 #: The meta key the resolved sweep's :meth:`~rag_lab.experiments.engine.resolved_sweep.ResolvedSweep.describe` is
@@ -39,13 +39,14 @@ _SCHEMA = package_text(__package__, "store.sql")
 class RunStore:
     """A run directory's ``run.sqlite``. Open with :meth:`create` (to run a sweep) or :meth:`read`."""
 
-    def __init__(self, run_dir: str | Path) -> None:
+    def __init__(self, run_dir: str | Path, *, new: bool = True) -> None:
+        """Open ``run_dir``'s store; unless ``new``, a file that holds no sweep is left as it was (no tables added)."""
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / RUN_FILE
         self._lock = threading.Lock()
         self._run_lock: RunLock | None = None
         with _damage_named(self.path):
-            self._conn = connect(self.path, 30.0)
+            self._conn = connect(self.path, 30.0, plain=True)
             try:  # a file sqlite finds damaged (its quick integrity check included) is refused before any write
                 problems = [line for (line,) in self._conn.execute("PRAGMA quick_check") if line != "ok"]
                 if problems:
@@ -53,7 +54,8 @@ class RunStore:
                 found = None
                 with contextlib.suppress(sqlite3.OperationalError):  # no meta table: a new file, or not a run store
                     found = self._conn.execute("SELECT value FROM meta WHERE key = 'fingerprint'").fetchone()
-                self._conn.executescript(_SCHEMA)
+                if found or new:
+                    prepare(self._conn, _SCHEMA)
             except BaseException:
                 self._conn.close()
                 raise
@@ -113,7 +115,7 @@ class RunStore:
         """Open an existing run directory (to read results); a damaged store is a
         :class:`~rag_lab.errors.DamagedRunStore`."""
         if (Path(run_dir) / RUN_FILE).is_file():
-            store = cls(run_dir)
+            store = cls(run_dir, new=False)
             if store._opened_fingerprint is not None:
                 return store
             store.close()
