@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_lab.embedding.base import DEFAULT_MODEL_ID, normalize_rows, packaged_model_path
+from rag_lab.embedding.base import model_folder, normalize_rows
 from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir
 
@@ -157,14 +157,7 @@ class OnnxEmbedder:
         if threads < 0:
             raise ConfigError(f"threads must be >= 0, got {threads}")
         _require_onnxruntime()
-        if model_path is None:
-            self._path = packaged_model_path()
-            base = DEFAULT_MODEL_ID
-        else:
-            self._path = Path(model_path).resolve()
-            if not self._path.is_dir():
-                raise ConfigError(f"embedding model folder not found: {self._path}")
-            base = str(self._path)
+        self._path, base = model_folder(model_path)
         self.quantize = quantize
         self.backend = "onnx-int8" if quantize else "onnx"
         self.model_id = f"{base}#{self.backend}"
