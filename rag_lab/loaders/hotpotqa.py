@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError, DataFormatError
-from rag_lab.loaders.fields import derived_id, derived_id_note, is_int, listing, record_id, string
+from rag_lab.loaders.fields import QuestionIds, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
 from rag_lab.loaders.rows import Where, read_records
 from rag_lab.records import UNLABELED, Corpus, Dataset, Document, EvalSet, Question
@@ -51,25 +51,18 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
         raise ConfigError(f"variant is {HOTPOTQA!r} or {TWOWIKI!r}, got {variant!r}")
     documents: dict[str, Document] = {}
     questions: list[Question] = []
-    first_seen: dict[str, Where] = {}
+    ids = QuestionIds()
     conflicts: list[str] = []
-    derived = 0
     for where, example in records:
         qid, question, paragraphs = _parse_example(example, where, split, variant)
-        if qid is None:
-            qid, derived = derived_id(question.text, set(first_seen)), derived + 1
-        elif qid in first_seen:
-            raise where.error(f"duplicate id {qid!r}, already in {first_seen[qid].describe()}", _id_key(example))
-        first_seen[qid] = where
+        qid = ids.take(qid, question.text, where, _id_key(example))
         questions.append(question.model_copy(update={"qid": qid}))
         for doc in paragraphs:
             if documents.setdefault(doc.doc_id, doc).text != doc.text:
                 conflicts.append(doc.doc_id)
     if conflicts:
         _warn_conflicts(path, conflicts)
-    notes = [derived_id_note(derived, len(questions))] if derived else []
-    for note in notes:
-        warnings.warn(f"{path}: {note}", stacklevel=2)
+    notes = ids.notes(path, len(questions))
     name = name or path.stem
     corpus = Corpus(documents.values(), name=name)
     evalset = EvalSet(questions, name=name)

@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag_lab.config_files import NotUtf8, utf8_text
 from rag_lab.errors import DataFormatError
 from rag_lab.loaders.fields import derived_id, is_int
-from rag_lab.loaders.jsonl import json_type, read_jsonl
+from rag_lab.loaders.jsonl import json_type, read_jsonl, read_text
 from rag_lab.records import UNLABELED, Question
 
 #: The fields a question row may have (a CSV column ``metadata.<key>`` or a JSON ``metadata`` object adds metadata).
@@ -43,7 +42,7 @@ def read_questions(path: Path, doc_ids: Collection[str], split: str) -> tuple[li
         if qid is None:
             derived += 1
             text = row.get("question")
-            qid = derived_id(text if isinstance(text, str) else "", set(first_line))
+            qid = derived_id(text if isinstance(text, str) else "", first_line)
         elif qid in first_line:
             raise DataFormatError(path, f"duplicate id {qid!r} (first on line {first_line[qid]})", line=line,
                                   field="id")
@@ -150,10 +149,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each data row of a CSV file (header first; blank rows skipped) as the fields a JSON line would have."""
     if not path.is_file():
         raise DataFormatError(path, "file not found")
-    try:
-        text = utf8_text(path.read_bytes())
-    except NotUtf8 as exc:
-        raise DataFormatError(path, exc.reason, line=exc.line) from None
+    text = read_text(path)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [cell.strip() for cell in next(reader)]
