@@ -1,10 +1,7 @@
-"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in every layout people download: the original
-layout or the Hugging Face ``datasets`` layout, as a JSON array, JSON Lines or Parquet, told from the content
-(:mod:`rag_lab.loaders.rows`). Every context paragraph becomes a document named by its title (deduplicated
-across the file); an example's supporting titles are its question's gold documents, kept even when no context
-holds them (:attr:`~rag_lab.records.Dataset.coverage` counts them); hop order only where the data gives it
-(2WikiMultihopQA's evidence chain). Problems raise :class:`DataFormatError` naming the file, the line, the
-example's index and the field, before anything is returned. The layouts: docs/real-data.md."""
+"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in the original or the Hugging Face layout, as a
+JSON array, JSON Lines or Parquet (:mod:`rag_lab.loaders.rows`): one document per context title, the supporting
+titles as gold documents (kept when no context holds them: :attr:`~rag_lab.records.Dataset.coverage`). The
+layouts, the mapping and the errors: docs/real-data.md."""
 
 from __future__ import annotations
 
