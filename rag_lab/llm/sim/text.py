@@ -131,12 +131,6 @@ def strip_citations(text: str) -> str:
     return _CITATION.sub("", text)
 
 
-
-
-
-
-
-
 def dates(text: str) -> list[str]:
     """ISO dates (``YYYY-MM-DD``) written in ``text`` as ISO or as ``October 16, 2024`` / ``16 Oct 2024``."""
     found = [f"{y}-{m}-{d}" for y, m, d in _ISO_DATE.findall(text)]
