@@ -13,7 +13,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 from rag_lab.text_overlap import normalize_answer
 
-__all__ = ["TWINS_SUFFIX", "TWIN_QID_SUFFIX", "insufficient", "pair_id", "twin_count", "twins_of"]
+__all__ = ["TWINS_SUFFIX", "TWIN_QID_SUFFIX", "insufficient", "twin_count", "twins_of"]
 
 #: A dataset name ending so names the twins of the dataset before it (``hotpotqa_sample_twins``).
 TWINS_SUFFIX = "_twins"
@@ -71,11 +71,6 @@ class _AnswerIndex:
         """The ids of the documents that hold one of ``answers`` (a yes/no answer is never searched for)."""
         needles = [f" {a} " for a in map(normalize_answer, answers) if a and a not in _YES_NO]
         return [doc_id for doc_id, text in self._texts if any(n in text for n in needles)]
-
-
-def pair_id(question: Question) -> str:
-    """The id of the pair ``question`` belongs to: a twin's original's qid, else its own."""
-    return str(question.metadata.get("pair_id", question.qid))
 
 
 def insufficient(question: Question) -> bool:
