@@ -1,9 +1,7 @@
-"""The packaged MiniLM on ONNX Runtime: exported once from the PyTorch weights, cached on disk. :class:`OnnxEmbedder`
-reproduces the sentence-transformers pipeline of the model folder (tokenizer → transformer → mean pooling → L2
-normalization) with the transformer run by ONNX Runtime; the graph is exported by ``torch.onnx.export`` the first
-time it is needed into ``$RAG_LAB_CACHE/onnx/<digest>/`` (the digest covers the model files, the export settings
-and torch's version), and ``quantize=True`` adds its dynamic int8 quantization, per output channel. Everything
-runs offline. Why not sentence-transformers' own ONNX backend, and what it measures: docs/benchmarks.md."""
+"""The packaged MiniLM on ONNX Runtime (:class:`OnnxEmbedder`): the sentence-transformers pipeline with the transformer
+exported once by ``torch.onnx`` into ``$RAG_LAB_CACHE/onnx/<digest>/`` (``quantize=True``: its dynamic int8
+quantization). The export, its cache, why not sentence-transformers' own ONNX backend and what it measures:
+docs/benchmarks.md."""
 
 from __future__ import annotations
 
