@@ -1,9 +1,7 @@
-"""Unanswerable twins of a dataset's questions: the same questions over the corpus without any document that
-supports any question (nor any document of the same title), so refusing is the right reply to every one
-(docs/real-data.md, "Unanswerable twins"). A twin has no answer and carries ``pair_id``, ``original_answers``,
-``removed_doc_ids`` and ``answer_in_corpus`` in ``metadata``; one with a gold answer still in the corpus is kept
-out of the claims (:func:`insufficient`). :func:`twins_of` makes them; :func:`rag_lab.loaders.load_dataset` gives
-them for a name ending in :data:`TWINS_SUFFIX`."""
+"""Unanswerable twins of a dataset's questions (:func:`twins_of`; :func:`rag_lab.loaders.load_dataset` gives them
+for a name ending in :data:`TWINS_SUFFIX`): the same questions over the corpus without any document that supports
+any question, so refusing is the right reply to every one. The construction and the metadata each twin carries:
+docs/real-data.md, "Unanswerable twins"."""
 
 from __future__ import annotations
 
