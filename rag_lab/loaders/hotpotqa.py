@@ -52,7 +52,7 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
     conflicts: list[str] = []
     for where, example in records:
         qid, question, paragraphs = _parse_example(example, where, split, variant)
-        qid = ids.take(qid, question.text, where, _id_key(example))
+        qid = ids.take(qid, question.text, where, "_id" if "_id" in example else "id")
         questions.append(question.model_copy(update={"qid": qid}))
         for doc in paragraphs:
             if documents.setdefault(doc.doc_id, doc).text != doc.text:
@@ -64,10 +64,6 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
     corpus = Corpus(documents.values(), name=name)
     evalset = EvalSet(questions, name=name)
     return Dataset(corpus, evalset, name=name, source=str(path), allow_missing_gold=True, notes=notes)
-
-
-def _id_key(example: dict[str, Any]) -> str:
-    return "_id" if "_id" in example else "id"
 
 
 def _warn_conflicts(path: Path, titles: list[str]) -> None:

@@ -27,7 +27,7 @@ CSV_LIST_SEPARATOR = "|"
 METADATA_PREFIX = "metadata."
 #: The type of an unanswerable question that names none (as MuSiQue and the world label them).
 UNANSWERABLE = "unanswerable"
-_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
+_BOOLEAN = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
 def read_questions(path: Path, doc_ids: Collection[str], split: str) -> tuple[list[Question], list[str]]:
@@ -202,7 +202,9 @@ def _csv_fields(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
         elif name in LIST_FIELDS:
             fields[name] = [item.strip() for item in value.split(CSV_LIST_SEPARATOR) if item.strip()]
         elif name == "answerable":
-            fields[name] = _boolean(value, path, line)
+            if value.lower() not in _BOOLEAN:
+                raise DataFormatError(path, f"must be true or false (yes/no, 1/0), got {value!r}", line=line, field=name)
+            fields[name] = _BOOLEAN[value.lower()]
         elif name == "min_hops":
             if not value.isdigit():
                 raise DataFormatError(path, f"must be a whole number, got {value!r}", line=line, field=name)
@@ -212,11 +214,3 @@ def _csv_fields(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
     if metadata:
         fields["metadata"] = metadata
     return fields
-
-
-def _boolean(value: str, path: Path, line: int) -> bool:
-    if value.lower() in _TRUE:
-        return True
-    if value.lower() in _FALSE:
-        return False
-    raise DataFormatError(path, f"must be true or false (yes/no, 1/0), got {value!r}", line=line, field="answerable")
