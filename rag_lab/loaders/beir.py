@@ -55,7 +55,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
 
     name = name or folder.resolve().name
     judged = (
-        question.model_copy(update={"gold_doc_ids": _gold(qrels[qid])})
+        question.model_copy(update={"gold_doc_ids": tuple(d for d, grade in qrels[qid].items() if grade > 0)})
         for qid, question in questions.items()
         if qid in qrels
     )
@@ -254,11 +254,6 @@ def _qrels_row(cells: list[str], path: Path, line: int, doc_ids: Container[str],
         message = f"unknown document id {doc_id!r} (not in corpus.jsonl)"
         raise DataFormatError(path, message, line=line, field="corpus-id")
     return qid, doc_id, grade
-
-
-def _gold(grades: dict[str, int]) -> tuple[str, ...]:
-    """The documents graded above zero, in qrels order."""
-    return tuple(doc_id for doc_id, grade in grades.items() if grade > 0)
 
 
 def _document_row(doc: Document) -> dict[str, Any]:
