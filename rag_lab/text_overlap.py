@@ -5,6 +5,7 @@ the echo guard and the strict answer metric; imports nothing from the rest of th
 
 from __future__ import annotations
 
+import difflib
 import re
 import string
 from collections.abc import Sequence
@@ -86,20 +87,8 @@ def covered_share(toks: Sequence[str], source: Sequence[str], min_run: int) -> f
 
 def longest_run(toks: Sequence[str], source: Sequence[str]) -> int:
     """The length of the longest run of consecutive tokens of ``toks`` that occurs verbatim in ``source``
-    (longest common substring in tokens; dynamic programming, O(len(toks)·len(source)))."""
-    best = 0
-    positions: dict[str, list[int]] = {}
-    for j, tok in enumerate(source):
-        positions.setdefault(tok, []).append(j)
-    previous: dict[int, int] = {}
-    for tok in toks:
-        current: dict[int, int] = {}
-        for j in positions.get(tok, ()):
-            length = previous.get(j - 1, 0) + 1
-            current[j] = length
-            best = max(best, length)
-        previous = current
-    return best
+    (longest common substring in tokens: difflib's longest matching block, its junk heuristic off)."""
+    return difflib.SequenceMatcher(None, toks, source, autojunk=False).find_longest_match().size
 
 
 def without_runs(toks: Sequence[str], source: Sequence[str], min_run: int) -> list[str | None]:

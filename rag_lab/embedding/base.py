@@ -51,3 +51,14 @@ def packaged_model_path() -> Path:
     if not (path / "modules.json").is_file():
         raise ConfigError(f"the packaged embedding model is incomplete: {path} has no modules.json")
     return path
+
+
+def model_folder(model_path: str | Path | None) -> tuple[Path, str]:
+    """A sentence-transformers folder and its model id: the packaged model and :data:`DEFAULT_MODEL_ID` for None,
+    else the folder (which must exist), named by its resolved path."""
+    if model_path is None:
+        return packaged_model_path(), DEFAULT_MODEL_ID
+    path = Path(model_path).resolve()
+    if not path.is_dir():
+        raise ConfigError(f"embedding model folder not found: {path}")
+    return path, str(path)

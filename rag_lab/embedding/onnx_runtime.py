@@ -1,9 +1,7 @@
-"""The packaged MiniLM on ONNX Runtime: exported once from the PyTorch weights, cached on disk. :class:`OnnxEmbedder`
-reproduces the sentence-transformers pipeline of the model folder (tokenizer → transformer → mean pooling → L2
-normalization) with the transformer run by ONNX Runtime; the graph is exported by ``torch.onnx.export`` the first
-time it is needed into ``$RAG_LAB_CACHE/onnx/<digest>/`` (the digest covers the model files, the export settings
-and torch's version), and ``quantize=True`` adds its dynamic int8 quantization, per output channel. Everything
-runs offline. Why not sentence-transformers' own ONNX backend, and what it measures: docs/benchmarks.md."""
+"""The packaged MiniLM on ONNX Runtime (:class:`OnnxEmbedder`): the sentence-transformers pipeline with the transformer
+exported once by ``torch.onnx`` into ``$RAG_LAB_CACHE/onnx/<digest>/`` (``quantize=True``: its dynamic int8
+quantization). The export, its cache, why not sentence-transformers' own ONNX backend and what it measures:
+docs/benchmarks.md."""
 
 from __future__ import annotations
 
@@ -19,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from rag_lab.embedding.base import DEFAULT_MODEL_ID, normalize_rows, packaged_model_path
+from rag_lab.embedding.base import model_folder, normalize_rows
 from rag_lab.errors import ConfigError
 from rag_lab.paths import cache_dir
 
@@ -157,14 +155,7 @@ class OnnxEmbedder:
         if threads < 0:
             raise ConfigError(f"threads must be >= 0, got {threads}")
         _require_onnxruntime()
-        if model_path is None:
-            self._path = packaged_model_path()
-            base = DEFAULT_MODEL_ID
-        else:
-            self._path = Path(model_path).resolve()
-            if not self._path.is_dir():
-                raise ConfigError(f"embedding model folder not found: {self._path}")
-            base = str(self._path)
+        self._path, base = model_folder(model_path)
         self.quantize = quantize
         self.backend = "onnx-int8" if quantize else "onnx"
         self.model_id = f"{base}#{self.backend}"

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from rag_lab.embedding.base import DEFAULT_MODEL_ID, normalize_rows, packaged_model_path
+from rag_lab.embedding.base import model_folder, normalize_rows
 from rag_lab.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -47,14 +47,7 @@ class SentenceTransformerEmbedder:
     def __init__(self, model_path: str | Path | None = None, batch_size: int = 64, device: str = "cpu") -> None:
         if batch_size < 1:
             raise ConfigError(f"batch_size must be >= 1, got {batch_size}")
-        if model_path is None:
-            self._path = packaged_model_path()
-            self.model_id = DEFAULT_MODEL_ID
-        else:
-            self._path = Path(model_path).resolve()
-            if not self._path.is_dir():
-                raise ConfigError(f"embedding model folder not found: {self._path}")
-            self.model_id = str(self._path)
+        self._path, self.model_id = model_folder(model_path)
         self.batch_size = batch_size
         self.device = device
 

@@ -1,11 +1,7 @@
-"""Precomputed vectors shipped in ``data/``, so a first run on a fresh machine embeds only what it
-generates (search queries, HyDE passages), not the dataset's own texts.
-
-A folder in ``data/`` may hold ``vectors/<model>.npz``: embedding-cache keys (``sha256(model_id + "\\0" + text)``,
-see :class:`~rag_lab.embedding.EmbeddingCache`) and their float32 vectors, built by ``rag-lab data build-vectors``
-(:mod:`rag_lab.data_build.vectors`) or, for ``data/recorded``, ``python scripts/build_recorded_vectors.py``. A key
-names its model and exact text, so a changed text or another model simply misses.
-:class:`~rag_lab.embedding.CachedEmbedder` consults these files after its on-disk cache and before the model."""
+"""Precomputed vectors shipped in ``data/`` (``vectors/<model>.npz``: embedding-cache keys, see
+:class:`~rag_lab.embedding.EmbeddingCache`, and their float32 vectors, built by :mod:`rag_lab.data_build.vectors`),
+which :class:`~rag_lab.embedding.CachedEmbedder` consults after its on-disk cache and before the model. What they
+hold and how they are rebuilt: data/README.md, "Precomputed vectors"."""
 
 from __future__ import annotations
 

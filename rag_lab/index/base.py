@@ -85,6 +85,12 @@ class SearchIndex(ABC):
         """Read an index written by ``save``. Dense indexes embed queries with ``embedder`` (default:
         :func:`rag_lab.embedding.default_embedder`), which must be the model and backend the index was built with."""
 
+    @property
+    def params(self) -> dict[str, Any]:
+        """The construction parameters (:func:`param_names`, in the constructor's order), as saved with the index."""
+        return {name: getattr(self, name) for name in inspect.signature(type(self).__init__).parameters
+                if name in param_names(type(self))}
+
     def __len__(self) -> int:
         return len(self.chunk_ids)
 

@@ -52,11 +52,6 @@ class BM25Index(SearchIndex):
         self.stopwords = stopwords
         self._engine: bm25s.BM25 | None = None
 
-    @property
-    def params(self) -> dict[str, float | str | None]:
-        """The construction parameters, as saved with the index."""
-        return {"k1": self.k1, "b": self.b, "method": self.method, "stopwords": self.stopwords}
-
     def _tokenize(self, texts: list[str], return_ids: bool) -> list[list[str]] | bm25s.tokenization.Tokenized:
         return bm25s.tokenize(texts, stopwords=self.stopwords, return_ids=return_ids, show_progress=False)
 

@@ -53,12 +53,6 @@ class HNSWIndex(DenseIndex):
         self._graph: hnswlib.Index | None = None
 
     @property
-    def params(self) -> dict[str, int | None]:
-        """The construction parameters, as saved with the index."""
-        return {"M": self.M, "ef_construction": self.ef_construction, "ef_search": self.ef_search, "seed": self.seed,
-                "num_threads": self.num_threads}
-
-    @property
     def search_breadth(self) -> int:
         """The ``ef`` searches use: ``ef_search``, or :func:`auto_ef_search` of the index size."""
         return self.ef_search if self.ef_search is not None else auto_ef_search(len(self))

@@ -1,15 +1,12 @@
-"""Load and save datasets in the BEIR folder layout: ``corpus.jsonl`` (one document per line), ``queries.jsonl``
-(one query per line; ``type``, ``answer``, ``answers``, ``answer_aliases`` and ``min_hops`` fill the question's
-fields, other keys its metadata) and ``qrels/<split>.tsv`` (a header, then one judgement per row; a score > 0
-marks a gold document). Only queries judged in the chosen split become questions, as in BEIR. Files are read line
-by line; any problem raises :class:`DataFormatError` naming the file, the line and the field, before anything is
-returned. The layout in full: docs/real-data.md."""
+"""Load and save datasets in the BEIR folder layout: ``corpus.jsonl``, ``queries.jsonl`` and ``qrels/<split>.tsv``
+(a score > 0 marks a gold document; only queries judged in the split become questions, as in BEIR). Any problem
+raises :class:`DataFormatError` naming the file, the line and the field. The layout in full: docs/real-data.md."""
 
 from __future__ import annotations
 
 import json
 import warnings
-from collections.abc import Callable, Container, Iterable
+from collections.abc import Callable, Container, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,7 +55,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
 
     name = name or folder.resolve().name
     judged = (
-        question.model_copy(update={"gold_doc_ids": _gold(qrels[qid])})
+        question.model_copy(update={"gold_doc_ids": tuple(d for d, grade in qrels[qid].items() if grade > 0)})
         for qid, question in questions.items()
         if qid in qrels
     )
@@ -209,10 +206,16 @@ def _validated(model: type[M], path: Path, line: int, **fields: Any) -> M:
     try:
         return model.model_validate(fields, strict=True)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = [str(part) for part in error["loc"]]
-        field = ".".join([_FILE_FIELD.get(loc[0], loc[0]), *loc[1:]]) if loc else None
-        raise DataFormatError(path, error["msg"], line=line, field=field) from None
+        raise validation_error(path, line, exc, _FILE_FIELD) from None
+
+
+def validation_error(path: Path, line: int, exc: ValidationError, names: Mapping[str, str] = {}) -> DataFormatError:
+    """A record's first validation error, naming the file, the line and the field (``names``: record field →
+    the name the file gives it)."""
+    error = exc.errors()[0]
+    loc = [str(part) for part in error["loc"]]
+    field = ".".join([names.get(loc[0], loc[0]), *loc[1:]]) if loc else None
+    return DataFormatError(path, error["msg"], line=line, field=field)
 
 
 def _read_qrels(path: Path, doc_ids: Container[str], query_ids: Container[str]) -> Qrels:
@@ -251,11 +254,6 @@ def _qrels_row(cells: list[str], path: Path, line: int, doc_ids: Container[str],
         message = f"unknown document id {doc_id!r} (not in corpus.jsonl)"
         raise DataFormatError(path, message, line=line, field="corpus-id")
     return qid, doc_id, grade
-
-
-def _gold(grades: dict[str, int]) -> tuple[str, ...]:
-    """The documents graded above zero, in qrels order."""
-    return tuple(doc_id for doc_id, grade in grades.items() if grade > 0)
 
 
 def _document_row(doc: Document) -> dict[str, Any]:

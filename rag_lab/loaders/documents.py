@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rag_lab.config_files import NotUtf8, utf8_text
 from rag_lab.errors import DataFormatError
+from rag_lab.loaders.jsonl import read_text
 from rag_lab.records import Document
 
 #: The endings of the files read as documents (any other file in the folder is an error, so none is left out
@@ -46,10 +46,7 @@ def document_id(path: Path, folder: Path) -> str:
 
 
 def _document(path: Path, folder: Path) -> Document:
-    try:
-        text = utf8_text(path.read_bytes())
-    except NotUtf8 as exc:
-        raise DataFormatError(path, exc.reason, line=exc.line) from None
+    text = read_text(path)
     doc_id = document_id(path, folder)
     return Document(doc_id=doc_id, title=_title(path, text), text=text, metadata={"file": doc_id})
 

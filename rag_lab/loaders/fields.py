@@ -4,6 +4,9 @@ and the stable ids given to records that have none."""
 from __future__ import annotations
 
 import hashlib
+import warnings
+from collections.abc import Container
+from pathlib import Path
 from typing import Any
 
 from rag_lab.loaders.jsonl import json_type
@@ -51,7 +54,7 @@ def record_id(record: dict[str, Any], where: Where) -> str | None:
     return None
 
 
-def derived_id(question: str, taken: set[str]) -> str:
+def derived_id(question: str, taken: Container[str]) -> str:
     """A stable id for a record without one: ``q-`` and 16 hex digits of the SHA-1 of the question
     text, with ``-2``, ``-3``... appended when the same question text occurs again."""
     base = "q-" + hashlib.sha1(question.encode("utf-8")).hexdigest()[:16]
@@ -62,9 +65,26 @@ def derived_id(question: str, taken: set[str]) -> str:
     return qid
 
 
-def derived_id_note(count: int, total: int) -> str:
-    """The one-line note a loader attaches when it derived ids."""
-    return (
-        f"{count} of {total} question(s) had no '_id' or 'id'; each got the stable id "
-        "'q-' + the first 16 hex digits of the SHA-1 of its question text"
-    )
+class QuestionIds:
+    """The ids a QA file's examples have taken so far: a given id must be new, a missing one is derived."""
+
+    def __init__(self) -> None:
+        self.first: dict[str, Where] = {}
+        self.derived = 0
+
+    def take(self, qid: str | None, question: str, where: Where, field: str) -> str:
+        """``qid``, checked to be new, or when None the :func:`derived_id` of the question text."""
+        if qid is None:
+            qid, self.derived = derived_id(question, self.first), self.derived + 1
+        elif qid in self.first:
+            raise where.error(f"duplicate id {qid!r}, already in {self.first[qid].describe()}", field)
+        self.first[qid] = where
+        return qid
+
+    def notes(self, path: Path, total: int) -> list[str]:
+        """The one-line note a loader attaches (and warns) when it derived ids; none when it did not."""
+        notes = [f"{self.derived} of {total} question(s) had no '_id' or 'id'; each got the stable id "
+                 "'q-' + the first 16 hex digits of the SHA-1 of its question text"] if self.derived else []
+        for note in notes:
+            warnings.warn(f"{path}: {note}", stacklevel=3)
+        return notes

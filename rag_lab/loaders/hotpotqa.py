@@ -1,10 +1,7 @@
-"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in every layout people download: the original
-layout or the Hugging Face ``datasets`` layout, as a JSON array, JSON Lines or Parquet, told from the content
-(:mod:`rag_lab.loaders.rows`). Every context paragraph becomes a document named by its title (deduplicated
-across the file); an example's supporting titles are its question's gold documents, kept even when no context
-holds them (:attr:`~rag_lab.records.Dataset.coverage` counts them); hop order only where the data gives it
-(2WikiMultihopQA's evidence chain). Problems raise :class:`DataFormatError` naming the file, the line, the
-example's index and the field, before anything is returned. The layouts: docs/real-data.md."""
+"""Load HotpotQA and 2WikiMultihopQA files as a :class:`Dataset`, in the original or the Hugging Face layout, as a
+JSON array, JSON Lines or Parquet (:mod:`rag_lab.loaders.rows`): one document per context title, the supporting
+titles as gold documents (kept when no context holds them: :attr:`~rag_lab.records.Dataset.coverage`). The
+layouts, the mapping and the errors: docs/real-data.md."""
 
 from __future__ import annotations
 
@@ -13,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError, DataFormatError
-from rag_lab.loaders.fields import derived_id, derived_id_note, is_int, listing, record_id, string
+from rag_lab.loaders.fields import QuestionIds, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
 from rag_lab.loaders.rows import Where, read_records
 from rag_lab.records import UNLABELED, Corpus, Dataset, Document, EvalSet, Question
@@ -51,33 +48,22 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
         raise ConfigError(f"variant is {HOTPOTQA!r} or {TWOWIKI!r}, got {variant!r}")
     documents: dict[str, Document] = {}
     questions: list[Question] = []
-    first_seen: dict[str, Where] = {}
+    ids = QuestionIds()
     conflicts: list[str] = []
-    derived = 0
     for where, example in records:
         qid, question, paragraphs = _parse_example(example, where, split, variant)
-        if qid is None:
-            qid, derived = derived_id(question.text, set(first_seen)), derived + 1
-        elif qid in first_seen:
-            raise where.error(f"duplicate id {qid!r}, already in {first_seen[qid].describe()}", _id_key(example))
-        first_seen[qid] = where
+        qid = ids.take(qid, question.text, where, "_id" if "_id" in example else "id")
         questions.append(question.model_copy(update={"qid": qid}))
         for doc in paragraphs:
             if documents.setdefault(doc.doc_id, doc).text != doc.text:
                 conflicts.append(doc.doc_id)
     if conflicts:
         _warn_conflicts(path, conflicts)
-    notes = [derived_id_note(derived, len(questions))] if derived else []
-    for note in notes:
-        warnings.warn(f"{path}: {note}", stacklevel=2)
+    notes = ids.notes(path, len(questions))
     name = name or path.stem
     corpus = Corpus(documents.values(), name=name)
     evalset = EvalSet(questions, name=name)
     return Dataset(corpus, evalset, name=name, source=str(path), allow_missing_gold=True, notes=notes)
-
-
-def _id_key(example: dict[str, Any]) -> str:
-    return "_id" if "_id" in example else "id"
 
 
 def _warn_conflicts(path: Path, titles: list[str]) -> None:

@@ -36,6 +36,15 @@ def json_type(value: Any) -> str:
     return names.get(type(value), type(value).__name__)
 
 
+def read_text(path: Path) -> str:
+    """A whole UTF-8 file (a byte-order mark accepted); bytes that are not UTF-8 are an error naming the file and the
+    line (:func:`utf8_text`)."""
+    try:
+        return utf8_text(path.read_bytes())
+    except NotUtf8 as exc:
+        raise DataFormatError(path, exc.reason, line=exc.line) from None
+
+
 def read_lines(path: Path) -> Iterator[tuple[int, str]]:
     """Yield ``(line number, text)`` for each line of a UTF-8 file (a byte-order mark accepted), without its
     line ending; a line that is not UTF-8 is an error naming the file and the line (:func:`utf8_text`)."""

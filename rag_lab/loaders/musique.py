@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-import warnings
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders.fields import derived_id, derived_id_note, is_int, listing, record_id, string
+from rag_lab.loaders.fields import QuestionIds, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
 from rag_lab.loaders.rows import Where, read_records
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
@@ -58,15 +57,9 @@ def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
 
     documents: dict[str, Document] = {}
     questions: list[Question] = []
-    first_seen: dict[str, Where] = {}
-    derived = 0
+    ids = QuestionIds()
     for ex in examples:
-        qid = ex.qid
-        if qid is None:
-            qid, derived = derived_id(ex.fields["text"], set(first_seen)), derived + 1
-        elif qid in first_seen:
-            raise ex.where.error(f"duplicate id {qid!r}, already in {first_seen[qid].describe()}", "id")
-        first_seen[qid] = ex.where
+        qid = ids.take(ex.qid, ex.fields["text"], ex.where, "id")
         for p in ex.paragraphs.values():
             documents.setdefault(doc_id(p), Document(doc_id=doc_id(p), title=p.title, text=p.text,
                                                      metadata={"source": "wikipedia"}))
@@ -74,9 +67,7 @@ def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
         supporting = [doc_id(p) for _, p in sorted(ex.paragraphs.items()) if p.supporting]
         gold = tuple(dict.fromkeys([*hops, *supporting]))
         questions.append(Question(qid=qid, gold_doc_ids=gold, hop_doc_ids=hops, split=split, **ex.fields))
-    notes = [derived_id_note(derived, len(questions))] if derived else []
-    for note in notes:
-        warnings.warn(f"{path}: {note}", stacklevel=2)
+    notes = ids.notes(path, len(questions))
     name = name or path.stem
     return Dataset(Corpus(documents.values(), name=name), EvalSet(questions, name=name), name=name,
                    source=str(path), notes=notes)

@@ -14,10 +14,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from rag_lab.config_files import NotUtf8, utf8_text
 from rag_lab.errors import DataFormatError
 from rag_lab.loaders.fields import derived_id, is_int
-from rag_lab.loaders.jsonl import json_type, read_jsonl
+from rag_lab.loaders.jsonl import json_type, read_jsonl, read_text
 from rag_lab.records import UNLABELED, Question
 
 #: The fields a question row may have (a CSV column ``metadata.<key>`` or a JSON ``metadata`` object adds metadata).
@@ -28,7 +27,7 @@ CSV_LIST_SEPARATOR = "|"
 METADATA_PREFIX = "metadata."
 #: The type of an unanswerable question that names none (as MuSiQue and the world label them).
 UNANSWERABLE = "unanswerable"
-_TRUE, _FALSE = ("true", "yes", "1"), ("false", "no", "0")
+_BOOLEAN = {"true": True, "yes": True, "1": True, "false": False, "no": False, "0": False}
 
 
 def read_questions(path: Path, doc_ids: Collection[str], split: str) -> tuple[list[Question], list[str]]:
@@ -43,7 +42,7 @@ def read_questions(path: Path, doc_ids: Collection[str], split: str) -> tuple[li
         if qid is None:
             derived += 1
             text = row.get("question")
-            qid = derived_id(text if isinstance(text, str) else "", set(first_line))
+            qid = derived_id(text if isinstance(text, str) else "", first_line)
         elif qid in first_line:
             raise DataFormatError(path, f"duplicate id {qid!r} (first on line {first_line[qid]})", line=line,
                                   field="id")
@@ -150,10 +149,7 @@ def _csv_rows(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """Each data row of a CSV file (header first; blank rows skipped) as the fields a JSON line would have."""
     if not path.is_file():
         raise DataFormatError(path, "file not found")
-    try:
-        text = utf8_text(path.read_bytes())
-    except NotUtf8 as exc:
-        raise DataFormatError(path, exc.reason, line=exc.line) from None
+    text = read_text(path)
     reader = csv.reader(io.StringIO(text, newline=""))
     try:
         header = [cell.strip() for cell in next(reader)]
@@ -206,7 +202,9 @@ def _csv_fields(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
         elif name in LIST_FIELDS:
             fields[name] = [item.strip() for item in value.split(CSV_LIST_SEPARATOR) if item.strip()]
         elif name == "answerable":
-            fields[name] = _boolean(value, path, line)
+            if value.lower() not in _BOOLEAN:
+                raise DataFormatError(path, f"must be true or false (yes/no, 1/0), got {value!r}", line=line, field=name)
+            fields[name] = _BOOLEAN[value.lower()]
         elif name == "min_hops":
             if not value.isdigit():
                 raise DataFormatError(path, f"must be a whole number, got {value!r}", line=line, field=name)
@@ -216,11 +214,3 @@ def _csv_fields(row: dict[str, str], path: Path, line: int) -> dict[str, Any]:
     if metadata:
         fields["metadata"] = metadata
     return fields
-
-
-def _boolean(value: str, path: Path, line: int) -> bool:
-    if value.lower() in _TRUE:
-        return True
-    if value.lower() in _FALSE:
-        return False
-    raise DataFormatError(path, f"must be true or false (yes/no, 1/0), got {value!r}", line=line, field="answerable")

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rag_lab.config_files import NotUtf8, check_no_foreign_bom, utf8_text
+from rag_lab.config_files import NotUtf8, check_no_foreign_bom
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders.jsonl import read_jsonl
+from rag_lab.loaders.jsonl import read_jsonl, read_text
 
 _CHUNK = 1 << 16
 PARQUET_MAGIC = b"PAR1"
@@ -81,11 +81,7 @@ def read_records(path: Path) -> Iterator[tuple[Where, Any]]:
 def _read_array(path: Path) -> list[Any]:
     """Parse a whole file holding a JSON array."""
     try:
-        text = utf8_text(path.read_bytes())
-    except NotUtf8 as exc:
-        raise DataFormatError(path, exc.reason, line=exc.line) from None
-    try:
-        return json.loads(text)
+        return json.loads(read_text(path))
     except json.JSONDecodeError as exc:
         message = f"invalid JSON: {exc.msg} (column {exc.colno})"
         raise DataFormatError(path, message, line=exc.lineno) from None

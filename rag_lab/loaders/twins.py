@@ -1,9 +1,7 @@
-"""Unanswerable twins of a dataset's questions: the same questions over the corpus without any document that
-supports any question (nor any document of the same title), so refusing is the right reply to every one
-(docs/real-data.md, "Unanswerable twins"). A twin has no answer and carries ``pair_id``, ``original_answers``,
-``removed_doc_ids`` and ``answer_in_corpus`` in ``metadata``; one with a gold answer still in the corpus is kept
-out of the claims (:func:`insufficient`). :func:`twins_of` makes them; :func:`rag_lab.loaders.load_dataset` gives
-them for a name ending in :data:`TWINS_SUFFIX`."""
+"""Unanswerable twins of a dataset's questions (:func:`twins_of`; :func:`rag_lab.loaders.load_dataset` gives them
+for a name ending in :data:`TWINS_SUFFIX`): the same questions over the corpus without any document that supports
+any question, so refusing is the right reply to every one. The construction and the metadata each twin carries:
+docs/real-data.md, "Unanswerable twins"."""
 
 from __future__ import annotations
 
@@ -13,7 +11,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 from rag_lab.text_overlap import normalize_answer
 
-__all__ = ["TWINS_SUFFIX", "TWIN_QID_SUFFIX", "insufficient", "pair_id", "twin_count", "twins_of"]
+__all__ = ["TWINS_SUFFIX", "TWIN_QID_SUFFIX", "insufficient", "twin_count", "twins_of"]
 
 #: A dataset name ending so names the twins of the dataset before it (``hotpotqa_sample_twins``).
 TWINS_SUFFIX = "_twins"
@@ -71,11 +69,6 @@ class _AnswerIndex:
         """The ids of the documents that hold one of ``answers`` (a yes/no answer is never searched for)."""
         needles = [f" {a} " for a in map(normalize_answer, answers) if a and a not in _YES_NO]
         return [doc_id for doc_id, text in self._texts if any(n in text for n in needles)]
-
-
-def pair_id(question: Question) -> str:
-    """The id of the pair ``question`` belongs to: a twin's original's qid, else its own."""
-    return str(question.metadata.get("pair_id", question.qid))
 
 
 def insufficient(question: Question) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders.beir import read_corpus
+from rag_lab.loaders.beir import read_corpus, validation_error
 from rag_lab.loaders.jsonl import read_jsonl
 from rag_lab.records import Corpus, Dataset, EvalSet, Question
 
@@ -16,12 +16,6 @@ WORLD_FILES = ("corpus.jsonl", "questions.jsonl", "world.json")
 
 def is_world_folder(path: Path) -> bool:
     return path.is_dir() and all((path / name).is_file() for name in WORLD_FILES)
-
-
-def _validation_error(path: Path, line: int, exc: ValidationError) -> DataFormatError:
-    err = exc.errors()[0]
-    field = ".".join(str(p) for p in err["loc"]) or None
-    return DataFormatError(path, err["msg"], line=line, field=field)
 
 
 def _with_hop_order(question: Question) -> Question:
@@ -45,7 +39,7 @@ def load_world(folder: str | Path, name: str = "world") -> Dataset:
         try:
             questions.append(_with_hop_order(Question.model_validate(row)))
         except ValidationError as exc:
-            raise _validation_error(questions_path, line, exc) from None
+            raise validation_error(questions_path, line, exc) from None
     try:
         return Dataset(Corpus(docs, name=name), EvalSet(questions, name=name), name=name, source=str(folder))
     except ValueError as exc:

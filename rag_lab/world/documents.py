@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import datetime as dt
 import random
-from collections.abc import Callable
 
 from rag_lab.records import Document
 from rag_lab.world import vocab
 from rag_lab.world.entities import Flag, Incident, Person, Release, Service, Team, World
-
-Pick = Callable[..., str]
 
 
 def _say(rng: random.Random, *variants: str) -> str:

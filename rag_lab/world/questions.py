@@ -233,16 +233,8 @@ def stale(w: World, rng: random.Random) -> list[dict]:
     return out
 
 
-BUILDERS = {
-    "single": single,
-    "bridge": bridge,
-    "comparison": comparison,
-    "mismatch": mismatch,
-    "alias": alias,
-    "vague": vague,
-    "unanswerable": unanswerable,
-    "stale": stale,
-}
+#: The question builders by question type (each function is named after its type).
+BUILDERS = {build.__name__: build for build in (single, bridge, comparison, mismatch, alias, vague, unanswerable, stale)}
 
 
 def build_questions(w: World, rng: random.Random, types: Sequence[str], per_type: int,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from rag_lab.llm.prompts import EvidenceItem
-from rag_lab.llm.sim.names import Entity, extract, mentions
+from rag_lab.llm.sim.names import Entity, extract, mentions, whole_words
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.text import STOPWORDS, content_stems, numbers, sentences, stem, with_equivalents, years
@@ -38,12 +38,6 @@ NEAR_W, NEAR_CAP = 0.05, 10
 STRENGTH_W, DEPTH_W = 0.5, 0.3
 #: Lower-case words after which a capitalised word is still a name, not a modifier ("Aqua is", "Tulsa in").
 _NOT_HEAD = tuple(sorted(STOPWORDS | {"born", "died", "became", "won", "played", "released", "founded"}))
-
-
-@lru_cache(maxsize=8192)
-def _whole_words(label: str) -> re.Pattern[str]:
-    """``label`` as whole words, in any case (compiled once a label: the ``re`` module's own cache holds 512)."""
-    return re.compile(r"(?<!\w)" + re.escape(label) + r"(?!\w)", re.I)
 
 
 @lru_cache(maxsize=8192)
@@ -179,7 +173,7 @@ class Evidence:
                 return
             name, source, _ = found
             passed.add(name.lower())
-            pattern = re.compile(r"(?<!\w)" + re.escape(name) + r"(?!\w)", re.I)
+            pattern = whole_words(name)
             reached = [k for k, it in enumerate(self.items) if k not in self.hop and pattern.search(it.text)]
             misses = misses + 1 if not reached else 0
             for k in reached:
@@ -201,7 +195,7 @@ class Evidence:
     @staticmethod
     def _names_title(text: str, other: Item) -> bool:
         label = other.label
-        return len(label) > 2 and _whole_words(label).search(text) is not None
+        return len(label) > 2 and whole_words(label).search(text) is not None
 
     def _embed_sentences(self, indices: list[int]) -> None:
         if self._similarity is None:

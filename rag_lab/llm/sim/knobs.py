@@ -125,7 +125,7 @@ def broken_json(obj: dict[str, Any], rng: random.Random) -> str:
     if style == 1:
         return repr(obj)
     if style == 2:
-        inner = ", ".join(f"{k}: {v if not isinstance(v, str) else v}" for k, v in obj.items())
+        inner = ", ".join(f"{k}: {v}" for k, v in obj.items())
         return "{" + inner + "}"
     lines = [f"{k}: {v}" for k, v in obj.items()]
     return "Sure! Here is my decision.\n" + "\n".join(lines)

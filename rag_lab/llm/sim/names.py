@@ -103,7 +103,8 @@ def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
 
 
 @lru_cache(maxsize=65536)
-def _pattern(key: str) -> re.Pattern[str]:
+def whole_words(key: str) -> re.Pattern[str]:
+    """``key`` as whole words, in any case (compiled once a key: the ``re`` module's own cache holds 512)."""
     return re.compile(r"(?<![\w])" + re.escape(key) + r"(?![\w])", re.IGNORECASE)
 
 
@@ -115,17 +116,9 @@ def code_spans(text: str) -> list[str]:
 def mentions(text: str, entity: Entity) -> bool:
     """Whether ``text`` names ``entity``: the whole name, or every significant word of a
     multi-word name (``Nolan's`` film names ``Christopher Nolan`` only with both words)."""
-    if _pattern(entity.key).search(text):
+    if whole_words(entity.key).search(text):
         return True
     tokens = entity.tokens
     if len(tokens) >= 2:
-        return all(_pattern(t).search(text) for t in tokens)
+        return all(whole_words(t).search(text) for t in tokens)
     return False
-
-
-def overlap(entity: Entity, text: str) -> float:
-    """Share of ``entity``'s significant words that ``text`` contains (a partial mention)."""
-    tokens = entity.tokens
-    if not tokens:
-        return 0.0
-    return sum(1 for t in tokens if _pattern(t).search(text)) / len(tokens)

@@ -49,21 +49,6 @@ def parse_searches(block: str) -> list[str]:
     return out
 
 
-def requested_count(system_text: str, default: int = 3) -> int:
-    """The ``n`` the instruction asks for ("Write 3 alternative search queries")."""
-    m = _N.search(system_text)
-    return max(1, min(16, int(m.group(1)))) if m else default
-
-
-def template_of(system_text: str) -> str:
-    """Which answer template the prompt uses: ``fallback``, ``ambiguous`` or ``correct``."""
-    if "No usable evidence was found" in system_text:
-        return "fallback"
-    if "may be only partly relevant" in system_text or "confidence is low" in system_text:
-        return "ambiguous"
-    return "correct"
-
-
 @dataclass(frozen=True)
 class Prompt:
     """One request as the simulator reads it. ``items`` is ``None`` when the prompt has no EVIDENCE
@@ -90,11 +75,18 @@ class Prompt:
 
     @property
     def template(self) -> str:
-        return template_of(self.system)
+        """Which answer template the prompt uses: ``fallback``, ``ambiguous`` or ``correct``."""
+        if "No usable evidence was found" in self.system:
+            return "fallback"
+        if "may be only partly relevant" in self.system or "confidence is low" in self.system:
+            return "ambiguous"
+        return "correct"
 
     @property
     def count(self) -> int:
-        return requested_count(self.system)
+        """The ``n`` the instruction asks for ("Write 3 alternative search queries"; 3 when it names none)."""
+        m = _N.search(self.system)
+        return max(1, min(16, int(m.group(1)))) if m else 3
 
 
 def _unbracketed(item: EvidenceItem) -> EvidenceItem:

@@ -1,4 +1,4 @@
-"""Plain-text helpers of the simulator: words, a light stemmer, English function words, sentences, dates, years, numbers
+"""Plain-text helpers of the simulator: words, a light stemmer, English function words, sentences, years, numbers
 and percentages. General English; nothing here is specific to a corpus."""
 
 from __future__ import annotations
@@ -28,18 +28,7 @@ _SENTENCE_END = re.compile(
 )
 _CITATION = re.compile(r"\s*\[\d+\]")
 
-_MONTHS = {m: i for i, m in enumerate(
-    "january february march april may june july august september october november december".split(), start=1)}
-_MONTH_ABBR = {m[:3]: i for m, i in _MONTHS.items()}
 _ISO_DATE = re.compile(r"\b((?:19|20)\d\d)-(0[1-9]|1[0-2])-([0-2]\d|3[01])\b")
-_LONG_DATE = re.compile(
-    r"\b(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?\s+([0-3]?\d)(?:st|nd|rd|th)?,?\s+((?:19|20)\d\d)\b",
-    re.IGNORECASE,
-)
-_DAY_FIRST_DATE = re.compile(
-    r"\b([0-3]?\d)(?:st|nd|rd|th)?\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?,?\s+((?:19|20)\d\d)\b",
-    re.IGNORECASE,
-)
 _YEAR = re.compile(r"(?<![\d.\-])((?:1[5-9]|20)\d\d)(?!\d)(?![.\-]\d)")
 _NUMBER = re.compile(r"(?<![\w.\-@#])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?![\w.\-]*[A-Za-z_])")
 
@@ -129,22 +118,6 @@ def sentences(text: str) -> list[str]:
 def strip_citations(text: str) -> str:
     """``text`` without ``[n]`` markers."""
     return _CITATION.sub("", text)
-
-
-
-
-
-
-
-
-def dates(text: str) -> list[str]:
-    """ISO dates (``YYYY-MM-DD``) written in ``text`` as ISO or as ``October 16, 2024`` / ``16 Oct 2024``."""
-    found = [f"{y}-{m}-{d}" for y, m, d in _ISO_DATE.findall(text)]
-    for mon, day, year in _LONG_DATE.findall(text):
-        found.append(f"{year}-{_MONTH_ABBR[mon[:3].lower()]:02d}-{int(day):02d}")
-    for day, mon, year in _DAY_FIRST_DATE.findall(text):
-        found.append(f"{year}-{_MONTH_ABBR[mon[:3].lower()]:02d}-{int(day):02d}")
-    return [d for d in found if 1 <= int(d[8:]) <= 31]
 
 
 def years(text: str) -> list[int]:

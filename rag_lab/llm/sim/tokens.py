@@ -58,12 +58,9 @@ class TokenCounter:
         with self._lock:
             return sum(self._lines[line] for line in lines)
 
-    def count_many(self, texts: Sequence[str]) -> list[int]:
-        return [self.count(t) for t in texts]
-
     def prompt_tokens(self, messages: Sequence[Message]) -> int:
         """Tokens of a chat prompt under the accounting stated in the module doc."""
-        return sum(self.count_many([m.content for m in messages])) + PER_MESSAGE_OVERHEAD * len(messages) + REPLY_PRIMING
+        return sum(self.count(m.content) for m in messages) + PER_MESSAGE_OVERHEAD * len(messages) + REPLY_PRIMING
 
     def truncate(self, text: str, max_tokens: int) -> str:
         """``text`` cut after ``max_tokens`` tokens (as a model stops at its token limit)."""
