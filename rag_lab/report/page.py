@@ -25,13 +25,12 @@ from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE, EXPLORATORY_SENTENCE
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
-from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, difference_cell, summarize
+from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, difference_cell, identical_columns, summarize
 from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
-from rag_lab.report.collapse import collapsed, identical_columns
 from rag_lab.report.glance import glance_html, glance_table
 from rag_lab.report.header import TITLE, header_html
 from rag_lab.report.render import render
@@ -93,6 +92,12 @@ def _is_text(col: str) -> bool:
 def _collapsed_note(same: Mapping[str, str]) -> str:
     pairs = "; ".join(f"{html.escape(dup)} = {html.escape(kept)}" for dup, kept in same.items())
     return template(__package__, "templates/collapsed_note.html").substitute(pairs=pairs)
+
+
+def collapsed(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
+    """``table`` without the columns ``same`` names as duplicates (and their ``_lo``/``_hi`` bounds)."""
+    drop = [c for col in same for c in (col, f"{col}_lo", f"{col}_hi") if c in table.columns]
+    return table.drop(columns=drop)
 
 
 def results_table_html(table: pd.DataFrame, cost_col: str, quality_col: str) -> str:

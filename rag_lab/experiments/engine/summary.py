@@ -5,13 +5,14 @@ warnings; the pages compute nothing of it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.evaluation.families import is_quality
 from rag_lab.experiments.engine.comparisons import comparisons, declared_finding, is_measured
 from rag_lab.experiments.engine.findings import Finding, finding_line, provisional_findings
 from rag_lab.experiments.engine.labels import config_changes
@@ -22,7 +23,7 @@ from rag_lab.stats.holds import on_claimed_side
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import Detectable
 from rag_lab.stats.significance import p_clause, p_text
-from rag_lab.stats.summary import add_pareto
+from rag_lab.stats.summary import add_pareto, is_ci_bound
 
 
 @dataclass(frozen=True)
@@ -207,3 +208,28 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
         deltas=delta_rows(frames, changes), reference=reference_sentence(frames) if frames else "",
         reference_title=title, labels=labels, progress=progress, provenance=provenance, warnings=warnings,
         spent_ratio=spent_ratio(table))
+
+
+def identical_columns(table: pd.DataFrame, rows: pd.DataFrame | None = None,
+                      columns: Sequence[str] | None = None, prefer: Sequence[str] = ()) -> dict[str, str]:
+    """Each ``quality_*`` column of ``table`` (or of ``columns``) equal to an earlier one → that earlier column: on
+    every per-question row of ``rows`` when given (:meth:`~rag_lab.experiments.engine.results.SweepResult.all_rows`;
+    missing values equal only missing ones), else on every value of ``table``. Columns in ``prefer`` (the plotted one)
+    come first, so they are the ones kept."""
+    source = rows if rows is not None and len(rows) else table
+    listed = list(columns if columns is not None else table.columns)
+    names = [c for c in [*(p for p in prefer if p in listed), *(c for c in listed if c not in prefer)]
+             if is_quality(c) and not is_ci_bound(c, list(table.columns)) and c in source.columns]
+    same: dict[str, str] = {}
+    for i, col in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in same and _equal(source[earlier], source[col]):
+                same[col] = earlier
+                break
+    return same
+
+
+def _equal(a: pd.Series, b: pd.Series) -> bool:
+    a, b = pd.to_numeric(a, errors="coerce"), pd.to_numeric(b, errors="coerce")
+    return bool(((a == b) | (a.isna() & b.isna())).all())
+
