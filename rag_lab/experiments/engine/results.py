@@ -23,7 +23,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.evaluation.families import absent_value, is_cost, is_reproducible, metric_columns
+from rag_lab.evaluation.families import family_of, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.labels import changes_label, config_changes
@@ -372,39 +372,47 @@ class SweepResult:
         ``reference`` (as in :meth:`reference`), those that differ from that candidate (``reference`` for itself)."""
         configs = self._configs_by_id()
         if reference is None:
-            ref_config, same = self.description.get("base_config", {}), "base"
+            changes, same = self.changes(), "base"
         else:
             ref_config, same = configs[self.reference(reference)["config_id"]]["config"], "reference"
-        return {cid: changes_label(config_changes(entry["config"], ref_config, self.swept_keys), same=same)
-                for entry in configs.values() for cid in entry["candidate_ids"]}
+            changes = {k: config_changes(entry["config"], ref_config, self.swept_keys) for k, entry in configs.items()}
+        return {cid: changes_label(changes[k], same=same) for k, entry in configs.items() for cid in entry["candidate_ids"]}
 
-    def _metric_matrix(self, entry: Mapping[str, Any], metric: str) -> np.ndarray:
+    def changes(self) -> dict[str, dict[str, Any]]:
+        """Each distinct config's settings that differ from the sweep's base config: ``config_id`` → dotted key →
+        value (:func:`~rag_lab.experiments.engine.labels.config_changes`), in table order."""
+        base = self.description.get("base_config", {})
+        return {k: config_changes(entry["config"], base, self.swept_keys) for k, entry in self._configs_by_id().items()}
+
+    def _metric_matrix(self, entry: Mapping[str, Any], metric: str, absent: float) -> np.ndarray:
         """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of one config; NaN where a
-        question is missing or undefined, 0 where a cost key is absent (a role never called costs nothing)."""
-        absent = absent_value(metric)
+        question is missing or undefined, ``absent`` where its key is (0 for a cost: a role never called costs nothing)."""
         columns = []
         for cid in entry["candidate_ids"]:
             rows = self.store.rows(cid)
             columns.append([math.nan if q not in rows else _number(rows[q].get(metric, absent)) for q in self.qids])
         return np.array(columns, dtype=float).T
 
-    def _check_metric(self, metric: str) -> None:
+    def _absent(self, metric: str) -> float:
+        """What a row without ``metric`` counts as (its family's); a clear error for a metric the run does not have
+        (a cost need not be in a row: a role never called)."""
+        family = family_of(metric)
         first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
-        if not is_cost(metric) and metric not in first:
-            known = sorted(metric_columns(first))
-            raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
+        if (family is None or family.side != "cost") and metric not in first:
+            raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {sorted(metric_columns(first))})")
+        return math.nan if family is None else family.absent
 
     def paired_values(self, metric: str, candidate: str | Mapping[str, Any],
                       reference: str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of ``candidate`` and of
         ``reference`` (each picked as in :meth:`reference`), aligned for a paired test; NaN where undefined."""
-        self._check_metric(metric)
+        absent = self._absent(metric)
         configs = self._configs_by_id()
         cand, ref = configs[self.reference(candidate)["config_id"]], configs[self.reference(reference)["config_id"]]
         if cand["seeds"] != ref["seeds"]:
             raise ConfigError(f"the candidate ran seeds {cand['seeds']}, the reference {ref['seeds']}: "
                              "a paired difference needs the same seeds")
-        return self._metric_matrix(cand, metric), self._metric_matrix(ref, metric)
+        return self._metric_matrix(cand, metric, absent), self._metric_matrix(ref, metric, absent)
 
     def compare(self, metric: str = DEFAULT_QUALITY, reference: str | Mapping[str, Any] | None = None,
                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
@@ -425,18 +433,18 @@ class SweepResult:
         corrects over its own family (:func:`rag_lab.stats.significance.holm`). ``attrs["reference"]`` is
         :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
         base is not a grid point)."""
-        self._check_metric(metric)
+        absent = self._absent(metric)
         ref = self.reference(reference)
         configs = self._configs_by_id()
         ref_entry = configs[ref["config_id"]]
-        ref_values = self._metric_matrix(ref_entry, metric)
+        ref_values = self._metric_matrix(ref_entry, metric, absent)
         labels = self.labels(ref["config_id"])
         records = []
         for config_id, entry in configs.items():
             if entry["seeds"] != ref_entry["seeds"]:
                 raise ConfigError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
                                  "a paired difference needs the same seeds")
-            values = self._metric_matrix(entry, metric)
+            values = self._metric_matrix(entry, metric, absent)
             test = paired_test(values, ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
             diff = test.difference
             candidate = entry["candidate_ids"][0]

@@ -15,7 +15,6 @@ from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.evaluation.families import is_quality
 from rag_lab.experiments.engine.comparisons import comparisons, declared_finding, is_measured
 from rag_lab.experiments.engine.findings import Finding, finding_line, provisional_findings
-from rag_lab.experiments.engine.labels import config_changes
 from rag_lab.experiments.engine.provenance import Provenance
 from rag_lab.experiments.engine.reply_checks import reply_warnings
 from rag_lab.experiments.engine.results import RunProgress, SweepResult
@@ -194,18 +193,17 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
     quality_col = quality_col or sweep.headline_quality
     ran, progress, complete, labels, provenance = (sweep.question_runs(), sweep.progress(), sweep.complete,
                                                    sweep.labels(), sweep.provenance)
-    base, swept = sweep.description.get("base_config", {}), sweep.swept_keys
-    changes = {c: config_changes(sweep.config_of(c), base, swept) for c in dict.fromkeys(sweep.table["config_id"])}
     findings = tuple(provisional_findings(sweep))
     frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if ran else {}
     warnings = tuple(reply_warnings(sweep))
-    table = add_pareto(sweep.table, cost_col, quality_col)
+    same_front = (cost_col, quality_col) == tuple(sweep.pareto_columns)
+    table = sweep.table if same_front else sweep.pareto(cost_col, quality_col)
     title = "the reference"
     if frames:
         title = str(next(iter(frames.values())).attrs.get("reference", {}).get("title", "the reference"))
     return SweepSummary(
         quality_col, cost_col, table, findings=findings, provisional=not complete, frames=frames,
-        deltas=delta_rows(frames, changes), reference=reference_sentence(frames) if frames else "",
+        deltas=delta_rows(frames, sweep.changes()), reference=reference_sentence(frames) if frames else "",
         reference_title=title, labels=labels, progress=progress, provenance=provenance, warnings=warnings,
         spent_ratio=spent_ratio(table))
 
