@@ -110,10 +110,15 @@ class SweepResult:
         full = self.table["n_questions"] == len(self.qids)
         if self.search is None:
             return bool(full.all())
-        trials = self.search.get("trials") if self.search.get("sampler") != "grid" else None
-        if trials is not None and len(self.store.trials()) < trials:
+        if self._trials_left():
             return False
         return bool((full | (self.table["status"] == "dropped")).all())
+
+    def _trials_left(self) -> int:
+        """A search's sampler trials not yet proposed (0 for a grid sweep or ``sampler: grid``)."""
+        search = self.search or {}
+        trials = search.get("trials") if search.get("sampler") != "grid" else None
+        return 0 if trials is None else max(0, int(trials) - len(self.store.trials()))
 
     @property
     def param_columns(self) -> list[str]:
@@ -127,10 +132,7 @@ class SweepResult:
 
     def write_reproducible_table(self, path: str | Path) -> Path:
         """:meth:`reproducible_table` as CSV (floats to 10 significant digits), for a byte-for-byte comparison."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.reproducible_table().to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
-        return path
+        return _write_csv(path, self.reproducible_table(), "", float_format="%.10g")
 
     def _build_table(self) -> pd.DataFrame:
         records = []
@@ -176,15 +178,12 @@ class SweepResult:
         full = table["n_questions"] == len(self.qids)
         status = [race[c]["status"] if c in race else "complete" if f else "incomplete"
                   for c, f in zip(table["candidate_id"], full, strict=True)]
-        dropped = [race.get(c, {}).get("status") == "dropped" for c in table["candidate_id"]]
+        dropped = [s == "dropped" for s in status]
+        drops = [race[c] if d else {} for c, d in zip(table["candidate_id"], dropped, strict=True)]
         table = table.assign(
-            status=status,
-            dropped_after=pd.Series([race[c]["n_questions"] if d else None for c, d in zip(table["candidate_id"], dropped,
-                                                                                           strict=True)], dtype=object),
-            dropped_by=pd.Series([race[c]["rival"] if d else None for c, d in zip(table["candidate_id"], dropped,
-                                                                                  strict=True)], dtype=object),
-            drop_reason=[race[c]["reason"] if d else "" for c, d in zip(table["candidate_id"], dropped, strict=True)],
-        )
+            status=status, dropped_after=pd.Series([d.get("n_questions") for d in drops], dtype=object),
+            dropped_by=pd.Series([d.get("rival") for d in drops], dtype=object),
+            drop_reason=[d.get("reason", "") for d in drops])
         feasible = np.ones(len(table), dtype=bool)
         for text in self.search.get("constraints") or []:
             constraint = Constraint.parse(text)
@@ -247,26 +246,18 @@ class SweepResult:
     def write_rows(self, path: str | Path) -> Path:
         """:meth:`all_rows` as CSV (one line per run and question), under the run's provenance as ``#`` lines
         (:meth:`~rag_lab.experiments.engine.provenance.Provenance.comment_lines`; ``pd.read_csv(path, comment="#")``)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as out:
-            out.write(self.provenance.comment_lines())
-            self.all_rows().to_csv(out, index=False, lineterminator="\n")
-        return path
+        return _write_csv(path, self.all_rows(), self.provenance.comment_lines())
 
     def write_table(self, path: str | Path) -> Path:
         """:meth:`reproducible_table` with the run's provenance: Parquet for a ``.parquet`` path (the provenance as
         JSON in the schema's metadata, key ``rag_lab.provenance``; needs pyarrow), else CSV under ``#`` lines as
         :meth:`write_rows` writes them — the rows below them are :meth:`write_reproducible_table`'s, byte for byte."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix.lower() == ".parquet":
+            path.parent.mkdir(parents=True, exist_ok=True)
             write_parquet(self.reproducible_table(), path, self.provenance)
             return path
-        with path.open("w", encoding="utf-8", newline="") as out:
-            out.write(self.provenance.comment_lines())
-            self.reproducible_table().to_csv(out, index=False, float_format="%.10g", lineterminator="\n")
-        return path
+        return _write_csv(path, self.reproducible_table(), self.provenance.comment_lines(), float_format="%.10g")
 
     def traces(self, candidate_id: str) -> CandidateTraces:
         """The per-question traces of one run: a mapping ``qid → Trace``, read lazily."""
@@ -473,9 +464,7 @@ class SweepResult:
         for _, row in self.table.iterrows():
             dropped = self.search is not None and row.get("status") == "dropped"
             planned += int(row["n_questions"]) if dropped else per
-        trials = (self.search or {}).get("trials") if (self.search or {}).get("sampler") != "grid" else None
-        if trials is not None:
-            planned += max(0, int(trials) - len(self.store.trials())) * per
+        planned += self._trials_left() * per
         return RunProgress(finished=self.question_runs(), planned=planned)
 
     def _known(self, candidate_id: str) -> str:
@@ -491,3 +480,13 @@ class SweepResult:
 def _number(value: Any) -> float:
     """A stored metric value as a float: None (undefined) as NaN."""
     return math.nan if value is None else float(value)
+
+
+def _write_csv(path: str | Path, frame: pd.DataFrame, head: str, **options: Any) -> Path:
+    """``frame`` as CSV (``\\n`` line ends, no index) under the ``head`` lines, in a folder made if needed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as out:
+        out.write(head)
+        frame.to_csv(out, index=False, lineterminator="\n", **options)
+    return path
