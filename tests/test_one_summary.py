@@ -73,7 +73,7 @@ def test_the_cli_and_the_report_show_the_same_verdicts_and_deltas(pages):
             assert ((cell.text + " *") in cli[row.label]) == (cell.measured and cell.declared is None)
             declared += cell.declared is not None
     assert declared == 2                               # each declared claim sits in its cell on both pages
-    lines = summary.finding_lines()
+    lines = list(summary.finding_lines)
     assert [ln.removeprefix("  ") for ln in text.splitlines() if ln.startswith("  ✓") or ln.startswith("  ✗")] == lines
     assert re.findall(r"<li>(.*?)</li>", page.split('<ul class="note findings">')[1].split("</ul>")[0]) == lines
 

@@ -187,7 +187,7 @@ def declared_text(summary: SweepSummary) -> str:
     it is provisional on an unfinished sweep)."""
     if not summary.findings:
         return ""
-    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {line}" for line in summary.finding_lines())
+    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {line}" for line in summary.finding_lines)
 
 
 def delta_table_text(summary: SweepSummary) -> str:

@@ -169,7 +169,7 @@ def delta_table_html(summary: SweepSummary) -> str:
 def _findings_section(summary: SweepSummary) -> str:
     """The claims the sweep declared up front, each with its one test, kind and verdict (as ``rag-lab sweep`` prints
     them, from the same summary)."""
-    return render("findings.html.j2", sentence=DECLARED_SENTENCE, lines=summary.finding_lines())
+    return render("findings.html.j2", sentence=DECLARED_SENTENCE, lines=summary.finding_lines)
 
 
 def _delta_section(summary: SweepSummary, figures: Mapping[str, Any]) -> list[str]:

@@ -69,13 +69,15 @@ class DeltaRow:
 class SweepSummary:
     """What a sweep found, once. ``table`` is the results table with the Pareto front of ``cost_col`` ×
     ``quality_col``; ``frames`` the exploratory comparisons (for the forest plots) and ``deltas`` their rows;
-    ``findings`` the declared claims (``provisional`` on an unfinished sweep). A bare table has no sweep parts."""
+    ``findings`` the declared claims (``provisional`` on an unfinished sweep), ``finding_lines`` one line each
+    (:func:`~rag_lab.experiments.engine.findings.finding_line`). A bare table has no sweep parts."""
 
     quality_col: str
     cost_col: str
     table: pd.DataFrame
     findings: tuple[Finding, ...] = ()
     provisional: bool = False
+    finding_lines: tuple[str, ...] = ()
     frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     deltas: tuple[DeltaRow, ...] = ()
     reference: str = ""
@@ -96,9 +98,6 @@ class SweepSummary:
         """The candidates on the Pareto front."""
         return tuple(self.table.loc[self.table["is_pareto"].astype(bool), "candidate_id"])
 
-    def finding_lines(self) -> list[str]:
-        """One line per declared claim (:func:`~rag_lab.experiments.engine.findings.finding_line`)."""
-        return [finding_line(f, self.provisional) for f in self.findings]
 
 
 def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
@@ -201,7 +200,8 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
     if frames:
         title = str(next(iter(frames.values())).attrs.get("reference", {}).get("title", "the reference"))
     return SweepSummary(
-        quality_col, cost_col, table, findings=findings, provisional=not complete, frames=frames,
+        quality_col, cost_col, table, findings=findings, provisional=not complete,
+        finding_lines=tuple(finding_line(f, not complete) for f in findings), frames=frames,
         deltas=delta_rows(frames, sweep.changes()), reference=reference_sentence(frames) if frames else "",
         reference_title=title, labels=labels, progress=progress, provenance=provenance, warnings=warnings,
         spent_ratio=spent_ratio(table))
