@@ -332,7 +332,7 @@ class SweepResult:
                             f"got {type(reference).__name__}")
         entry = configs[config_id]
         candidate = entry["candidate_ids"][0]
-        changes = changes_label(config_changes(entry["config"], base, self.swept_keys), same="the base config")
+        changes = changes_label(self.changes()[config_id], same="the base config")
         description = {
             "base": f"the base config (candidate {candidate})",
             "first": f"the first candidate {candidate} ({changes}): the base config is not among the candidates",
