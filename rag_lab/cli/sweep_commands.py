@@ -10,13 +10,13 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_lab.cli.options import add_server_options, command, server_settings
-from rag_lab.evaluation.catalog import label
-from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE, EXPLORATORY_SENTENCE
 from rag_lab.experiments.engine.executors import EXECUTORS, executors_help
-from rag_lab.experiments.engine.summary import SweepSummary, identical_columns
+
+if TYPE_CHECKING:   # the summary's modules load pandas and scipy: a bad sweep file is refused before them
+    from rag_lab.experiments.engine.summary import SweepSummary
 
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
@@ -133,6 +133,8 @@ def _search_text(result: Any) -> str:
 def format_table(result: Any, summary: SweepSummary, seconds: float) -> str:
     """The key columns of a sweep's table (its summary's, with the Pareto front), one line per run, and where the
     run is."""
+    from rag_lab.experiments.engine.summary import identical_columns
+
     table = summary.table
     params = result.param_columns
     keys = [(name, col) for name, col in KEY_COLUMNS if col in table.columns]
@@ -185,6 +187,8 @@ def provenance_text(summary: SweepSummary) -> str:
 def declared_text(summary: SweepSummary) -> str:
     """The declared claims, one verdict each, under the sentence that says how they were tested (each line says
     it is provisional on an unfinished sweep)."""
+    from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE
+
     if not summary.findings:
         return ""
     return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {line}" for line in summary.finding_lines)
@@ -192,6 +196,9 @@ def declared_text(summary: SweepSummary) -> str:
 
 def delta_table_text(summary: SweepSummary) -> str:
     """The Δ-vs-reference table: one line per candidate, each Δ with its p and Holm p and its mark."""
+    from rag_lab.evaluation.catalog import label
+    from rag_lab.experiments.engine.comparisons import EXPLORATORY_SENTENCE
+
     cells = [[cell.text + cell.mark for cell in row.cells] for row in summary.deltas]
     names = [row.label for row in summary.deltas]
     heads = [f"Δ {label(m)}" for m in summary.metrics]
