@@ -195,7 +195,7 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
     frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if ran else {}
     warnings = tuple(reply_warnings(sweep))
     same_front = (cost_col, quality_col) == tuple(sweep.pareto_columns)
-    table = sweep.table if same_front else sweep.pareto(cost_col, quality_col)
+    table = sweep.table if same_front else add_pareto(sweep.table, cost_col, quality_col)
     title = "the reference"
     if frames:
         title = str(next(iter(frames.values())).attrs.get("reference", {}).get("title", "the reference"))
