@@ -104,20 +104,12 @@ def collapsed(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
 def results_table_html(table: pd.DataFrame, cost_col: str, quality_col: str) -> str:
     """The results table as an HTML ``<table>`` (escaped), Pareto rows marked with the class ``pareto``."""
     order = _column_order(table, cost_col, quality_col)
-
-    def head(col: str) -> str:
-        cls = ' class="text"' if _is_text(col) else ""
-        return f"<th{cls}>{html.escape(col.removeprefix(PARAM_PREFIX))}</th>"
-
-    lines = ["<table>", "<thead><tr>" + "".join(head(c) for c in order) + "</tr></thead>", "<tbody>"]
+    kinds = [(c, TEXT_CLASS if _is_text(c) else "") for c in order]
+    heads = "".join(f"<th{cls}>{html.escape(c.removeprefix(PARAM_PREFIX))}</th>" for c, cls in kinds)
+    lines = ["<table>", f"<thead><tr>{heads}</tr></thead>", "<tbody>"]
     for _, row in table.iterrows():
         cls = ' class="pareto"' if bool(row["is_pareto"]) else ""
-        cells = "".join(
-            f'<td class="text">{_cell(row, c, table.columns)}</td>' if _is_text(c)
-            else f"<td>{_cell(row, c, table.columns)}</td>"
-            for c in order
-        )
-        lines.append(f"<tr{cls}>{cells}</tr>")
+        lines.append(f"<tr{cls}>" + "".join(f"<td{k}>{_cell(row, c, table.columns)}</td>" for c, k in kinds) + "</tr>")
     lines += ["</tbody>", "</table>"]
     return "\n".join(lines)
 

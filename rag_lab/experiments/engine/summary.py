@@ -117,13 +117,6 @@ def p_cell(row: pd.Series) -> str:
     return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
 
 
-def detectable_short(row: pd.Series) -> str:
-    """A not-shown row's detectable effect in a few characters (:attr:`~rag_lab.stats.power.Detectable.short`);
-    '' for a row that is shown."""
-    found = row.get("detectable")
-    return found.short if isinstance(found, Detectable) else ""
-
-
 def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
     first = next(iter(frames.values()))
     ref = first.attrs.get("reference", {})
@@ -140,13 +133,10 @@ def difference_cell(row: pd.Series, metric: str, places: int | None = None) -> D
     """One paired difference (a row with ``delta``, ``lo``, ``hi`` and, from a Δ table, ``p``, ``p_holm``,
     ``declared``, ``detectable``) as a cell: also the verification's real − simulated gaps."""
     tested = "p_holm" in row.index or declared_finding(row) is not None
+    found = row.get("detectable")   # a row not shown: what it could have detected, in a few characters
     return DeltaCell(metric=metric, interval=interval_text(row, places), p=p_cell(row) if tested else "",
-                     detectable=detectable_short(row), measured=is_measured(row), declared=declared_finding(row),
-                     up=on_claimed_side("above", row["lo"], row["hi"]))
-
-
-def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> DeltaCell:
-    return difference_cell(row, metric, decimals(frames, metric))
+                     detectable=found.short if isinstance(found, Detectable) else "", measured=is_measured(row),
+                     declared=declared_finding(row), up=on_claimed_side("above", row["lo"], row["hi"]))
 
 
 def delta_rows(frames: Mapping[str, pd.DataFrame], changes: Mapping[str, Mapping[str, Any]]) -> tuple[DeltaRow, ...]:
@@ -163,7 +153,7 @@ def delta_rows(frames: Mapping[str, pd.DataFrame], changes: Mapping[str, Mapping
         rows.append(DeltaRow(
             candidate_id=str(row["candidate_id"]), config_id=str(row["config_id"]), label=str(row["label"]),
             changed=frozenset(changes[str(row["config_id"])]),
-            cells=tuple(_cell(frames, m, f.iloc[pos]) for m, f in frames.items()),
+            cells=tuple(difference_cell(f.iloc[pos], m, decimals(frames, m)) for m, f in frames.items()),
             n=int(row["n"]), share_differ=float(row["share_differ"])))
     return tuple(rows)
 
