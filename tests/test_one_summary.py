@@ -73,7 +73,7 @@ def test_the_cli_and_the_report_show_the_same_verdicts_and_deltas(pages):
             assert ((cell.text + " *") in cli[row.label]) == (cell.measured and cell.declared is None)
             declared += cell.declared is not None
     assert declared == 2                               # each declared claim sits in its cell on both pages
-    lines = summary.finding_lines()
+    lines = list(summary.finding_lines)
     assert [ln.removeprefix("  ") for ln in text.splitlines() if ln.startswith("  ✓") or ln.startswith("  ✗")] == lines
     assert re.findall(r"<li>(.*?)</li>", page.split('<ul class="note findings">')[1].split("</ul>")[0]) == lines
 
@@ -92,7 +92,7 @@ def test_the_sweep_command_and_the_report_compute_no_statistic():
     :func:`rag_lab.stats.paired.interval_text`, is formatting and stays allowed for the verification table)."""
     computing = ("rag_lab.stats.significance", "rag_lab.stats.power", "rag_lab.stats.summary.add_pareto",
                  "rag_lab.experiments.engine.comparisons.comparisons", "rag_lab.experiments.engine.findings.provisional")
-    paths = [ROOT / "cli" / "sweep_commands.py", ROOT / "cli" / "summary_text.py", *sorted((ROOT / "report").glob("*.py"))]
+    paths = [ROOT / "cli" / "sweep_commands.py", *sorted((ROOT / "report").glob("*.py"))]
     found = {str(p.relative_to(ROOT)): [name for name in _calls_into(p, ("rag_lab.stats", "rag_lab.experiments.engine"))
                                         if name.startswith(computing)] for p in paths}
     assert not any(found.values()), found

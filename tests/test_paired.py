@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from rag_lab.cli import main
-from rag_lab.cli.summary_text import delta_table_text
+from rag_lab.cli.sweep_commands import delta_table_text
 from rag_lab.experiments import load_sweep, run_sweep
 from rag_lab.experiments.engine.comparisons import comparisons, is_measured
 from rag_lab.experiments.engine.labels import changes_label, config_changes

@@ -21,7 +21,7 @@ import yaml
 from rag_lab.cli import main
 from rag_lab.experiments import load_sweep
 from rag_lab.experiments.engine import provenance as prov
-from rag_lab.experiments.engine.reply_checks import reply_warnings
+from rag_lab.experiments.engine.summary import reply_warnings
 from rag_lab.experiments.engine.sweep import SweepSpec
 from rag_lab.llm.server.lab_server import FaultPlan, LabServer
 from rag_lab.llm.simulator import SimulatedBackend

@@ -1,5 +1,7 @@
 """The experiment commands of ``rag-lab``: ``sweep`` (run or resume a sweep file into a run
-directory and print its results table) and ``report`` (a self-contained HTML report of a run)."""
+directory and print its results table, then its summary, :class:`~rag_lab.experiments.engine.summary.SweepSummary`,
+as text: formatting only, every number and verdict comes from the summary) and ``report`` (a self-contained HTML
+report of a run)."""
 
 from __future__ import annotations
 
@@ -8,10 +10,13 @@ import json
 import math
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rag_lab.cli.options import add_server_options, command, server_settings
 from rag_lab.experiments.engine.executors import EXECUTORS, executors_help
+
+if TYPE_CHECKING:   # the summary's modules load pandas and scipy: a bad sweep file is refused before them
+    from rag_lab.experiments.engine.summary import SweepSummary
 
 #: Columns printed by ``rag-lab sweep`` after the parameters (those present in the table).
 KEY_COLUMNS = (
@@ -88,7 +93,6 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
                        progress="quiet" if args.quiet else "auto", overwrite=args.force, replay=args.replay,
                        wait=args.wait)
     seconds = time.perf_counter() - start
-    from rag_lab.cli.summary_text import sweep_text
     from rag_lab.experiments.engine.summary import summarize
 
     if args.table is not None:
@@ -103,7 +107,7 @@ def sweep_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
            "warnings": list(summary.warnings), "wall_seconds": seconds,
            "table": json.loads(table.to_json(orient="records"))}
     out["findings"] = [{**f.to_dict(), "provisional": summary.provisional} for f in summary.findings]
-    text = sweep_text(summary, format_table(result, seconds), _search_text(result))
+    text = sweep_text(summary, format_table(result, summary, seconds), _search_text(result))
     return out, text
 
 
@@ -126,12 +130,13 @@ def _search_text(result: Any) -> str:
     return "\n\n" + "\n".join(lines)
 
 
-def format_table(result: Any, seconds: float) -> str:
-    """The key columns of a sweep's table, one line per run, and where the run is."""
-    table = result.table
-    params = result.param_columns
-    from rag_lab.report.collapse import identical_columns
+def format_table(result: Any, summary: SweepSummary, seconds: float) -> str:
+    """The key columns of a sweep's table (its summary's, with the Pareto front), one line per run, and where the
+    run is."""
+    from rag_lab.experiments.engine.summary import identical_columns
 
+    table = summary.table
+    params = result.param_columns
     keys = [(name, col) for name, col in KEY_COLUMNS if col in table.columns]
     same = identical_columns(table, result.all_rows(), [col for _, col in keys])
     names_of = dict((col, name) for name, col in keys)
@@ -148,11 +153,10 @@ def format_table(result: Any, seconds: float) -> str:
     if same:
         lines.append("shown once, equal on every question: " + "; ".join(
             f"{names_of[dup]} = {names_of[kept]}" for dup, kept in same.items()))
-    cost, quality = result.pareto_columns
-    progress = result.progress()
+    progress = summary.progress
     provisional = "" if progress.complete else " — provisional: the sweep has not finished"
-    lines.append(f"* Pareto front of {cost} (minimised) vs {quality} (maximised){provisional}; '-': the base "
-                 "config's value")
+    lines.append(f"* Pareto front of {summary.cost_col} (minimised) vs {summary.quality_col} (maximised){provisional}; "
+                 "'-': the base config's value")
     lines.append(f"run: {result.run_dir} ({progress.text()}; {result.computed} computed now, {result.reused} "
                  f"reused, {seconds:.1f}s); report: rag-lab report {result.run_dir} --out "
                  f"{result.run_dir / 'report.html'}")
@@ -165,6 +169,65 @@ def _fmt(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     return str(value)
+
+
+#: What the text table's marks mean, after the reference sentence.
+MARKS = ("; * the interval excludes 0 and the Holm-adjusted p < 0.05; otherwise (detect ≥ x): the smallest |Δ| the "
+         "sample could have shown with 80% power at Holm's strictest level (|Δ| ≤ x: no question differs, the exact "
+         "95% bound)")
+
+
+def provenance_text(summary: SweepSummary) -> str:
+    """Where the results come from (the run's stored provenance), one line per part."""
+    if summary.provenance is None:
+        return ""
+    return "\n" + "\n".join(f"{what}: {text}" for what, text in summary.provenance.lines())
+
+
+def declared_text(summary: SweepSummary) -> str:
+    """The declared claims, one verdict each, under the sentence that says how they were tested (each line says
+    it is provisional on an unfinished sweep)."""
+    from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE
+
+    if not summary.findings:
+        return ""
+    return "\n\n" + DECLARED_SENTENCE + "\n" + "\n".join(f"  {line}" for line in summary.finding_lines)
+
+
+def delta_table_text(summary: SweepSummary) -> str:
+    """The Δ-vs-reference table: one line per candidate, each Δ with its p and Holm p and its mark."""
+    from rag_lab.evaluation.catalog import label
+    from rag_lab.experiments.engine.comparisons import EXPLORATORY_SENTENCE
+
+    cells = [[cell.text + cell.mark for cell in row.cells] for row in summary.deltas]
+    names = [row.label for row in summary.deltas]
+    heads = [f"Δ {label(m)}" for m in summary.metrics]
+    w0 = max([len("changes vs reference"), *map(len, names)])
+    widths = [max([len(h), *(len(c[j]) for c in cells)]) for j, h in enumerate(heads)]
+    lines = [EXPLORATORY_SENTENCE, summary.reference + MARKS,
+             f"{'changes vs reference':{w0}s}  " + "  ".join(f"{h:>{w}s}" for h, w in zip(heads, widths, strict=True))]
+    lines += [f"{n:{w0}s}  " + "  ".join(f"{c:>{w}s}" for c, w in zip(row, widths, strict=True))
+              for n, row in zip(names, cells, strict=True)]
+    return "\n".join(lines)
+
+
+def deltas_text(summary: SweepSummary) -> str:
+    """The exploratory table under its lead (``PROVISIONAL (…)`` on an unfinished sweep); '' with one candidate."""
+    if not summary.frames or len(summary.table) < 2:
+        return ""
+    lead = f"PROVISIONAL ({summary.progress.text()}): " if summary.provisional and summary.progress else ""
+    return "\n\n" + lead + delta_table_text(summary)
+
+
+def warnings_text(summary: SweepSummary) -> str:
+    return "".join(f"\n\nwarning: {w}" for w in summary.warnings)
+
+
+def sweep_text(summary: SweepSummary, table: str, search: str) -> str:
+    """What ``rag-lab sweep`` prints: its ``table`` of candidates, the provenance, a ``search``'s part, the declared
+    claims, the exploratory Δ table and the reply warnings."""
+    return (table + provenance_text(summary) + search + declared_text(summary) + deltas_text(summary)
+            + warnings_text(summary))
 
 
 def _check_reportable(run_dir: Path) -> Any:

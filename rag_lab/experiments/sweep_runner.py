@@ -1,15 +1,11 @@
-"""Run a sweep into a run directory, resumably, serially or in parallel.
+"""Run a sweep into a run directory, resumably, serially or in parallel (docs/design.md §6).
 
 >>> result = run_sweep("sweeps/quickstart.yaml", "reports/quickstart")          # doctest: +SKIP
 >>> result.table[["candidate_id", "quality_answer_containment", "cost_llm_calls", "is_pareto"]]  # doctest: +SKIP
 
-Every candidate is validated before anything runs. The (run, question) pairs already committed in
-the run directory are skipped; the rest are cut into units (one question each for ``serial`` and
-``threads``, chunks of a run's questions for ``processes`` and ``dask``), executed, and each
-finished pair is committed by this process as it arrives. The table is then read back from the
-store in the resolved sweep's order, so it is the same whatever the executor, the completion order or the
-number of interruptions (for ``param_*``, ``quality_*`` and ``cost_*``; see
-:mod:`rag_lab.experiments.engine.results`).
+Every candidate is validated before anything runs; the (run, question) pairs already stored are skipped, and each
+finished pair is committed as it arrives. The table is read back from the store in the resolved sweep's order: the
+same whatever the executor, the completion order or the interruptions (:mod:`rag_lab.experiments.engine.results`).
 """
 
 from __future__ import annotations

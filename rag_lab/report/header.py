@@ -1,7 +1,7 @@
 """The report's header: the sweep's name as its title, a banner when the sweep has not finished ("k of n question
 runs finished": the front and the claims are provisional), the facts line, where the results come from (the run's
 stored :class:`~rag_lab.experiments.engine.provenance.Provenance`, as every export carries it) and a warning per
-role whose replies failed validation (:mod:`rag_lab.experiments.engine.reply_checks`). Prose: ``templates/``."""
+role whose replies failed validation (:func:`rag_lab.experiments.engine.summary.reply_warnings`). Prose: ``templates/``."""
 
 from __future__ import annotations
 

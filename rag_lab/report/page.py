@@ -11,6 +11,7 @@ import html
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -25,13 +26,12 @@ from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE, EXPLORATORY_SENTENCE
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
-from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, difference_cell, summarize
+from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, difference_cell, identical_columns, summarize
 from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
-from rag_lab.report.collapse import collapsed, identical_columns
 from rag_lab.report.glance import glance_html, glance_table
 from rag_lab.report.header import TITLE, header_html
 from rag_lab.report.render import render
@@ -95,23 +95,21 @@ def _collapsed_note(same: Mapping[str, str]) -> str:
     return template(__package__, "templates/collapsed_note.html").substitute(pairs=pairs)
 
 
+def collapsed(table: pd.DataFrame, same: dict[str, str]) -> pd.DataFrame:
+    """``table`` without the columns ``same`` names as duplicates (and their ``_lo``/``_hi`` bounds)."""
+    drop = [c for col in same for c in (col, f"{col}_lo", f"{col}_hi") if c in table.columns]
+    return table.drop(columns=drop)
+
+
 def results_table_html(table: pd.DataFrame, cost_col: str, quality_col: str) -> str:
     """The results table as an HTML ``<table>`` (escaped), Pareto rows marked with the class ``pareto``."""
     order = _column_order(table, cost_col, quality_col)
-
-    def head(col: str) -> str:
-        cls = ' class="text"' if _is_text(col) else ""
-        return f"<th{cls}>{html.escape(col.removeprefix(PARAM_PREFIX))}</th>"
-
-    lines = ["<table>", "<thead><tr>" + "".join(head(c) for c in order) + "</tr></thead>", "<tbody>"]
+    kinds = [(c, TEXT_CLASS if _is_text(c) else "") for c in order]
+    heads = "".join(f"<th{cls}>{html.escape(c.removeprefix(PARAM_PREFIX))}</th>" for c, cls in kinds)
+    lines = ["<table>", f"<thead><tr>{heads}</tr></thead>", "<tbody>"]
     for _, row in table.iterrows():
         cls = ' class="pareto"' if bool(row["is_pareto"]) else ""
-        cells = "".join(
-            f'<td class="text">{_cell(row, c, table.columns)}</td>' if _is_text(c)
-            else f"<td>{_cell(row, c, table.columns)}</td>"
-            for c in order
-        )
-        lines.append(f"<tr{cls}>{cells}</tr>")
+        lines.append(f"<tr{cls}>" + "".join(f"<td{k}>{_cell(row, c, table.columns)}</td>" for c, k in kinds) + "</tr>")
     lines += ["</tbody>", "</table>"]
     return "\n".join(lines)
 
@@ -163,18 +161,21 @@ def delta_table_html(summary: SweepSummary) -> str:
 def _findings_section(summary: SweepSummary) -> str:
     """The claims the sweep declared up front, each with its one test, kind and verdict (as ``rag-lab sweep`` prints
     them, from the same summary)."""
-    return render("findings.html.j2", sentence=DECLARED_SENTENCE, lines=summary.finding_lines())
+    return render("findings.html.j2", sentence=DECLARED_SENTENCE, lines=summary.finding_lines)
 
 
-def _delta_section(summary: SweepSummary) -> list[str]:
+def _delta_section(summary: SweepSummary, figures: Mapping[str, Any]) -> list[str]:
     parts = ["<h2>Paired differences vs the reference (exploratory)</h2>",
              f'<p class="note"><b>{html.escape(EXPLORATORY_SENTENCE)}</b></p>',
              template(__package__, "templates/delta_note.html").substitute(reference=html.escape(summary.reference)),
              '<div class="table-wrap">', delta_table_html(summary), "</div>"]
-    for i, (metric, frame) in enumerate(summary.frames.items()):
-        figure = forest.forest_figure(forest.forest_info(frame, metric))
-        parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id=f"forest-{i}"))
+    for i, metric in enumerate(summary.frames):
+        parts.append(_html(figures[f"forest_{metric}"], f"forest-{i}"))
     return parts
+
+
+def _html(figure: Any, div_id: str) -> str:
+    return figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id=div_id)
 
 
 # --- what each guardrail buys ----------------------------------------------------------------------------
@@ -210,12 +211,10 @@ def guard_table_html(info: guard_tradeoff.GuardTradeoffInfo) -> str:
     return "\n".join(lines)
 
 
-def _guard_section(info: guard_tradeoff.GuardTradeoffInfo) -> list[str]:
-    figure = guard_tradeoff.guard_tradeoff_figure(info, label_px=_LABEL_PX)
+def _guard_section(info: guard_tradeoff.GuardTradeoffInfo, figure: Any) -> list[str]:
     return ["<h2>What each guardrail buys</h2>",
             template(__package__, "templates/guard_note.html").substitute(reference=html.escape(info.reference)),
-            '<div class="table-wrap">', guard_table_html(info), "</div>",
-            figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id="guard-tradeoff")]
+            '<div class="table-wrap">', guard_table_html(info), "</div>", _html(figure, "guard-tradeoff")]
 
 
 # --- where related claims hold (the robustness table) ---------------------------------------------------
@@ -233,14 +232,13 @@ def related_rows(findings: Sequence[Any], claims: Sequence[Mapping[str, Any]], t
     return keys
 
 
-def _where_section(table: Mapping[str, Any], keys: Sequence[str]) -> list[str]:
+def _where_section(table: Mapping[str, Any], keys: Sequence[str], figure: Any) -> list[str]:
     info = where_grid.where_grid_info(table, keys)
-    figure = where_grid.where_grid_figure(info)
     rows = "; ".join(f"{k}: {c}" for k, c in zip(info.keys, info.claims, strict=True))
     return ["<h2>Where claims like these hold</h2>",
             template(__package__, "templates/where_note.html").substitute(source=html.escape(info.source),
                                                                            rows=html.escape(rows)),
-            figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG, div_id="where-grid")]
+            _html(figure, "where-grid")]
 
 
 # --- simulated vs real (rag-lab verify) ---------------------------------------------------------------
@@ -278,7 +276,7 @@ def verify_table_html(verification: Any) -> str:
     return "\n".join(lines)
 
 
-def _verify_section(verifications: Sequence[Any]) -> list[str]:
+def _verify_section(verifications: Sequence[Any], figures: Mapping[str, Any]) -> list[str]:
     parts = ["<h2>Simulated vs real</h2>", template(__package__, "templates/verify_note.html").substitute()]
     for n, v in enumerate(verifications):
         labels = v.labels
@@ -291,12 +289,14 @@ def _verify_section(verifications: Sequence[Any]) -> list[str]:
         parts += [f"<h3>{html.escape(v.describe_backend())}</h3>", f'<p class="note">{html.escape(facts)}</p>',
                   *(f'<p class="note">{html.escape(note)}</p>' for note in v.notes),
                   '<div class="table-wrap">', verify_table_html(v), "</div>"]
-        for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
-            if metric in set(v.gaps["metric"]):
-                figure = sim_vs_real.sim_vs_real_figure(sim_vs_real.sim_vs_real_info(v, metric))
-                parts.append(figure.to_html(full_html=False, include_plotlyjs=False, config=_PLOT_CONFIG,
-                                            div_id=f"sim-vs-real-{n}-{metric}"))
+        parts += [_html(figures[f"sim_vs_real_{n}_{metric}"], f"sim-vs-real-{n}-{metric}")
+                  for metric in _verified_metrics(v)]
     return parts
+
+
+def _verified_metrics(verification: Any) -> list[str]:
+    """The headline metrics a verification compared (each gets a simulated-vs-real figure)."""
+    return [m for m in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]) if m in set(verification.gaps["metric"])]
 
 
 def _search_section(sweep: SweepResult) -> list[str]:
@@ -337,11 +337,10 @@ def _search_section(sweep: SweepResult) -> list[str]:
     return parts
 
 
-def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str, include_plotlyjs: bool) -> str:
+def _scatter(table: pd.DataFrame, cost_col: str, quality_col: str) -> Any:
     text_col = LABEL_COL if LABEL_COL in table.columns else None
     info = cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col)
-    return cost_quality.cost_quality_figure(info, label_px=_LABEL_PX).to_html(full_html=False, include_plotlyjs=include_plotlyjs,
-                                                          default_height=_PLOT_HEIGHT, config=_PLOT_CONFIG)
+    return cost_quality.cost_quality_figure(info, label_px=_LABEL_PX)
 
 
 def _robustness_table() -> Mapping[str, Any]:
@@ -358,6 +357,50 @@ def _labelled(summary: SweepSummary, from_sweep: bool) -> pd.DataFrame:
     return table
 
 
+@dataclass(frozen=True)
+class _SweepParts:
+    """What a report of a sweep (not of a bare table) shows beside its summary, read once for its pages and figures:
+    the robustness table and its rows related to the declared claims, the guard counts and the verifications."""
+
+    robustness: Mapping[str, Any]
+    related: list[str]
+    guards: guard_tradeoff.GuardTradeoffInfo | None
+    verifications: list[Any]
+
+    @classmethod
+    def of(cls, sweep: SweepResult, summary: SweepSummary, reference: Any) -> _SweepParts:
+        robustness = _robustness_table()
+        related = (related_rows(summary.findings, sweep.spec.get("findings") or [], robustness)
+                   if summary.findings and robustness else [])
+        guards = guard_tradeoff.guard_tradeoff_info(sweep, reference) if has_guard_metrics(sweep) else None
+        return cls(robustness, related, guards, load_verifications(sweep.run_dir, sweep))
+
+
+def _scatters(table: pd.DataFrame, cost_col: str) -> list[tuple[str, str]]:
+    """The cost-vs-quality scatters' names and cost columns: ``cost_col``'s, then the first of
+    :data:`SECOND_COST_COLS` in the table."""
+    second = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
+    return [("cost_quality", cost_col), *([(f"{short_name(second)}_quality", second)] if second else [])]
+
+
+def _figures(table: pd.DataFrame, summary: SweepSummary, parts: _SweepParts | None) -> dict[str, Any]:
+    """Every figure of the report, by name (:func:`report_figures`); ``table``: the summary's, labelled."""
+    cost_col, quality_col = summary.cost_col, summary.quality_col
+    figures = {name: _scatter(table, cost, quality_col) for name, cost in _scatters(table, cost_col)}
+    if parts is None:
+        return figures
+    for metric, frame in summary.frames.items():
+        figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
+    if parts.related:
+        figures["where_grid"] = where_grid.where_grid_figure(where_grid.where_grid_info(parts.robustness, parts.related))
+    if parts.guards is not None:
+        figures["guard_tradeoff"] = guard_tradeoff.guard_tradeoff_figure(parts.guards, label_px=_LABEL_PX)
+    for n, v in enumerate(parts.verifications):
+        for metric in _verified_metrics(v):
+            figures[f"sim_vs_real_{n}_{metric}"] = sim_vs_real.sim_vs_real_figure(sim_vs_real.sim_vs_real_info(v, metric))
+    return figures
+
+
 def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], cost_col: str = DEFAULT_COST,
                    quality_col: str | None = None, reference: Any = None) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
@@ -367,33 +410,8 @@ def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], 
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
     table, sweep, _ = _load(source)
     summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
-    quality_col = summary.quality_col
-    table = _labelled(summary, sweep is not None)
-    figures: dict[str, Any] = {}
-    text_col = LABEL_COL if LABEL_COL in table.columns else None
-    figures["cost_quality"] = cost_quality.cost_quality_figure(
-        cost_quality.cost_quality_info(table, cost_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
-    second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
-    if second_col is not None:
-        figures[f"{short_name(second_col)}_quality"] = cost_quality.cost_quality_figure(
-            cost_quality.cost_quality_info(table, second_col, quality_col, text_col=text_col), label_px=_LABEL_PX)
-    if sweep is not None:
-        for metric, frame in summary.frames.items():
-            figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
-        declared_claims = sweep.spec.get("findings") or []
-        robustness = _robustness_table() if summary.findings else {}
-        related = related_rows(summary.findings, declared_claims, robustness) if robustness else []
-        if related:
-            figures["where_grid"] = where_grid.where_grid_figure(where_grid.where_grid_info(robustness, related))
-        if has_guard_metrics(sweep):
-            figures["guard_tradeoff"] = guard_tradeoff.guard_tradeoff_figure(
-                guard_tradeoff.guard_tradeoff_info(sweep, reference), label_px=_LABEL_PX)
-        for n, v in enumerate(load_verifications(sweep.run_dir, sweep)):
-            for metric in dict.fromkeys([DEFAULT_QUALITY, DEFAULT_COST]):
-                if metric in set(v.gaps["metric"]):
-                    figures[f"sim_vs_real_{n}_{metric}"] = sim_vs_real.sim_vs_real_figure(
-                        sim_vs_real.sim_vs_real_info(v, metric))
-    return figures
+    parts = _SweepParts.of(sweep, summary, reference) if sweep is not None else None
+    return _figures(_labelled(summary, sweep is not None), summary, parts)
 
 
 def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], out_html: str | os.PathLike[str],
@@ -415,27 +433,15 @@ def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], ou
             raise ConfigError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
     summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
     table = _labelled(summary, sweep is not None)
-    verifications: list[Any] = []
-    related: list[str] = []
-    robustness: Mapping[str, Any] = {}
-    guards = None
+    parts = _SweepParts.of(sweep, summary, reference) if sweep is not None else None
+    figures = _figures(table, summary, parts)
     glance = ""
-    rows = None
-    if sweep is not None:
-        robustness = _robustness_table()
-        related = (related_rows(summary.findings, sweep.spec.get("findings") or [], robustness)
-                   if summary.findings and robustness else [])
-        verifications = load_verifications(sweep.run_dir, sweep)
-        guards = guard_tradeoff.guard_tradeoff_info(sweep, reference) if has_guard_metrics(sweep) else None
-        if len(summary.frames) == 2 and len(table) > 1:
-            glance = glance_html(glance_table(summary, robustness), summary.reference_title, quality_col, cost_col)
-        rows = sweep.all_rows()
-    same = identical_columns(table, rows, prefer=[quality_col])   # the plotted column is the one kept
-
-    plots = [_scatter(table, cost_col, quality_col, include_plotlyjs=True)]
-    second_col = next((c for c in SECOND_COST_COLS if c in table.columns and c != cost_col), None)
-    if second_col is not None:
-        plots.append(_scatter(table, second_col, quality_col, include_plotlyjs=False))
+    if parts is not None and len(summary.frames) == 2 and len(table) > 1:
+        glance = glance_html(glance_table(summary, parts.robustness), summary.reference_title, quality_col, cost_col)
+    # the plotted column is the one kept
+    same = identical_columns(table, sweep.all_rows() if sweep is not None else None, prefer=[quality_col])
+    plots = [figures[name].to_html(full_html=False, include_plotlyjs=i == 0, default_height=_PLOT_HEIGHT,
+                                   config=_PLOT_CONFIG) for i, (name, _) in enumerate(_scatters(table, cost_col))]
 
     when = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     progress = summary.progress
@@ -455,10 +461,11 @@ def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], ou
              "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>", *plots,
              *(_search_section(sweep) if sweep is not None and sweep.search else []),
              *([_findings_section(summary)] if summary.findings else []),
-             *(_where_section(robustness, related) if related else []),
-             *(_delta_section(summary) if summary.frames else []),
-             *(_guard_section(guards) if guards is not None else []),
-             *(_verify_section(verifications) if verifications else []), "<h2>Results</h2>",
+             *(_where_section(parts.robustness, parts.related, figures["where_grid"]) if parts and parts.related else []),
+             *(_delta_section(summary, figures) if summary.frames else []),
+             *(_guard_section(parts.guards, figures["guard_tradeoff"]) if parts and parts.guards is not None else []),
+             *(_verify_section(parts.verifications, figures) if parts and parts.verifications else []),
+             "<h2>Results</h2>",
              *([_collapsed_note(same)] if same else []), '<div class="table-wrap">',
              results_table_html(collapsed(table, same), cost_col, quality_col), "</div>"]
     body = render("page.html.j2", title=TITLE.format(name=name), style=Markup(_STYLE), parts=map(Markup, parts))

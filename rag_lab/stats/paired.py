@@ -62,12 +62,6 @@ def check_bootstrap(n_boot: int, alpha: float) -> None:
         raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
 
 
-def _paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, int]:
-    """Per-question means over the seeds both sides define: ``(a, b, n_seeds)``, undefined questions dropped."""
-    a, b, n_seeds, _ = paired_means(values, reference)
-    return a, b, n_seeds
-
-
 def paired_means(values: Any, reference: Any) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
     """Per-question means over the seeds both sides define: ``(a, b, n_seeds, kept)``, where ``kept`` is the
     boolean mask of the input questions that have at least one cell defined on both sides (the others dropped)."""
@@ -134,7 +128,7 @@ def unpaired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: 
     """``(delta, lo, hi)`` as if the two sides were measured on different questions: each side's questions
     resampled independently (same inputs and question filtering as :func:`paired_difference`)."""
     check_bootstrap(n_boot, alpha)
-    a, b, _ = _paired_means(values, reference)
+    a, b, _, _ = paired_means(values, reference)
     n = a.size
     if n == 0:
         return (math.nan, math.nan, math.nan)

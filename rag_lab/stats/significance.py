@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats as _stats
 
 from rag_lab.stats import exact_tests as _exact
-from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, paired_difference, paired_means
+from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, _matrix, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["exact", "permutation"]
@@ -99,11 +99,6 @@ def p_clause(p: float, name: str = "p") -> str:
     """``p=0.125``, ``p<0.0001``: a p-value with its relation sign, as written in a sentence."""
     text = p_text(p)
     return f"{name}{text}" if text.startswith("<") else f"{name}={text}"
-
-
-def _differences(values: Any, reference: Any) -> tuple[np.ndarray, int, np.ndarray]:
-    a, b, n_seeds, kept = paired_means(values, reference)
-    return a - b, n_seeds, kept
 
 
 def _check_alternative(alternative: str) -> None:
@@ -212,7 +207,8 @@ def paired_test(values: Any, reference: Any, *, alternative: Alternative = "two-
     if isinstance(exact_max, bool) or not isinstance(exact_max, int) or not 0 <= exact_max <= 20:
         raise ValueError(f"exact_max must be an integer in [0, 20] (2^exact_max sign patterns), got {exact_max!r}")
     interval = paired_difference(values, reference, n_boot=n_boot, alpha=alpha, seed=seed, strata=strata)
-    d, n_seeds, _ = _differences(values, reference)
+    a, b, n_seeds, _ = paired_means(values, reference)
+    d = a - b
     if interval.n == 0:
         return PairedTest(math.nan, math.nan, math.nan, math.nan, 0, n_seeds, 0, 0, method or "exact", alternative,
                           difference=interval)
@@ -266,14 +262,9 @@ def holm(pvalues: Iterable[float]) -> list[float]:
 
 
 def _is_binary(values: Any, reference: Any) -> bool:
-    both = np.concatenate([np.asarray(_flat(values), dtype=float), np.asarray(_flat(reference), dtype=float)])
+    both = np.concatenate([_matrix(values, "values").ravel(), _matrix(reference, "reference").ravel()])
     both = both[~np.isnan(both)]
     return both.size > 0 and bool(np.all((both == 0.0) | (both == 1.0)))
-
-
-def _flat(values: Any) -> list[float]:
-    array = np.array(values, dtype=object).ravel()
-    return [math.nan if v is None else float(v) for v in array]
 
 
 def equivalence_test(values: Any, reference: Any, margin: float,
@@ -287,9 +278,8 @@ def equivalence_test(values: Any, reference: Any, margin: float,
     ``n`` gives ``(1 − margin/(high − low))^n``). Fewer than 2 questions give p = 1."""
     if not (isinstance(margin, (int, float)) and not isinstance(margin, bool) and 0 < margin and margin == margin):
         raise ValueError(f"margin must be a positive number (the equivalence bound, in the metric's units), got {margin!r}")
-    d, _, _ = _differences(values, reference)
-    n = int(d.size)
-    binary = _is_binary(values, reference)
+    a, b, _, _ = paired_means(values, reference)
+    d, n, binary = a - b, int(a.size), _is_binary(values, reference)
     if n < 2:
         return EquivalenceTest(1.0, 1.0, 1.0, float(margin), float(d.mean()) if n else math.nan, math.inf, n, 0, binary,
                                "refused", "fewer than 2 questions")

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from rag_lab.evaluation.families import is_cost, is_metric, is_quality
+from rag_lab.evaluation.families import family_of, is_metric
 from rag_lab.stats.paired import check_bootstrap
 
 CI_SUFFIXES = ("_lo", "_hi")
@@ -84,15 +84,14 @@ def aggregate_rows(rows: Sequence[Mapping[str, Any]], n_boot: int = 1000, alpha:
         raise ValueError(f"rows must be a list of dicts, got {type(rows).__name__}")
     out: dict[str, Any] = {"n_questions": len(rows)}
     for col in _columns(rows):
-        if is_quality(col):
-            values = _float_array((row.get(col) for row in rows), col)
-            defined = values[~np.isnan(values)]
-            out[col] = float(defined.mean()) if defined.size else math.nan
+        family = family_of(col)   # its side of the trade-off, and what a row without it counts as
+        if family is None:
+            continue
+        values = _float_array((row.get(col, family.absent) for row in rows), col)
+        defined = values[~np.isnan(values)]
+        out[col] = float(defined.mean()) if defined.size else math.nan
+        if family.side == "quality":
             out[f"{col}_lo"], out[f"{col}_hi"] = bootstrap_ci(defined, n_boot=n_boot, alpha=alpha, seed=seed)
-        elif is_cost(col):
-            values = _float_array((row.get(col, 0) for row in rows), col)
-            defined = values[~np.isnan(values)]
-            out[col] = float(defined.mean()) if defined.size else math.nan
     return out
 
 

@@ -1,13 +1,7 @@
-"""Checking a sweep's stated findings against its candidates, before any question runs.
-
-A finding's ``candidate`` and ``reference`` each pick one config of the sweep, as
-:meth:`rag_lab.experiments.engine.results.SweepResult.reference` does when the findings are tested: a
-candidate or config id, or a dict of dotted settings that exactly one config has (no reference: the base
-config, or the first candidate when the base is not among them). :func:`check_claims` applies the same rule
-to a resolved sweep's candidates (``rag-lab sweep``, before running) and to a run directory's
-(``rag-lab report``), and says which finding and which of its two fields (as the sweep file names them) picks
-none, several, or the same config twice.
-"""
+"""Checking a sweep's stated findings against its candidates, before any question runs: each finding's ``candidate``
+and ``reference`` must pick one config each, and two different ones, by the rule of
+:meth:`rag_lab.experiments.engine.results.SweepResult.reference` (:func:`check_claims`: ``rag-lab sweep`` before it
+runs, ``rag-lab report`` on a run directory; the error names the finding and its field)."""
 
 from __future__ import annotations
 

@@ -39,16 +39,9 @@ _KIND_TEXT = {"measured": "measured", "by_construction": "by construction", "def
 
 class FindingFamily:
     """The findings one notebook (or report) asserts, corrected together by the **fixed-sequence** procedure
-    (Maurer, Hothorn & Lehmacher 1995; Westfall & Krishen 2001).
-
-    ``size`` is the number of findings the family will hold, stated up front, and the findings are tested in
-    the order they join — the order the notebook states them, fixed before anything runs: each at the full
-    ``alpha``, and a finding counts only when every finding before it does, so the ``k``-th finding's adjusted
-    p is the largest of the first ``k`` p-values. That controls the family-wise error at ``alpha`` (strongly),
-    and a finding's adjusted p depends only on itself and the findings stated *before* it: ``.holds`` is the
-    same when it is made and after every later finding has joined (Holm's step-down would let a later finding
-    change an earlier verdict). A finding that would make the family larger than ``size`` is an error (the
-    notebook claims more than it said it would)."""
+    (docs/decisions.md, "Families declared up front"): ``size`` findings, stated up front, tested in the order they
+    join, the ``k``-th one's adjusted p the largest of the first ``k`` p-values, so a later finding never changes an
+    earlier verdict. A finding that would make the family larger than ``size`` is an error."""
 
     def __init__(self, size: int, name: str = "") -> None:
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
@@ -227,8 +220,7 @@ class Finding:
 
 
 def _knob_text(result: SweepResult) -> str:
-    backend = result.spec.get("backend", {}) if isinstance(getattr(result, "spec", None), Mapping) else {}
-    knobs = backend.get("knobs", {}) if isinstance(backend, Mapping) else {}
+    knobs = (result.spec.get("backend") or {}).get("knobs") or {}
     return ", ".join(f"{k}={v}" for k, v in knobs.items()) or "default knobs"
 
 
@@ -333,20 +325,10 @@ def paired_finding(
         n_better=test.n_better, n_worse=test.n_worse, kind=kind, alpha=alpha, control=checked, family=family,
         family_index=index, p_claim=p_claim, candidate_config=str(cand["config_id"]),
         reference_config=str(ref["config_id"]),
-        detectable=None if shown else claim_detectable(values, ref_values, direction, alpha, margin, metric_range),
+        # what its sample could have detected, with its test at its level (:func:`rag_lab.stats.power.detectable`)
+        detectable=None if shown else detectable(paired_differences(values, ref_values), direction=direction,
+                                                 alpha=alpha, margin=margin, value_range=metric_range),
     )
-
-
-def claim_detectable(values: Any, reference: Any, direction: str, alpha: float, margin: float | None = None,
-                     metric_range: tuple[float, float] | None = None) -> Detectable:
-    """What a claim's sample could have detected (:func:`rag_lab.stats.power.detectable`), from its per-question
-    values (rows: questions, columns: seeds) and its test's level ``alpha``: exact for a 0/1 metric with one seed,
-    a simulation of the permutation test otherwise; the exact bound when no question differs."""
-
-    return detectable(paired_differences(values, reference), direction=direction, alpha=alpha, margin=margin,
-                      value_range=metric_range)
-
-
 
 
 def sweep_findings(result: SweepResult, alpha: float | None = None,

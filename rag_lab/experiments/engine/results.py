@@ -23,7 +23,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.evaluation.families import absent_value, is_cost, is_reproducible, metric_columns
+from rag_lab.evaluation.families import family_of, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.claims import check_claims, completed
 from rag_lab.experiments.engine.labels import changes_label, config_changes
@@ -110,10 +110,15 @@ class SweepResult:
         full = self.table["n_questions"] == len(self.qids)
         if self.search is None:
             return bool(full.all())
-        trials = self.search.get("trials") if self.search.get("sampler") != "grid" else None
-        if trials is not None and len(self.store.trials()) < trials:
+        if self._trials_left():
             return False
         return bool((full | (self.table["status"] == "dropped")).all())
+
+    def _trials_left(self) -> int:
+        """A search's sampler trials not yet proposed (0 for a grid sweep or ``sampler: grid``)."""
+        search = self.search or {}
+        trials = search.get("trials") if search.get("sampler") != "grid" else None
+        return 0 if trials is None else max(0, int(trials) - len(self.store.trials()))
 
     @property
     def param_columns(self) -> list[str]:
@@ -127,10 +132,7 @@ class SweepResult:
 
     def write_reproducible_table(self, path: str | Path) -> Path:
         """:meth:`reproducible_table` as CSV (floats to 10 significant digits), for a byte-for-byte comparison."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.reproducible_table().to_csv(path, index=False, float_format="%.10g", lineterminator="\n")
-        return path
+        return _write_csv(path, self.reproducible_table(), "", float_format="%.10g")
 
     def _build_table(self) -> pd.DataFrame:
         records = []
@@ -176,15 +178,12 @@ class SweepResult:
         full = table["n_questions"] == len(self.qids)
         status = [race[c]["status"] if c in race else "complete" if f else "incomplete"
                   for c, f in zip(table["candidate_id"], full, strict=True)]
-        dropped = [race.get(c, {}).get("status") == "dropped" for c in table["candidate_id"]]
+        dropped = [s == "dropped" for s in status]
+        drops = [race[c] if d else {} for c, d in zip(table["candidate_id"], dropped, strict=True)]
         table = table.assign(
-            status=status,
-            dropped_after=pd.Series([race[c]["n_questions"] if d else None for c, d in zip(table["candidate_id"], dropped,
-                                                                                           strict=True)], dtype=object),
-            dropped_by=pd.Series([race[c]["rival"] if d else None for c, d in zip(table["candidate_id"], dropped,
-                                                                                  strict=True)], dtype=object),
-            drop_reason=[race[c]["reason"] if d else "" for c, d in zip(table["candidate_id"], dropped, strict=True)],
-        )
+            status=status, dropped_after=pd.Series([d.get("n_questions") for d in drops], dtype=object),
+            dropped_by=pd.Series([d.get("rival") for d in drops], dtype=object),
+            drop_reason=[d.get("reason", "") for d in drops])
         feasible = np.ones(len(table), dtype=bool)
         for text in self.search.get("constraints") or []:
             constraint = Constraint.parse(text)
@@ -247,26 +246,18 @@ class SweepResult:
     def write_rows(self, path: str | Path) -> Path:
         """:meth:`all_rows` as CSV (one line per run and question), under the run's provenance as ``#`` lines
         (:meth:`~rag_lab.experiments.engine.provenance.Provenance.comment_lines`; ``pd.read_csv(path, comment="#")``)."""
-        path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("w", encoding="utf-8", newline="") as out:
-            out.write(self.provenance.comment_lines())
-            self.all_rows().to_csv(out, index=False, lineterminator="\n")
-        return path
+        return _write_csv(path, self.all_rows(), self.provenance.comment_lines())
 
     def write_table(self, path: str | Path) -> Path:
         """:meth:`reproducible_table` with the run's provenance: Parquet for a ``.parquet`` path (the provenance as
         JSON in the schema's metadata, key ``rag_lab.provenance``; needs pyarrow), else CSV under ``#`` lines as
         :meth:`write_rows` writes them — the rows below them are :meth:`write_reproducible_table`'s, byte for byte."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
         if path.suffix.lower() == ".parquet":
+            path.parent.mkdir(parents=True, exist_ok=True)
             write_parquet(self.reproducible_table(), path, self.provenance)
             return path
-        with path.open("w", encoding="utf-8", newline="") as out:
-            out.write(self.provenance.comment_lines())
-            self.reproducible_table().to_csv(out, index=False, float_format="%.10g", lineterminator="\n")
-        return path
+        return _write_csv(path, self.reproducible_table(), self.provenance.comment_lines(), float_format="%.10g")
 
     def traces(self, candidate_id: str) -> CandidateTraces:
         """The per-question traces of one run: a mapping ``qid → Trace``, read lazily."""
@@ -341,7 +332,7 @@ class SweepResult:
                             f"got {type(reference).__name__}")
         entry = configs[config_id]
         candidate = entry["candidate_ids"][0]
-        changes = changes_label(config_changes(entry["config"], base, self.swept_keys), same="the base config")
+        changes = changes_label(self.changes()[config_id], same="the base config")
         description = {
             "base": f"the base config (candidate {candidate})",
             "first": f"the first candidate {candidate} ({changes}): the base config is not among the candidates",
@@ -372,39 +363,47 @@ class SweepResult:
         ``reference`` (as in :meth:`reference`), those that differ from that candidate (``reference`` for itself)."""
         configs = self._configs_by_id()
         if reference is None:
-            ref_config, same = self.description.get("base_config", {}), "base"
+            changes, same = self.changes(), "base"
         else:
             ref_config, same = configs[self.reference(reference)["config_id"]]["config"], "reference"
-        return {cid: changes_label(config_changes(entry["config"], ref_config, self.swept_keys), same=same)
-                for entry in configs.values() for cid in entry["candidate_ids"]}
+            changes = {k: config_changes(entry["config"], ref_config, self.swept_keys) for k, entry in configs.items()}
+        return {cid: changes_label(changes[k], same=same) for k, entry in configs.items() for cid in entry["candidate_ids"]}
 
-    def _metric_matrix(self, entry: Mapping[str, Any], metric: str) -> np.ndarray:
+    def changes(self) -> dict[str, dict[str, Any]]:
+        """Each distinct config's settings that differ from the sweep's base config: ``config_id`` → dotted key →
+        value (:func:`~rag_lab.experiments.engine.labels.config_changes`), in table order."""
+        base = self.description.get("base_config", {})
+        return {k: config_changes(entry["config"], base, self.swept_keys) for k, entry in self._configs_by_id().items()}
+
+    def _metric_matrix(self, entry: Mapping[str, Any], metric: str, absent: float) -> np.ndarray:
         """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of one config; NaN where a
-        question is missing or undefined, 0 where a cost key is absent (a role never called costs nothing)."""
-        absent = absent_value(metric)
+        question is missing or undefined, ``absent`` where its key is (0 for a cost: a role never called costs nothing)."""
         columns = []
         for cid in entry["candidate_ids"]:
             rows = self.store.rows(cid)
             columns.append([math.nan if q not in rows else _number(rows[q].get(metric, absent)) for q in self.qids])
         return np.array(columns, dtype=float).T
 
-    def _check_metric(self, metric: str) -> None:
+    def _absent(self, metric: str) -> float:
+        """What a row without ``metric`` counts as (its family's); a clear error for a metric the run does not have
+        (a cost need not be in a row: a role never called)."""
+        family = family_of(metric)
         first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
-        if not is_cost(metric) and metric not in first:
-            known = sorted(metric_columns(first))
-            raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {known})")
+        if (family is None or family.side != "cost") and metric not in first:
+            raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {sorted(metric_columns(first))})")
+        return math.nan if family is None else family.absent
 
     def paired_values(self, metric: str, candidate: str | Mapping[str, Any],
                       reference: str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of ``candidate`` and of
         ``reference`` (each picked as in :meth:`reference`), aligned for a paired test; NaN where undefined."""
-        self._check_metric(metric)
+        absent = self._absent(metric)
         configs = self._configs_by_id()
         cand, ref = configs[self.reference(candidate)["config_id"]], configs[self.reference(reference)["config_id"]]
         if cand["seeds"] != ref["seeds"]:
             raise ConfigError(f"the candidate ran seeds {cand['seeds']}, the reference {ref['seeds']}: "
                              "a paired difference needs the same seeds")
-        return self._metric_matrix(cand, metric), self._metric_matrix(ref, metric)
+        return self._metric_matrix(cand, metric, absent), self._metric_matrix(ref, metric, absent)
 
     def compare(self, metric: str = DEFAULT_QUALITY, reference: str | Mapping[str, Any] | None = None,
                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
@@ -425,18 +424,18 @@ class SweepResult:
         corrects over its own family (:func:`rag_lab.stats.significance.holm`). ``attrs["reference"]`` is
         :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
         base is not a grid point)."""
-        self._check_metric(metric)
+        absent = self._absent(metric)
         ref = self.reference(reference)
         configs = self._configs_by_id()
         ref_entry = configs[ref["config_id"]]
-        ref_values = self._metric_matrix(ref_entry, metric)
+        ref_values = self._metric_matrix(ref_entry, metric, absent)
         labels = self.labels(ref["config_id"])
         records = []
         for config_id, entry in configs.items():
             if entry["seeds"] != ref_entry["seeds"]:
                 raise ConfigError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
                                  "a paired difference needs the same seeds")
-            values = self._metric_matrix(entry, metric)
+            values = self._metric_matrix(entry, metric, absent)
             test = paired_test(values, ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
             diff = test.difference
             candidate = entry["candidate_ids"][0]
@@ -465,9 +464,7 @@ class SweepResult:
         for _, row in self.table.iterrows():
             dropped = self.search is not None and row.get("status") == "dropped"
             planned += int(row["n_questions"]) if dropped else per
-        trials = (self.search or {}).get("trials") if (self.search or {}).get("sampler") != "grid" else None
-        if trials is not None:
-            planned += max(0, int(trials) - len(self.store.trials())) * per
+        planned += self._trials_left() * per
         return RunProgress(finished=self.question_runs(), planned=planned)
 
     def _known(self, candidate_id: str) -> str:
@@ -483,3 +480,13 @@ class SweepResult:
 def _number(value: Any) -> float:
     """A stored metric value as a float: None (undefined) as NaN."""
     return math.nan if value is None else float(value)
+
+
+def _write_csv(path: str | Path, frame: pd.DataFrame, head: str, **options: Any) -> Path:
+    """``frame`` as CSV (``\\n`` line ends, no index) under the ``head`` lines, in a folder made if needed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as out:
+        out.write(head)
+        frame.to_csv(out, index=False, lineterminator="\n", **options)
+    return path

@@ -1,28 +1,27 @@
 """One summary of a sweep (:class:`SweepSummary`, built once by :func:`summarize`): what every page that shows a
 sweep's outcome renders — ``rag-lab sweep`` as text, the HTML report as tables. It holds the declared findings, the
 exploratory Δ-vs-reference table (Holm) as plain rows, the Pareto front, progress, provenance and the reply
-warnings; the pages compute nothing of it."""
+warnings (:func:`reply_warnings`); the pages compute nothing of it."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
+from rag_lab.evaluation.families import is_quality
 from rag_lab.experiments.engine.comparisons import comparisons, declared_finding, is_measured
 from rag_lab.experiments.engine.findings import Finding, finding_line, provisional_findings
-from rag_lab.experiments.engine.labels import config_changes
 from rag_lab.experiments.engine.provenance import Provenance
-from rag_lab.experiments.engine.reply_checks import reply_warnings
 from rag_lab.experiments.engine.results import RunProgress, SweepResult
 from rag_lab.stats.holds import on_claimed_side
 from rag_lab.stats.paired import interval_text
 from rag_lab.stats.power import Detectable
 from rag_lab.stats.significance import p_clause, p_text
-from rag_lab.stats.summary import add_pareto
+from rag_lab.stats.summary import add_pareto, is_ci_bound
 
 
 @dataclass(frozen=True)
@@ -70,13 +69,15 @@ class DeltaRow:
 class SweepSummary:
     """What a sweep found, once. ``table`` is the results table with the Pareto front of ``cost_col`` ×
     ``quality_col``; ``frames`` the exploratory comparisons (for the forest plots) and ``deltas`` their rows;
-    ``findings`` the declared claims (``provisional`` on an unfinished sweep). A bare table has no sweep parts."""
+    ``findings`` the declared claims (``provisional`` on an unfinished sweep), ``finding_lines`` one line each
+    (:func:`~rag_lab.experiments.engine.findings.finding_line`). A bare table has no sweep parts."""
 
     quality_col: str
     cost_col: str
     table: pd.DataFrame
     findings: tuple[Finding, ...] = ()
     provisional: bool = False
+    finding_lines: tuple[str, ...] = ()
     frames: Mapping[str, pd.DataFrame] = field(default_factory=dict)
     deltas: tuple[DeltaRow, ...] = ()
     reference: str = ""
@@ -97,9 +98,6 @@ class SweepSummary:
         """The candidates on the Pareto front."""
         return tuple(self.table.loc[self.table["is_pareto"].astype(bool), "candidate_id"])
 
-    def finding_lines(self) -> list[str]:
-        """One line per declared claim (:func:`~rag_lab.experiments.engine.findings.finding_line`)."""
-        return [finding_line(f, self.provisional) for f in self.findings]
 
 
 def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
@@ -119,13 +117,6 @@ def p_cell(row: pd.Series) -> str:
     return f"{p_clause(float(row['p']))} (Holm {p_text(float(row['p_holm']))})"
 
 
-def detectable_short(row: pd.Series) -> str:
-    """A not-shown row's detectable effect in a few characters (:attr:`~rag_lab.stats.power.Detectable.short`);
-    '' for a row that is shown."""
-    found = row.get("detectable")
-    return found.short if isinstance(found, Detectable) else ""
-
-
 def reference_sentence(frames: Mapping[str, pd.DataFrame]) -> str:
     first = next(iter(frames.values()))
     ref = first.attrs.get("reference", {})
@@ -142,13 +133,10 @@ def difference_cell(row: pd.Series, metric: str, places: int | None = None) -> D
     """One paired difference (a row with ``delta``, ``lo``, ``hi`` and, from a Δ table, ``p``, ``p_holm``,
     ``declared``, ``detectable``) as a cell: also the verification's real − simulated gaps."""
     tested = "p_holm" in row.index or declared_finding(row) is not None
+    found = row.get("detectable")   # a row not shown: what it could have detected, in a few characters
     return DeltaCell(metric=metric, interval=interval_text(row, places), p=p_cell(row) if tested else "",
-                     detectable=detectable_short(row), measured=is_measured(row), declared=declared_finding(row),
-                     up=on_claimed_side("above", row["lo"], row["hi"]))
-
-
-def _cell(frames: Mapping[str, pd.DataFrame], metric: str, row: pd.Series) -> DeltaCell:
-    return difference_cell(row, metric, decimals(frames, metric))
+                     detectable=found.short if isinstance(found, Detectable) else "", measured=is_measured(row),
+                     declared=declared_finding(row), up=on_claimed_side("above", row["lo"], row["hi"]))
 
 
 def delta_rows(frames: Mapping[str, pd.DataFrame], changes: Mapping[str, Mapping[str, Any]]) -> tuple[DeltaRow, ...]:
@@ -165,7 +153,7 @@ def delta_rows(frames: Mapping[str, pd.DataFrame], changes: Mapping[str, Mapping
         rows.append(DeltaRow(
             candidate_id=str(row["candidate_id"]), config_id=str(row["config_id"]), label=str(row["label"]),
             changed=frozenset(changes[str(row["config_id"])]),
-            cells=tuple(_cell(frames, m, f.iloc[pos]) for m, f in frames.items()),
+            cells=tuple(difference_cell(f.iloc[pos], m, decimals(frames, m)) for m, f in frames.items()),
             n=int(row["n"]), share_differ=float(row["share_differ"])))
     return tuple(rows)
 
@@ -193,17 +181,105 @@ def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None
     quality_col = quality_col or sweep.headline_quality
     ran, progress, complete, labels, provenance = (sweep.question_runs(), sweep.progress(), sweep.complete,
                                                    sweep.labels(), sweep.provenance)
-    base, swept = sweep.description.get("base_config", {}), sweep.swept_keys
-    changes = {c: config_changes(sweep.config_of(c), base, swept) for c in dict.fromkeys(sweep.table["config_id"])}
     findings = tuple(provisional_findings(sweep))
     frames = comparisons(sweep, (quality_col, cost_col), reference, declared=findings) if ran else {}
     warnings = tuple(reply_warnings(sweep))
-    table = add_pareto(sweep.table, cost_col, quality_col)
+    same_front = (cost_col, quality_col) == tuple(sweep.pareto_columns)
+    table = sweep.table if same_front else add_pareto(sweep.table, cost_col, quality_col)
     title = "the reference"
     if frames:
         title = str(next(iter(frames.values())).attrs.get("reference", {}).get("title", "the reference"))
     return SweepSummary(
-        quality_col, cost_col, table, findings=findings, provisional=not complete, frames=frames,
-        deltas=delta_rows(frames, changes), reference=reference_sentence(frames) if frames else "",
+        quality_col, cost_col, table, findings=findings, provisional=not complete,
+        finding_lines=tuple(finding_line(f, not complete) for f in findings), frames=frames,
+        deltas=delta_rows(frames, sweep.changes()), reference=reference_sentence(frames) if frames else "",
         reference_title=title, labels=labels, progress=progress, provenance=provenance, warnings=warnings,
         spent_ratio=spent_ratio(table))
+
+
+def identical_columns(table: pd.DataFrame, rows: pd.DataFrame | None = None,
+                      columns: Sequence[str] | None = None, prefer: Sequence[str] = ()) -> dict[str, str]:
+    """Each ``quality_*`` column of ``table`` (or of ``columns``) equal to an earlier one → that earlier column: on
+    every per-question row of ``rows`` when given (:meth:`~rag_lab.experiments.engine.results.SweepResult.all_rows`;
+    missing values equal only missing ones), else on every value of ``table``. Columns in ``prefer`` (the plotted one)
+    come first, so they are the ones kept."""
+    source = rows if rows is not None and len(rows) else table
+    listed = list(columns if columns is not None else table.columns)
+    names = [c for c in [*(p for p in prefer if p in listed), *(c for c in listed if c not in prefer)]
+             if is_quality(c) and not is_ci_bound(c, list(table.columns)) and c in source.columns]
+    same: dict[str, str] = {}
+    for i, col in enumerate(names):
+        for earlier in names[:i]:
+            if earlier not in same and _equal(source[earlier], source[col]):
+                same[col] = earlier
+                break
+    return same
+
+
+def _equal(a: pd.Series, b: pd.Series) -> bool:
+    a, b = pd.to_numeric(a, errors="coerce"), pd.to_numeric(b, errors="coerce")
+    return bool(((a == b) | (a.isna() & b.isna())).all())
+
+
+# --- replies that failed validation ------------------------------------------------------------------
+# Counted from a sweep's stored traces, per role: the structured replies and those that were not valid JSON or did
+# not fit the schema (each call's validation ``outcome``, :mod:`rag_lab.llm.structured`; a ``repaired`` reply held a
+# valid object). Above :data:`WARN_RATE` of a role's replies from a real model, both pages warn: a server that sends
+# garbage inside valid HTTP replies otherwise gives a normal-looking table of refusals. The simulator's failures
+# are its profile's knobs, set on purpose: no warning.
+
+#: The share of a role's replies failing validation above which a sweep warns.
+WARN_RATE = 0.2
+#: Validation outcomes of a reply that failed (nothing valid was found in it).
+FAILED = ("fallback", "invalid")
+#: Structured outcomes (a ``text`` reply has no schema to fail).
+STRUCTURED = ("valid", "repaired", *FAILED)
+
+
+class ReplyFailures(NamedTuple):
+    """One role's structured ``replies`` over a sweep, those that ``failed`` validation, and of those the ones
+    that were ``not_json`` (the rest broke the schema)."""
+
+    role: str
+    replies: int
+    failed: int
+    not_json: int
+
+    @property
+    def rate(self) -> float:
+        return self.failed / self.replies if self.replies else 0.0
+
+    def warning(self) -> str:
+        """``38 of 40 controller replies were not valid JSON: check the model and the server``."""
+        if self.not_json == self.failed:
+            what = "were not valid JSON"
+        elif self.not_json == 0:
+            what = "did not fit the reply's schema"
+        else:
+            what = f"failed validation ({self.not_json} not valid JSON, {self.failed - self.not_json} not the schema's shape)"
+        return f"{self.failed:,} of {self.replies:,} {self.role} replies {what}: check the model and the server"
+
+
+def reply_failures(result: Any) -> list[ReplyFailures]:
+    """Per role (in first-seen order), the structured replies of every stored question run of ``result`` (a
+    :class:`~rag_lab.experiments.engine.results.SweepResult`) and how many failed validation."""
+    counts: dict[str, list[int]] = {}
+    for candidate in result.table["candidate_id"]:
+        for trace in result.traces(candidate).values():
+            for call in trace.llm_calls():
+                if call.outcome not in STRUCTURED:
+                    continue
+                entry = counts.setdefault(call.role, [0, 0, 0])
+                entry[0] += 1
+                if call.outcome in FAILED:
+                    entry[1] += 1
+                    entry[2] += int(call.reason.startswith("invalid JSON"))
+    return [ReplyFailures(role, n, failed, not_json) for role, (n, failed, not_json) in counts.items()]
+
+
+def reply_warnings(result: Any, rate: float = WARN_RATE) -> list[str]:
+    """One :meth:`ReplyFailures.warning` per role whose replies from a real model failed validation above ``rate``
+    (none for the simulator)."""
+    if result.provenance.backend.kind == "sim":
+        return []
+    return [f.warning() for f in reply_failures(result) if f.rate > rate]
