@@ -85,6 +85,7 @@ def test_a_long_gold_name_the_question_offers_still_counts_in_a_correct_answer()
     assert not contains_strict(question, gold, question), "an echo of the question still earns nothing"
     assert not contains_strict("Julius Caesar was born first [1].", gold, question)
 
+
 def test_overlap_measures_by_hand() -> None:
     a, b = tokens("the cat sat on the mat today"), tokens("a dog sat on the mat yesterday")
     assert a == ["cat", "sat", "on", "mat", "today"] and longest_run(a, b) == 3

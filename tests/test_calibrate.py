@@ -33,8 +33,6 @@ RATES = dict(invalid_json=0.1, hallucinated_action=0.15, wrong_types=0.1, synony
 TYPES = ["comparison", "bridge", "single", "unanswerable"]
 
 
-
-
 @pytest.fixture(scope="module")
 def sim_runs(world):
     """200 world questions (50 of each of four types) run twice by the simulator with :data:`RATES`: budget

@@ -180,7 +180,6 @@ def test_setup_notebook_shows_a_policy(capsys):
     assert pd.get_option("display.max_colwidth") == 90 and setup_notebook() is None
 
 
-
 def test_small_tables_agree_with_the_sweep(sweep):
     names = contrasts.named(sweep, {"one": ONE, "two": TWO})
     rows = sweep.rows(names["one"])

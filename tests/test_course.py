@@ -246,7 +246,6 @@ def test_the_thinness_check_can_fail():
     assert definitions(helper) == ["FunctionDef helper (line 1)", "ClassDef K (line 3)"]
 
 
-
 def _banner_text(name: str) -> str:
     first = _cells(name)[0][1]
     return " ".join(line.lstrip(">").strip() for line in first.splitlines() if line.startswith(">"))

@@ -52,8 +52,6 @@ def test_draws_are_common_random_numbers():
     assert shared and all(d1[k] == d2[k] for k in shared)
 
 
-
-
 def _controller_draws(config, questions, resources, backend) -> tuple[dict, dict]:
     """Per (qid, role, decision index): the route / controller knob draws, and the prompt the call was sent."""
     from rag_lab.pipeline import Pipeline

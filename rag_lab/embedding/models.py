@@ -22,6 +22,7 @@ EMBEDDERS.add("torch", SentenceTransformerEmbedder)
 EMBEDDERS.add("onnx", OnnxEmbedder)
 EMBEDDERS.add("onnx-int8", lambda: OnnxEmbedder(quantize=True))
 
+
 def embedder_backend(backend: str | None = None) -> str:
     """``backend``, or ``$RAG_LAB_EMBEDDER``, or ``"torch"``; checked against :data:`EMBEDDERS`."""
     name = backend or os.environ.get(EMBEDDER_ENV) or "torch"

@@ -23,7 +23,6 @@ from rag_lab.text_overlap import CITATION_MARK
 __all__ = ["Metric", "QuestionRun"]
 
 
-
 class QuestionRun:
     """One question's pipeline run as the metrics read it: the question, its result and trace, and the facts
     several metrics share (each worked out once, on first use)."""

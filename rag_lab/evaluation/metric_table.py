@@ -150,6 +150,8 @@ METRICS.add("cost_retrieval_calls", Metric(lambda run: run.result.retrieval_call
                                            "lower"))
 METRICS.add("cost_embedding_calls", Metric(lambda run: run.result.embedding_calls, "embedding calls / question",
                                            "lower"))
+
+
 # --- cost per LLM role: written for the roles the run called ----------------------------------------------
 def _role_calls(kind: str, role: str) -> tuple[str, Metric]:
     """``cost_calls_<role>`` (the role's calls) or ``spent_calls_<role>`` (its cache misses)."""

@@ -113,6 +113,7 @@ class BackendEntry:
 #: subclass, its opener, and one line here.
 BACKENDS: Registry[BackendEntry] = Registry("backend")
 
+
 @contextmanager
 def _open_sim(options: BackendOptions) -> Iterator[LLMBackend]:
     from rag_lab.llm.simulator import SimulatedBackend

@@ -52,6 +52,7 @@ def _select(folder: Path, only: Sequence[str] | None) -> list[Path]:
         raise RagLabError(f"no course notebooks (NN_*.ipynb) in {folder}")
     if not only:
         return paths
+
     def matches(path: Path, name: str) -> bool:  # a name, an NN prefix, or the file name
         return path.stem.startswith(name) or path.name == name
 

@@ -306,8 +306,6 @@ def _values(result: SweepResult, candidate_ids: Sequence[str], qids: Sequence[st
         return np.nanmean(matrix, axis=1)
 
 
-
-
 def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chosen: pd.DataFrame | None = None,
             n_boot: int = 2000, seed: int = 0) -> Verification:
     """Compare the verification sweep ``real`` with the simulated sweep ``sim`` it re-ran (module doc)."""

@@ -89,7 +89,6 @@ def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
     return holds("two-sided", p, float(row["lo"]), float(row["hi"]), alpha)
 
 
-
 #: The sentences that tell the two kinds of test apart, on every page that shows both.
 DECLARED_SENTENCE = ("Declared claims (confirmatory): the sweep file's findings, stated before it ran, each tested "
                      "one-sided in its claimed direction (TOST for no change) in one family, fixed sequence at "

@@ -53,6 +53,7 @@ class RunProgress(NamedTuple):
         """``264 of 264 question runs finished`` (the banner's and the command line's words)."""
         return f"{self.finished:,} of {self.planned:,} question runs finished"
 
+
 PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
 #: The headline quality of a sweep none of whose questions has an answer: refusing is the right reply.

@@ -99,7 +99,6 @@ class SweepSummary:
         return tuple(self.table.loc[self.table["is_pareto"].astype(bool), "candidate_id"])
 
 
-
 def decimals(frames: Mapping[str, pd.DataFrame], metric: str) -> int:
     """Decimals that show a metric's differences: 3 below 10, 1 below 1000, else 0."""
     frame = frames[metric]

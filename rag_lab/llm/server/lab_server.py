@@ -34,6 +34,7 @@ _ROLE_LABEL = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 ResponseFormatType = Literal["json_schema", "json_object", "text"]
 ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_object", "text")
 
+
 class LabServer:
     """An OpenAI-compatible server fronting ``backend`` on a loopback address.
 

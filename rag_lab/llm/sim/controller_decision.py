@@ -81,7 +81,6 @@ def next_hop(label: str, qa: QuestionAnalysis, covered: frozenset[str]) -> list[
     return list(dict.fromkeys([" ".join([label, *ordered[:HOP_WORDS]]).strip(), *targeted(label, qa)]))
 
 
-
 def ideal_decision(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
     if not ev.items:
         q = fresh([paraphrase(qa.text, searches, start=k) for k in range(4)], searches)

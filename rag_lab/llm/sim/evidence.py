@@ -400,6 +400,7 @@ class Evidence:
         out.sort(key=lambda x: -x[0])
         return [(s, v) for _, s, v in out]
 
+
 def side(ev: Evidence, focus_index: int) -> int | None:
     """The item that states the compared fact for one side of a comparison: an item about the focus (its title) before
     one that merely names it; with a year/number comparison it must hold such a value."""
