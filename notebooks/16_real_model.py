@@ -210,8 +210,8 @@ assert all(f.holds or f.detectable is not None for found in study.values() for f
 # ## Your turn: the model, live
 #
 # The explorer runs the installed packaged model live (`qwen2.5-coder-0.5b`, the faster of the two: about half a
-# minute a question at one thread, with the short prompts below) on two questions. Without the `qwen` extra and
-# llama-cpp-python it says so and runs the recorded model's simulator twin instead.
+# minute a question at one thread, with the short prompts below) on one question (`limit=2` or more: half a minute
+# each). Without the `qwen` extra and llama-cpp-python it says so and runs the recorded model's simulator twin instead.
 
 # %%
 import contextlib  # noqa: E402
@@ -220,16 +220,17 @@ from rag_lab.pipeline import PipelineConfig  # noqa: E402
 
 stack = contextlib.ExitStack()  # stack.close() stops the model server; it also stops with the kernel
 backend = real_model.live_backend(stack, "qwen2.5-coder-0.5b", max_tokens=96)  # None when not installed: the simulator
-# three chunks to the controller and to the answer (instead of eight and five): prompts half as long, for speed
-explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=2, backend=backend,
-                          base=PipelineConfig().with_params({"router.enabled": False, "retrieval.controller_evidence": 3,
+# one round, three chunks to the controller and to the answer (instead of eight and five): fewer, shorter prompts
+explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=1, backend=backend,
+                          base=PipelineConfig().with_params({"router.enabled": False, "round_cap.max_rounds": 1,
+                                                             "retrieval.controller_evidence": 3,
                                                              "truncation.max_snippets": 3}),
                           params=["round_cap.max_rounds", "truncation.strategy"])
 display(explorer)  # noqa: F821
 
 # %%
 point = explorer.run(wait=True)
-print(f"{point['n_questions']} questions in {point['seconds']:.1f} s: strict containment {point[STRICT]:.3f}")
+print(f"{point['n_questions']} question(s) in {point['seconds']:.1f} s: strict containment {point[STRICT]:.3f}")
 
 # %% [markdown]
 # ## Try this
