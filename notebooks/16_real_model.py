@@ -221,10 +221,9 @@ from rag_lab.pipeline import PipelineConfig  # noqa: E402
 stack = contextlib.ExitStack()  # stack.close() stops the model server; it also stops with the kernel
 backend = real_model.live_backend(stack, "qwen2.5-coder-0.5b", max_tokens=96)  # None when not installed: the simulator
 # one round, three chunks to the controller and to the answer (instead of eight and five): fewer, shorter prompts
-explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=1, backend=backend,
-                          base=PipelineConfig().with_params({"router.enabled": False, "round_cap.max_rounds": 1,
-                                                             "retrieval.controller_evidence": 3,
-                                                             "truncation.max_snippets": 3}),
+live = PipelineConfig().with_params({"router.enabled": False, "round_cap.max_rounds": 1,
+                                     "retrieval.controller_evidence": 3, "truncation.max_snippets": 3})
+explorer = PolicyExplorer(dataset="hotpotqa_sample", split=None, types=["bridge"], limit=1, backend=backend, base=live,
                           params=["round_cap.max_rounds", "truncation.strategy"])
 display(explorer)  # noqa: F821
 
