@@ -232,8 +232,7 @@ def related_rows(findings: Sequence[Any], claims: Sequence[Mapping[str, Any]], t
     return keys
 
 
-def _where_section(table: Mapping[str, Any], keys: Sequence[str], figure: Any) -> list[str]:
-    info = where_grid.where_grid_info(table, keys)
+def _where_section(info: where_grid.WhereGridInfo, figure: Any) -> list[str]:
     rows = "; ".join(f"{k}: {c}" for k, c in zip(info.keys, info.claims, strict=True))
     return ["<h2>Where claims like these hold</h2>",
             template(__package__, "templates/where_note.html").substitute(source=html.escape(info.source),
@@ -360,10 +359,11 @@ def _labelled(summary: SweepSummary, from_sweep: bool) -> pd.DataFrame:
 @dataclass(frozen=True)
 class _SweepParts:
     """What a report of a sweep (not of a bare table) shows beside its summary, read once for its pages and figures:
-    the robustness table and its rows related to the declared claims, the guard counts and the verifications."""
+    the robustness table, where its rows related to the declared claims hold (None: no related row), the guard counts
+    and the verifications."""
 
     robustness: Mapping[str, Any]
-    related: list[str]
+    where: where_grid.WhereGridInfo | None
     guards: guard_tradeoff.GuardTradeoffInfo | None
     verifications: list[Any]
 
@@ -372,8 +372,9 @@ class _SweepParts:
         robustness = _robustness_table()
         related = (related_rows(summary.findings, sweep.spec.get("findings") or [], robustness)
                    if summary.findings and robustness else [])
+        where = where_grid.where_grid_info(robustness, related) if related else None
         guards = guard_tradeoff.guard_tradeoff_info(sweep, reference) if has_guard_metrics(sweep) else None
-        return cls(robustness, related, guards, load_verifications(sweep.run_dir, sweep))
+        return cls(robustness, where, guards, load_verifications(sweep.run_dir, sweep))
 
 
 def _scatters(table: pd.DataFrame, cost_col: str) -> list[tuple[str, str]]:
@@ -391,8 +392,8 @@ def _figures(table: pd.DataFrame, summary: SweepSummary, parts: _SweepParts | No
         return figures
     for metric, frame in summary.frames.items():
         figures[f"forest_{metric}"] = forest.forest_figure(forest.forest_info(frame, metric))
-    if parts.related:
-        figures["where_grid"] = where_grid.where_grid_figure(where_grid.where_grid_info(parts.robustness, parts.related))
+    if parts.where is not None:
+        figures["where_grid"] = where_grid.where_grid_figure(parts.where)
     if parts.guards is not None:
         figures["guard_tradeoff"] = guard_tradeoff.guard_tradeoff_figure(parts.guards, label_px=_LABEL_PX)
     for n, v in enumerate(parts.verifications):
@@ -461,7 +462,7 @@ def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], ou
              "<h2>Cost vs quality" + (" (provisional)" if provisional else "") + "</h2>", *plots,
              *(_search_section(sweep) if sweep is not None and sweep.search else []),
              *([_findings_section(summary)] if summary.findings else []),
-             *(_where_section(parts.robustness, parts.related, figures["where_grid"]) if parts and parts.related else []),
+             *(_where_section(parts.where, figures["where_grid"]) if parts and parts.where is not None else []),
              *(_delta_section(summary, figures) if summary.frames else []),
              *(_guard_section(parts.guards, figures["guard_tradeoff"]) if parts and parts.guards is not None else []),
              *(_verify_section(parts.verifications, figures) if parts and parts.verifications else []),

@@ -7,6 +7,7 @@ widget's plot is the report's plot of the same data; the progress bar (:class:`W
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from typing import Any
 
 import ipywidgets as widgets
@@ -62,7 +63,7 @@ class WidgetBar:
             self.widget.value = min(progress.done, self.widget.max)
 
 
-class PlotWidget:
+class PlotWidget(ABC):
     """A run's progress bar and state line, the axis dropdowns (:class:`~rag_lab.widgets.axes.AxisPicker`) and the
     live plot, as :class:`~rag_lab.widgets.PolicyExplorer` and :class:`~rag_lab.widgets.SweepPanel` show them."""
 
@@ -91,8 +92,9 @@ class PlotWidget:
             self.figure.update_layout(xaxis_title=label(cost), yaxis_title=label(quality))
             self._redraw()
 
-    def _redraw(self) -> None:  # what has run, on the current axes (called with the lock held)
-        raise NotImplementedError
+    @abstractmethod
+    def _redraw(self) -> None:
+        """Draw what has run on the current axes (called with the lock held)."""
 
     def _failed(self, exc: BaseException) -> None:
         """Show a run's error on the state line and the bar (``wait()`` re-raises it)."""
