@@ -41,6 +41,14 @@ class ConfigError(RagLabError, ValueError):
     ``except ValueError`` catches it too)."""
 
 
+class NotFound(ConfigError, KeyError):
+    """A name, id or set of settings that picks nothing (or, where one thing must be picked, several) of what it
+    chooses from: a :class:`ConfigError` and a ``KeyError``, whose message says what there is."""
+
+    def __str__(self) -> str:  # KeyError would quote the message again
+        return str(self.args[0]) if self.args else ""
+
+
 class LLMBackendError(RagLabError, RuntimeError):
     """An LLM server could not produce a response: it refused the request, kept failing after
     bounded retries, or answered with something that is not a chat completion. The message names

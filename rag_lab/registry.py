@@ -12,16 +12,13 @@ from typing import Annotated, Any, Generic, TypeVar
 
 from pydantic import AfterValidator, WithJsonSchema
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, NotFound
 
 T = TypeVar("T")
 
 
-class UnknownName(ConfigError, KeyError):
+class UnknownName(NotFound):
     """A name that is not in its registry; the message lists the registered names."""
-
-    def __str__(self) -> str:  # KeyError would quote the message again
-        return str(self.args[0]) if self.args else ""
 
 
 class Registry(Mapping[str, T], Generic[T]):

@@ -15,8 +15,8 @@ import pytest
 from rag_lab.cli import main
 from rag_lab.cli.sweep_commands import delta_table_text
 from rag_lab.experiments import load_sweep, run_sweep
+from rag_lab.experiments.engine.candidate_configs import changes_label, config_changes
 from rag_lab.experiments.engine.comparisons import comparisons, is_measured
-from rag_lab.experiments.engine.labels import changes_label, config_changes
 from rag_lab.experiments.engine.summary import summarize
 from rag_lab.report import write_report
 from rag_lab.stats.paired import paired_difference, unpaired_difference
@@ -178,6 +178,10 @@ def test_compare_costs_other_references_and_errors(sweep):
         sweep.compare(METRIC, reference={"retrieval.top_k": 5})   # every config has it: not one
     with pytest.raises(KeyError):
         sweep.compare(METRIC, reference="nope")
+    # the rule a sweep file's findings are checked by, with its words: what the candidates have
+    with pytest.raises(KeyError, match=r"reference \{round_cap.max_rounds: 7\} matches no candidate of the sweep "
+                                       r"\(round_cap.max_rounds is 1 or 3 in its candidates\)"):
+        sweep.compare(METRIC, reference={"round_cap.max_rounds": 7})
     with pytest.raises(ValueError, match="no metric 'quality_nope'"):
         sweep.compare("quality_nope")
     assert sweep.labels()[cap1] == "round_cap.max_rounds=1"

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from lessons import settings
 from lessons.settings import LessonSetting
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.labels import changes_label
+from rag_lab.experiments.engine.candidate_configs import changes_label
 from rag_lab.figures.where_grid import STATUSES, cell_status
 from rag_lab.paths import DATA_DIR
 from rag_lab.stats.paired import interval_text

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 from pydantic_core import to_jsonable_python
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.claims import check_claims, completed
+from rag_lab.experiments.engine.candidate_configs import check_claims, completed
 from rag_lab.experiments.engine.grid import BACKEND_PREFIX, Grid, GridCandidate, check_keys, config_id, short_hash
 from rag_lab.experiments.engine.search_space import SAMPLERS, SearchSpace
 from rag_lab.experiments.engine.sweep import BackendSpec, SweepSpec

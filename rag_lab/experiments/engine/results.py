@@ -25,8 +25,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
 from rag_lab.evaluation.families import family_of, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
-from rag_lab.experiments.engine.claims import check_claims, completed
-from rag_lab.experiments.engine.labels import changes_label, config_changes
+from rag_lab.experiments.engine.candidate_configs import changes_label, check_claims, completed, config_changes, pick_config
 from rag_lab.experiments.engine.provenance import Provenance, stored_provenance, write_parquet
 from rag_lab.experiments.engine.search_space import Constraint
 from rag_lab.experiments.engine.store import RunStore
@@ -35,8 +34,6 @@ from rag_lab.pipeline.trace import KNOB_RATE_COLUMNS, knob_rates
 from rag_lab.stats.power import paired_differences
 from rag_lab.stats.significance import paired_test
 from rag_lab.stats.summary import ELIGIBLE_COL, add_pareto, aggregate_rows, mean_std_over_seeds
-
-_ABSENT = object()
 
 
 class RunProgress(NamedTuple):
@@ -311,26 +308,8 @@ class SweepResult:
         configs = self._configs_by_id()
         if not configs:
             raise ConfigError(f"{self.run_dir}: the sweep has no candidates")
-        base = self.description.get("base_config", {})
-        if reference is None:
-            found = next((k for k, c in configs.items() if c["config"] == base), None)
-            rule = "base" if found is not None else "first"
-            config_id = found if found is not None else next(iter(configs))
-        elif isinstance(reference, str):
-            config_id = next((k for k, c in configs.items() if reference == k or reference in c["candidate_ids"]), None)
-            if config_id is None:
-                raise KeyError(f"no candidate or config {reference!r} in {self.run_dir}")
-            rule = "given"
-        elif isinstance(reference, Mapping):
-            matches = [k for k, c in configs.items()
-                       if all(c["config"].get(key, _ABSENT) == v for key, v in reference.items())]
-            if len(matches) != 1:
-                raise KeyError(f"reference {dict(reference)} matches {len(matches)} configs of {self.run_dir} "
-                               "(it must pick exactly one)")
-            config_id, rule = matches[0], "given"
-        else:
-            raise TypeError(f"reference must be None, a candidate/config id or a dict of dotted keys, "
-                            f"got {type(reference).__name__}")
+        config_id, rule = pick_config(configs, reference, self.description.get("base_config", {}),
+                                      f"{self.run_dir}: reference")
         entry = configs[config_id]
         candidate = entry["candidate_ids"][0]
         changes = changes_label(self.changes()[config_id], same="the base config")
@@ -346,7 +325,7 @@ class SweepResult:
     def check_findings(self) -> None:
         """Raise a :class:`~rag_lab.errors.ConfigError` naming the first stated finding whose ``candidate`` or
         ``reference`` picks no stored config, several, or the same as the other (as a sweep checks before it
-        runs: :func:`rag_lab.experiments.engine.claims.check_claims`)."""
+        runs: :func:`rag_lab.experiments.engine.candidate_configs.check_claims`)."""
         check_claims(self.spec.get("findings") or [], self._configs_by_id(), self.description.get("base_config", {}),
                      str(self.run_dir))
 
@@ -372,7 +351,7 @@ class SweepResult:
 
     def changes(self) -> dict[str, dict[str, Any]]:
         """Each distinct config's settings that differ from the sweep's base config: ``config_id`` → dotted key →
-        value (:func:`~rag_lab.experiments.engine.labels.config_changes`), in table order."""
+        value (:func:`~rag_lab.experiments.engine.candidate_configs.config_changes`), in table order."""
         base = self.description.get("base_config", {})
         return {k: config_changes(entry["config"], base, self.swept_keys) for k, entry in self._configs_by_id().items()}
 
