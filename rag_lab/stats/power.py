@@ -74,14 +74,7 @@ def sign_test_power(n: int, p_win: float, p_loss: float, alpha: float = 0.05,
 def _tost_reject(n: int, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every outcome ``(wins, losses)`` of ``n`` questions and whether the exact TOST within ``±margin`` rejects."""
     wins, losses = exact._outcomes(n)
-    t_sorted, p_sorted = exact._p_table(int(n), float(margin))
-
-    def p_of(w: np.ndarray, l_: np.ndarray) -> np.ndarray:
-        t = exact.statistic(w, l_, n, margin)
-        index = np.searchsorted(-t_sorted, -t + 1e-12 * np.maximum(1.0, np.abs(t)), side="right") - 1
-        return p_sorted[np.maximum(index, 0)]
-
-    reject = (p_of(wins, losses) <= alpha) & (p_of(losses, wins) <= alpha)
+    reject = (exact.table_p(wins, losses, n, margin) <= alpha) & (exact.table_p(losses, wins, n, margin) <= alpha)
     return wins, losses, reject
 
 
