@@ -21,6 +21,7 @@ from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, la
 from rag_lab.experiments.engine.candidate_configs import changes_label, config_changes
 from rag_lab.experiments.engine.grid import config_id
 from rag_lab.experiments.engine.progress import per_question
+from rag_lab.experiments.engine.results import PARAM_PREFIX
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.stats.paired import PairedDifference, paired_difference
@@ -264,7 +265,7 @@ class PolicyExplorer(PlotWidget):
     def _record(self, config: PipelineConfig, run: EvalRun, seconds: float) -> None:
         """Write the finished run's point and redraw (called with the lock held)."""
         cid = config_id(config)
-        point = {"config_id": cid, **{f"param_{k}": config.get(k) for k in self.params},
+        point = {"config_id": cid, **{PARAM_PREFIX + k: config.get(k) for k in self.params},
                  **aggregate_rows(run.rows), "seconds": seconds}
         self._points[cid] = point
         self._configs[cid] = config
