@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats as _stats
 
 from rag_lab.stats import exact_tests as _exact
-from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, _matrix, paired_difference, paired_means
+from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, _matrix, interval_text, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["exact", "permutation"]
@@ -56,7 +56,7 @@ class PairedTest:
         """``+0.033 [+0.008, +0.067], p=0.125 (exact, 4↑ 0↓ of 120)``."""
         if self.n == 0:
             return "undefined (no question defined on both sides)"
-        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], {p_clause(self.p)} "
+        return (f"{interval_text(vars(self), decimals)}, {p_clause(self.p)} "
                 f"({self.method}, {self.n_better}↑ {self.n_worse}↓ of {self.n})")
 
 

@@ -24,7 +24,7 @@ from rag_lab.experiments.engine.progress import per_question
 from rag_lab.experiments.engine.results import PARAM_PREFIX
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
-from rag_lab.stats.paired import PairedDifference, paired_difference
+from rag_lab.stats.paired import PairedDifference, interval_text, paired_difference
 from rag_lab.stats.summary import aggregate_rows, pareto_mask
 from rag_lab.widgets.axes import check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
@@ -302,7 +302,7 @@ class PolicyExplorer(PlotWidget):
         if d.n == 0:
             return f"Δ {label(self.quality_col)} vs {where}: undefined on these questions"
         verdict = "interval excludes 0" if d.excludes_zero else "interval spans 0"
-        return (f"Δ {label(self.quality_col)} vs {where}: {d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}] "
+        return (f"Δ {label(self.quality_col)} vs {where}: {interval_text(d._asdict(), 3)} "
                 f"(paired 95% interval, {d.n} questions, {d.share_differ:.0%} differ; {verdict})")
 
     def _redraw(self) -> None:
