@@ -8,7 +8,7 @@ import math
 from collections.abc import Mapping
 
 from rag_lab.errors import ConfigError
-from rag_lab.records import Qrels, Run
+from rag_lab.records import Qrels, Run, relevant_docs
 
 
 def rank_docs(scores: Mapping[str, float], k: int | None = None) -> list[str]:
@@ -18,7 +18,7 @@ def rank_docs(scores: Mapping[str, float], k: int | None = None) -> list[str]:
 
 
 def _relevant(judged: Mapping[str, int]) -> set[str]:
-    return {d for d, g in judged.items() if g > 0}
+    return set(relevant_docs(judged))
 
 
 def recall_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) -> float:
@@ -41,7 +41,7 @@ def ndcg_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) ->
         max(judged.get(doc, 0), 0) / math.log2(rank + 1)
         for rank, doc in enumerate(rank_docs(scores, k), start=1)
     )
-    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
+    ideal = sorted((judged[d] for d in relevant_docs(judged)), reverse=True)[:k]
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
     if idcg == 0:
         raise ConfigError("nDCG is undefined for a query without relevant documents")
