@@ -24,6 +24,7 @@ from rag_lab.experiments.engine.progress import per_question
 from rag_lab.experiments.engine.results import PARAM_PREFIX
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
+from rag_lab.pipeline.config import dotted_params
 from rag_lab.stats.paired import PairedDifference, interval_text, paired_difference
 from rag_lab.stats.summary import aggregate_rows, pareto_mask
 from rag_lab.widgets.axes import check_axes
@@ -107,7 +108,7 @@ class PolicyExplorer(PlotWidget):
         the explorer. Keys as in :meth:`~rag_lab.pipeline.PipelineConfig.with_params`
         (``__`` for the dot in the keyword form: ``with_params(crag__upper=0.6)``). The explorer is one live
         widget, so it changes in place: the controls move and a run starts."""
-        values = {**(values or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
+        values = dotted_params(values, kwargs)
         unknown = [k for k in values if k not in self.controls]
         if unknown:
             raise ConfigError(f"no control for {unknown}; this explorer controls {self.params}")
