@@ -8,6 +8,7 @@ import math
 from collections.abc import Mapping
 
 from rag_lab.errors import ConfigError
+from rag_lab.index.base import check_k
 from rag_lab.records import Qrels, Run, relevant_docs
 
 
@@ -50,8 +51,7 @@ def ndcg_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) ->
 
 def retrieval_scores(qrels: Qrels, run: Run, k: int) -> dict[str, dict[str, float]]:
     """``{qid: {"recall": ..., "mrr": ..., "ndcg": ...}}`` at cut-off ``k``."""
-    if k < 1:
-        raise ConfigError(f"k must be >= 1, got {k}")
+    check_k(k)
     out: dict[str, dict[str, float]] = {}
     for qid, judged in qrels.items():
         if not _relevant(judged):
