@@ -61,6 +61,11 @@ def chunk_text_for_embedding(chunk: Chunk) -> str:
     return f"{chunk.title}. {chunk.text}" if chunk.title else chunk.text
 
 
+def doc_of(chunk_id: str) -> str:
+    """The document a chunk id belongs to (``doc#3`` → ``doc``): the inverse of the ids :func:`chunk_document` gives."""
+    return chunk_id.rsplit("#", 1)[0]
+
+
 def _chunk(doc: Document, position: int, start: int, end: int) -> Chunk:
     return Chunk(chunk_id=f"{doc.doc_id}#{position}", doc_id=doc.doc_id, position=position, title=doc.title,
                  text=doc.text[start:end], start=start, end=end)

@@ -30,6 +30,11 @@ Qrels = dict[str, dict[str, int]]
 Run = dict[str, dict[str, float]]
 
 
+def relevant_docs(judged: Mapping[str, int]) -> tuple[str, ...]:
+    """The documents of one query's qrels ``{doc_id: grade}`` that count as relevant (gold): grade > 0, in order."""
+    return tuple(d for d, g in judged.items() if g > 0)
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -229,7 +234,7 @@ class EvalSet:
             Question(
                 qid=qid,
                 text=text,
-                gold_doc_ids=tuple(d for d, g in qrels.get(qid, {}).items() if g > 0),
+                gold_doc_ids=relevant_docs(qrels.get(qid, {})),
                 split=split,
             )
             for qid, text in queries.items()

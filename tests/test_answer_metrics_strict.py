@@ -94,3 +94,14 @@ def test_overlap_measures_by_hand() -> None:
     assert longest_run([], b) == 0 and covered_share([], b, 2) == 0.0
     with pytest.raises(ValueError):
         covered_share(a, b, 0)
+
+
+@pytest.mark.parametrize(("answer", "gold", "found"), [
+    ("born in New York City", ["new york"], True), ("born in Newark", ["new york", "York"], False),
+    ("The Beatles.", ["beatles"], True), ("the band (a quartet)", ["a"], False), ("1,000 people", ["1000"], True),
+    ("Paris", [""], False), ("", ["Paris"], False)])
+def test_lenient_and_strict_containment_find_a_gold_answer_by_one_rule(answer: str, gold: list[str], found: bool) -> None:
+    """One rule for "a gold answer occurs in the answer": a whole-token sequence of normalized tokens. Without a
+    question to copy from, a short answer is contained strictly exactly when it is contained leniently."""
+    assert contains(answer, gold) is found
+    assert contains_strict(answer, gold) is found

@@ -29,7 +29,7 @@ from rag_lab.figures import (
     truncation_retention_figure,
     truncation_retention_info,
 )
-from rag_lab.figures.common import UNSET
+from rag_lab.figures.common import UNSET, axis_values, group_names
 from rag_lab.figures.forest import BETTER, WORSE
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig, StopReason
@@ -398,3 +398,14 @@ def test_forest_figure_from_info():
     assert fig.layout.shapes[0].x0 == 0 and fig.layout.yaxis.autorange == "reversed"
     assert fig.layout.title.text == "Δ answer containment (lenient) vs the base config (candidate c0)"
     assert "240 questions, 10% differ" in points.hovertext[0]
+
+
+def test_a_legend_lists_its_groups_in_the_order_a_grid_axis_does():
+    """One order for the distinct values of a column: the colour groups of a scatter (group_names) and the axis of a
+    grid figure (axis_values) both sort them (numpy and Python numbers alike), missing values left out (the
+    legend names them last, as UNSET), and keep first appearance when they do not sort."""
+    values = [3, None, np.int64(1), 2.5, np.float64(3.0), float("nan"), 1]
+    assert axis_values(values) == (1, 2.5, 3)
+    assert group_names(values) == ("1", "2.5", "3", UNSET)
+    mixed = ["b", 2, None, "a"]
+    assert axis_values(mixed) == ("b", 2, "a") and group_names(mixed) == ("b", "2", "a", UNSET)

@@ -5,6 +5,8 @@ import math
 import pytest
 
 from rag_lab.evaluation.retrieval_metrics import mrr_at_k, ndcg_at_k, rank_docs, recall_at_k, retrieval_scores
+from rag_lab.index import doc_run
+from rag_lab.records import EvalSet, relevant_docs
 
 QRELS = {"q1": {"a": 1, "c": 1}, "q2": {"x": 2, "y": 1}, "q3": {"z": 0}}
 RUN = {
@@ -51,5 +53,17 @@ def test_retrieval_scores_skips_unjudged_and_scores_missing_runs_zero():
 def test_undefined_and_bad_k():
     with pytest.raises(ValueError):
         recall_at_k({"a": 0}, {"a": 1.0}, 1)
-    with pytest.raises(ValueError):
-        retrieval_scores(QRELS, RUN, k=0)
+    for bad_k in (lambda: retrieval_scores(QRELS, RUN, k=0), lambda: doc_run({"q": [("a#0", 1.0)]}, {"a#0": "a"}, 0)):
+        with pytest.raises(ValueError, match=r"^k must be >= 1, got 0$"):   # one check of a cut-off, one message
+            bad_k()
+
+
+def test_the_gold_documents_of_a_question_are_the_ones_retrieval_metrics_count_relevant():
+    """One rule for qrels: grade > 0 is relevant, whether a question's gold documents are read from them
+    (EvalSet.from_beir) or a retrieval metric scores a run against them."""
+    judged = {"a": 2, "b": 0, "c": 1, "d": -1}
+    [question] = EvalSet.from_beir({"q": "text"}, {"q": judged})
+    assert question.gold_doc_ids == relevant_docs(judged) == ("a", "c")
+    found = {doc: 1.0 for doc in question.gold_doc_ids}
+    assert recall_at_k(judged, found, 4) == ndcg_at_k(judged, found, 4) == 1.0
+    assert recall_at_k(judged, {"b": 1.0, "d": 0.5}, 4) == 0.0

@@ -18,9 +18,11 @@ from rag_lab.experiments import load_sweep, run_sweep
 from rag_lab.experiments.engine.candidate_configs import changes_label, config_changes
 from rag_lab.experiments.engine.comparisons import comparisons, is_measured
 from rag_lab.experiments.engine.summary import summarize
+from rag_lab.figures.where_grid import WhereCell, WhereGridInfo, _hover
 from rag_lab.report import write_report
-from rag_lab.stats.paired import paired_difference, unpaired_difference
-from rag_lab.stats.significance import holm, p_clause, p_text
+from rag_lab.stats.paired import interval_text, paired_difference, ratio_interval, unpaired_difference
+from rag_lab.stats.significance import holm, p_clause, p_text, paired_test
+from rag_lab.stats.summary import bootstrap_ci
 
 # ---------------------------------------------------------------- synthetic paired data
 
@@ -109,6 +111,28 @@ def test_undefined_values_identical_sides_and_errors():
         paired_difference([1, 2], [1, 2], alpha=1.5)
     with pytest.raises(ValueError, match="expected numbers"):
         paired_difference(["x", 1], [1, 2])
+
+
+@pytest.mark.parametrize(("alpha", "seed"), [(0.05, 0), (0.2, 3), (0.01, 11)])
+def test_every_bootstrap_interval_reads_the_same_percentiles_of_the_same_resamples(alpha, seed):
+    """One rule for a percentile bootstrap interval: the same resamples of the same values give the same bounds,
+    whether read as a mean (bootstrap_ci), a paired difference against zeros or a ratio over ones."""
+    x = np.random.default_rng(seed).random(23)
+    want = bootstrap_ci(x, n_boot=300, alpha=alpha, seed=seed)
+    d = paired_difference(x, np.zeros_like(x), n_boot=300, alpha=alpha, seed=seed)
+    assert (d.lo, d.hi) == want
+    assert ratio_interval(x, np.ones_like(x), n_boot=300, alpha=alpha, seed=seed) == pytest.approx(want, abs=1e-15)
+
+
+def test_a_paired_difference_is_printed_as_one_interval_text_everywhere():
+    """One format for ``Δ [lo, hi]``: a paired test's text and a where-grid cell's hover print interval_text."""
+    rng = np.random.default_rng(2)
+    test = paired_test(rng.random(30) * 20, rng.random(30), n_boot=200)
+    assert test.text().startswith(interval_text(test.difference._asdict(), 3) + ", p")
+    assert test.text(1).startswith(interval_text(test.difference._asdict(), 1) + ", p")
+    cell = WhereCell("holds", "✓", 12.34567, -0.5, 25.0, 30, 0.01, "")
+    grid = WhereGridInfo(("k",), ("claim",), ("world s0",), ("world",), ((cell,),), "")
+    assert f"Δ = {interval_text(cell._asdict(), 3)}, n=30" in _hover(grid, 0, 0)
 
 
 def test_config_changes_and_labels():

@@ -9,6 +9,7 @@ from pydantic import ConfigDict, Field
 from rag_lab.errors import ConfigError
 from rag_lab.llm.scripted import ScriptedBackend
 from rag_lab.pipeline import POLICY_CLASSES, Pipeline, PipelineConfig
+from rag_lab.pipeline.config import dotted_params
 from rag_lab.pipeline.policies import Policy
 from rag_lab.testing import ContractViolation, ScriptedResources, check_policy, corpus_of, policy_bounds
 
@@ -70,6 +71,9 @@ def test_one_verb_with_params_changes_a_copy_of_a_config_and_of_a_pipeline():
     assert pipeline.config is config and config.get("crag.upper") == 0.5
     with pytest.raises(ConfigError, match="unknown field 'uper'"):
         pipeline.with_params(crag__uper=0.7)
+    # the one reading of a with_params call (the explorer's too): the dotted values, then the keywords, "__" a dot
+    assert dotted_params({"crag.upper": 0.7}, {"crag__upper": 0.6, "round_cap__max_rounds": 3}) == {
+        "crag.upper": 0.6, "round_cap.max_rounds": 3}
 
 
 def test_effective_cap_is_the_smaller_of_cap_and_budget():

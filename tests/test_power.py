@@ -89,6 +89,18 @@ def test_differences_of_one_size_are_planned_with_the_sign_test_they_are_tested_
     assert found.effect == pytest.approx(0.5 * power.sign_detectable_effect(100, 0.08, alternative="less"))
 
 
+@pytest.mark.parametrize("direction", ["above", "below", "two-sided", "none"])
+def test_a_plan_at_the_pilots_own_size_detects_what_the_pilot_states(direction):
+    """One rule for the detectable effect: a plan's (detectable_at) at the pilot's own n is the pilot's (detectable)
+    for a 0/1 metric, for differences of varying size and for a table that kept no sizes (normal approximation)."""
+    rng = np.random.default_rng(5)
+    for d, binary in ((rng.integers(-1, 2, 40).astype(float), True), (rng.integers(-3, 4, 40).astype(float), False)):
+        pilot = power.Differences.of(d, binary)
+        for sample in (pilot, pilot._replace(sizes=None)):
+            assert power.detectable_at(sample.n, sample, direction, 0.05) == power.detectable(
+                sample, direction=direction, alpha=0.05).effect
+
+
 def test_the_normal_approximation_matches_a_simulation_of_the_permutation_test():
     rng = np.random.default_rng(3)
     n, sd, sims = 60, 1.0, 400

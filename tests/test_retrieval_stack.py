@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
-from rag_lab.chunking import ChunkingConfig, chunk_corpus, chunk_document, chunk_text_for_embedding
+from rag_lab.chunking import ChunkingConfig, chunk_corpus, chunk_document, chunk_text_for_embedding, doc_of
 from rag_lab.embedding import (
     DEFAULT_MODEL_ID,
     CachedEmbedder,
@@ -127,6 +127,14 @@ def test_exact_multiple_of_the_stride_has_no_tail_chunk() -> None:
 def test_chunk_corpus_keeps_corpus_order() -> None:
     corpus = Corpus([Document(doc_id="b", text="one two"), Document(doc_id="a", text="")])
     assert [c.chunk_id for c in chunk_corpus(corpus)] == ["b#0", "a#0"]
+
+
+def test_a_chunk_id_names_its_document() -> None:
+    """One rule for the chunk id: doc_of (what the metrics and trace facts read) inverts the ids chunking gives,
+    a document id with a '#' of its own included."""
+    corpus = Corpus([Document(doc_id="w#1", text=" ".join(["word"] * 40)), Document(doc_id="x", text="")])
+    chunks = chunk_corpus(corpus, ChunkingConfig(max_words=16, overlap_words=4))
+    assert len(chunks) > 2 and all(doc_of(c.chunk_id) == c.doc_id for c in chunks)
 
 
 @pytest.mark.parametrize(

@@ -22,8 +22,8 @@ QUESTION_RUN = 3
 
 def contains(answer: str, gold: Iterable[str]) -> bool:
     """A normalized gold answer appears in the normalized answer as a whole-token sequence."""
-    padded = f" {normalize_answer(answer)} "
-    return any(g_norm and f" {g_norm} " in padded for g_norm in (normalize_answer(g) for g in gold))
+    toks = tokens(answer)
+    return any(_has_sequence(toks, tokens(g)) for g in gold)
 
 
 def exact_match(answer: str, gold: Iterable[str]) -> bool:
@@ -33,10 +33,10 @@ def exact_match(answer: str, gold: Iterable[str]) -> bool:
 
 def f1(answer: str, gold: Iterable[str]) -> float:
     """Best token-overlap F1 over the gold answers."""
-    pred = normalize_answer(answer).split()
+    pred = tokens(answer)
     best = 0.0
     for g in gold:
-        ref = normalize_answer(g).split()
+        ref = tokens(g)
         common = sum((Counter(pred) & Counter(ref)).values())
         if common:
             p, r = common / len(pred), common / len(ref)

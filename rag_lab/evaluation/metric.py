@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from rag_lab.chunking import doc_of
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.answers import contains_strict, normalize_answer
 from rag_lab.pipeline import Result, Trace
@@ -89,10 +90,8 @@ class QuestionRun:
     @cached_property
     def later_gold(self) -> set[str]:
         """Gold documents first found by retrieval round 2 or later."""
-        return {
-            c.rsplit("#", 1)[0] for step in self.trace.steps if step.kind == "retrieve" and step.round >= 2
-            for c in step.new
-        } & self.gold_docs
+        return {doc_of(c) for step in self.trace.steps if step.kind == "retrieve" and step.round >= 2
+                for c in step.new} & self.gold_docs
 
 
 #: The value of a metric for one run: a number, or None where the metric is undefined for the question.

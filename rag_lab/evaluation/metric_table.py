@@ -12,6 +12,7 @@ from rag_lab.llm.role_table import LLM_ROLES
 from rag_lab.pipeline import Result, Trace
 from rag_lab.records import Question
 from rag_lab.registry import Registry
+from rag_lab.text_overlap import tokens
 
 __all__ = ["METRICS", "Metric", "QuestionRun", "question_metrics"]
 
@@ -60,7 +61,7 @@ def _is_yes_no(gold: list[str]) -> bool:
 
 def _says_no(answer: str) -> bool:
     """Whether an answer opens with the word "no" ("No", "No, he did not.")."""
-    words = normalize_answer(answer).split()
+    words = tokens(answer)
     return bool(words) and words[0] == "no"
 
 

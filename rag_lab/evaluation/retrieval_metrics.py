@@ -8,7 +8,8 @@ import math
 from collections.abc import Mapping
 
 from rag_lab.errors import ConfigError
-from rag_lab.records import Qrels, Run
+from rag_lab.index.base import check_k
+from rag_lab.records import Qrels, Run, relevant_docs
 
 
 def rank_docs(scores: Mapping[str, float], k: int | None = None) -> list[str]:
@@ -18,7 +19,7 @@ def rank_docs(scores: Mapping[str, float], k: int | None = None) -> list[str]:
 
 
 def _relevant(judged: Mapping[str, int]) -> set[str]:
-    return {d for d, g in judged.items() if g > 0}
+    return set(relevant_docs(judged))
 
 
 def recall_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) -> float:
@@ -41,7 +42,7 @@ def ndcg_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) ->
         max(judged.get(doc, 0), 0) / math.log2(rank + 1)
         for rank, doc in enumerate(rank_docs(scores, k), start=1)
     )
-    ideal = sorted((g for g in judged.values() if g > 0), reverse=True)[:k]
+    ideal = sorted((judged[d] for d in relevant_docs(judged)), reverse=True)[:k]
     idcg = sum(g / math.log2(rank + 1) for rank, g in enumerate(ideal, start=1))
     if idcg == 0:
         raise ConfigError("nDCG is undefined for a query without relevant documents")
@@ -50,8 +51,7 @@ def ndcg_at_k(judged: Mapping[str, int], scores: Mapping[str, float], k: int) ->
 
 def retrieval_scores(qrels: Qrels, run: Run, k: int) -> dict[str, dict[str, float]]:
     """``{qid: {"recall": ..., "mrr": ..., "ndcg": ...}}`` at cut-off ``k``."""
-    if k < 1:
-        raise ConfigError(f"k must be >= 1, got {k}")
+    check_k(k)
     out: dict[str, dict[str, float]] = {}
     for qid, judged in qrels.items():
         if not _relevant(judged):

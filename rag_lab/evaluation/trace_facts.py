@@ -9,6 +9,7 @@ from collections.abc import Iterable, Mapping
 
 import pandas as pd
 
+from rag_lab.chunking import doc_of
 from rag_lab.errors import ConfigError
 from rag_lab.index import reciprocal_rank_fusion
 from rag_lab.pipeline.answer import Result
@@ -19,11 +20,6 @@ from rag_lab.pipeline.trace import Trace
 
 #: The stages :func:`gold_found` counts, in order.
 GOLD_STAGES = ("round 1", "any round", "final context")
-
-
-def doc_of(chunk_id: str) -> str:
-    """The document a chunk id belongs to (``doc#3`` → ``doc``)."""
-    return chunk_id.rsplit("#", 1)[0]
 
 
 def round_chunks(trace: Trace, round_no: int = 1) -> list[str]:

@@ -6,15 +6,15 @@ import contextlib
 import html
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from rag_lab.errors import ConfigError
+from rag_lab.experiments.engine.results import PARAM_PREFIX
 
-PARAM_PREFIX = "param_"
 #: Group label of rows whose grouping value is missing (e.g. a parameter a conditional grid left unset).
 UNSET = "(unset)"
 
@@ -61,13 +61,18 @@ def numeric(table: pd.DataFrame, col: str) -> np.ndarray:
         raise ConfigError(f"column {col!r} must be numeric: {exc}") from exc
 
 
-def group_names(values: Sequence[Any]) -> tuple[str, ...]:
-    """Distinct formatted values in natural order (numbers numerically; first appearance if unorderable),
-    :data:`UNSET` last when any value is missing."""
-    present = list(dict.fromkeys(v for v in values if not is_missing(v)))
+def axis_values(keys: Sequence[Hashable]) -> tuple:
+    """The distinct non-missing ``keys``, sorted (in first-appearance order when unorderable)."""
+    values = list(dict.fromkeys(k.item() if isinstance(k, np.generic) else k for k in keys if not is_missing(k)))
     with contextlib.suppress(TypeError):  # unorderable values keep their first-appearance order
-        present = sorted(present)
-    names = list(dict.fromkeys(format_value(v) for v in present))
+        values = sorted(values)
+    return tuple(values)
+
+
+def group_names(values: Sequence[Any]) -> tuple[str, ...]:
+    """Distinct formatted values in natural order (:func:`axis_values`: numbers numerically; first appearance if
+    unorderable), :data:`UNSET` last when any value is missing."""
+    names = list(dict.fromkeys(format_value(v) for v in axis_values(values)))
     return (*names, UNSET) if any(is_missing(v) for v in values) else tuple(names)
 
 

@@ -106,7 +106,7 @@ def cost_quality_info(table: pd.DataFrame, cost_col: str, quality_col: str, colo
 
     def label(row: pd.Series, point_id: str) -> str:
         lines = ([format_value(row[text_col])] if text_col else []) + [point_id] + [
-            f"{c.removeprefix(PARAM_PREFIX)}={format_value(row[c])}" for c in label_cols if not is_missing(row[c])
+            f"{short(c)}={format_value(row[c])}" for c in label_cols if not is_missing(row[c])
         ]
         return "\n".join(lines)
 

@@ -12,8 +12,8 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from rag_lab.evaluation.catalog import DEFAULT_QUALITY
-from rag_lab.figures.common import as_frame, format_value, numeric, require_columns, short
-from rag_lab.figures.grid_means import axis_values, grid_mean
+from rag_lab.figures.common import as_frame, axis_values, format_value, numeric, require_columns, short
+from rag_lab.figures.grid_means import grid_mean
 
 
 class CragHeatmapInfo(NamedTuple):

@@ -90,14 +90,14 @@ def forest_info(comparison: pd.DataFrame, metric: str | None = None, reference: 
     count = numeric(rows, "n") if "n" in rows.columns else np.full(len(rows), np.nan)
     share = numeric(rows, "share_differ") if "share_differ" in rows.columns else np.full(len(rows), np.nan)
     lo_k, hi_k = lo[keep], hi[keep]
+    sign = [int(s) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))]
     holm = "p_holm" in rows.columns
     return ForestInfo(
         metric=metric, x_title=f"Δ {label(metric)} (candidate − reference)", reference=reference,
         ids=tuple(str(i) for i in ids), labels=tuple(str(v) for v in rows["label"]), delta=tuple(delta[keep].tolist()),
         lo=tuple(lo_k.tolist()), hi=tuple(hi_k.tolist()), n=tuple(int(v) if not np.isnan(v) else 0 for v in count),
         share_differ=tuple(share.tolist()),
-        sign=tuple(int(s) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
-        better=tuple(int(s) * direction(metric) for s in np.where(lo_k > 0, 1, np.where(hi_k < 0, -1, 0))),
+        sign=tuple(sign), better=tuple(s * direction(metric) for s in sign),
         n_undefined=int((~keep).sum()), mark=tuple(_mark(row) for _, row in rows.iterrows()),
         rule="the interval excludes 0 and Holm p < 0.05" if holm else "the interval excludes 0")
 

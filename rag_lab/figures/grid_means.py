@@ -1,5 +1,5 @@
-"""Mean of a value over a grid of two keys (e.g. two swept parameters): the data behind the CRAG heat-map
-and the truncation-retention lines."""
+"""Mean of a value over a grid of two keys (e.g. two swept parameters, their values from
+:func:`~rag_lab.figures.common.axis_values`): the data behind the CRAG heat-map and the truncation-retention lines."""
 
 from __future__ import annotations
 
@@ -8,15 +8,6 @@ from collections.abc import Hashable, Sequence
 import numpy as np
 
 from rag_lab.figures.common import frozen, is_missing
-
-
-def axis_values(keys: Sequence[Hashable]) -> tuple:
-    """The distinct non-missing ``keys``, sorted (in first-appearance order when unorderable)."""
-    values = list(dict.fromkeys(k.item() if isinstance(k, np.generic) else k for k in keys if not is_missing(k)))
-    try:
-        return tuple(sorted(values))
-    except TypeError:
-        return tuple(values)
 
 
 def grid_mean(row_keys: Sequence[Hashable], col_keys: Sequence[Hashable], values: np.ndarray,

@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
-from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.experiments.engine.results import PARAM_PREFIX, SweepResult
 from rag_lab.figures.common import format_value, hover
 from rag_lab.figures.labels import PLOT_PX, labelled_markers, padded_range
 from rag_lab.stats.selective import risk_coverage
@@ -85,13 +85,13 @@ def _points(result: SweepResult, key: str, labels: dict[str, str]) -> list[tuple
         raise ConfigError(f"{result.run_dir}: no column(s) {missing} in the results table")
     points = []
     for _, runs in table.groupby("config_id", sort=False):
-        if runs[f"param_{key}"].isna().all():     # a grid point that leaves the key at the base value
+        if runs[PARAM_PREFIX + key].isna().all():     # a grid point that leaves the key at the base value
             continue
         n = pd.to_numeric(runs["n_questions"]).to_numpy(dtype=float)
         answered = float(np.nansum(pd.to_numeric(runs[ANSWERED]).to_numpy(dtype=float) * n))
         wrong = float(np.nansum(pd.to_numeric(runs[WRONG]).to_numpy(dtype=float) * n))
         first = str(runs["candidate_id"].iloc[0])
-        points.append((first, labels[first], runs[f"param_{key}"].iloc[0],
+        points.append((first, labels[first], runs[PARAM_PREFIX + key].iloc[0],
                        float(answered / n.sum()) if n.sum() else math.nan, wrong / answered if answered else math.nan))
     with contextlib.suppress(TypeError):   # values that do not order (mixed kinds) keep the table's order
         points.sort(key=lambda p: p[2])

@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
 
-from rag_lab.figures.common import as_frame, is_missing, numeric, require_columns, short
-from rag_lab.figures.grid_means import axis_values, grid_mean
+from rag_lab.figures.common import as_frame, axis_values, is_missing, numeric, require_columns, short
+from rag_lab.figures.grid_means import grid_mean
 
 
 class TruncationRetentionInfo(NamedTuple):

@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
+from rag_lab.stats.paired import interval_text
 
 #: Every status a cell can have: name → (symbol, colour, legend text), in legend order.
 STATUSES = {
@@ -151,8 +152,7 @@ def _hover(info: WhereGridInfo, r: int, c: int) -> str:
     cell = info.cells[r][c]
     lines = [f"{info.keys[r]} · {info.columns[c]}", f"{cell.symbol} {cell.status}"]
     if not math.isnan(cell.delta):
-        lines.append(f"Δ = {cell.delta:+.3f} [{cell.lo:+.3f}, {cell.hi:+.3f}], n={cell.n}, p={cell.p_holm:.3g} "
-                     f"({cell.correction})")
+        lines.append(f"Δ = {interval_text(cell._asdict(), 3)}, n={cell.n}, p={cell.p_holm:.3g} ({cell.correction})")
     if cell.measured_as:
         lines.append(f"measured as {cell.measured_as}")
     if cell.detectable:

@@ -100,8 +100,7 @@ class SearchIndex(ABC):
 
     def _check_search(self, k: int) -> None:
         self._require_built()
-        if k < 1:
-            raise ConfigError(f"k must be >= 1, got {k}")
+        check_k(k)
 
     def _hits(self, rows: np.ndarray, scores: np.ndarray) -> Hits:
         return [(self.chunk_ids[int(i)], float(s)) for i, s in zip(rows, scores, strict=True)]
@@ -186,6 +185,12 @@ def saved_embedder(meta: Mapping[str, Any], embedder: Embedder | str | None) -> 
     return backend or None
 
 
+def check_k(k: int) -> None:
+    """Refuse a cut-off below 1 (a search's, a run's or a retrieval metric's ``k``)."""
+    if k < 1:
+        raise ConfigError(f"k must be >= 1, got {k}")
+
+
 def top_k(scores: np.ndarray, k: int) -> np.ndarray:
     """Positions of the ``k`` highest ``scores``, best first; ties go to the lower position."""
     k = min(k, len(scores))
@@ -224,8 +229,7 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: float = 60) -> 
 def doc_run(hits_per_query: Mapping[str, Sequence[tuple[str, float]]], chunk_to_doc: Mapping[str, str], k: int) -> Run:
     """Chunk hits turned into a BEIR run ``{qid: {doc_id: score}}``: a document scores its best chunk, and each query
     keeps its ``k`` best documents (in rank order; ties keep hit order)."""
-    if k < 1:
-        raise ConfigError(f"k must be >= 1, got {k}")
+    check_k(k)
     run: Run = {}
     for qid, hits in hits_per_query.items():
         best: dict[str, float] = {}

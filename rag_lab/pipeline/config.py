@@ -107,9 +107,8 @@ class PipelineConfig(BaseModel):
         ``config.with_params(crag__upper=0.6)``. The same verb changes a
         :meth:`~rag_lab.pipeline.Pipeline.with_params` and a
         :meth:`~rag_lab.widgets.PolicyExplorer.with_params`."""
-        updates = {**(values or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
         data = self.model_dump()
-        for key, value in updates.items():
+        for key, value in dotted_params(values, kwargs).items():
             policy, field = _split(key)
             data[policy][field] = value
         try:
@@ -148,6 +147,12 @@ for _name, _field in PipelineConfig.model_fields.items():
     POLICIES.add(_name, _field.annotation)  # type: ignore[arg-type]
 #: Every policy class of the fields, once each.
 POLICY_CLASSES: tuple[type[policies.Policy], ...] = tuple(POLICIES.values())
+
+
+def dotted_params(values: Mapping[str, Any] | None, kwargs: Mapping[str, Any]) -> dict[str, Any]:
+    """The parameters of a ``with_params`` call as one dict of dotted keys: ``values``, then the keyword form
+    ``kwargs`` (``__`` for the dot: ``crag__upper``)."""
+    return {**(values or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
 
 
 def stored_parameters(flat: Mapping[str, Any]) -> dict[str, Any]:

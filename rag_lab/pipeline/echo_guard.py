@@ -11,7 +11,7 @@ import re
 from typing import NamedTuple
 
 from rag_lab.pipeline.policies import EchoGuard
-from rag_lab.text_overlap import answer_tokens, covered, covered_share, longest_run, tokens
+from rag_lab.text_overlap import answer_tokens, covered_share, longest_run, tokens
 
 #: The prompt's section delimiters (:mod:`rag_lab.llm.prompts`), in any case and however many closing
 #: brackets: a draft that contains one is echoing the prompt (SmolLM2 writes "<<<Question>>").
@@ -44,9 +44,7 @@ def check_echo(draft: str, instructions: str, evidence: list[str], question: str
     ``evidence`` texts and the ``question`` (see the module doc)."""
     toks = answer_tokens(draft)
     run = longest_run(toks, tokens(instructions))
-    evidence_toks = tokens(" ".join(evidence))
-    copied = covered(evidence_toks, toks, policy.copy_run)
-    evidence_share = sum(copied) / len(copied) if copied else 0.0
+    evidence_share = covered_share(tokens(" ".join(evidence)), toks, policy.copy_run)
     question_share = covered_share(toks, tokens(question), policy.question_run) if len(toks) > policy.question_run else 0.0
     markers = tuple(dict.fromkeys(m.group(0) for m in PROMPT_MARKER.finditer(draft)))
     reasons: list[str] = []

@@ -24,6 +24,7 @@ from rag_lab.pipeline.resources import CorpusResources
 from rag_lab.pipeline.run_context import RunContext
 from rag_lab.pipeline.stop_rules import STOP_RULES, Phase, StopCheck
 from rag_lab.pipeline.trace import StopReason, Trace, TraceStep
+from rag_lab.pipeline.truncation import by_relevance
 from rag_lab.records import Question
 
 
@@ -260,6 +261,6 @@ class _OneQuestion(RunContext):
         """The ``retrieval.controller_evidence`` most relevant chunks gathered so far. Deliberately
         independent of the truncation policy, which only assembles the generation context: the
         controller may see evidence that ``append_then_truncate`` later drops (the classic bug)."""
-        ranked = sorted(self.candidates(list(self.state.seen)), key=lambda c: (-c.score, c.round, c.rank))
+        ranked = sorted(self.candidates(list(self.state.seen)), key=by_relevance)
         shown = ranked[: self.cfg.retrieval.controller_evidence]
         return [prompts.EvidenceItem(i, c.title, c.text) for i, c in enumerate(shown, start=1)]

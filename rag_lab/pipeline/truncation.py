@@ -15,7 +15,7 @@ from rag_lab.pipeline.finalize import ContextItem, estimate_tokens
 from rag_lab.pipeline.resources import CorpusResources
 from rag_lab.registry import Registry
 
-__all__ = ["TRUNCATION_STRATEGIES", "TruncationStrategy", "TruncationStrategyName", "fit", "truncate"]
+__all__ = ["TRUNCATION_STRATEGIES", "TruncationStrategy", "TruncationStrategyName", "by_relevance", "fit", "truncate"]
 
 #: ``strategy(candidates, max_snippets, max_tokens, res, queries) -> context``.
 TruncationStrategy = Callable[[list[ContextItem], int, int, CorpusResources, Sequence[str]], list[ContextItem]]
@@ -51,7 +51,8 @@ def fit(candidates: list[ContextItem], max_snippets: int, max_tokens: int) -> li
     return kept
 
 
-def _by_relevance(c: ContextItem) -> tuple[float, int, int]:
+def by_relevance(c: ContextItem) -> tuple[float, int, int]:
+    """The sort key of relevance order: the most relevant first, ties in arrival order (round, then rank)."""
     return (-c.score, c.round, c.rank)
 
 
@@ -67,7 +68,7 @@ def append_then_truncate(candidates: list[ContextItem], max_snippets: int, max_t
 def rank_then_truncate(candidates: list[ContextItem], max_snippets: int, max_tokens: int,
                        res: CorpusResources, queries: Sequence[str]) -> list[ContextItem]:
     """Relevance order, keep the best."""
-    return fit(sorted(candidates, key=_by_relevance), max_snippets, max_tokens)
+    return fit(sorted(candidates, key=by_relevance), max_snippets, max_tokens)
 
 
 @TRUNCATION_STRATEGIES.register("refine")
@@ -101,13 +102,13 @@ def round_slots(candidates: list[ContextItem], max_snippets: int, max_tokens: in
     brought is kept first (a later round's evidence is what the loop searched for, and it ranks low against
     the original question; the latest rounds first when there are more rounds than places), the remaining
     places go by relevance; the kept chunks are shown in relevance order."""
-    ranked = sorted(candidates, key=_by_relevance)
+    ranked = sorted(candidates, key=by_relevance)
     rounds = sorted({c.round for c in candidates}, reverse=True)
     kept: list[ContextItem] = []
     for r in rounds[:max_snippets]:
         kept.append(next(c for c in ranked if c.round == r))
     kept += [c for c in ranked if c not in kept][: max(0, max_snippets - len(kept))]
-    return fit(sorted(kept, key=_by_relevance), max_snippets, max_tokens)
+    return fit(sorted(kept, key=by_relevance), max_snippets, max_tokens)
 
 
 #: The type of a field that names a truncation strategy (checked against the registry when validated).

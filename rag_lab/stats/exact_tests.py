@@ -45,7 +45,7 @@ def trinomial_pmf(wins: np.ndarray, losses: np.ndarray, n: int, p_win: np.ndarra
     ``(p_win, p_loss, p_tie)`` (rows; scalars give one row)."""
     ties = n - wins - losses
     if log_coef is None:
-        log_coef = gammaln(n + 1) - gammaln(wins + 1) - gammaln(losses + 1) - gammaln(ties + 1)
+        log_coef = _log_coef(n, wins, losses)
     log = np.broadcast_to(log_coef, (np.atleast_1d(p_win).size, wins.size)).copy()
     with np.errstate(divide="ignore", invalid="ignore"):
         for k, p in ((wins, p_win), (losses, p_loss), (ties, p_tie)):
@@ -58,7 +58,8 @@ def _log_coef(n: int, wins: np.ndarray, losses: np.ndarray) -> np.ndarray:
     return gammaln(n + 1) - gammaln(wins + 1) - gammaln(losses + 1) - gammaln(n - wins - losses + 1)
 
 
-def _rows(points: np.ndarray, size: int) -> int:
+def _rows(size: int) -> int:
+    """How many nuisance points to take at once, so that one block holds about 2 million probabilities."""
     return max(1, 2_000_000 // max(size, 1))
 
 
@@ -73,7 +74,7 @@ def _p_table(n: int, margin: float) -> tuple[np.ndarray, np.ndarray]:
     coef = _log_coef(n, wins, losses)
     p = np.zeros(t.size)
     p_win, p_loss, p_tie = boundary(margin)
-    step = _rows(p_win, t.size)
+    step = _rows(t.size)
     for i in range(0, p_win.size, step):
         tails = np.cumsum(trinomial_pmf(wins, losses, n, p_win[i:i + step], p_loss[i:i + step], p_tie[i:i + step],
                                         coef), axis=1)
@@ -93,11 +94,17 @@ def noninferiority_p(wins: int, losses: int, n: int, margin: float) -> float:
         raise ValueError(f"margin must lie in (0, 1) (a share of the questions), got {margin!r}")
     if n == 0:
         return 1.0
+    return float(table_p(wins, losses, n, margin))
+
+
+def table_p(wins: np.ndarray | float, losses: np.ndarray | float, n: int, margin: float) -> np.ndarray:
+    """The exact p of each outcome ``(wins, losses)`` of ``n >= 1`` questions, unchecked (what
+    :func:`noninferiority_p` returns for one): the table's p of the last outcome whose statistic is >= the
+    outcome's own (ties in T count as extreme)."""
     t_sorted, p_sorted = _p_table(int(n), float(margin))
-    t = float(statistic(wins, losses, n, margin))
-    # the last outcome whose statistic is >= t (ties in T count as extreme)
-    index = int(np.searchsorted(-t_sorted, -t + 1e-12 * max(1.0, abs(t)), side="right")) - 1
-    return float(p_sorted[max(index, 0)])
+    t = statistic(wins, losses, n, margin)
+    index = np.searchsorted(-t_sorted, -t + 1e-12 * np.maximum(1.0, np.abs(t)), side="right") - 1
+    return p_sorted[np.maximum(index, 0)]
 
 
 def equivalence_p(wins: int, losses: int, n: int, margin: float) -> tuple[float, float]:
@@ -110,14 +117,11 @@ def size(n: int, margin: float, alpha: float, points: int = 2001) -> float:
     """The largest probability, along the boundary ``Δ = −margin`` (``points`` nuisance values, finer than the
     test's own), that :func:`noninferiority_p` rejects at ``alpha``: the test's true size, by enumeration."""
     wins, losses = _outcomes(n)
-    t_sorted, p_sorted = _p_table(int(n), float(margin))
-    t = statistic(wins, losses, n, margin)
-    index = np.searchsorted(-t_sorted, -t + 1e-12 * np.maximum(1.0, np.abs(t)), side="right") - 1
-    reject = p_sorted[np.maximum(index, 0)] <= alpha
+    reject = table_p(wins, losses, n, margin) <= alpha
     wins, losses = wins[reject], losses[reject]
     coef = _log_coef(n, wins, losses)
     p_win, p_loss, p_tie = boundary(margin, points)
-    step = _rows(p_win, wins.size)
+    step = _rows(wins.size)
     worst = 0.0
     for i in range(0, p_win.size, step):
         pmf = trinomial_pmf(wins, losses, n, p_win[i:i + step], p_loss[i:i + step], p_tie[i:i + step], coef)

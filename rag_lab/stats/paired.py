@@ -85,7 +85,7 @@ def _strata_labels(strata: Any, n_questions: int) -> np.ndarray:
     return labels
 
 
-def _resample_indices(rng: np.random.Generator, n_boot: int, labels: np.ndarray | None, n: int) -> np.ndarray:
+def resample_indices(rng: np.random.Generator, n_boot: int, labels: np.ndarray | None, n: int) -> np.ndarray:
     """``(n_boot, n)`` question indices drawn with replacement: over all questions, or within each stratum
     (each stratum keeps its size, so its weight in the mean is the one it has in the data)."""
     if labels is None:
@@ -97,8 +97,10 @@ def _resample_indices(rng: np.random.Generator, n_boot: int, labels: np.ndarray 
     return np.concatenate(parts, axis=1)
 
 
-def _percentile(means: np.ndarray, alpha: float) -> tuple[float, float]:
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2], axis=-1)
+def percentile_interval(statistics: np.ndarray, alpha: float) -> tuple[float, float]:
+    """The percentile bootstrap ``1 − alpha`` interval of resampled ``statistics``: their ``alpha/2`` and
+    ``1 − alpha/2`` quantiles (every bootstrap interval of the lab reads its bounds here)."""
+    lo, hi = np.quantile(statistics, [alpha / 2, 1 - alpha / 2])
     return float(lo), float(hi)
 
 
@@ -116,8 +118,8 @@ def paired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: fl
     if n == 0:
         return PairedDifference(math.nan, math.nan, math.nan, 0, n_seeds, math.nan, math.nan, math.nan)
     diff = a - b
-    idx = _resample_indices(np.random.default_rng(seed), n_boot, labels, n)
-    lo, hi = _percentile(diff[idx].mean(axis=1), alpha)
+    idx = resample_indices(np.random.default_rng(seed), n_boot, labels, n)
+    lo, hi = percentile_interval(diff[idx].mean(axis=1), alpha)
     return PairedDifference(
         delta=float(diff.mean()), lo=lo, hi=hi, n=n, n_seeds=n_seeds,
         share_differ=float((np.abs(diff) > EQUAL_TOL).mean()), mean=float(a.mean()), reference_mean=float(b.mean()))
@@ -133,8 +135,8 @@ def unpaired_difference(values: Any, reference: Any, n_boot: int = 2000, alpha: 
     if n == 0:
         return (math.nan, math.nan, math.nan)
     rng = np.random.default_rng(seed)
-    means = a[rng.integers(0, n, size=(n_boot, n))].mean(axis=1) - b[rng.integers(0, n, size=(n_boot, n))].mean(axis=1)
-    return (float(a.mean() - b.mean()), *_percentile(means, alpha))
+    means = a[resample_indices(rng, n_boot, None, n)].mean(axis=1) - b[resample_indices(rng, n_boot, None, n)].mean(axis=1)
+    return (float(a.mean() - b.mean()), *percentile_interval(means, alpha))
 
 
 def ratio_interval(numerator: np.ndarray, denominator: np.ndarray, n_boot: int = 2000, alpha: float = 0.05,
@@ -143,13 +145,12 @@ def ratio_interval(numerator: np.ndarray, denominator: np.ndarray, n_boot: int =
     with replacement (the two arrays index the same pairs); a resample whose denominator sums to 0 leaves the
     ratio undefined and is dropped. NaNs when every resample is."""
     check_bootstrap(n_boot, alpha)
-    rng = np.random.default_rng(seed)
-    draws = rng.integers(0, len(numerator), size=(n_boot, len(numerator)))
+    draws = resample_indices(np.random.default_rng(seed), n_boot, None, len(numerator))
     sums_n, sums_d = numerator[draws].sum(axis=1), denominator[draws].sum(axis=1)
     ratios = sums_n[sums_d != 0] / sums_d[sums_d != 0]
     if not len(ratios):
         return (math.nan, math.nan)
-    return (float(np.quantile(ratios, alpha / 2)), float(np.quantile(ratios, 1 - alpha / 2)))
+    return percentile_interval(ratios, alpha)
 
 
 def interval_text(row: Mapping[str, Any], decimals: int | None = None, missing: str = "–") -> str:

@@ -12,6 +12,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from rag_lab.stats.significance import flip_tolerance
+
 #: Simulated samples per power estimate, and sign flips per simulated test: the power's Monte Carlo error is at
 #: most 0.5 / sqrt(N_SAMPLES) ≈ 0.016.
 N_SAMPLES = 1000
@@ -68,10 +70,11 @@ def smallest(power_at: Callable[[float], float], target: float, low: float = 1e-
 
 
 def _p_greater(x: np.ndarray, flips: np.ndarray) -> np.ndarray:
-    """Per row of ``x``: the Monte Carlo sign-flip p of the sum being this large (``+1`` in both counts)."""
+    """Per row of ``x``: the Monte Carlo sign-flip p of the sum being this large (``+1`` in both counts; ties within
+    the test's own :func:`~rag_lab.stats.significance.flip_tolerance`)."""
     observed = x.sum(axis=1)
     null = x @ flips
-    tol = 1e-9 * np.maximum(1.0, np.abs(x).sum(axis=1))
+    tol = flip_tolerance(np.abs(x).sum(axis=1))
     return (1 + (null >= (observed - tol)[:, None]).sum(axis=1)) / (flips.shape[1] + 1)
 
 

@@ -19,6 +19,8 @@ from scipy import stats as sps
 
 from rag_lab.stats import exact_tests as exact
 from rag_lab.stats import permutation_power as perm
+from rag_lab.stats.paired import EQUAL_TOL
+from rag_lab.stats.significance import CLAIM_ALTERNATIVE
 
 Alternative = Literal["greater", "less", "two-sided"]
 #: The power a detectable effect and a plan are stated at.
@@ -27,9 +29,13 @@ TARGET_POWER = 0.8
 MAX_QUESTIONS = 2000
 
 
-def _check(n: int, p_win: float, p_loss: float) -> None:
+def _check_n(n: int) -> None:
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"n must be a positive integer, got {n!r}")
+
+
+def _check(n: int, p_win: float, p_loss: float) -> None:
+    _check_n(n)
     if not (0.0 <= p_win <= 1.0 and 0.0 <= p_loss <= 1.0 and p_win + p_loss <= 1.0 + 1e-12):
         raise ValueError(f"p_win and p_loss must be probabilities summing to at most 1, got {p_win}, {p_loss}")
 
@@ -74,14 +80,7 @@ def sign_test_power(n: int, p_win: float, p_loss: float, alpha: float = 0.05,
 def _tost_reject(n: int, margin: float, alpha: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Every outcome ``(wins, losses)`` of ``n`` questions and whether the exact TOST within ``±margin`` rejects."""
     wins, losses = exact._outcomes(n)
-    t_sorted, p_sorted = exact._p_table(int(n), float(margin))
-
-    def p_of(w: np.ndarray, l_: np.ndarray) -> np.ndarray:
-        t = exact.statistic(w, l_, n, margin)
-        index = np.searchsorted(-t_sorted, -t + 1e-12 * np.maximum(1.0, np.abs(t)), side="right") - 1
-        return p_sorted[np.maximum(index, 0)]
-
-    reject = (p_of(wins, losses) <= alpha) & (p_of(losses, wins) <= alpha)
+    reject = (exact.table_p(wins, losses, n, margin) <= alpha) & (exact.table_p(losses, wins, n, margin) <= alpha)
     return wins, losses, reject
 
 
@@ -128,8 +127,7 @@ def tost_detectable_margin(n: int, discordance: float, alpha: float = 0.05, powe
 def no_difference_bound(n: int, alpha: float = 0.05) -> float:
     """The exact one-sided ``1 − alpha`` upper bound on the share of questions that differ when none of ``n`` did
     (Clopper–Pearson): ``1 − alpha^(1/n)``. ``|Δ|`` of any metric in [0, 1] is at most it."""
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
-        raise ValueError(f"n must be a positive integer, got {n!r}")
+    _check_n(n)
     return 1.0 - alpha ** (1.0 / n)
 
 
@@ -184,6 +182,11 @@ class Differences(NamedTuple):
     binary: bool
     sizes: list[float] | None = None
 
+    @property
+    def share(self) -> float:
+        """The share of the questions that differ (0 with no questions): the discordance a plan assumes."""
+        return self.differ / self.n if self.n else 0.0
+
     def all_sizes(self) -> np.ndarray:
         """``|d|`` of every question, zeros included (the simulation's population)."""
         return np.concatenate([np.zeros(self.n - self.differ), np.asarray(self.sizes or [], float)])
@@ -192,7 +195,7 @@ class Differences(NamedTuple):
     def of(cls, differences: np.ndarray, binary: bool) -> Differences:
         d = np.asarray(differences, float)
         d = d[~np.isnan(d)]
-        nonzero = np.abs(d[np.abs(d) > 1e-12])
+        nonzero = np.abs(d[np.abs(d) > EQUAL_TOL])
         same = nonzero.size > 0 and bool(np.all(np.abs(nonzero - nonzero[0]) <= 1e-9))
         return cls(int(d.size), int(nonzero.size), float(nonzero[0]) if same else None,
                    float(d.std(ddof=1)) if d.size > 1 else math.inf, bool(binary),
@@ -237,26 +240,32 @@ def detectable(differences: np.ndarray | Differences, *, binary: bool = False, d
                               f"no question differs: |Δ| ≤ {_fmt(share * width)} ({level})")
         return Detectable(math.inf, True, "exact bound", f"no question differs: at most {share:.1%} of questions "
                                                          f"could differ ({level}; the metric has no range to bound Δ)")
-    alternative: Alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")  # type: ignore[assignment]
-    share = s.differ / n
-    if s.binary and direction == "none":
-        effect = tost_detectable_margin(n, share, alpha, power)
-        method = "exact TOST power"
-    elif (s.binary or s.size is not None) and direction != "none":
-        # every question that differs, differs by the same amount: the paired test is the exact sign test
-        effect = (1.0 if s.binary else float(s.size)) * sign_detectable_effect(n, share, alpha, power, alternative)
-        method = "exact sign-test power"
-    elif s.sizes is not None:
-        effect = simulated_detectable(s, direction, alpha, power)
-        method = "simulated permutation-test power"
-    else:
-        effect = (normal_detectable_margin(n, s.sd, alpha, power) if direction == "none" else
-                  normal_detectable_effect(n, s.sd, alpha, power, two_sided=alternative == "two-sided"))
-        method = "normal approximation"
+    effect, method = _detectable_effect(n, s, direction, alpha, power, one_size_exact=True)
     what = "smallest margin showable" if direction == "none" else "detectable"
     text = (f"{what}: none within the metric's range" if math.isinf(effect) else
             f"{what}: |Δ| ≥ {_fmt(effect)} ({power:.0%} power, {method})")
     return Detectable(effect, False, method, text)
+
+
+def _detectable_effect(n: int, s: Differences, direction: str, alpha: float, power: float, *,
+                       one_size_exact: bool) -> tuple[float, str]:
+    """The smallest effect (or, for ``none``, margin) a claim's test of ``n`` questions detects with ``power``, planned
+    from the sample ``s``, and how: a 0/1 metric with the exact sign test (TOST for ``none``); with
+    ``one_size_exact``, differences all of one size with the exact sign test too (what :func:`detectable` does; a
+    plan, :func:`detectable_at`, simulates them); differences of varying size by simulating the permutation test;
+    without their sizes by the normal approximation."""
+    alternative = CLAIM_ALTERNATIVE.get(direction, "two-sided")
+    if s.binary and direction == "none":
+        return tost_detectable_margin(n, s.share, alpha, power), "exact TOST power"
+    if (s.binary or (one_size_exact and s.size is not None)) and direction != "none":
+        # every question that differs, differs by the same amount: the paired test is the exact sign test
+        scale = 1.0 if s.binary else float(s.size)
+        return scale * sign_detectable_effect(n, s.share, alpha, power, alternative), "exact sign-test power"
+    if s.sizes is not None:
+        return simulated_detectable(s, direction, alpha, power, n=n), "simulated permutation-test power"
+    if direction == "none":
+        return normal_detectable_margin(n, s.sd, alpha, power), "normal approximation"
+    return normal_detectable_effect(n, s.sd, alpha, power, two_sided=alternative == "two-sided"), "normal approximation"
 
 
 def simulated_detectable(s: Differences, direction: str, alpha: float, power: float = TARGET_POWER,
@@ -278,13 +287,13 @@ def power_at(n: int, differences: Differences, direction: str, target: float, al
     """The power of a claim's test (``direction`` as :func:`detectable` takes it) on ``n`` questions for the effect
     ``target`` (or, for ``none``, the margin ``target`` at a true difference of 0), with a pilot's discordance or
     spread (its :class:`Differences`): what ``rag-lab plan`` asks (:mod:`rag_lab.experiments.planning`)."""
-    share = differences.differ / differences.n if differences.n else 0.0
+    share = differences.share
     if differences.binary:
         if direction == "none":
             return tost_power(n, share / 2, share / 2, min(target, 0.999), alpha)
         sign = -1.0 if direction == "below" else 1.0
-        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
-        return sign_test_power(n, *effect_probabilities(sign * target, share), alpha, alternative)  # type: ignore[arg-type]
+        alternative = CLAIM_ALTERNATIVE.get(direction, "two-sided")
+        return sign_test_power(n, *effect_probabilities(sign * target, share), alpha, alternative)
     if differences.sizes is not None:
         sizes = differences.all_sizes()
         if direction == "none":
@@ -321,18 +330,8 @@ def questions_needed(differences: Differences, direction: str, target: float, al
 
 def detectable_at(n: int, differences: Differences, direction: str, alpha: float, power: float = TARGET_POWER) -> float:
     """The smallest effect (or margin, for ``none``) a study of ``n`` questions detects with ``power``, with the
-    pilot's discordance or spread."""
-    share = differences.differ / differences.n if differences.n else 0.0
-    if differences.binary:
-        if direction == "none":
-            return tost_detectable_margin(n, share, alpha, power)
-        alternative = {"above": "greater", "below": "less"}.get(direction, "two-sided")
-        return sign_detectable_effect(n, share, alpha, power, alternative)  # type: ignore[arg-type]
-    if differences.sizes is not None:
-        return simulated_detectable(differences, direction, alpha, power, n=n)
-    if direction == "none":
-        return normal_detectable_margin(n, differences.sd, alpha, power)
-    return normal_detectable_effect(n, differences.sd, alpha, power, two_sided=direction == "two-sided")
+    pilot's discordance or spread (as :func:`detectable` plans, but differences all of one size are simulated)."""
+    return _detectable_effect(n, differences, direction, alpha, power, one_size_exact=False)[0]
 
 
 def _fmt(x: float) -> str:

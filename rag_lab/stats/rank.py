@@ -14,6 +14,8 @@ from contextlib import contextmanager
 import numpy as np
 from scipy.stats import kendalltau
 
+from rag_lab.stats.paired import percentile_interval
+
 
 @contextmanager
 def nan_quiet() -> Iterator[None]:
@@ -49,5 +51,4 @@ def rank_agreement(sim: np.ndarray, real: np.ndarray, n_boot: int = 1000, alpha:
     arr = np.array([t for t in taus if not math.isnan(t)])
     if not arr.size:
         return tau, math.nan, math.nan, 0.0
-    lo, hi = np.quantile(arr, [alpha / 2, 1 - alpha / 2])
-    return tau, float(lo), float(hi), arr.size / n_boot
+    return (tau, *percentile_interval(arr, alpha), arr.size / n_boot)

@@ -14,7 +14,7 @@ import numpy as np
 from scipy import stats as _stats
 
 from rag_lab.stats import exact_tests as _exact
-from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, _matrix, paired_difference, paired_means
+from rag_lab.stats.paired import EQUAL_TOL, PairedDifference, _matrix, interval_text, paired_difference, paired_means
 
 Alternative = Literal["two-sided", "greater", "less"]
 Method = Literal["exact", "permutation"]
@@ -56,7 +56,7 @@ class PairedTest:
         """``+0.033 [+0.008, +0.067], p=0.125 (exact, 4↑ 0↓ of 120)``."""
         if self.n == 0:
             return "undefined (no question defined on both sides)"
-        return (f"{self.delta:+.{decimals}f} [{self.lo:+.{decimals}f}, {self.hi:+.{decimals}f}], {p_clause(self.p)} "
+        return (f"{interval_text(vars(self), decimals)}, {p_clause(self.p)} "
                 f"({self.method}, {self.n_better}↑ {self.n_worse}↓ of {self.n})")
 
 
@@ -165,12 +165,18 @@ def lattice_sign_flip_p(d: np.ndarray, alternative: Alternative = "two-sided") -
     return min(1.0, float(pmf[np.abs(2 * k - total) >= abs(2 * observed - total)].sum()))
 
 
+def flip_tolerance(abs_sum: Any) -> Any:
+    """How close a sign-flipped sum must come to the observed one to count as reaching it, for differences whose
+    sizes sum to ``abs_sum`` (a number, or an array of them): 1e-9 of it, and at least 1e-9."""
+    return 1e-9 * np.maximum(1.0, abs_sum)
+
+
 def _permutation_p(d: np.ndarray, alternative: Alternative, n_permutations: int, seed: int,
                    exact_max: int) -> tuple[float, str, int]:
     """Sign-flip permutation p of the sum of the nonzero differences ``d``: all patterns up to ``exact_max``."""
     m = d.size
     observed = float(d.sum())
-    tol = 1e-9 * max(1.0, float(np.abs(d).sum()))
+    tol = float(flip_tolerance(float(np.abs(d).sum())))
     if m <= exact_max:
         sums = _sign_patterns(m) @ d
         method, count, plus_one = "permutation", 2**m, 0

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.evaluation.families import family_of, is_metric
-from rag_lab.stats.paired import check_bootstrap
+from rag_lab.stats.paired import check_bootstrap, percentile_interval, resample_indices
 
 CI_SUFFIXES = ("_lo", "_hi")
 
@@ -55,11 +55,8 @@ def bootstrap_ci(values: Iterable[float | None], n_boot: int = 1000, alpha: floa
     array = array[~np.isnan(array)]
     if array.size == 0:
         return (math.nan, math.nan)
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, array.size, size=(n_boot, array.size))
-    means = array[idx].mean(axis=1)
-    lo, hi = np.quantile(means, [alpha / 2, 1 - alpha / 2])
-    return (float(lo), float(hi))
+    idx = resample_indices(np.random.default_rng(seed), n_boot, None, array.size)
+    return percentile_interval(array[idx].mean(axis=1), alpha)
 
 
 def _columns(rows: Sequence[Mapping[str, Any]]) -> list[str]:

@@ -21,9 +21,11 @@ from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, la
 from rag_lab.experiments.engine.candidate_configs import changes_label, config_changes
 from rag_lab.experiments.engine.grid import config_id
 from rag_lab.experiments.engine.progress import per_question
+from rag_lab.experiments.engine.results import PARAM_PREFIX
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
-from rag_lab.stats.paired import PairedDifference, paired_difference
+from rag_lab.pipeline.config import dotted_params
+from rag_lab.stats.paired import PairedDifference, interval_text, paired_difference
 from rag_lab.stats.summary import aggregate_rows, pareto_mask
 from rag_lab.widgets.axes import check_axes
 from rag_lab.widgets.controls import ParamControl, param_control
@@ -106,7 +108,7 @@ class PolicyExplorer(PlotWidget):
         the explorer. Keys as in :meth:`~rag_lab.pipeline.PipelineConfig.with_params`
         (``__`` for the dot in the keyword form: ``with_params(crag__upper=0.6)``). The explorer is one live
         widget, so it changes in place: the controls move and a run starts."""
-        values = {**(values or {}), **{k.replace("__", "."): v for k, v in kwargs.items()}}
+        values = dotted_params(values, kwargs)
         unknown = [k for k in values if k not in self.controls]
         if unknown:
             raise ConfigError(f"no control for {unknown}; this explorer controls {self.params}")
@@ -264,7 +266,7 @@ class PolicyExplorer(PlotWidget):
     def _record(self, config: PipelineConfig, run: EvalRun, seconds: float) -> None:
         """Write the finished run's point and redraw (called with the lock held)."""
         cid = config_id(config)
-        point = {"config_id": cid, **{f"param_{k}": config.get(k) for k in self.params},
+        point = {"config_id": cid, **{PARAM_PREFIX + k: config.get(k) for k in self.params},
                  **aggregate_rows(run.rows), "seconds": seconds}
         self._points[cid] = point
         self._configs[cid] = config
@@ -301,7 +303,7 @@ class PolicyExplorer(PlotWidget):
         if d.n == 0:
             return f"Δ {label(self.quality_col)} vs {where}: undefined on these questions"
         verdict = "interval excludes 0" if d.excludes_zero else "interval spans 0"
-        return (f"Δ {label(self.quality_col)} vs {where}: {d.delta:+.3f} [{d.lo:+.3f}, {d.hi:+.3f}] "
+        return (f"Δ {label(self.quality_col)} vs {where}: {interval_text(d._asdict(), 3)} "
                 f"(paired 95% interval, {d.n} questions, {d.share_differ:.0%} differ; {verdict})")
 
     def _redraw(self) -> None:
