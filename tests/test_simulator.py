@@ -689,3 +689,15 @@ def test_the_chain_follows_a_name_the_text_points_to_when_no_title_is_that_name(
     first = decision(generic, MARRIED_Q, [GAZETTE], [MARRIED_Q])
     assert first["action"] == "retrieve_again" and first["queries"][0].startswith("Oren Vasquez"), first
     assert "married" in first["queries"][0], first
+
+
+def test_a_question_names_an_item_by_the_label_the_reader_reads_the_item_by():
+    """One rule for an item's label, its title without the disambiguating parenthesis: a question that spells
+    the label out (in lower case, so only the title makes it a name) names the item, and the item is about it."""
+    from rag_lab.llm.sim.evidence import parse_item, title_label
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    ev = IdealModel(None).evidence("When did le roi malgré lui open?", [E(1, "le roi malgré lui (opera)", "It opened.")])
+    assert ev.items[0].label == title_label("le roi malgré lui (opera)") == "le roi malgré lui"
+    assert [f.key for f in ev.qa.foci] == ["le roi malgré lui"] and ev.about(0, ev.qa.foci[0])
+    assert title_label("(opera)") == "" and parse_item(1, "(opera)", "").label == "(opera)"  # nothing else left

@@ -54,6 +54,11 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six se
                                             .split())}
 
 
+def title_label(title: str) -> str:
+    """``title`` without its disambiguating parenthesis ("Giant (1956 film)" → "Giant"; "" when nothing else is left)."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+
+
 @dataclass(frozen=True)
 class Item:
     """One evidence item: its number, title, text, sentences and what they name."""
@@ -72,8 +77,8 @@ class Item:
 
     @cached_property
     def label(self) -> str:
-        """The title without a disambiguating parenthesis ("Giant (1956 film)" → "Giant")."""
-        return re.sub(r"\s*\([^)]*\)\s*$", "", self.title).strip() or self.title
+        """The title without a disambiguating parenthesis (:func:`title_label`), or the title when that is all."""
+        return title_label(self.title) or self.title
 
 
 @lru_cache(maxsize=16384)
