@@ -701,3 +701,12 @@ def test_a_question_names_an_item_by_the_label_the_reader_reads_the_item_by():
     assert ev.items[0].label == title_label("le roi malgré lui (opera)") == "le roi malgré lui"
     assert [f.key for f in ev.qa.foci] == ["le roi malgré lui"] and ev.about(0, ev.qa.foci[0])
     assert title_label("(opera)") == "" and parse_item(1, "(opera)", "").label == "(opera)"  # nothing else left
+
+
+def test_a_sentence_says_what_it_says_with_its_title():
+    """One rule for what a sentence says of its item's subject (every reading of a candidate asks it): the
+    stems of the sentence with those of the title, and nothing from the item's other sentences."""
+    from rag_lab.llm.sim.evidence import parse_item
+
+    item = parse_item(1, "Team Aurora (team)", "It is led by Dana Ortiz. It works on payments.")
+    assert {"aurora", "lead", "dana", "ortiz"} <= item.said(0) and "payment" not in item.said(0)

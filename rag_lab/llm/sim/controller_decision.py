@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rag_lab.llm.sim.evidence import SUFFICIENT, Evidence, side
 from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import content_stems, normalise, stem
+from rag_lab.llm.sim.text import normalise, stem
 
 
 @dataclass(frozen=True)
@@ -124,7 +124,7 @@ def _described(qa: QuestionAnalysis, ev: Evidence, best, searches: list[str]) ->
         return None
     if any(ev.about(best.i, f) for f in qa.foci):
         return None
-    return label, best.i, item.sentence_stems[best.j] | frozenset(content_stems(item.title))
+    return label, best.i, item.said(best.j)
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:

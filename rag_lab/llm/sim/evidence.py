@@ -80,6 +80,10 @@ class Item:
         """The title without a disambiguating parenthesis (:func:`title_label`), or the title when that is all."""
         return title_label(self.title) or self.title
 
+    def said(self, j: int) -> frozenset[str]:
+        """The stems of sentence ``j`` with those of the title: what the sentence says of the item's subject."""
+        return self.sentence_stems[j] | content_stems(self.title)
+
 
 @lru_cache(maxsize=16384)
 def parse_item(n: int, title: str, text: str) -> Item:
@@ -274,7 +278,7 @@ class Evidence:
     def chain_terms(self, c: Candidate) -> float:
         """The share of the question's terms that candidate ``c`` covers together with the chain that
         leads to its item (the items of earlier hops): in a chain each hop states its own part."""
-        stems = set(self.items[c.i].sentence_stems[c.j]) | content_stems(self.items[c.i].title)
+        stems = set(self.items[c.i].said(c.j))
         depth = self.hop.get(c.i)
         if depth:
             for k, h in self.hop.items():
@@ -288,8 +292,7 @@ class Evidence:
         when ``c`` comes from a later hop (the item the description led to)."""
         if not self.qa.relation or self.hop.get(c.i, 0) >= 1:  # a later hop: the described thing was followed
             return True
-        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
-        return any(t in stems for t in self.qa.relation)
+        return any(t in self.items[c.i].said(c.j) for t in self.qa.relation)
 
     def asked_share(self, stems: frozenset[str]) -> float:
         """The share of what the question asks (:attr:`QuestionAnalysis.asked`) that ``stems`` hold (0 when
@@ -306,7 +309,7 @@ class Evidence:
         need = [t for t in self.qa.asked if t not in typed_head]
         if not need:
             return False
-        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
+        stems = self.items[c.i].said(c.j)
         head = stem(self.qa.head) if self.qa.head else None
         nearest = next((t for t in need if t != head), None)  # the word at the question word: the relation asked
         said = {t for t in need if self.asked_as[t] & stems}  # in its own words or another name of the relation
@@ -325,16 +328,16 @@ class Evidence:
         out = []
         for i in items if items is not None else range(len(self.items)):
             item = self.items[i]
-            title_stems = frozenset(content_stems(item.title))
             focus = 1.0 if self.anchored(i) else 0.0
             for j, sent in enumerate(item.sentences):
-                terms = self.term_share(item.sentence_stems[j] | title_stems)
+                said = item.said(j)
+                terms = self.term_share(said)
                 sim = self.sentence_sim.get((i, j), self.item_sim[i] * 0.8)
                 typed = self.typed(sent)
                 expected = self.qa.answer_type is not None or (self.qa.head is not None and not self.qa.yes_no)
                 support = (TERM_W * terms + SIM_W * max(0.0, sim) + (TYPE_W * typed if expected else TYPE_W * 0.5)
                            + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0)
-                           + ASKED_W * self.asked_share(item.sentence_stems[j] | title_stems))
+                           + ASKED_W * self.asked_share(said))
                 out.append(Candidate(i, j, sent, round(support, 4), typed, terms))
         out.sort(key=lambda c: (-c.support, c.i, c.j))
         return out
@@ -372,8 +375,7 @@ class Evidence:
                          - NEAR_W * self.distance_to_terms(c.text, e.text)
                          + STRENGTH_W * self.strength(c.i) + DEPTH_W * self.hop[c.i])
                 if best is None or score > best[0]:
-                    stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
-                    best = (score, e.text, c.i, stems)
+                    best = (score, e.text, c.i, self.items[c.i].said(c.j))
         return (best[1], best[2], best[3]) if best else None
 
     def distance_to_terms(self, sentence: str, name: str) -> int:

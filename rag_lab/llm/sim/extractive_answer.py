@@ -110,11 +110,10 @@ def _other_hop(ev: Evidence, best: Candidate, related: list[int]) -> Candidate |
                                                        or (ev.names[k] and ev.names[best.i]))]
     if not partners:
         return None
-    residual = set(ev.qa.terms) - item.sentence_stems[best.j] - set(content_stems(item.title))
+    residual = set(ev.qa.terms) - item.said(best.j)
     scored = []
     for c in ev.candidates(partners):
-        stems = ev.items[c.i].sentence_stems[c.j] | set(content_stems(ev.items[c.i].title))
-        share = len(residual & stems) / len(residual) if residual else 0.0
+        share = len(residual & ev.items[c.i].said(c.j)) / len(residual) if residual else 0.0
         scored.append((0.6 * share + 0.4 * c.support, c))
     score, c = max(scored, key=lambda sc: (sc[0], -sc[1].i, -sc[1].j))
     return c if score >= 0.25 else None
