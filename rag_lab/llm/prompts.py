@@ -74,12 +74,16 @@ def question_of(request: LLMRequest) -> str:
 
 
 def parse_evidence(block: str) -> list[EvidenceItem]:
-    """The numbered items of an EVIDENCE section."""
+    """The numbered items of an EVIDENCE section, each title as written: the block writes a title inside parentheses
+    and turns the title's own closing parentheses into ``]`` ("(Giant (1956 film])"); it reads "Giant (1956 film)"."""
     items = []
     for line in block.splitlines():
         m = _EVIDENCE_ITEM.match(line)
         if m:
-            items.append(EvidenceItem(int(m.group(1)), m.group(2), m.group(3)))
+            title = m.group(2)
+            if "]" in title and title.count("(") > title.count(")"):
+                title = title.replace("]", ")")
+            items.append(EvidenceItem(int(m.group(1)), title, m.group(3)))
     return items
 
 

@@ -89,15 +89,6 @@ class Prompt:
         return max(1, min(16, int(m.group(1)))) if m else 3
 
 
-def _unbracketed(item: EvidenceItem) -> EvidenceItem:
-    """The item with its title as written: the evidence block writes a title inside parentheses and turns the
-    title's own closing parentheses into ``]`` ("(Giant (1956 film])"); a reader sees "Giant (1956 film)"."""
-    title = item.title
-    if "]" in title and title.count("(") > title.count(")"):
-        title = title.replace("]", ")")
-    return item if title == item.title else EvidenceItem(item.n, title, item.text)
-
-
 def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Prompt:
     """The :class:`Prompt` of a request: its system text, its last user message's sections."""
     system = "\n".join(m.content for m in messages if m.role == "system")
@@ -106,5 +97,5 @@ def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Pro
     return Prompt(
         role=resolve_role(role, system), system=system, question=sections.get("QUESTION", user).strip(),
         searches=parse_searches(sections.get("SEARCHES", "")),
-        items=[_unbracketed(it) for it in parse_evidence(sections["EVIDENCE"])] if "EVIDENCE" in sections else None,
+        items=parse_evidence(sections["EVIDENCE"]) if "EVIDENCE" in sections else None,
         draft=sections.get("DRAFT", ""))
