@@ -710,3 +710,22 @@ def test_a_sentence_says_what_it_says_with_its_title():
 
     item = parse_item(1, "Team Aurora (team)", "It is led by Dana Ortiz. It works on payments.")
     assert {"aurora", "lead", "dana", "ortiz"} <= item.said(0) and "payment" not in item.said(0)
+
+
+def test_the_controller_and_the_answer_read_the_same_answer_sentences():
+    """One rule for the sentences an answer is read from (Evidence.answers: of the expected kind when the question
+    expects one and the evidence holds any) and the one that says what is asked (Evidence.answering): the controller
+    answers on it, the answer role cites it; with no sentence of the expected kind the answer role does not guess."""
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    model, q = IdealModel(None), "When did the ledger-sync service launch?"
+    praise = E(1, "ledger-sync (service)", "The ledger-sync service launched to wide praise from the engineers.")
+    items = [praise, E(2, "Payments history", "The ledger-sync service launched in 2019. It is written in Go.")]
+    ev = model.evidence(q, items)
+    assert ev.qa.answer_type == "year" and ev.answers() and all(c.typed for c in ev.answers())
+    best = ev.answering(ev.answers())
+    assert model.decide(q, items, [q]).reason.endswith(f"[{ev.items[best.i].n}]")
+    assert model.answer(q, items, "correct").startswith(f"{best.text} [{ev.items[best.i].n}]")
+    alone = model.evidence(q, [praise])
+    assert alone.answers() and not any(c.typed for c in alone.answers())
+    assert model.answer(q, [praise], "correct") == INSUFFICIENT

@@ -128,12 +128,8 @@ def _described(qa: QuestionAnalysis, ev: Evidence, best, searches: list[str]) ->
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    related = ev.answer_items()
     expected = qa.answer_type is not None
-    found = ev.candidates(related)
-    typed = [c for c in found if c.typed] if expected else found
-    pool = typed if typed else found
-    best = next((c for c in pool if not ev.leaves_asked_open(c)), pool[0]) if pool else None
+    best = ev.answering(ev.answers())
     bridge = ev.bridge()
     described = _described(qa, ev, best, searches)
     if described is not None:  # the best sentence is on a page the question describes but does not name

@@ -238,6 +238,19 @@ class Evidence:
 
     # --- sentences as answers ------------------------------------------------------------------
 
+    def answers(self) -> list[Candidate]:
+        """The sentences of :meth:`answer_items` as answers, best first: when the question expects a kind of value,
+        those that hold one (all of them when none does)."""
+        found = self.candidates(self.answer_items())
+        if self.qa.answer_type is not None:
+            found = [c for c in found if c.typed] or found
+        return found
+
+    def answering(self, found: list[Candidate]) -> Candidate | None:
+        """The sentence of ``found`` that says what is asked: the best that does not leave it open
+        (:meth:`leaves_asked_open`), else the best; None when ``found`` is empty."""
+        return next((c for c in found if not self.leaves_asked_open(c)), found[0]) if found else None
+
     def typed_values(self, text: str) -> list[str]:
         """The values of the expected kind in ``text`` that the question does not hold (a year, a number,
         a full name for "who", a name after a preposition of place for "where", any name, identifier or

@@ -29,18 +29,13 @@ def _cite(ev: Evidence, c: Candidate) -> str:
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
-    related = ev.answer_items()
-    found = ev.candidates(related)
-    if not found:
-        return None
-    if qa.answer_type is not None:
-        found = [c for c in found if c.typed]
-        if not found:
-            return None
-    best = next((c for c in found if not ev.leaves_asked_open(c)), found[0])  # the sentence saying what is asked
+    found = ev.answers()
+    if not found or (qa.answer_type is not None and not found[0].typed):
+        return None  # no sentence, or none of the expected kind: it does not guess
+    best = ev.answering(found)
     if qa.answer_type is None and qa.head is None and not qa.yes_no and qa.terms and best.terms == 0:
         return None  # nothing of the asked kind and none of the asked words: the fact is not there
-    other = _other_hop(ev, best, related)
+    other = _other_hop(ev, best, ev.answer_items())
     if other is not None:
         first, second = (other, best) if ev.names[other.i] and not ev.names[best.i] else (best, other)
         parts = [(ev.items[first.i].n, compress(ev, first.text)), (ev.items[second.i].n, compress(ev, second.text))]
