@@ -729,3 +729,14 @@ def test_the_controller_and_the_answer_read_the_same_answer_sentences():
     alone = model.evidence(q, [praise])
     assert alone.answers() and not any(c.typed for c in alone.answers())
     assert model.answer(q, [praise], "correct") == INSUFFICIENT
+
+
+def test_a_number_the_question_holds_is_no_value_of_either_kind_that_takes_numbers():
+    """One rule for a number the question already holds (no answer): the same for a "how many" question and for a
+    "which <noun>" question, which takes a name, an identifier or a number."""
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    s = "It runs 6 replicas on port 8080."
+    typed = {q: IdealModel(None).evidence(q, [E(1, "x", s)]).typed_values(s)
+             for q in ("How many replicas run on port 8080?", "Which port beside 8080 does it use?", "Which port is it?")}
+    assert list(typed.values()) == [["6"], ["6"], ["6", "8080"]]

@@ -263,13 +263,13 @@ class Evidence:
         t = self.qa.answer_type
         if t == "year":
             return [str(y) for y in years(text) if str(y) not in self.qa.text]
+        nums = [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
         if t == "number":
-            return [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
-        fresh = [e for e in extract(text) if e.kind in ("name", "quoted") and not mentions(self.qa.text, e)]
+            return nums
+        new = [e for e in extract(text) if not mentions(self.qa.text, e)]
+        fresh = [e for e in new if e.kind in ("name", "quoted")]
         if t is None and self.qa.head is not None:  # "which river", "which label": a name, an identifier or a number
-            ids = [e for e in extract(text) if e.kind == "id" and not mentions(self.qa.text, e)]
-            nums = [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
-            return [e.text for e in (*fresh, *ids)] + nums
+            return [e.text for e in (*fresh, *(e for e in new if e.kind == "id"))] + nums
         if t == "person":  # a full name: two capitalised words or more
             return [e.text for e in fresh if len(e.tokens) >= 2]
         if t == "place":  # a name after a preposition of place ("in Tulsa", "at Schofield Barracks")
