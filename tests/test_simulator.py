@@ -740,3 +740,13 @@ def test_a_number_the_question_holds_is_no_value_of_either_kind_that_takes_numbe
     typed = {q: IdealModel(None).evidence(q, [E(1, "x", s)]).typed_values(s)
              for q in ("How many replicas run on port 8080?", "Which port beside 8080 does it use?", "Which port is it?")}
     assert list(typed.values()) == [["6"], ["6"], ["6", "8080"]]
+
+
+def test_a_full_name_is_two_words_or_a_quoted_title():
+    """One rule for a name surer to name one thing (how much an item naming it counts, how good a next hop it is):
+    two significant words or more, or a quoted title, never a lone capitalised word."""
+    from rag_lab.llm.sim.names import extract
+
+    found = {e.text: e.full for e in extract('Dana Ortiz of Aurora wrote "Tides" for Team Aurora.')}
+    assert found == {"Dana Ortiz of Aurora": True, "Tides": True, "Team Aurora": True}, found
+    assert not any(e.full for e in extract("Aurora wrote for Tulsa, said Ortiz.", question=True))

@@ -193,7 +193,7 @@ class Evidence:
         """How surely item ``i`` is about what the question names: its similarity to the question, the
         names of the question it holds (a name of several words counts more than one word), and whether its
         title is one of them; a later hop of the chain is as sure as the item that links to it."""
-        named = sum(1.0 if len(f.tokens) >= 2 or f.kind == "quoted" else 0.5 for f in self.names[i])
+        named = sum(1.0 if f.full else 0.5 for f in self.names[i])
         about = any(self.about(i, f) for f in self.qa.foci)
         own = max(0.0, self.item_sim[i]) + 0.15 * min(named, 3.0) + (0.2 if about else 0.0)
         depth = self.hop.get(i, 0)
@@ -384,7 +384,7 @@ class Evidence:
                     continue  # markup or a question, not a name
                 if len(e.tokens) == 1 and e.kind == "name" and _before_a_noun(e.text).search(c.text):
                     continue  # one capitalised word before a common noun modifies it ("American wrestler")
-                score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
+                score = (c.support + (0.3 if e.full else 0.0)
                          - NEAR_W * self.distance_to_terms(c.text, e.text)
                          + STRENGTH_W * self.strength(c.i) + DEPTH_W * self.hop[c.i])
                 if best is None or score > best[0]:

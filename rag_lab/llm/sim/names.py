@@ -38,6 +38,11 @@ class Entity:
         """The significant lower-cased words of the entity (no connectors, no bare punctuation)."""
         return _key_tokens(self.key)
 
+    @property
+    def full(self) -> bool:
+        """A full name (two significant words or more) or a quoted title: surer to name one thing than a lone word."""
+        return len(self.tokens) >= 2 or self.kind == "quoted"
+
 
 @lru_cache(maxsize=65536)
 def _key_tokens(key: str) -> tuple[str, ...]:
