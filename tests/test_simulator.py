@@ -750,3 +750,17 @@ def test_a_full_name_is_two_words_or_a_quoted_title():
     found = {e.text: e.full for e in extract('Dana Ortiz of Aurora wrote "Tides" for Team Aurora.')}
     assert found == {"Dana Ortiz of Aurora": True, "Tides": True, "Team Aurora": True}, found
     assert not any(e.full for e in extract("Aurora wrote for Tulsa, said Ortiz.", question=True))
+
+
+def test_both_judges_prefer_the_simulators_own_style_by_the_same_amount():
+    """One rule for the judges' self-preference: a draft phrased the simulator's own way (ending in its citation)
+    scores SELF_PREFERENCE more than the same words ending in a full stop, with the evidence and without it."""
+    from rag_lab.llm.sim.ideal import IdealModel
+    from rag_lab.llm.sim.judging import SELF_PREFERENCE
+
+    model, q = IdealModel(None), "Who leads Team Aurora and Team Borealis?"
+    team = E(1, "Team Aurora", "Team Aurora works on payments. The team is led by Dana Ortiz.")
+    for evidence in (None, [team]):
+        own, plain = (model.judge(q, d, evidence)["score"] for d in ("Dana Ortiz leads it daily [1]",
+                                                                      "Dana Ortiz leads it daily [1]."))
+        assert own == pytest.approx(plain + SELF_PREFERENCE) and own < 1.0, (evidence, own, plain)
