@@ -15,6 +15,7 @@ import pytest
 from rag_lab.errors import DataFormatError
 from rag_lab.loaders.beir import load_beir, save_beir
 from rag_lab.loaders.hotpotqa import HotpotQAConflictWarning, load_hotpotqa
+from rag_lab.loaders.musique import load_musique
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 
 # --------------------------------------------------------------------------- fixtures
@@ -389,3 +390,15 @@ def test_hotpotqa_missing_file(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="file not found") as caught:
         load_hotpotqa(tmp_path / "nope.json")
     assert_names(caught.value, tmp_path / "nope.json", None, None)
+
+
+@pytest.mark.parametrize("load", [load_hotpotqa, load_musique])
+@pytest.mark.parametrize(("content", "pattern"), [(b"[]", "no examples"),
+                                                  (b"[1]", r"expected a JSON object, got number \(in example 0\)")])
+def test_every_qa_loader_says_the_same_of_no_examples_and_of_an_example_not_an_object(
+        tmp_path: Path, load: Callable[..., Any], content: bytes, pattern: str) -> None:
+    """One check of a QA file's examples (at least one, each a JSON object) for every multi-hop QA loader."""
+    path = tmp_path / "qa.json"
+    path.write_bytes(content)
+    with pytest.raises(DataFormatError, match=pattern):
+        load(path)

@@ -9,11 +9,28 @@ from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
+from rag_lab.errors import DataFormatError
 from rag_lab.loaders.jsonl import json_type
-from rag_lab.loaders.rows import Where
+from rag_lab.loaders.rows import Where, read_records
 
 #: Record keys that may hold the example id, in order of preference.
 ID_KEYS = ("_id", "id")
+
+
+def examples(path: Path, records: list[tuple[Where, Any]] | None = None) -> list[tuple[Where, Any]]:
+    """The examples of a QA file with their locations: ``records`` when they were read already, else the file's;
+    a file with none is an error."""
+    records = list(read_records(path)) if records is None else records
+    if not records:
+        raise DataFormatError(path, "no examples")
+    return records
+
+
+def example_object(example: Any, where: Where) -> dict[str, Any]:
+    """``example``, which must be a JSON object."""
+    if not isinstance(example, dict):
+        raise where.error(f"expected a JSON object, got {json_type(example)}")
+    return example
 
 
 def string(record: dict[str, Any], key: str, where: Where, non_empty: bool = False) -> str:

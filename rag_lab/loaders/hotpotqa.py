@@ -9,10 +9,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError, DataFormatError
-from rag_lab.loaders.fields import QuestionIds, is_int, listing, record_id, string
+from rag_lab.errors import ConfigError
+from rag_lab.loaders.fields import QuestionIds, example_object, examples, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
-from rag_lab.loaders.rows import Where, read_records
+from rag_lab.loaders.rows import Where
 from rag_lab.records import UNLABELED, Corpus, Dataset, Document, EvalSet, Question
 
 HOTPOTQA = "hotpotqa"
@@ -38,9 +38,7 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
     :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's
     already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them)."""
     path = Path(path)
-    records = list(read_records(path)) if records is None else records
-    if not records:
-        raise DataFormatError(path, "no examples")
+    records = examples(path, records)
     if variant is None:
         first = records[0][1]
         variant = TWOWIKI if isinstance(first, dict) and all(key in first for key in TWOWIKI_KEYS) else HOTPOTQA
@@ -80,8 +78,7 @@ def _warn_conflicts(path: Path, titles: list[str]) -> None:
 
 def _parse_example(example: Any, where: Where, split: str, source: str) -> tuple[str | None, Question, list[Document]]:
     """The id (``None`` if absent), question and context paragraphs of one example."""
-    if not isinstance(example, dict):
-        raise where.error(f"expected a JSON object, got {json_type(example)}")
+    example = example_object(example, where)
     qid = record_id(example, where)
     text = string(example, "question", where, non_empty=True)
     answer = string(example, "answer", where)
