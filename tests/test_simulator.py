@@ -764,3 +764,15 @@ def test_both_judges_prefer_the_simulators_own_style_by_the_same_amount():
         own, plain = (model.judge(q, d, evidence)["score"] for d in ("Dana Ortiz leads it daily [1]",
                                                                       "Dana Ortiz leads it daily [1]."))
         assert own == pytest.approx(plain + SELF_PREFERENCE) and own < 1.0, (evidence, own, plain)
+
+
+def test_a_number_is_neither_a_question_focus_nor_a_next_hop():
+    """One rule for a span of only digits and number punctuation (names.numeric): never a name, so no focus of the
+    question and no next hop of a chain, however it is written (here quoted)."""
+    from rag_lab.llm.sim.evidence import hop_name
+    from rag_lab.llm.sim.names import Entity
+    from rag_lab.llm.sim.question import analyse
+
+    assert [f.text for f in analyse('Which film of Apollo Studios came out in "1994–1995"?').foci] == ["Apollo Studios"]
+    assert hop_name(Entity("1994–1995", "quoted", "1994–1995")) is None
+    assert hop_name(Entity("Apollo Studios", "name", "apollo studios")) == Entity("Apollo Studios", "name", "apollo studios")

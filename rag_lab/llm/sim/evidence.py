@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from rag_lab.llm.prompts import EvidenceItem
-from rag_lab.llm.sim.names import Entity, extract, mentions, whole_words
+from rag_lab.llm.sim.names import Entity, extract, mentions, numeric, whole_words
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.text import STOPWORDS, content_stems, numbers, sentences, stem, with_equivalents, years
@@ -101,7 +101,7 @@ def hop_name(e: Entity) -> Entity | None:
     while words and _DATE_WORD.fullmatch(words[-1].strip(",.")):
         words.pop()
     text = " ".join(words).strip(" ,.")
-    if not text or re.fullmatch(r"[\d\s,.\-–]+", text):
+    if not text or numeric(text):
         return None
     return e if text == e.text else Entity(text, e.kind, text.lower())
 

@@ -107,6 +107,11 @@ def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
     return tuple(out)
 
 
+def numeric(text: str) -> bool:
+    """Whether ``text`` is only digits, spaces and number punctuation (a number, a date, a range): never a name."""
+    return re.fullmatch(r"[\d\s,.\-–]+", text) is not None
+
+
 @lru_cache(maxsize=65536)
 def whole_words(key: str) -> re.Pattern[str]:
     """``key`` as whole words, in any case (compiled once a key: the ``re`` module's own cache holds 512)."""
