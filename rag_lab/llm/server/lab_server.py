@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
@@ -32,7 +32,7 @@ MAX_BODY_BYTES = 1 << 20
 DEFAULT_ROLE = "chat"
 _ROLE_LABEL = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 ResponseFormatType = Literal["json_schema", "json_object", "text"]
-ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_object", "text")
+ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = get_args(ResponseFormatType)
 
 
 class LabServer:
