@@ -136,3 +136,13 @@ def test_retry_after_is_honoured_before_the_next_attempt():
         assert backend.complete(request).text == "ok"
         assert time.perf_counter() - start >= 0.8   # longer than the openai client's own first backoff (at most 0.5 s)
     assert backend.stats_dict()["retries"] == 1 and server.status_counts[429] == 1
+
+
+def test_latency_parses_every_kind_it_has_and_names_them_all_for_another():
+    """One list of latency distributions (Latency.kind): each parses, and an unknown one is refused naming them."""
+    from typing import get_args
+
+    kinds = get_args(Latency.model_fields["kind"].annotation)
+    assert [Latency.parse("0.5" if k == "fixed" else f"{k}:0.1,0.2").kind for k in kinds] == list(kinds)
+    with pytest.raises(ConfigError, match=rf"'gamma' \({', '.join(kinds[:-1])} or {kinds[-1]}\)"):
+        Latency.parse("gamma:1,2")
