@@ -776,3 +776,15 @@ def test_a_number_is_neither_a_question_focus_nor_a_next_hop():
     assert [f.text for f in analyse('Which film of Apollo Studios came out in "1994–1995"?').foci] == ["Apollo Studios"]
     assert hop_name(Entity("1994–1995", "quoted", "1994–1995")) is None
     assert hop_name(Entity("Apollo Studios", "name", "apollo studios")) == Entity("Apollo Studios", "name", "apollo studios")
+
+
+def test_every_answer_quotes_a_sentence_the_same_way():
+    """One rule for how the answer role quotes a sentence: its text, a space, its item's citation — in a lookup and
+    in the partial answer to a comparison (premature_stop) alike."""
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    model, said = IdealModel(None), "Dana Ortiz was born in 1961 in Tulsa."
+    items = [E(3, "Dana Ortiz", f"{said} She leads Team Aurora.")]
+    compared = "Who was born first, Dana Ortiz or Ada Linwell?"
+    assert model.answer(compared, items, "correct", lambda: True) == f"{said} [3]"
+    assert model.answer("Where was Dana Ortiz born?", items, "correct") == f"{said} [3]"

@@ -24,8 +24,9 @@ def answer(qa: QuestionAnalysis, ev: Evidence, template: str, allow_partial: Cal
     return f"Low confidence: {text}" if template == "ambiguous" else text
 
 
-def _cite(ev: Evidence, c: Candidate) -> str:
-    return f"{c.text.rstrip()} [{ev.items[c.i].n}]"
+def _cite(text: str, n: int) -> str:
+    """``text`` quoted as the answer writes it, followed by the citation of item ``n``."""
+    return f"{text.rstrip()} [{n}]"
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
@@ -47,7 +48,7 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
         parts = [(ev.items[best.i].n, compress(ev, best.text))]
     if len(parts) == 1 and len(parts[0][1].split()) > CONCISE_WORDS:
         parts = [(parts[0][0], clause(ev, parts[0][1], CONCISE_WORDS))]
-    text = " ".join(f"{t.rstrip()} [{n}]" for n, t in parts)
+    text = " ".join(_cite(t, n) for n, t in parts)
     if qa.yes_no:
         return f"{'Yes' if best.terms >= 0.6 else 'No'}: {text}"
     return text
@@ -124,7 +125,7 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence, allow_partial: Callable[[], 
     if len(present) < 2:
         if present and allow_partial():
             c = ev.best(present)
-            return _cite(ev, c) if c is not None else None
+            return _cite(c.text, ev.items[c.i].n) if c is not None else None
         return None
     ia, ib = found  # type: ignore[misc]
     a, b = qa.foci[:2]
@@ -150,7 +151,7 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence, allow_partial: Callable[[], 
     if ca is None or cb is None:
         return None
     winner, c = (a, ca) if (ca.terms, ca.support) >= (cb.terms, cb.support) else (b, cb)
-    return f"{winner.text}: {_cite(ev, c)}"
+    return f"{winner.text}: {_cite(c.text, ev.items[c.i].n)}"
 
 
 def _same(qa: QuestionAnalysis, ev: Evidence, ia: int, ib: int) -> bool:
