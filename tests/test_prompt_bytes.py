@@ -88,3 +88,11 @@ def test_an_evidence_block_reads_back_the_titles_it_wrote():
     block = prompts.parse_sections(prompts.answer_prompt("Which?", items, "correct")[1].content)["EVIDENCE"]
     assert "(Giant (1956 film])" in block
     assert prompts.parse_evidence(block) == items
+
+
+def test_the_listing_sections_read_back_what_they_wrote_even_when_empty():
+    """The SEARCHES and EVIDENCE sections and their readers are one format, "(none)" for an empty list included."""
+    for searches in ([], ["Who leads Team Aurora?", "Team Aurora lead"]):
+        sections = prompts.parse_sections(prompts.controller_prompt("Who?", [], searches, 3, True)[1].content)
+        assert prompts.parse_searches(sections["SEARCHES"]) == searches
+        assert sections["EVIDENCE"] == "(none)" and prompts.parse_evidence(sections["EVIDENCE"]) == []

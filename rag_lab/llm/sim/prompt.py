@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag_lab.llm.base import Message
-from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_sections
+from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_searches, parse_sections
 from rag_lab.llm.role_table import resolve_role
 
 #: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
@@ -36,17 +36,6 @@ def rounds_run(system_text: str, searches: list[str]) -> int:
     been run"), else the SEARCHES listed (one round each)."""
     m = _RUN.search(system_text)
     return int(m.group(1)) if m else len(searches)
-
-
-def parse_searches(block: str) -> list[str]:
-    """The queries listed in a SEARCHES section ("1. …" lines; "(none)" is empty)."""
-    out = []
-    for line in block.splitlines():
-        line = line.strip()
-        if not line or line == "(none)":
-            continue
-        out.append(re.sub(r"^\d+\.\s*", "", line))
-    return out
 
 
 @dataclass(frozen=True)
