@@ -346,6 +346,7 @@ HOTPOT_BAD_EXAMPLES = [
     (_mutate(lambda e: e.update(context="Alpha")), "must be a list, got string", "context"),
     (_mutate(lambda e: e.update(context={"Alpha": []})), r"missing \(in example 1\)", "context.title"),
     (_mutate(lambda e: e["context"].append(["Zeta", "a sentence"])), r"\[title, \[sentence", "context[2]"),
+    (_mutate(lambda e: e["context"].append(["Zeta"])), r"\[title, \[sentence.*got \['Zeta'\]", "context[2]"),
     (_mutate(lambda e: e.pop("supporting_facts")), "missing", "supporting_facts"),
     (_mutate(lambda e: e["supporting_facts"].insert(0, ["Delta", "0"])), "index", "supporting_facts[0]"),
 ]

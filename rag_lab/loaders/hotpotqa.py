@@ -9,7 +9,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
-from rag_lab.errors import ConfigError
+from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.loaders.fields import QuestionIds, example_object, examples, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
 from rag_lab.loaders.rows import Where
@@ -102,8 +102,7 @@ def _context(example: dict[str, Any], where: Where) -> list[Document]:
     documents = []
     for i, (title, sentences) in enumerate(_context_pairs(example, where)):
         if not (isinstance(title, str) and title and isinstance(sentences, list) and all(isinstance(s, str) for s in sentences)):
-            message = f"must be [title, [sentence, ...]] with a non-empty title, got {[title, sentences]!r:.100}"
-            raise where.error(message, f"context[{i}]")
+            raise _bad_context(where, i, [title, sentences])
         text = "".join(sentences).strip()
         documents.append(Document(doc_id=title, title=title, text=text, metadata={"source": "wikipedia"}))
     return documents
@@ -119,10 +118,14 @@ def _context_pairs(example: dict[str, Any], where: Where) -> list[tuple[Any, Any
     pairs = []
     for i, entry in enumerate(listing(example, "context", where)):
         if not (isinstance(entry, list) and len(entry) == 2):
-            message = f"must be [title, [sentence, ...]] with a non-empty title, got {entry!r:.100}"
-            raise where.error(message, f"context[{i}]")
+            raise _bad_context(where, i, entry)
         pairs.append((entry[0], entry[1]))
     return pairs
+
+
+def _bad_context(where: Where, i: int, entry: Any) -> DataFormatError:
+    """The error for context entry ``i``, which is no ``[title, [sentence, ...]]`` pair with a non-empty title."""
+    return where.error(f"must be [title, [sentence, ...]] with a non-empty title, got {entry!r:.100}", f"context[{i}]")
 
 
 def _columns(value: dict[str, Any], field: str, keys: tuple[str, str], where: Where) -> tuple[list[Any], list[Any]]:
