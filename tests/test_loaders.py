@@ -403,3 +403,19 @@ def test_every_qa_loader_says_the_same_of_no_examples_and_of_an_example_not_an_o
     path.write_bytes(content)
     with pytest.raises(DataFormatError, match=pattern):
         load(path)
+
+
+def test_an_integer_id_is_an_integer_and_never_a_boolean_in_every_layout(tmp_path: Path) -> None:
+    """One rule for an integer id (fields.is_int: an int, not a bool), in a BEIR corpus and in a QA file alike."""
+    from rag_lab.loaders.beir import read_corpus
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": 7, "text": "x"}\n', encoding="utf-8")
+    assert list(read_corpus(corpus)) == ["7"]
+    corpus.write_text('{"_id": true, "text": "x"}\n', encoding="utf-8")
+    with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got boolean"):
+        read_corpus(corpus)
+    examples = hotpot_examples()
+    examples[0]["_id"] = True
+    with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got boolean"):
+        load_hotpotqa(write_hotpot(tmp_path / "h.json", examples, "array"))
