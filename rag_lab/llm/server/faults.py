@@ -7,14 +7,21 @@ from __future__ import annotations
 import math
 import random
 import threading
-from typing import Any, Literal, get_args
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag_lab.errors import ConfigError
 
-#: How many requests a fault applies to: a count of requests, or ``"always"``.
-Times = int | Literal["always"]
+
+def _count(value: int | str) -> int | str:
+    if isinstance(value, int) and value < 0:
+        raise ConfigError(f"a fault count must be >= 0 or 'always', got {value}")
+    return value
+
+
+#: How many requests a fault applies to: a count of requests (>= 0), or ``"always"``.
+Times = Annotated[int | Literal["always"], AfterValidator(_count)]
 ContentFault = Literal["truncated_json", "invalid_json", "schema_violation"]
 #: The distributions of a :class:`Latency`.
 LatencyKind = Literal["fixed", "uniform", "lognormal"]
@@ -46,13 +53,6 @@ class FaultPlan(BaseModel):
     malformed_body: Times = 0
     content_fault: ContentFault | None = None
     content_times: Times = "always"
-
-    @field_validator("rate_limit", "server_error", "delay", "malformed_body", "content_times")
-    @classmethod
-    def _count(cls, value: Times) -> Times:
-        if isinstance(value, int) and value < 0:
-            raise ConfigError(f"a fault count must be >= 0 or 'always', got {value}")
-        return value
 
 
 class Latency(BaseModel):
