@@ -419,3 +419,25 @@ def test_an_integer_id_is_an_integer_and_never_a_boolean_in_every_layout(tmp_pat
     examples[0]["_id"] = True
     with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got boolean"):
         load_hotpotqa(write_hotpot(tmp_path / "h.json", examples, "array"))
+
+
+@pytest.mark.parametrize(("given", "read"), [(7, "7"), ("q-1", "q-1"), (True, None), ("  ", None), ([1], None)])
+def test_a_questions_file_and_a_qa_file_take_the_same_ids(tmp_path: Path, given: Any, read: str | None) -> None:
+    """One rule for an id given in a file (fields.id_text: an integer's digits, a non-empty string; anything else an
+    error in the same words) for a documents folder's questions.jsonl and a HotpotQA file alike."""
+    from rag_lab.loaders.documents_folder import load_documents_folder
+
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "a.txt").write_text("Alpha is a city.", encoding="utf-8")
+    row = {"id": given, "question": "Where?", "answer": "Alpha"}
+    (tmp_path / "questions.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    examples = hotpot_examples()
+    examples[0]["_id"] = given
+    hotpot = write_hotpot(tmp_path / "h.json", examples, "array")
+    if read is None:
+        for load in (lambda: load_documents_folder(tmp_path), lambda: load_hotpotqa(hotpot)):
+            with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got"):
+                load()
+    else:
+        assert load_documents_folder(tmp_path).evalset.questions[0].qid == read
+        assert load_hotpotqa(hotpot).evalset.questions[0].qid == read

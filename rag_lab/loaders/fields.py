@@ -58,16 +58,25 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: What an id given in a QA file or a questions file must be, as its errors say.
+ID_EXPECTED = "a non-empty string or an integer"
+
+
+def id_text(value: Any) -> str | None:
+    """An id as text: an integer's digits, a non-empty string as it is; None when ``value`` is neither."""
+    if is_int(value):
+        return str(value)
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def record_id(record: dict[str, Any], where: Where) -> str | None:
     """The record's id from ``_id`` or ``id`` (integers become strings); ``None`` when it has neither."""
     for key in ID_KEYS:
         if key in record and record[key] is not None:
             value = record[key]
-            if is_int(value):
-                return str(value)
-            if not isinstance(value, str) or not value.strip():
-                raise where.error(f"must be a non-empty string or an integer, got {json_type(value)} {value!r:.60}", key)
-            return value
+            if (text := id_text(value)) is None:
+                raise where.error(f"must be {ID_EXPECTED}, got {json_type(value)} {value!r:.60}", key)
+            return text
     return None
 
 
