@@ -136,3 +136,27 @@ def test_retry_after_is_honoured_before_the_next_attempt():
         assert backend.complete(request).text == "ok"
         assert time.perf_counter() - start >= 0.8   # longer than the openai client's own first backoff (at most 0.5 s)
     assert backend.stats_dict()["retries"] == 1 and server.status_counts[429] == 1
+
+
+def test_latency_parses_every_kind_it_has_and_names_them_all_for_another():
+    """One list of latency distributions (Latency.kind): each parses, and an unknown one is refused naming them."""
+    from typing import get_args
+
+    kinds = get_args(Latency.model_fields["kind"].annotation)
+    assert [Latency.parse("0.5" if k == "fixed" else f"{k}:0.1,0.2").kind for k in kinds] == list(kinds)
+    with pytest.raises(ConfigError, match=rf"'gamma' \({', '.join(kinds[:-1])} or {kinds[-1]}\)"):
+        Latency.parse("gamma:1,2")
+
+
+def test_every_fault_count_is_checked_by_its_type():
+    """One rule for a fault count (faults.Times: >= 0, or 'always'), for every count of a FaultPlan."""
+    from pydantic import ValidationError
+
+    from rag_lab.llm.server.faults import Times
+
+    counts = [name for name, field in FaultPlan.model_fields.items() if field.rebuild_annotation() == Times]
+    assert counts == ["rate_limit", "server_error", "delay", "malformed_body", "content_times"]
+    for name in counts:
+        with pytest.raises(ValidationError, match="a fault count must be >= 0 or 'always', got -1"):
+            FaultPlan(**{name: -1})
+        assert getattr(FaultPlan(**{name: "always"}), name) == "always"

@@ -205,6 +205,18 @@ def test_second_identical_run_is_all_cache_hits(tmp_path):
     assert all(r.spent.calls == 0 for r in second.by_role().values())
 
 
+def test_a_roles_spent_is_what_its_calls_spent(tmp_path):
+    """One rule for what was spent (the calls the cache did not answer), for a ledger and for each of its roles."""
+    backend = CachedBackend(Modelled(), ResponseCache(tmp_path / "c.sqlite"))
+    first, second = Recording(backend), Recording(backend)
+    run_pipeline(first)
+    run_pipeline(second)  # every call a cache hit
+    ledger = first.ledger + second.ledger
+    roles = ledger.by_role()
+    assert sum(c.spent.calls for c in roles.values()) == ledger.spent().calls == len(ledger) // 2
+    assert all(c.spent.calls * 2 == c.incurred.calls for c in roles.values())
+
+
 def test_cache_is_shared_by_two_instances_on_one_file(tmp_path):
     path = tmp_path / "shared.sqlite"
     a = CachedBackend(Modelled(), ResponseCache(path))

@@ -189,3 +189,17 @@ def test_the_tables_are_complete_on_import_of_their_module() -> None:
             "print(len(LLM_ROLES), 'cost_calls_controller' in METRICS, hasattr(m, 'METRICS'))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == ["9", "True", "False"]
+
+
+def test_a_roles_label_values_are_the_values_its_schemas_accept() -> None:
+    """One list of the allowed labels (the route's SIMPLE / COMPLEX, the controller's four actions): the role's
+    ``label`` (what calibration counts a hallucinated label against) is what every schema of the role accepts."""
+    from typing import get_args
+
+    from rag_lab.llm.role_table import PROMPT_SETS
+
+    labelled = {name: row for name, row in LLM_ROLES.items() if row.label is not None}
+    assert set(labelled) == {"route", "controller"}
+    for row in labelled.values():
+        field, allowed = row.label
+        assert {get_args(row.schema(s).model_fields[field].annotation) for s in PROMPT_SETS} == {allowed}

@@ -15,6 +15,7 @@ import pytest
 from rag_lab.errors import DataFormatError
 from rag_lab.loaders.beir import load_beir, save_beir
 from rag_lab.loaders.hotpotqa import HotpotQAConflictWarning, load_hotpotqa
+from rag_lab.loaders.musique import load_musique
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 
 # --------------------------------------------------------------------------- fixtures
@@ -345,6 +346,7 @@ HOTPOT_BAD_EXAMPLES = [
     (_mutate(lambda e: e.update(context="Alpha")), "must be a list, got string", "context"),
     (_mutate(lambda e: e.update(context={"Alpha": []})), r"missing \(in example 1\)", "context.title"),
     (_mutate(lambda e: e["context"].append(["Zeta", "a sentence"])), r"\[title, \[sentence", "context[2]"),
+    (_mutate(lambda e: e["context"].append(["Zeta"])), r"\[title, \[sentence.*got \['Zeta'\]", "context[2]"),
     (_mutate(lambda e: e.pop("supporting_facts")), "missing", "supporting_facts"),
     (_mutate(lambda e: e["supporting_facts"].insert(0, ["Delta", "0"])), "index", "supporting_facts[0]"),
 ]
@@ -389,3 +391,53 @@ def test_hotpotqa_missing_file(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="file not found") as caught:
         load_hotpotqa(tmp_path / "nope.json")
     assert_names(caught.value, tmp_path / "nope.json", None, None)
+
+
+@pytest.mark.parametrize("load", [load_hotpotqa, load_musique])
+@pytest.mark.parametrize(("content", "pattern"), [(b"[]", "no examples"),
+                                                  (b"[1]", r"expected a JSON object, got number \(in example 0\)")])
+def test_every_qa_loader_says_the_same_of_no_examples_and_of_an_example_not_an_object(
+        tmp_path: Path, load: Callable[..., Any], content: bytes, pattern: str) -> None:
+    """One check of a QA file's examples (at least one, each a JSON object) for every multi-hop QA loader."""
+    path = tmp_path / "qa.json"
+    path.write_bytes(content)
+    with pytest.raises(DataFormatError, match=pattern):
+        load(path)
+
+
+def test_an_integer_id_is_an_integer_and_never_a_boolean_in_every_layout(tmp_path: Path) -> None:
+    """One rule for an integer id (fields.is_int: an int, not a bool), in a BEIR corpus and in a QA file alike."""
+    from rag_lab.loaders.beir import read_corpus
+
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text('{"_id": 7, "text": "x"}\n', encoding="utf-8")
+    assert list(read_corpus(corpus)) == ["7"]
+    corpus.write_text('{"_id": true, "text": "x"}\n', encoding="utf-8")
+    with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got boolean"):
+        read_corpus(corpus)
+    examples = hotpot_examples()
+    examples[0]["_id"] = True
+    with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got boolean"):
+        load_hotpotqa(write_hotpot(tmp_path / "h.json", examples, "array"))
+
+
+@pytest.mark.parametrize(("given", "read"), [(7, "7"), ("q-1", "q-1"), (True, None), ("  ", None), ([1], None)])
+def test_a_questions_file_and_a_qa_file_take_the_same_ids(tmp_path: Path, given: Any, read: str | None) -> None:
+    """One rule for an id given in a file (fields.id_text: an integer's digits, a non-empty string; anything else an
+    error in the same words) for a documents folder's questions.jsonl and a HotpotQA file alike."""
+    from rag_lab.loaders.documents_folder import load_documents_folder
+
+    (tmp_path / "documents").mkdir()
+    (tmp_path / "documents" / "a.txt").write_text("Alpha is a city.", encoding="utf-8")
+    row = {"id": given, "question": "Where?", "answer": "Alpha"}
+    (tmp_path / "questions.jsonl").write_text(json.dumps(row) + "\n", encoding="utf-8")
+    examples = hotpot_examples()
+    examples[0]["_id"] = given
+    hotpot = write_hotpot(tmp_path / "h.json", examples, "array")
+    if read is None:
+        for load in (lambda: load_documents_folder(tmp_path), lambda: load_hotpotqa(hotpot)):
+            with pytest.raises(DataFormatError, match="must be a non-empty string or an integer, got"):
+                load()
+    else:
+        assert load_documents_folder(tmp_path).evalset.questions[0].qid == read
+        assert load_hotpotqa(hotpot).evalset.questions[0].qid == read

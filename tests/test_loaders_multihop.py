@@ -296,3 +296,18 @@ def test_corrupt_parquet_is_a_clear_error(tmp_path: Path) -> None:
     fake.write_bytes(b"PAR1" + b"\0" * 16 + b"PAR1")
     with pytest.raises(DataFormatError, match="not a readable Parquet file"):
         load_qa_file(fake)
+
+
+def test_the_layout_of_a_name_is_the_layout_load_dataset_reads_it_with(tmp_path: Path) -> None:
+    """One rule for what a dataset name or path names (a shipped dataset, twins, a path; one that is none of them is
+    an error): dataset_layout answers for what load_dataset reads."""
+    from rag_lab.loaders import dataset_layout
+
+    for name, layout in (("hotpotqa_sample", "hotpotqa"), ("hotpotqa_sample_twins", "hotpotqa"),
+                         ("musique_sample_twins", "musique"), ("world", "world")):
+        assert dataset_layout(name) == layout
+        assert load_dataset(name).name == name
+    for read in (dataset_layout, load_dataset):
+        with pytest.raises(DataFormatError, match="no such dataset") as caught:
+            read(str(tmp_path / "nowhere_twins"))
+        assert str(tmp_path / "nowhere") in str(caught.value)

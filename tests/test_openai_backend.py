@@ -363,3 +363,35 @@ def test_merge_system_folds_the_instructions_into_the_user_turn() -> None:
     assert merged == "user: Decide. Reply with JSON only.\n\nWhere was Ada Lovelace born?"
     assert plain == "system: Decide. Reply with JSON only. | user: Where was Ada Lovelace born?"
     assert client(url, merge_system=True).cache_identity() != client(url).cache_identity()
+
+
+def test_the_lab_server_takes_the_message_roles_a_request_may_have() -> None:
+    """One list of message roles: the lab server refuses a role a :class:`Message` cannot have, naming those it can."""
+    from typing import get_args
+
+    from rag_lab.llm.server.chat_requests import HTTPError
+
+    allowed = get_args(Message.model_fields["role"].annotation)
+    with LabServer(scripted()) as server:
+        body = {"model": "lab-model", "messages": [{"role": "tool", "content": "x"}]}
+        with pytest.raises(HTTPError, match=f"unsupported message role 'tool'; allowed: {', '.join(allowed)}$"):
+            server.parse_chat(json.dumps(body).encode(), None)
+        for role in allowed:
+            body = {"model": "lab-model", "messages": [{"role": role, "content": "x"}]}
+            assert server.parse_chat(json.dumps(body).encode(), None)[0].messages[0].role == role
+
+
+def test_the_structured_modes_taken_are_auto_and_the_ones_it_negotiates() -> None:
+    """One list of structured modes (StructuredMode): each is taken, ``auto`` tries every other in order, and an
+    unknown one is refused naming them all."""
+    from typing import get_args
+
+    from rag_lab.llm.openai_backend import StructuredMode
+
+    modes = get_args(StructuredMode)
+    for mode in modes:
+        assert OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", structured_mode=mode).structured_mode == mode
+    llm = OpenAIBackend("m", base_url="http://127.0.0.1:9/v1")
+    assert llm._modes_for(controller_request()) == [m for m in modes if m != "auto"]
+    with pytest.raises(ConfigError, match=f"must be one of {', '.join(modes)}; got 'xml'"):
+        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1", structured_mode="xml")  # type: ignore[arg-type]

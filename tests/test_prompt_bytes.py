@@ -78,3 +78,21 @@ def test_no_builder_branches_on_a_template_version() -> None:
 if __name__ == "__main__":
     FIXTURE.write_text(json.dumps(_digests(), indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {FIXTURE}")
+
+
+def test_an_evidence_block_reads_back_the_titles_it_wrote():
+    """The evidence block and its reader are one format: a title's own closing parentheses, written as ``]`` inside
+    the block's parentheses, read back as written (the simulator sees "Giant (1956 film)")."""
+    items = [prompts.EvidenceItem(1, "Giant (1956 film)", "A film."), prompts.EvidenceItem(2, "Tulsa", "A city."),
+             prompts.EvidenceItem(3, "Up (2009 film) (soundtrack)", "Music.")]
+    block = prompts.parse_sections(prompts.answer_prompt("Which?", items, "correct")[1].content)["EVIDENCE"]
+    assert "(Giant (1956 film])" in block
+    assert prompts.parse_evidence(block) == items
+
+
+def test_the_listing_sections_read_back_what_they_wrote_even_when_empty():
+    """The SEARCHES and EVIDENCE sections and their readers are one format, "(none)" for an empty list included."""
+    for searches in ([], ["Who leads Team Aurora?", "Team Aurora lead"]):
+        sections = prompts.parse_sections(prompts.controller_prompt("Who?", [], searches, 3, True)[1].content)
+        assert prompts.parse_searches(sections["SEARCHES"]) == searches
+        assert sections["EVIDENCE"] == "(none)" and prompts.parse_evidence(sections["EVIDENCE"]) == []

@@ -262,3 +262,9 @@ def test_route_underrate_sends_non_comparison_complex_questions_simple():
     assert route(off, chain) == "COMPLEX" and route(on, chain) == "SIMPLE"
     assert route(off, comparison) == route(on, comparison) == "COMPLEX"  # not route_underrate's to change
     assert route(SimulatorProfile(name="c", comparison_underrate=1.0), comparison) == "SIMPLE"
+
+
+def test_the_knobs_are_the_profiles_rates():
+    """One list of knobs: every field of a profile but its name and seed is a knob, in the order declared."""
+    assert [f for f in SimulatorProfile.model_fields if f not in ("name", "seed")] == list(KNOBS)
+    assert SimulatorProfile(**{k: 0.5 for k in KNOBS}).knobs() == dict.fromkeys(KNOBS, 0.5)

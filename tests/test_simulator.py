@@ -689,3 +689,102 @@ def test_the_chain_follows_a_name_the_text_points_to_when_no_title_is_that_name(
     first = decision(generic, MARRIED_Q, [GAZETTE], [MARRIED_Q])
     assert first["action"] == "retrieve_again" and first["queries"][0].startswith("Oren Vasquez"), first
     assert "married" in first["queries"][0], first
+
+
+def test_a_question_names_an_item_by_the_label_the_reader_reads_the_item_by():
+    """One rule for an item's label, its title without the disambiguating parenthesis: a question that spells
+    the label out (in lower case, so only the title makes it a name) names the item, and the item is about it."""
+    from rag_lab.llm.sim.evidence import parse_item, title_label
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    ev = IdealModel(None).evidence("When did le roi malgré lui open?", [E(1, "le roi malgré lui (opera)", "It opened.")])
+    assert ev.items[0].label == title_label("le roi malgré lui (opera)") == "le roi malgré lui"
+    assert [f.key for f in ev.qa.foci] == ["le roi malgré lui"] and ev.about(0, ev.qa.foci[0])
+    assert title_label("(opera)") == "" and parse_item(1, "(opera)", "").label == "(opera)"  # nothing else left
+
+
+def test_a_sentence_says_what_it_says_with_its_title():
+    """One rule for what a sentence says of its item's subject (every reading of a candidate asks it): the
+    stems of the sentence with those of the title, and nothing from the item's other sentences."""
+    from rag_lab.llm.sim.evidence import parse_item
+
+    item = parse_item(1, "Team Aurora (team)", "It is led by Dana Ortiz. It works on payments.")
+    assert {"aurora", "lead", "dana", "ortiz"} <= item.said(0) and "payment" not in item.said(0)
+
+
+def test_the_controller_and_the_answer_read_the_same_answer_sentences():
+    """One rule for the sentences an answer is read from (Evidence.answers: of the expected kind when the question
+    expects one and the evidence holds any) and the one that says what is asked (Evidence.answering): the controller
+    answers on it, the answer role cites it; with no sentence of the expected kind the answer role does not guess."""
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    model, q = IdealModel(None), "When did the ledger-sync service launch?"
+    praise = E(1, "ledger-sync (service)", "The ledger-sync service launched to wide praise from the engineers.")
+    items = [praise, E(2, "Payments history", "The ledger-sync service launched in 2019. It is written in Go.")]
+    ev = model.evidence(q, items)
+    assert ev.qa.answer_type == "year" and ev.answers() and all(c.typed for c in ev.answers())
+    best = ev.answering(ev.answers())
+    assert model.decide(q, items, [q]).reason.endswith(f"[{ev.items[best.i].n}]")
+    assert model.answer(q, items, "correct").startswith(f"{best.text} [{ev.items[best.i].n}]")
+    alone = model.evidence(q, [praise])
+    assert alone.answers() and not any(c.typed for c in alone.answers())
+    assert model.answer(q, [praise], "correct") == INSUFFICIENT
+
+
+def test_a_number_the_question_holds_is_no_value_of_either_kind_that_takes_numbers():
+    """One rule for a number the question already holds (no answer): the same for a "how many" question and for a
+    "which <noun>" question, which takes a name, an identifier or a number."""
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    s = "It runs 6 replicas on port 8080."
+    typed = {q: IdealModel(None).evidence(q, [E(1, "x", s)]).typed_values(s)
+             for q in ("How many replicas run on port 8080?", "Which port beside 8080 does it use?", "Which port is it?")}
+    assert list(typed.values()) == [["6"], ["6"], ["6", "8080"]]
+
+
+def test_a_full_name_is_two_words_or_a_quoted_title():
+    """One rule for a name surer to name one thing (how much an item naming it counts, how good a next hop it is):
+    two significant words or more, or a quoted title, never a lone capitalised word."""
+    from rag_lab.llm.sim.names import extract
+
+    found = {e.text: e.full for e in extract('Dana Ortiz of Aurora wrote "Tides" for Team Aurora.')}
+    assert found == {"Dana Ortiz of Aurora": True, "Tides": True, "Team Aurora": True}, found
+    assert not any(e.full for e in extract("Aurora wrote for Tulsa, said Ortiz.", question=True))
+
+
+def test_both_judges_prefer_the_simulators_own_style_by_the_same_amount():
+    """One rule for the judges' self-preference: a draft phrased the simulator's own way (ending in its citation)
+    scores SELF_PREFERENCE more than the same words ending in a full stop, with the evidence and without it."""
+    from rag_lab.llm.sim.ideal import IdealModel
+    from rag_lab.llm.sim.judging import SELF_PREFERENCE
+
+    model, q = IdealModel(None), "Who leads Team Aurora and Team Borealis?"
+    team = E(1, "Team Aurora", "Team Aurora works on payments. The team is led by Dana Ortiz.")
+    for evidence in (None, [team]):
+        own, plain = (model.judge(q, d, evidence)["score"] for d in ("Dana Ortiz leads it daily [1]",
+                                                                      "Dana Ortiz leads it daily [1]."))
+        assert own == pytest.approx(plain + SELF_PREFERENCE) and own < 1.0, (evidence, own, plain)
+
+
+def test_a_number_is_neither_a_question_focus_nor_a_next_hop():
+    """One rule for a span of only digits and number punctuation (names.numeric): never a name, so no focus of the
+    question and no next hop of a chain, however it is written (here quoted)."""
+    from rag_lab.llm.sim.evidence import hop_name
+    from rag_lab.llm.sim.names import Entity
+    from rag_lab.llm.sim.question import analyse
+
+    assert [f.text for f in analyse('Which film of Apollo Studios came out in "1994–1995"?').foci] == ["Apollo Studios"]
+    assert hop_name(Entity("1994–1995", "quoted", "1994–1995")) is None
+    assert hop_name(Entity("Apollo Studios", "name", "apollo studios")) == Entity("Apollo Studios", "name", "apollo studios")
+
+
+def test_every_answer_quotes_a_sentence_the_same_way():
+    """One rule for how the answer role quotes a sentence: its text, a space, its item's citation — in a lookup and
+    in the partial answer to a comparison (premature_stop) alike."""
+    from rag_lab.llm.sim.ideal import IdealModel
+
+    model, said = IdealModel(None), "Dana Ortiz was born in 1961 in Tulsa."
+    items = [E(3, "Dana Ortiz", f"{said} She leads Team Aurora.")]
+    compared = "Who was born first, Dana Ortiz or Ada Linwell?"
+    assert model.answer(compared, items, "correct", lambda: True) == f"{said} [3]"
+    assert model.answer("Where was Dana Ortiz born?", items, "correct") == f"{said} [3]"

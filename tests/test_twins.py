@@ -273,3 +273,12 @@ def test_the_pair_table_of_no_pair_is_a_table_of_zeros(tmp_path):
     table = pairs.table([])
     assert table["pairs"].tolist() == [0] and table["twins_refused"].tolist() == [0]
     assert pairs.break_even(result.reference()["candidate_id"], qids=[]).n == 0
+
+
+def test_twins_name_their_corpus_and_questions_as_the_dataset():
+    """One name for twins (the given one, else the dataset's with ``_twins``) on the dataset, its corpus and its
+    questions."""
+    original = load_dataset("hotpotqa_sample")
+    for given, expected in ((None, "hotpotqa_sample_twins"), ("mine", "mine")):
+        twins = twins_of(original, name=given)
+        assert twins.name == twins.corpus.name == twins.evalset.name == expected

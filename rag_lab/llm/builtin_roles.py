@@ -64,7 +64,7 @@ def _grade(ideal: IdealModel, p: Prompt, draws: CallRandom) -> dict[str, Any]:
 LLM_ROLES.add("route", Role(
     prompts.route_prompt, templates={"v1": "route-v1", "v2": "route-v2"},
     schemas={"v1": schemas.RouteDecision, "v2": schemas.ReasonedRouteDecision}, simulate=_route,
-    breaks_format=True, label=("route", ("SIMPLE", "COMPLEX"))))
+    breaks_format=True, label=("route", schemas.ROUTES)))
 LLM_ROLES.add("rewrite", Role(prompts.rewrite_prompt, templates={"v1": "rewrite-v1"}, schemas={"v1": schemas.Rewrites},
                               simulate=_rewrite))
 LLM_ROLES.add("hyde", Role(prompts.hyde_prompt, templates={"v1": "hyde-v1"}, schemas={"v1": schemas.HydePassages},

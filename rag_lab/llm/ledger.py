@@ -199,13 +199,12 @@ class Ledger:
         return CostSummary.of(r for r in self.records if not r.cached)
 
     def by_role(self) -> dict[str, RoleCost]:
-        """``{role: (incurred, spent)}`` in order of first appearance."""
+        """``{role: (incurred, spent)}`` in order of first appearance: each role's calls as a ledger of their own."""
         groups: dict[str, list[PricedCall]] = {}
         for r in self.records:
             groups.setdefault(r.role, []).append(r)
-        return {
-            role: RoleCost(CostSummary.of(rows), CostSummary.of(r for r in rows if not r.cached)) for role, rows in groups.items()
-        }
+        ledgers = {role: Ledger(self.prices, rows) for role, rows in groups.items()}
+        return {role: RoleCost(ledger.incurred(), ledger.spent()) for role, ledger in ledgers.items()}
 
     def outcomes(self) -> dict[str, int]:
         """How many calls ended in each validation outcome (valid, repaired, fallback, invalid, text)."""

@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
-from typing import Any, ClassVar, Literal
+from typing import Any, ClassVar, Literal, get_args
 
 import httpx2
 import openai
@@ -39,9 +39,8 @@ log = logging.getLogger(__name__)
 __all__ = ["NO_KEY", "BackendStats", "OpenAIBackend", "display_url", "rejects_format"]
 
 StructuredMode = Literal["auto", "json_schema", "json_object_schema", "text"]
-
-
-_NEGOTIATION_ORDER: tuple[str, ...] = ("json_schema", "json_object_schema", "text")
+#: The modes ``auto`` tries, in this order: every other mode.
+_NEGOTIATION_ORDER: tuple[str, ...] = get_args(StructuredMode)[1:]
 
 
 @dataclass
@@ -102,7 +101,7 @@ class OpenAIBackend(LLMBackend):
         model = model or os.environ.get("RAG_LAB_MODEL")
         if model is not None and not model.strip():
             raise ConfigError("OpenAIBackend needs a model name, got an empty one")
-        if structured_mode not in ("auto", *_NEGOTIATION_ORDER):
+        if structured_mode not in get_args(StructuredMode):
             raise ConfigError(f"structured_mode must be one of auto, {', '.join(_NEGOTIATION_ORDER)}; got {structured_mode!r}")
         if timeout_s <= 0:
             raise ConfigError(f"need timeout_s > 0, got {timeout_s}")

@@ -1,7 +1,7 @@
 """Role-isolated, versioned prompt templates: a ``system`` message with the role's instructions (the file
 ``templates/<version>.txt``, :func:`instructions`) and a ``user`` message made only of delimited sections, read back by
-:func:`parse_sections` and :func:`parse_evidence`. Recorded real-model responses are keyed by the request's bytes: a
-changed prompt misses every recorded call. The format: docs/design.md §1."""
+:func:`parse_sections`, :func:`parse_evidence` and :func:`parse_searches`. Recorded real-model responses are keyed by
+the request's bytes: a changed prompt misses every recorded call. The format: docs/design.md §1."""
 
 from __future__ import annotations
 
@@ -21,6 +21,8 @@ UNTRUSTED = (
 INSUFFICIENT = "INSUFFICIENT"
 _SECTION = re.compile(r"<<<([A-Z ]+)>>>\n(.*?)\n?<<<END \1>>>", re.DOTALL)
 _EVIDENCE_ITEM = re.compile(r"^\[(\d+)\] \((.*?)\) (.*)$")
+#: What a listing section (SEARCHES, EVIDENCE) holds when it lists nothing.
+_NONE = "(none)"
 
 
 class EvidenceItem(NamedTuple):
@@ -37,7 +39,7 @@ def _section(name: str, body: str) -> str:
 
 def _evidence_block(evidence: Sequence[EvidenceItem]) -> str:
     lines = [f"[{e.n}] ({e.title.replace(')', ']')}) {' '.join(e.text.split())}" for e in evidence]
-    return "\n".join(lines) if lines else "(none)"
+    return "\n".join(lines) if lines else _NONE
 
 
 def instructions(role: str, prompt_set: str = "v1", variant: str | None = None, **values: object) -> str:
@@ -74,13 +76,28 @@ def question_of(request: LLMRequest) -> str:
 
 
 def parse_evidence(block: str) -> list[EvidenceItem]:
-    """The numbered items of an EVIDENCE section."""
+    """The numbered items of an EVIDENCE section, each title as written: the block writes a title inside parentheses
+    and turns the title's own closing parentheses into ``]`` ("(Giant (1956 film])"); it reads "Giant (1956 film)"."""
     items = []
     for line in block.splitlines():
         m = _EVIDENCE_ITEM.match(line)
         if m:
-            items.append(EvidenceItem(int(m.group(1)), m.group(2), m.group(3)))
+            title = m.group(2)
+            if "]" in title and title.count("(") > title.count(")"):
+                title = title.replace("]", ")")
+            items.append(EvidenceItem(int(m.group(1)), title, m.group(3)))
     return items
+
+
+def parse_searches(block: str) -> list[str]:
+    """The queries listed in a SEARCHES section ("1. …" lines; "(none)" is empty)."""
+    out = []
+    for line in block.splitlines():
+        line = line.strip()
+        if not line or line == _NONE:
+            continue
+        out.append(re.sub(r"^\d+\.\s*", "", line))
+    return out
 
 
 def route_prompt(question: str, prompt_set: str = "v1") -> tuple[Message, ...]:
@@ -120,7 +137,7 @@ def controller_prompt(question: str, evidence: Sequence[EvidenceItem], searches:
     budget = budget_sentence(max_rounds, len(searches) if rounds_run is None else rounds_run, disclose_budget,
                              prompt_set)
     sections = (("QUESTION", question),
-                ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or "(none)"),
+                ("SEARCHES", "\n".join(f"{i}. {q}" for i, q in enumerate(searches, start=1)) or _NONE),
                 ("EVIDENCE", _evidence_block(evidence)))
     return role_messages("controller", instructions("controller", prompt_set, budget=budget), *sections,
                          prompt_set=prompt_set)

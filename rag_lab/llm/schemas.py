@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from rag_lab.errors import ConfigError
 
 ControllerAction = Literal["answer", "rerank", "retrieve_again", "insufficient"]
-CONTROLLER_ACTIONS: tuple[str, ...] = ("answer", "rerank", "retrieve_again", "insufficient")
+CONTROLLER_ACTIONS: tuple[str, ...] = get_args(ControllerAction)
+Route = Literal["SIMPLE", "COMPLEX"]
+ROUTES: tuple[str, ...] = get_args(Route)
 
 
 class _Schema(BaseModel):
@@ -19,7 +21,7 @@ class _Schema(BaseModel):
 class RouteDecision(_Schema):
     """``SIMPLE`` questions take one-shot retrieval; ``COMPLEX`` ones enter the controller loop."""
 
-    route: Literal["SIMPLE", "COMPLEX"]
+    route: Route
     reason: str = ""
 
 
@@ -66,7 +68,7 @@ class ReasonedRouteDecision(_Schema):
     JSON-schema grammar constrains writes the fields in the schema's order, so it reasons before it routes."""
 
     reason: str
-    route: Literal["SIMPLE", "COMPLEX"]
+    route: Route
 
 
 class ReasonedControllerDecision(_Decision):

@@ -7,17 +7,21 @@ from __future__ import annotations
 import hashlib
 import json
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from rag_lab.llm.structured import Outcome
 
+#: The roles a chat message may have (the lab server refuses any other).
+MessageRole = Literal["system", "user", "assistant"]
+MESSAGE_ROLES: tuple[str, ...] = get_args(MessageRole)
+
 
 class Message(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    role: Literal["system", "user", "assistant"]
+    role: MessageRole
     content: str
 
 

@@ -97,25 +97,17 @@ def load_dataset(name_or_path: str | Path, split: str | None = None) -> Dataset:
     ``_twins`` (``hotpotqa_sample_twins``) gives the unanswerable twins of its questions
     (:func:`~rag_lab.loaders.twins.twins_of`)."""
     text = str(name_or_path)
-    if text.endswith(TWINS_SUFFIX) and text not in shipped_datasets() and not Path(text).exists():
-        return twins_of(load_dataset(text[:-len(TWINS_SUFFIX)], split), name=Path(text).name)
-    if text in shipped_datasets():
-        return _load_path(DATA_DIR / text, split, name=text)
-    path = Path(name_or_path)
-    if path.exists():
-        return _load_path(path, split)
-    raise DataFormatError(path, f"no such dataset; give {dataset_help()}")
+    if (base := _twins_base(text)) is not None:
+        return twins_of(load_dataset(base, split), name=Path(text).name)
+    return _load_path(_dataset_path(name_or_path), split, name=text if text in shipped_datasets() else None)
 
 
 def dataset_layout(name_or_path: str | Path) -> str:
     """The name in :data:`LAYOUTS` of the layout :func:`load_dataset` reads ``name_or_path`` with (for twins, their
     dataset's layout)."""
-    text = str(name_or_path)
-    if text.endswith(TWINS_SUFFIX) and text not in shipped_datasets() and not Path(text).exists():
-        return dataset_layout(text[:-len(TWINS_SUFFIX)])
-    path = DATA_DIR / text if text in shipped_datasets() else Path(name_or_path)
-    if not path.exists():
-        raise DataFormatError(path, f"no such dataset; give {dataset_help()}")
+    if (base := _twins_base(str(name_or_path))) is not None:
+        return dataset_layout(base)
+    path = _dataset_path(name_or_path)
     layout = None
     if path.is_dir():
         layout = detect_layout(Source(path), folders=True)
@@ -127,6 +119,23 @@ def dataset_layout(name_or_path: str | Path) -> str:
     if layout is None:
         raise DataFormatError(path, f"no layout reads it; give {dataset_help()}")
     return next(name for name, known in LAYOUTS.items() if known is layout)
+
+
+def _twins_base(text: str) -> str | None:
+    """The dataset whose twins ``text`` names (``hotpotqa_sample_twins``: a name ending in :data:`TWINS_SUFFIX` that is
+    no shipped dataset and no existing path), else None."""
+    if text.endswith(TWINS_SUFFIX) and text not in shipped_datasets() and not Path(text).exists():
+        return text[:-len(TWINS_SUFFIX)]
+    return None
+
+
+def _dataset_path(name_or_path: str | Path) -> Path:
+    """The folder of a shipped dataset's name, else the path given; one that does not exist is an error."""
+    text = str(name_or_path)
+    path = DATA_DIR / text if text in shipped_datasets() else Path(name_or_path)
+    if not path.exists():
+        raise DataFormatError(path, f"no such dataset; give {dataset_help()}")
+    return path
 
 
 def _load_path(path: Path, split: str | None, name: str | None = None) -> Dataset:

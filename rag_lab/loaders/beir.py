@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from rag_lab.errors import ConfigError, DataFormatError
+from rag_lab.loaders.fields import is_int
 from rag_lab.loaders.jsonl import json_type, read_jsonl, read_lines
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Qrels, Question
 
@@ -136,7 +137,7 @@ def _record_id(row: dict[str, Any], path: Path, line: int) -> str:
     if "_id" not in row:
         raise DataFormatError(path, "missing", line=line, field="_id")
     value = row["_id"]
-    if isinstance(value, int) and not isinstance(value, bool):
+    if is_int(value):
         return str(value)
     if not isinstance(value, str) or not value:
         message = f"must be a non-empty string or an integer, got {json_type(value)} {value!r}"

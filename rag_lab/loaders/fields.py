@@ -9,11 +9,28 @@ from collections.abc import Container
 from pathlib import Path
 from typing import Any
 
+from rag_lab.errors import DataFormatError
 from rag_lab.loaders.jsonl import json_type
-from rag_lab.loaders.rows import Where
+from rag_lab.loaders.rows import Where, read_records
 
 #: Record keys that may hold the example id, in order of preference.
 ID_KEYS = ("_id", "id")
+
+
+def examples(path: Path, records: list[tuple[Where, Any]] | None = None) -> list[tuple[Where, Any]]:
+    """The examples of a QA file with their locations: ``records`` when they were read already, else the file's;
+    a file with none is an error."""
+    records = list(read_records(path)) if records is None else records
+    if not records:
+        raise DataFormatError(path, "no examples")
+    return records
+
+
+def example_object(example: Any, where: Where) -> dict[str, Any]:
+    """``example``, which must be a JSON object."""
+    if not isinstance(example, dict):
+        raise where.error(f"expected a JSON object, got {json_type(example)}")
+    return example
 
 
 def string(record: dict[str, Any], key: str, where: Where, non_empty: bool = False) -> str:
@@ -41,16 +58,25 @@ def is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+#: What an id given in a QA file or a questions file must be, as its errors say.
+ID_EXPECTED = "a non-empty string or an integer"
+
+
+def id_text(value: Any) -> str | None:
+    """An id as text: an integer's digits, a non-empty string as it is; None when ``value`` is neither."""
+    if is_int(value):
+        return str(value)
+    return value if isinstance(value, str) and value.strip() else None
+
+
 def record_id(record: dict[str, Any], where: Where) -> str | None:
     """The record's id from ``_id`` or ``id`` (integers become strings); ``None`` when it has neither."""
     for key in ID_KEYS:
         if key in record and record[key] is not None:
             value = record[key]
-            if is_int(value):
-                return str(value)
-            if not isinstance(value, str) or not value.strip():
-                raise where.error(f"must be a non-empty string or an integer, got {json_type(value)} {value!r:.60}", key)
-            return value
+            if (text := id_text(value)) is None:
+                raise where.error(f"must be {ID_EXPECTED}, got {json_type(value)} {value!r:.60}", key)
+            return text
     return None
 
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from rag_lab.errors import ConfigError, DataFormatError
-from rag_lab.loaders.fields import QuestionIds, is_int, listing, record_id, string
+from rag_lab.loaders.fields import QuestionIds, example_object, examples, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
-from rag_lab.loaders.rows import Where, read_records
+from rag_lab.loaders.rows import Where
 from rag_lab.records import UNLABELED, Corpus, Dataset, Document, EvalSet, Question
 
 HOTPOTQA = "hotpotqa"
@@ -38,9 +38,7 @@ def load_hotpotqa(path: str | Path, name: str | None = None, split: str = "dev",
     :class:`HotpotQAConflictWarning` reports how many there were. ``records`` are the file's
     already-read records (the dispatcher in :mod:`rag_lab.loaders` passes them)."""
     path = Path(path)
-    records = list(read_records(path)) if records is None else records
-    if not records:
-        raise DataFormatError(path, "no examples")
+    records = examples(path, records)
     if variant is None:
         first = records[0][1]
         variant = TWOWIKI if isinstance(first, dict) and all(key in first for key in TWOWIKI_KEYS) else HOTPOTQA
@@ -80,8 +78,7 @@ def _warn_conflicts(path: Path, titles: list[str]) -> None:
 
 def _parse_example(example: Any, where: Where, split: str, source: str) -> tuple[str | None, Question, list[Document]]:
     """The id (``None`` if absent), question and context paragraphs of one example."""
-    if not isinstance(example, dict):
-        raise where.error(f"expected a JSON object, got {json_type(example)}")
+    example = example_object(example, where)
     qid = record_id(example, where)
     text = string(example, "question", where, non_empty=True)
     answer = string(example, "answer", where)
@@ -105,8 +102,7 @@ def _context(example: dict[str, Any], where: Where) -> list[Document]:
     documents = []
     for i, (title, sentences) in enumerate(_context_pairs(example, where)):
         if not (isinstance(title, str) and title and isinstance(sentences, list) and all(isinstance(s, str) for s in sentences)):
-            message = f"must be [title, [sentence, ...]] with a non-empty title, got {[title, sentences]!r:.100}"
-            raise where.error(message, f"context[{i}]")
+            raise _bad_context(where, i, [title, sentences])
         text = "".join(sentences).strip()
         documents.append(Document(doc_id=title, title=title, text=text, metadata={"source": "wikipedia"}))
     return documents
@@ -122,10 +118,14 @@ def _context_pairs(example: dict[str, Any], where: Where) -> list[tuple[Any, Any
     pairs = []
     for i, entry in enumerate(listing(example, "context", where)):
         if not (isinstance(entry, list) and len(entry) == 2):
-            message = f"must be [title, [sentence, ...]] with a non-empty title, got {entry!r:.100}"
-            raise where.error(message, f"context[{i}]")
+            raise _bad_context(where, i, entry)
         pairs.append((entry[0], entry[1]))
     return pairs
+
+
+def _bad_context(where: Where, i: int, entry: Any) -> DataFormatError:
+    """The error for context entry ``i``, which is no ``[title, [sentence, ...]]`` pair with a non-empty title."""
+    return where.error(f"must be [title, [sentence, ...]] with a non-empty title, got {entry!r:.100}", f"context[{i}]")
 
 
 def _columns(value: dict[str, Any], field: str, keys: tuple[str, str], where: Where) -> tuple[list[Any], list[Any]]:

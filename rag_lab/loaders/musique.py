@@ -11,10 +11,9 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from rag_lab.errors import DataFormatError
-from rag_lab.loaders.fields import QuestionIds, is_int, listing, record_id, string
+from rag_lab.loaders.fields import QuestionIds, example_object, examples, is_int, listing, record_id, string
 from rag_lab.loaders.jsonl import json_type
-from rag_lab.loaders.rows import Where, read_records
+from rag_lab.loaders.rows import Where
 from rag_lab.records import Corpus, Dataset, Document, EvalSet, Question
 
 MUSIQUE = "musique"
@@ -41,12 +40,9 @@ def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
                  records: list[tuple[Where, Any]] | None = None) -> Dataset:
     """Read a MuSiQue file into a :class:`Dataset` named ``name`` (default: the file stem)."""
     path = Path(path)
-    records = list(read_records(path)) if records is None else records
-    if not records:
-        raise DataFormatError(path, "no examples")
-    examples = [_parse(example, where) for where, example in records]
+    parsed = [_parse(example, where) for where, example in examples(path, records)]
     texts: dict[str, set[str]] = defaultdict(set)
-    for ex in examples:
+    for ex in parsed:
         for p in ex.paragraphs.values():
             texts[p.title].add(p.text)
 
@@ -58,7 +54,7 @@ def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
     documents: dict[str, Document] = {}
     questions: list[Question] = []
     ids = QuestionIds()
-    for ex in examples:
+    for ex in parsed:
         qid = ids.take(ex.qid, ex.fields["text"], ex.where, "id")
         for p in ex.paragraphs.values():
             documents.setdefault(doc_id(p), Document(doc_id=doc_id(p), title=p.title, text=p.text,
@@ -75,8 +71,7 @@ def load_musique(path: str | Path, name: str | None = None, split: str = "dev",
 
 def _parse(example: Any, where: Where) -> _Example:
     """One example's fields, paragraphs by ``idx`` and the paragraph of each decomposition step."""
-    if not isinstance(example, dict):
-        raise where.error(f"expected a JSON object, got {json_type(example)}")
+    example = example_object(example, where)
     qid = record_id(example, where)
     text = string(example, "question", where, non_empty=True)
     answer = string(example, "answer", where)

@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from rag_lab.errors import DataFormatError
-from rag_lab.loaders.fields import derived_id, is_int
+from rag_lab.loaders.fields import ID_EXPECTED, derived_id, id_text, is_int
 from rag_lab.loaders.jsonl import json_type, read_jsonl, read_text
 from rag_lab.records import UNLABELED, Question
 
@@ -120,11 +120,9 @@ def _json_value(key: str, value: Any, path: Path, line: int) -> Any:
     if value is None:
         return None
     if key == "id":
-        if is_int(value):
-            return str(value)
-        if not isinstance(value, str) or not value.strip():
-            raise wrong("a non-empty string or an integer")
-        return value
+        if (text := id_text(value)) is None:
+            raise wrong(ID_EXPECTED)
+        return text
     if key in LIST_FIELDS:
         if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
             raise wrong("a list of non-empty strings")

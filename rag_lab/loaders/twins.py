@@ -32,10 +32,10 @@ def twins_of(dataset: Dataset, name: str | None = None) -> Dataset:
                           "supporting documents, so a question must name them")
     removed_titles = {_title(dataset.corpus, d) for q in sources for d in q.gold_doc_ids}
     kept = [doc for doc in dataset.corpus if doc.title not in removed_titles and doc.doc_id not in removed_titles]
-    corpus = Corpus(kept, name=name or dataset.name + TWINS_SUFFIX)
+    name = name or dataset.name + TWINS_SUFFIX
+    corpus = Corpus(kept, name=name)
     index = _AnswerIndex(kept)
     questions = [_twin(q, dataset.corpus, index) for q in sources]
-    name = name or dataset.name + TWINS_SUFFIX
     flagged = sum(1 for q in questions if q.metadata["answer_in_corpus"])
     note = (f"unanswerable twins of {len(questions)} questions of {dataset.name!r}: {len(dataset.corpus) - len(kept)} "
             f"supporting documents removed (with every document of the same title), {len(kept)} kept; "

@@ -7,15 +7,24 @@ from __future__ import annotations
 import math
 import random
 import threading
-from typing import Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from rag_lab.errors import ConfigError
 
-#: How many requests a fault applies to: a count of requests, or ``"always"``.
-Times = int | Literal["always"]
+
+def _count(value: int | str) -> int | str:
+    if isinstance(value, int) and value < 0:
+        raise ConfigError(f"a fault count must be >= 0 or 'always', got {value}")
+    return value
+
+
+#: How many requests a fault applies to: a count of requests (>= 0), or ``"always"``.
+Times = Annotated[int | Literal["always"], AfterValidator(_count)]
 ContentFault = Literal["truncated_json", "invalid_json", "schema_violation"]
+#: The distributions of a :class:`Latency`.
+LatencyKind = Literal["fixed", "uniform", "lognormal"]
 
 #: The content a ``schema_violation`` fault answers with: a hallucinated controller action.
 SCHEMA_VIOLATION_TEXT = '{"action": "search_web", "queries": ["latest news"]}'
@@ -45,13 +54,6 @@ class FaultPlan(BaseModel):
     content_fault: ContentFault | None = None
     content_times: Times = "always"
 
-    @field_validator("rate_limit", "server_error", "delay", "malformed_body", "content_times")
-    @classmethod
-    def _count(cls, value: Times) -> Times:
-        if isinstance(value, int) and value < 0:
-            raise ConfigError(f"a fault count must be >= 0 or 'always', got {value}")
-        return value
-
 
 class Latency(BaseModel):
     """How long the server takes per chat completion, on top of the backend's own time.
@@ -62,7 +64,7 @@ class Latency(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    kind: Literal["fixed", "uniform", "lognormal"] = "fixed"
+    kind: LatencyKind = "fixed"
     a: float = Field(default=0.0, ge=0.0, le=600.0)
     b: float = Field(default=0.0, ge=0.0, le=600.0)
     seed: int = Field(default=0, ge=0)
@@ -84,8 +86,9 @@ class Latency(BaseModel):
         parts = rest.split(",")
         expected = 1 if kind == "fixed" else 2
         try:
-            if kind not in ("fixed", "uniform", "lognormal"):
-                raise ConfigError(f"unknown distribution {kind!r} (fixed, uniform or lognormal)")
+            kinds = get_args(LatencyKind)
+            if kind not in kinds:
+                raise ConfigError(f"unknown distribution {kind!r} ({', '.join(kinds[:-1])} or {kinds[-1]})")
             if len(parts) != expected:
                 raise ConfigError(f"{kind} takes {expected} number(s), got {len(parts)}")
             values = [float(p) for p in parts]

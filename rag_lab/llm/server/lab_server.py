@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import ValidationError
 
@@ -23,6 +23,7 @@ from rag_lab.errors import ConfigError
 from rag_lab.llm.base import LLMBackend, LLMRequest, Message, SamplingParams
 from rag_lab.llm.server.chat_requests import ROLE_HEADER, ChatRequest, HTTPError, check_loopback
 from rag_lab.llm.server.faults import INVALID_JSON_TEXT, SCHEMA_VIOLATION_TEXT, FaultPlan, FaultState, Latency
+from rag_lab.llm.types import MESSAGE_ROLES
 
 __all__ = ["FaultPlan", "LabServer", "Latency", "check_loopback", "serve_in_thread"]
 
@@ -32,7 +33,7 @@ MAX_BODY_BYTES = 1 << 20
 DEFAULT_ROLE = "chat"
 _ROLE_LABEL = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 ResponseFormatType = Literal["json_schema", "json_object", "text"]
-ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = ("json_schema", "json_object", "text")
+ALL_RESPONSE_FORMATS: tuple[ResponseFormatType, ...] = get_args(ResponseFormatType)
 
 
 class LabServer:
@@ -177,9 +178,9 @@ class LabServer:
             raise HTTPError(400, "streaming is not supported by the lab server", param="stream")
         if req.n not in (None, 1):
             raise HTTPError(400, "only n=1 is supported", param="n")
-        bad = [m.role for m in req.messages if m.role not in ("system", "user", "assistant")]
+        bad = [m.role for m in req.messages if m.role not in MESSAGE_ROLES]
         if bad:
-            raise HTTPError(400, f"unsupported message role {bad[0]!r}; allowed: system, user, assistant",
+            raise HTTPError(400, f"unsupported message role {bad[0]!r}; allowed: {', '.join(MESSAGE_ROLES)}",
                              param="messages")
         if req.response_format is not None:
             kind = req.response_format.get("type")

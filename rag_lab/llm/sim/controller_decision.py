@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from rag_lab.llm.sim.evidence import SUFFICIENT, Evidence, side
 from rag_lab.llm.sim.paraphrase import keyword_query, paraphrase
 from rag_lab.llm.sim.question import QuestionAnalysis
-from rag_lab.llm.sim.text import content_stems, normalise, stem
+from rag_lab.llm.sim.text import normalise, stem
 
 
 @dataclass(frozen=True)
@@ -124,16 +124,12 @@ def _described(qa: QuestionAnalysis, ev: Evidence, best, searches: list[str]) ->
         return None
     if any(ev.about(best.i, f) for f in qa.foci):
         return None
-    return label, best.i, item.sentence_stems[best.j] | frozenset(content_stems(item.title))
+    return label, best.i, item.said(best.j)
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence, searches: list[str]) -> Decision:
-    related = ev.answer_items()
     expected = qa.answer_type is not None
-    found = ev.candidates(related)
-    typed = [c for c in found if c.typed] if expected else found
-    pool = typed if typed else found
-    best = next((c for c in pool if not ev.leaves_asked_open(c)), pool[0]) if pool else None
+    best = ev.answering(ev.answers())
     bridge = ev.bridge()
     described = _described(qa, ev, best, searches)
     if described is not None:  # the best sentence is on a page the question describes but does not name

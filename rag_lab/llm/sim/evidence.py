@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from rag_lab.llm.prompts import EvidenceItem
-from rag_lab.llm.sim.names import Entity, extract, mentions, whole_words
+from rag_lab.llm.sim.names import Entity, extract, mentions, numeric, whole_words
 from rag_lab.llm.sim.question import QuestionAnalysis
 from rag_lab.llm.sim.similarity import Similarity
 from rag_lab.llm.sim.text import STOPWORDS, content_stems, numbers, sentences, stem, with_equivalents, years
@@ -54,6 +54,11 @@ _NUMBER_WORDS = {w: i for i, w in enumerate("zero one two three four five six se
                                             .split())}
 
 
+def title_label(title: str) -> str:
+    """``title`` without its disambiguating parenthesis ("Giant (1956 film)" → "Giant"; "" when nothing else is left)."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip()
+
+
 @dataclass(frozen=True)
 class Item:
     """One evidence item: its number, title, text, sentences and what they name."""
@@ -72,8 +77,12 @@ class Item:
 
     @cached_property
     def label(self) -> str:
-        """The title without a disambiguating parenthesis ("Giant (1956 film)" → "Giant")."""
-        return re.sub(r"\s*\([^)]*\)\s*$", "", self.title).strip() or self.title
+        """The title without a disambiguating parenthesis (:func:`title_label`), or the title when that is all."""
+        return title_label(self.title) or self.title
+
+    def said(self, j: int) -> frozenset[str]:
+        """The stems of sentence ``j`` with those of the title: what the sentence says of the item's subject."""
+        return self.sentence_stems[j] | content_stems(self.title)
 
 
 @lru_cache(maxsize=16384)
@@ -92,7 +101,7 @@ def hop_name(e: Entity) -> Entity | None:
     while words and _DATE_WORD.fullmatch(words[-1].strip(",.")):
         words.pop()
     text = " ".join(words).strip(" ,.")
-    if not text or re.fullmatch(r"[\d\s,.\-–]+", text):
+    if not text or numeric(text):
         return None
     return e if text == e.text else Entity(text, e.kind, text.lower())
 
@@ -184,7 +193,7 @@ class Evidence:
         """How surely item ``i`` is about what the question names: its similarity to the question, the
         names of the question it holds (a name of several words counts more than one word), and whether its
         title is one of them; a later hop of the chain is as sure as the item that links to it."""
-        named = sum(1.0 if len(f.tokens) >= 2 or f.kind == "quoted" else 0.5 for f in self.names[i])
+        named = sum(1.0 if f.full else 0.5 for f in self.names[i])
         about = any(self.about(i, f) for f in self.qa.foci)
         own = max(0.0, self.item_sim[i]) + 0.15 * min(named, 3.0) + (0.2 if about else 0.0)
         depth = self.hop.get(i, 0)
@@ -229,6 +238,19 @@ class Evidence:
 
     # --- sentences as answers ------------------------------------------------------------------
 
+    def answers(self) -> list[Candidate]:
+        """The sentences of :meth:`answer_items` as answers, best first: when the question expects a kind of value,
+        those that hold one (all of them when none does)."""
+        found = self.candidates(self.answer_items())
+        if self.qa.answer_type is not None:
+            found = [c for c in found if c.typed] or found
+        return found
+
+    def answering(self, found: list[Candidate]) -> Candidate | None:
+        """The sentence of ``found`` that says what is asked: the best that does not leave it open
+        (:meth:`leaves_asked_open`), else the best; None when ``found`` is empty."""
+        return next((c for c in found if not self.leaves_asked_open(c)), found[0]) if found else None
+
     def typed_values(self, text: str) -> list[str]:
         """The values of the expected kind in ``text`` that the question does not hold (a year, a number,
         a full name for "who", a name after a preposition of place for "where", any name, identifier or
@@ -241,13 +263,13 @@ class Evidence:
         t = self.qa.answer_type
         if t == "year":
             return [str(y) for y in years(text) if str(y) not in self.qa.text]
+        nums = [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
         if t == "number":
-            return [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
-        fresh = [e for e in extract(text) if e.kind in ("name", "quoted") and not mentions(self.qa.text, e)]
+            return nums
+        new = [e for e in extract(text) if not mentions(self.qa.text, e)]
+        fresh = [e for e in new if e.kind in ("name", "quoted")]
         if t is None and self.qa.head is not None:  # "which river", "which label": a name, an identifier or a number
-            ids = [e for e in extract(text) if e.kind == "id" and not mentions(self.qa.text, e)]
-            nums = [f"{v:g}" for v in number_values(text) if not (v.is_integer() and str(int(v)) in self.qa.text)]
-            return [e.text for e in (*fresh, *ids)] + nums
+            return [e.text for e in (*fresh, *(e for e in new if e.kind == "id"))] + nums
         if t == "person":  # a full name: two capitalised words or more
             return [e.text for e in fresh if len(e.tokens) >= 2]
         if t == "place":  # a name after a preposition of place ("in Tulsa", "at Schofield Barracks")
@@ -269,7 +291,7 @@ class Evidence:
     def chain_terms(self, c: Candidate) -> float:
         """The share of the question's terms that candidate ``c`` covers together with the chain that
         leads to its item (the items of earlier hops): in a chain each hop states its own part."""
-        stems = set(self.items[c.i].sentence_stems[c.j]) | content_stems(self.items[c.i].title)
+        stems = set(self.items[c.i].said(c.j))
         depth = self.hop.get(c.i)
         if depth:
             for k, h in self.hop.items():
@@ -283,8 +305,7 @@ class Evidence:
         when ``c`` comes from a later hop (the item the description led to)."""
         if not self.qa.relation or self.hop.get(c.i, 0) >= 1:  # a later hop: the described thing was followed
             return True
-        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
-        return any(t in stems for t in self.qa.relation)
+        return any(t in self.items[c.i].said(c.j) for t in self.qa.relation)
 
     def asked_share(self, stems: frozenset[str]) -> float:
         """The share of what the question asks (:attr:`QuestionAnalysis.asked`) that ``stems`` hold (0 when
@@ -301,7 +322,7 @@ class Evidence:
         need = [t for t in self.qa.asked if t not in typed_head]
         if not need:
             return False
-        stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
+        stems = self.items[c.i].said(c.j)
         head = stem(self.qa.head) if self.qa.head else None
         nearest = next((t for t in need if t != head), None)  # the word at the question word: the relation asked
         said = {t for t in need if self.asked_as[t] & stems}  # in its own words or another name of the relation
@@ -320,16 +341,16 @@ class Evidence:
         out = []
         for i in items if items is not None else range(len(self.items)):
             item = self.items[i]
-            title_stems = frozenset(content_stems(item.title))
             focus = 1.0 if self.anchored(i) else 0.0
             for j, sent in enumerate(item.sentences):
-                terms = self.term_share(item.sentence_stems[j] | title_stems)
+                said = item.said(j)
+                terms = self.term_share(said)
                 sim = self.sentence_sim.get((i, j), self.item_sim[i] * 0.8)
                 typed = self.typed(sent)
                 expected = self.qa.answer_type is not None or (self.qa.head is not None and not self.qa.yes_no)
                 support = (TERM_W * terms + SIM_W * max(0.0, sim) + (TYPE_W * typed if expected else TYPE_W * 0.5)
                            + FOCUS_W * focus - 0.01 * j - (LINK_W if typed and self.links_only(i, sent) else 0.0)
-                           + ASKED_W * self.asked_share(item.sentence_stems[j] | title_stems))
+                           + ASKED_W * self.asked_share(said))
                 out.append(Candidate(i, j, sent, round(support, 4), typed, terms))
         out.sort(key=lambda c: (-c.support, c.i, c.j))
         return out
@@ -363,12 +384,11 @@ class Evidence:
                     continue  # markup or a question, not a name
                 if len(e.tokens) == 1 and e.kind == "name" and _before_a_noun(e.text).search(c.text):
                     continue  # one capitalised word before a common noun modifies it ("American wrestler")
-                score = (c.support + (0.3 if len(e.tokens) >= 2 or e.kind == "quoted" else 0.0)
+                score = (c.support + (0.3 if e.full else 0.0)
                          - NEAR_W * self.distance_to_terms(c.text, e.text)
                          + STRENGTH_W * self.strength(c.i) + DEPTH_W * self.hop[c.i])
                 if best is None or score > best[0]:
-                    stems = self.items[c.i].sentence_stems[c.j] | frozenset(content_stems(self.items[c.i].title))
-                    best = (score, e.text, c.i, stems)
+                    best = (score, e.text, c.i, self.items[c.i].said(c.j))
         return (best[1], best[2], best[3]) if best else None
 
     def distance_to_terms(self, sentence: str, name: str) -> int:

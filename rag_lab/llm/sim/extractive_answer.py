@@ -24,23 +24,19 @@ def answer(qa: QuestionAnalysis, ev: Evidence, template: str, allow_partial: Cal
     return f"Low confidence: {text}" if template == "ambiguous" else text
 
 
-def _cite(ev: Evidence, c: Candidate) -> str:
-    return f"{c.text.rstrip()} [{ev.items[c.i].n}]"
+def _cite(text: str, n: int) -> str:
+    """``text`` quoted as the answer writes it, followed by the citation of item ``n``."""
+    return f"{text.rstrip()} [{n}]"
 
 
 def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
-    related = ev.answer_items()
-    found = ev.candidates(related)
-    if not found:
-        return None
-    if qa.answer_type is not None:
-        found = [c for c in found if c.typed]
-        if not found:
-            return None
-    best = next((c for c in found if not ev.leaves_asked_open(c)), found[0])  # the sentence saying what is asked
+    found = ev.answers()
+    if not found or (qa.answer_type is not None and not found[0].typed):
+        return None  # no sentence, or none of the expected kind: it does not guess
+    best = ev.answering(found)
     if qa.answer_type is None and qa.head is None and not qa.yes_no and qa.terms and best.terms == 0:
         return None  # nothing of the asked kind and none of the asked words: the fact is not there
-    other = _other_hop(ev, best, related)
+    other = _other_hop(ev, best, ev.answer_items())
     if other is not None:
         first, second = (other, best) if ev.names[other.i] and not ev.names[best.i] else (best, other)
         parts = [(ev.items[first.i].n, compress(ev, first.text)), (ev.items[second.i].n, compress(ev, second.text))]
@@ -52,7 +48,7 @@ def _lookup(qa: QuestionAnalysis, ev: Evidence) -> str | None:
         parts = [(ev.items[best.i].n, compress(ev, best.text))]
     if len(parts) == 1 and len(parts[0][1].split()) > CONCISE_WORDS:
         parts = [(parts[0][0], clause(ev, parts[0][1], CONCISE_WORDS))]
-    text = " ".join(f"{t.rstrip()} [{n}]" for n, t in parts)
+    text = " ".join(_cite(t, n) for n, t in parts)
     if qa.yes_no:
         return f"{'Yes' if best.terms >= 0.6 else 'No'}: {text}"
     return text
@@ -110,11 +106,10 @@ def _other_hop(ev: Evidence, best: Candidate, related: list[int]) -> Candidate |
                                                        or (ev.names[k] and ev.names[best.i]))]
     if not partners:
         return None
-    residual = set(ev.qa.terms) - item.sentence_stems[best.j] - set(content_stems(item.title))
+    residual = set(ev.qa.terms) - item.said(best.j)
     scored = []
     for c in ev.candidates(partners):
-        stems = ev.items[c.i].sentence_stems[c.j] | set(content_stems(ev.items[c.i].title))
-        share = len(residual & stems) / len(residual) if residual else 0.0
+        share = len(residual & ev.items[c.i].said(c.j)) / len(residual) if residual else 0.0
         scored.append((0.6 * share + 0.4 * c.support, c))
     score, c = max(scored, key=lambda sc: (sc[0], -sc[1].i, -sc[1].j))
     return c if score >= 0.25 else None
@@ -130,7 +125,7 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence, allow_partial: Callable[[], 
     if len(present) < 2:
         if present and allow_partial():
             c = ev.best(present)
-            return _cite(ev, c) if c is not None else None
+            return _cite(c.text, ev.items[c.i].n) if c is not None else None
         return None
     ia, ib = found  # type: ignore[misc]
     a, b = qa.foci[:2]
@@ -156,7 +151,7 @@ def _comparison(qa: QuestionAnalysis, ev: Evidence, allow_partial: Callable[[], 
     if ca is None or cb is None:
         return None
     winner, c = (a, ca) if (ca.terms, ca.support) >= (cb.terms, cb.support) else (b, cb)
-    return f"{winner.text}: {_cite(ev, c)}"
+    return f"{winner.text}: {_cite(c.text, ev.items[c.i].n)}"
 
 
 def _same(qa: QuestionAnalysis, ev: Evidence, ia: int, ib: int) -> bool:

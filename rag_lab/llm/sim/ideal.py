@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from rag_lab.llm.prompts import EvidenceItem
 from rag_lab.llm.sim.controller_decision import Decision, ideal_decision
-from rag_lab.llm.sim.evidence import Evidence
+from rag_lab.llm.sim.evidence import Evidence, title_label
 from rag_lab.llm.sim.extractive_answer import answer
 from rag_lab.llm.sim.judging import grade, judge_draft_only, judge_with_evidence
 from rag_lab.llm.sim.names import code_spans
@@ -40,7 +40,7 @@ class IdealModel:
     def evidence(self, question: str, items: list[EvidenceItem], sentence_items: int | None = None) -> Evidence:
         """The evidence read against the question; a title, or a span the evidence writes as code, that the
         question spells out is one of its names (``Le roi malgré lui``, ``user-api``)."""
-        titles = [re.sub(r"\s*\([^)]*\)\s*$", "", it.title).strip() for it in items]
+        titles = [title_label(it.title) for it in items]
         titles += [span for it in items for span in code_spans(it.text)]
         titles = tuple(dict.fromkeys(titles))
         return Evidence(analyse(question, titles), items, self.similarity,

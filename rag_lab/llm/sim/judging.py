@@ -28,17 +28,17 @@ _HEDGE_WORDS = ("low", "confidence", "yes", "no", "both", "neither", "not", "vs"
 _HEDGES = frozenset(_HEDGE_WORDS) | content_stems(" ".join(_HEDGE_WORDS))
 
 
-def _own_style(draft: str) -> bool:
-    return bool(_OWN_STYLE.match(draft.strip()))
+def _self_preferred(score: float, draft: str) -> float:
+    """``score`` raised by :data:`SELF_PREFERENCE` (to at most 1) for a draft phrased the simulator's own way."""
+    return min(1.0, score + SELF_PREFERENCE) if _OWN_STYLE.match(draft.strip()) else score
 
 
 def support_verdict(overlap: float, invalid: int, missing_numbers: list[float], missing_names: list[str],
-                    own_style: bool) -> dict[str, object]:
-    """The IsSup-style verdict from what a reader measured of a draft against its cited evidence (the share
+                    draft: str) -> dict[str, object]:
+    """The IsSup-style verdict from what a reader measured of ``draft`` against its cited evidence (the share
     of its content words found there, invalid citations, numbers and names the evidence lacks)."""
-    score = overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0)
-    if own_style:
-        score = min(1.0, score + SELF_PREFERENCE)
+    score = _self_preferred(overlap * (0.5 if invalid else 1.0) * (0.5 if missing_numbers or missing_names else 1.0),
+                            draft)
     supported = overlap >= SUPPORT_OVERLAP and not missing_numbers and not missing_names and not invalid
     problems = []
     if missing_numbers:
@@ -67,7 +67,7 @@ def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[
     pool_numbers = {v for v, _ in numbers(pool_text)}
     missing_numbers = [v for v, _ in numbers(claim) if v not in pool_numbers]
     missing_names = [e.text for e in extract(claim) if not mentions(pool_text, e)]
-    return support_verdict(overlap, invalid, missing_numbers, missing_names, _own_style(text))
+    return support_verdict(overlap, invalid, missing_numbers, missing_names, text)
 
 
 def judge_draft_only(qa: QuestionAnalysis, draft: str) -> dict[str, object]:
@@ -76,9 +76,7 @@ def judge_draft_only(qa: QuestionAnalysis, draft: str) -> dict[str, object]:
         return {"verdict": "unsupported", "score": 0.0, "reason": "the draft does not answer"}
     named = sum(1 for e in qa.foci if mentions(text, e)) / len(qa.foci) if qa.foci else 0.0
     shared = bool(content_stems(strip_citations(text)) & set(qa.terms))
-    score = 0.4 + 0.4 * named + 0.2 * shared
-    if _own_style(text):
-        score = min(1.0, score + SELF_PREFERENCE)
+    score = _self_preferred(0.4 + 0.4 * named + 0.2 * shared, text)
     useful = named > 0 or (not qa.foci and shared) or (qa.foci and shared)
     reason = "a direct answer on the question's subject" if useful else "the draft does not address the question"
     return {"verdict": "supported" if useful else "unsupported", "score": round(min(1.0, score), 3), "reason": reason}

@@ -78,9 +78,7 @@ def settles(ev: Evidence) -> bool:
     spent. A comparison never settles while a side is missing."""
     if ev.qa.comparison:
         return False
-    found = ev.candidates(ev.answer_items())
-    if ev.qa.answer_type is not None:
-        found = [c for c in found if c.typed] or found
+    found = ev.answers()
     return bool(found) and found[0].support >= SETTLE
 
 

@@ -38,6 +38,11 @@ class Entity:
         """The significant lower-cased words of the entity (no connectors, no bare punctuation)."""
         return _key_tokens(self.key)
 
+    @property
+    def full(self) -> bool:
+        """A full name (two significant words or more) or a quoted title: surer to name one thing than a lone word."""
+        return len(self.tokens) >= 2 or self.kind == "quoted"
+
 
 @lru_cache(maxsize=65536)
 def _key_tokens(key: str) -> tuple[str, ...]:
@@ -100,6 +105,11 @@ def extract(text: str, question: bool = False) -> tuple[Entity, ...]:
             seen.add(e.key)
             out.append(e)
     return tuple(out)
+
+
+def numeric(text: str) -> bool:
+    """Whether ``text`` is only digits, spaces and number punctuation (a number, a date, a range): never a name."""
+    return re.fullmatch(r"[\d\s,.\-–]+", text) is not None
 
 
 @lru_cache(maxsize=65536)

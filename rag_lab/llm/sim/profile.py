@@ -12,10 +12,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rag_lab.errors import ConfigError
 
-KNOBS: tuple[str, ...] = ("synonym_spinning", "budget_anchoring", "budget_thrift", "premature_stop", "bridge_drop",
-                          "invalid_json", "hallucinated_action", "wrong_types", "comparison_underrate",
-                          "route_underrate")
-
 _Rate = Field(default=0.0, ge=0.0, le=1.0)
 
 
@@ -51,6 +47,9 @@ class SimulatorProfile(BaseModel):
         """``{knob: rate}`` for every knob, in :data:`KNOBS` order."""
         return {k: getattr(self, k) for k in KNOBS}
 
+
+#: The behaviour knobs: every rate of :class:`SimulatorProfile`, in the order it declares them.
+KNOBS: tuple[str, ...] = tuple(name for name, field in SimulatorProfile.model_fields.items() if field.annotation is float)
 
 #: Named profiles (settings of the simulator chosen to make effects visible, not measurements of any model;
 #: docs/backends.md describes each).

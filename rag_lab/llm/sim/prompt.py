@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 
 from rag_lab.llm.base import Message
-from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_sections
+from rag_lab.llm.prompts import EvidenceItem, parse_evidence, parse_searches, parse_sections
 from rag_lab.llm.role_table import resolve_role
 
 #: A budget stated in the prompt: "at most 3 searches", "no more than 2 retrieval rounds".
@@ -36,17 +36,6 @@ def rounds_run(system_text: str, searches: list[str]) -> int:
     been run"), else the SEARCHES listed (one round each)."""
     m = _RUN.search(system_text)
     return int(m.group(1)) if m else len(searches)
-
-
-def parse_searches(block: str) -> list[str]:
-    """The queries listed in a SEARCHES section ("1. …" lines; "(none)" is empty)."""
-    out = []
-    for line in block.splitlines():
-        line = line.strip()
-        if not line or line == "(none)":
-            continue
-        out.append(re.sub(r"^\d+\.\s*", "", line))
-    return out
 
 
 @dataclass(frozen=True)
@@ -89,15 +78,6 @@ class Prompt:
         return max(1, min(16, int(m.group(1)))) if m else 3
 
 
-def _unbracketed(item: EvidenceItem) -> EvidenceItem:
-    """The item with its title as written: the evidence block writes a title inside parentheses and turns the
-    title's own closing parentheses into ``]`` ("(Giant (1956 film])"); a reader sees "Giant (1956 film)"."""
-    title = item.title
-    if "]" in title and title.count("(") > title.count(")"):
-        title = title.replace("]", ")")
-    return item if title == item.title else EvidenceItem(item.n, title, item.text)
-
-
 def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Prompt:
     """The :class:`Prompt` of a request: its system text, its last user message's sections."""
     system = "\n".join(m.content for m in messages if m.role == "system")
@@ -106,5 +86,5 @@ def read_prompt(role: str, messages: tuple[Message, ...] | list[Message]) -> Pro
     return Prompt(
         role=resolve_role(role, system), system=system, question=sections.get("QUESTION", user).strip(),
         searches=parse_searches(sections.get("SEARCHES", "")),
-        items=[_unbracketed(it) for it in parse_evidence(sections["EVIDENCE"])] if "EVIDENCE" in sections else None,
+        items=parse_evidence(sections["EVIDENCE"]) if "EVIDENCE" in sections else None,
         draft=sections.get("DRAFT", ""))

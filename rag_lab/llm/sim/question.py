@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from rag_lab.llm.sim.names import Entity, extract
+from rag_lab.llm.sim.names import Entity, extract, numeric
 from rag_lab.llm.sim.text import STOPWORDS, content_words, stem, words
 
 #: Comparatives and superlatives of general English, with the direction they select.
@@ -215,7 +215,7 @@ def analyse(question: str, titles: tuple[str, ...] = ()) -> QuestionAnalysis:
     titles of the evidence items shown with it (a name the question spells out is a focus)."""
     text = " ".join(question.split())
     low = text.lower()
-    foci = tuple(e for e in extract(text, question=True) if not re.fullmatch(r"[\d\s,.\-–]+", e.text))
+    foci = tuple(e for e in extract(text, question=True) if not numeric(e.text))
     foci = _with_titles(text, foci, titles)
     foci = _with_pair(text, foci)
     tokens = words(text)
