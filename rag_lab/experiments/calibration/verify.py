@@ -21,7 +21,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
-from rag_lab.evaluation.families import absent_value, is_cost, metric_columns
+from rag_lab.evaluation.families import is_cost, metric_columns
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, backend_identity
 from rag_lab.experiments.engine.results import SweepResult
@@ -295,15 +295,8 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _values(result: SweepResult, candidate_ids: Sequence[str], qids: Sequence[str], metric: str) -> np.ndarray:
     """``metric`` per question of ``qids``, averaged over the runs (seeds) ``candidate_ids``; NaN where undefined."""
-    absent = absent_value(metric)
-    columns = []
-    for cid in candidate_ids:
-        rows = result.store.rows(cid)
-        columns.append([math.nan if q not in rows or rows[q].get(metric, absent) is None
-                        else float(rows[q].get(metric, absent)) for q in qids])
-    matrix = np.array(columns, dtype=float).T
     with nan_quiet():
-        return np.nanmean(matrix, axis=1)
+        return np.nanmean(result.metric_matrix(candidate_ids, metric, qids), axis=1)
 
 
 def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chosen: pd.DataFrame | None = None,
