@@ -4,6 +4,9 @@
   a race read (``Evaluator.values``), the paired comparisons (``SweepResult.metric_matrix``) and the verification
   on a real backend all read a question that is not stored, an undefined value and a row without the key the same
   way.
+* The questions a claim counts (``questions=``: its pilot and flagged twins left out) are left out the same way
+  when it is tested (:func:`~rag_lab.experiments.engine.findings.paired_finding`) and when it is planned
+  (:func:`~rag_lab.experiments.planning.plan_claim`).
 * Which real contrasts are shown against the simulator (``contrast_agreement``) is the exploratory Δ table's rule
   (:func:`rag_lab.experiments.engine.comparisons.with_holm`): the same Holm p and the same verdict for the same
   contrast.
@@ -21,9 +24,11 @@ from rag_lab.experiments.calibration.sim_vs_real import contrast_agreement
 from rag_lab.experiments.calibration.verify import _values as verified_values
 from rag_lab.experiments.engine.comparisons import comparisons, is_measured
 from rag_lab.experiments.engine.evaluator import Evaluator
+from rag_lab.experiments.engine.findings import paired_finding
 from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep
 from rag_lab.experiments.engine.results import question_values
 from rag_lab.experiments.engine.sweep import SweepSpec
+from rag_lab.experiments.planning import plan_claim
 from rag_lab.stats.significance import holm
 
 SPEC = {
@@ -77,3 +82,12 @@ def test_real_against_sim_shows_a_contrast_as_the_delta_table_does(sweep, tmp_pa
         assert mine["real_holm"] == pytest.approx(cell["p_holm"], nan_ok=True)
         assert mine["real_shown"] == is_measured(cell)
         assert mine["real_detectable"] == ("" if cell["detectable"] is None else cell["detectable"].text)
+
+
+def test_a_claim_is_tested_and_planned_on_the_same_questions(sweep):
+    candidate = {"round_cap.max_rounds": 1, "hyde.enabled": False}
+    questions = sweep.qids[1:6]
+    finding = paired_finding(sweep, CALLS, candidate, direction="below", questions=questions)
+    plan = plan_claim(sweep, CALLS, candidate, direction="below", questions=questions)
+    assert finding.n == plan.pilot_n == len(questions)
+    assert plan.pilot_delta == pytest.approx(finding.delta)

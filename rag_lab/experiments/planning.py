@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.findings import flagged_twins, unflagged
+from rag_lab.experiments.engine.findings import claim_values, flagged_twins, unflagged
 from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats import power as pw
@@ -73,11 +73,7 @@ def plan_claim(pilot: SweepResult | PairedHalves, metric: str, candidate: str | 
     if direction == "none" and not (margin and margin > 0):
         raise ConfigError("a no-change claim is planned for its equivalence margin: give margin > 0")
     cand, ref = pilot.reference(candidate), pilot.reference(reference)
-    values, ref_values = pilot.paired_values(metric, cand["config_id"], ref["config_id"])
-    if questions is not None:
-        left_out = [i for i, q in enumerate(pilot.qids) if q not in set(questions)]
-        values, ref_values = values.copy(), ref_values.copy()
-        values[left_out], ref_values[left_out] = np.nan, np.nan
+    values, ref_values = claim_values(pilot, metric, cand["config_id"], ref["config_id"], questions)
     d = pw.paired_differences(values, ref_values)
     if d.n < 2:
         raise ConfigError(f"the pilot has {d.n} question(s) with {metric} defined on both arms: nothing to plan from")

@@ -284,11 +284,7 @@ def paired_finding(
     ref_label = labels[ref["candidate_id"]]
     if cand_label == ref_label:
         raise ConfigError(f"candidate and reference are the same configuration ({cand_label})")
-    values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
-    if questions is not None:
-        left_out = [i for i, q in enumerate(result.qids) if q not in set(questions)]
-        values, ref_values = values.copy(), ref_values.copy()
-        values[left_out], ref_values[left_out] = np.nan, np.nan
+    values, ref_values = claim_values(result, metric, cand["config_id"], ref["config_id"], questions)
     metric_range = PAIR_METRICS[metric].value_range if metric in PAIR_METRICS else value_range(metric)
     claimed = claim_test(values, ref_values, direction, margin, n_boot=n_boot, value_range=metric_range)
     test, diff = claimed.test, claimed.test.difference
@@ -329,6 +325,19 @@ def paired_finding(
         detectable=None if shown else detectable(paired_differences(values, ref_values), direction=direction,
                                                  alpha=alpha, margin=margin, value_range=metric_range),
     )
+
+
+def claim_values(result: Any, metric: str, candidate: str, reference: str,
+                 questions: Collection[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``result.paired_values`` of two configs, NaN outside ``questions`` (default: all kept): what a claim is tested
+    (:func:`paired_finding`) and planned (:func:`~rag_lab.experiments.planning.plan_claim`) on."""
+    values, ref_values = result.paired_values(metric, candidate, reference)
+    if questions is not None:
+        kept = set(questions)
+        left_out = [i for i, q in enumerate(result.qids) if q not in kept]
+        values, ref_values = values.copy(), ref_values.copy()
+        values[left_out], ref_values[left_out] = np.nan, np.nan
+    return values, ref_values
 
 
 def sweep_findings(result: SweepResult, alpha: float | None = None,
