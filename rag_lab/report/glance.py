@@ -51,7 +51,7 @@ def glance_table(summary: SweepSummary, robustness: Mapping[str, Any] | None = N
     for row in summary.deltas:
         cells = {cell.metric: cell for cell in row.cells}
         q, c = cells[quality_col], cells[cost_col]
-        claim_text = "; ".join(f"{kind_text(f)}: {'✓ holds' if f.holds else '✗ not shown'} — {f.claim}"
+        claim_text = "; ".join(f"{kind_text(f)}: {f.mark} — {f.claim}"
                                for f in by_config.get(row.config_id, [])) or "none declared (exploratory)"
         records.append({
             "candidate_id": row.candidate_id, "changes": row.label,

@@ -181,10 +181,15 @@ class Finding:
         return text
 
     @property
+    def mark(self) -> str:
+        """The verdict's word wherever a claim is printed: ``✓ holds`` or ``✗ not shown``."""
+        return "✓ holds" if self.holds else "✗ not shown"
+
+    @property
     def verdict(self) -> str:
         """The claim's one verdict in a few words, as every page shows it beside its Δ: ``✓ holds, p=0.0039
         (declared 1 of 4, one-sided, fixed sequence)`` or ``✗ not shown, …`` (a TOST: ``within ±0.06``)."""
-        mark = "✓ holds" if self.holds else "✗ not shown"
+        mark = self.mark
         if self.direction == "none":
             mark += f" within ±{self.margin:g}"
         test = "TOST" if self.direction == "none" else "one-sided"
@@ -404,11 +409,10 @@ def kind_text(finding: Finding) -> str:
 
 def finding_line(finding: Finding, provisional: bool = False) -> str:
     """One line per finding: ``✓ holds (measured): <claim> (metric, candidate − reference): Δ … p=… (…), …``
-    (``✗ not shown`` where it is not, as :attr:`Finding.verdict` says); ``provisional``: tested on an unfinished
+    (``✗ not shown`` where it is not: :attr:`Finding.mark`); ``provisional``: tested on an unfinished
     sweep, and the line says so first."""
-    mark = "✓ holds" if finding.holds else "✗ not shown"   # the verdict's word wherever a claim is printed
     lead = "provisional, " if provisional else ""
-    return (f"{mark} ({lead}{kind_text(finding)}): {finding.claim} ({finding.metric}, {finding.candidate} − "
+    return (f"{finding.mark} ({lead}{kind_text(finding)}): {finding.claim} ({finding.metric}, {finding.candidate} − "
             f"{finding.reference}): {finding.measured}")
 
 
