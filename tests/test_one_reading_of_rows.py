@@ -7,6 +7,8 @@
 * The questions a claim counts (``questions=``: its pilot and flagged twins left out) are left out the same way
   when it is tested (:func:`~rag_lab.experiments.engine.findings.paired_finding`) and when it is planned
   (:func:`~rag_lab.experiments.planning.plan_claim`).
+* Whether a sweep is complete is whether every pair its progress plans is stored: the banner's count and the
+  word can not disagree.
 * Which real contrasts are shown against the simulator (``contrast_agreement``) is the exploratory Δ table's rule
   (:func:`rag_lab.experiments.engine.comparisons.with_holm`): the same Holm p and the same verdict for the same
   contrast.
@@ -15,11 +17,13 @@
 from __future__ import annotations
 
 import math
+import shutil
+import sqlite3
 
 import numpy as np
 import pytest
 
-from rag_lab.experiments import run_sweep
+from rag_lab.experiments import load_sweep, run_sweep
 from rag_lab.experiments.calibration.sim_vs_real import contrast_agreement
 from rag_lab.experiments.calibration.verify import _values as verified_values
 from rag_lab.experiments.engine.comparisons import comparisons, is_measured
@@ -91,3 +95,23 @@ def test_a_claim_is_tested_and_planned_on_the_same_questions(sweep):
     plan = plan_claim(sweep, CALLS, candidate, direction="below", questions=questions)
     assert finding.n == plan.pilot_n == len(questions)
     assert plan.pilot_delta == pytest.approx(finding.delta)
+
+
+def test_a_sweep_is_complete_when_its_progress_says_every_planned_pair_is_stored(sweep, tmp_path):
+    planned = len(sweep.table) * len(sweep.qids)
+    assert sweep.complete and sweep.progress() == (planned, planned)
+    shutil.copytree(sweep.run_dir, tmp_path / "partial")
+    with sqlite3.connect(tmp_path / "partial" / "run.sqlite") as conn:
+        conn.execute("DELETE FROM rows WHERE rowid IN (SELECT rowid FROM rows LIMIT 3)")
+    partial = load_sweep(tmp_path / "partial")
+    assert not partial.complete and partial.progress() == (planned - 3, planned)
+
+
+def test_a_race_is_complete_when_each_candidate_ran_up_to_its_drop(tmp_path):
+    """Every question makes at least one LLM call, so a bound of 0.5 a question drops every candidate at the look
+    after 12 questions (tests/test_search_panel.py says why 12 suffice); its planned pairs end there."""
+    spec = {**SPEC, "name": "one-reading-race", "per_type": 8, "grid": {"round_cap.max_rounds": [1, 3]},
+            "search": {"sampler": "grid", "race": {"batches": [12]}, "constraints": ["cost_llm_calls <= 0.5"]}}
+    result = run_sweep(spec, tmp_path / "run", progress="quiet")
+    assert (result.table["status"] == "dropped").all() and len(result.qids) == 16
+    assert result.complete and result.progress() == (24, 24)

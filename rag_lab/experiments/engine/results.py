@@ -101,16 +101,9 @@ class SweepResult:
 
     @property
     def complete(self) -> bool:
-        """Every planned pair is stored; for a search, every candidate a race did not drop ran every question
-        and the sampler's trials all ran."""
-        if not len(self.table):
-            return False
-        full = self.table["n_questions"] == len(self.qids)
-        if self.search is None:
-            return bool(full.all())
-        if self._trials_left():
-            return False
-        return bool((full | (self.table["status"] == "dropped")).all())
+        """The sweep has a candidate and every pair it plans is stored (:meth:`progress`): for a search, every
+        candidate a race did not drop ran every question and the sampler's trials all ran."""
+        return bool(len(self.table)) and self.progress().complete
 
     def _trials_left(self) -> int:
         """A search's sampler trials not yet proposed (0 for a grid sweep or ``sampler: grid``)."""
