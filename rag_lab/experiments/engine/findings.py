@@ -9,7 +9,7 @@ docs/decisions.md, "One test per claim"."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -360,22 +360,29 @@ def sweep_findings(result: SweepResult, alpha: float | None = None,
     if alpha is None:
         alpha = float(((result.spec or {}).get("family") or {}).get("alpha", 0.05))
     family = FindingFamily(size=len(claims), name=str(result.spec.get("name", "")))
-    pairs = None
-    if any(c.get("over") == "pairs" for c in claims):
-        pairs_with = pairs_with if pairs_with is not None else stored_other_half(result)
-        if pairs_with is None:
-            raise ConfigError(f"sweep {result.spec.get('name')!r} states findings over pairs: test them with the run "
-                              f"of its other half (pairs_with: {result.spec.get('pairs_with')})")
-        pairs = PairedHalves(result, pairs_with)
     out = []
-    for c in claims:
-        source: Any = pairs if c.get("over") == "pairs" else result
+    for c, source in zip(claims, claim_sources(result, claims, pairs_with), strict=True):
         kind = c.get("kind", "measured")   # a by-construction claim's control is another sweep: its contrast alone here
         found = paired_finding(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
                                claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha,
                                questions=claim_qids(source), kind="measured" if kind == "by_construction" else kind)
         out.append(replace(found, kind=kind))
     return out
+
+
+def claim_sources(result: SweepResult, claims: Sequence[Mapping[str, Any]],
+                  pairs_with: SweepResult | None = None) -> list[Any]:
+    """What each of ``claims`` (a sweep file's ``findings:`` entries) reads: ``result``, or for a claim ``over: pairs``
+    the :class:`~rag_lab.experiments.engine.pairs.PairedHalves` of ``result`` and ``pairs_with`` (default: the run of
+    its other half kept in its run directory, :func:`~rag_lab.experiments.engine.pairs.stored_other_half`)."""
+    if not any(c.get("over") == "pairs" for c in claims):
+        return [result] * len(claims)
+    other = pairs_with if pairs_with is not None else stored_other_half(result)
+    if other is None:
+        raise ConfigError(f"{result.run_dir}: claims over pairs read both halves, and no run of the other half "
+                          f"(pairs_with: {result.spec.get('pairs_with')}) is kept in it: run its sweep first")
+    pairs = PairedHalves(result, other)
+    return [pairs if c.get("over") == "pairs" else result for c in claims]
 
 
 def claim_qids(result: Any) -> list[str]:
