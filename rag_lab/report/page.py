@@ -40,7 +40,7 @@ from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
-from rag_lab.report.glance import glance_html, glance_table
+from rag_lab.report.glance import glance_html, glance_table, rows_alike
 from rag_lab.report.header import TITLE, header_html
 from rag_lab.report.render import render
 from rag_lab.stats.summary import is_ci_bound
@@ -229,15 +229,10 @@ def _guard_section(info: guard_tradeoff.GuardTradeoffInfo, figure: Any) -> list[
 
 
 def related_rows(findings: Sequence[Any], claims: Sequence[Mapping[str, Any]], table: Mapping[str, Any]) -> list[str]:
-    """The robustness table's rows (keys) that test a contrast like one of the sweep's declared claims: the same
-    metric and the same settings changed (their values may differ), in the order of the claims."""
-    keys: list[str] = []
-    for finding, claim in zip(findings, claims, strict=True):
-        changed = set(dict(claim.get("candidate") or {}))
-        for row in table.get("findings", []):
-            if row["metric"] == finding.metric and set(row["candidate"]) == changed and row["key"] not in keys:
-                keys.append(row["key"])
-    return keys
+    """The robustness table's rows (keys) that test a contrast like one of the sweep's declared claims
+    (:func:`~rag_lab.report.glance.rows_alike`), in the order of the claims."""
+    return list(dict.fromkeys(key for finding, claim in zip(findings, claims, strict=True)
+                              for key in rows_alike(table, set(dict(claim.get("candidate") or {})), [finding.metric])))
 
 
 def _where_section(info: where_grid.WhereGridInfo, figure: Any) -> list[str]:
