@@ -109,7 +109,7 @@ class PairedHalves:
         out = []
         for which in (candidate, reference):
             twin_rows, answerable_rows = self._rows(which)
-            out.append(np.array([[_nan(pair_metric.value(answerable_rows[self._pair_of[q]], twin_rows[q]))]
+            out.append(np.array([[pair_metric.value(answerable_rows[self._pair_of[q]], twin_rows[q])]   # None: NaN
                                  for q in self.qids], dtype=float))
         return out[0], out[1]
 
@@ -175,10 +175,6 @@ class PairedHalves:
         c = total_r / total_w if total_w else math.nan
         lo, hi = ratio_interval(dr, dw, n_boot, alpha, seed) if total_w else (math.nan, math.nan)
         return BreakEven(c=c, lo=lo, hi=hi, n=len(dr), delta_right=total_r, delta_wrong=total_w)
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else float(value)
 
 
 def _same_config(result: SweepResult, config: Mapping[str, Any]) -> str | None:

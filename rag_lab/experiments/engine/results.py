@@ -450,13 +450,8 @@ def question_values(rows: Mapping[str, Mapping[str, Any]], qids: Sequence[str], 
     :meth:`~rag_lab.experiments.engine.store.RunStore.rows` reads them): NaN where a question is not stored or its
     value is undefined (None); a row without the key counts as its family's absent value
     (:func:`~rag_lab.evaluation.families.absent_value`: 0 for a cost, a role never called costs nothing)."""
-    absent = absent_value(metric)
-    return np.array([math.nan if q not in rows else _number(rows[q].get(metric, absent)) for q in qids], dtype=float)
-
-
-def _number(value: Any) -> float:
-    """A stored metric value as a float: None (undefined) as NaN."""
-    return math.nan if value is None else float(value)
+    absent = absent_value(metric)   # (numpy reads None as NaN)
+    return np.array([rows[q].get(metric, absent) if q in rows else math.nan for q in qids], dtype=float)
 
 
 def _write_csv(path: str | Path, frame: pd.DataFrame, head: str, **options: Any) -> Path:
