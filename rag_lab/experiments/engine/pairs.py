@@ -19,6 +19,7 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.experiments.engine.store import RUN_FILE
 from rag_lab.stats.paired import ratio_interval
 
 __all__ = ["PAIRS_WITH", "BreakEven", "PairedHalves", "stored_other_half"]
@@ -30,7 +31,7 @@ PAIRS_WITH = "pairs_with"
 def stored_other_half(result: SweepResult) -> SweepResult | None:
     """The run of the other half of ``result``'s pairs, kept in its run directory (``PAIRS_WITH``), if any."""
     folder = result.run_dir / PAIRS_WITH
-    return SweepResult.load(folder) if (folder / "run.sqlite").is_file() else None
+    return SweepResult.load(folder) if (folder / RUN_FILE).is_file() else None
 
 
 @dataclass(frozen=True)
