@@ -9,6 +9,8 @@
   (:func:`~rag_lab.experiments.planning.plan_claim`).
 * Whether a sweep is complete is whether every pair its progress plans is stored: the banner's count and the
   word can not disagree.
+* The candidates a verification picks (:func:`~rag_lab.experiments.calibration.verify.select_candidates`): the
+  simulated front, then the rest, each in the order of the ranking by the headline quality.
 * Which real contrasts are shown against the simulator (``contrast_agreement``) is the exploratory Δ table's rule
   (:func:`rag_lab.experiments.engine.comparisons.with_holm`): the same Holm p and the same verdict for the same
   contrast.
@@ -26,6 +28,7 @@ import pytest
 from rag_lab.experiments import load_sweep, run_sweep
 from rag_lab.experiments.calibration.sim_vs_real import contrast_agreement
 from rag_lab.experiments.calibration.verify import _values as verified_values
+from rag_lab.experiments.calibration.verify import select_candidates
 from rag_lab.experiments.engine.comparisons import comparisons, is_measured
 from rag_lab.experiments.engine.evaluator import Evaluator
 from rag_lab.experiments.engine.findings import paired_finding
@@ -115,3 +118,15 @@ def test_a_race_is_complete_when_each_candidate_ran_up_to_its_drop(tmp_path):
     result = run_sweep(spec, tmp_path / "run", progress="quiet")
     assert (result.table["status"] == "dropped").all() and len(result.qids) == 16
     assert result.complete and result.progress() == (24, 24)
+
+
+def test_a_verification_picks_the_front_then_the_rest_each_in_the_ranking_order(tmp_path):
+    grid = [{"round_cap.max_rounds": [1, 2, 3]}, {"hyde.enabled": [True]}, {"truncation.strategy": ["append_then_truncate"]},
+            {"crag.upper": [0.3]}]
+    sim = run_sweep({**SPEC, "name": "one-reading-pick", "per_type": 8, "grid": grid}, tmp_path / "run", progress="quiet")
+    every = select_candidates(sim, top=10)
+    ranked = list(select_candidates(sim, top=10, by=QUALITY)["config_id"])
+    parts = [list(every.loc[every["reason"] == part, "config_id"]) for part in ("pareto front", f"best of the rest by {QUALITY}")]
+    assert len(parts[0]) >= 2 and len(parts[1]) >= 2 and parts[0] + parts[1] == list(every["config_id"])
+    for ids in parts:
+        assert ids == [k for k in ranked if k in ids]

@@ -79,18 +79,16 @@ def select_candidates(sim: SweepResult, top: int = DEFAULT_TOP, by: str | None =
             known = sorted(metric_columns(configs.columns))
             raise ConfigError(f"{sim.run_dir}: no metric {col!r} in the sweep (metrics: {known})")
     sign = 1.0 if lower_is_better(rank_by) else -1.0
-    configs = configs.assign(_key=sign * configs[rank_by].astype(float), _cost=configs[DEFAULT_COST].astype(float),
-                             _pos=range(len(configs)))
+    ranked = configs.assign(_key=sign * configs[rank_by].astype(float), _cost=configs[DEFAULT_COST].astype(float),
+                            _pos=range(len(configs)),   # best first: then the cheaper, then the earlier
+                            _front=pareto_mask(configs[DEFAULT_COST], configs[DEFAULT_QUALITY]) if by is None else False
+                            ).sort_values(["_key", "_cost", "_pos"], na_position="last")
     if by is None:
-        on_front = pareto_mask(configs[DEFAULT_COST], configs[DEFAULT_QUALITY])
-        front = configs[on_front].sort_values(["_key", "_cost", "_pos"], na_position="last")
-        rest = configs[~on_front].sort_values(["_key", "_cost", "_pos"], na_position="last")
-        chosen = pd.concat([front.assign(reason="pareto front"),
-                            rest.assign(reason=f"best of the rest by {rank_by}")]).head(top)
+        chosen = pd.concat([ranked[ranked["_front"]].assign(reason="pareto front"),
+                            ranked[~ranked["_front"]].assign(reason=f"best of the rest by {rank_by}")]).head(top)
     else:
-        chosen = configs.sort_values(["_key", "_cost", "_pos"], na_position="last").head(top)
-        chosen = chosen.assign(reason=f"best by {rank_by}")
-    return chosen.drop(columns=["_key", "_cost", "_pos"]).reset_index(drop=True)
+        chosen = ranked.head(top).assign(reason=f"best by {rank_by}")
+    return chosen.drop(columns=["_key", "_cost", "_pos", "_front"]).reset_index(drop=True)
 
 
 # --- the verification sweep -------------------------------------------------------------------------
