@@ -38,6 +38,19 @@ def test_a_sweep_spec_opens_its_backend_with_the_declared_settings() -> None:
     assert type(backend).__name__ == "SimulatedBackend"
 
 
+def test_a_backend_changed_by_a_grid_or_by_the_command_line_is_refused_alike() -> None:
+    from rag_lab.experiments.engine.sweep import SweepSpec
+
+    spec = SweepSpec.from_dict({"name": "s", "dataset": "world"})
+    refused = []
+    for change in (lambda: spec.backend.with_settings({"max_tokens": 0}), lambda: spec.with_backend(max_tokens=0),
+                   lambda: BackendSpec.from_dict({"max_tokens": 0})):
+        with pytest.raises(ConfigError, match="max_tokens") as error:
+            change()
+        refused.append(str(error.value))
+    assert refused[0] == refused[1] == refused[2]
+
+
 def test_a_replay_refuses_a_cassette_of_another_model_than_the_pinned_one(tmp_path) -> None:
     pinned = CHUNKED_MODELS["qwen2.5-coder-1.5b"].sha256
     spec = BackendSpec(kind="local", model="qwen2.5-coder-1.5b", cassette=str(tmp_path / "c.jsonl"), replay=True)

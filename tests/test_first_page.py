@@ -6,10 +6,15 @@ direction (tests/test_figures.py); the at-a-glance table, the claims' kinds and 
 from __future__ import annotations
 
 import html
+import json
+from types import SimpleNamespace
 
 import pandas as pd
 
 from rag_lab.figures.cost_quality import cost_quality_figure, cost_quality_info, unlabelled_points
+from rag_lab.paths import DATA_DIR
+from rag_lab.report.glance import rows_alike
+from rag_lab.report.page import related_rows
 
 COST, QUALITY = "cost_llm_calls", "quality_answer_containment_strict"
 
@@ -60,3 +65,12 @@ def test_the_glance_table_gives_each_candidate_its_deltas_claims_and_kind(tmp_pa
     assert "quality_answer_containment = quality_answer_containment_strict" in page
     results = page.split("<h2>Results</h2>")[1]
     assert "<th>quality_answer_containment</th>" not in results and f"<th>{QUALITY}</th>" in results
+
+
+def test_the_glance_table_and_the_where_section_find_the_same_robustness_rows():
+    """A row of the robustness table is like a contrast when it has the same metric and changes the same settings,
+    whether the contrast is a candidate of the glance table or a declared claim of the where section."""
+    table = json.loads((DATA_DIR / "robustness.json").read_text(encoding="utf-8"))
+    for row in table["findings"]:
+        claimed = related_rows([SimpleNamespace(metric=row["metric"])], [{"candidate": row["candidate"]}], table)
+        assert row["key"] in claimed and claimed == rows_alike(table, set(row["candidate"]), [row["metric"]])

@@ -11,12 +11,14 @@ import json
 import re
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from rag_lab.cli import main
+from rag_lab.errors import ConfigError
 from rag_lab.experiments import load_sweep
 from rag_lab.experiments.engine.summary import summarize
-from rag_lab.report import write_report
+from rag_lab.report import report_figures, write_report
 
 ROOT = Path(__file__).resolve().parent.parent / "rag_lab"
 COST = "cost_llm_calls"
@@ -96,3 +98,14 @@ def test_the_sweep_command_and_the_report_compute_no_statistic():
     found = {str(p.relative_to(ROOT)): [name for name in _calls_into(p, ("rag_lab.stats", "rag_lab.experiments.engine"))
                                         if name.startswith(computing)] for p in paths}
     assert not any(found.values()), found
+
+
+@pytest.mark.parametrize("table", [pd.DataFrame({"candidate_id": ["a"], COST: [1.0]}),
+                                   pd.DataFrame(columns=["candidate_id", COST, "quality_answer_containment_strict"])])
+def test_the_report_and_its_figures_refuse_a_table_alike(table, tmp_path):
+    """The report and ``rag-lab report --export``'s figures read their source by one step, with one error."""
+    with pytest.raises(ConfigError) as page:
+        write_report(table, tmp_path / "report.html")
+    with pytest.raises(ConfigError) as figures:
+        report_figures(table)
+    assert str(figures.value) == str(page.value)

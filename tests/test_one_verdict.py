@@ -15,10 +15,11 @@ from lessons.lesson_text import findings_markdown
 from rag_lab.cli import main
 from rag_lab.experiments import load_sweep
 from rag_lab.experiments.engine.comparisons import comparisons
-from rag_lab.experiments.engine.findings import sweep_findings
-from rag_lab.experiments.engine.summary import p_cell
+from rag_lab.experiments.engine.findings import finding_line, sweep_findings
+from rag_lab.experiments.engine.summary import p_cell, summarize
 from rag_lab.figures.forest import MARKS, forest_figure, forest_info
 from rag_lab.report import report_figures, write_report
+from rag_lab.report.glance import glance_table
 
 COST = "cost_llm_calls"
 #: On the 30 world bridge questions, cap 2 saves calls on 5 of them and costs more on none: one-sided p = 0.031
@@ -92,6 +93,15 @@ def test_the_report_shows_one_verdict_and_marks_the_forest_by_it(run, sweep_outp
     assert all(trace.showlegend is not False for trace in forest.data) and forest.layout.showlegend
     # where claims like this one hold: the robustness row of the same metric and setting, as a grid
     assert 'id="where-grid"' in page and "Rows: round_cap_calls:" in page
+
+
+def test_the_verdict_the_finding_line_and_the_glance_table_say_it_in_one_word(run, sweep_output):
+    result = load_sweep(run[1])
+    (finding,) = sweep_findings(result)
+    glance = glance_table(summarize(result))
+    assert finding.mark == "✓ holds"
+    assert finding.verdict.startswith(finding.mark) and finding_line(finding).startswith(finding.mark)
+    assert f": {finding.mark} — {CLAIM}" in glance.loc[glance["changes"] == LABEL, "claim"].iloc[0]
 
 
 def test_the_lesson_text_says_the_same_verdict(run, sweep_output):

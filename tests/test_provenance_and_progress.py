@@ -122,6 +122,15 @@ def test_secrets_stay_out_and_no_git_is_no_error(monkeypatch, tmp_path):
     assert prov.git_commit.__wrapped__() is None
 
 
+def test_a_run_stored_before_its_provenance_was_is_dated_as_a_new_one():
+    from datetime import UTC, datetime
+
+    moment = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+    built = prov.build_provenance(SweepSpec.from_dict(SPEC), load_dataset("world"), {}, when=moment)
+    legacy = prov.stored_provenance({"created_at": str(moment.timestamp())}, {"spec": {"name": SPEC["name"]}})
+    assert legacy.created_at == built.created_at == "2026-01-02 03:04:05 UTC"
+
+
 def _report(run_dir, tmp_path) -> str:
     out = _run("report", str(run_dir), "--out", str(tmp_path / "report.html"))
     assert out.startswith("wrote ")

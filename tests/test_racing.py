@@ -201,6 +201,8 @@ def _check_race(result) -> None:
     order = race_order(result.qids, result.search["seed"])
     race = result.store.race()
     assert set(race) == set(table.index)
+    progress = result.progress()   # complete: every planned row stored, a dropped candidate's up to its drop
+    assert result.complete and progress.finished == progress.planned == sum(r["n_questions"] for r in race.values())
     for cid, r in race.items():
         stored = set(result.store.qids(cid))
         assert stored == set(order[:r["n_questions"]])

@@ -13,6 +13,8 @@ import pytest
 from lessons.notebook import lesson_sweep
 from rag_lab.experiments.engine.findings import sweep_findings
 from rag_lab.experiments.study import (
+    BLOCK_END,
+    BLOCK_START,
     block_of,
     first_declared,
     markdown_table,
@@ -48,6 +50,9 @@ def test_a_study_table_gives_the_family_p_holm_over_the_study_and_the_first_decl
     assert block_of(text, "v3") == table
     with pytest.raises(ValueError, match="no study block"):
         render_block("no markers here", "v3", table)
+    for half in (BLOCK_START, BLOCK_END):   # reading a block and writing one find its markers by one rule
+        with pytest.raises(ValueError, match=r"no study block 'v3' \(markers"):
+            block_of(half.format(name="v3"), "v3")
 
 
 def _replay(name: str):

@@ -246,6 +246,19 @@ def test_a_twins_sweep_runs_its_other_half_and_tests_its_claims_over_pairs(tmp_p
     assert result.table["quality_answer_containment_strict"].isna().all()
     assert result.headline_quality == "quality_abstention_accuracy"
     assert pairs.answerable.headline_quality == "quality_answer_containment_strict"
+    # without its other half, testing and planning its claims over pairs stop alike
+    import shutil
+
+    from rag_lab.experiments.planning import plan_study
+    from rag_lab.experiments.sweep_runner import load_sweep
+
+    shutil.copytree(tmp_path / "run", tmp_path / "alone", ignore=shutil.ignore_patterns("pairs_with"))
+    alone = load_sweep(tmp_path / "alone")
+    with pytest.raises(ConfigError, match="claims over pairs read both halves") as tested:
+        sweep_findings(alone)
+    with pytest.raises(ConfigError) as planned:
+        plan_study(alone, twins["findings"])
+    assert str(planned.value) == str(tested.value)
 
 
 def test_the_explorer_offers_what_a_guard_buys_as_a_quality_axis_and_only_higher_is_better_axes():

@@ -123,6 +123,7 @@ def verdict_line(verdict: dict[str, bool | None]) -> str:
 
 def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
     from rag_lab.evaluation import evaluate_pipeline, summarize
+    from rag_lab.experiments.calibration.runs import EVAL_QUESTIONS, EVAL_SUMMARY, EVAL_TRACES
     from rag_lab.experiments.engine.progress import ProgressBar, per_question
     from rag_lab.loaders import load_dataset
     from rag_lab.pipeline import CorpusResources, Pipeline
@@ -149,13 +150,13 @@ def eval_command(args: argparse.Namespace) -> tuple[dict[str, Any], str]:
            "knob_rates": run.knob_rates().to_dict(orient="records")}
     if args.out:
         args.out.mkdir(parents=True, exist_ok=True)
-        with (args.out / "questions.jsonl").open("w", encoding="utf-8") as fh:
+        with (args.out / EVAL_QUESTIONS).open("w", encoding="utf-8") as fh:
             for row in run.rows:
                 fh.write(json.dumps(row) + "\n")
-        with (args.out / "traces.jsonl").open("w", encoding="utf-8") as fh:
+        with (args.out / EVAL_TRACES).open("w", encoding="utf-8") as fh:
             for trace in run.traces.values():
                 fh.write(trace.model_dump_json() + "\n")
-        (args.out / "summary.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        (args.out / EVAL_SUMMARY).write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     return out, format_summary(out)
 
 

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.findings import flagged_twins, unflagged
-from rag_lab.experiments.engine.pairs import PairedHalves, stored_other_half
+from rag_lab.experiments.engine.findings import claim_sources, claim_values, flagged_twins, unflagged
+from rag_lab.experiments.engine.pairs import PairedHalves
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.stats import power as pw
 from rag_lab.stats.power import MAX_QUESTIONS, detectable_at, power_at, questions_needed
@@ -73,11 +73,7 @@ def plan_claim(pilot: SweepResult | PairedHalves, metric: str, candidate: str | 
     if direction == "none" and not (margin and margin > 0):
         raise ConfigError("a no-change claim is planned for its equivalence margin: give margin > 0")
     cand, ref = pilot.reference(candidate), pilot.reference(reference)
-    values, ref_values = pilot.paired_values(metric, cand["config_id"], ref["config_id"])
-    if questions is not None:
-        left_out = [i for i, q in enumerate(pilot.qids) if q not in set(questions)]
-        values, ref_values = values.copy(), ref_values.copy()
-        values[left_out], ref_values[left_out] = np.nan, np.nan
+    values, ref_values = claim_values(pilot, metric, cand["config_id"], ref["config_id"], questions)
     d = pw.paired_differences(values, ref_values)
     if d.n < 2:
         raise ConfigError(f"the pilot has {d.n} question(s) with {metric} defined on both arms: nothing to plan from")
@@ -109,17 +105,9 @@ def plan_study(pilot: SweepResult, claims: Sequence[Mapping[str, Any]], *, alpha
     if correction not in ("fixed-sequence", "holm"):
         raise ConfigError(f"correction must be fixed-sequence or holm, got {correction!r}")
     level = alpha if correction == "fixed-sequence" else alpha / max(1, len(claims))
-    pairs = None
-    if any(c.get("over") == "pairs" for c in claims):
-        other = stored_other_half(pilot)
-        if other is None:
-            raise ConfigError(f"{pilot.run_dir}: claims over pairs are planned on both halves of the pilot; its run "
-                              "keeps no other half (run the pilot's sweep with its pairs_with: first)")
-        pairs = PairedHalves(pilot, other)
     plans = []
-    for i, c in enumerate(claims):
-        source: Any = pairs if c.get("over") == "pairs" else pilot
-        flagged = flagged_twins(source) if hasattr(source, "rows") or pairs is source else set()
+    for i, (c, source) in enumerate(zip(claims, claim_sources(pilot, claims), strict=True)):
+        flagged = flagged_twins(source) if hasattr(source, "rows") or isinstance(source, PairedHalves) else set()
         plans.append(plan_claim(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
                                 margin=c.get("margin"), target=(targets or {}).get(i), alpha=level, sizes=sizes,
                                 claim=c.get("claim", ""), questions=unflagged(source) if flagged else None))

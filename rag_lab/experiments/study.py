@@ -149,21 +149,22 @@ def markdown_table(parts: Mapping[str, Iterable[ClaimResult]], alpha: float = 0.
     return "\n".join(lines)
 
 
-def render_block(text: str, name: str, block: str) -> str:
-    """``text`` with the study block ``name`` replaced by ``block``; a ConfigError when its markers are missing."""
+def _split_block(text: str, name: str) -> tuple[str, str, str]:
+    """``text`` before, inside and after the study block ``name``; a ConfigError naming its markers when one is missing."""
     start, end = BLOCK_START.format(name=name), BLOCK_END.format(name=name)
     head, sep, rest = text.partition(start)
-    _, sep2, tail = rest.partition(end)
+    inner, sep2, tail = rest.partition(end)
     if not sep or not sep2:
         raise ConfigError(f"no study block {name!r} (markers {start!r} … {end!r})")
-    return f"{head}{start}\n{block}\n{end}{tail}"
+    return head, inner, tail
+
+
+def render_block(text: str, name: str, block: str) -> str:
+    """``text`` with the study block ``name`` replaced by ``block``; a ConfigError when its markers are missing."""
+    head, _, tail = _split_block(text, name)
+    return f"{head}{BLOCK_START.format(name=name)}\n{block}\n{BLOCK_END.format(name=name)}{tail}"
 
 
 def block_of(text: str, name: str) -> str:
     """The content of the study block ``name`` in ``text``, as :func:`render_block` wrote it."""
-    start, end = BLOCK_START.format(name=name), BLOCK_END.format(name=name)
-    _, sep, rest = text.partition(start)
-    inner, sep2, _ = rest.partition(end)
-    if not sep or not sep2:
-        raise ConfigError(f"no study block {name!r}")
-    return inner.strip("\n")
+    return _split_block(text, name)[1].strip("\n")

@@ -31,9 +31,15 @@ def _verdict(cell: DeltaCell) -> str:
     return "shown" if cell.measured else "not shown"
 
 
+def rows_alike(robustness: Mapping[str, Any], changed: set[str], metrics: Sequence[str]) -> list[str]:
+    """The keys of the robustness table's rows that test a contrast like one that changes the settings ``changed``
+    on one of ``metrics``: the same metric and the same settings changed (their values may differ)."""
+    return [r["key"] for r in robustness.get("findings", []) if r["metric"] in metrics and set(r["candidate"]) == changed]
+
+
 def _where(robustness: Mapping[str, Any], changed: set[str], metrics: Sequence[str]) -> str:
     """Where the robustness table's rows of the same settings and one of ``metrics`` hold (one line each)."""
-    keys = [r["key"] for r in robustness.get("findings", []) if r["metric"] in metrics and set(r["candidate"]) == changed]
+    keys = rows_alike(robustness, changed, metrics)
     if not keys:
         return "–"
     info = where_grid.where_grid_info(robustness, keys)
@@ -51,7 +57,7 @@ def glance_table(summary: SweepSummary, robustness: Mapping[str, Any] | None = N
     for row in summary.deltas:
         cells = {cell.metric: cell for cell in row.cells}
         q, c = cells[quality_col], cells[cost_col]
-        claim_text = "; ".join(f"{kind_text(f)}: {'✓ holds' if f.holds else '✗ not shown'} — {f.claim}"
+        claim_text = "; ".join(f"{kind_text(f)}: {f.mark} — {f.claim}"
                                for f in by_config.get(row.config_id, [])) or "none declared (exploratory)"
         records.append({
             "candidate_id": row.candidate_id, "changes": row.label,

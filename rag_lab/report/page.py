@@ -26,13 +26,21 @@ from rag_lab.experiments.calibration.verify import load_verifications, tau_text
 from rag_lab.experiments.engine.comparisons import DECLARED_SENTENCE, EXPLORATORY_SENTENCE
 from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.experiments.engine.search_space import RaceSpec
-from rag_lab.experiments.engine.summary import DeltaCell, DeltaRow, SweepSummary, difference_cell, identical_columns, summarize
+from rag_lab.experiments.engine.summary import (
+    DeltaCell,
+    DeltaRow,
+    SweepSummary,
+    difference_cell,
+    headline_quality,
+    identical_columns,
+    summarize,
+)
 from rag_lab.experiments.sweep_runner import load_sweep
 from rag_lab.experiments.tuning.racing import race_rule
 from rag_lab.figures import cost_quality, forest, guard_tradeoff, sim_vs_real, where_grid
 from rag_lab.figures.common import PARAM_PREFIX, format_value
 from rag_lab.paths import DATA_DIR, package_text, template
-from rag_lab.report.glance import glance_html, glance_table
+from rag_lab.report.glance import glance_html, glance_table, rows_alike
 from rag_lab.report.header import TITLE, header_html
 from rag_lab.report.render import render
 from rag_lab.stats.summary import is_ci_bound
@@ -221,15 +229,10 @@ def _guard_section(info: guard_tradeoff.GuardTradeoffInfo, figure: Any) -> list[
 
 
 def related_rows(findings: Sequence[Any], claims: Sequence[Mapping[str, Any]], table: Mapping[str, Any]) -> list[str]:
-    """The robustness table's rows (keys) that test a contrast like one of the sweep's declared claims: the same
-    metric and the same settings changed (their values may differ), in the order of the claims."""
-    keys: list[str] = []
-    for finding, claim in zip(findings, claims, strict=True):
-        changed = set(dict(claim.get("candidate") or {}))
-        for row in table.get("findings", []):
-            if row["metric"] == finding.metric and set(row["candidate"]) == changed and row["key"] not in keys:
-                keys.append(row["key"])
-    return keys
+    """The robustness table's rows (keys) that test a contrast like one of the sweep's declared claims
+    (:func:`~rag_lab.report.glance.rows_alike`), in the order of the claims."""
+    return list(dict.fromkeys(key for finding, claim in zip(findings, claims, strict=True)
+                              for key in rows_alike(table, set(dict(claim.get("candidate") or {})), [finding.metric])))
 
 
 def _where_section(info: where_grid.WhereGridInfo, figure: Any) -> list[str]:
@@ -402,6 +405,24 @@ def _figures(table: pd.DataFrame, summary: SweepSummary, parts: _SweepParts | No
     return figures
 
 
+def _prepared(source: Any, cost_col: str, quality_col: str | None, name: str | None,
+              reference: Any) -> tuple[SweepResult | None, str, SweepSummary, pd.DataFrame, _SweepParts | None]:
+    """What a report of ``source`` shows, read once (:func:`write_report`, :func:`report_figures`): its sweep (None for
+    a bare table), its name, its summary, the summary's table labelled, and the parts of a sweep; a clear error for a
+    table without rows or without ``cost_col`` or ``quality_col``."""
+    table, sweep, default_name = _load(source)
+    quality_col = quality_col or headline_quality(sweep if sweep is not None else table)
+    name = name or default_name
+    if table.empty:
+        raise ConfigError(f"{name}: the results table has no rows")
+    for col in (cost_col, quality_col):
+        if col not in table.columns:
+            raise ConfigError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
+    summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
+    parts = _SweepParts.of(sweep, summary, reference) if sweep is not None else None
+    return sweep, name, summary, _labelled(summary, sweep is not None), parts
+
+
 def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], cost_col: str = DEFAULT_COST,
                    quality_col: str | None = None, reference: Any = None) -> dict[str, Any]:
     """Every figure of :func:`write_report`'s report, by a file-safe name: ``cost_quality`` (and
@@ -409,10 +430,8 @@ def report_figures(source: pd.DataFrame | SweepResult | str | os.PathLike[str], 
     sweep's declared ones hold, when the robustness table has such rows), ``guard_tradeoff`` (when the rows hold
     ``quality_right``: :func:`has_guard_metrics`) and ``sim_vs_real_<n>_<metric>``
     per verification (what ``rag-lab report --export`` writes with :func:`rag_lab.figures.export.export_figures`)."""
-    table, sweep, _ = _load(source)
-    summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
-    parts = _SweepParts.of(sweep, summary, reference) if sweep is not None else None
-    return _figures(_labelled(summary, sweep is not None), summary, parts)
+    _, _, summary, table, parts = _prepared(source, cost_col, quality_col, None, reference)
+    return _figures(table, summary, parts)
 
 
 def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], out_html: str | os.PathLike[str],
@@ -424,17 +443,8 @@ def write_report(source: pd.DataFrame | SweepResult | str | os.PathLike[str], ou
     :attr:`~SweepResult.headline_quality`). A sweep (not a bare table) adds the paired differences against
     ``reference`` (default: the base config), point labels and, with ``quality_right`` rows, what each guardrail
     buys (:func:`~rag_lab.figures.guard_tradeoff.guard_tradeoff_info`); what the report holds: docs/design.md §6."""
-    table, sweep, default_name = _load(source)
-    quality_col = quality_col or (sweep.headline_quality if sweep is not None else DEFAULT_QUALITY)
-    name = name or default_name
-    if table.empty:
-        raise ConfigError(f"{name}: the results table has no rows")
-    for col in (cost_col, quality_col):
-        if col not in table.columns:
-            raise ConfigError(f"{name}: no column {col!r} (columns: {list(table.columns)})")
-    summary = summarize(sweep if sweep is not None else table, quality_col, cost_col, reference)
-    table = _labelled(summary, sweep is not None)
-    parts = _SweepParts.of(sweep, summary, reference) if sweep is not None else None
+    sweep, name, summary, table, parts = _prepared(source, cost_col, quality_col, name, reference)
+    quality_col = summary.quality_col
     figures = _figures(table, summary, parts)
     glance = ""
     if parts is not None and len(summary.frames) == 2 and len(table) > 1:

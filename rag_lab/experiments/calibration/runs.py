@@ -13,6 +13,9 @@ from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.llm.sim.profile import SimulatorProfile
 from rag_lab.pipeline.trace import Trace
 
+#: The files ``rag-lab eval --out`` writes (:mod:`rag_lab.cli.pipeline_commands`) and a calibration reads.
+EVAL_TRACES, EVAL_QUESTIONS, EVAL_SUMMARY = "traces.jsonl", "questions.jsonl", "summary.json"
+
 
 @dataclass
 class CalibrationSource:
@@ -36,12 +39,14 @@ class CalibrationSource:
 def read_run(path: str | Path) -> CalibrationSource:
     """The traces of a sweep run directory (``run.sqlite``: every candidate's) or of an ``eval --out``
     folder (``traces.jsonl``, with ``questions.jsonl`` and ``summary.json``)."""
+    from rag_lab.experiments.engine.store import RUN_FILE  # (the store loads pandas: not before it is read)
+
     path = Path(path)
-    if (path / "run.sqlite").is_file():
+    if (path / RUN_FILE).is_file():
         return _read_sweep(path)
-    if (path / "traces.jsonl").is_file():
+    if (path / EVAL_TRACES).is_file():
         return _read_eval(path)
-    if (path / "questions.jsonl").is_file():
+    if (path / EVAL_QUESTIONS).is_file():
         raise ConfigError(f"{path}: an eval output without traces.jsonl (written by rag-lab eval --out since "
                           "calibration was added): run the eval again with --out")
     raise ConfigError(f"{path}: neither a sweep run directory (run.sqlite) nor an eval output (traces.jsonl)")
@@ -70,22 +75,22 @@ def _read_sweep(path: Path) -> CalibrationSource:
 
 def _read_eval(path: Path) -> CalibrationSource:
     runs = []
-    with (path / "traces.jsonl").open(encoding="utf-8") as fh:
+    with (path / EVAL_TRACES).open(encoding="utf-8") as fh:
         for line_no, line in enumerate(fh, start=1):
             if not line.strip():
                 continue
             try:
                 runs.append(("eval", Trace.model_validate_json(line)))
             except ValueError as exc:
-                raise DataFormatError(path / "traces.jsonl", f"not a trace: {str(exc).splitlines()[0]}",
+                raise DataFormatError(path / EVAL_TRACES, f"not a trace: {str(exc).splitlines()[0]}",
                                       line=line_no) from None
     types: dict[str, str] = {}
-    if (path / "questions.jsonl").is_file():
-        for line in (path / "questions.jsonl").read_text(encoding="utf-8").splitlines():
+    if (path / EVAL_QUESTIONS).is_file():
+        for line in (path / EVAL_QUESTIONS).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)
                 types[str(row.get("qid"))] = str(row.get("type", ""))
-    summary = json.loads((path / "summary.json").read_text(encoding="utf-8")) if (path / "summary.json").is_file() else {}
+    summary = json.loads((path / EVAL_SUMMARY).read_text(encoding="utf-8")) if (path / EVAL_SUMMARY).is_file() else {}
     backend = {"kind": summary.get("backend", "?"), "model": summary.get("model")}
     if isinstance(summary.get("sim_profile"), dict):
         backend["profile"] = summary["sim_profile"]

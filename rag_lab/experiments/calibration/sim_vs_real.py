@@ -19,48 +19,34 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.catalog import value_range
+from rag_lab.experiments.engine.comparisons import is_measured, with_holm
 from rag_lab.experiments.engine.results import SweepResult
-from rag_lab.stats.holds import holds
 from rag_lab.stats.paired import interval_text
-from rag_lab.stats.power import detectable, paired_differences
-from rag_lab.stats.significance import holm
 
 COLUMNS = ["contrast", "metric", "real", "real_delta", "real_p", "real_holm", "real_shown", "real_detectable", "sim",
            "sim_delta", "sign_agrees"]
 
 
 def contrast_agreement(real: SweepResult, sim: SweepResult, metrics: Iterable[str], alpha: float = 0.05) -> pd.DataFrame:
-    """Each non-base config of ``real`` against the base, on each metric, beside ``sim``'s (see the module doc)."""
+    """Each non-base config of ``real`` against the base, on each metric, beside ``sim``'s (see the module doc). The
+    real Δs are one Holm family, shown and not shown by the exploratory table's rule
+    (:func:`~rag_lab.experiments.engine.comparisons.with_holm`)."""
     if list(real.qids) != list(sim.qids):
         raise ConfigError("the real sweep and its simulator twin must run the same questions in the same order")
     rows = []
-    for metric in metrics:
-        r = real.compare(metric).set_index("config_id")
+    for metric, r in with_holm({m: real.compare(m) for m in metrics}, alpha).items():
         s = sim.compare(metric).set_index("config_id")
-        missing = [c for c in r.index if c not in s.index]
+        missing = [c for c in r["config_id"] if c not in s.index]
         if missing:
             raise ConfigError(f"configs {missing} of the real sweep are not in the simulator twin")
-        reference = r.index[r["is_reference"]][0]
-        for config_id, row in r[~r["is_reference"]].iterrows():
-            twin = s.loc[config_id]
-            values, ref_values = real.paired_values(metric, config_id, reference)
+        for _, row in r[~r["is_reference"]].iterrows():
+            twin = s.loc[row["config_id"]]
             rows.append({"contrast": row["label"], "metric": metric, "real": interval_text(row), "real_delta": row["delta"],
-                         "real_lo": row["lo"], "real_hi": row["hi"], "real_p": row["p"],
-                         "differences": paired_differences(values, ref_values),
+                         "real_p": row["p"], "real_holm": row["p_holm"], "real_shown": is_measured(row, alpha),
+                         "real_detectable": "" if row["detectable"] is None else row["detectable"].text,
                          "sim": interval_text(twin), "sim_delta": twin["delta"],
                          "sign_agrees": bool(np.sign(round(row["delta"], 12)) == np.sign(round(twin["delta"], 12)))})
-    out = pd.DataFrame(rows)
-    if out.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    out["real_holm"] = holm(out["real_p"].to_list())
-    out["real_shown"] = [holds("two-sided", p, lo, hi, alpha)
-                         for p, lo, hi in zip(out["real_holm"], out["real_lo"], out["real_hi"], strict=True)]
-    level = alpha / len(out)   # Holm's strictest step over the table: shown at that effect whatever the others show
-    out["real_detectable"] = [
-        "" if shown else detectable(d, direction="two-sided", alpha=level, value_range=value_range(m)).text
-        for shown, d, m in zip(out["real_shown"], out["differences"], out["metric"], strict=True)]
-    return out[COLUMNS]
+    return pd.DataFrame(rows, columns=COLUMNS)
 
 
 def agreement_summary(table: pd.DataFrame) -> dict[str, int]:

@@ -21,7 +21,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, label, lower_is_better
-from rag_lab.evaluation.families import absent_value, is_cost, metric_columns
+from rag_lab.evaluation.families import is_cost, metric_columns
 from rag_lab.experiments.engine.grid import short_hash
 from rag_lab.experiments.engine.resolved_sweep import ResolvedSweep, backend_identity
 from rag_lab.experiments.engine.results import SweepResult
@@ -79,18 +79,16 @@ def select_candidates(sim: SweepResult, top: int = DEFAULT_TOP, by: str | None =
             known = sorted(metric_columns(configs.columns))
             raise ConfigError(f"{sim.run_dir}: no metric {col!r} in the sweep (metrics: {known})")
     sign = 1.0 if lower_is_better(rank_by) else -1.0
-    configs = configs.assign(_key=sign * configs[rank_by].astype(float), _cost=configs[DEFAULT_COST].astype(float),
-                             _pos=range(len(configs)))
+    ranked = configs.assign(_key=sign * configs[rank_by].astype(float), _cost=configs[DEFAULT_COST].astype(float),
+                            _pos=range(len(configs)),   # best first: then the cheaper, then the earlier
+                            _front=pareto_mask(configs[DEFAULT_COST], configs[DEFAULT_QUALITY]) if by is None else False
+                            ).sort_values(["_key", "_cost", "_pos"], na_position="last")
     if by is None:
-        on_front = pareto_mask(configs[DEFAULT_COST], configs[DEFAULT_QUALITY])
-        front = configs[on_front].sort_values(["_key", "_cost", "_pos"], na_position="last")
-        rest = configs[~on_front].sort_values(["_key", "_cost", "_pos"], na_position="last")
-        chosen = pd.concat([front.assign(reason="pareto front"),
-                            rest.assign(reason=f"best of the rest by {rank_by}")]).head(top)
+        chosen = pd.concat([ranked[ranked["_front"]].assign(reason="pareto front"),
+                            ranked[~ranked["_front"]].assign(reason=f"best of the rest by {rank_by}")]).head(top)
     else:
-        chosen = configs.sort_values(["_key", "_cost", "_pos"], na_position="last").head(top)
-        chosen = chosen.assign(reason=f"best by {rank_by}")
-    return chosen.drop(columns=["_key", "_cost", "_pos"]).reset_index(drop=True)
+        chosen = ranked.head(top).assign(reason=f"best by {rank_by}")
+    return chosen.drop(columns=["_key", "_cost", "_pos", "_front"]).reset_index(drop=True)
 
 
 # --- the verification sweep -------------------------------------------------------------------------
@@ -295,15 +293,8 @@ def _records(frame: pd.DataFrame) -> list[dict[str, Any]]:
 
 def _values(result: SweepResult, candidate_ids: Sequence[str], qids: Sequence[str], metric: str) -> np.ndarray:
     """``metric`` per question of ``qids``, averaged over the runs (seeds) ``candidate_ids``; NaN where undefined."""
-    absent = absent_value(metric)
-    columns = []
-    for cid in candidate_ids:
-        rows = result.store.rows(cid)
-        columns.append([math.nan if q not in rows or rows[q].get(metric, absent) is None
-                        else float(rows[q].get(metric, absent)) for q in qids])
-    matrix = np.array(columns, dtype=float).T
     with nan_quiet():
-        return np.nanmean(matrix, axis=1)
+        return np.nanmean(result.metric_matrix(candidate_ids, metric, qids), axis=1)
 
 
 def compare(sim: SweepResult, real: SweepResult, by: str = DEFAULT_QUALITY, chosen: pd.DataFrame | None = None,

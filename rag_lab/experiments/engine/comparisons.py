@@ -55,11 +55,12 @@ def declared_finding(row: pd.Series) -> Any:
     return found if hasattr(found, "verdict") else None
 
 
-def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+def with_holm(frames: Mapping[str, pd.DataFrame], alpha: float = ALPHA) -> dict[str, pd.DataFrame]:
     """``frames`` (``compare`` tables) with a ``p_holm`` column (Holm over all their non-reference rows that are not
-    a declared finding's, :func:`with_declared`) and a ``detectable`` column: for a row not shown, the
-    :class:`~rag_lab.stats.power.Detectable` of its sample (80% power, the two-sided paired test at Holm's strictest
-    level over the table); None for a row that is shown or declared (its finding states its own)."""
+    a declared finding's, :func:`with_declared`) and a ``detectable`` column: for a row not shown at ``alpha``
+    (:func:`is_measured`), the :class:`~rag_lab.stats.power.Detectable` of its sample (80% power, the two-sided
+    paired test at Holm's strictest level over the table); None for a row that is shown or declared (its finding
+    states its own)."""
     cells = [(m, i) for m, f in frames.items() for i in range(len(f))
              if not bool(f["is_reference"].iloc[i]) and declared_finding(f.iloc[i]) is None]
     adjusted = holm(float(frames[m]["p"].iloc[i]) for m, i in cells)
@@ -69,17 +70,17 @@ def with_holm(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
         f.attrs = dict(frames[m].attrs)
     for (m, i), p in zip(cells, adjusted, strict=True):
         out[m].iloc[i, out[m].columns.get_loc("p_holm")] = p
-    level = ALPHA / max(1, len(cells))   # Holm's strictest step: shown at that effect whatever the others show
+    level = alpha / max(1, len(cells))   # Holm's strictest step: shown at that effect whatever the others show
     for m, f in out.items():
         f["detectable"] = [
-            None if row["is_reference"] or is_measured(row) or "differences" not in row.index
+            None if row["is_reference"] or is_measured(row, alpha) or "differences" not in row.index
             or declared_finding(row) is not None else
             detectable(row["differences"], direction="two-sided", alpha=level, value_range=value_range(m))
             for _, row in f.iterrows()]
     return out
 
 
-def is_measured(row: pd.Series, alpha: float = 0.05) -> bool:
+def is_measured(row: pd.Series, alpha: float = ALPHA) -> bool:
     """A paired difference a reader may call measured: its interval excludes 0 and, where the row has a
     Holm-adjusted p, that p is below ``alpha``; a declared finding's row: the finding holds."""
     claim = declared_finding(row)

@@ -13,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.families import absent_value
 from rag_lab.experiments.engine.executors import execute, in_process
 from rag_lab.experiments.engine.progress import ProgressCallback, SweepProgress, subscribers
 from rag_lab.experiments.engine.resolved_sweep import CandidateRun, ResolvedSweep
+from rag_lab.experiments.engine.results import question_values
 from rag_lab.experiments.engine.store import RunStore
 from rag_lab.experiments.engine.worker import WorkContext, WorkerState, WorkUnit
 from rag_lab.records import Dataset
@@ -113,13 +113,7 @@ class Evaluator:
         """``metric`` on ``qids`` (NaN where undefined or not run; a cost a role never incurred is 0)."""
         if candidate_id not in self._rows:
             self._rows[candidate_id] = self.store.rows(candidate_id)
-        rows = self._rows[candidate_id]
-        absent = absent_value(metric)
-        out = []
-        for q in qids:
-            value = rows[q].get(metric, absent) if q in rows else math.nan
-            out.append(math.nan if value is None else float(value))
-        return np.array(out, dtype=float)
+        return question_values(self._rows[candidate_id], qids, metric)
 
     def ran(self, candidate_id: str, qids: Sequence[str]) -> list[str]:
         """The questions of ``qids`` the candidate has run."""

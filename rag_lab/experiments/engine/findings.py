@@ -9,7 +9,7 @@ docs/decisions.md, "One test per claim"."""
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -181,10 +181,15 @@ class Finding:
         return text
 
     @property
+    def mark(self) -> str:
+        """The verdict's word wherever a claim is printed: ``✓ holds`` or ``✗ not shown``."""
+        return "✓ holds" if self.holds else "✗ not shown"
+
+    @property
     def verdict(self) -> str:
         """The claim's one verdict in a few words, as every page shows it beside its Δ: ``✓ holds, p=0.0039
         (declared 1 of 4, one-sided, fixed sequence)`` or ``✗ not shown, …`` (a TOST: ``within ±0.06``)."""
-        mark = "✓ holds" if self.holds else "✗ not shown"
+        mark = self.mark
         if self.direction == "none":
             mark += f" within ±{self.margin:g}"
         test = "TOST" if self.direction == "none" else "one-sided"
@@ -284,11 +289,7 @@ def paired_finding(
     ref_label = labels[ref["candidate_id"]]
     if cand_label == ref_label:
         raise ConfigError(f"candidate and reference are the same configuration ({cand_label})")
-    values, ref_values = result.paired_values(metric, cand["config_id"], ref["config_id"])
-    if questions is not None:
-        left_out = [i for i, q in enumerate(result.qids) if q not in set(questions)]
-        values, ref_values = values.copy(), ref_values.copy()
-        values[left_out], ref_values[left_out] = np.nan, np.nan
+    values, ref_values = claim_values(result, metric, cand["config_id"], ref["config_id"], questions)
     metric_range = PAIR_METRICS[metric].value_range if metric in PAIR_METRICS else value_range(metric)
     claimed = claim_test(values, ref_values, direction, margin, n_boot=n_boot, value_range=metric_range)
     test, diff = claimed.test, claimed.test.difference
@@ -331,6 +332,19 @@ def paired_finding(
     )
 
 
+def claim_values(result: Any, metric: str, candidate: str, reference: str,
+                 questions: Collection[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``result.paired_values`` of two configs, NaN outside ``questions`` (default: all kept): what a claim is tested
+    (:func:`paired_finding`) and planned (:func:`~rag_lab.experiments.planning.plan_claim`) on."""
+    values, ref_values = result.paired_values(metric, candidate, reference)
+    if questions is not None:
+        kept = set(questions)
+        left_out = [i for i, q in enumerate(result.qids) if q not in kept]
+        values, ref_values = values.copy(), ref_values.copy()
+        values[left_out], ref_values[left_out] = np.nan, np.nan
+    return values, ref_values
+
+
 def sweep_findings(result: SweepResult, alpha: float | None = None,
                    pairs_with: SweepResult | None = None) -> list[Finding]:
     """The findings a sweep stated up front (its spec's ``findings:``, :class:`~rag_lab.experiments.engine.sweep.ClaimSpec`),
@@ -346,22 +360,29 @@ def sweep_findings(result: SweepResult, alpha: float | None = None,
     if alpha is None:
         alpha = float(((result.spec or {}).get("family") or {}).get("alpha", 0.05))
     family = FindingFamily(size=len(claims), name=str(result.spec.get("name", "")))
-    pairs = None
-    if any(c.get("over") == "pairs" for c in claims):
-        pairs_with = pairs_with if pairs_with is not None else stored_other_half(result)
-        if pairs_with is None:
-            raise ConfigError(f"sweep {result.spec.get('name')!r} states findings over pairs: test them with the run "
-                              f"of its other half (pairs_with: {result.spec.get('pairs_with')})")
-        pairs = PairedHalves(result, pairs_with)
     out = []
-    for c in claims:
-        source: Any = pairs if c.get("over") == "pairs" else result
+    for c, source in zip(claims, claim_sources(result, claims, pairs_with), strict=True):
         kind = c.get("kind", "measured")   # a by-construction claim's control is another sweep: its contrast alone here
         found = paired_finding(source, c["metric"], c["candidate"], c.get("reference"), c.get("direction", "above"),
                                claim=c.get("claim", ""), margin=c.get("margin"), family=family, alpha=alpha,
                                questions=claim_qids(source), kind="measured" if kind == "by_construction" else kind)
         out.append(replace(found, kind=kind))
     return out
+
+
+def claim_sources(result: SweepResult, claims: Sequence[Mapping[str, Any]],
+                  pairs_with: SweepResult | None = None) -> list[Any]:
+    """What each of ``claims`` (a sweep file's ``findings:`` entries) reads: ``result``, or for a claim ``over: pairs``
+    the :class:`~rag_lab.experiments.engine.pairs.PairedHalves` of ``result`` and ``pairs_with`` (default: the run of
+    its other half kept in its run directory, :func:`~rag_lab.experiments.engine.pairs.stored_other_half`)."""
+    if not any(c.get("over") == "pairs" for c in claims):
+        return [result] * len(claims)
+    other = pairs_with if pairs_with is not None else stored_other_half(result)
+    if other is None:
+        raise ConfigError(f"{result.run_dir}: claims over pairs read both halves, and no run of the other half "
+                          f"(pairs_with: {result.spec.get('pairs_with')}) is kept in it: run its sweep first")
+    pairs = PairedHalves(result, other)
+    return [pairs if c.get("over") == "pairs" else result for c in claims]
 
 
 def claim_qids(result: Any) -> list[str]:
@@ -395,11 +416,10 @@ def kind_text(finding: Finding) -> str:
 
 def finding_line(finding: Finding, provisional: bool = False) -> str:
     """One line per finding: ``✓ holds (measured): <claim> (metric, candidate − reference): Δ … p=… (…), …``
-    (``✗ not shown`` where it is not, as :attr:`Finding.verdict` says); ``provisional``: tested on an unfinished
+    (``✗ not shown`` where it is not: :attr:`Finding.mark`); ``provisional``: tested on an unfinished
     sweep, and the line says so first."""
-    mark = "✓ holds" if finding.holds else "✗ not shown"   # the verdict's word wherever a claim is printed
     lead = "provisional, " if provisional else ""
-    return (f"{mark} ({lead}{kind_text(finding)}): {finding.claim} ({finding.metric}, {finding.candidate} − "
+    return (f"{finding.mark} ({lead}{kind_text(finding)}): {finding.claim} ({finding.metric}, {finding.candidate} − "
             f"{finding.reference}): {finding.measured}")
 
 

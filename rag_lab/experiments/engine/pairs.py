@@ -19,6 +19,7 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.experiments.engine.pair_metrics import PAIR_METRICS
 from rag_lab.experiments.engine.results import SweepResult
+from rag_lab.experiments.engine.store import RUN_FILE
 from rag_lab.stats.paired import ratio_interval
 
 __all__ = ["PAIRS_WITH", "BreakEven", "PairedHalves", "stored_other_half"]
@@ -30,7 +31,7 @@ PAIRS_WITH = "pairs_with"
 def stored_other_half(result: SweepResult) -> SweepResult | None:
     """The run of the other half of ``result``'s pairs, kept in its run directory (``PAIRS_WITH``), if any."""
     folder = result.run_dir / PAIRS_WITH
-    return SweepResult.load(folder) if (folder / "run.sqlite").is_file() else None
+    return SweepResult.load(folder) if (folder / RUN_FILE).is_file() else None
 
 
 @dataclass(frozen=True)
@@ -109,7 +110,7 @@ class PairedHalves:
         out = []
         for which in (candidate, reference):
             twin_rows, answerable_rows = self._rows(which)
-            out.append(np.array([[_nan(pair_metric.value(answerable_rows[self._pair_of[q]], twin_rows[q]))]
+            out.append(np.array([[pair_metric.value(answerable_rows[self._pair_of[q]], twin_rows[q])]   # None: NaN
                                  for q in self.qids], dtype=float))
         return out[0], out[1]
 
@@ -175,10 +176,6 @@ class PairedHalves:
         c = total_r / total_w if total_w else math.nan
         lo, hi = ratio_interval(dr, dw, n_boot, alpha, seed) if total_w else (math.nan, math.nan)
         return BreakEven(c=c, lo=lo, hi=hi, n=len(dr), delta_right=total_r, delta_wrong=total_w)
-
-
-def _nan(value: float | None) -> float:
-    return math.nan if value is None else float(value)
 
 
 def _same_config(result: SweepResult, config: Mapping[str, Any]) -> str | None:

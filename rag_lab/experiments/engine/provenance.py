@@ -30,6 +30,8 @@ PACKAGE_DIR = Path(rag_lab.__file__).resolve().parent
 SOURCE_SUFFIXES = (".py", ".sql", ".txt", ".html", ".md", ".css")
 #: What a record says where a run directory was created before provenance was stored with it.
 NOT_RECORDED = "not recorded"
+#: How a record writes when its run was created (in UTC).
+CREATED_FORMAT = "%Y-%m-%d %H:%M:%S UTC"
 
 
 @functools.cache
@@ -241,7 +243,7 @@ def build_provenance(spec: Any, dataset: Any, base_config: Mapping[str, Any], wh
     data = DatasetProvenance(name=str(spec.dataset), split=spec.split, sha256=dataset_digest(dataset),
                              documents=len(dataset.corpus), questions=len(dataset.evalset))
     return Provenance(sweep=spec.name, dataset=data, backend=record, **code_version(),
-                      created_at=(when or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC"))
+                      created_at=(when or datetime.now(UTC)).strftime(CREATED_FORMAT))
 
 
 def stored_provenance(meta: Mapping[str, str], description: Mapping[str, Any]) -> Provenance:
@@ -253,8 +255,7 @@ def stored_provenance(meta: Mapping[str, str], description: Mapping[str, Any]) -
     backend = spec.get("backend", {})
     code = json.loads(meta.get("code", "{}"))
     created = meta.get("created_at")
-    when = (datetime.fromtimestamp(float(created), UTC).strftime("%Y-%m-%d %H:%M:%S UTC") if created
-            else NOT_RECORDED)
+    when = datetime.fromtimestamp(float(created), UTC).strftime(CREATED_FORMAT) if created else NOT_RECORDED
     simulated = backend.get("kind", "sim") == "sim"
     return Provenance(
         sweep=str(spec.get("name", "")),

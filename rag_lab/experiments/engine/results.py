@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,7 +23,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.evaluation.families import family_of, is_cost, is_reproducible, metric_columns
+from rag_lab.evaluation.families import absent_value, family_of, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.candidate_configs import changes_label, check_claims, completed, config_changes, pick_config
 from rag_lab.experiments.engine.provenance import Provenance, stored_provenance, write_parquet
@@ -101,16 +101,9 @@ class SweepResult:
 
     @property
     def complete(self) -> bool:
-        """Every planned pair is stored; for a search, every candidate a race did not drop ran every question
-        and the sampler's trials all ran."""
-        if not len(self.table):
-            return False
-        full = self.table["n_questions"] == len(self.qids)
-        if self.search is None:
-            return bool(full.all())
-        if self._trials_left():
-            return False
-        return bool((full | (self.table["status"] == "dropped")).all())
+        """The sweep has a candidate and every pair it plans is stored (:meth:`progress`): for a search, every
+        candidate a race did not drop ran every question and the sampler's trials all ran."""
+        return bool(len(self.table)) and self.progress().complete
 
     def _trials_left(self) -> int:
         """A search's sampler trials not yet proposed (0 for a grid sweep or ``sampler: grid``)."""
@@ -355,35 +348,30 @@ class SweepResult:
         base = self.description.get("base_config", {})
         return {k: config_changes(entry["config"], base, self.swept_keys) for k, entry in self._configs_by_id().items()}
 
-    def _metric_matrix(self, entry: Mapping[str, Any], metric: str, absent: float) -> np.ndarray:
-        """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of one config; NaN where a
-        question is missing or undefined, ``absent`` where its key is (0 for a cost: a role never called costs nothing)."""
-        columns = []
-        for cid in entry["candidate_ids"]:
-            rows = self.store.rows(cid)
-            columns.append([math.nan if q not in rows else _number(rows[q].get(metric, absent)) for q in self.qids])
-        return np.array(columns, dtype=float).T
+    def metric_matrix(self, candidate_ids: Sequence[str], metric: str, qids: Sequence[str] | None = None) -> np.ndarray:
+        """``metric`` per question (rows: ``qids``, default :attr:`qids`, in order) and run (columns:
+        ``candidate_ids``, e.g. one config's seeds), each run's column read by :func:`question_values`."""
+        qids = self.qids if qids is None else qids
+        return np.array([question_values(self.store.rows(cid), qids, metric) for cid in candidate_ids], dtype=float).T
 
-    def _absent(self, metric: str) -> float:
-        """What a row without ``metric`` counts as (its family's); a clear error for a metric the run does not have
-        (a cost need not be in a row: a role never called)."""
+    def _check_metric(self, metric: str) -> None:
+        """A clear error for a metric the run does not have (a cost need not be in a row: a role never called)."""
         family = family_of(metric)
         first = next((row for cand in self._candidates for row in self.store.rows(cand["candidate_id"]).values()), {})
         if (family is None or family.side != "cost") and metric not in first:
             raise ConfigError(f"no metric {metric!r} in {self.run_dir} (metrics: {sorted(metric_columns(first))})")
-        return math.nan if family is None else family.absent
 
     def paired_values(self, metric: str, candidate: str | Mapping[str, Any],
                       reference: str | Mapping[str, Any] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``metric`` per question (rows, in :attr:`qids` order) and seed (columns) of ``candidate`` and of
         ``reference`` (each picked as in :meth:`reference`), aligned for a paired test; NaN where undefined."""
-        absent = self._absent(metric)
+        self._check_metric(metric)
         configs = self._configs_by_id()
         cand, ref = configs[self.reference(candidate)["config_id"]], configs[self.reference(reference)["config_id"]]
         if cand["seeds"] != ref["seeds"]:
             raise ConfigError(f"the candidate ran seeds {cand['seeds']}, the reference {ref['seeds']}: "
                              "a paired difference needs the same seeds")
-        return self._metric_matrix(cand, metric, absent), self._metric_matrix(ref, metric, absent)
+        return self.metric_matrix(cand["candidate_ids"], metric), self.metric_matrix(ref["candidate_ids"], metric)
 
     def compare(self, metric: str = DEFAULT_QUALITY, reference: str | Mapping[str, Any] | None = None,
                 n_boot: int = 2000, alpha: float = 0.05, seed: int = 0) -> pd.DataFrame:
@@ -404,18 +392,18 @@ class SweepResult:
         corrects over its own family (:func:`rag_lab.stats.significance.holm`). ``attrs["reference"]`` is
         :meth:`reference`'s answer (which candidate, and why: the base config, or the first candidate when the
         base is not a grid point)."""
-        absent = self._absent(metric)
+        self._check_metric(metric)
         ref = self.reference(reference)
         configs = self._configs_by_id()
         ref_entry = configs[ref["config_id"]]
-        ref_values = self._metric_matrix(ref_entry, metric, absent)
+        ref_values = self.metric_matrix(ref_entry["candidate_ids"], metric)
         labels = self.labels(ref["config_id"])
         records = []
         for config_id, entry in configs.items():
             if entry["seeds"] != ref_entry["seeds"]:
                 raise ConfigError(f"config {config_id} ran seeds {entry['seeds']}, the reference {ref_entry['seeds']}: "
                                  "a paired difference needs the same seeds")
-            values = self._metric_matrix(entry, metric, absent)
+            values = self.metric_matrix(entry["candidate_ids"], metric)
             test = paired_test(values, ref_values, n_boot=n_boot, alpha=alpha, seed=seed)
             diff = test.difference
             candidate = entry["candidate_ids"][0]
@@ -457,9 +445,13 @@ class SweepResult:
                 f"complete={self.complete})")
 
 
-def _number(value: Any) -> float:
-    """A stored metric value as a float: None (undefined) as NaN."""
-    return math.nan if value is None else float(value)
+def question_values(rows: Mapping[str, Mapping[str, Any]], qids: Sequence[str], metric: str) -> np.ndarray:
+    """``metric`` of each of ``qids`` in one run's stored ``rows`` (qid → metrics row, as
+    :meth:`~rag_lab.experiments.engine.store.RunStore.rows` reads them): NaN where a question is not stored or its
+    value is undefined (None); a row without the key counts as its family's absent value
+    (:func:`~rag_lab.evaluation.families.absent_value`: 0 for a cost, a role never called costs nothing)."""
+    absent = absent_value(metric)   # (numpy reads None as NaN)
+    return np.array([rows[q].get(metric, absent) if q in rows else math.nan for q in qids], dtype=float)
 
 
 def _write_csv(path: str | Path, frame: pd.DataFrame, head: str, **options: Any) -> Path:

@@ -167,17 +167,22 @@ def spent_ratio(table: pd.DataFrame) -> float | None:
     return spent / incurred if incurred else None
 
 
+def headline_quality(source: SweepResult | pd.DataFrame) -> str:
+    """The quality column a summary of ``source`` leads with unless told: a sweep's
+    :attr:`~rag_lab.experiments.engine.results.SweepResult.headline_quality`, a bare table's strict containment."""
+    return DEFAULT_QUALITY if isinstance(source, pd.DataFrame) else source.headline_quality
+
+
 def summarize(source: SweepResult | pd.DataFrame, quality_col: str | None = None, cost_col: str = DEFAULT_COST,
               reference: Any = None) -> SweepSummary:
     """The summary of a sweep (or of a bare results table): its Pareto front of ``cost_col`` × ``quality_col``
     (default: the sweep's headline quality), its declared findings — provisional, on the question runs so far, for
     an unfinished sweep — and every candidate against ``reference`` (default: the base config) on both columns."""
+    quality_col = quality_col or headline_quality(source)
     if isinstance(source, pd.DataFrame):
-        quality_col = quality_col or DEFAULT_QUALITY
         return SweepSummary(quality_col, cost_col, add_pareto(source, cost_col, quality_col),
                             spent_ratio=spent_ratio(source))
     sweep = source   # what the sweep holds is read first, then tested and written
-    quality_col = quality_col or sweep.headline_quality
     ran, progress, complete, labels, provenance = (sweep.question_runs(), sweep.progress(), sweep.complete,
                                                    sweep.labels(), sweep.provenance)
     findings = tuple(provisional_findings(sweep))

@@ -104,8 +104,13 @@ class BackendSpec(BaseModel):
                 raise ConfigError(f"'backend.{key}' is not a backend setting a grid can vary; use one of "
                                   f"{', '.join(f'backend.{f}' for f in _GRID_FIELDS)}"
                                   " or backend.knobs.<knob>")
+        return BackendSpec.from_dict({**data, "knobs": knobs})
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> BackendSpec:
+        """Validate a backend given as a dict; errors name each field at fault."""
         try:
-            return BackendSpec.model_validate({**data, "knobs": knobs})
+            return cls.model_validate(dict(data))
         except ValidationError as exc:
             raise ConfigError(explain_validation(exc, "backend")) from None
 
@@ -265,11 +270,7 @@ class SweepSpec(BaseModel):
         """A validated copy whose backend has ``settings`` changed (e.g. ``timeout_s`` from the command line)."""
         if not settings:
             return self
-        try:
-            backend = BackendSpec.model_validate({**self.backend.model_dump(), **settings})
-        except ValidationError as exc:
-            raise ConfigError(explain_validation(exc, "backend")) from None
-        return self.model_copy(update={"backend": backend})
+        return self.model_copy(update={"backend": BackendSpec.from_dict({**self.backend.model_dump(), **settings})})
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> SweepSpec:
