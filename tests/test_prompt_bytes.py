@@ -96,3 +96,25 @@ def test_the_listing_sections_read_back_what_they_wrote_even_when_empty():
         sections = prompts.parse_sections(prompts.controller_prompt("Who?", [], searches, 3, True)[1].content)
         assert prompts.parse_searches(sections["SEARCHES"]) == searches
         assert sections["EVIDENCE"] == "(none)" and prompts.parse_evidence(sections["EVIDENCE"]) == []
+
+
+def test_the_guard_and_the_simulated_judge_take_the_same_replies_for_a_refusal():
+    """One rule for the answer role's refusal (:func:`prompts.says_insufficient`): the pipeline's guard refuses, and
+    the simulator's judge finds no claim in, exactly the replies that start with INSUFFICIENT in any case."""
+    from rag_lab.llm.sim.judging import judge_draft_only
+    from rag_lab.llm.sim.question import analyse
+    from rag_lab.pipeline.answer_guard import _nothing_to_answer
+    from rag_lab.pipeline.finalize import ContextItem
+    from rag_lab.pipeline.trace import TraceStep
+
+    replies = {"INSUFFICIENT": True, "  insufficient evidence": True, "Insufficient.": True,
+               "INSUFFICIENTLY documented? No: Paris.": True,   # the prefix is the rule, as the prompts ask
+               "Paris [1]": False, "It is insufficient to say.": False}
+    context = [ContextItem(chunk_id="d#0", doc_id="d", title="France", text="Paris is the capital.", score=1.0, round=1,
+                           rank=1)]
+    qa = analyse("What is the capital of France?")
+    for reply, refusal in replies.items():
+        assert prompts.says_insufficient(reply) is refusal, reply
+        guarded = _nothing_to_answer(TraceStep(kind="guard"), reply, context)
+        assert (guarded == "insufficient") is refusal, reply
+        assert (judge_draft_only(qa, reply)["reason"] == "the draft does not answer") is refusal, reply

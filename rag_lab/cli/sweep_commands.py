@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rag_lab.cli.options import add_server_options, command, server_settings
+from rag_lab.evaluation.families import PARAM_PREFIX
 from rag_lab.experiments.engine.executors import EXECUTORS, executors_help
 
 if TYPE_CHECKING:   # the summary's modules load pandas and scipy: a bad sweep file is refused before them
@@ -141,7 +142,7 @@ def format_table(result: Any, summary: SweepSummary, seconds: float) -> str:
     same = identical_columns(table, result.all_rows(), [col for _, col in keys])
     names_of = dict((col, name) for name, col in keys)
     keys = [(name, col) for name, col in keys if col not in same]
-    names = [p.removeprefix("param_") for p in params]
+    names = [p.removeprefix(PARAM_PREFIX) for p in params]
     widths = [max(len(n), *(len(_fmt(v)) for v in table[p])) for n, p in zip(names, params, strict=True)]
     head = (f"{'candidate':12s} {'seed':>4s} " + " ".join(f"{n:>{w}s}" for n, w in zip(names, widths, strict=True))
             + " " + " ".join(f"{name:>11s}" for name, _ in keys) + "  pareto")

@@ -7,7 +7,7 @@ Figures, reports and widgets take their defaults from here, so changing the head
 from __future__ import annotations
 
 from rag_lab.errors import ConfigError
-from rag_lab.evaluation.families import short_name
+from rag_lab.evaluation.families import PARAM_PREFIX, short_name
 from rag_lab.evaluation.metric_table import METRICS
 
 #: The headline quality column (y axis by default everywhere): strict answer containment — the gold
@@ -33,7 +33,7 @@ def label(column: str) -> str:
     metric = METRICS.get(column)
     if metric is not None and metric.label is not None:
         return metric.label
-    return short_name(column.removeprefix("param_")).replace("_", " ")
+    return short_name(column.removeprefix(PARAM_PREFIX)).replace("_", " ")
 
 
 def check_metric(name: str, what: str = "metric") -> str:

@@ -1,7 +1,8 @@
 """The families of metric columns — ``quality_*``, ``cost_*``, ``spent_*``, ``run_*`` — as a registry,
 :data:`FAMILIES`, and the one place that reads a column name's prefix (:func:`family_of`). Every table,
 summary, figure and search asks these functions which family a column is in, what a missing value counts
-as and whether a replay reproduces it; no other module tests a metric name's prefix (a test checks)."""
+as and whether a replay reproduces it; no other module tests a metric name's prefix (a test checks). A results
+table's parameter columns are named with :data:`PARAM_PREFIX`."""
 
 from __future__ import annotations
 
@@ -12,7 +13,10 @@ from typing import Literal
 
 from rag_lab.registry import Registry
 
-__all__ = ["FAMILIES", "Family", "absent_value", "family_name", "family_of", "is_cost", "is_metric",
+#: The prefix of a results table's parameter columns: ``param_<dotted key>``, one per key a sweep's grid sets.
+PARAM_PREFIX = "param_"
+
+__all__ = ["FAMILIES", "PARAM_PREFIX", "Family", "absent_value", "family_name", "family_of", "is_cost", "is_metric",
            "is_quality", "is_reproducible", "metric_columns", "short_name"]
 
 

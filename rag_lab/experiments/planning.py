@@ -87,7 +87,7 @@ def plan_claim(pilot: SweepResult | PairedHalves, metric: str, candidate: str | 
               "simulated permutation-test power" if d.sizes is not None else "normal approximation")
     return ClaimPlan(
         claim=claim or f"{pilot.labels(ref['config_id'])[cand['candidate_id']]} on {metric}", metric=metric,
-        direction=direction, alpha=alpha, pilot_n=d.n, pilot_delta=delta, discordance=d.differ / d.n, sd=d.sd,
+        direction=direction, alpha=alpha, pilot_n=d.n, pilot_delta=delta, discordance=d.share, sd=d.sd,
         binary=d.binary, target=goal, pilot_power=power_at(d.n, d, direction, goal, alpha),
         needed=questions_needed(d, direction, goal, alpha, power),
         detectable_at={int(n): detectable_at(int(n), d, direction, alpha, power) for n in sizes}, method=method)

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from rag_lab.errors import ConfigError
-from rag_lab.experiments.engine.results import PARAM_PREFIX
+from rag_lab.evaluation.families import PARAM_PREFIX
 
 #: Group label of rows whose grouping value is missing (e.g. a parameter a conditional grid left unset).
 UNSET = "(unset)"

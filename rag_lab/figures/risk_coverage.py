@@ -17,7 +17,8 @@ import plotly.graph_objects as go
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import label
-from rag_lab.experiments.engine.results import PARAM_PREFIX, SweepResult
+from rag_lab.evaluation.families import PARAM_PREFIX
+from rag_lab.experiments.engine.results import SweepResult
 from rag_lab.figures.common import format_value, hover
 from rag_lab.figures.labels import PLOT_PX, labelled_markers, padded_range
 from rag_lab.stats.selective import risk_coverage

@@ -33,6 +33,12 @@ class EvidenceItem(NamedTuple):
     text: str
 
 
+def says_insufficient(reply: str) -> bool:
+    """Whether an answer reply is the model's refusal: it starts with :data:`INSUFFICIENT` (any case, leading
+    spaces aside), as the answer prompts ask."""
+    return reply.strip().upper().startswith(INSUFFICIENT)
+
+
 def _section(name: str, body: str) -> str:
     return f"<<<{name}>>>\n{body}\n<<<END {name}>>>"
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ValidationError
 from rag_lab.errors import ConfigError, DataFormatError
 from rag_lab.loaders.fields import is_int
 from rag_lab.loaders.jsonl import json_type, read_jsonl, read_lines
-from rag_lab.records import Corpus, Dataset, Document, EvalSet, Qrels, Question
+from rag_lab.records import Corpus, Dataset, Document, EvalSet, Qrels, Question, relevant_docs
 
 #: Header row of a BEIR qrels file.
 QRELS_HEADER: tuple[str, ...] = ("query-id", "corpus-id", "score")
@@ -56,7 +56,7 @@ def load_beir(folder: str | Path, split: str | None = None, name: str | None = N
 
     name = name or folder.resolve().name
     judged = (
-        question.model_copy(update={"gold_doc_ids": tuple(d for d, grade in qrels[qid].items() if grade > 0)})
+        question.model_copy(update={"gold_doc_ids": relevant_docs(qrels[qid])})
         for qid, question in questions.items()
         if qid in qrels
     )

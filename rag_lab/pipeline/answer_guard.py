@@ -91,7 +91,7 @@ def _nothing_to_answer(step: TraceStep, draft: str, context: list[ContextItem], 
     if need_context and not context:
         step.intervene(Intervention.REFUSED_EMPTY_CONTEXT, "refused: the final context is empty")
         return "empty context"
-    if draft.strip().upper().startswith(prompts.INSUFFICIENT):
+    if prompts.says_insufficient(draft):
         step.intervene(Intervention.REFUSED_INSUFFICIENT, "refused: the generator reported insufficient evidence")
         return "insufficient"
     return None

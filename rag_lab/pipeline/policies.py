@@ -14,11 +14,11 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 from rag_lab.errors import ConfigError
 from rag_lab.index import IndexKind
 from rag_lab.llm.role_table import PromptSetName
+from rag_lab.llm.schemas import Route
 from rag_lab.pipeline.truncation import TruncationStrategyName
 from rag_lab.text_overlap import SHORT_ANSWER_TOKENS
 
 SourceType = str
-Route = Literal["SIMPLE", "COMPLEX"]
 
 
 class Policy(BaseModel):

@@ -18,10 +18,10 @@ import pandas as pd
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation import EvalRun, EvaluationCancelled, evaluate_pipeline
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY, beside, label
+from rag_lab.evaluation.families import PARAM_PREFIX
 from rag_lab.experiments.engine.candidate_configs import changes_label, config_changes
 from rag_lab.experiments.engine.grid import config_id
 from rag_lab.experiments.engine.progress import per_question
-from rag_lab.experiments.engine.results import PARAM_PREFIX
 from rag_lab.llm.base import LLMBackend
 from rag_lab.pipeline import Pipeline, PipelineConfig
 from rag_lab.pipeline.config import dotted_params

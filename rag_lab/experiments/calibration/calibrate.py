@@ -221,7 +221,7 @@ def _answer(tallies: _Tallies, reader: Reader, call: LLMCall) -> None:
 
     reader.answer(p.question, p.evidence, p.template, partial)
     if asked:
-        refused = call.raw_output.strip().upper().startswith(prompts.INSUFFICIENT)
+        refused = prompts.says_insufficient(call.raw_output)
         tallies.add("premature_stop", "answer", not refused)
 
 

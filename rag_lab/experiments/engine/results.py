@@ -23,7 +23,7 @@ import pandas as pd
 
 from rag_lab.errors import ConfigError
 from rag_lab.evaluation.catalog import DEFAULT_COST, DEFAULT_QUALITY
-from rag_lab.evaluation.families import absent_value, family_of, is_cost, is_reproducible, metric_columns
+from rag_lab.evaluation.families import PARAM_PREFIX, absent_value, family_of, is_cost, is_reproducible, metric_columns
 from rag_lab.experiments.engine.blobs import decompress
 from rag_lab.experiments.engine.candidate_configs import changes_label, check_claims, completed, config_changes, pick_config
 from rag_lab.experiments.engine.provenance import Provenance, stored_provenance, write_parquet
@@ -51,7 +51,6 @@ class RunProgress(NamedTuple):
         return f"{self.finished:,} of {self.planned:,} question runs finished"
 
 
-PARAM_PREFIX = "param_"
 DEFAULT_PARETO = (DEFAULT_COST, DEFAULT_QUALITY)
 #: The headline quality of a sweep none of whose questions has an answer: refusing is the right reply.
 UNANSWERABLE_QUALITY = "quality_abstention_accuracy"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from rag_lab.llm.prompts import INSUFFICIENT
+from rag_lab.llm.prompts import says_insufficient
 from rag_lab.llm.sim.evidence import Evidence
 from rag_lab.llm.sim.names import extract, mentions
 from rag_lab.llm.sim.question import QuestionAnalysis
@@ -53,7 +53,7 @@ def support_verdict(overlap: float, invalid: int, missing_numbers: list[float], 
 
 def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[str, object]:
     text = draft.strip()
-    if not text or text.upper().startswith(INSUFFICIENT):
+    if not text or says_insufficient(text):
         return {"verdict": "unsupported", "score": 0.0, "reason": "the draft makes no claim"}
     numbers_shown = [it.n for it in ev.items]
     cited = [int(n) for n in _CITED.findall(text)]
@@ -72,7 +72,7 @@ def judge_with_evidence(qa: QuestionAnalysis, draft: str, ev: Evidence) -> dict[
 
 def judge_draft_only(qa: QuestionAnalysis, draft: str) -> dict[str, object]:
     text = draft.strip()
-    if not text or text.upper().startswith(INSUFFICIENT):
+    if not text or says_insufficient(text):
         return {"verdict": "unsupported", "score": 0.0, "reason": "the draft does not answer"}
     named = sum(1 for e in qa.foci if mentions(text, e)) / len(qa.foci) if qa.foci else 0.0
     shared = bool(content_stems(strip_citations(text)) & set(qa.terms))
