@@ -117,9 +117,9 @@ def _search_text(result: Any) -> str:
     if not result.search:
         return ""
     table = result.table
-    full = len(table) * len(result.qids)
-    lines = [f"search ({result.search['sampler']}): {len(table)} candidates, {result.question_runs()} question runs "
-             f"({result.question_runs() / full:.1%} of {full} for every candidate on every question)"]
+    runs, full = result.question_runs(), result.full_grid_runs()
+    share = f" ({runs / full:.1%} of {full} for every candidate on every question)" if full else ""
+    lines = [f"search ({result.search['sampler']}): {len(table)} candidates, {runs} question runs{share}"]
     if result.search.get("race"):
         from rag_lab.experiments.engine.search_space import RaceSpec
         from rag_lab.experiments.tuning.racing import race_rule

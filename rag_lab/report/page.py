@@ -308,7 +308,7 @@ def _search_section(sweep: SweepResult) -> list[str]:
     table = sweep.table
     labels = sweep.labels()
     runs = sweep.question_runs()
-    full = len(table) * len(sweep.qids)
+    full = sweep.full_grid_runs()
     facts = [f"sampler {search.get('sampler')}",
              f"{len(sweep.trials())} trials" if search.get("sampler") != "grid" else f"{len(table)} grid points",
              f"{len(table)} distinct candidates",

@@ -12,6 +12,7 @@ import numpy as np
 from scipy.stats import binomtest
 
 from rag_lab.experiments.calibration.result import USES, RateEstimate
+from rag_lab.stats.paired import percentile_interval
 
 
 def wilson_interval(fired: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
@@ -78,7 +79,7 @@ def budget_knobs(tallies: Any, min_n: int, alpha: float, n_boot: int = 400) -> d
         draw = [_Binomial(rng.beta(x.fired + 0.5, x.n - x.fired + 0.5) * x.n if x.n else 0, x.n)  # type: ignore[arg-type]
                 for x in (S, C, D)]
         boot_a.append(_fit_u_a(*draw)[1])
-    a_lo, a_hi = (float(v) for v in np.quantile(np.array(boot_a), [alpha / 2, 1 - alpha / 2]))
+    a_lo, a_hi = percentile_interval(np.array(boot_a), alpha)
     used_c = C if (D.n < min_n or S.n >= min_n) else _Binomial(0, 0)
     out["budget_anchoring"] = (RateEstimate("budget_anchoring", "controller", D.fired + used_c.fired, D.n + used_c.n,
                                             a, a_lo, a_hi, USES["budget_anchoring"]), "")
@@ -117,7 +118,7 @@ def fit_thrift(calls: list[tuple[bool, bool, bool, bool]], given: Sequence[RateE
         idx = rng.integers(0, len(calls), len(calls))
         rates = [rng.beta(e.fired + 0.5, e.opportunities - e.fired + 0.5) for e in given]  # type: ignore[union-attr]
         boot.append(_thrift_mle(*(c[idx] for c in cols), *rates))
-    t, lo, hi = (float(v) for v in np.quantile(np.array(boot), [0.5, alpha / 2, 1 - alpha / 2]))
+    t, (lo, hi) = float(np.quantile(np.array(boot), 0.5)), percentile_interval(np.array(boot), alpha)
     return (RateEstimate("budget_thrift", "controller", int(cols[0].sum()), len(calls), t, lo, hi,
                          USES["budget_thrift"]), "")
 

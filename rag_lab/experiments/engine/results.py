@@ -195,6 +195,10 @@ class SweepResult:
         """(candidate, question) pairs stored: what the sweep or search spent."""
         return self.store.count_rows()
 
+    def full_grid_runs(self) -> int:
+        """The question runs of every candidate on every question: what a search's runs are set against."""
+        return len(self.table) * len(self.qids)
+
     @staticmethod
     def _with_pareto(table: pd.DataFrame, cost: str, quality: str) -> pd.DataFrame:
         if cost in table.columns and quality in table.columns:
